@@ -1,0 +1,204 @@
+"""Conformance cases: YAML files under ``conformance/cases/`` that read like the docs.
+
+A case is a trace written for people plus ``expect`` entries that pin what the spec says
+(docs/trace-format.md#cases). The same file runs against every target; the checker judges the
+history, and the expectations are checked on top, so a case both tests a target and documents
+the rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from conformance.trace import (
+    ERROR_NAMES,
+    OUTCOME_STATUSES,
+    History,
+    Op,
+    Trace,
+    TraceFormatError,
+    TraceHeader,
+    check_handles,
+    received_message,
+    validate_op,
+)
+
+CASES_DIR = Path(__file__).parent / "cases"
+
+_CASE_KEYS = {"id", "title", "rules", "ops", "expect", "clients", "profile", "brokers", "note"}
+_EXPECT_KEYS = {"step", "status", "error", "payload", "redelivery_count", "value"}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    step: int
+    status: str
+    error: str | None = None
+    payload: Any = ...  # ... = not pinned; None = "nothing received"
+    redelivery_count: int | None = None
+    value: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    title: str
+    rules: tuple[str, ...]
+    trace: Trace
+    expectations: tuple[Expectation, ...]
+    clients: tuple[str, ...] = ("python", "java")
+    path: Path | None = None
+    note: str = ""
+    profile: Mapping[str, Any] = field(default_factory=dict)
+
+    def runs_on(self, client: str) -> bool:
+        return client in self.clients
+
+
+@dataclass(frozen=True)
+class ExpectationResult:
+    expectation: Expectation
+    passed: bool
+    observed: str
+    message: str
+
+
+def _fail(problem: str, path: Path) -> TraceFormatError:
+    return TraceFormatError(problem, source=str(path))
+
+
+def load_case(path: str | Path) -> Case:
+    """Read one YAML case; a malformed one is refused naming the file and what is wrong."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise _fail("no such case file", path) from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise TraceFormatError(f"not valid YAML: {getattr(err, 'problem', err)}", source=str(path), line=line) from None
+    if not isinstance(data, dict):
+        raise _fail("a case must be a YAML mapping with id, title, rules, ops", path)
+    unknown = set(data) - _CASE_KEYS
+    if unknown:
+        raise _fail(f"unknown case keys {sorted(unknown)}; allowed: {sorted(_CASE_KEYS)}", path)
+    for key in ("id", "title", "rules", "ops"):
+        if key not in data:
+            raise _fail(f"case lacks {key!r}", path)
+    rules = data["rules"]
+    if not isinstance(rules, list) or not rules or not all(isinstance(r, str) for r in rules):
+        raise _fail("rules must be a non-empty list of rule ids", path)
+    ops: list[Op] = []
+    if not isinstance(data["ops"], list) or not data["ops"]:
+        raise _fail("ops must be a non-empty list", path)
+    for step, item in enumerate(data["ops"], start=1):
+        if not (isinstance(item, dict) and len(item) == 1):
+            raise _fail(f"op {step} must be a one-key mapping like '- receive: {{consumer: c1, timeout_ms: 1000}}'", path)
+        (name, args), = item.items()
+        args = {} if args is None else args
+        try:
+            validate_op(name, args)
+        except TraceFormatError as err:
+            raise _fail(f"op {step}: {err.problem}", path) from None
+        ops.append(Op(step, name, dict(args)))
+    try:
+        check_handles(ops, source=str(path))
+    except TraceFormatError:
+        raise
+    expectations = tuple(_expectation(e, len(ops), path) for e in data.get("expect") or [])
+    clients = tuple(data.get("clients") or ("python", "java"))
+    profile = dict(data.get("profile") or {})
+    header = TraceHeader(trace_id=str(data["id"]), title=str(data["title"]), rules=tuple(rules), profile=profile)
+    return Case(
+        id=str(data["id"]),
+        title=str(data["title"]),
+        rules=tuple(rules),
+        trace=Trace(header, tuple(ops)),
+        expectations=expectations,
+        clients=clients,
+        path=path,
+        note=str(data.get("note", "")),
+        profile=profile,
+    )
+
+
+def _expectation(raw: Any, n_ops: int, path: Path) -> Expectation:
+    if not isinstance(raw, dict):
+        raise _fail(f"expect entries must be mappings, got {raw!r}", path)
+    unknown = set(raw) - _EXPECT_KEYS
+    if unknown:
+        raise _fail(f"expect entry has unknown keys {sorted(unknown)}; allowed: {sorted(_EXPECT_KEYS)}", path)
+    step = raw.get("step")
+    if not isinstance(step, int) or not 1 <= step <= n_ops:
+        raise _fail(f"expect step {step!r} is not a step of this case (1..{n_ops})", path)
+    status = raw.get("status", "ok")
+    if status not in OUTCOME_STATUSES:
+        raise _fail(f"expect status {status!r}; allowed: {', '.join(OUTCOME_STATUSES)}", path)
+    error = raw.get("error")
+    if error is not None and error not in ERROR_NAMES:
+        raise _fail(f"expect error {error!r} is not a known error name", path)
+    return Expectation(
+        step=step,
+        status=status,
+        error=error,
+        payload=raw["payload"] if "payload" in raw else ...,
+        redelivery_count=raw.get("redelivery_count"),
+        value=raw.get("value"),
+    )
+
+
+def discover_cases(root: str | Path = CASES_DIR) -> list[Case]:
+    """Every case below ``root``, sorted by path; duplicate ids are refused."""
+    cases = [load_case(p) for p in sorted(Path(root).rglob("*.yaml"))]
+    seen: dict[str, Path | None] = {}
+    for case in cases:
+        if case.id in seen:
+            raise TraceFormatError(f"case id {case.id!r} is also used by {seen[case.id]}", source=str(case.path))
+        seen[case.id] = case.path
+    return cases
+
+
+def check_expectations(case: Case, history: History) -> list[ExpectationResult]:
+    """Compare a history with the case's pinned outcomes."""
+    by_step = {e.step: e for e in history.events}
+    results = []
+    for exp in case.expectations:
+        event = by_step.get(exp.step)
+        if event is None:
+            results.append(ExpectationResult(exp, False, "step not run", f"step {exp.step} is missing from the history"))
+            continue
+        out = event.outcome
+        problems = []
+        if out.status != exp.status:
+            problems.append(f"status {out.status}" + (f" ({out.error}: {out.detail})" if out.error else "") + f", expected {exp.status}")
+        if exp.error is not None and out.error != exp.error:
+            problems.append(f"error {out.error}, expected {exp.error}")
+        msg = received_message(out)
+        if exp.payload is not ...:
+            got = msg.payload if msg else None
+            if got != exp.payload:
+                problems.append(f"received {got!r}, expected {exp.payload!r}")
+        if exp.redelivery_count is not None:
+            got_count = msg.redelivery_count if msg else None
+            if got_count != exp.redelivery_count:
+                problems.append(f"redelivery_count {got_count}, expected {exp.redelivery_count}")
+        if exp.value is not None:
+            actual = dict(out.value or {})
+            for key, want in exp.value.items():
+                if actual.get(key) != want:
+                    problems.append(f"value[{key!r}] = {actual.get(key)!r}, expected {want!r}")
+        observed = out.status if msg is None else f"{out.status} {msg.payload} (count {msg.redelivery_count})"
+        results.append(
+            ExpectationResult(
+                exp,
+                not problems,
+                observed,
+                f"step {exp.step} ({event.op.op}): " + ("; ".join(problems) if problems else "as expected"),
+            )
+        )
+    return results

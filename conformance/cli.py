@@ -1,0 +1,305 @@
+"""``pulsar-conformance``: the command line.
+
+  run       the main job: every case on the model and on the target; JUnit XML + summary.json
+  replay    run one trace (or the trace of a history) on a target and print the verdicts
+  check     judge an existing history file against the model, without running anything
+  rules     list the rule registry
+  broker    start / status / stop an embedded broker that outlives the command
+
+Exit codes: 0 all good, 1 a conformance FAIL or a harness ERROR, 2 bad input or no broker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from fixtures.endpoint import TargetSpec, parse_target, read_token
+from fixtures.errors import BrokerError, TargetSpecError
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- target options
+
+
+def add_target_options(p: argparse.ArgumentParser, *, default: str | None = "embedded") -> None:
+    g = p.add_argument_group("target")
+    g.add_argument("--target", default=None, help=f"model, embedded, docker, or a broker URL pulsar://HOST:PORT (default: {default})")
+    g.add_argument("--pulsar-url", default=None, help="an existing cluster's service URL (same as --target URL)")
+    g.add_argument("--pulsar-admin-url", default=None, help="its admin URL (default: http://HOST:8080)")
+    g.add_argument("--token-env", default=None, help="environment variable holding an auth token (default PULSAR_CONFORMANCE_TOKEN)")
+    g.add_argument("--token-file", default=None, help="file holding an auth token")
+    g.add_argument("--broker-version", default=None, help="broker version or line for embedded/docker (default 4.0.8)")
+    g.add_argument("--config-override", action="append", default=[], metavar="KEY=VALUE", help="broker config key for embedded/docker; repeatable")
+
+
+def target_spec_from(args: argparse.Namespace, *, default: str = "embedded") -> TargetSpec:
+    if args.pulsar_url and args.target and args.target != args.pulsar_url:
+        raise TargetSpecError("give either --target or --pulsar-url, not both")
+    return parse_target(args.pulsar_url or args.target or default, admin_url=args.pulsar_admin_url)
+
+
+@contextlib.contextmanager
+def open_target(spec: TargetSpec, args: argparse.Namespace) -> Iterator[Any]:
+    """A runnable target for ``spec``: the model, or a live broker obtained for the duration."""
+    if spec.kind == "model":
+        from conformance.targets.model import ModelTarget
+
+        yield ModelTarget()
+        return
+    from conformance.targets.pulsar import BrokerTarget
+    from fixtures.embedded import parse_overrides
+    from fixtures.provider import broker_for
+
+    token = read_token(env_var=args.token_env, token_file=args.token_file) if spec.kind == "external" else None
+    overrides = parse_overrides(args.config_override)
+    with broker_for(spec, version=args.broker_version, overrides=overrides, token=token, progress=_say) as endpoint:
+        yield BrokerTarget(endpoint)
+
+
+def _applies_for(info: dict[str, Any]):
+    from reference_model.rules import applies, rule
+
+    broker = info.get("broker_version") or "model"
+    client = info.get("client") or "python"
+
+    def check(rule_id: str) -> bool:
+        if broker == "model":
+            return applies(rule(rule_id), broker_version="4.0.8", client=client) or "java" in rule(rule_id).applies_to.clients
+        return applies(rule(rule_id), broker_version=broker, client=client)
+
+    return check
+
+
+# --------------------------------------------------------------------------- run
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from conformance.case_files import CASES_DIR, discover_cases
+    from conformance.runner import ERROR, FAIL, run_case, summary, write_json
+    from conformance.targets.model import ModelTarget
+    from reports.junit import write_junit
+
+    spec = target_spec_from(args)
+    cases = discover_cases(Path(args.cases) if args.cases else CASES_DIR)
+    if args.only:
+        cases = [c for c in cases if any(sel in c.id or sel in c.rules for sel in args.only)]
+    if not cases:
+        _say("no cases selected: nothing to run")
+        return EXIT_USAGE
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = []
+    worst_exit = EXIT_OK
+
+    def run_on(target: Any, label: str) -> None:
+        nonlocal worst_exit
+        info = target.describe()
+        info.setdefault("client", args.client)
+        results = []
+        _say(f"== {len(cases)} cases on {label} ({info.get('broker_version') or 'reference model'})")
+        for i, case in enumerate(cases, start=1):
+            result = run_case(case, target, client=args.client, history_dir=out / "histories" / label)
+            results.append(result)
+            _say(f"  [{i:>3}/{len(cases)}] {result.status:<14} {case.id}  ({result.duration_s:.1f} s)")
+            if result.status in (FAIL, ERROR):
+                worst_exit = EXIT_FAIL
+                for line in result.failure_text().splitlines():
+                    _say(f"        {line}")
+        doc = summary(results, target_info=info, applies=_applies_for(info))
+        runs.append((results, info, doc, label))
+
+    run_on(ModelTarget(), "model")
+    if spec.kind != "model":
+        with open_target(spec, args) as target:
+            run_on(target, spec.kind)
+    primary = runs[-1][2]
+    if len(runs) > 1:
+        primary = dict(primary)
+        primary["reference"] = {k: runs[0][2][k] for k in ("target", "rules", "counts")}
+    write_json(out / "summary.json", primary)
+    write_junit(out / "junit.xml", [(r, i) for r, i, _, _ in runs])
+    for _, _, doc, label in runs:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(doc["counts"].items()))
+        _say(f"{label}: rules {counts}")
+    _say(f"wrote {out / 'junit.xml'} and {out / 'summary.json'}")
+    return worst_exit
+
+
+# --------------------------------------------------------------------------- replay / check
+
+
+def _print_report(report: Any, *, as_json: bool) -> bool:
+    failed = any(v.status == "FAIL" for v in report.verdicts)
+    if as_json:
+        print(json.dumps({"rules": report.rule_verdicts(), "verdicts": [v.to_json() if hasattr(v, "to_json") else vars(v) for v in report.verdicts]}, indent=2, default=str))
+        return failed
+    for v in report.verdicts:
+        if v.status != "PASS":
+            print(f"{v.status:<13} {v.rule_id:<20} step {v.step}" + (f" [{v.anomaly}]" if v.anomaly else ""))
+            print(f"    {v.explanation}")
+    for rule_id, status in sorted(report.rule_verdicts().items()):
+        print(f"{rule_id:<20} {status}")
+    return failed
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from conformance.checker import check
+    from conformance.trace import History, load, save
+
+    item = load(args.trace)
+    trace = item.trace() if isinstance(item, History) else item
+    spec = target_spec_from(args, default="model")
+    with open_target(spec, args) as target:
+        history = target.run(trace)
+    if args.save:
+        save(history, args.save)
+        _say(f"history written to {args.save}")
+    failed = _print_report(check(history), as_json=args.json)
+    return EXIT_FAIL if failed else EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from conformance.checker import check
+    from conformance.trace import History, TraceFormatError, load
+
+    item = load(args.history)
+    if not isinstance(item, History):
+        raise TraceFormatError("this file is a trace without outcomes; run it with 'replay' first", source=args.history)
+    return EXIT_FAIL if _print_report(check(item), as_json=args.json) else EXIT_OK
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from reference_model import rules as registry
+
+    if args.json:
+        print(json.dumps(registry.to_json(), indent=2))
+        return EXIT_OK
+    for area, items in registry.rules_by_area().items():
+        print(f"{area}")
+        for r in items:
+            print(f"  {r.id:<20} [{r.status}] {r.title}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- broker
+
+
+def cmd_broker(args: argparse.Namespace) -> int:
+    from fixtures import embedded
+
+    if args.action == "start":
+        state = embedded.load_state(args.name)
+        if state and embedded.process_alive(state.get("pid")):
+            _say(f"a broker named {args.name!r} already runs (pid {state['pid']}); stop it first")
+            return EXIT_USAGE
+        broker = embedded.EmbeddedBroker(
+            version=args.version, overrides=embedded.parse_overrides(args.config_override), detached=True, progress=_say
+        )
+        broker.start()
+        embedded.save_state(broker, args.name)
+        _print_status(embedded.load_state(args.name), as_json=args.json)
+        return EXIT_OK
+    if args.action == "status":
+        state = embedded.load_state(args.name)
+        if state is None:
+            _say(f"no broker named {args.name!r} is recorded; start one with 'pulsar-conformance broker start'")
+            return EXIT_FAIL
+        state["alive"] = embedded.process_alive(state.get("pid"))
+        if state["alive"]:
+            from fixtures.admin import AdminClient
+
+            admin = AdminClient(state["admin_url"], timeout_s=3)
+            state["ready"] = admin.is_ready()
+            admin.close()
+        _print_status(state, as_json=args.json)
+        return EXIT_OK if state["alive"] else EXIT_FAIL
+    state = embedded.stop_recorded(args.name)
+    if state is None:
+        _say(f"no broker named {args.name!r} is recorded; nothing to stop")
+        return EXIT_OK
+    _say(f"stopped broker pid {state.get('pid')} (Pulsar {state.get('version')})")
+    return EXIT_OK
+
+
+def _print_status(state: dict | None, *, as_json: bool) -> None:
+    if state is None:
+        return
+    if as_json:
+        print(json.dumps(state, indent=2))
+        return
+    for key in ("version", "service_url", "admin_url", "pid", "log_path", "alive", "ready"):
+        if key in state:
+            print(f"{key:<12} {state[key]}")
+
+
+# --------------------------------------------------------------------------- main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pulsar-conformance", description="Apache Pulsar conformance: reference model, checker, live broker")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("run", help="run every case on the model and on the target; write JUnit XML and summary.json")
+    add_target_options(p)
+    p.add_argument("--out", default="out/run", help="output folder (default out/run)")
+    p.add_argument("--cases", default=None, help="folder of case files (default: the built-in cases)")
+    p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
+    p.add_argument("--client", default="python", choices=["python"], help="client kind driving the broker")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("replay", help="run a trace on a target and print the verdicts")
+    p.add_argument("trace", help="a trace or history file (JSON lines)")
+    add_target_options(p, default="model")
+    p.add_argument("--save", default=None, help="write the resulting history here")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("check", help="judge a history file against the model")
+    p.add_argument("history")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("rules", help="list the rule registry")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_rules)
+
+    p = sub.add_parser("broker", help="manage an embedded broker that outlives this command")
+    p.add_argument("action", choices=["start", "status", "stop"])
+    p.add_argument("--version", default=None, help="Pulsar version or line (default 4.0.8)")
+    p.add_argument("--config-override", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--name", default="default", help="a name, to run several brokers side by side")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_broker)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (TargetSpecError, BrokerError) as err:
+        _say(f"error: {err}")
+        return EXIT_USAGE
+    except ValueError as err:  # TraceFormatError and friends: bad input, named
+        _say(f"error: {err}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

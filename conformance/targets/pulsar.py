@@ -1,0 +1,405 @@
+"""The live target: runs a trace against a real broker through pulsar-client and the admin API.
+
+This is the only code in ``conformance`` that talks to a broker. Each trace runs in a fresh
+namespace (``public/conf-<random>``), deleted afterwards, so traces never see each other's
+topics. Time is real: ``advance_time`` sleeps, and every op records when it started and ended
+on a monotonic clock, in milliseconds since the trace began.
+
+Choices:
+- A message is referred to by its payload label. ``ack``/``nack`` use the delivery the consumer
+  most recently received with that label; if it never received one, the id from the send.
+- A client-side exception the trace format names (``ConsumerBusy`` ...) is a ``rejected``
+  outcome. A timeout or lost connection on anything but ``receive``/``read_next`` is
+  ``indeterminate``: the op may or may not have acted.
+- The Python client is a wrapper over the C++ client, so this target's client kind is
+  ``python`` with C++ semantics (see reference_model/profiles.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Callable
+
+import pulsar
+
+from conformance.trace import (
+    Event,
+    History,
+    Op,
+    Outcome,
+    Trace,
+    replace_header,
+)
+from fixtures.admin import AdminClient
+from fixtures.endpoint import BrokerEndpoint
+from fixtures.errors import AdminError
+
+CLIENT_KIND = "python"
+PAD = "|"
+
+_SUB_TYPES = {
+    "Exclusive": pulsar.ConsumerType.Exclusive,
+    "Shared": pulsar.ConsumerType.Shared,
+    "Failover": pulsar.ConsumerType.Failover,
+    "Key_Shared": pulsar.ConsumerType.KeyShared,
+}
+_POSITIONS = {"Latest": pulsar.InitialPosition.Latest, "Earliest": pulsar.InitialPosition.Earliest}
+_ACCESS = {
+    "Shared": pulsar.ProducerAccessMode.Shared,
+    "Exclusive": pulsar.ProducerAccessMode.Exclusive,
+    "ExclusiveWithFencing": pulsar.ProducerAccessMode.ExclusiveWithFencing,
+    "WaitForExclusive": pulsar.ProducerAccessMode.WaitForExclusive,
+}
+# pulsar-client exception class name -> trace-format error name (docs/trace-format.md).
+_REJECTIONS = {
+    "ConsumerBusy": "ConsumerBusy",
+    "ProducerBusy": "ProducerBusy",
+    "ProducerFenced": "ProducerFenced",
+    "ConsumerAssignError": "ConsumerAssignError",
+    "CumulativeAcknowledgementNotAllowedError": "CumulativeAcknowledgementNotAllowedError",
+    "InvalidConfiguration": "InvalidConfiguration",
+    "InvalidTopicName": "InvalidTopicName",
+    "NotAllowedError": "NotAllowedError",
+    "TopicNotFound": "TopicNotFound",
+    "SubscriptionNotFound": "SubscriptionNotFound",
+    "MessageTooBig": "MessageTooBig",
+    "AlreadyClosed": "AlreadyClosed",
+}
+# connection-level failures: the op may or may not have reached the broker.
+_INDETERMINATE = {"Timeout", "ConnectError", "ServiceUnitNotReady", "BrokerMetadataError", "BrokerPersistenceError", "LookupError", "TooManyLookupRequestException", "ProducerBlockedQuotaExceededError"}
+
+
+def client_version() -> str:
+    return getattr(pulsar, "__version__", "unknown")
+
+
+@dataclass
+class _Consumer:
+    consumer: Any
+    type: str
+    received: dict[str, Any] = field(default_factory=dict)  # label -> last pulsar.Message
+
+
+@dataclass
+class _Run:
+    """The state of one trace run: handles, messages seen, and the namespace it lives in."""
+
+    namespace: str
+    client: Any
+    admin: AdminClient
+    epoch_ms_at_start: float
+    producers: dict[str, Any] = field(default_factory=dict)
+    consumers: dict[str, _Consumer] = field(default_factory=dict)
+    readers: dict[str, Any] = field(default_factory=dict)
+    sent: dict[str, Any] = field(default_factory=dict)  # label -> pulsar MessageId
+    publish_times: dict[str, int] = field(default_factory=dict)
+
+    def full(self, short: str) -> str:
+        if "://" in short:
+            return short
+        return f"persistent://{self.namespace}/{short}"
+
+    def short(self, full: str) -> str:
+        prefix = f"persistent://{self.namespace}/"
+        return full[len(prefix):] if full.startswith(prefix) else full
+
+
+class BrokerTarget:
+    """Run traces on the broker at ``endpoint``."""
+
+    def __init__(self, endpoint: BrokerEndpoint, *, tenant: str = "public", operation_timeout_s: int = 15, log_path: str | None = None):
+        self.endpoint = endpoint
+        self.tenant = tenant
+        self.operation_timeout_s = operation_timeout_s
+        self.log_path = log_path
+        self._broker_version: str | None = endpoint.version
+
+    @property
+    def name(self) -> str:
+        return self.endpoint.kind if self.endpoint.kind != "external" else self.endpoint.service_url
+
+    def admin(self) -> AdminClient:
+        return AdminClient(self.endpoint.admin_url, token=self.endpoint.token)
+
+    def broker_version(self) -> str:
+        if self._broker_version is None:
+            admin = self.admin()
+            try:
+                self._broker_version = admin.broker_version()
+            finally:
+                admin.close()
+        return self._broker_version
+
+    def describe(self) -> dict[str, Any]:
+        return {"target": self.name, "broker_version": self.broker_version(), "client": CLIENT_KIND, "client_version": client_version()}
+
+    def _client(self) -> Any:
+        kwargs: dict[str, Any] = {"operation_timeout_seconds": self.operation_timeout_s, "connection_timeout_ms": 5000}
+        if self.endpoint.token:
+            kwargs["authentication"] = pulsar.AuthenticationToken(self.endpoint.token)
+        if self.log_path:
+            kwargs["logger"] = pulsar.FileLogger(pulsar.LoggerLevel.Info, self.log_path)
+        else:
+            quiet = logging.getLogger("pulsar-conformance.client")
+            quiet.setLevel(logging.CRITICAL)
+            kwargs["logger"] = quiet
+        return pulsar.Client(self.endpoint.service_url, **kwargs)
+
+    def run(self, trace: Trace, *, on_event: Callable[[Event], None] | None = None) -> History:
+        admin = self.admin()
+        namespace = admin.fresh_namespace(self.tenant)
+        client = self._client()
+        run = _Run(namespace=namespace, client=client, admin=admin, epoch_ms_at_start=time.time() * 1000)
+        t0 = time.monotonic()
+        events: list[Event] = []
+        try:
+            for op in trace.ops:
+                start = (time.monotonic() - t0) * 1000
+                outcome = self._apply(run, op)
+                end = (time.monotonic() - t0) * 1000
+                event = Event(op, outcome, start, end)
+                events.append(event)
+                if on_event:
+                    on_event(event)
+        finally:
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001 - a failing close must not hide the history
+                pass
+            try:
+                admin.delete_namespace(namespace, force=True)
+            except AdminError:
+                pass
+            admin.close()
+        header = replace_header(trace.header, target=self.name, broker_version=self.broker_version(), client=CLIENT_KIND, client_version=client_version())
+        return History(header, tuple(events))
+
+    # ------------------------------------------------------------------ ops
+
+    def _apply(self, run: _Run, op: Op) -> Outcome:
+        handler = getattr(self, "_op_" + op.op)
+        try:
+            return handler(run, op.args)
+        except pulsar.Timeout as err:
+            return Outcome.indeterminate(f"client timeout: {err}")
+        except ValueError as err:
+            return Outcome.rejected("InvalidArgument", str(err))
+        except AdminError as err:
+            return Outcome.indeterminate(str(err)) if err.status in (0, 500, 503) else Outcome.rejected("OtherError", str(err))
+        except Exception as err:  # noqa: BLE001 - classify every client error, never crash a run
+            name = type(err).__name__
+            if name in _REJECTIONS:
+                return Outcome.rejected(_REJECTIONS[name], str(err))
+            if name in _INDETERMINATE:
+                return Outcome.indeterminate(f"{name}: {err}")
+            return Outcome.rejected("OtherError", f"{name}: {err}")
+
+    def _op_create_topic(self, run: _Run, a: dict) -> Outcome:
+        partitions = a.get("partitions", 0)
+        if partitions:
+            run.admin.create_partitioned_topic(run.full(a["topic"]), partitions)
+        else:
+            run.admin.create_topic(run.full(a["topic"]))
+        return Outcome.ok()
+
+    def _op_create_producer(self, run: _Run, a: dict) -> Outcome:
+        kwargs: dict[str, Any] = {"batching_enabled": a.get("batching", False), "chunking_enabled": a.get("chunking", False)}
+        if "name" in a:
+            kwargs["producer_name"] = a["name"]
+        if "initial_sequence_id" in a:
+            kwargs["initial_sequence_id"] = a["initial_sequence_id"]
+        if "access_mode" in a:
+            kwargs["access_mode"] = _ACCESS[a["access_mode"]]
+        if "send_timeout_ms" in a:
+            kwargs["send_timeout_millis"] = a["send_timeout_ms"]
+        producer = run.client.create_producer(run.full(a["topic"]), **kwargs)
+        run.producers[a["producer"]] = producer
+        return Outcome.ok({"producer_name": producer.producer_name(), "last_sequence_id": producer.last_sequence_id()})
+
+    def _op_send(self, run: _Run, a: dict) -> Outcome:
+        producer = run.producers[a["producer"]]
+        label = a["payload"]
+        data = label
+        if "payload_size" in a and a["payload_size"] > len(label.encode()):
+            data = label + PAD + "." * (a["payload_size"] - len(label.encode()) - 1)
+        kwargs: dict[str, Any] = {}
+        for arg, kw in (("properties", "properties"), ("key", "partition_key"), ("ordering_key", "ordering_key"), ("event_time", "event_timestamp"), ("sequence_id", "sequence_id")):
+            if arg in a:
+                kwargs[kw] = a[arg]
+        if "deliver_after_ms" in a:
+            kwargs["deliver_after"] = timedelta(milliseconds=a["deliver_after_ms"])
+        if "deliver_at_ms" in a:
+            kwargs["deliver_at"] = int(run.epoch_ms_at_start + a["deliver_at_ms"])
+        before = int(time.time() * 1000)
+        msg_id = producer.send(data.encode(), **kwargs)
+        run.sent[label] = msg_id
+        run.publish_times.setdefault(label, before)
+        return Outcome.ok({"message_id": _id_tuple(msg_id), "sequence_id": producer.last_sequence_id()})
+
+    def _op_subscribe(self, run: _Run, a: dict) -> Outcome:
+        topic: Any = [run.full(t) for t in a["topics"]] if "topics" in a else run.full(a["topic"])
+        sub_type = a.get("type", "Exclusive")
+        kwargs: dict[str, Any] = {
+            "consumer_type": _SUB_TYPES[sub_type],
+            "initial_position": _POSITIONS[a.get("initial_position", "Latest")],
+        }
+        for arg, kw in (
+            ("consumer_name", "consumer_name"),
+            ("receiver_queue_size", "receiver_queue_size"),
+            ("nack_delay_ms", "negative_ack_redelivery_delay_ms"),
+            ("start_message_id_inclusive", "start_message_id_inclusive"),
+            ("batch_index_ack", "batch_index_ack_enabled"),
+        ):
+            if arg in a:
+                kwargs[kw] = a[arg]
+        if "ack_timeout_ms" in a:
+            kwargs["unacked_messages_timeout_ms"] = a["ack_timeout_ms"]
+        if "dead_letter" in a:
+            dl = a["dead_letter"]
+            kwargs["dead_letter_policy"] = pulsar.ConsumerDeadLetterPolicy(
+                max_redeliver_count=dl.get("max_redeliver_count"),
+                dead_letter_topic=run.full(dl["topic"]) if dl.get("topic") else None,
+                initial_subscription_name=dl.get("initial_subscription"),
+            )
+        consumer = run.client.subscribe(topic, a["subscription"], **kwargs)
+        run.consumers[a["consumer"]] = _Consumer(consumer, sub_type)
+        return Outcome.ok()
+
+    def _observe(self, run: _Run, msg: Any) -> dict[str, Any]:
+        data = msg.data().decode("utf-8", errors="replace")
+        label = data.split(PAD, 1)[0]
+        run.publish_times[label] = msg.publish_timestamp()
+        return {
+            "payload": label,
+            "message_id": list(_id_tuple(msg.message_id())),
+            "topic": run.short(msg.topic_name()),
+            "key": msg.partition_key() or None,
+            "ordering_key": (msg.ordering_key() or None) if hasattr(msg, "ordering_key") else None,
+            "properties": dict(msg.properties()),
+            "event_time": msg.event_timestamp(),
+            "publish_time": msg.publish_timestamp(),
+            "redelivery_count": msg.redelivery_count(),
+            "producer_name": msg.producer_name() if hasattr(msg, "producer_name") else None,
+        }
+
+    def _op_receive(self, run: _Run, a: dict) -> Outcome:
+        holder = run.consumers[a["consumer"]]
+        try:
+            msg = holder.consumer.receive(timeout_millis=max(1, a["timeout_ms"]))
+        except pulsar.Timeout:
+            return Outcome.ok({"message": None})
+        observed = self._observe(run, msg)
+        holder.received[observed["payload"]] = msg
+        return Outcome.ok({"message": observed})
+
+    def _message_ref(self, run: _Run, holder: _Consumer, label: str) -> Any:
+        if label in holder.received:
+            return holder.received[label]
+        if label in run.sent:
+            return run.sent[label]
+        raise KeyError(label)
+
+    def _with_message(self, run: _Run, a: dict, action: Callable[[Any, Any], None]) -> Outcome:
+        holder = run.consumers[a["consumer"]]
+        try:
+            ref = self._message_ref(run, holder, a["message"])
+        except KeyError:
+            return Outcome.rejected("OtherError", f"message {a['message']!r} was neither sent nor received in this run")
+        action(holder.consumer, ref)
+        return Outcome.ok()
+
+    def _op_ack(self, run: _Run, a: dict) -> Outcome:
+        return self._with_message(run, a, lambda c, m: c.acknowledge(m))
+
+    def _op_ack_cumulative(self, run: _Run, a: dict) -> Outcome:
+        return self._with_message(run, a, lambda c, m: c.acknowledge_cumulative(m))
+
+    def _op_nack(self, run: _Run, a: dict) -> Outcome:
+        return self._with_message(run, a, lambda c, m: c.negative_acknowledge(m))
+
+    def _op_redeliver_unacked(self, run: _Run, a: dict) -> Outcome:
+        run.consumers[a["consumer"]].consumer.redeliver_unacknowledged_messages()
+        return Outcome.ok()
+
+    def _op_seek(self, run: _Run, a: dict) -> Outcome:
+        consumer = run.consumers[a["consumer"]].consumer
+        if "position" in a:
+            consumer.seek(pulsar.MessageId.earliest if a["position"] == "earliest" else pulsar.MessageId.latest)
+        elif "message" in a:
+            label = a["message"]
+            if label not in run.sent:
+                return Outcome.rejected("OtherError", f"message {label!r} was not sent in this run")
+            consumer.seek(run.sent[label])
+        else:
+            label = a["publish_time_of"]
+            if label not in run.publish_times:
+                return Outcome.rejected("OtherError", f"no publish time known for {label!r}")
+            consumer.seek(int(run.publish_times[label]))
+        return Outcome.ok()
+
+    def _op_close(self, run: _Run, a: dict) -> Outcome:
+        name = a["handle"]
+        for table in (run.producers, run.readers):
+            if name in table:
+                table.pop(name).close()
+                return Outcome.ok()
+        run.consumers.pop(name).consumer.close()
+        return Outcome.ok()
+
+    def _op_unsubscribe(self, run: _Run, a: dict) -> Outcome:
+        holder = run.consumers[a["consumer"]]
+        holder.consumer.unsubscribe()
+        run.consumers.pop(a["consumer"])
+        try:
+            holder.consumer.close()
+        except Exception:  # noqa: BLE001 - already closed by unsubscribe
+            pass
+        return Outcome.ok()
+
+    def _op_create_reader(self, run: _Run, a: dict) -> Outcome:
+        start = a["start"]
+        if start == "earliest":
+            start_id = pulsar.MessageId.earliest
+        elif start == "latest":
+            start_id = pulsar.MessageId.latest
+        else:
+            label = start["message"]
+            if label not in run.sent:
+                return Outcome.rejected("OtherError", f"message {label!r} was not sent in this run")
+            start_id = run.sent[label]
+        reader = run.client.create_reader(run.full(a["topic"]), start_id, start_message_id_inclusive=a.get("inclusive", False))
+        run.readers[a["reader"]] = reader
+        return Outcome.ok()
+
+    def _op_read_next(self, run: _Run, a: dict) -> Outcome:
+        try:
+            msg = run.readers[a["reader"]].read_next(timeout_millis=max(1, a["timeout_ms"]))
+        except pulsar.Timeout:
+            return Outcome.ok({"message": None})
+        return Outcome.ok({"message": self._observe(run, msg)})
+
+    def _op_advance_time(self, run: _Run, a: dict) -> Outcome:
+        time.sleep(a["ms"] / 1000.0)
+        return Outcome.ok()
+
+    def _op_stats(self, run: _Run, a: dict) -> Outcome:
+        topic = run.full(a["topic"])
+        stats = run.admin.topic_stats(topic) if not _is_partitioned(run.admin, topic) else run.admin.partitioned_stats(topic)
+        sub = stats.get("subscriptions", {}).get(a["subscription"])
+        if sub is None:
+            return Outcome.rejected("SubscriptionNotFound", f"no subscription {a['subscription']!r} on {a['topic']}")
+        return Outcome.ok({"backlog": int(sub.get("msgBacklog", 0))})
+
+
+def _is_partitioned(admin: AdminClient, topic: str) -> bool:
+    try:
+        return admin.partitioned_metadata(topic) > 0
+    except AdminError:
+        return False
+
+
+def _id_tuple(msg_id: Any) -> tuple[int, int, int, int]:
+    return (msg_id.ledger_id(), msg_id.entry_id(), msg_id.partition(), msg_id.batch_index())

@@ -1,0 +1,608 @@
+"""The trace vocabulary: ops, outcomes, histories, and their JSON-lines form.
+
+A *trace* is what to do; a *history* is what happened when a target did it. Both are data,
+versioned and replayable. The prose description, with examples, is ``docs/trace-format.md``;
+this module is the schema a reader enforces. Every op name and argument is declared once in
+``OP_SPECS`` so that a malformed trace is refused with the file, the line and what is wrong,
+before anything runs.
+
+Choices:
+- Messages are named by their payload label (``"m1"``), never by message id: ids are chosen
+  by the broker and differ between targets, labels do not.
+- Time is milliseconds since the trace started, as floats, in every history.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+TRACE_FORMAT = "pulsar-conformance-trace"
+TRACE_SCHEMA_VERSION = 1
+
+OK = "ok"
+REJECTED = "rejected"
+INDETERMINATE = "indeterminate"
+OUTCOME_STATUSES = (OK, REJECTED, INDETERMINATE)
+
+SUBSCRIPTION_TYPES = ("Exclusive", "Shared", "Failover", "Key_Shared")
+INITIAL_POSITIONS = ("Latest", "Earliest")
+ACCESS_MODES = ("Shared", "Exclusive", "ExclusiveWithFencing", "WaitForExclusive")
+
+# The closed list of error names an outcome may carry (docs/trace-format.md#outcomes).
+ERROR_NAMES = (
+    "ConsumerBusy",
+    "ProducerBusy",
+    "ProducerFenced",
+    "ConsumerAssignError",
+    "CumulativeAcknowledgementNotAllowedError",
+    "InvalidConfiguration",
+    "InvalidTopicName",
+    "InvalidArgument",
+    "NotAllowedError",
+    "TopicNotFound",
+    "SubscriptionNotFound",
+    "MessageTooBig",
+    "AlreadyClosed",
+    "Timeout",
+    "UnknownHandle",
+    "OtherError",
+)
+
+
+class TraceFormatError(ValueError):
+    """A trace, history or case file does not follow the trace format.
+
+    The message names the file and line (when known) and what to change.
+    """
+
+    def __init__(self, problem: str, *, source: str | None = None, line: int | None = None):
+        self.problem = problem
+        self.source = source
+        self.line = line
+        where = ""
+        if source is not None:
+            where = f"{source}:{line}: " if line is not None else f"{source}: "
+        super().__init__(where + problem)
+
+
+# --------------------------------------------------------------------------- op table
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One argument of an op: its JSON type(s), whether it is required, allowed values."""
+
+    types: tuple[type, ...]
+    required: bool = False
+    choices: tuple[Any, ...] | None = None
+
+
+def _arg(*types: type, required: bool = False, choices: tuple[Any, ...] | None = None) -> ArgSpec:
+    return ArgSpec(types=types, required=required, choices=choices)
+
+
+_STR = str
+_INT = int
+_BOOL = bool
+_DICT = dict
+_LIST = list
+
+# handle-argument name -> kind of object it names; used to check handles are live.
+HANDLE_ARGS = {"producer": "producer", "consumer": "consumer", "reader": "reader"}
+
+OP_SPECS: dict[str, dict[str, ArgSpec]] = {
+    "create_topic": {
+        "topic": _arg(_STR, required=True),
+        "partitions": _arg(_INT),
+    },
+    "create_producer": {
+        "producer": _arg(_STR, required=True),
+        "topic": _arg(_STR, required=True),
+        "name": _arg(_STR),
+        "batching": _arg(_BOOL),
+        "initial_sequence_id": _arg(_INT),
+        "access_mode": _arg(_STR, choices=ACCESS_MODES),
+        "chunking": _arg(_BOOL),
+        "send_timeout_ms": _arg(_INT),
+    },
+    "send": {
+        "producer": _arg(_STR, required=True),
+        "payload": _arg(_STR, required=True),
+        "key": _arg(_STR),
+        "ordering_key": _arg(_STR),
+        "properties": _arg(_DICT),
+        "event_time": _arg(_INT),
+        "sequence_id": _arg(_INT),
+        "deliver_after_ms": _arg(_INT),
+        "deliver_at_ms": _arg(_INT),
+        "payload_size": _arg(_INT),
+    },
+    "subscribe": {
+        "consumer": _arg(_STR, required=True),
+        "topic": _arg(_STR),
+        "topics": _arg(_LIST),
+        "subscription": _arg(_STR, required=True),
+        "type": _arg(_STR, choices=SUBSCRIPTION_TYPES),
+        "initial_position": _arg(_STR, choices=INITIAL_POSITIONS),
+        "consumer_name": _arg(_STR),
+        "receiver_queue_size": _arg(_INT),
+        "nack_delay_ms": _arg(_INT),
+        "ack_timeout_ms": _arg(_INT),
+        "start_message_id_inclusive": _arg(_BOOL),
+        "batch_index_ack": _arg(_BOOL),
+        "dead_letter": _arg(_DICT),
+    },
+    "receive": {"consumer": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
+    "ack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
+    "ack_cumulative": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
+    "nack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
+    "redeliver_unacked": {"consumer": _arg(_STR, required=True)},
+    "seek": {
+        "consumer": _arg(_STR, required=True),
+        "message": _arg(_STR),
+        "publish_time_of": _arg(_STR),
+        "position": _arg(_STR, choices=("earliest", "latest")),
+    },
+    "close": {"handle": _arg(_STR, required=True)},
+    "unsubscribe": {"consumer": _arg(_STR, required=True)},
+    "create_reader": {
+        "reader": _arg(_STR, required=True),
+        "topic": _arg(_STR, required=True),
+        "start": _arg(_STR, _DICT, required=True),
+        "inclusive": _arg(_BOOL),
+    },
+    "read_next": {"reader": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
+    "advance_time": {"ms": _arg(_INT, required=True)},
+    "stats": {"topic": _arg(_STR, required=True), "subscription": _arg(_STR, required=True)},
+}
+
+# ops that create a handle, and the argument that names it
+CREATES_HANDLE = {"create_producer": "producer", "subscribe": "consumer", "create_reader": "reader"}
+
+
+def _type_name(types: tuple[type, ...]) -> str:
+    names = {str: "string", int: "integer", bool: "boolean", dict: "object", list: "list"}
+    return " or ".join(names.get(t, t.__name__) for t in types)
+
+
+def validate_op(op: str, args: Mapping[str, Any]) -> None:
+    """Raise ``TraceFormatError`` (without location) if ``op``/``args`` break the schema."""
+    spec = OP_SPECS.get(op)
+    if spec is None:
+        raise TraceFormatError(f"unknown op {op!r}; known ops: {', '.join(sorted(OP_SPECS))}")
+    if not isinstance(args, Mapping):
+        raise TraceFormatError(f"op {op!r}: args must be an object, got {type(args).__name__}")
+    for name in args:
+        if name not in spec:
+            raise TraceFormatError(
+                f"op {op!r}: unknown argument {name!r}; allowed: {', '.join(sorted(spec))}"
+            )
+    for name, arg in spec.items():
+        if name not in args:
+            if arg.required:
+                raise TraceFormatError(f"op {op!r}: missing required argument {name!r}")
+            continue
+        value = args[name]
+        # bool is an int in Python; an integer argument must not accept true/false.
+        ok_type = isinstance(value, arg.types) and not (
+            isinstance(value, bool) and bool not in arg.types
+        )
+        if not ok_type:
+            raise TraceFormatError(
+                f"op {op!r}: argument {name!r} must be {_type_name(arg.types)}, got {value!r}"
+            )
+        if arg.choices is not None and value not in arg.choices:
+            raise TraceFormatError(
+                f"op {op!r}: argument {name!r} is {value!r}; allowed: {', '.join(map(str, arg.choices))}"
+            )
+    if op == "subscribe" and ("topic" in args) == ("topics" in args):
+        raise TraceFormatError("op 'subscribe': give exactly one of 'topic' or 'topics'")
+    if op == "seek":
+        given = [k for k in ("message", "publish_time_of", "position") if k in args]
+        if len(given) != 1:
+            raise TraceFormatError(
+                "op 'seek': give exactly one of 'message', 'publish_time_of', 'position'"
+            )
+    if op == "create_reader":
+        start = args["start"]
+        if isinstance(start, str) and start not in ("earliest", "latest"):
+            raise TraceFormatError(
+                f"op 'create_reader': start is {start!r}; use 'earliest', 'latest' or {{'message': label}}"
+            )
+        if isinstance(start, dict) and (set(start) != {"message"} or not isinstance(start["message"], str)):
+            raise TraceFormatError("op 'create_reader': start object must be {'message': label}")
+    for name in ("timeout_ms", "ms", "partitions", "payload_size", "receiver_queue_size"):
+        if name in args and args[name] < 0:
+            raise TraceFormatError(f"op {op!r}: argument {name!r} must not be negative")
+
+
+# --------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation of a trace: ``step`` counts from 1."""
+
+    step: int
+    op: str
+    args: Mapping[str, Any]
+
+    def handle(self) -> str | None:
+        """The handle this op acts on (or creates), if any."""
+        for name in ("producer", "consumer", "reader", "handle"):
+            if name in self.args:
+                return self.args[name]
+        return None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an op did: ``ok`` (with ``value``), ``rejected`` (with ``error``) or ``indeterminate``."""
+
+    status: str
+    value: Mapping[str, Any] | None = None
+    error: str | None = None
+    detail: str | None = None
+
+    @staticmethod
+    def ok(value: Mapping[str, Any] | None = None) -> "Outcome":
+        return Outcome(OK, value=dict(value or {}))
+
+    @staticmethod
+    def rejected(error: str, detail: str | None = None) -> "Outcome":
+        if error not in ERROR_NAMES:
+            raise ValueError(f"unknown error name {error!r}; add it to ERROR_NAMES or map it to OtherError")
+        return Outcome(REJECTED, error=error, detail=detail)
+
+    @staticmethod
+    def indeterminate(detail: str) -> "Outcome":
+        return Outcome(INDETERMINATE, detail=detail)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status}
+        if self.status == OK:
+            out["value"] = dict(self.value or {})
+        if self.error is not None:
+            out["error"] = self.error
+        if self.detail is not None:
+            out["detail"] = self.detail
+        return out
+
+    @staticmethod
+    def from_json(data: Any) -> "Outcome":
+        if not isinstance(data, Mapping):
+            raise TraceFormatError(f"outcome must be an object, got {data!r}")
+        status = data.get("status")
+        if status not in OUTCOME_STATUSES:
+            raise TraceFormatError(f"outcome status is {status!r}; allowed: {', '.join(OUTCOME_STATUSES)}")
+        if status == OK:
+            value = data.get("value", {})
+            if not isinstance(value, Mapping):
+                raise TraceFormatError("an ok outcome's value must be an object")
+            return Outcome(OK, value=dict(value), detail=data.get("detail"))
+        if status == REJECTED:
+            error = data.get("error")
+            if error not in ERROR_NAMES:
+                raise TraceFormatError(f"rejected outcome has unknown error {error!r}")
+            return Outcome(REJECTED, error=error, detail=data.get("detail"))
+        return Outcome(INDETERMINATE, detail=data.get("detail"))
+
+
+@dataclass(frozen=True)
+class ObservedMessage:
+    """A message as a consumer or reader saw it (docs/trace-format.md, ``<message>``)."""
+
+    payload: str
+    message_id: tuple[int, int, int, int]
+    topic: str
+    key: str | None = None
+    ordering_key: str | None = None
+    properties: Mapping[str, str] = field(default_factory=dict)
+    event_time: int = 0
+    publish_time: int = 0
+    redelivery_count: int = 0
+    producer_name: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "payload": self.payload,
+            "message_id": list(self.message_id),
+            "topic": self.topic,
+            "key": self.key,
+            "ordering_key": self.ordering_key,
+            "properties": dict(self.properties),
+            "event_time": self.event_time,
+            "publish_time": self.publish_time,
+            "redelivery_count": self.redelivery_count,
+            "producer_name": self.producer_name,
+        }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> "ObservedMessage":
+        try:
+            mid = data["message_id"]
+            if not (isinstance(mid, (list, tuple)) and len(mid) == 4):
+                raise TraceFormatError(f"message_id must be [ledger, entry, partition, batch_index], got {mid!r}")
+            return ObservedMessage(
+                payload=data["payload"],
+                message_id=tuple(int(x) for x in mid),  # type: ignore[arg-type]
+                topic=data["topic"],
+                key=data.get("key"),
+                ordering_key=data.get("ordering_key"),
+                properties=dict(data.get("properties") or {}),
+                event_time=int(data.get("event_time") or 0),
+                publish_time=int(data.get("publish_time") or 0),
+                redelivery_count=int(data.get("redelivery_count") or 0),
+                producer_name=data.get("producer_name"),
+            )
+        except KeyError as missing:
+            raise TraceFormatError(f"observed message lacks field {missing}") from None
+
+
+def received_message(outcome: Outcome) -> ObservedMessage | None:
+    """The message a ``receive``/``read_next`` outcome carries, or None (nothing arrived)."""
+    if outcome.status != OK or not outcome.value:
+        return None
+    data = outcome.value.get("message")
+    return None if data is None else ObservedMessage.from_json(data)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One op of a history, with its outcome and when it started and ended (ms)."""
+
+    op: Op
+    outcome: Outcome
+    t_start_ms: float
+    t_end_ms: float
+
+    @property
+    def step(self) -> int:
+        return self.op.step
+
+
+@dataclass(frozen=True)
+class TraceHeader:
+    trace_id: str
+    title: str = ""
+    rules: tuple[str, ...] = ()
+    profile: Mapping[str, Any] = field(default_factory=dict)
+    target: str | None = None
+    broker_version: str | None = None
+    client: str | None = None
+    client_version: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "header",
+            "format": TRACE_FORMAT,
+            "version": TRACE_SCHEMA_VERSION,
+            "trace_id": self.trace_id,
+            "title": self.title,
+            "rules": list(self.rules),
+            "profile": dict(self.profile),
+        }
+        for name in ("target", "broker_version", "client", "client_version"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+
+@dataclass(frozen=True)
+class Trace:
+    header: TraceHeader
+    ops: tuple[Op, ...]
+
+    def __post_init__(self) -> None:
+        check_handles(self.ops)
+
+
+@dataclass(frozen=True)
+class History:
+    header: TraceHeader
+    events: tuple[Event, ...]
+
+    def trace(self) -> Trace:
+        """The trace this history ran: the ops without outcomes, header without run facts."""
+        header = replace(self.header, target=None, broker_version=None, client=None, client_version=None)
+        return Trace(header, tuple(e.op for e in self.events))
+
+
+def check_handles(ops: Iterable[Op], *, source: str | None = None, lines: Mapping[int, int] | None = None) -> None:
+    """Refuse ops that use a handle before it exists, reuse a live one, or name the wrong kind."""
+    live: dict[str, str] = {}
+    expected = 1
+    for op in ops:
+        line = (lines or {}).get(op.step)
+        if op.step != expected:
+            raise TraceFormatError(f"step {op.step} out of order; expected step {expected}", source=source, line=line)
+        expected += 1
+        created = CREATES_HANDLE.get(op.op)
+        if created is not None:
+            name = op.args[created]
+            if name in live:
+                raise TraceFormatError(
+                    f"step {op.step}: handle {name!r} is already live ({live[name]}); close it first or pick a new name",
+                    source=source,
+                    line=line,
+                )
+            live[name] = created
+            continue
+        for arg, kind in HANDLE_ARGS.items():
+            if arg in op.args:
+                name = op.args[arg]
+                if live.get(name) != kind:
+                    what = f"a {live[name]}" if name in live else "not live"
+                    raise TraceFormatError(
+                        f"step {op.step}: op {op.op!r} needs {kind} handle {name!r}, which is {what}",
+                        source=source,
+                        line=line,
+                    )
+        if op.op == "close":
+            name = op.args["handle"]
+            if name not in live:
+                raise TraceFormatError(
+                    f"step {op.step}: close of {name!r}, which is not live", source=source, line=line
+                )
+            del live[name]
+        elif op.op == "unsubscribe":
+            live.pop(op.args["consumer"], None)
+
+
+# --------------------------------------------------------------------------- JSON lines
+
+
+def op_to_json(op: Op) -> dict[str, Any]:
+    return {"kind": "op", "step": op.step, "op": op.op, "args": dict(op.args)}
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    out = op_to_json(event.op)
+    out["outcome"] = event.outcome.to_json()
+    out["t_start_ms"] = round(event.t_start_ms, 3)
+    out["t_end_ms"] = round(event.t_end_ms, 3)
+    return out
+
+
+def header_from_json(data: Mapping[str, Any], *, source: str | None = None, line: int | None = 1) -> TraceHeader:
+    if data.get("kind") != "header":
+        raise TraceFormatError("the first line must be the header ({\"kind\": \"header\", ...})", source=source, line=line)
+    if data.get("format") != TRACE_FORMAT:
+        raise TraceFormatError(f"format is {data.get('format')!r}, expected {TRACE_FORMAT!r}", source=source, line=line)
+    version = data.get("version")
+    if version != TRACE_SCHEMA_VERSION:
+        raise TraceFormatError(
+            f"trace format version {version!r} is not supported (this reader knows version {TRACE_SCHEMA_VERSION})",
+            source=source,
+            line=line,
+        )
+    trace_id = data.get("trace_id")
+    if not isinstance(trace_id, str) or not trace_id:
+        raise TraceFormatError("header needs a non-empty string trace_id", source=source, line=line)
+    rules = data.get("rules", [])
+    if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+        raise TraceFormatError("header rules must be a list of rule id strings", source=source, line=line)
+    profile = data.get("profile", {})
+    if not isinstance(profile, Mapping):
+        raise TraceFormatError("header profile must be an object", source=source, line=line)
+    return TraceHeader(
+        trace_id=trace_id,
+        title=str(data.get("title", "")),
+        rules=tuple(rules),
+        profile=dict(profile),
+        target=data.get("target"),
+        broker_version=data.get("broker_version"),
+        client=data.get("client"),
+        client_version=data.get("client_version"),
+    )
+
+
+def _op_from_json(data: Mapping[str, Any], *, source: str | None, line: int) -> tuple[Op, Outcome | None, float, float]:
+    if data.get("kind") != "op":
+        raise TraceFormatError(f"expected an op line (kind 'op'), got kind {data.get('kind')!r}", source=source, line=line)
+    step = data.get("step")
+    if not isinstance(step, int) or isinstance(step, bool):
+        raise TraceFormatError(f"step must be an integer, got {step!r}", source=source, line=line)
+    name = data.get("op")
+    args = data.get("args", {})
+    try:
+        validate_op(name, args)
+    except TraceFormatError as err:
+        raise TraceFormatError(err.problem, source=source, line=line) from None
+    op = Op(step=step, op=name, args=dict(args))
+    if "outcome" not in data:
+        return op, None, 0.0, 0.0
+    try:
+        outcome = Outcome.from_json(data["outcome"])
+    except TraceFormatError as err:
+        raise TraceFormatError(err.problem, source=source, line=line) from None
+    try:
+        t_start, t_end = float(data["t_start_ms"]), float(data["t_end_ms"])
+    except (KeyError, TypeError, ValueError):
+        raise TraceFormatError("an op with an outcome needs numeric t_start_ms and t_end_ms", source=source, line=line) from None
+    return op, outcome, t_start, t_end
+
+
+def _json_lines(text: str, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise TraceFormatError(f"not valid JSON ({err.msg} at column {err.colno})", source=source, line=number) from None
+        if not isinstance(data, dict):
+            raise TraceFormatError("each line must be a JSON object", source=source, line=number)
+        yield number, data
+
+
+def parse(text: str, *, source: str = "<string>") -> Trace | History:
+    """Parse JSON lines into a ``Trace`` (no outcomes) or a ``History`` (every op has one)."""
+    lines = list(_json_lines(text, source))
+    if not lines:
+        raise TraceFormatError("empty file: a trace needs at least a header line", source=source)
+    header = header_from_json(lines[0][1], source=source, line=lines[0][0])
+    parsed = [(_op_from_json(data, source=source, line=n), n) for n, data in lines[1:]]
+    with_outcome = [p for p, _ in parsed if p[1] is not None]
+    if with_outcome and len(with_outcome) != len(parsed):
+        first = next(n for p, n in parsed if p[1] is None)
+        raise TraceFormatError("some ops have outcomes and this one does not: a history needs an outcome on every op", source=source, line=first)
+    ops = tuple(p[0] for p, _ in parsed)
+    check_handles(ops, source=source, lines={p[0].step: n for p, n in parsed})
+    if with_outcome:
+        events = tuple(Event(op, outcome, t0, t1) for (op, outcome, t0, t1), _ in parsed)  # type: ignore[arg-type]
+        return History(header, events)
+    return Trace(header, ops)
+
+
+def load(path: str | Path) -> Trace | History:
+    """Read a trace or history file; errors name the file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TraceFormatError("no such file", source=str(path)) from None
+    except UnicodeDecodeError:
+        raise TraceFormatError("not UTF-8 text", source=str(path)) from None
+    return parse(text, source=str(path))
+
+
+def dumps(item: Trace | History) -> str:
+    """The JSON-lines text of a trace or history."""
+    lines = [json.dumps(item.header.to_json(), sort_keys=False)]
+    if isinstance(item, History):
+        lines += [json.dumps(event_to_json(e)) for e in item.events]
+    else:
+        lines += [json.dumps(op_to_json(op)) for op in item.ops]
+    return "\n".join(lines) + "\n"
+
+
+def save(item: Trace | History, path: str | Path) -> Path:
+    """Write atomically: a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(dumps(item), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def make_trace(trace_id: str, ops: Iterable[tuple[str, Mapping[str, Any]]], **header: Any) -> Trace:
+    """Build a validated trace from ``(op, args)`` pairs, numbering steps from 1."""
+    built = []
+    for step, (name, args) in enumerate(ops, start=1):
+        try:
+            validate_op(name, args)
+        except TraceFormatError as err:
+            raise TraceFormatError(f"step {step}: {err.problem}") from None
+        built.append(Op(step, name, dict(args)))
+    return Trace(TraceHeader(trace_id=trace_id, **header), tuple(built))
+
+
+def replace_header(header: TraceHeader, **changes: Any) -> TraceHeader:
+    """A copy of ``header`` with run facts (target, broker_version, client, ...) filled in."""
+    return replace(header, **changes)
