@@ -134,6 +134,7 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "start_message_id_inclusive": _arg(_BOOL),
         "batch_index_ack": _arg(_BOOL),
         "dead_letter": _arg(_DICT),
+        "nack_backoff": _arg(_DICT),
     },
     "receive": {"consumer": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
     "ack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
@@ -200,6 +201,13 @@ def validate_op(op: str, args: Mapping[str, Any]) -> None:
             )
     if op == "subscribe" and ("topic" in args) == ("topics" in args):
         raise TraceFormatError("op 'subscribe': give exactly one of 'topic' or 'topics'")
+    if op == "subscribe" and "nack_backoff" in args:
+        backoff = args["nack_backoff"]
+        allowed = {"min_delay_ms", "max_delay_ms", "multiplier"}
+        if set(backoff) - allowed or not {"min_delay_ms", "max_delay_ms"} <= set(backoff):
+            raise TraceFormatError(
+                "op 'subscribe': nack_backoff must be {'min_delay_ms': int, 'max_delay_ms': int, 'multiplier': number (default 2.0)}"
+            )
     if op == "seek":
         given = [k for k in ("message", "publish_time_of", "position") if k in args]
         if len(given) != 1:

@@ -255,6 +255,8 @@ class BrokerTarget:
         ):
             if arg in a:
                 kwargs[kw] = a[arg]
+        if "nack_backoff" in a:
+            raise ValueError("the Python client (C++ core) has no negative-ack redelivery backoff; nack_backoff needs the Java client")
         if "ack_timeout_ms" in a:
             kwargs["unacked_messages_timeout_ms"] = a["ack_timeout_ms"]
         if "dead_letter" in a:
@@ -287,10 +289,11 @@ class BrokerTarget:
 
     def _op_receive(self, run: _Run, a: dict) -> Outcome:
         holder = run.consumers[a["consumer"]]
+        connected_before = holder.consumer.is_connected()
         try:
             msg = holder.consumer.receive(timeout_millis=max(1, a["timeout_ms"]))
         except pulsar.Timeout:
-            return Outcome.ok({"message": None})
+            return _nothing_or_unknown(holder.consumer, connected_before)
         observed = self._observe(run, msg)
         holder.received[observed["payload"]] = msg
         return Outcome.ok({"message": observed})
@@ -375,10 +378,12 @@ class BrokerTarget:
         return Outcome.ok()
 
     def _op_read_next(self, run: _Run, a: dict) -> Outcome:
+        reader = run.readers[a["reader"]]
+        connected_before = reader.is_connected()
         try:
-            msg = run.readers[a["reader"]].read_next(timeout_millis=max(1, a["timeout_ms"]))
+            msg = reader.read_next(timeout_millis=max(1, a["timeout_ms"]))
         except pulsar.Timeout:
-            return Outcome.ok({"message": None})
+            return _nothing_or_unknown(reader, connected_before)
         return Outcome.ok({"message": self._observe(run, msg)})
 
     def _op_advance_time(self, run: _Run, a: dict) -> Outcome:
@@ -392,6 +397,13 @@ class BrokerTarget:
         if sub is None:
             return Outcome.rejected("SubscriptionNotFound", f"no subscription {a['subscription']!r} on {a['topic']}")
         return Outcome.ok({"backlog": int(sub.get("msgBacklog", 0))})
+
+
+def _nothing_or_unknown(handle: Any, connected_before: bool) -> Outcome:
+    """An empty receive proves nothing was deliverable only if the consumer stayed connected."""
+    if connected_before and handle.is_connected():
+        return Outcome.ok({"message": None})
+    return Outcome.indeterminate("nothing received while the consumer was disconnected from the broker: a message may have been withheld by the outage, not by the broker's rules")
 
 
 def _is_partitioned(admin: AdminClient, topic: str) -> bool:
