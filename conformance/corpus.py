@@ -1,0 +1,185 @@
+"""The outcome corpus: every judged event of every run, as versioned Parquet, written as it goes.
+
+One row per event (an op of a history on one target) with what was observed and what the
+checker said about it. Rows are flushed to a new part file every ``flush_every`` rows or
+``flush_interval_s`` seconds (checked at each trace end, so a live run, slower than that per
+trace, flushes every trace), each part written to a temporary name and renamed, so an interrupted run keeps
+every part it finished and a reader never sees half a file. ``completed_traces`` tells a resumed
+run which traces are already recorded. The schema is documented in ``docs/outcome-corpus.md``;
+its version is stored in each file's metadata and checked on read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from conformance.trace import History
+
+CORPUS_SCHEMA_VERSION = 1
+VERSION_KEY = b"pulsar_conformance_corpus_version"
+
+SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("trace_id", pa.string(), nullable=False),
+        pa.field("step", pa.int32(), nullable=False),
+        pa.field("op", pa.string(), nullable=False),
+        pa.field("target", pa.string(), nullable=False),
+        pa.field("broker_version", pa.string()),
+        pa.field("client", pa.string()),
+        pa.field("client_version", pa.string()),
+        pa.field("profile", pa.string()),  # JSON object
+        pa.field("rule_ids", pa.list_(pa.string())),
+        pa.field("anomalies", pa.list_(pa.string())),
+        pa.field("verdict", pa.string(), nullable=False),  # worst verdict at this step, PASS if none
+        pa.field("outcome_status", pa.string(), nullable=False),
+        pa.field("observation", pa.string()),  # JSON: the outcome as recorded in the history
+        pa.field("explanation", pa.string()),
+        pa.field("t_start_ms", pa.float64()),
+        pa.field("t_end_ms", pa.float64()),
+    ],
+    metadata={VERSION_KEY: str(CORPUS_SCHEMA_VERSION).encode()},
+)
+
+_SEVERITY = {"PASS": 0, "NOT_APPLICABLE": 0, "INDETERMINATE": 1, "FAIL": 2}
+
+
+class CorpusError(ValueError):
+    """A corpus file is missing, truncated or of another schema version (the message names it)."""
+
+
+def event_rows(history: History, verdicts: Iterable[Any], *, run_id: str) -> list[dict[str, Any]]:
+    """Rows for one judged history: verdicts are grouped onto the step they judge."""
+    by_step: dict[int, list[Any]] = {}
+    for verdict in verdicts:
+        by_step.setdefault(int(getattr(verdict, "step", 0) or 0), []).append(verdict)
+    header = history.header
+    rows = []
+    for event in history.events:
+        judged = by_step.get(event.step, [])
+        worst = max((v.status for v in judged), key=lambda s: _SEVERITY.get(s, 0), default="PASS")
+        explanation = " | ".join(v.explanation for v in judged if v.status in ("FAIL", "INDETERMINATE")) or None
+        rows.append(
+            {
+                "run_id": run_id,
+                "trace_id": header.trace_id,
+                "step": event.step,
+                "op": event.op.op,
+                "target": header.target or "unknown",
+                "broker_version": header.broker_version,
+                "client": header.client,
+                "client_version": header.client_version,
+                "profile": json.dumps(dict(header.profile), sort_keys=True),
+                "rule_ids": sorted({v.rule_id for v in judged}),
+                "anomalies": sorted({v.anomaly for v in judged if getattr(v, "anomaly", None)}),
+                "verdict": worst,
+                "outcome_status": event.outcome.status,
+                "observation": json.dumps(event.outcome.to_json(), sort_keys=True),
+                "explanation": explanation,
+                "t_start_ms": float(event.t_start_ms),
+                "t_end_ms": float(event.t_end_ms),
+            }
+        )
+    return rows
+
+
+@dataclass
+class CorpusWriter:
+    """Append judged histories to ``out_dir`` as Parquet parts of one run."""
+
+    out_dir: Path
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    flush_every: int = 50_000
+    flush_interval_s: float = 2.0
+    _last_flush: float = field(default_factory=time.monotonic)
+    _rows: list[dict[str, Any]] = field(default_factory=list)
+    _part: int = 0
+    rows_written: int = 0
+
+    def __post_init__(self) -> None:
+        self.out_dir = Path(self.out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._part = len(list(self.out_dir.glob(f"part-{self.run_id}-*.parquet")))
+
+    def add(self, history: History, verdicts: Iterable[Any]) -> None:
+        self._rows.extend(event_rows(history, verdicts, run_id=self.run_id))
+        if len(self._rows) >= self.flush_every or time.monotonic() - self._last_flush >= self.flush_interval_s:
+            self.flush()
+
+    def add_rows(self, rows: Iterable[dict[str, Any]]) -> None:
+        self._rows.extend(rows)
+        if len(self._rows) >= self.flush_every:
+            self.flush()
+
+    def flush(self) -> Path | None:
+        if not self._rows:
+            return None
+        table = pa.Table.from_pylist(self._rows, schema=SCHEMA)
+        path = self.out_dir / f"part-{self.run_id}-{self._part:06d}.parquet"
+        tmp = path.with_name(path.name + ".tmp")
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+        self._part += 1
+        self.rows_written += len(self._rows)
+        self._rows = []
+        self._last_flush = time.monotonic()
+        return path
+
+    def close(self) -> None:
+        self.flush()
+
+    def __enter__(self) -> "CorpusWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def part_files(corpus_dir: Path) -> list[Path]:
+    corpus_dir = Path(corpus_dir)
+    if not corpus_dir.is_dir():
+        raise CorpusError(f"{corpus_dir}: no such corpus folder")
+    return sorted(corpus_dir.glob("part-*.parquet"))
+
+
+def check_part(path: Path) -> None:
+    """Refuse a truncated file or one written with another schema version, naming it."""
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (pa.ArrowInvalid, OSError) as err:
+        raise CorpusError(f"{path}: not a readable Parquet file (truncated or corrupt?): {err}") from None
+    version = meta.get(VERSION_KEY)
+    if version is None:
+        raise CorpusError(f"{path}: no {VERSION_KEY.decode()} in its metadata; not an outcome corpus file")
+    if int(version) != CORPUS_SCHEMA_VERSION:
+        raise CorpusError(f"{path}: corpus schema version {int(version)}, this reader knows {CORPUS_SCHEMA_VERSION}")
+
+
+def read_corpus(corpus_dir: Path) -> pa.Table:
+    parts = part_files(corpus_dir)
+    for part in parts:
+        check_part(part)
+    if not parts:
+        return SCHEMA.empty_table()
+    return pa.concat_tables([pq.read_table(p, schema=SCHEMA) for p in parts])
+
+
+def completed_traces(corpus_dir: Path, run_id: str) -> set[str]:
+    """Trace ids a run already recorded (to resume it without redoing them)."""
+    corpus_dir = Path(corpus_dir)
+    if not corpus_dir.exists():
+        return set()
+    done: set[str] = set()
+    for part in sorted(corpus_dir.glob(f"part-{run_id}-*.parquet")):
+        check_part(part)
+        done.update(pq.read_table(part, columns=["trace_id"]).column("trace_id").to_pylist())
+    return done
