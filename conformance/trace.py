@@ -382,6 +382,7 @@ class TraceHeader:
     broker_version: str | None = None
     client: str | None = None
     client_version: str | None = None
+    namespace: str | None = None  # where the target placed the trace's short topic names
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -393,7 +394,7 @@ class TraceHeader:
             "rules": list(self.rules),
             "profile": dict(self.profile),
         }
-        for name in ("target", "broker_version", "client", "client_version"):
+        for name in ("target", "broker_version", "client", "client_version", "namespace"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
@@ -416,7 +417,7 @@ class History:
 
     def trace(self) -> Trace:
         """The trace this history ran: the ops without outcomes, header without run facts."""
-        header = replace(self.header, target=None, broker_version=None, client=None, client_version=None)
+        header = replace(self.header, target=None, broker_version=None, client=None, client_version=None, namespace=None)
         return Trace(header, tuple(e.op for e in self.events))
 
 
@@ -506,6 +507,7 @@ def header_from_json(data: Mapping[str, Any], *, source: str | None = None, line
         broker_version=data.get("broker_version"),
         client=data.get("client"),
         client_version=data.get("client_version"),
+        namespace=data.get("namespace"),
     )
 
 

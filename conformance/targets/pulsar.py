@@ -174,7 +174,7 @@ class BrokerTarget:
             except AdminError:
                 pass
             admin.close()
-        header = replace_header(trace.header, target=self.name, broker_version=self.broker_version(), client=CLIENT_KIND, client_version=client_version())
+        header = replace_header(trace.header, target=self.name, broker_version=self.broker_version(), client=CLIENT_KIND, client_version=client_version(), namespace=namespace)
         return History(header, tuple(events))
 
     # ------------------------------------------------------------------ ops
