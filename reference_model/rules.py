@@ -614,6 +614,506 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+# --------------------------------------------------------------------------- features
+# Chunking, deduplication, delayed delivery, batching, dead-letter topics, TTL, retention,
+# compaction, producer access modes, non-persistent topics. The models are the modules named
+# in each group's comment; the live probes that established each rule are
+# tests/live/test_features_live.py (broker 4.0.8 standalone with batch-index acks on,
+# delayedDeliveryTickTimeMillis=100 and strict delayed delivery; pulsar-client 3.13.0).
+
+_PYONLY = AppliesTo("*", ("python",))
+_COMPACT = "docs/concepts-topic-compaction.md"
+_DELAYED = "apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/delayed/"
+_COMPACTOR = "apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/compaction/"
+_MAX = "5242880"
+
+RULES = RULES + (
+    # ---- chunking (reference_model/chunking.py) ------------------------------------------
+    Rule(
+        id="PLS-CHUNK-001", area="CHUNK",
+        title="A chunking producer splits a payload above the maximum message size into chunks; the consumer receives one message with the whole payload",
+        source=f"{_MSG}#chunking",
+        quote=("Message chunking enables Pulsar to process large payload messages by splitting the message into chunks "
+               "at the producer side and aggregating chunked messages at the consumer side."),
+        status="normative", applies_to=_ALL,
+        note=("Each chunk is stored as its own entry. "
+              f"{_LIVE}payloads of {_MAX} and 10485760 bytes arrived whole, as one message each, written as 2 and 3 entries."),
+    ),
+    Rule(
+        id="PLS-CHUNK-002", area="CHUNK",
+        title="C++/Python chunk count: with m the metadata size and c = maxMessageSize - m, a payload of s bytes makes ceil(s/c) chunks if s >= c, else one unchunked entry",
+        source=f"{_CPPLIB}ProducerImpl.cc",
+        quote="", status="inferred", applies_to=_CPP,
+        note=("sendAsyncWithStatsUpdate + getNumOfChunks; m is measured before the chunk fields are added "
+              "(producer name, sequence id, publish time, plus application-set metadata); m >= maxMessageSize -> "
+              "MessageTooBig. A count of 1 (even s == c) is an ordinary entry, not a chunk. "
+              f"{_LIVE}producer name 'pchunk' (m = 17): s = {_MAX}-17 -> 1 entry, id '(l,e,-1,-1)'; s = {_MAX}-16 -> 2 entries; "
+              f"s = {_MAX} -> 2; 2*{_MAX} -> 3; 2*{_MAX}+10 -> 3; 100 -> 1."),
+    ),
+    Rule(
+        id="PLS-CHUNK-003", area="CHUNK",
+        title="Without chunking, a send whose metadata plus payload exceeds maxMessageSize fails client-side with MessageTooBig",
+        source=f"{_CPPLIB}ProducerImpl.cc",
+        quote="", status="inferred", applies_to=_CPP,
+        note=("Docs (concepts-messaging.md#messages) only give the limit: 'The default size of a message is 5 MB.' "
+              "The check is metadata + payload > maxMessageSize (equal is accepted). "
+              f"{_LIVE}producer name 'pnochk' (m = 17): {_MAX}-17 bytes accepted, {_MAX}-16 -> pulsar.MessageTooBig; "
+              f"{_MAX} and {_MAX}+1 -> MessageTooBig."),
+    ),
+    Rule(
+        id="PLS-CHUNK-004", area="CHUNK",
+        title="Python refuses a producer with both chunking and batching: ValueError",
+        source=f"{_MSG}#chunking",
+        quote="Chunking cannot be enabled simultaneously with batching.",
+        status="normative", applies_to=_PYONLY,
+        note=(f"The error is Python's ({_PY}#Client.create_producer); the C++ core instead silently disables chunking. "
+              f"{_LIVE}ValueError(\"Batching and chunking of messages can't be enabled together.\")."),
+    ),
+    Rule(
+        id="PLS-CHUNK-005", area="CHUNK",
+        title="A chunked message's id prints as '(first chunk id);(last chunk id)'; the consumer reports the same id as the send returned",
+        source=f"{_CPPLIB}MessageId.cc",
+        quote="", status="inferred", applies_to=_CPP,
+        note=("operator<< of a ChunkMessageIdImpl; its ledger/entry are the last chunk's. Java prints differently. "
+              f"{_LIVE}send of {_MAX} bytes returned '(1634,3,-1,-1);(1634,4,-1,-1)' and the received message's id was equal to it."),
+    ),
+    Rule(
+        id="PLS-CHUNK-006", area="CHUNK",
+        title="Chunking only works on persistent topics: on a non-persistent topic an oversize send fails with MessageTooBig",
+        source=f"{_MSG}#chunking",
+        quote="Chunking is only available for persistent topics.",
+        status="normative", applies_to=_ALL,
+        note=(f"C++ turns chunking off silently ({_CPPLIB}ProducerImpl.cc constructor). "
+              f"{_LIVE}chunking_enabled producer on non-persistent://..., 6000000 bytes -> pulsar.MessageTooBig."),
+    ),
+    # ---- deduplication (reference_model/dedup.py) ----------------------------------------
+    Rule(
+        id="PLS-DEDUP-001", area="DEDUP",
+        title="With deduplication on, a send whose sequence id is <= the producer's highest persisted one is not stored; the send succeeds with id (-1,-1,-1,-1)",
+        source=f"{_MSG}#message-deduplication",
+        quote=("When the producer attempts to publish the message again, however, the broker knows that it has already "
+               "seen message 1 and thus does not persist the message."),
+        status="normative", applies_to=_ALL,
+        note=(f"Per producer name: {_BROKER}persistent/MessageDeduplication.java#isDuplicate; the -1/-1 ack is "
+              "PersistentTopic#publishMessage. "
+              f"{_LIVE}seq 0,1,2 stored at (l,0..2); re-sent seq 1 and 2 -> '(-1,-1,-1,-1)'; seq 10 stored; "
+              "the next generated seq 3 and explicit seq 5 -> '(-1,-1,-1,-1)'; a reader saw m0, m1, m2, m10 only."),
+    ),
+    Rule(
+        id="PLS-DEDUP-002", area="DEDUP",
+        title="With deduplication on, a producer re-created with the same name continues after the highest persisted sequence id (last_sequence_id); an explicit initial_sequence_id wins",
+        source=f"{_CPPLIB}ProducerImpl.cc",
+        quote="", status="inferred", applies_to=_CPP,
+        note=("handleCreateProducer adopts the broker's lastSequenceId only when neither initial_sequence_id was "
+              "configured nor anything sent. "
+              f"{_LIVE}after seq 10 was stored: re-created 'pd' has last_sequence_id() 10, its next send gets seq 11 "
+              "and is stored; re-created with initial_sequence_id=3: last_sequence_id() 3, next send seq 4 -> Dup."),
+    ),
+    Rule(
+        id="PLS-DEDUP-003", area="DEDUP",
+        title="With deduplication off (the default), a re-sent sequence id is stored again and a re-created producer starts at -1",
+        source=f"{_MSG}#message-deduplication",
+        quote=("The producer then sends message 1 again (in this case due to some retry logic), and the message is "
+               "received by the broker and stored in BookKeeper again, which means that duplication has occurred."),
+        status="normative", applies_to=_ALL,
+        note=(f"{_LIVE}two sends with sequence_id=5 got (l,0) and (l,1), both read back; the re-created producer's "
+              "last_sequence_id() was -1 (the broker tracks nothing)."),
+    ),
+    Rule(
+        id="PLS-DEDUP-004", area="DEDUP",
+        title="A duplicate of a message still in flight (sequence id above the persisted one but not above the pushed one) fails with MessageDupUnknown",
+        source=f"{_BROKER}persistent/MessageDeduplication.java",
+        quote="", status="tentative", applies_to=_ALL,
+        note=("isDuplicate returns Unknown; PersistentTopic fails the publish with MessageDupUnknownException and "
+              "the client retries. Needs two sends of one sequence id racing on the wire: not produced from "
+              "Python (a Python send blocks until acked; send_async resends are the client's own)."),
+    ),
+    Rule(
+        id="PLS-DEDUP-005", area="DEDUP",
+        title="Python treats sequence_id=0 and initial_sequence_id=0 as not given",
+        source=_PY,
+        quote="", status="inferred", applies_to=_PYONLY,
+        note=("Producer.send / create_producer pass the values on only when truthy ('if sequence_id:'). "
+              f"{_LIVE}send(sequence_id=0) used the generator's next id (4) instead, classed Dup, last_sequence_id() 4."),
+    ),
+    Rule(
+        id="PLS-DEDUP-006", area="DEDUP",
+        title="last_sequence_id() is the sequence id of the last acknowledged send, duplicates and explicit ids included; explicit ids do not move the generator",
+        source=f"{_CPPLIB}ProducerImpl.cc",
+        quote="", status="inferred", applies_to=_CPP,
+        note=("ackReceived sets lastSequenceIdPublished_; the generator msgSequenceGenerator_ only moves for "
+              f"generated ids. {_LIVE}after seq 0..2, explicit 1 -> 1; explicit 10 -> 10; next generated -> 3."),
+    ),
+    # ---- delayed delivery (reference_model/delayed.py) -----------------------------------
+    Rule(
+        id="PLS-DELAY-001", area="DELAY",
+        title="Shared subscriptions hold a delayed message until its deliver-at time",
+        source=f"{_MSG}#delayed-message-delivery",
+        quote="Only shared subscriptions support delayed message delivery.",
+        status="normative", applies_to=_ALL,
+        note=(f"{_DELAYED}InMemoryDelayedDeliveryTracker.java (tracked in PersistentDispatcherMultipleConsumers). "
+              f"{_LIVE}'late' (deliver_after 600 ms) then 'now': Shared received now at 12 ms, late at 604 ms."),
+    ),
+    Rule(
+        id="PLS-DELAY-002", area="DELAY",
+        title="Exclusive and Failover subscriptions deliver a delayed message at once, in publish order",
+        source=f"{_MSG}#delayed-message-delivery",
+        quote="In other subscriptions, delayed messages are dispatched immediately.",
+        status="normative", applies_to=_ALL,
+        note=f"{_LIVE}Exclusive and Failover received 'late' (deliver_after 600 ms) before 'now', without waiting.",
+    ),
+    Rule(
+        id="PLS-DELAY-003", area="DELAY",
+        title="Key_Shared subscriptions also hold delayed messages (the docs say only Shared)",
+        source=f"{_BROKER}persistent/PersistentStickyKeyDispatcherMultipleConsumers.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("The Key_Shared dispatcher extends PersistentDispatcherMultipleConsumers and inherits its delayed "
+              "tracker; the docs ('Only shared subscriptions support delayed message delivery.') omit it. "
+              f"{_LIVE}Key_Shared received 'now' at 12 ms and 'late' (600 ms) at 677 ms."),
+    ),
+    Rule(
+        id="PLS-DELAY-004", area="DELAY",
+        title="Strict mode (isDelayedDeliveryDeliverAtTimeStrict=true): never delivered before deliver-at; at most about two ticks late",
+        source=f"{_MSG}#delayed-message-delivery",
+        quote=("When true, messages will not be sent to consumer until the deliverAt time has passed, and they may be as "
+               "late as the deliverAt time plus the tickTimeMillis for the topic plus the delayedDeliveryTickTimeMillis."),
+        status="normative", applies_to=_ALL,
+        note=(f"getCutoffTime returns now in strict mode ({_DELAYED}AbstractDelayedDeliveryTracker.java). "
+              f"{_LIVE}tick 100 ms, 20 deliver_at sends 120..500 ms ahead on Shared: received 6..104 ms after deliver_at, never before."),
+    ),
+    Rule(
+        id="PLS-DELAY-005", area="DELAY",
+        title="Non-strict mode (the default): a delayed message may be delivered up to one tick before deliver-at",
+        source=f"{_MSG}#delayed-message-delivery",
+        quote=("When false (default), messages may be sent to consumers before the deliverAt time by as much as the "
+               "tickTimeMillis."),
+        status="tentative", applies_to=_ALL,
+        note=(f"Cutoff now + tick ({_DELAYED}AbstractDelayedDeliveryTracker.java#getCutoffTime); a message already "
+              "within the cutoff when read is not tracked at all (addMessage returns false). Not probed: the "
+              "suite's broker runs strict."),
+    ),
+    Rule(
+        id="PLS-DELAY-006", area="DELAY",
+        title="A delayed message is never batched: it is sent alone and at once, ahead of a batch still being filled",
+        source=f"{_MSG}#batching",
+        quote=("However, scheduled messages (configured through the `deliverAt` or the `deliverAfter` parameter) are "
+               "always sent as individual messages even when batching is enabled."),
+        status="normative", applies_to=_ALL,
+        note=(f"C++ canAddToBatch ({_CPPLIB}ProducerImpl.cc). {_LIVE}send_async b0, delayed dl, b1 on a batching "
+              "producer: dl got '(2108,0,-1,-1)', b0 and b1 '(2108,1,-1,0)' and '(2108,1,-1,1)'. With dedup on, "
+              "this reorders sequence ids on the wire (research note, not probed)."),
+    ),
+    # ---- batching (reference_model/batching.py) ------------------------------------------
+    Rule(
+        id="PLS-BATCH-001", area="BATCH",
+        title="A batch is one entry: its messages get ids (ledger, entry, partition, i) with batch index i = 0..n-1 in send order",
+        source=f"{_MSG}#batching",
+        quote="In Pulsar, batches are tracked and stored as single units rather than as individual messages.",
+        status="normative", applies_to=_ALL,
+        note=f"{_LIVE}4 messages in one batch: '(1991,0,-1,0)' .. '(1991,0,-1,3)', the consumer reports the same ids.",
+    ),
+    Rule(
+        id="PLS-BATCH-002", area="BATCH",
+        title="C++ batch container: the open batch is sent before a message that would exceed max messages/bytes, and as soon as it is full, or when the publish-delay timer fires",
+        source=f"{_CPPLIB}BatchMessageContainerBase.h",
+        quote="", status="inferred", applies_to=_CPP,
+        note=("hasEnoughSpace: count < max and bytes + len(m) <= maxBytes; isFull: count >= max or bytes >= maxBytes; "
+              "the timer starts with the batch's first message (ProducerImpl.cc). Bytes are payload bytes. "
+              f"{_LIVE}5 payloads of 40 bytes, max 100 bytes: entries of 2, 2, 1; 10 messages, max 5: 2 entries; "
+              "one message with max delay 100 ms: send returned after ~110 ms."),
+    ),
+    Rule(
+        id="PLS-BATCH-003", area="BATCH",
+        title="KeyBased batching: one batch per key (ordering key, else partition key; keyless together), sent in order of each batch's first message",
+        source=f"{_MSG}#batching-for-key-shared-subscriptions",
+        quote="This batching method ensures that the producers pack the messages with the same key to the same batch.",
+        status="normative", applies_to=_ALL,
+        note=(f"Order of the batches: {_CPPLIB}BatchMessageKeyBasedContainer.cc sorts by first sequence id. "
+              f"{_LIVE}keys a,b,a,'',b,a -> a: (l,0,-1,0..2), b: (l,1,-1,0..1), keyless: (l,2,-1,0)."),
+    ),
+    Rule(
+        id="PLS-BATCH-004", area="BATCH",
+        title="Without batch index ack, a partly acked batch that is redelivered comes back whole, acked messages included",
+        source=f"{_MSG}#batching",
+        quote=("It means that when not all batch messages are acknowledged, then unexpected failures, negative "
+               "acknowledgments, or acknowledgment timeouts can result in a redelivery of all messages in this batch."),
+        status="normative", applies_to=_ALL,
+        note=(f"C++ acks the entry only when every index is acked ({_CPPLIB}BatchMessageAcker.h). "
+              f"{_LIVE}batch_index_ack_enabled=False, m0 and m2 of 4 acked, m1 nacked: m0..m3 redelivered with count 1; "
+              "m0 and m3 acked then consumer closed: a new consumer got m0..m3."),
+    ),
+    Rule(
+        id="PLS-BATCH-005", area="BATCH",
+        title="With batch index ack on broker and consumer, a redelivered batch brings back only its unacked messages",
+        source=f"{_MSG}#batching",
+        quote=("When batch index acknowledgment is enabled, the consumer filters out the batch index that has been "
+               "acknowledged and sends the batch index acknowledgment request to the broker."),
+        status="normative", applies_to=_ALL,
+        note=("Needs acknowledgmentAtBatchIndexLevelEnabled=true (broker; default false up to 4.0, true from 4.1 "
+              "per PIP-391) and batch_index_ack_enabled=True (Python default False). "
+              f"{_LIVE}m0, m2 of 4 acked, m1 nacked: m1 and m3 redelivered (count 1); m0 and m3 acked then close: "
+              "a new consumer got m1, m2."),
+    ),
+    Rule(
+        id="PLS-BATCH-006", area="BATCH",
+        title="A nack of one message of a batch redelivers the whole entry (minus acked indexes with batch index ack)",
+        source=f"{_MSG}#negative-acknowledgment",
+        quote="If batching is enabled, all messages in one batch are redelivered to the consumer.",
+        status="normative", applies_to=_ALL,
+        note=(f"C++ NegativeAcksTracker groups nacks by entry ({_CPPLIB}NegativeAcksTracker.cc). "
+              f"{_LIVE}nack of m1 alone also brought m3 (never nacked) back, with count 1."),
+    ),
+    Rule(
+        id="PLS-BATCH-007", area="BATCH",
+        title="Python producers do not batch unless batching_enabled=True (C++ and Java default to batching)",
+        source=_PY,
+        quote="", status="inferred", applies_to=_PYONLY,
+        note=(f"create_producer(batching_enabled=False); C++ ProducerConfiguration defaults to true. "
+              f"{_LIVE}a default Python producer's ids have batch_index -1."),
+    ),
+    # ---- dead-letter topics (reference_model/dead_letter.py) -----------------------------
+    Rule(
+        id="PLS-DLQ-002", area="DLQ",
+        title="C++/Python DLQ: with max_redeliver_count N, the application sees a message N+1 times (counts 0..N); the next nack moves it to the DLQ and acks it",
+        source=f"{_CPPLIB}ConsumerImpl.cc",
+        quote="", status="inferred", applies_to=_CPP,
+        note=("messageReceived remembers deliveries with count >= N; a nack or ack timeout of such a message goes "
+              "through processPossibleToDLQ (publish, then ack on the source); a delivery with count > N goes "
+              "straight to the DLQ. Docs only say 'When the value of `maxRedeliverCount` is reached, the unconsumed "
+              f"messages are moved to a dead letter topic.' {_LIVE}Shared and Key_Shared, N=2, nack delay 100 ms: "
+              "counts 0, 1, 2, then the message was in '<topic>-s-DLQ' and the source backlog was 0."),
+    ),
+    Rule(
+        id="PLS-DLQ-003", area="DLQ",
+        title="C++/Python DLQ message: same payload and keys; properties = original + ORIGIN_MESSAGE_ID '(ledger,entry,partition,batch)' + REAL_TOPIC",
+        source=f"{_CPPLIB}ConsumerImpl.cc",
+        quote="", status="inferred", applies_to=_CPP,
+        note=("processPossibleToDLQ; names in lib/ConsumerImpl.h. Java writes ORIGIN_MESSAGE_ID as 'l:e:p' / 'l:e:p:b' "
+              "(the docs' example 'ORIGIN_MESSAGE_ID = 1:0:-1:0' is Java's). "
+              f"{_LIVE}properties {{'k': 'v', 'ORIGIN_MESSAGE_ID': '(2276,0,-1,-1)', 'REAL_TOPIC': "
+              "'persistent://public/<ns>/dl-Shared'}, partition key 'pk' kept, redelivery_count 0 in the DLQ."),
+    ),
+    Rule(
+        id="PLS-DLQ-004", area="DLQ",
+        title="initial_subscription_name creates that subscription on the DLQ topic when the DLQ producer is created",
+        source=f"{_MSG}#dead-letter-topic",
+        quote=("To automatically create an initial subscription for the DLQ, you can specify the "
+               "`initialSubscriptionName` parameter."),
+        status="normative", applies_to=_ALL,
+        note=("Fails if the broker's allowAutoSubscriptionCreation is off. The DLQ producer is created lazily, at "
+              f"the first move. {_LIVE}after the move the DLQ topic's subscriptions were ['dlqsub'] and 'dlqsub' read the message."),
+    ),
+    Rule(
+        id="PLS-DLQ-005", area="DLQ",
+        title="Dead-lettering happens only on Shared and Key_Shared subscriptions; on Exclusive/Failover a nacked message is redelivered forever with count 0",
+        source=f"{_MSG}#dead-letter-topic",
+        quote="Currently, dead letter topic is enabled in Shared and Key_Shared subscription types.",
+        status="normative", applies_to=_ALL,
+        note=(f"C++ turns a nack on Exclusive/Failover into a rewind that does not count (see PLS-NACK-003). "
+              f"{_LIVE}Exclusive, N=2: 20 deliveries in 2.5 s all with count 0; no DLQ topic was created."),
+    ),
+    Rule(
+        id="PLS-DLQ-006", area="DLQ",
+        title="C++/Python: when a batched message is dead-lettered, every message of its batch goes to the DLQ, each with its own ORIGIN_MESSAGE_ID",
+        source=f"{_CPPLIB}ConsumerImpl.cc",
+        quote="", status="inferred", applies_to=_CPP,
+        note=("receiveIndividualMessagesFromBatch remembers the whole batch under the entry id. Without batch "
+              "index ack the acked messages of the batch go too. "
+              f"{_LIVE}batch b0,b1,b2, N=1, b1 nacked, b0 and b2 acked each time: all three delivered with counts 0 "
+              "and 1, then the DLQ held b0, b1, b2 with ORIGIN_MESSAGE_ID '(l,e,-1,0)', '(l,e,-1,1)', '(l,e,-1,2)'."),
+    ),
+    Rule(
+        id="PLS-DLQ-007", area="DLQ",
+        title="Python refuses max_redeliver_count below 1 with ValueError",
+        source=f"{_PY}#ConsumerDeadLetterPolicy",
+        quote="", status="inferred", applies_to=_PYONLY,
+        note=f"{_LIVE}0 and -1 -> ValueError('max_redeliver_count must be greater than 0')."),
+    # ---- TTL, retention (reference_model/retention.py) -----------------------------------
+    Rule(
+        id="PLS-TTL-001", area="TTL",
+        title="Message TTL: an expiry pass removes every unacked message older than the TTL from the subscription; younger ones stay",
+        source=f"{_MSG}#message-retention-and-expiry",
+        quote="Message expiry enables you to set a time to live (TTL) for messages that have not yet been acknowledged",
+        status="normative", applies_to=_ALL,
+        note=(f"{_BROKER}persistent/PersistentMessageExpiryMonitor.java moves the cursor past the last expired entry. "
+              f"{_LIVE}TTL 1 s, m0..m2 sent, 1.3 s later 'fresh' sent, expiry forced on s: backlog 1, a new consumer got only 'fresh'."),
+    ),
+    Rule(
+        id="PLS-TTL-002", area="TTL",
+        title="TTL acts only at an expiry pass: every messageExpiryCheckIntervalInMinutes (default 5) or when the admin API forces one",
+        source="apache/pulsar pulsar-broker-common/src/main/java/org/apache/pulsar/broker/ServiceConfiguration.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Docs say nothing of when. Admin: POST /admin/v2/persistent/{t}/{ns}/{topic}/subscription/{sub}/expireMessages/{seconds} "
+              "(409 when the subscription is already caught up). "
+              f"{_LIVE}messageExpiryCheckIntervalInMinutes=5; TTL 1 s: backlog unchanged 1.8 s after sending; after the forced pass 0."),
+    ),
+    Rule(
+        id="PLS-TTL-003", area="TTL",
+        title="An expired message that was delivered but not acked is not redelivered",
+        source=f"{_BROKER}persistent/PersistentMessageExpiryMonitor.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=(f"Expiry marks the entries deleted on the cursor, delivered or not. {_LIVE}m0 received and held unacked, "
+              "expired; after the consumer closed, a new one got only 'fresh'."),
+    ),
+    Rule(
+        id="PLS-RETENTION-001", area="RETENTION",
+        title="Without retention, acked messages may still be read until their ledger is trimmed: deletion is allowed, never immediate or required",
+        source="apache/pulsar managed-ledger/src/main/java/org/apache/bookkeeper/mledger/impl/ManagedLedgerImpl.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Docs vs live: concepts-messaging.md#message-retention-and-expiry says brokers 'immediately delete all "
+              "messages that have been acknowledged by a consumer'; data goes a ledger at a time (trimConsumedLedgersInBackground) "
+              f"after a rollover. {_LIVE}3 messages acked on 'a', then a new Earliest subscription 'b' got all 3; "
+              "a reader on a topic that never had a subscription read all 3."),
+    ),
+    Rule(
+        id="PLS-RETENTION-002", area="RETENTION",
+        title="With a retention policy, acked messages stay readable (e.g. by a new Earliest subscription) within the retention time and size",
+        source=f"{_MSG}#message-retention-and-expiry",
+        quote="Message retention enables you to store messages that have been acknowledged by a consumer",
+        status="normative", applies_to=_ALL,
+        note=f"{_LIVE}retention 10 min / 10 MB, 3 messages acked: a new Earliest subscription got all 3.",
+    ),
+    # ---- compaction (reference_model/compaction.py) --------------------------------------
+    Rule(
+        id="PLS-COMPACT-001", area="COMPACT",
+        title="A compacted reader sees, up to the compaction horizon, only the latest message of each key, in topic order",
+        source=_COMPACT,
+        quote=("When you run compaction on a topic, Pulsar goes through a topic's backlog and removes messages that are "
+               "obscured by later messages, i.e. topic compaction goes through the topic on a per-key basis and leaves "
+               "only the most recent message associated with that key."),
+        status="normative", applies_to=_ALL,
+        note=(f"Admin: PUT .../compaction, GET .../compaction until status SUCCESS. {_LIVE}a1,b1,a2,(no key),c1,b'',c None,d1 "
+              "-> reader with is_read_compacted: a2, b'', c(null), d1 at their original ids."),
+    ),
+    Rule(
+        id="PLS-COMPACT-002", area="COMPACT",
+        title="Broker 4.0.8 keeps a tombstone (empty payload or null value) as its key's latest message: earlier values are gone, the tombstone is still read",
+        source=f"{_COMPACTOR}AbstractTwoPhaseCompactor.java",
+        quote="", status="inferred", applies_to=AppliesTo("==4.0.8", CLIENTS),
+        note=("Docs vs live: concepts-topic-compaction.md says 'If any given message has an empty payload, it will be "
+              "skipped and considered deleted'. apache/pulsar PR #25248 (open, 2026) also describes compaction "
+              "retaining null-value keys. "
+              f"{_LIVE}b1 then b'' -> view has b with payload b'' (has_null_value False); c1 then send(None) -> c with "
+              "has_null_value True; compacted ledger entries 3 for a1, b'', x1; a tombstone as the last message is kept too."),
+    ),
+    Rule(
+        id="PLS-COMPACT-003", area="COMPACT",
+        title="Messages without a key are dropped from the compacted view (compactionRetainNullKey=false, the default)",
+        source=f"{_COMPACT}#key-configuration-parameters",
+        quote=("When `false` (default), messages with null keys are treated as non-key messages and may be removed "
+               "during compaction."),
+        status="normative", applies_to=_ALL,
+        note=f"{_LIVE}the keyless message was absent from the compacted view (broker topicCompactionRetainNullKey=false).",
+    ),
+    Rule(
+        id="PLS-COMPACT-004", area="COMPACT",
+        title="After the compaction horizon, a compacted reader reads the topic as published",
+        source=_COMPACT,
+        quote="Read from the topic like normal (if the message ID is greater than or equal to the compaction horizon) or",
+        status="normative", applies_to=_ALL,
+        note=f"{_LIVE}a3 sent after the compaction: the compacted reader got a2, b'', c, d1, a3 (a2 and a3 both).",
+    ),
+    Rule(
+        id="PLS-COMPACT-005", area="COMPACT",
+        title="is_read_compacted is refused with InvalidConfiguration on Shared/Key_Shared subscriptions and on non-persistent topics",
+        source=f"{_CPPLIB}ClientImpl.cc",
+        quote="", status="inferred", applies_to=_CPP,
+        note=("A client-side check in subscribeAsync; Exclusive, Failover and readers are allowed. "
+              f"{_LIVE}Shared and KeyShared -> pulsar.InvalidConfiguration; Exclusive and Failover ok; "
+              "non-persistent Exclusive -> InvalidConfiguration."),
+    ),
+    # ---- producer access modes (reference_model/access_modes.py) -------------------------
+    Rule(
+        id="PLS-ACCESS-001", area="ACCESS",
+        title="Shared access mode (the default): any number of Shared producers may publish together",
+        source=f"{_CLI}#access-mode",
+        quote="Multiple producers can publish on a topic.",
+        status="normative", applies_to=_ALL,
+        note=f"{_LIVE}two Shared producers both sent successfully.",
+    ),
+    Rule(
+        id="PLS-ACCESS-002", area="ACCESS",
+        title="An Exclusive producer is refused with ProducerFenced when any producer is already connected",
+        source=f"{_CLI}#access-mode",
+        quote=("If there is already a producer connected, other producers trying to publish on this topic get errors "
+               "immediately."),
+        status="normative", applies_to=_ALL,
+        note=(f"The error is ProducerFenced ({_BROKER}AbstractTopic.java#incrementTopicEpochIfNeeded), whether the "
+              f"present producer is Shared or exclusive. {_LIVE}after Shared, Exclusive, ExclusiveWithFencing or "
+              "WaitForExclusive: pulsar.ProducerFenced; the first producer kept sending."),
+    ),
+    Rule(
+        id="PLS-ACCESS-003", area="ACCESS",
+        title="A Shared producer is refused with ProducerBusy while an exclusive producer holds the topic",
+        source=f"{_BROKER}AbstractTopic.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("incrementTopicEpochIfNeeded: 'Topic has an existing exclusive producer'. The docs give only the "
+              f"exclusive side. {_LIVE}after Exclusive, ExclusiveWithFencing or WaitForExclusive: pulsar.ProducerBusy."),
+    ),
+    Rule(
+        id="PLS-ACCESS-004", area="ACCESS",
+        title="ExclusiveWithFencing always succeeds and fences the present producers: an exclusive one's next send fails ProducerFenced, a Shared or WaitForExclusive one's times out",
+        source=f"{_CLI}#access-mode",
+        quote="If there is already a producer connected, it will be removed and invalidated immediately.",
+        status="normative", applies_to=_ALL,
+        note=(f"The fenced producer reconnects: ProducerFenced is final in C++ ({_CPPLIB}ProducerImpl.cc#handleCreateProducer), "
+              "ProducerBusy (Shared) and waiting (WaitForExclusive) are retried until the send timeout. "
+              f"{_LIVE}fenced Exclusive / ExclusiveWithFencing: next send pulsar.ProducerFenced; fenced Shared and "
+              "WaitForExclusive: pulsar.Timeout after send_timeout_millis=3000."),
+    ),
+    Rule(
+        id="PLS-ACCESS-005", area="ACCESS",
+        title="WaitForExclusive: creation waits while another producer holds the topic and completes when it leaves",
+        source=f"{_CLI}#access-mode",
+        quote=("If there is already a producer connected, the producer creation is pending (rather than timing out) "
+               "until the producer gets the `Exclusive` access."),
+        status="normative", applies_to=_ALL,
+        note=f"{_LIVE}create_producer blocked 0.7 s behind an Exclusive producer and returned right after it closed.",
+    ),
+    Rule(
+        id="PLS-ACCESS-006", area="ACCESS",
+        title="A second producer with the name of a connected producer on the topic is refused with ProducerBusy",
+        source=f"{_BROKER}AbstractTopic.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("internalAddProducer: NamingException('Producer with name ... is already connected to topic') -> "
+              f"ServerError ProducerBusy. {_LIVE}second Shared producer named 'same': pulsar.ProducerBusy."),
+    ),
+    # ---- non-persistent topics (reference_model/non_persistent.py) -----------------------
+    Rule(
+        id="PLS-NP-001", area="NP",
+        title="Non-persistent topics deliver a message only to subscriptions with a consumer connected when it is published",
+        source=f"{_MSG}#non-persistent-topics",
+        quote="The received messages are immediately transmitted to all connected consumers.",
+        status="normative", applies_to=_ALL,
+        note=(f"{_LIVE}a message sent before any consumer was never delivered (even at Earliest); one sent while the "
+              "subscription's consumer was closed was lost; a reader got only messages sent after it was created."),
+    ),
+    Rule(
+        id="PLS-NP-002", area="NP",
+        title="Non-persistent topics never redeliver: a nacked message does not come back",
+        source=f"{_BROKER}nonpersistent/NonPersistentDispatcherMultipleConsumers.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=(f"Nothing is stored, so a redelivery request has nothing to send. {_LIVE}Shared, nack delay 100 ms: nothing "
+              "arrived in the next 600 ms."),
+    ),
+    Rule(
+        id="PLS-NP-003", area="NP",
+        title="Every message on a non-persistent topic has id (0,0,partition,-1), on send and on receive",
+        source=f"{_BROKER}nonpersistent/NonPersistentTopic.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=(f"publishMessage acks with ledger/entry 0/0. So ids do not identify messages there. {_LIVE}send returned "
+              "'(0,0,-1,-1)' for every message and the consumer reported '(0,0,-1,-1)'."),
+    ),
+    Rule(
+        id="PLS-NP-004", area="NP",
+        title="Non-persistent topics ignore deliver_at / deliver_after: delivery is immediate on every subscription type",
+        source=f"{_BROKER}nonpersistent/NonPersistentDispatcherMultipleConsumers.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=f"No delayed tracker there. {_LIVE}Shared, deliver_after 700 ms: received 2 ms after the send.",
+    ),
+)
+
+
 # --------------------------------------------------------------------------- registry
 
 

@@ -1,0 +1,84 @@
+"""Producer access modes: who may publish on a topic, and what a refused or fenced producer sees.
+
+Pulsar part: ``apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/service/
+AbstractTopic.java`` (``incrementTopicEpochIfNeeded``, ``internalAddProducer``: same-name
+producers), ``BrokerServiceException.java#getClientErrorCode`` (ProducerBusy / ProducerFenced);
+client ``apache/pulsar-client-cpp lib/ProducerImpl.cc#handleCreateProducer`` (a ProducerFenced
+answer is final; any other failure of an already-created producer is retried).
+Rule ids: PLS-ACCESS-001 .. PLS-ACCESS-006.
+
+A new producer on a topic, given the producers already there (Python exceptions):
+
+| new \\ present             | none | Shared only             | an exclusive holder        |
+|---------------------------|------|-------------------------|----------------------------|
+| Shared                    | ok   | ok (PLS-ACCESS-001)     | ProducerBusy (ACCESS-003)  |
+| Exclusive                 | ok   | ProducerFenced (ACCESS-002) | ProducerFenced (ACCESS-002) |
+| ExclusiveWithFencing      | ok   | ok, fences them (ACCESS-004) | ok, fences it (ACCESS-004) |
+| WaitForExclusive          | ok   | waits (ACCESS-005)      | waits (ACCESS-005)         |
+
+An "exclusive holder" is a producer created with Exclusive, ExclusiveWithFencing, or a
+WaitForExclusive producer that got its turn. A waiting WaitForExclusive producer completes when
+the holder (or the last shared producer) goes away.
+
+A fenced producer (PLS-ACCESS-004) is closed by the broker and reconnects: an Exclusive or
+ExclusiveWithFencing producer is answered ProducerFenced, final, so its next send fails with
+ProducerFenced; a Shared producer is answered ProducerBusy and a WaitForExclusive one is queued,
+both retried forever, so their next send fails with Timeout after ``send_timeout_millis``.
+A second producer with a name already connected on the topic is refused with ProducerBusy
+(PLS-ACCESS-006).
+
+Not modelled: topic epochs across broker restarts, the order of several waiters, partitioned
+topics (each partition decides alone), the broker's error texts (Python shows only the result name).
+Choices: outcomes are small values; ``fences`` lists which present producers lose the topic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SHARED, EXCLUSIVE, EXCLUSIVE_WITH_FENCING, WAIT_FOR_EXCLUSIVE = "Shared", "Exclusive", "ExclusiveWithFencing", "WaitForExclusive"
+MODES = (SHARED, EXCLUSIVE, EXCLUSIVE_WITH_FENCING, WAIT_FOR_EXCLUSIVE)
+
+
+@dataclass(frozen=True)
+class PresentProducer:
+    name: str
+    mode: str
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"unknown access mode {self.mode!r}; use one of {MODES}")
+
+
+@dataclass(frozen=True)
+class CreateOutcome:
+    """``result`` is ``ok``, ``waiting`` or an error name; ``fences`` the producers that lose the topic."""
+
+    result: str
+    rule: str
+    fences: tuple[str, ...] = ()
+
+
+def create_producer(present: tuple[PresentProducer, ...], mode: str, name: str | None = None) -> CreateOutcome:
+    """The outcome of creating a producer in ``mode`` next to ``present`` (the table above)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown access mode {mode!r}; use one of {MODES}")
+    if name is not None and any(p.name == name for p in present):
+        return CreateOutcome("ProducerBusy", "PLS-ACCESS-006")
+    holder = any(p.mode != SHARED for p in present)  # a waiting WaitForExclusive is never "present"
+    if mode == SHARED:
+        return CreateOutcome("ProducerBusy", "PLS-ACCESS-003") if holder else CreateOutcome("ok", "PLS-ACCESS-001")
+    if mode == EXCLUSIVE:
+        return CreateOutcome("ProducerFenced", "PLS-ACCESS-002") if present else CreateOutcome("ok", "PLS-ACCESS-002")
+    if mode == EXCLUSIVE_WITH_FENCING:
+        return CreateOutcome("ok", "PLS-ACCESS-004", fences=tuple(p.name for p in present))
+    return CreateOutcome("waiting", "PLS-ACCESS-005") if present else CreateOutcome("ok", "PLS-ACCESS-005")
+
+
+def fenced_send_error(mode: str) -> str:
+    """PLS-ACCESS-004: the error a fenced producer's next send fails with."""
+    if mode in (EXCLUSIVE, EXCLUSIVE_WITH_FENCING):
+        return "ProducerFenced"
+    if mode in (SHARED, WAIT_FOR_EXCLUSIVE):
+        return "Timeout"
+    raise ValueError(f"unknown access mode {mode!r}; use one of {MODES}")

@@ -1,0 +1,119 @@
+"""Dead-letter topics as the C++/Python consumer implements them.
+
+Pulsar part: ``apache/pulsar-client-cpp lib/ConsumerImpl.cc`` (constructor: the default DLQ
+name; ``messageReceived`` / ``receiveIndividualMessagesFromBatch``: which deliveries are
+remembered as "possibly to the DLQ"; ``redeliverUnacknowledgedMessages(set)`` and
+``processPossibleToDLQ``: publish to the DLQ, then ack on the source), ``lib/ConsumerImpl.h``
+(property names), ``lib/MessageId.cc#operator<<`` (the id text); Python
+``pulsar/__init__.py#ConsumerDeadLetterPolicy``.
+Rule ids: PLS-DLQ-001 .. PLS-DLQ-007.
+
+With ``max_redeliver_count = N`` on a Shared or Key_Shared subscription (PLS-DLQ-002, -005):
+1. A delivery whose broker redelivery count ``c`` is ``< N`` is an ordinary delivery.
+2. ``c == N``: delivered to the application *and* remembered. If the application then nacks it
+   (or its ack timeout fires), the client publishes it to the DLQ and acks it on the source
+   instead of asking for a redelivery.
+3. ``c > N`` (e.g. after a reconnect): not delivered; sent straight to the DLQ.
+So the application sees the message ``N + 1`` times (counts 0..N) before it moves.
+On Exclusive/Failover the C++ redelivery is a rewind that leaves the count at 0, so nothing is
+ever moved (PLS-DLQ-005).
+
+The DLQ message (PLS-DLQ-003): same payload, partition key and ordering key; the original
+properties plus ``ORIGIN_MESSAGE_ID = str(original id)`` (``"(ledger,entry,partition,batch)"``)
+and ``REAL_TOPIC`` = the topic the consumer read it from (the partition's name on a partitioned
+topic). It is published by a non-batching producer with a broker-chosen name; when
+``initial_subscription_name`` is given, that subscription is created on the DLQ topic with the
+producer (PLS-DLQ-004). For a batch, every message of the entry is published, each with its own
+batch index, the ones the application acked included (PLS-DLQ-006). The default DLQ topic is
+``<consumer topic>-<subscription>-DLQ`` (PLS-DLQ-001). ``max_redeliver_count`` must be >= 1
+(PLS-DLQ-007).
+
+Not modelled: the retry letter topic (Java only), DLQ producer failures (the message is then
+redelivered instead), chunked messages in the DLQ, schemas.
+Choices: the ack timeout counts as a nack here (both go through the same redelivery path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from reference_model.ids import MessageId
+
+ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID"
+REAL_TOPIC = "REAL_TOPIC"
+DLQ_SUFFIX = "-DLQ"
+INVALID_MAX_REDELIVER_COUNT_ERROR = "max_redeliver_count must be greater than 0"
+
+DELIVER, DELIVER_AND_REMEMBER, TO_DLQ = "deliver", "deliver_and_remember", "to_dlq"
+_DLQ_TYPES = ("Shared", "Key_Shared", "KeyShared")
+
+
+def check_max_redeliver_count(value: int | None) -> str | None:
+    """PLS-DLQ-007: the Python ValueError text, or None when the value is accepted."""
+    if value is None or value < 1:
+        return INVALID_MAX_REDELIVER_COUNT_ERROR
+    return None
+
+
+def default_dlq_topic(consumer_topic: str, subscription: str) -> str:
+    """PLS-DLQ-001: ``<topic>-<subscription>-DLQ`` from the full topic name the consumer uses."""
+    return f"{consumer_topic}-{subscription}{DLQ_SUFFIX}"
+
+
+def dlq_applies(subscription_type: str) -> bool:
+    """PLS-DLQ-005: only subscription types where the broker counts redeliveries can ever move a message."""
+    return subscription_type in _DLQ_TYPES
+
+
+def on_delivery(redelivery_count: int, max_redeliver_count: int) -> str:
+    """Steps 1-3: what the client does with a delivery carrying ``redelivery_count``."""
+    if redelivery_count < max_redeliver_count:
+        return DELIVER
+    if redelivery_count == max_redeliver_count:
+        return DELIVER_AND_REMEMBER
+    return TO_DLQ
+
+
+def deliveries_before_dead_letter(max_redeliver_count: int) -> tuple[int, ...]:
+    """PLS-DLQ-002: the redelivery counts the application sees when it nacks every time."""
+    if check_max_redeliver_count(max_redeliver_count):
+        raise ValueError(INVALID_MAX_REDELIVER_COUNT_ERROR)
+    return tuple(range(max_redeliver_count + 1))
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """One message as published to the DLQ."""
+
+    payload: bytes
+    properties: tuple[tuple[str, str], ...]
+    partition_key: str | None = None
+    ordering_key: str | None = None
+
+    def properties_dict(self) -> dict[str, str]:
+        return dict(self.properties)
+
+
+def dead_letter_properties(original: Mapping[str, str], origin_id: MessageId, real_topic: str) -> dict[str, str]:
+    """PLS-DLQ-003: the original properties plus ORIGIN_MESSAGE_ID (C++ id text) and REAL_TOPIC."""
+    props = dict(original)
+    props[ORIGIN_MESSAGE_ID] = str(origin_id)
+    props[REAL_TOPIC] = real_topic
+    return props
+
+
+def dead_letter(payload: bytes, original_properties: Mapping[str, str], origin_id: MessageId, real_topic: str,
+                *, partition_key: str | None = None, ordering_key: str | None = None) -> DeadLetter:
+    props = dead_letter_properties(original_properties, origin_id, real_topic)
+    return DeadLetter(payload, tuple(sorted(props.items())), partition_key or None, ordering_key or None)
+
+
+def dead_letters_for_entry(messages: list[tuple[bytes, Mapping[str, str]]], *, ledger: int, entry: int,
+                           partition: int, real_topic: str, batched: bool) -> tuple[DeadLetter, ...]:
+    """PLS-DLQ-006: every message of the entry goes to the DLQ, acked or not, each with its own id."""
+    out = []
+    for index, (payload, props) in enumerate(messages):
+        origin = MessageId(ledger, entry, partition, index if batched else -1)
+        out.append(dead_letter(payload, props, origin, real_topic))
+    return tuple(out)

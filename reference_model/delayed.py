@@ -1,0 +1,114 @@
+"""Delayed delivery: when a message sent with ``deliver_at`` / ``deliver_after`` reaches a consumer.
+
+Pulsar part: the broker's delayed-delivery trackers (``apache/pulsar pulsar-broker/src/main/java/
+org/apache/pulsar/broker/delayed/AbstractDelayedDeliveryTracker.java#getCutoffTime``,
+``InMemoryDelayedDeliveryTracker#addMessage``), used only by the multiple-consumer dispatchers
+(``.../service/persistent/PersistentDispatcherMultipleConsumers.java#trackDelayedDelivery``, which
+the Key_Shared dispatcher extends); the producer's ``canAddToBatch`` in ``apache/pulsar-client-cpp
+lib/ProducerImpl.cc``; ``MessageBuilder::deliverAfter`` (``lib/MessageBuilder.cc``: now + delay).
+Rule ids: PLS-DELAY-001 .. PLS-DELAY-006, PLS-NP-004.
+
+1. Who honours it: Shared and Key_Shared subscriptions on persistent topics (PLS-DELAY-001,
+   PLS-DELAY-003). Exclusive and Failover dispatch a delayed message at once, in publish order
+   (PLS-DELAY-002); non-persistent topics ignore the delay (PLS-NP-004).
+2. When: a tracked message is ready once ``deliver_at <= cutoff(now)``, where the cutoff is
+   ``now`` in strict mode and ``now + tick`` otherwise. A message already ready when it is read
+   is not tracked at all. Strict (PLS-DELAY-004): never early, late by at most about
+   ``2 * tick`` plus dispatch latency (the docs' "deliverAt time plus the tickTimeMillis for the
+   topic plus the delayedDeliveryTickTimeMillis"). Non-strict (PLS-DELAY-005): up to ``tick``
+   early.
+3. Producer: ``deliver_after`` becomes ``deliver_at = client now + delay``; Python sets
+   ``deliver_at`` and then ``deliver_after``, so ``deliver_after`` wins when both are given, and
+   each is skipped when falsy. A delayed message is never batched: it is sent at once as its
+   own entry, ahead of a batch still being filled (PLS-DELAY-006).
+
+Not modelled: the bucket tracker, ``delayedDeliveryMaxDelayInMillis`` (a longer delay refused at
+publish), namespace/topic policies that switch the feature off, clock skew (``deliver_at`` is
+client time and the broker compares it with its own clock), the Failover first-dispatch pause.
+Choices: the window's ``canonical`` instant is ``deliver_at`` (strict) or ``deliver_at - tick``
+(non-strict), the earliest allowed; ``dispatch_slack_ms`` (default 50) covers the broker's
+timer granularity and the trip to the client.
+"""
+
+from __future__ import annotations
+
+from reference_model.timing import Window
+
+DELAY_HONOURING_TYPES = ("Shared", "Key_Shared")
+_TYPE_ALIASES = {"KeyShared": "Key_Shared", "Key_Shared": "Key_Shared", "Shared": "Shared",
+                 "Exclusive": "Exclusive", "Failover": "Failover"}
+
+# Broker defaults (ServiceConfiguration); the suite's embedded broker sets tick 100 ms, strict true.
+DEFAULT_TICK_MS = 1000
+DEFAULT_STRICT = False
+DEFAULT_DISPATCH_SLACK_MS = 50
+
+
+def honours_delay(subscription_type: str, *, persistent: bool = True, delayed_delivery_enabled: bool = True) -> bool:
+    """Step 1: does this subscription hold a delayed message back?"""
+    kind = _TYPE_ALIASES.get(subscription_type)
+    if kind is None:
+        raise ValueError(f"unknown subscription type {subscription_type!r}; use one of {sorted(_TYPE_ALIASES)}")
+    return persistent and delayed_delivery_enabled and kind in DELAY_HONOURING_TYPES
+
+
+def cutoff_time(now_ms: float, *, tick_ms: int, strict: bool) -> float:
+    """``getCutoffTime``: messages with ``deliver_at <= cutoff`` may be dispatched."""
+    return now_ms if strict else now_ms + tick_ms
+
+
+def is_ready(deliver_at_ms: float, now_ms: float, *, tick_ms: int, strict: bool) -> bool:
+    """Step 2: may the dispatcher hand this message to a consumer at ``now``?"""
+    return deliver_at_ms <= cutoff_time(now_ms, tick_ms=tick_ms, strict=strict)
+
+
+def effective_deliver_at(*, client_now_ms: int, deliver_at_ms: int | None = None, deliver_after_ms: int | None = None) -> int | None:
+    """Step 3: the ``deliver_at_time`` the message carries (None: not delayed)."""
+    result = None
+    if deliver_at_ms:  # Python: `if deliver_at:`
+        result = int(deliver_at_ms)
+    if deliver_after_ms:  # Python: `if deliver_after:`; C++ deliverAfter = now + delay
+        result = int(client_now_ms) + int(deliver_after_ms)
+    return result
+
+
+def delivery_window(
+    deliver_at_ms: float,
+    *,
+    read_at_ms: float,
+    subscription_type: str,
+    persistent: bool = True,
+    tick_ms: int = DEFAULT_TICK_MS,
+    strict: bool = DEFAULT_STRICT,
+    dispatch_slack_ms: float = DEFAULT_DISPATCH_SLACK_MS,
+) -> Window:
+    """When the consumer may get the message, given the dispatcher reads it at ``read_at_ms``.
+
+    Violated if a Shared consumer on a strict broker receives it before ``deliver_at``.
+    """
+    if not honours_delay(subscription_type, persistent=persistent) or is_ready(deliver_at_ms, read_at_ms, tick_ms=tick_ms, strict=strict):
+        return Window(low=read_at_ms, canonical=read_at_ms, high=read_at_ms + dispatch_slack_ms)
+    if strict:
+        return Window(low=deliver_at_ms, canonical=deliver_at_ms, high=deliver_at_ms + 2 * tick_ms + dispatch_slack_ms)
+    return Window(low=deliver_at_ms - tick_ms, canonical=deliver_at_ms - tick_ms, high=deliver_at_ms + tick_ms + dispatch_slack_ms)
+
+
+def delivery_order(messages: list[tuple[str, float | None]], *, subscription_type: str, persistent: bool = True,
+                   now_ms: float = 0.0, tick_ms: int = DEFAULT_TICK_MS, strict: bool = DEFAULT_STRICT) -> list[str]:
+    """The order one consumer receives ``(name, deliver_at or None)`` messages published in list order at ``now``.
+
+    Messages not held back come first in publish order; held ones follow in ``deliver_at``
+    order (ties by publish order).
+    """
+    immediate, held = [], []
+    for index, (name, at) in enumerate(messages):
+        if at is None or not honours_delay(subscription_type, persistent=persistent) or is_ready(at, now_ms, tick_ms=tick_ms, strict=strict):
+            immediate.append(name)
+        else:
+            held.append((at, index, name))
+    return immediate + [name for _, _, name in sorted(held)]
+
+
+def batchable(deliver_at_ms: int | None) -> bool:
+    """PLS-DELAY-006: ``canAddToBatch``: a message with a deliver-at time is always sent alone."""
+    return deliver_at_ms is None

@@ -1,0 +1,83 @@
+"""Message TTL, retention and the backlog: what happens to messages nobody acknowledges, or everybody did.
+
+Pulsar part: the broker's expiry monitor (``apache/pulsar pulsar-broker/src/main/java/org/apache/
+pulsar/broker/service/persistent/PersistentMessageExpiryMonitor.java``,
+``PersistentTopic#checkMessageExpiry``, run every ``messageExpiryCheckIntervalInMinutes``,
+default 5, from ``ServiceConfiguration``); the admin ``expireMessages`` endpoint
+(``.../admin/v2/PersistentTopics.java``); ledger trimming in ``ManagedLedgerImpl`` (acked data
+is deleted a whole ledger at a time); namespace policies ``messageTTL`` and ``retention``.
+Rule ids: PLS-TTL-001 .. PLS-TTL-003, PLS-RETENTION-001, PLS-RETENTION-002, PLS-BACKLOG-001.
+
+TTL (PLS-TTL-001/003), per subscription: a message is *expired* at ``now`` when
+``now > publish_time + ttl``. An expiry pass moves the subscription's cursor past the last
+expired message, so every message up to it is gone from that subscription: never delivered
+again, even if it was already delivered and not acked. Messages younger than the TTL stay.
+When (PLS-TTL-002): only when a pass runs, i.e. at the periodic check (every
+``messageExpiryCheckIntervalInMinutes``) or when the admin API asks for one
+(``POST .../subscription/<sub>/expireMessages/<seconds>``). Between passes, expired messages
+are still delivered.
+
+Retention (PLS-RETENTION-001/002): without a retention policy acked messages *may* be deleted;
+they are removed only when the ledger holding them is trimmed (after a ledger rollover), so a
+new subscription at Earliest or a reader may still read them. With a retention policy they must
+stay readable for the retention time/size. The model therefore treats deletion of acked data
+as "allowed, never required" without retention, and "forbidden" inside retention.
+
+Backlog (PLS-BACKLOG-001): a subscription's ``msgBacklog`` counts entries not yet acked.
+
+Not modelled: retention limits (the size / time at which retained data goes), backlog quotas,
+TTL at topic level vs namespace level precedence, broker-entry-metadata publish times, ledger
+rollover thresholds, offload.
+Choices: ``publish_time`` is the client-set publish timestamp (what ``Message.publish_timestamp()``
+returns); the periodic check is a window ``[publish + ttl, publish + ttl + interval]`` in
+which the expiry may happen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reference_model.timing import Window
+
+DEFAULT_EXPIRY_CHECK_INTERVAL_MINUTES = 5
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One message of a subscription's backlog, in topic order."""
+
+    name: str
+    publish_time_ms: int
+
+
+def is_expired(publish_time_ms: float, now_ms: float, ttl_seconds: int) -> bool:
+    """PLS-TTL-001: older than the TTL (a TTL of 0 means no TTL)."""
+    return ttl_seconds > 0 and now_ms > publish_time_ms + ttl_seconds * 1000
+
+
+def expire(backlog: tuple[Stored, ...], now_ms: float, ttl_seconds: int) -> tuple[Stored, ...]:
+    """One expiry pass: drop everything up to and including the last expired message (PLS-TTL-001/003)."""
+    last = -1
+    for i, m in enumerate(backlog):
+        if is_expired(m.publish_time_ms, now_ms, ttl_seconds):
+            last = i
+    return backlog[last + 1:]
+
+
+def expiry_window(publish_time_ms: float, ttl_seconds: int, *, check_interval_minutes: int = DEFAULT_EXPIRY_CHECK_INTERVAL_MINUTES) -> Window:
+    """PLS-TTL-002: without a forced pass, when the periodic check may expire this message."""
+    low = publish_time_ms + ttl_seconds * 1000
+    high = low + check_interval_minutes * 60_000
+    return Window(low=low, canonical=high, high=high)
+
+
+def acked_may_be_read(*, retention_covers: bool) -> frozenset[bool]:
+    """PLS-RETENTION-001/002: the allowed answers to "can a new Earliest reader still read an acked message?"."""
+    return frozenset({True}) if retention_covers else frozenset({True, False})
+
+
+def backlog(entries: int, fully_acked_entries: int) -> int:
+    """PLS-BACKLOG-001: the subscription's msgBacklog."""
+    if not 0 <= fully_acked_entries <= entries:
+        raise ValueError(f"acked entries {fully_acked_entries} outside 0..{entries}")
+    return entries - fully_acked_entries
