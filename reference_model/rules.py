@@ -1114,6 +1114,119 @@ RULES = RULES + (
 )
 
 
+# --------------------------------------------------------------------------- hashing, routing, Key_Shared
+# Models: reference_model/hashing.py, routing.py, key_shared.py. Read in the released
+# pulsar-broker jars (3.0.0, 3.0.2, 3.0.7, 3.2.3, 3.3.6, 4.0.8) and the C++ client source;
+# confirmed live on 4.0.8 and 3.3.6 by tests/live/test_key_shared_live.py.
+
+_LIVE_KS = "Live (brokers 4.0.8 and 3.3.6, pulsar-client 3.13.0): "
+_COMMON = "apache/pulsar pulsar-common/src/main/java/org/apache/pulsar/common/"
+
+RULES = RULES + (
+    Rule(
+        id="PLS-HASH-001", area="HASH",
+        title="Pulsar's Murmur3_32Hash is MurmurHash3_x86_32 with seed 0 over the UTF-8 key bytes, masked with 0x7fffffff",
+        source=f"{_COMMON}util/Murmur3_32Hash.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("makeHash returns the signed-bit-cleared hash. The docs' example murmur32('Order-3459134') = "
+              "3112179635 is the unsigned value; Pulsar uses 964695987. Vectors checked against the 4.0.8 jar on a JVM."),
+    ),
+    Rule(
+        id="PLS-HASH-002", area="HASH",
+        title="JavaStringHash: Java hashes UTF-16 code units (String.hashCode); the C++ client hashes UTF-8 bytes as signed chars, so they differ for non-ASCII keys",
+        source=f"{_CPPLIB}JavaStringHash.cc",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("'é': Java 233, C++ 2147481670 (after & INT_MAX). C++ assumes char is signed (x86-64); on ARM it is "
+              "not. Checked by compiling lib/JavaStringHash.cc with g++ and against String.hashCode on a JVM."),
+    ),
+    Rule(
+        id="PLS-ROUTE-001", area="ROUTE",
+        title="A keyed message goes to partition hash(partition key) mod N; the ordering key does not route",
+        source=f"{_CPPLIB}RoundRobinMessageRouter.cc",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Java: signSafeMod(hash.makeHash(key), N) with JavaStringHash by default; C++: masked hash % N, "
+              "BoostHash by default, and Python cannot choose the scheme, so live cases use a custom router that "
+              "reproduces a scheme and check the client's own default only for 'same key, same partition'."),
+    ),
+    Rule(
+        id="PLS-ROUTE-002", area="ROUTE",
+        title="RoundRobin without a key: per message from a random first partition; with batching, the C++ client switches partition per batch",
+        source=f"{_CPPLIB}RoundRobinMessageRouter.cc",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("ND: the first partition. Java with batching switches on a wall-clock period "
+              "(RoundRobinPartitionMessageRouterImpl.java) instead of per batch."),
+    ),
+    Rule(
+        id="PLS-ROUTE-003", area="ROUTE",
+        title="SinglePartition: one partition, chosen at random when the producer is created, takes every keyless message",
+        source=f"{_CPPLIB}SinglePartitionMessageRouter.cc",
+        quote="", status="inferred", applies_to=_ALL,
+        note="ND: which partition. Keyed messages are still hashed (PLS-ROUTE-001).",
+    ),
+    Rule(
+        id="PLS-FAILOVER-004", area="FAILOVER",
+        title="Failover on a partitioned topic: partition p's active consumer is sorted[p mod k], consumers sorted by priority level then name, k = how many share the best priority",
+        source=f"{_BROKER}AbstractDispatcherSingleActiveConsumer.java#pickAndScheduleActiveConsumer",
+        quote="", status="inferred", applies_to=_ALL,
+        note=(f"Names compare as Java String.compareTo (UTF-16 code units). {_LIVE_KS}each partition's active "
+              "consumer was sorted[p mod k] (Python cannot set priority levels, so all share priority 0)."),
+    ),
+    Rule(
+        id="PLS-KEYSHARED-001", area="KEYSHARED",
+        title="The sticky key of a message is its ordering key, else its partition key, else (keyless) a per-version fallback",
+        source=f"{_COMMON}protocol/Commands.java#resolveStickyKey",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("4.x hashes producerName + '-' + sequenceId for a keyless message before falling back to NONE_KEY "
+              "(the docs say NON_KEY); 3.x uses NONE_KEY. A batch carries its first message's keys. "
+              f"{_LIVE_KS}keyless messages reached the consumer the per-version rule predicts."),
+    ),
+    Rule(
+        id="PLS-KEYSHARED-002", area="KEYSHARED",
+        title="The slot of a sticky key depends on broker version and selector: 4.x ring h % 65535 + 1; hash ranges h % 65536 (4.x maps 0 to 1); 3.x ring the full 31-bit h",
+        source=f"{_BROKER}StickyKeyConsumerSelectorUtils.java#makeStickyKeyHash",
+        quote="", status="inferred", applies_to=_ALL,
+        note="'Order-3459134': 4.x ring slot 20788, hash-range slot 6067 (the docs' 6067 is right only for ranges).",
+    ),
+    Rule(
+        id="PLS-KEYSHARED-003", area="KEYSHARED",
+        title="Consistent hashing (the default): each consumer has replica points on a ring; a key goes to the first point at or after its slot, wrapping",
+        source=f"{_BROKER}ConsistentHashingStickyKeyConsumerSelector.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Point key and collision rule differ by release: 3.0.0-3.0.2 name+i with sorted-list collisions; "
+              "3.2.3 name\\0i; 3.0.7/3.3.6 name\\0nameIndex\\0i, newcomer wins; 4.x the same key, first owner keeps the "
+              "point and others queue FIFO. The docs' description (name + i for i in 1..100, hash % list size) is "
+              f"outdated. {_LIVE_KS}120/120 messages reached the predicted consumer and reported hash ranges matched "
+              "range for range, including a collision and a hand-over on leave."),
+    ),
+    Rule(
+        id="PLS-KEYSHARED-004", area="KEYSHARED",
+        title="AUTO_SPLIT hash ranges (consistent hashing off): a joining consumer takes the lower half of the largest range; a leaving consumer's range merges into the next",
+        source=f"{_BROKER}HashRangeAutoSplitStickyKeyConsumerSelector.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Ties pick the lowest range end; when the top range's owner leaves, the next-lower owner takes the top. "
+              "No range left to split: ConsumerAssignError. Only with subscriptionKeySharedUseConsistentHashing=false. "
+              f"{_LIVE_KS}ranges after 4 joins matched the docs diagram; leaves matched the merge rules."),
+    ),
+    Rule(
+        id="PLS-KEYSHARED-005", area="KEYSHARED",
+        title="STICKY: each consumer declares its own ranges in [0, 65535]; conflicts are refused with ConsumerAssignError; slots no one covers are not dispatched",
+        source=f"{_BROKER}HashRangeExclusiveStickyKeyConsumerSelector.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Client (lib/KeySharedPolicy.cc): empty list and bounds outside [0, 65535] refused; reversed or identical "
+              "duplicate ranges get through. 4.0.8 refuses start > end, a consumer's own overlaps and overlaps with "
+              "others; 3.x checks only start > end. Python sees ResultConsumerAssignError (the text is in the broker log)."),
+    ),
+    Rule(
+        id="PLS-KEYSHARED-006", area="KEYSHARED",
+        title="4.x draining hashes: when a hash moves to a new consumer, none of its messages go there while the old consumer still holds unacked messages of that hash",
+        source=f"{_BROKER}DrainingHashesTracker.java",
+        quote="", status="tentative", applies_to=AppliesTo(">=4.0", CLIENTS),
+        note=("PIP-379 (apache/pulsar #23309, #23352, #23429) replaced 3.x's 'recently joined consumers' rule. Read in "
+              "source only; not yet checked live. allowOutOfOrderDelivery=true turns it off."),
+    ),
+)
+
+
 # --------------------------------------------------------------------------- registry
 
 

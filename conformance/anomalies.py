@@ -1,0 +1,61 @@
+"""The closed vocabulary of anomalies the checker reports.
+
+Like Jepsen's Elle, every failure names an anomaly from a fixed list, each with one definition,
+so reports from different traces, targets and broker versions can be counted together. The
+checker never invents a name: ``anomaly(name)`` refuses one that is not here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    name: str
+    definition: str
+
+
+ANOMALIES: dict[str, Anomaly] = {a.name: a for a in (
+    Anomaly("lost-message",
+            "A published, unacknowledged message was deliverable to a consumer that asked for messages "
+            "and received nothing, although no other consumer could have taken it."),
+    Anomaly("duplicate-delivery",
+            "A message reached a consumer (or reader) again while nothing allowed a redelivery: no nack, "
+            "ack timeout, redeliver_unacked, consumer close, seek or rewind was in effect."),
+    Anomaly("ack-resurrection",
+            "A message acknowledged on a subscription was delivered again on that subscription."),
+    Anomaly("early-redelivery",
+            "A redelivered message arrived before the earliest instant its cause allows "
+            "(e.g. sooner than the nack delay d after the nack)."),
+    Anomaly("late-redelivery",
+            "A redelivery that was due did not arrive by the latest instant its cause allows, "
+            "plus the dispatch-latency tolerance."),
+    Anomaly("wrong-consumer",
+            "A message reached a consumer that may not receive it (an inactive Failover consumer, "
+            "a closed consumer)."),
+    Anomaly("order-violation",
+            "Messages reached an in-order consumer or reader (Exclusive, Failover, reader) out of "
+            "publish order, or message ids did not grow in publish order."),
+    Anomaly("unexpected-rejection",
+            "An op the model says succeeds was rejected."),
+    Anomaly("missing-rejection",
+            "An op the model says is refused (e.g. a second Exclusive consumer: ConsumerBusy) succeeded."),
+    Anomaly("wrong-error",
+            "An op was rejected as the model predicts, but with a different error name."),
+    Anomaly("wrong-value",
+            "An op succeeded but its value differs from the model's: a message field changed in "
+            "transit, a message id broke its conventions, a sequence id, a message not in the subscription."),
+    Anomaly("wrong-redelivery-count",
+            "A delivered message carried a redelivery_count outside the range its delivery history allows."),
+    Anomaly("wrong-backlog",
+            "The subscription backlog reported by stats differs from the number of entries not yet "
+            "acknowledged (allowing for acks the client had not flushed yet)."),
+)}
+
+
+def anomaly(name: str) -> str:
+    """``name`` if it is in the vocabulary; a ``KeyError`` (a checker bug) otherwise."""
+    if name not in ANOMALIES:
+        raise KeyError(f"unknown anomaly {name!r}; add it to conformance.anomalies.ANOMALIES with a definition")
+    return name

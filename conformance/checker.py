@@ -1,0 +1,613 @@
+"""The checker: is this history one that Pulsar's rules allow?
+
+It walks a history step by step with the reference model beside it. At each step it asks the
+model what was allowed (an outcome, or for ``receive`` the *set* of messages the consumer may
+get and the window in which each becomes eligible), compares with what was observed, and emits a
+``Verdict`` naming a rule id, a status and, on failure, an anomaly from ``conformance.anomalies``
+with a sentence a user can act on. Then it advances the model *by the observation*, so one
+nondeterministic choice never cascades into later false failures.
+
+Timing is judged against named tolerances (``Tolerances``): zero for the model target, measured
+slack for a live broker. An ``indeterminate`` outcome (a timeout, a lost connection) makes what
+it affected INDETERMINATE, never FAIL. Ops the model does not describe are listed in the
+report's ``notes`` and judged no further.
+
+Not modelled (judged INDETERMINATE or not at all): see ``reference_model.broker``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Iterable, Mapping
+
+from conformance.anomalies import anomaly as _anomaly
+from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message
+from reference_model.broker import DLQ_PRODUCER, Broker
+from reference_model.dispatch.base import Candidate, ReceiveOptions
+from reference_model.ids import MessageId, id_conventions_violation
+from reference_model.profiles import Profile, profile_for
+from reference_model.rejections import NotModelledError, Rejected
+from reference_model.timing import Span
+
+PASS = "PASS"
+FAIL = "FAIL"
+INDET = "INDETERMINATE"
+_RANK = {PASS: 0, INDET: 1, FAIL: 2}
+
+# Rules that explain a redelivery: a due one that does not come is "late", not "lost".
+_REDELIVERY_RULES = {"PLS-NACK-001", "PLS-NACK-003", "PLS-ACKTIMEOUT-002", "PLS-REDELIVER-001", "PLS-SHARED-002"}
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """Explicit timing slack, in milliseconds, reported with every check.
+
+    - ``dispatch_latency_ms``: how long after its deadline a due message may still arrive
+      (broker dispatch + network + client queue). A redelivery window ``[low, high]`` is judged
+      as ``[low, high + dispatch_latency_ms]``.
+    - ``ack_grouping_ms``: the C++ client sends acks in groups every 100 ms
+      (``AckGroupingTrackerEnabled``), so the broker (stats) may not see an ack for that long.
+    - ``early_ms``: how much before its window opens a message may arrive (timer and clock
+      granularity between the harness and the client).
+    """
+
+    dispatch_latency_ms: float = 0.0
+    ack_grouping_ms: float = 0.0
+    early_ms: float = 0.0
+
+    @staticmethod
+    def for_target(target_name: str | None) -> "Tolerances":
+        """Zero slack for the model target; measured slack for anything live."""
+        if target_name in (None, "model"):
+            return Tolerances()
+        # Live 4.0.8 / C++ 4.2.0 on loopback: a 200 ms nack came back at ~273 ms (7 ms after its
+        # window closed), but after a rewind on a Failover subscription delivery stalled for
+        # ~0.5 s (random trace live-random-13: a fresh message took 481 ms, another > 500 ms).
+        return Tolerances(dispatch_latency_ms=1000.0, ack_grouping_ms=100.0, early_ms=2.0)
+
+    def to_json(self) -> dict[str, float]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    rule_id: str
+    step: int | None  # None: judged at the end of the history
+    status: str  # PASS | FAIL | INDETERMINATE
+    anomaly: str | None
+    allowed: str
+    observed: str
+    explanation: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {k.name: getattr(self, k.name) for k in fields(self)}
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    trace_id: str
+    target: str | None
+    profile: Profile
+    tolerances: Tolerances
+    verdicts: tuple[Verdict, ...]
+    notes: tuple[str, ...] = ()
+
+    def rule_verdicts(self) -> dict[str, str]:
+        """One status per rule id: FAIL beats INDETERMINATE beats PASS."""
+        out: dict[str, str] = {}
+        for v in self.verdicts:
+            if v.rule_id not in out or _RANK[v.status] > _RANK[out[v.rule_id]]:
+                out[v.rule_id] = v.status
+        return out
+
+    def failures(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.status == FAIL]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures()
+
+    def summary(self) -> str:
+        rules = self.rule_verdicts()
+        counts = {s: sum(1 for v in rules.values() if v == s) for s in (PASS, INDET, FAIL)}
+        lines = [f"{self.trace_id} on {self.target}: {counts[PASS]} rules pass, "
+                 f"{counts[INDET]} indeterminate, {counts[FAIL]} fail "
+                 f"(tolerances: {', '.join(f'{k}={v:g}' for k, v in self.tolerances.to_json().items())})"]
+        for v in self.failures():
+            where = f"step {v.step}" if v.step is not None else "end of history"
+            lines.append(f"  FAIL {v.rule_id} {v.anomaly} at {where}: {v.explanation}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "trace_id": self.trace_id,
+            "target": self.target,
+            "profile": self.profile.to_json(),
+            "tolerances": self.tolerances.to_json(),
+            "rule_verdicts": self.rule_verdicts(),
+            "verdicts": [v.to_json() for v in self.verdicts],
+            "notes": list(self.notes),
+        }
+
+
+def check(history: History, *, profile: Profile | None = None, tolerances: Tolerances | None = None) -> CheckReport:
+    """Judge ``history`` against the reference model, rule by rule.
+
+    ``profile`` defaults to ``profile_for(header.broker_version, header.client, header.profile)``;
+    ``tolerances`` to ``Tolerances.for_target(header.target)``.
+    """
+    header = history.header
+    if profile is None:
+        profile = profile_for(header.broker_version, header.client, header.profile or None)
+    if tolerances is None:
+        tolerances = Tolerances.for_target(header.target)
+    checker = _Checker(profile, tolerances)
+    for event in history.events:
+        checker.step(event)
+    checker.finish()
+    return CheckReport(header.trace_id, header.target, profile, tolerances, tuple(checker.verdicts), tuple(checker.notes))
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
+    """The rule an op's plain success or failure speaks to."""
+    if op == "ack":
+        return "PLS-ACK-004" if model.is_acked(args["consumer"], args["message"]) else "PLS-ACK-001"
+    if op == "seek":
+        return {"message": "PLS-SEEK-001", "publish_time_of": "PLS-SEEK-002"}.get(
+            next((k for k in ("message", "publish_time_of") if k in args), ""), "PLS-SEEK-003")
+    if op == "create_reader":
+        start = args["start"]
+        if start == "earliest":
+            return "PLS-READER-001"
+        if start == "latest":
+            return "PLS-READER-002"
+        return "PLS-READER-004" if args.get("inclusive") else "PLS-READER-003"
+    if op == "subscribe":
+        return "PLS-ACKTIMEOUT-001" if args.get("ack_timeout_ms") else "PLS-SUB-001"
+    return {
+        "create_topic": "PLS-TOPIC-001",
+        "create_producer": "PLS-PROD-001",
+        "send": "PLS-PROD-001",
+        "ack_cumulative": "PLS-ACK-002",
+        "nack": "PLS-NACK-001",
+        "redeliver_unacked": "PLS-REDELIVER-001",
+        "close": "PLS-SUB-001",
+        "unsubscribe": "PLS-SUB-006",
+    }.get(op, "PLS-SUB-001")
+
+
+def _fmt(t: float | None) -> str:
+    return "never" if t is None else f"{t:g}"
+
+
+def _describe_candidates(model: Broker, handle: str, cands: Iterable[Candidate]) -> str:
+    parts = []
+    for c in cands:
+        label = model.candidate_label(handle, c)
+        parts.append(f"{label} from {c.window.low:g} ms" if c.window.low > float("-inf") else label)
+    return "one of: " + ", ".join(parts) if parts else "nothing"
+
+
+class _Checker:
+    def __init__(self, profile: Profile, tol: Tolerances):
+        self.profile = profile
+        self.tol = tol
+        self.model = Broker(profile, slack_ms=tol.dispatch_latency_ms)
+        self.verdicts: list[Verdict] = []
+        self.notes: list[str] = []
+        self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
+        self.unmodelled_labels: set[str] = set()
+        self.tainted: dict[str, int] = {}  # subscription/topic key -> step of the indeterminate op
+        self.sent: dict[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}  # label -> (args, value)
+        self.producer_names: dict[str, str] = {}
+        self.producer_batching: dict[str, bool] = {}
+        self.producer_args: dict[str, dict[str, Any]] = {}
+        self.last_id: dict[str, tuple[str, MessageId]] = {}  # topic -> (label, last observed id)
+        self.last_receive: dict[str, tuple[bool, Span]] = {}  # handle -> (got a message?, span)
+
+    # ------------------------------------------------------------------ emitting
+
+    def _emit(self, rule: str, step: int | None, status: str, anomaly: str | None = None,
+              allowed: str = "", observed: str = "", explanation: str = "", taint_keys: Iterable[str] = ()) -> None:
+        if status == FAIL:
+            hits = [self.tainted[k] for k in taint_keys if k in self.tainted]
+            if hits:
+                status = INDET
+                explanation = (f"(not judged: an indeterminate outcome at step {min(hits)} may explain it) "
+                               + explanation)
+        self.verdicts.append(Verdict(rule, step, status, _anomaly(anomaly) if anomaly else None,
+                                     allowed, observed, explanation))
+
+    def _sub_keys(self, handle: str) -> list[str]:
+        reader = self.model.readers.get(handle)
+        if reader is not None:
+            return [f"topic:{reader.topic.full}"]
+        keys = []
+        for _, sub in self.model._pairs(handle):
+            keys += [f"sub:{sub.topic.full}/{sub.name}", f"topic:{sub.topic.full}"]
+        return keys
+
+    def _taint(self, keys: Iterable[str], step: int) -> None:
+        for k in keys:
+            self.tainted.setdefault(k, step)
+
+    # ------------------------------------------------------------------ walking
+
+    def step(self, event: Event) -> None:
+        op, args = event.op.op, event.op.args
+        handle = event.op.handle()
+        if handle is not None and handle in self.unmodelled_handles:
+            if op in ("create_producer", "subscribe", "create_reader"):
+                self.unmodelled_handles.discard(handle)  # a fresh handle reusing the name
+            else:
+                if op == "send":
+                    self.unmodelled_labels.add(args["payload"])
+                return
+        try:
+            if op in ("receive", "read_next"):
+                self._receive(event, args.get("consumer") or args.get("reader"))
+            elif op == "stats":
+                self._stats(event)
+            elif op == "advance_time":
+                return
+            else:
+                self._generic(event)
+        except NotModelledError as err:
+            self.notes.append(f"step {event.step}: {op} not modelled ({err}); not judged")
+            if handle is not None:
+                self.unmodelled_handles.add(handle)
+            if op == "send":
+                self.unmodelled_labels.add(args["payload"])
+
+    def _generic(self, event: Event) -> None:
+        op, args, out, n = event.op.op, event.op.args, event.outcome, event.step
+        span = Span(event.t_start_ms, event.t_end_ms)
+        model = self.model
+        rule = _op_rule(op, args, model)
+        pred = model.apply(op, args, span, dry_run=True)
+        handle = event.op.handle()
+        created = op in ("create_producer", "subscribe", "create_reader")
+        keys = self._sub_keys(handle) if handle and not created else []
+        if out.status == INDETERMINATE:
+            r = pred.rule if isinstance(pred, Rejected) else rule
+            self._emit(r, n, INDET, None, self._allowed_text(pred), f"indeterminate: {out.detail}",
+                       f"Step {n} ({op}) may or may not have acted; what it affects is not judged.")
+            if isinstance(pred, Rejected):
+                if created:
+                    self.unmodelled_handles.add(handle)
+                return
+            model.apply(op, args, span)
+            if op == "send":
+                parent = model.producers[args["producer"]].topic
+                topics = [parent] + [t for t in model.topics.values() if t.full.startswith(parent.full + "-partition-")]
+                self._taint([k for t in topics for k in [f"topic:{t.full}"] + [f"sub:{t.full}/{s}" for s in t.subscriptions]], n)
+            else:
+                self._taint(keys or self._sub_keys(handle or ""), n)
+            return
+        if isinstance(pred, Rejected):
+            self._judge_predicted_rejection(event, pred, created)
+            return
+        if out.status == REJECTED:
+            self._emit(rule, n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
+                       f"The model says {op} succeeds here, but it was rejected with {out.error}"
+                       f" ({out.detail or 'no detail'}).", keys)
+            if created:
+                self.unmodelled_handles.add(handle)
+            return
+        value = out.value or {}
+        result = model.apply(op, args, span, observed=value)
+        if op == "create_producer":
+            self._check_producer(event, result)
+        elif op == "send":
+            self._check_send(event)
+        elif op == "ack" and rule == "PLS-ACK-004":
+            self._emit(rule, n, PASS, None, "ok (no-op)", "ok", "Acking an already acked message is a no-op.")
+        elif op == "subscribe" and args.get("ack_timeout_ms"):
+            self._emit("PLS-ACKTIMEOUT-001", n, PASS, None, "ok", "ok",
+                       f"An ack timeout of {args['ack_timeout_ms']} ms is at least the minimum "
+                       f"{self.profile.ack_timeout_min_ms} ms.")
+        elif op == "subscribe":
+            self._emit("PLS-SUB-001", n, PASS, None, "ok", "ok", "The subscribe was accepted.")
+
+    @staticmethod
+    def _allowed_text(pred: Any) -> str:
+        return f"rejected {pred.error}" if isinstance(pred, Rejected) else "ok"
+
+    def _judge_predicted_rejection(self, event: Event, pred: Rejected, created: bool) -> None:
+        out, n, op = event.outcome, event.step, event.op.op
+        if out.status == REJECTED and created:
+            # The handle never came to life: later ops on it say nothing about Pulsar.
+            self.unmodelled_handles.add(event.op.handle())
+        if out.status == REJECTED:
+            if out.error == pred.error:
+                self._emit(pred.rule, n, PASS, None, f"rejected {pred.error}", f"rejected {out.error}",
+                           f"{op} was refused with {pred.error} as the rule says.")
+            else:
+                self._emit(pred.rule, n, FAIL if pred.certain else INDET, "wrong-error",
+                           f"rejected {pred.error}", f"rejected {out.error}",
+                           f"Let {pred.detail}. Then {op} fails with {pred.error}; it failed with {out.error}"
+                           f" ({out.detail or 'no detail'}).")
+            return
+        self._emit(pred.rule, n, FAIL if pred.certain else INDET, "missing-rejection",
+                   f"rejected {pred.error}", "ok",
+                   f"Let {pred.detail}. Then {op} must fail with {pred.error}; it succeeded."
+                   + ("" if pred.certain else " (This rejection is read from source, not yet confirmed live.)"))
+        # The real broker went on with a state the model refused: stop following this handle.
+        handle = event.op.handle()
+        if handle is not None:
+            self.unmodelled_handles.add(handle)
+
+    def _check_producer(self, event: Event, result: Any) -> None:
+        value = event.outcome.value or {}
+        args = event.op.args
+        self.producer_names[args["producer"]] = value.get("producer_name") or result.get("producer_name")
+        self.producer_batching[args["producer"]] = bool(args.get("batching", False))
+        self.producer_args[args["producer"]] = dict(args)
+        if "last_sequence_id" in value:
+            expected = result["last_sequence_id"]
+            got = value["last_sequence_id"]
+            ok = got == expected
+            self._emit("PLS-PROD-001", event.step, PASS if ok else FAIL, None if ok else "wrong-value",
+                       f"last_sequence_id {expected}", f"last_sequence_id {got}",
+                       "The producer starts at initial_sequence_id (-1 by default), so its first message gets +1."
+                       if ok else f"Let initial_sequence_id be {args.get('initial_sequence_id', 'unset')}. "
+                       f"Then last_sequence_id is {expected} before the first send; it was {got}.")
+
+    def _check_send(self, event: Event) -> None:
+        args, value, n = event.op.args, event.outcome.value or {}, event.step
+        label = args["payload"]
+        self.sent[label] = (args, value)
+        if "message_id" not in value:
+            return
+        stored = self.model.message(label)
+        batched = self.producer_batching.get(args["producer"], False)
+        partitioned = stored is not None and stored.message_id.partition >= 0
+        why = id_conventions_violation(value["message_id"], partitioned=partitioned, batched=batched)
+        self._emit("PLS-MSGID-001", n, PASS if why is None else FAIL, None if why is None else "wrong-value",
+                   "[ledger, entry, partition, -1]" if partitioned else "[ledger, entry, -1, -1]", str(value["message_id"]),
+                   "The id keeps the -1 conventions." if why is None else f"Message {label}: {why}.")
+        mid = MessageId.from_list(value["message_id"])
+        prev = self.last_id.get(stored.topic) if stored is not None else None
+        if prev is not None:
+            ok = prev[1].precedes(mid)
+            self._emit("PLS-MSGID-002", n, PASS if ok else FAIL, None if ok else "order-violation",
+                       f"an id after {prev[1]}", str(mid),
+                       f"{label} was published after {prev[0]}, so its id {mid} must sort after {prev[1]}"
+                       + ("." if ok else ", and it does not."))
+        if stored is not None:
+            self.last_id[stored.topic] = (label, mid)
+
+    # ------------------------------------------------------------------ receive / read_next
+
+    def _receive(self, event: Event, handle: str) -> None:
+        out, n = event.outcome, event.step
+        span = Span(event.t_start_ms, event.t_end_ms)
+        model = self.model
+        keys = self._sub_keys(handle)
+        msg = received_message(out) if out.status == OK else None
+        opts = model.receive_options(handle, span, focus=msg.payload if msg is not None else None)
+        if isinstance(opts, Rejected):
+            self._judge_predicted_rejection(event, opts, False)
+            return
+        if out.status == INDETERMINATE:
+            self._emit("PLS-SHARED-001" if model.subscription_of(handle) else "PLS-READER-001", n, INDET, None,
+                       _describe_candidates(model, handle, opts.candidates), f"indeterminate: {out.detail}",
+                       "The receive may have taken a message the history does not show; later deliveries on "
+                       "this subscription are not judged strictly.")
+            self._taint(keys, n)
+            return
+        if out.status == REJECTED:
+            self._emit("PLS-SUB-001", n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
+                       f"receive on a live handle is not refused; it failed with {out.error}.", keys)
+            return
+        lat = self.tol.dispatch_latency_ms
+        if msg is None:
+            model.note_empty_receive(handle, span)
+            self.last_receive[handle] = (False, span)
+            if opts.must_by is not None and span.end > opts.must_by + lat:
+                late = opts.must_rule in _REDELIVERY_RULES
+                self._emit(opts.must_rule or "PLS-SHARED-001", n, FAIL, "late-redelivery" if late else "lost-message",
+                           _describe_candidates(model, handle, opts.candidates), f"nothing until {span.end:g} ms",
+                           f"Let {opts.must_reason}. Then {handle} must receive it by {opts.must_by:g}+{lat:g} ms; "
+                           f"its receive from {span.start:g} ms to {span.end:g} ms got nothing.", keys)
+            return
+        self.last_receive[handle] = (True, span)
+        label = msg.payload
+        observed = f"{label} (redelivery_count {msg.redelivery_count}) at {span.end:g} ms"
+        if label in self.unmodelled_labels:
+            self._emit("PLS-MSG-001", n, INDET, None, "", observed, f"{label} was sent by an op the model does not follow.")
+            return
+        stored = model.message_for(handle, label) or model.message(label)
+        allowed = _describe_candidates(model, handle, opts.candidates)
+        if stored is None:
+            self._emit("PLS-MSG-001", n, FAIL, "wrong-value", allowed, observed,
+                       f"{handle} received {label!r}, which no send in this history produced.", keys)
+            return
+        matches = [c for c in opts.candidates if c.pos == stored.pos and c.topic in ("", stored.topic)
+                   and self._same_topic(handle, stored)]
+        if not matches:
+            refusal = model.explain_refusal(handle, label, span)
+            status, why = FAIL, refusal.explanation
+            acked_at = model.ack_time(handle, label) if refusal.anomaly == "ack-resurrection" else None
+            grace = self.tol.ack_grouping_ms + self.tol.dispatch_latency_ms
+            if acked_at is not None and grace > 0 and span.end - acked_at <= grace:
+                # The C++ client sends acks in groups (every 100 ms): a redelivery racing the
+                # flush may legitimately carry a message the application had just acked.
+                status = INDET
+                why += (f" (Not judged: it was acked at {acked_at:g} ms, within the ack-grouping "
+                        f"tolerance of {grace:g} ms.)")
+            self._emit(refusal.rule, n, status, refusal.anomaly, allowed, observed, why, keys)
+            if self._same_topic(handle, stored):
+                model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=None)
+            return
+        eligible = [c for c in matches if c.window.low <= span.end + self.tol.early_ms]
+        if eligible:
+            # When several explanations fit, follow the one that leaves the most allowed later: a
+            # stale queued copy (the message stays available to others), then the in-order stream
+            # (a pending rewind stays possible), then the rest; a "ghost" (acked, yet maybe
+            # queued) only if nothing else fits.
+            cand = min(eligible, key=lambda c: {"stale": 0, "stream": 1, "ghost": 3}.get(c.kind, 2))
+            if cand.kind in ("stale", "former") and model.is_acked(handle, label):
+                cand = replace(cand, kind="ghost", cause=f"a copy may have been in {handle}'s receiver queue "
+                               f"before it was acked ({cand.cause})")
+            if cand.kind == "ghost":
+                self._emit("PLS-ACK-001", n, INDET, "ack-resurrection", allowed, observed,
+                           f"{label} was acknowledged, and {cand.cause}. The history cannot show whether this "
+                           f"copy was queued before the ack (a C++ client artefact) or redelivered after it.")
+            for rule in dict.fromkeys(cand.rules if cand.kind != "ghost" else ()):
+                self._emit(rule, n, PASS, None, allowed, observed, f"{label}: {cand.cause}.")
+            if opts.must_by is not None and span.start <= opts.must_by and span.end > opts.must_by + lat:
+                late = opts.must_rule in _REDELIVERY_RULES
+                self._emit(opts.must_rule or cand.rules[0], n, FAIL, "late-redelivery" if late else "lost-message",
+                           allowed, observed,
+                           f"Let {opts.must_reason}. Then {handle}, waiting since {span.start:g} ms, must get a "
+                           f"message by {opts.must_by:g}+{lat:g} ms; it got {label} only at {span.end:g} ms.", keys)
+        else:
+            cand = min(matches, key=lambda c: c.window.low)
+            w = cand.window
+            self._emit(cand.rules[0], n, FAIL, "early-redelivery", allowed, observed,
+                       f"Let {label} come back because of {cand.cause}. Then it may arrive in "
+                       f"[{w.low:g}, {_fmt(w.high)}+{lat:g}] ms; it arrived at {span.end:g} ms.", keys)
+        self._check_fields(n, handle, stored, msg, cand, keys)
+        model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=cand)
+
+    def _same_topic(self, handle: str, stored: Any) -> bool:
+        return stored.topic in self.model.topic_names_of(handle)
+
+    def _check_fields(self, n: int, handle: str, stored: Any, msg: Any, cand: Candidate, keys: list[str]) -> None:
+        # PLS-MSG-001: what was sent arrives unchanged.
+        args, value = self.sent.get(stored.label, ({}, {}))
+        expected = {
+            "topic": stored.topic,
+            "key": stored.key,
+            "ordering_key": stored.ordering_key,
+            "properties": dict(stored.properties),
+            "event_time": stored.event_time,
+        }
+        if stored.message_id.partition >= 0:
+            # PLS-TOPIC-002: a message of partition i comes from topic <t>-partition-i, id partition i.
+            p = stored.message_id.partition
+            ok = msg.topic.endswith(f"-partition-{p}") and msg.message_id[2] == p
+            self._emit("PLS-TOPIC-002", n, PASS if ok else FAIL, None if ok else "wrong-value",
+                       f"topic ...-partition-{p}, id partition {p}", f"topic {msg.topic}, id partition {msg.message_id[2]}",
+                       f"{stored.label} was stored on partition {p}." + ("" if ok else " The observation disagrees."), keys)
+        if stored.producer_name == DLQ_PRODUCER:
+            self._check_dead_letter_copy(n, stored, msg, value, expected, keys)
+            return
+        if "publish_time" in value:
+            expected["publish_time"] = int(value["publish_time"])
+        producer = args.get("producer")
+        partitioned_unnamed = stored.message_id.partition >= 0 and "name" not in self.producer_args.get(producer, {})
+        if producer in self.producer_names and self.producer_names[producer] and not partitioned_unnamed:
+            # (each partition of an unnamed partitioned producer gets its own broker-made name)
+            expected["producer_name"] = self.producer_names[producer]
+        diffs = [f"{k} is {getattr(msg, k)!r}, expected {v!r}" for k, v in expected.items() if getattr(msg, k) != v]
+        self._emit("PLS-MSG-001", n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
+                   str(expected), str({k: getattr(msg, k) for k in expected}),
+                   f"{stored.label} arrived as sent." if not diffs else f"{stored.label} changed in transit: " + "; ".join(diffs) + ".",
+                   keys)
+        if "message_id" in value:
+            sent_id = tuple(int(x) for x in value["message_id"])
+            ok = tuple(msg.message_id) == sent_id
+            self._emit("PLS-MSGID-001", n, PASS if ok else FAIL, None if ok else "wrong-value",
+                       str(list(sent_id)), str(list(msg.message_id)),
+                       "The received id is the id the send returned." if ok else
+                       f"{stored.label} was sent as {list(sent_id)} but received as {list(msg.message_id)}.", keys)
+        if self.model.subscription_of(handle) is not None:
+            count = msg.redelivery_count
+            ok = cand.count_low <= count <= cand.count_high
+            rng = f"{cand.count_low}" if cand.count_low == cand.count_high else f"{cand.count_low}..{cand.count_high}"
+            self._emit("PLS-ACK-005", n, PASS if ok else FAIL, None if ok else "wrong-redelivery-count",
+                       f"redelivery_count {rng}", f"redelivery_count {count}",
+                       f"{stored.label}: {cand.cause}; its redelivery count may be {rng}."
+                       + ("" if ok else f" It was {count}."), keys)
+
+    def _check_dead_letter_copy(self, n: int, stored: Any, msg: Any, sent_value: Mapping[str, Any],
+                                expected: dict[str, Any], keys: list[str]) -> None:
+        # PLS-DLQ-001: the copy keeps payload, keys and properties and adds ORIGIN_MESSAGE_ID
+        # (the original's id, C++ "(l,e,p,b)") and REAL_TOPIC (the original's full topic name,
+        # whose namespace differs per target: only its last part is compared).
+        props = dict(expected.pop("properties"))
+        real_topic = props.pop("REAL_TOPIC", "")
+        props.pop("ORIGIN_MESSAGE_ID", None)
+        got = dict(msg.properties)
+        diffs = [f"{k} is {getattr(msg, k)!r}, expected {v!r}" for k, v in expected.items() if getattr(msg, k) != v]
+        for k, v in props.items():
+            if got.get(k) != v:
+                diffs.append(f"property {k} is {got.get(k)!r}, expected {v!r}")
+        if "message_id" in sent_value:
+            origin = "(" + ",".join(str(int(x)) for x in sent_value["message_id"]) + ")"
+            if got.get("ORIGIN_MESSAGE_ID") != origin:
+                diffs.append(f"ORIGIN_MESSAGE_ID is {got.get('ORIGIN_MESSAGE_ID')!r}, expected {origin!r}")
+        short = real_topic.rsplit("/", 1)[-1]
+        if not str(got.get("REAL_TOPIC", "")).endswith("/" + short):
+            diffs.append(f"REAL_TOPIC is {got.get('REAL_TOPIC')!r}, expected a name ending in '/{short}'")
+        self._emit("PLS-DLQ-001", n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
+                   "the original message plus ORIGIN_MESSAGE_ID and REAL_TOPIC", str(got),
+                   f"{stored.label} reached the dead-letter topic {stored.topic} as the rule says." if not diffs
+                   else f"The dead-letter copy of {stored.label} differs: " + "; ".join(diffs) + ".", keys)
+
+    # ------------------------------------------------------------------ stats
+
+    def _stats(self, event: Event) -> None:
+        args, out, n = event.op.args, event.outcome, event.step
+        span = Span(event.t_start_ms, event.t_end_ms)
+        lag = self.tol.ack_grouping_ms + self.tol.dispatch_latency_ms
+        pred = self.model.backlog(args["topic"], args["subscription"], span, ack_lag_ms=lag)
+        if isinstance(pred, Rejected):
+            self._judge_predicted_rejection(event, pred, False)
+            return
+        topic = self.model._peek_topic(args["topic"])
+        keys = [f"sub:{topic.full}/{args['subscription']}", f"topic:{topic.full}"] if not isinstance(topic, Rejected) and topic else []
+        if out.status == INDETERMINATE:
+            self._emit("PLS-BACKLOG-001", n, INDET, None, f"{pred[0]}..{pred[1]}", "indeterminate", "stats did not answer.")
+            return
+        if out.status == REJECTED:
+            self._emit("PLS-BACKLOG-001", n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
+                       f"stats on an existing subscription failed with {out.error}.", keys)
+            return
+        got = (out.value or {}).get("backlog")
+        low, high = pred
+        ok = got is not None and low <= got <= high
+        rng = f"{low}" if low == high else f"{low}..{high}"
+        self._emit("PLS-BACKLOG-001", n, PASS if ok else FAIL, None if ok else "wrong-backlog",
+                   f"backlog {rng}", f"backlog {got}",
+                   f"Let {low} entries be unacknowledged on {args['subscription']}"
+                   + (f" ({high - low} more acked within the last {lag:g} ms may not have reached the broker)" if high > low else "")
+                   + f". Then the backlog is {rng}; stats said {got}.", keys)
+
+    # ------------------------------------------------------------------ end of history
+
+    def finish(self) -> None:
+        """Liveness: on a Shared subscription whose consumers all drained, nothing may be left."""
+        lat = self.tol.dispatch_latency_ms
+        for topic in self.model.topics.values():
+            for sub in topic.subscriptions.values():
+                d = sub.dispatcher
+                if d is None or d.type_name != "Shared":
+                    continue
+                handles = d.connected()
+                if not handles or any(h in self.unmodelled_handles for h in handles):
+                    continue
+                lasts = [self.last_receive.get(h) for h in handles]
+                if any(last is None or last[0] for last in lasts):
+                    continue  # someone was not drained at the end: no claim
+                keys = [f"sub:{topic.full}/{sub.name}", f"topic:{topic.full}"]
+                drained_at = min(last[1].end for last in lasts)
+                opts = d.options(handles[0], Span.at(drained_at))
+                lost = [c for c in opts.candidates if c.kind != "stale" and c.window.high is not None
+                        and c.window.high + lat <= drained_at]
+                if lost:
+                    labels = ", ".join(sub.label(c.pos) for c in lost)
+                    self._emit("PLS-SHARED-001", None, FAIL, "lost-message", "every message delivered",
+                               f"never delivered: {labels}",
+                               f"Let {labels} be deliverable on {sub.name} by {min(c.window.high for c in lost):g} ms. "
+                               f"Then one of {', '.join(handles)} must receive it; each of them last asked and got "
+                               f"nothing (the earliest such receive ended at {drained_at:g} ms).", keys)
+                else:
+                    self._emit("PLS-SHARED-001", None, PASS, None, "every message delivered", "every message delivered",
+                               f"Every deliverable message on {sub.name} reached a consumer.")

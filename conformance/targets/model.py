@@ -1,0 +1,86 @@
+"""The model target: runs a trace against the reference model, in virtual time, instantly.
+
+Every op happens at the current virtual instant and takes no time; ``receive``/``read_next``
+with nothing deliverable advance the clock up to their timeout or to the instant a redelivery
+becomes due (whichever is first); ``advance_time`` advances it. Where Pulsar is
+nondeterministic the model makes its canonical choice (``reference_model.dispatch.base``), which
+is always one of the outcomes the checker allows.
+
+An op the model does not describe (see "Not modelled" in ``reference_model``) gets an
+``indeterminate`` outcome whose detail starts with ``not modelled:``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.trace import Event, History, Outcome, Trace, TraceHeader
+from reference_model.broker import Broker
+from reference_model.profiles import Profile, profile_for
+from reference_model.rejections import NotModelledError, Rejected
+from reference_model.timing import Span
+
+NOT_MODELLED = "not modelled: "
+
+
+class ModelTarget:
+    """``ModelTarget(profile=None).run(trace) -> History`` (header target "model")."""
+
+    name = "model"
+
+    def __init__(self, profile: Profile | None = None):
+        self.profile = profile
+
+    def describe(self) -> dict[str, Any]:
+        profile = self.profile or profile_for(None, None)
+        return {"target": self.name, "broker_version": profile.broker, "client": profile.client,
+                "client_version": "reference-model"}
+
+    def run(self, trace: Trace) -> History:
+        profile = self.profile or profile_for(None, None, trace.header.profile or None)
+        broker = Broker(profile)
+        now = 0.0
+        events: list[Event] = []
+        unmodelled: dict[str, str] = {}  # handle -> why the model cannot follow it
+        for op in trace.ops:
+            start = now
+            handle = op.handle()
+            if handle in unmodelled and op.op not in ("create_producer", "subscribe", "create_reader"):
+                outcome = Outcome.indeterminate(NOT_MODELLED + unmodelled[handle])
+                if op.op in ("close", "unsubscribe"):
+                    del unmodelled[handle]
+                events.append(Event(op, outcome, start, now))
+                continue
+            try:
+                outcome, now = self._run_op(broker, op.op, op.args, now)
+            except NotModelledError as err:
+                outcome = Outcome.indeterminate(NOT_MODELLED + str(err))
+                if handle is not None:
+                    unmodelled[handle] = str(err)
+            events.append(Event(op, outcome, start, now))
+        header = TraceHeader(
+            trace_id=trace.header.trace_id, title=trace.header.title, rules=trace.header.rules,
+            profile=trace.header.profile, target=self.name, broker_version=profile.broker,
+            client=profile.client, client_version="reference-model")
+        return History(header, tuple(events))
+
+    @staticmethod
+    def _run_op(broker: Broker, op: str, args: dict[str, Any], now: float) -> tuple[Outcome, float]:
+        if op in ("receive", "read_next"):
+            handle = args.get("consumer") or args.get("reader")
+            got = broker.receive(handle, now, float(args["timeout_ms"]))
+            if isinstance(got, Rejected):
+                return Outcome.rejected(got.error, got.detail), now
+            message, t = got
+            return Outcome.ok({"message": message}), t
+        if op == "advance_time":
+            return Outcome.ok({}), now + float(args["ms"])
+        if op == "stats":
+            got = broker.backlog(args["topic"], args["subscription"], Span.at(now))
+            if isinstance(got, Rejected):
+                return Outcome.rejected(got.error, got.detail), now
+            return Outcome.ok({"backlog": got[0]}), now
+        value = broker.apply(op, args, Span.at(now))
+        if isinstance(value, Rejected):
+            return Outcome.rejected(value.error, value.detail), now
+        return Outcome.ok(value), now

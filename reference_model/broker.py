@@ -1,0 +1,898 @@
+"""The broker as the application sees it: topics, producers, subscriptions, consumers, readers.
+
+Pulsar part: composition of the pieces: ``BrokerService``/``PersistentTopic`` (topics, producers,
+sequence ids), ``PersistentSubscription`` (durable cursors, initial position, seek, unsubscribe),
+the dispatchers in ``dispatch/`` and the client-side consumer behaviour they include, readers
+(non-durable exclusive cursors).
+Rule ids: PLS-TOPIC-001/003, PLS-MSGID-001/002, PLS-MSG-001, PLS-PROD-001/002, PLS-SUB-001..006,
+PLS-SEEK-001..003, PLS-READER-001..004, PLS-EXCL-001, PLS-SUBTYPE-001, PLS-ACK-001..005,
+PLS-ACKTIMEOUT-001, PLS-BACKLOG-001, PLS-REDELIVER-001.
+
+One object, two uses:
+- a *target* calls ``apply`` for each op at a virtual instant and ``receive``/``read_next`` for
+  the canonical choice (``reference_model.dispatch.base`` explains canonical order);
+- the *checker* calls ``apply(..., dry_run=True)`` to learn the predicted outcome, then
+  ``apply`` to advance, and ``receive_options``/``take`` to judge and record what a real client
+  received. Ops that the spec says fail return a ``Rejected`` value and change nothing.
+
+Handles and labels come from the trace: producers, consumers and readers by handle; messages by
+their payload label (unique per trace).
+
+Dead-letter topics (PLS-DLQ-001, C++ rule, Shared only): with ``max_redeliver_count`` N the
+application sees a message N + 1 times (counts 0..N); when it nacks the delivery with count N,
+the client publishes a copy to the DLQ topic (default ``<topic>-<subscription>-DLQ``, properties
+plus ``ORIGIN_MESSAGE_ID`` and ``REAL_TOPIC``) and acks the original, both when the nack timer
+fires. The copy keeps the payload label; labels are unique per topic.
+
+Partitioned topics (PLS-TOPIC-002): a topic created with k partitions is k topics
+``<topic>-partition-i``, each with its own ledger, subscriptions and cursors; a producer routes
+each message to one partition (round robin from partition 0 is the model's choice; the checker
+follows the partition the real broker reported); a consumer of the partitioned topic is attached
+to every partition, receives the union of what each partition allows (order only within a
+partition), and its acks go to the partition of the message.
+
+Not modelled: Failover, seek and readers on partitioned topics, key-based partition routing
+(Python's hash is build-dependent: the model routes round robin), multi-topic subscribe, Key_Shared's key stickiness and per-key order (Key_Shared is judged with
+Shared's allowed sets, a sound over-approximation), producer access modes other than Shared, batching, chunking,
+delayed delivery, DLQ via ack timeout or via a delivery whose count already exceeds N, retention
+and TTL (every message is retained), non-persistent topics, compaction.
+Choices: ledger ids are per topic in creation order; entry ids count from 0; the model's publish
+time is the virtual instant of the send (ms, integer) unless the checker passes the observed one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from reference_model import names
+from reference_model.cursor import Cursor
+from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal
+from reference_model.dispatch.exclusive import ExclusiveDispatcher
+from reference_model.dispatch.failover import FailoverDispatcher
+from reference_model.dispatch.shared import KeySharedOverApproximation, SharedDispatcher
+from reference_model.ids import FIRST_LEDGER, MessageId
+from reference_model.profiles import Profile, profile_for
+from reference_model.redelivery import check_ack_timeout, multiplier_backoff_ms, nack_window
+from reference_model.spec import dead_letter_topic as spec_dead_letter_topic
+from reference_model.rejections import ModelError, NotModelledError, Rejected
+from reference_model.timing import Span, Window
+
+DISPATCHERS = {"Exclusive": ExclusiveDispatcher, "Failover": FailoverDispatcher, "Shared": SharedDispatcher,
+               "Key_Shared": KeySharedOverApproximation}
+CUMULATIVE_ACK_TYPES = ("Exclusive", "Failover")  # PLS-ACK-003
+DEFAULT_NACK_DELAY_MS = 60_000
+DEFAULT_RECEIVER_QUEUE_SIZE = 1000
+DLQ_PRODUCER = "<dlq-producer>"  # the broker names the C++ DLQ producer; the model cannot know how
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message as the topic stores it (PLS-MSG-001: what the consumer must see unchanged)."""
+
+    pos: int
+    label: str
+    message_id: MessageId
+    topic: str  # short form
+    key: str | None
+    ordering_key: str | None
+    properties: tuple[tuple[str, str], ...]
+    event_time: int
+    publish_time: int
+    producer_name: str
+    sequence_id: int
+    stored: Span
+    seq: int = 0  # global store order in this model (publish order across topics)
+
+    def observe(self, redelivery_count: int) -> dict[str, Any]:
+        """The trace format's ``<message>`` for a delivery of this message."""
+        return {
+            "payload": self.label,
+            "message_id": self.message_id.to_list(),
+            "topic": self.topic,
+            "key": self.key,
+            "ordering_key": self.ordering_key,
+            "properties": dict(self.properties),
+            "event_time": self.event_time,
+            "publish_time": self.publish_time,
+            "redelivery_count": redelivery_count,
+            "producer_name": self.producer_name,
+        }
+
+
+class Topic:
+    def __init__(self, full: str, ledger: int, partitions: int = 0, partition_index: int = -1):
+        self.full = full
+        self.partition_index = partition_index  # i for the topic <parent>-partition-i, else -1
+        self.short = names.short_name(full)
+        self.ledger = ledger
+        self.partitions = partitions
+        self.entries: list[StoredMessage] = []
+        self.subscriptions: dict[str, Subscription] = {}
+        self.producer_names: set[str] = set()
+        self.by_label: dict[str, int] = {}  # payload label -> position (unique per topic)
+
+
+class Subscription:
+    """A durable subscription: its cursor, its dispatcher while consumers are connected."""
+
+    def __init__(self, topic: Topic, name: str, cursor: Cursor, created: Span, start_rule: str):
+        self.topic = topic
+        self.name = name
+        self.cursor = cursor
+        self.created = created
+        self.start_rule = start_rule  # rule that explains where the first delivery starts
+        self.dispatcher: Any = None
+        # (time, newly acked entries, consumer) for the ack-grouping lag; a close flushes that consumer's
+        self.ack_log: list[tuple[float, int, str]] = []
+        self.flushed_at: dict[str, float] = {}
+        self.ack_times: dict[int, float] = {}  # position -> when the application acked it
+        self.start_pos = cursor.mark_delete + 1  # first position in the subscription at creation
+
+    def created_start(self) -> int:
+        return self.start_pos
+
+    # SubscriptionView
+    def n_entries(self) -> int:
+        return len(self.topic.entries)
+
+    def stored_span(self, pos: int) -> Span:
+        return self.topic.entries[pos].stored
+
+    def label(self, pos: int) -> str:
+        return self.topic.entries[pos].label
+
+
+@dataclass
+class Producer:
+    handle: str
+    topic: Topic
+    name: str
+    last_sequence_id: int
+    sent: int = 0
+
+
+@dataclass
+class Reader:
+    handle: str
+    topic: Topic
+    next_pos: int
+    rule: str
+    created: Span
+    delivered: list[int] = field(default_factory=list)
+
+
+class Broker:
+    """The reference model of one Pulsar cluster seen through one client."""
+
+    def __init__(self, profile: Profile | None = None, *, slack_ms: float = 0.0):
+        self.profile = profile or profile_for()
+        self.slack_ms = slack_ms
+        self.topics: dict[str, Topic] = {}
+        self.producers: dict[str, Producer] = {}
+        self.consumers: dict[str, tuple[ConsumerConfig, Subscription]] = {}
+        # a consumer of a partitioned topic: one (config, subscription) per partition
+        self.partition_consumers: dict[str, list[tuple[ConsumerConfig, Subscription]]] = {}
+        self.received_labels: dict[str, set[str]] = {}  # consumer -> labels its application received
+        self.readers: dict[str, Reader] = {}
+        self.closed: set[str] = set()
+        self.labels: dict[str, tuple[Topic, int]] = {}  # label -> where it was sent
+        self._producer_counter = 0
+        # consumer -> (N, explicit DLQ topic or None for the default name, initial subscription)
+        self.dead_letter: dict[str, tuple[int, str | None, str | None]] = {}
+        # Client timers whose effect reaches beyond one subscription (DLQ publish + ack):
+        # (due instant, sequence, action). Run when time reaches the window's low end.
+        self._timers: list[tuple[float, int, Any]] = []
+        self._timer_seq = 0
+        self._stored_count = 0
+        self.now = 0.0
+
+    # ================================================================== lookups
+
+    def message(self, label: str, topic: "Topic | None" = None) -> StoredMessage | None:
+        """Message ``label`` as sent, or its copy on ``topic`` (e.g. a dead-letter topic)."""
+        if topic is not None:
+            pos = topic.by_label.get(label)
+            return None if pos is None else topic.entries[pos]
+        found = self.labels.get(label)
+        return None if found is None else found[0].entries[found[1]]
+
+    def topic_of(self, handle: str) -> "Topic | None":
+        reader = self.readers.get(handle)
+        if reader is not None:
+            return reader.topic
+        found = self.consumers.get(handle)
+        return None if found is None or handle in self.partition_consumers else found[1].topic
+
+    def _pairs(self, handle: str) -> list[tuple[ConsumerConfig, Subscription]]:
+        """Every (config, subscription) ``handle`` is attached to (one per partition)."""
+        if handle in self.partition_consumers:
+            return self.partition_consumers[handle]
+        found = self.consumers.get(handle)
+        return [] if found is None else [found]
+
+    def message_for(self, handle: str, label: str) -> StoredMessage | None:
+        """Message ``label`` on a topic ``handle`` reads (a partition, a DLQ copy), else as sent."""
+        reader = self.readers.get(handle)
+        topics = [reader.topic] if reader is not None else [sub.topic for _, sub in self._pairs(handle)]
+        for topic in topics:
+            pos = topic.by_label.get(label)
+            if pos is not None:
+                return topic.entries[pos]
+        return None
+
+    def topic_names_of(self, handle: str) -> set[str]:
+        reader = self.readers.get(handle)
+        if reader is not None:
+            return {reader.topic.short}
+        return {sub.topic.short for _, sub in self._pairs(handle)}
+
+    def is_acked(self, handle: str, label: str) -> bool:
+        for _, sub in self._pairs(handle):
+            pos = sub.topic.by_label.get(label)
+            if pos is not None:
+                return sub.cursor.is_acked(pos)
+        return False
+
+    def ack_time(self, handle: str, label: str) -> float | None:
+        """When ``handle``'s application acked ``label`` (None: not acked by an op, or unknown)."""
+        for _, sub in self._pairs(handle):
+            pos = sub.topic.by_label.get(label)
+            if pos is not None:
+                return sub.ack_times.get(pos)
+        return None
+
+    def candidate_label(self, handle: str, candidate: Candidate) -> str:
+        if candidate.topic:
+            for _, sub in self._pairs(handle):
+                if sub.topic.short == candidate.topic:
+                    return sub.label(candidate.pos)
+        return self._label_of(handle, candidate.pos)
+
+    # ================================================================== time
+
+    def advance(self, t: float) -> None:
+        """Run client timers due by ``t`` (virtual time only moves forward)."""
+        if t > self.now:
+            self.now = t
+        while self._timers and self._timers[0][0] <= t:
+            self._timers.sort(key=lambda x: (x[0], x[1]))
+            if self._timers[0][0] > t:
+                break
+            _, _, action = self._timers.pop(0)
+            action()
+
+    def next_timer(self) -> float | None:
+        return min((x[0] for x in self._timers), default=None)
+
+    def _schedule(self, when: float, action: Any) -> None:
+        self._timer_seq += 1
+        self._timers.append((when, self._timer_seq, action))
+        self._timers.sort(key=lambda x: (x[0], x[1]))
+
+    def subscription_of(self, handle: str) -> Subscription | None:
+        found = self.consumers.get(handle)
+        return None if found is None else found[1]
+
+    def consumer_config(self, handle: str) -> ConsumerConfig | None:
+        found = self.consumers.get(handle)
+        return None if found is None else found[0]
+
+    def _topic(self, name: str, *, create: bool, at: Span) -> Topic | Rejected:
+        full = names.expand(name)
+        if isinstance(full, Rejected):
+            return full
+        topic = self.topics.get(full)
+        if topic is None and create:
+            # Auto-creation (allowAutoTopicCreation=true, non-partitioned).
+            topic = self.topics[full] = Topic(full, FIRST_LEDGER + len(self.topics))
+        if topic is None:
+            return Rejected("TopicNotFound", "PLS-TOPIC-001", f"topic {full} does not exist", certain=False)
+        return topic
+
+    def _handle_missing(self, handle: str, kind: str) -> Rejected:
+        if handle in self.closed:
+            return Rejected("AlreadyClosed", "PLS-SUB-001", f"{kind} {handle!r} is already closed")
+        return Rejected("UnknownHandle", "PLS-SUB-001", f"no live {kind} named {handle!r}: a bug in the trace")
+
+    # ================================================================== ops
+
+    def apply(self, op: str, args: Mapping[str, Any], at: Span, *, dry_run: bool = False,
+              observed: Mapping[str, Any] | None = None) -> dict[str, Any] | Rejected:
+        """Run one op (not ``receive``/``read_next``/``stats``): its ok value or a ``Rejected``.
+
+        With ``dry_run`` nothing changes: the caller learns what the spec predicts. ``observed``
+        lets the checker pass what a real target reported (``send``: ``publish_time``).
+        """
+        handler = getattr(self, "_op_" + op, None)
+        if handler is None:
+            raise ModelError(f"op {op!r} is not applied with Broker.apply")
+        self.advance(at.start)
+        return handler(args, at, dry_run, observed or {})
+
+    def _op_advance_time(self, args, at, dry_run, observed):
+        return {}
+
+    def _op_create_topic(self, args, at, dry_run, observed):
+        full = names.expand(args["topic"])
+        if isinstance(full, Rejected):
+            return full
+        partitions = int(args.get("partitions", 0))
+        if full in self.topics:
+            return Rejected("OtherError", "PLS-TOPIC-001", f"topic {full} already exists", certain=False)
+        if dry_run:
+            return {}
+        self.topics[full] = Topic(full, FIRST_LEDGER + len(self.topics), partitions)
+        for i in range(partitions):
+            # PLS-TOPIC-002: partition i is the topic <topic>-partition-i.
+            part = names.partition_name(full, i)
+            self.topics[part] = Topic(part, FIRST_LEDGER + len(self.topics), partition_index=i)
+        return {}
+
+    def _op_create_producer(self, args, at, dry_run, observed):
+        topic = self._topic(args["topic"], create=True, at=at) if not dry_run else self._peek_topic(args["topic"])
+        if isinstance(topic, Rejected):
+            return topic
+        if args.get("access_mode", "Shared") != "Shared":
+            raise NotModelledError("producer access modes other than Shared")
+        name = args.get("name")
+        if name is not None and topic is not None and name in topic.producer_names:
+            return Rejected("ProducerBusy", "PLS-PROD-001", f"producer with name {name!r} is already connected")
+        if dry_run:
+            return {"producer_name": name or "?", "last_sequence_id": int(args.get("initial_sequence_id", -1))}
+        if name is None:
+            name = observed.get("producer_name") or f"model-{self._producer_counter}"
+            self._producer_counter += 1
+        topic.producer_names.add(name)
+        # PLS-PROD-001: the first message gets initial_sequence_id + 1 (0 by default).
+        last = int(args.get("initial_sequence_id", -1))
+        self.producers[args["producer"]] = Producer(args["producer"], topic, name, last)
+        if args.get("batching"):
+            raise NotModelledError("batching")
+        return {"producer_name": name, "last_sequence_id": last}
+
+    def _peek_topic(self, name: str) -> Topic | Rejected | None:
+        full = names.expand(name)
+        return full if isinstance(full, Rejected) else self.topics.get(full)
+
+    def _op_send(self, args, at, dry_run, observed):
+        producer = self.producers.get(args["producer"])
+        if producer is None:
+            return self._handle_missing(args["producer"], "producer")
+        for unsupported in ("deliver_after_ms", "deliver_at_ms"):
+            if unsupported in args:
+                raise NotModelledError("delayed delivery")
+        label = args["payload"]
+        if label in self.labels:
+            raise ModelError(f"payload label {label!r} sent twice; every send needs a distinct payload")
+        if dry_run:
+            return {}
+        topic = producer.topic
+        if topic.partitions:
+            # Round robin from partition 0, unless the checker reports where the broker put it.
+            reported = observed.get("message_id")
+            index = int(reported[2]) if reported and 0 <= int(reported[2]) < topic.partitions else producer.sent % topic.partitions
+            topic = self.topics[names.partition_name(topic.full, index)]
+        producer.sent += 1
+        # PLS-PROD-001: explicit sequence id, else last + 1.
+        seq = int(args["sequence_id"]) if "sequence_id" in args else producer.last_sequence_id + 1
+        producer.last_sequence_id = seq
+        # PLS-MSGID-001: non-partitioned -> partition -1; not batched -> batch_index -1.
+        publish_time = int(observed["publish_time"]) if "publish_time" in observed else int(at.start)
+        stored = self._store(topic, label, key=args.get("key"), ordering_key=args.get("ordering_key"),
+                             properties=args.get("properties") or {},
+                             event_time=int(args.get("event_time", 0)),  # PLS-MSG-001: 0 when unset
+                             publish_time=publish_time, producer_name=producer.name, sequence_id=seq, at=at)
+        self.labels[label] = (topic, stored.pos)
+        return {"message_id": stored.message_id.to_list(), "publish_time": publish_time}
+
+    def _store(self, topic: Topic, label: str, *, key, ordering_key, properties, event_time, publish_time,
+               producer_name, sequence_id, at: Span) -> StoredMessage:
+        if label in topic.by_label:
+            raise ModelError(f"payload label {label!r} stored twice on {topic.full}")
+        pos = len(topic.entries)
+        # PLS-MSGID-001: partition -1 unless the topic is a partition; batch_index -1 (not batched).
+        mid = MessageId(topic.ledger, pos, topic.partition_index, -1)
+        stored = StoredMessage(
+            pos=pos, label=label, message_id=mid, topic=topic.short, key=key, ordering_key=ordering_key,
+            properties=tuple(sorted(properties.items())), event_time=event_time, publish_time=publish_time,
+            producer_name=producer_name, sequence_id=sequence_id, stored=at, seq=self._stored_count)
+        self._stored_count += 1
+        topic.entries.append(stored)
+        topic.by_label[label] = pos
+        return stored
+
+    def _op_subscribe(self, args, at, dry_run, observed):
+        if "topics" in args:
+            raise NotModelledError("multi-topic subscribe")
+        sub_type = args.get("type", "Exclusive")
+        if sub_type not in DISPATCHERS:
+            raise NotModelledError(f"{sub_type} subscriptions")
+        # PLS-ACKTIMEOUT-001: checked by the client before anything is sent.
+        ack_timeout = args.get("ack_timeout_ms") or 0
+        why = check_ack_timeout(ack_timeout, self.profile.ack_timeout_min_ms)
+        if why:
+            return Rejected(self.profile.ack_timeout_error, "PLS-ACKTIMEOUT-001", why)
+        backoff = args.get("nack_backoff")
+        if backoff is not None:
+            if not self.profile.nack_backoff_supported:
+                # PLS-NACK-004: only the Java client has MultiplierRedeliveryBackoff.
+                return Rejected("InvalidArgument", "PLS-NACK-004",
+                                f"the {self.profile.client} client has no negative-ack redelivery backoff")
+            backoff = (int(backoff["min_delay_ms"]), int(backoff["max_delay_ms"]), float(backoff.get("multiplier", 2.0)))
+            try:
+                multiplier_backoff_ms(0, *backoff)
+            except ValueError as err:
+                return Rejected("InvalidArgument", "PLS-NACK-004", str(err))
+        topic = self._peek_topic(args["topic"])
+        if isinstance(topic, Rejected):
+            return topic
+        if topic is not None and topic.partitions:
+            if sub_type == "Failover":
+                raise NotModelledError("Failover on partitioned topics")
+            return self._subscribe_partitioned(topic, args, at, dry_run, observed)
+        config = ConsumerConfig(
+            handle=args["consumer"], subscription=args["subscription"], type=sub_type,
+            nack_delay_ms=int(args.get("nack_delay_ms", DEFAULT_NACK_DELAY_MS)),
+            ack_timeout_ms=int(ack_timeout),
+            receiver_queue_size=int(args.get("receiver_queue_size", DEFAULT_RECEIVER_QUEUE_SIZE)),
+            start_message_id_inclusive=bool(args.get("start_message_id_inclusive", False)),
+            consumer_name=args.get("consumer_name"), nack_backoff=backoff)
+        dead = args.get("dead_letter")
+        if dead is not None and sub_type not in ("Shared", "Key_Shared"):
+            raise NotModelledError("dead-letter policies on non-Shared subscriptions")
+        if dead is not None and not (isinstance(dead.get("max_redeliver_count"), int) and dead["max_redeliver_count"] >= 1):
+            return Rejected("InvalidArgument", "PLS-DLQ-001", "max_redeliver_count must be an integer >= 1")
+        sub = topic.subscriptions.get(config.subscription) if topic is not None else None
+        if sub is not None and sub.dispatcher is not None and sub.dispatcher.connected():
+            current = sub.dispatcher.type_name
+            if current != sub_type:
+                # PLS-SUBTYPE-001: "Subscription is of different type".
+                return Rejected("ConsumerBusy", "PLS-SUBTYPE-001",
+                                f"Subscription is of different type. Active subscription type of '{current}' "
+                                f"is different than the connecting consumer's type '{sub_type}'.")
+            refused = sub.dispatcher.admit(config)
+            if refused is not None:
+                return refused
+        if dry_run:
+            return {}
+        topic = self._topic(args["topic"], create=True, at=at)
+        if sub is None:
+            # PLS-SUB-001: created by the first subscribe. PLS-SUB-002/003: initial position.
+            n = len(topic.entries)
+            if args.get("initial_position", "Latest") == "Earliest":
+                sub = Subscription(topic, config.subscription, Cursor(-1), at, "PLS-SUB-003")
+            else:
+                sub = Subscription(topic, config.subscription, Cursor(n - 1), at, "PLS-SUB-002")
+            topic.subscriptions[config.subscription] = sub
+            start_rule = sub.start_rule
+        else:
+            start_rule = "PLS-SUB-005"  # PLS-SUB-004: initial position ignored; resume (PLS-SUB-005)
+        if sub.dispatcher is None or not sub.dispatcher.connected():
+            # The type is fixed by the first connected consumer; a new dispatcher each time.
+            sub.dispatcher = DISPATCHERS[sub_type](sub, self.profile, self.slack_ms)
+        sub.dispatcher.add_consumer(config, at, start_rule)
+        self.consumers[config.handle] = (config, sub)
+        dead = args.get("dead_letter")
+        if dead and dead.get("max_redeliver_count"):
+            dlq = names.expand(dead["topic"]) if dead.get("topic") else None  # None: the default name
+            if isinstance(dlq, Rejected):
+                raise NotModelledError("an invalid dead-letter topic name")
+            self.dead_letter[config.handle] = (int(dead["max_redeliver_count"]), dlq, dead.get("initial_subscription"))
+        return {}
+
+    def _subscribe_partitioned(self, parent: Topic, args, at, dry_run, observed):
+        pairs = []
+        for i in range(parent.partitions):
+            part_args = dict(args, topic=names.partition_name(parent.full, i))
+            pairs.append(part_args)
+        # Admission on every partition first: the first refusal aborts the whole subscribe.
+        for part_args in pairs:
+            refused = self._op_subscribe(part_args, at, True, observed)
+            if isinstance(refused, Rejected):
+                return refused
+        if dry_run:
+            return {}
+        attached = []
+        for part_args in pairs:
+            self._op_subscribe(part_args, at, False, observed)
+            attached.append(self.consumers.pop(args["consumer"]))
+        self.partition_consumers[args["consumer"]] = attached
+        self.consumers[args["consumer"]] = attached[0]
+        return {}
+
+    def _resolve(self, handle: str, label: str):
+        """(config, subscription, position) of message ``label`` for consumer ``handle``."""
+        found = self._consumer_or_reject(handle)
+        if isinstance(found, Rejected):
+            return found
+        if handle in self.partition_consumers and label not in self.received_labels.get(handle, ()):
+            # Measured (4.0.8, C++ 4.2.0): a partitioned (multi-topics) consumer cannot route an id
+            # that carries no topic -- the id the producer returned -- and fails the ack with
+            # OperationNotSupported; a nack of such an id does nothing.
+            return Rejected("OtherError", "PLS-ACK-001",
+                            f"OperationNotSupported: {handle} reads a partitioned topic and never received "
+                            f"{label}; the producer's id names no partition topic")
+        for config, sub in self._pairs(handle):
+            pos = sub.topic.by_label.get(label)
+            if pos is not None:
+                return config, sub, pos
+        return Rejected("InvalidArgument", "PLS-ACK-001", f"no message {label!r} on the topic of {handle}", certain=False)
+
+    def _consumer_or_reject(self, handle: str):
+        found = self.consumers.get(handle)
+        if found is None:
+            return self._handle_missing(handle, "consumer")
+        return found
+
+    def _label_pos(self, sub: Subscription, label: str) -> int | Rejected:
+        pos = sub.topic.by_label.get(label)
+        if pos is None:
+            return Rejected("InvalidArgument", "PLS-ACK-001", f"no message {label!r} on topic {sub.topic.short}",
+                            certain=False)
+        return pos
+
+    def _log_ack(self, sub: Subscription, newly: list[int], at: Span, handle: str = "") -> None:
+        for pos in newly:
+            sub.ack_times[pos] = at.start
+        if newly:
+            sub.ack_log.append((at.start, len(newly), handle))
+            sub.dispatcher.acked(newly, at)
+
+    def _op_ack(self, args, at, dry_run, observed):
+        found = self._resolve(args["consumer"], args["message"])
+        if isinstance(found, Rejected) or dry_run:
+            return found if isinstance(found, Rejected) else {}
+        config, sub, pos = found
+        # PLS-ACK-001; PLS-ACK-004: acking an acked message changes nothing.
+        newly = [pos] if sub.cursor.ack(pos) else []
+        self._log_ack(sub, newly, at, config.handle)
+        return {}
+
+    def _op_ack_cumulative(self, args, at, dry_run, observed):
+        found = self._consumer_or_reject(args["consumer"])
+        if isinstance(found, Rejected):
+            return found
+        config, sub = found
+        if config.type not in CUMULATIVE_ACK_TYPES:
+            # PLS-ACK-003: refused by the client, nothing is sent.
+            return Rejected(self.profile.cumulative_ack_shared_error, "PLS-ACK-003",
+                            f"cumulative ack is not allowed on a {config.type} subscription")
+        found = self._resolve(args["consumer"], args["message"])
+        if isinstance(found, Rejected) or dry_run:
+            return found if isinstance(found, Rejected) else {}
+        config, sub, pos = found  # on a partitioned topic: that partition only
+        # PLS-ACK-002: everything up to and including pos.
+        before = [p for p in range(0, pos + 1) if not sub.cursor.is_acked(p)]
+        sub.cursor.ack_cumulative(pos)
+        self._log_ack(sub, before, at, config.handle)
+        return {}
+
+    def _op_nack(self, args, at, dry_run, observed):
+        found = self._resolve(args["consumer"], args["message"])
+        if isinstance(found, Rejected) and found.error == "OtherError":
+            return {}  # a partitioned consumer ignores a nack of an id without a topic
+        if isinstance(found, Rejected) or dry_run:
+            return found if isinstance(found, Rejected) else {}
+        config, sub, pos = found
+        if sub.cursor.is_acked(pos):
+            if config.type in CUMULATIVE_ACK_TYPES:
+                # PLS-NACK-003: the C++ nack tracker does not look at acks; on a single-active
+                # subscription any nack becomes "redeliver all" (measured, live-random-28).
+                sub.dispatcher.nack(config.handle, pos, at)
+            return {}
+        dead = self.dead_letter.get(config.handle)
+        slot = getattr(sub.dispatcher, "slots", {}).get(pos)
+        if dead is not None and slot is not None and slot.holder == config.handle and slot.lo >= dead[0]:
+            # PLS-DLQ-001 (C++): the delivery with count N is nacked -> when the nack timer fires,
+            # publish a copy to the DLQ and ack the original instead of redelivering it.
+            window = nack_window(at, config.nack_delay_ms, self.profile)
+            sub.dispatcher.hold_for_dead_letter(pos)
+            if dead[1] is None:
+                # PLS-DLQ-001: C++ names the default DLQ after the topic (partition) the consumer reads.
+                dead = (dead[0], spec_dead_letter_topic(sub.topic.full, sub.name), dead[2])
+            self._schedule(window.low, lambda: self._dead_letter(sub, pos, dead, Span(window.low, window.high)))
+            return {}
+        sub.dispatcher.nack(config.handle, pos, at)
+        return {}
+
+    def _dead_letter(self, sub: "Subscription", pos: int, dead: tuple[int, str, str | None], at: Span) -> None:
+        if sub.cursor.is_acked(pos):
+            return
+        original = sub.topic.entries[pos]
+        dlq = self.topics.get(dead[1])
+        if dlq is None:
+            dlq = self.topics[dead[1]] = Topic(dead[1], FIRST_LEDGER + len(self.topics))
+        if dead[2] and dead[2] not in dlq.subscriptions:
+            # initialSubscriptionName: created with the DLQ producer, before the first copy.
+            dlq.subscriptions[dead[2]] = Subscription(dlq, dead[2], Cursor(len(dlq.entries) - 1), at, "PLS-DLQ-001")
+        props = dict(original.properties)
+        props["ORIGIN_MESSAGE_ID"] = str(original.message_id)
+        props["REAL_TOPIC"] = sub.topic.full
+        if original.label not in dlq.by_label:
+            self._store(dlq, original.label, key=original.key, ordering_key=original.ordering_key, properties=props,
+                        event_time=original.event_time, publish_time=int(at.start), producer_name=DLQ_PRODUCER,
+                        sequence_id=len(dlq.entries), at=at)
+        if sub.cursor.ack(pos):
+            sub.ack_log.append((at.end, 1, ""))
+            sub.dispatcher.acked([pos], at)
+
+    def _op_redeliver_unacked(self, args, at, dry_run, observed):
+        found = self._consumer_or_reject(args["consumer"])
+        if isinstance(found, Rejected) or dry_run:
+            return found if isinstance(found, Rejected) else {}
+        for config, sub in self._pairs(args["consumer"]):
+            sub.dispatcher.redeliver_unacked(config.handle, at)
+        return {}
+
+    def _op_seek(self, args, at, dry_run, observed):
+        found = self._consumer_or_reject(args["consumer"])
+        if isinstance(found, Rejected):
+            return found
+        config, sub = found
+        if config.handle in self.partition_consumers:
+            raise NotModelledError("seek on partitioned topics")
+        entries = sub.topic.entries
+        filter_for = None
+        if "message" in args:
+            pos = self._label_pos(sub, args["message"])
+            if isinstance(pos, Rejected):
+                return pos
+            # PLS-SEEK-001: the broker resets to the id; C++ then skips that message unless inclusive.
+            rule = "PLS-SEEK-001"
+            start = pos
+            if self.profile.seek_by_id_exclusive and not config.start_message_id_inclusive:
+                filter_for = (config.handle, pos + 1)
+        elif "publish_time_of" in args:
+            ref = self.message(args["publish_time_of"])
+            if ref is None:
+                return Rejected("InvalidArgument", "PLS-SEEK-002", f"no message {args['publish_time_of']!r}", certain=False)
+            # PLS-SEEK-002: the first message whose publish time is >= the time.
+            rule = "PLS-SEEK-002"
+            start = next((m.pos for m in entries if m.publish_time >= ref.publish_time), len(entries))
+        else:
+            # PLS-SEEK-003: earliest = first retained message; latest = after the last one.
+            rule = "PLS-SEEK-003"
+            start = 0 if args["position"] == "earliest" else len(entries)
+        if dry_run:
+            return {}
+        sub.dispatcher.reset(start, at, rule, filter_for, seeker=config.handle)  # reads the old cursor
+        sub.cursor.reset(start)
+        sub.ack_log.clear()
+        return {}
+
+    def _op_close(self, args, at, dry_run, observed):
+        handle = args["handle"]
+        if handle in self.producers:
+            if not dry_run:
+                producer = self.producers.pop(handle)
+                producer.topic.producer_names.discard(producer.name)
+                self.closed.add(handle)
+            return {}
+        if handle in self.readers:
+            if not dry_run:
+                self.readers.pop(handle)
+                self.closed.add(handle)
+            return {}
+        found = self._consumer_or_reject(handle)
+        if isinstance(found, Rejected) or dry_run:
+            return found if isinstance(found, Rejected) else {}
+        # Close flushes pending grouped acks, then the broker re-queues what it held.
+        for config, sub in self._pairs(handle):
+            sub.flushed_at[handle] = at.end
+            sub.dispatcher.remove_consumer(handle, at)
+        del self.consumers[handle]
+        self.partition_consumers.pop(handle, None)
+        self.received_labels.pop(handle, None)
+        self.closed.add(handle)
+        return {}
+
+    def _op_unsubscribe(self, args, at, dry_run, observed):
+        found = self._consumer_or_reject(args["consumer"])
+        if isinstance(found, Rejected):
+            return found
+        config, sub = found
+        others = sorted({h for _, s in self._pairs(config.handle) for h in s.dispatcher.connected() if h != config.handle})
+        if others:
+            # Source: "Unconnected or shared consumer attempting to unsubscribe"; measured on 4.0.8
+            # the Python client raised BrokerMetadataError. Either way the op fails.
+            return Rejected("ConsumerBusy", "PLS-SUB-006",
+                            f"Unconnected or shared consumer attempting to unsubscribe ({', '.join(others)} still connected)",
+                            certain=False)
+        if dry_run:
+            return {}
+        # PLS-SUB-006: the subscription and its backlog are deleted.
+        for _, s in self._pairs(config.handle):
+            s.dispatcher.remove_consumer(config.handle, at)
+            del s.topic.subscriptions[s.name]
+        del self.consumers[config.handle]
+        self.partition_consumers.pop(config.handle, None)
+        self.closed.add(config.handle)
+        return {}
+
+    def _op_create_reader(self, args, at, dry_run, observed):
+        topic = self._peek_topic(args["topic"])
+        if isinstance(topic, Rejected):
+            return topic
+        if topic is not None and topic.partitions:
+            raise NotModelledError("readers on partitioned topics")
+        start = args["start"]
+        n = len(topic.entries) if topic is not None else 0
+        if start == "earliest":
+            pos, rule = 0, "PLS-READER-001"
+        elif start == "latest":
+            pos, rule = n, "PLS-READER-002"
+        else:
+            label = start["message"]
+            found = topic.by_label.get(label) if topic is not None else None
+            if found is None:
+                return Rejected("InvalidArgument", "PLS-READER-003", f"no message {label!r} on {args['topic']}", certain=False)
+            inclusive = bool(args.get("inclusive", False))
+            # PLS-READER-003/004: C++ drops messages "prior" to the start id on the client.
+            pos, rule = (found, "PLS-READER-004") if inclusive else (found + 1, "PLS-READER-003")
+        if dry_run:
+            return {}
+        topic = self._topic(args["topic"], create=True, at=at)
+        self.readers[args["reader"]] = Reader(args["reader"], topic, pos, rule, at)
+        return {}
+
+    # ================================================================== receiving
+
+    def receive_options(self, handle: str, at: Span, focus: str | None = None) -> ReceiveOptions | Rejected:
+        """What ``handle`` (a consumer or a reader) may receive during ``at``.
+
+        ``focus``: a message label the caller wants judged; it is listed if it is allowed.
+        """
+        self.advance(at.end)
+        reader = self.readers.get(handle)
+        if reader is not None:
+            n = len(reader.topic.entries)
+            if reader.next_pos >= n:
+                return ReceiveOptions(())
+            stored = reader.topic.entries[reader.next_pos].stored
+            due = max(stored.end, reader.created.end)
+            cand = Candidate(reader.next_pos, Window(stored.start, stored.start, due), (reader.rule,),
+                             "next message for the reader", kind="stream")
+            return ReceiveOptions((cand,), due, reader.rule, f"{reader.topic.entries[reader.next_pos].label} is next for {handle}")
+        found = self.consumers.get(handle)
+        if found is None:
+            return self._handle_missing(handle, "consumer or reader")
+        if handle not in self.partition_consumers:
+            sub = found[1]
+            pos = sub.topic.by_label.get(focus) if focus is not None else None
+            return sub.dispatcher.options(handle, at, pos)
+        # A partitioned consumer: any partition's allowed message; order only within a partition.
+        candidates: list[Candidate] = []
+        must = []
+        for _, sub in self.partition_consumers[handle]:
+            opts = sub.dispatcher.options(handle, at, sub.topic.by_label.get(focus) if focus is not None else None)
+            candidates += [replace(c, topic=sub.topic.short) for c in opts.candidates]
+            if opts.must_by is not None:
+                must.append((opts.must_by, opts.must_rule, opts.must_reason))
+        # Canonical order: by time, then in publish order across partitions (stable within one).
+        by_topic = {sub.topic.short: sub.topic for _, sub in self.partition_consumers[handle]}
+        candidates.sort(key=lambda c: (c.window.canonical, by_topic[c.topic].entries[c.pos].seq))
+        if must:
+            due, rule, reason = min(must, key=lambda m: m[0])
+            return ReceiveOptions(tuple(candidates), due, rule, reason)
+        return ReceiveOptions(tuple(candidates))
+
+    def take(self, handle: str, label: str, at: Span, *, redelivery_count: int | None = None,
+             candidate: Candidate | None = None) -> dict[str, Any]:
+        """Record that ``handle`` received message ``label`` during ``at``; returns the observation.
+
+        ``candidate`` is the allowed option it matched (None: it was not allowed and the caller
+        already reported that; the model follows the observation anyway).
+        """
+        stored = self.message_for(handle, label)
+        if stored is None:
+            raise ModelError(f"no message labelled {label!r} on the topic of {handle!r}")
+        reader = self.readers.get(handle)
+        if reader is not None:
+            reader.next_pos = stored.pos + 1
+            return stored.observe(0)
+        sub = next(s for _, s in self._pairs(handle) if s.topic.short == stored.topic)
+        self.received_labels.setdefault(handle, set()).add(label)
+        count = redelivery_count if redelivery_count is not None else (candidate.count_low if candidate else 0)
+        sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)
+        return stored.observe(count)
+
+    def note_empty_receive(self, handle: str, at: Span) -> None:
+        for _, sub in self._pairs(handle):
+            sub.dispatcher.note_empty_receive(handle, at)
+
+    def explain_refusal(self, handle: str, label: str, at: Span) -> Refusal:
+        """Why delivering ``label`` to ``handle`` during ``at`` is not allowed."""
+        stored = self.message_for(handle, label) or self.message(label)
+        if stored is None:
+            return Refusal("wrong-value", "PLS-MSG-001", f"{handle} received {label!r}, which was never sent.")
+        reader = self.readers.get(handle)
+        if reader is not None:
+            if reader.topic.short != stored.topic:
+                return Refusal("wrong-value", reader.rule, f"{label} is on topic {stored.topic}, not on the reader's topic.")
+            expected = reader.topic.entries[reader.next_pos].label if reader.next_pos < len(reader.topic.entries) else "nothing"
+            anomaly = "duplicate-delivery" if stored.pos < reader.next_pos else "order-violation"
+            return Refusal(anomaly, reader.rule, f"The reader {handle} reads in order; it should have read {expected}, it read {label}.")
+        found = self.consumers.get(handle)
+        if found is None:
+            return Refusal("wrong-consumer", "PLS-SUB-001", f"{handle} is not connected, yet it received {label}.")
+        config, sub = next(((c, s) for c, s in self._pairs(handle) if s.topic.short == stored.topic), found)
+        if stored.topic != sub.topic.short:
+            return Refusal("wrong-value", "PLS-SUB-001", f"{label} is on topic {stored.topic}, not on {sub.topic.short}.")
+        if sub.cursor.is_acked(stored.pos):
+            if stored.pos < sub.created_start():
+                return Refusal("wrong-value", sub.start_rule,
+                               f"{label} was published before subscription {sub.name} was created at its initial position "
+                               f"(Latest), so it is not in the subscription.")
+            return Refusal("ack-resurrection", "PLS-ACK-001",
+                           f"Let {label} be acknowledged on subscription {sub.name}. Then it is never delivered again; "
+                           f"{handle} received it at {at.end:g} ms.")
+        return sub.dispatcher.explain(handle, stored.pos, at)
+
+    def receive(self, handle: str, now: float, timeout_ms: float) -> tuple[dict[str, Any] | None, float] | Rejected:
+        """The model target's receive: the canonical choice and the instant it completes.
+
+        With nothing deliverable the virtual clock runs until a message becomes due (a nack or
+        ack-timeout redelivery) or the timeout passes.
+        """
+        deadline = now + timeout_ms
+        while True:
+            opts = self.receive_options(handle, Span.at(now))
+            if isinstance(opts, Rejected):
+                return opts
+            times = [max(c.window.canonical, now) for c in opts.candidates]
+            timer = self.next_timer()
+            # A client timer (e.g. a DLQ publish) due before any candidate may create one.
+            if timer is not None and timer <= deadline and (not times or timer < min(times)):
+                now = max(now, timer)
+                continue
+            break
+        if not times or min(times) > deadline:
+            self.advance(deadline)
+            self.note_empty_receive(handle, Span(now, deadline))
+            return None, deadline
+        t = min(times)
+        if t > now:
+            opts = self.receive_options(handle, Span.at(t))
+            if isinstance(opts, Rejected):
+                return opts
+        chosen = next(c for c in opts.candidates if c.window.canonical <= t)
+        label = self.candidate_label(handle, chosen)
+        return self.take(handle, label, Span.at(t), candidate=chosen), t
+
+    def _label_of(self, handle: str, pos: int) -> str:
+        reader = self.readers.get(handle)
+        topic = reader.topic if reader is not None else self.consumers[handle][1].topic
+        return topic.entries[pos].label
+
+    def label_at(self, handle: str, pos: int) -> str:
+        return self._label_of(handle, pos)
+
+    # ================================================================== stats
+
+    def backlog(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> tuple[int, int] | Rejected:
+        """PLS-BACKLOG-001: the allowed backlog range ``(low, high)``.
+
+        ``low`` is the model's count of entries not acked; acks made less than ``ack_lag_ms``
+        before the stats call (and not flushed by a close) may not have reached the broker yet.
+        """
+        self.advance(at.start)
+        t = self._peek_topic(topic)
+        if isinstance(t, Rejected):
+            return t
+        if t is not None and t.partitions:
+            # Partitioned stats add up the partitions.
+            total_low = total_high = 0
+            for i in range(t.partitions):
+                got = self.backlog(names.partition_name(t.full, i), subscription, at, ack_lag_ms=ack_lag_ms)
+                if isinstance(got, Rejected):
+                    return got
+                total_low, total_high = total_low + got[0], total_high + got[1]
+            return total_low, total_high
+        sub = t.subscriptions.get(subscription) if t is not None else None
+        if sub is None:
+            return Rejected("SubscriptionNotFound", "PLS-BACKLOG-001", f"no subscription {subscription!r} on {topic}", certain=False)
+        low = sub.cursor.backlog(len(t.entries))
+        lagging = sum(n for (when, n, who) in sub.ack_log
+                      if when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
+        return low, low + lagging

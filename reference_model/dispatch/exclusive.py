@@ -1,0 +1,283 @@
+"""Exclusive subscriptions: one consumer, messages in order, redelivery by rewinding.
+
+Pulsar part: ``AbstractDispatcherSingleActiveConsumer`` / ``PersistentDispatcherSingleActiveConsumer``
+(broker) with the C++ client's ``ConsumerImpl`` receiver queue and redelivery trackers.
+Rule ids: PLS-EXCL-001 (a second consumer is refused with ConsumerBusy), PLS-SUBTYPE-001 (a
+consumer of another type is refused), PLS-EXCL-002 / PLS-PROD-002 (delivery in publish order),
+PLS-NACK-003 (a nack rewinds: every unacked message comes again, in order), PLS-ACKTIMEOUT-002,
+PLS-REDELIVER-001, PLS-SUB-005 (a new consumer resumes at the first unacked message).
+
+How it works. The broker reads the topic from a read position and pushes entries, in order, to
+the one active consumer; the client queues them and the application takes them one by one. We
+call that sequence the *stream*. A redelivery request on a single-active subscription cannot
+target single messages ("to preserve ordering"): the C++ client turns every nack, ack timeout
+or ``redeliver_unacked`` into "redeliver all", and the broker *rewinds* the read position to the
+first unacked message. Measured on 4.0.8 (C++ 4.2.0): received m0, m1 (m2 prefetched), nack m0,
+delay 200 ms -> m2 at once from the local queue, then m0, m1, m2 again at ~273 ms, all with
+redelivery_count 0.
+
+So a consumer may receive, at any moment:
+- the next message of the current stream (messages already prefetched keep coming first, the
+  client queue is FIFO), or
+- once a requested rewind is eligible, the first unacked message (the start of the new stream);
+  once one rewound message arrived, the old stream is gone.
+A pending rewind that was requested but whose effect is indistinguishable from continuing the
+stream (nothing received-and-unacked) stays *optional*: it may still cause duplicates until its
+window closes.
+
+Queued copies (C++ never purges its receiver queue, measured on 4.0.8): a message acked while
+it may sit in the queue (not yet received from the stream, or re-queued by an eligible rewind)
+may still surface once (a *ghost*; the checker reports it INDETERMINATE); a seek by a consumer
+that is not (surely) the active one leaves the active consumer's queue as it was; a nack, even
+of an acked message, still rewinds.
+
+Not modelled: batch messages; the rewind's start position if acks race with it (acks within
+the ack-grouping period of a rewind); chunking; priority levels.
+Choices: the model's own choice is to rewind at the earliest instant (nack: d) and to have
+prefetched nothing, so its stream and its rewinds never overlap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from reference_model.dispatch.base import (
+    Candidate,
+    ConsumerConfig,
+    ReceiveOptions,
+    Refusal,
+    SubscriptionView,
+)
+from reference_model.profiles import Profile
+from reference_model.redelivery import ack_timeout_window, consumer_nack_window
+from reference_model.rejections import Rejected
+from reference_model.timing import Span, Window
+
+
+@dataclass
+class _PendingRewind:
+    """A requested rewind: eligible within ``window``; ``pos`` set for ack-timeout ones."""
+
+    window: Window
+    rule: str
+    cause: str
+    mandatory: bool = True
+    pos: int | None = None
+
+
+class ExclusiveDispatcher:
+    type_name = "Exclusive"
+    order_rule = "PLS-EXCL-002"
+    order_rules = ("PLS-EXCL-002", "PLS-PROD-002")
+
+    def __init__(self, sub: SubscriptionView, profile: Profile, slack_ms: float = 0.0):
+        self.sub = sub
+        self.profile = profile
+        self.slack_ms = slack_ms
+        self.consumers: list[ConsumerConfig] = []
+        self.stream_next = 0  # the position the current stream looks at next
+        self.stream_since = 0.0  # when the current stream started (a message is due from then)
+        self.stream_rules: tuple[str, ...] = ()
+        self.pending: list[_PendingRewind] = []
+        self.skip_before: dict[str, int] = {}  # client-side start filter after a seek by id
+        # Acked messages the active consumer's queue may still hold: position -> ack instant.
+        self.ghosts: dict[int, float] = {}
+
+    # ------------------------------------------------------------------ membership
+
+    def admit(self, consumer: ConsumerConfig) -> Rejected | None:
+        # PLS-EXCL-001: "Exclusive consumer is already connected".
+        if self.consumers:
+            return Rejected("ConsumerBusy", "PLS-EXCL-001", "Exclusive consumer is already connected")
+        return None
+
+    def connected(self) -> list[str]:
+        return [c.handle for c in self.consumers]
+
+    def active(self) -> ConsumerConfig | None:
+        return self.consumers[0] if self.consumers else None
+
+    def add_consumer(self, consumer: ConsumerConfig, at: Span, start_rule: str) -> None:
+        self.consumers.append(consumer)
+        if len(self.consumers) == 1:
+            self._start_stream(at, (start_rule,))
+
+    def _start_stream(self, at: Span, rules: tuple[str, ...]) -> None:
+        self.ghosts = {}  # a new consumer (or a new active one) starts with an empty queue
+        # PLS-SUB-005: a stream starts at the first unacked message (holes skipped).
+        self.stream_next = self.sub.cursor.first_unacked()
+        self.stream_since = at.end
+        self.stream_rules = rules
+        self.pending = []
+
+    def remove_consumer(self, handle: str, at: Span) -> None:
+        was_active = self.active()
+        self.consumers = [c for c in self.consumers if c.handle != handle]
+        self.skip_before.pop(handle, None)
+        if was_active is not None and was_active.handle == handle and self.consumers:
+            self._start_stream(at, self._takeover_rules())
+
+    def _takeover_rules(self) -> tuple[str, ...]:
+        return ("PLS-SUB-005",)
+
+    # ------------------------------------------------------------------ what may arrive
+
+    def _head(self, handle: str, start: int) -> int:
+        return self.sub.cursor.first_unacked(max(start, self.skip_before.get(handle, 0)))
+
+    def options(self, handle: str, at: Span, focus: int | None = None) -> ReceiveOptions:
+        active = self.active()
+        if active is None or active.handle != handle:
+            return ReceiveOptions(())
+        n = self.sub.n_entries()
+        now = at.end
+        self._expire(now)
+        head = self._head(handle, self.stream_next)
+        rewind_start = self._head(handle, 0)
+        candidates: list[Candidate] = []
+        must_by: float | None = None
+        must_rule: str | None = None
+        must_reason = ""
+        if self.pending and rewind_start < n:
+            visible = rewind_start < head
+            if not visible:
+                # A rewind now would restart exactly where the stream is: nothing to tell apart.
+                for p in self.pending:
+                    if p.window.low <= now:
+                        p.mandatory = False
+            first = min(self.pending, key=lambda p: p.window.low)
+            mandatory = [p for p in self.pending if p.mandatory]
+            due = min((p.window.high for p in mandatory if p.window.high is not None), default=None) if visible else None
+            window = Window(first.window.low, min(p.window.canonical for p in self.pending), due)
+            # PLS-ACK-005: C++ rewinds carry no positions, so the count stays as it was (0).
+            count_high = (1 << 30) if self.profile.rewind_increments_redelivery_count else 0
+            candidates.append(Candidate(
+                rewind_start, window, (first.rule,), first.cause,
+                count_low=0, count_high=count_high, kind="rewind"))
+            if due is not None:
+                must_by, must_rule, must_reason = due, first.rule, f"the rewind requested by {first.cause}"
+        if focus is not None and focus in self.ghosts:
+            from reference_model.dispatch.shared import ghost_candidate
+            candidates.append(ghost_candidate(focus, handle, self.ghosts[focus]))
+        if head < n:
+            stored = self.sub.stored_span(head)
+            due = max(stored.end, self.stream_since)
+            candidates.append(Candidate(
+                head, Window(stored.start, stored.start, due), self.order_rules + self.stream_rules,
+                "next message in publish order", kind="stream"))
+            if must_by is None or due < must_by:
+                must_by, must_rule, must_reason = due, self.order_rule, f"{self.sub.label(head)} was published and not yet delivered"
+        return ReceiveOptions(tuple(candidates), must_by, must_rule, must_reason)
+
+    def _expire(self, now: float) -> None:
+        # Optional rewinds (possibly merged into one already seen) lapse when their window closes.
+        self.pending = [
+            p for p in self.pending
+            if p.mandatory or p.window.high is None or p.window.high + self.slack_ms >= now
+        ]
+
+    # ------------------------------------------------------------------ what happened
+
+    def deliver(self, handle: str, pos: int, at: Span, count: int, candidate: Candidate | None) -> None:
+        now = at.end
+        if candidate is not None and candidate.kind == "ghost":
+            self.ghosts.pop(pos, None)
+            return
+        if candidate is not None and candidate.kind == "rewind":
+            # The rewind happened: the old stream is gone (FIFO), the new one continues after pos.
+            self.pending.sort(key=lambda p: p.window.low)
+            consumed = self.pending.pop(0)
+            for p in self.pending:
+                if p.window.low <= now:
+                    p.mandatory = False  # may have been sent in the same redeliver request
+            # C++ clears its unacked-message (ack-timeout) tracker on "redeliver all".
+            self.pending = [p for p in self.pending if p.pos is None]
+            self.stream_rules = (consumed.rule,)
+        elif self.pending and self._head(handle, 0) == pos:
+            # A rewind would have started at this very message: it may have been absorbed, so
+            # it may still show (optional) but need not.
+            for p in self.pending:
+                if p.window.low <= now:
+                    p.mandatory = False
+        self.stream_next = pos + 1
+        consumer = self.active()
+        if consumer is not None and consumer.ack_timeout_ms:
+            # PLS-ACKTIMEOUT-002: tracked from the moment the application received it.
+            self.pending = [p for p in self.pending if p.pos != pos]
+            self.pending.append(_PendingRewind(
+                ack_timeout_window(at, consumer.ack_timeout_ms, self.profile), "PLS-ACKTIMEOUT-002",
+                f"the ack timeout of {self.sub.label(pos)} (received at {at.end:g} ms)", pos=pos))
+
+    def note_empty_receive(self, handle: str, at: Span) -> None:
+        return None
+
+    def acked(self, positions: Iterable[int], at: Span) -> None:
+        gone = set(positions)
+        # Not yet received from the stream, or possibly re-queued by an eligible rewind: a copy
+        # may sit in the active consumer's queue and surface after the ack (C++).
+        rewind_eligible = any(p.window.low <= at.start for p in self.pending)
+        for pos in gone:
+            if pos >= self.stream_next or rewind_eligible:
+                self.ghosts[pos] = at.start
+        if gone:
+            self.pending = [p for p in self.pending if p.pos is None or p.pos not in gone]
+
+    def nack(self, handle: str, pos: int, at: Span) -> None:
+        consumer = self._consumer(handle)
+        if consumer is None:
+            return
+        # PLS-NACK-003: on a single-active subscription a nack becomes "redeliver all" = rewind.
+        self.pending = [p for p in self.pending if p.pos != pos]
+        window = consumer_nack_window(at, consumer.nack_delay_ms, consumer.nack_backoff, 0, self.profile)
+        self.pending.append(_PendingRewind(window, "PLS-NACK-003", f"the nack of {self.sub.label(pos)} at {at.start:g} ms"))
+
+    def redeliver_unacked(self, handle: str, at: Span) -> None:
+        if self._consumer(handle) is None:
+            return
+        # PLS-REDELIVER-001: a position-less redeliver rewinds at once.
+        self.pending.append(_PendingRewind(Window(at.start, at.end, at.end), "PLS-REDELIVER-001",
+                                           f"redeliver_unacked at {at.start:g} ms"))
+
+    def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,
+              seeker: str | None = None) -> None:
+        # PLS-SEEK-*: the broker resets the cursor; the seeking C++ client clears its receiver
+        # queue, but another (active) consumer keeps what it had prefetched (measured, 4.0.8).
+        active = self.active()
+        keep = {}
+        uncertain = active is None or getattr(self, "switch_possible", False)
+        if uncertain or active.handle != seeker:
+            start = self.sub.cursor.first_unacked() if uncertain else self.stream_next
+            keep = dict(self.ghosts)
+            keep.update({p: at.start for p in range(start, self.sub.n_entries())})
+        self.skip_before = {}
+        if filter_for is not None:
+            self.skip_before[filter_for[0]] = filter_for[1]
+        self.stream_next = pos
+        self.stream_since = at.end
+        self.stream_rules = (rule,)
+        self.pending = []
+        self.ghosts = keep
+
+    def _consumer(self, handle: str) -> ConsumerConfig | None:
+        return next((c for c in self.consumers if c.handle == handle), None)
+
+    # ------------------------------------------------------------------ why not
+
+    def explain(self, handle: str, pos: int, at: Span) -> Refusal:
+        label = self.sub.label(pos)
+        active = self.active()
+        if active is None or active.handle != handle:
+            who = active.handle if active else "nobody"
+            return Refusal("wrong-consumer", "PLS-FAILOVER-001",
+                           f"{handle} is not the active consumer ({who} is), so it may receive nothing; it received {label}.")
+        n = self.sub.n_entries()
+        head = self._head(handle, self.stream_next)
+        if pos < head:
+            return Refusal("duplicate-delivery", "PLS-NACK-003",
+                           f"{label} was already delivered to {handle} and no rewind (nack, ack timeout, "
+                           f"redeliver_unacked) was eligible at {at.end:g} ms; the next message in order was "
+                           f"{self.sub.label(head) if head < n else 'none'}.")
+        return Refusal("order-violation", self.order_rule,
+                       f"Let the stream of {handle} be at {self.sub.label(head) if head < n else 'the end'}. "
+                       f"Then messages arrive in publish order, but {label} came first.")

@@ -1,0 +1,165 @@
+"""Failover subscriptions on a non-partitioned topic: one active consumer, the others wait.
+
+Pulsar part: ``AbstractDispatcherSingleActiveConsumer#pickAndScheduleActiveConsumer`` (broker).
+Rule ids: PLS-FAILOVER-003 (exactly one consumer is active and gets every message; the broker
+picks it with a consistent-hash ring of consumer names keyed by the topic name),
+PLS-FAILOVER-002 (when the active consumer leaves, another becomes active and receives the
+unacked messages), PLS-FAILOVER-001 (withdrawn: "first in connection order" is what the docs
+say, not what 4.x does), PLS-SUBTYPE-001, and Exclusive's delivery rules.
+
+Delivery to the active consumer is exactly Exclusive's (stream plus rewinds, ``exclusive.py``);
+what differs is admission (any number of Failover consumers) and who is active:
+- The broker re-picks the active consumer whenever a consumer joins or leaves: each consumer
+  name owns 100 points ``murmur3(name + j)`` of a ring, the topic's full name hashes to a point,
+  and the owner of the next point is active (``hashing.failover_active``). A switch after a join
+  is applied after ``activeConsumerFailoverDelayTimeMillis`` (1000 ms); the new active consumer's
+  stream starts at the first unacked message (the cursor is rewound for it).
+- The topic's full name includes the namespace, which a live target picks per run; so the
+  checker cannot know the ring's answer. As an oracle the dispatcher therefore accepts any
+  connected consumer as the active one until a delivery shows which it is, and again after each
+  join or leave. The model's own choice is the ring's pick for its own topic name.
+- Messages already in flight to a consumer that lost the active role may still surface there
+  (a *former* stream), once per message, as the C++ queue drains.
+
+Not modelled: partitioned topics (active = sorted-by-name[p mod k]); priority levels (not
+settable from Python).
+Choices: consumers without ``consumer_name`` are named by their trace handle in the ring.
+"""
+
+from __future__ import annotations
+
+from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal
+from reference_model.dispatch.exclusive import ExclusiveDispatcher
+from reference_model.hashing import failover_active
+from reference_model.rejections import Rejected
+from reference_model.timing import Span, Window
+
+
+_RING_CACHE: dict[tuple[str, tuple[str, ...]], str | None] = {}  # pure function: safe to memoise
+
+
+class FailoverDispatcher(ExclusiveDispatcher):
+    type_name = "Failover"
+    order_rule = "PLS-FAILOVER-003"
+    order_rules = ("PLS-FAILOVER-003",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.active_handle: str | None = None  # known active consumer, if established
+        self.switch_possible = False  # membership changed since it was established
+        self.former: dict[str, int] = {}  # consumer -> next position of a stream it lost
+        self.changed_at = 0.0
+        self.takeover_rule = "PLS-FAILOVER-003"
+
+    def admit(self, consumer: ConsumerConfig) -> Rejected | None:
+        return None  # any number of Failover consumers may connect
+
+    # ------------------------------------------------------------------ who is active
+
+    def _name(self, c: ConsumerConfig) -> str:
+        return c.consumer_name or c.handle
+
+    def ring_pick(self) -> str | None:
+        """The handle the broker's ring picks for the model's own topic name (canonical)."""
+        topic = getattr(getattr(self.sub, "topic", None), "full", "")
+        by_name = {self._name(c): c.handle for c in self.consumers}
+        key = (topic, tuple(sorted(by_name)))
+        if key not in _RING_CACHE:
+            _RING_CACHE[key] = failover_active(topic, list(by_name))
+        name = _RING_CACHE[key]
+        return None if name is None else by_name[name]
+
+    def active(self) -> ConsumerConfig | None:
+        if self.active_handle is None:
+            return None
+        return self._consumer(self.active_handle)
+
+    def add_consumer(self, consumer: ConsumerConfig, at: Span, start_rule: str) -> None:
+        self.consumers.append(consumer)
+        self.changed_at = at.end
+        if len(self.consumers) == 1:
+            self.active_handle = consumer.handle
+            self.switch_possible = False
+            self._start_stream(at, (start_rule,))
+        else:
+            self.switch_possible = True  # PLS-FAILOVER-003: the ring may now pick the newcomer
+
+    def remove_consumer(self, handle: str, at: Span) -> None:
+        self.consumers = [c for c in self.consumers if c.handle != handle]
+        self.skip_before.pop(handle, None)
+        self.former.pop(handle, None)
+        self.changed_at = at.end
+        if handle == self.active_handle:
+            # PLS-FAILOVER-002: another consumer takes over from the first unacked message.
+            self.active_handle = None
+            self.pending = []
+            self.takeover_rule = "PLS-FAILOVER-002"
+            self.stream_since = at.end
+            if len(self.consumers) == 1:
+                self.active_handle = self.consumers[0].handle
+                self.switch_possible = False
+                self._start_stream(at, ("PLS-FAILOVER-002",))
+        elif self.consumers:
+            self.switch_possible = len(self.consumers) > 1
+
+    # ------------------------------------------------------------------ what may arrive
+
+    def options(self, handle: str, at: Span, focus: int | None = None) -> ReceiveOptions:
+        if self._consumer(handle) is None:
+            return ReceiveOptions(())
+        if handle == self.active_handle:
+            opts = super().options(handle, at, focus)
+            if self.switch_possible:
+                return ReceiveOptions(opts.candidates)  # a switch may be under way: no deadline
+            return opts
+        candidates: list[Candidate] = []
+        n = self.sub.n_entries()
+        if focus is not None and focus in self.ghosts:
+            # Any consumer may have been the active one with this message queued (ring unknown).
+            from reference_model.dispatch.shared import ghost_candidate
+            candidates.append(ghost_candidate(focus, handle, self.ghosts[focus]))
+        if handle in self.former:
+            head = self._head(handle, self.former[handle])
+            if head < n:
+                stored = self.sub.stored_span(head)
+                candidates.append(Candidate(head, Window(stored.start, float("inf"), None), ("PLS-FAILOVER-003",),
+                                            "already in flight before it lost the active role", kind="former"))
+        if self.active_handle is None or self.switch_possible:
+            start = self._head(handle, 0)
+            if start < n:
+                stored = self.sub.stored_span(start)
+                canonical = stored.start if self.ring_pick() == handle else float("inf")
+                candidates.append(Candidate(
+                    start, Window(stored.start, max(canonical, self.changed_at) if canonical != float("inf") else canonical, None),
+                    (self.takeover_rule,), f"{handle} may have become the active consumer", kind="takeover"))
+        return ReceiveOptions(tuple(candidates))
+
+    # ------------------------------------------------------------------ what happened
+
+    def deliver(self, handle: str, pos: int, at: Span, count: int, candidate: Candidate | None) -> None:
+        kind = candidate.kind if candidate is not None else None
+        if kind == "ghost":
+            self.ghosts.pop(pos, None)
+            return
+        if kind == "former":
+            self.former[handle] = pos + 1
+            return
+        if handle != self.active_handle:
+            # It became active (a takeover candidate, or forced after a reported failure).
+            if self.active_handle is not None:
+                self.former[self.active_handle] = self.stream_next
+            self.former.pop(handle, None)
+            self.active_handle = handle
+            self.switch_possible = False
+            self.pending = []
+            self.stream_rules = (self.takeover_rule,)
+            super().deliver(handle, pos, at, count, None)
+            return
+        super().deliver(handle, pos, at, count, candidate)
+
+    def explain(self, handle: str, pos: int, at: Span) -> Refusal:
+        if handle != self.active_handle and not self.switch_possible and self.active_handle is not None:
+            return Refusal("wrong-consumer", "PLS-FAILOVER-003",
+                           f"Let {self.active_handle} be the active consumer (it received messages and no consumer "
+                           f"joined or left since). Then {handle} may receive nothing; it received {self.sub.label(pos)}.")
+        return super().explain(handle, pos, at)

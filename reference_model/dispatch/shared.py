@@ -1,0 +1,402 @@
+"""Shared subscriptions: many consumers, each message to one of them at a time.
+
+Pulsar part: ``PersistentDispatcherMultipleConsumers`` (broker: round-robin in chunks to
+consumers with permits, a replay set for redeliveries, ``InMemoryRedeliveryTracker``) with the
+C++ client's receiver queue, nack tracker and ack-timeout tracker.
+Rule ids: PLS-SHARED-001 (each message to one consumer at a time; together they get every
+message), PLS-SHARED-002 (a closed consumer's unacked messages go to the others), PLS-ACK-005
+(redelivery count +1 per broker redelivery), PLS-NACK-001 (a nacked message returns after
+[d, d + d/3]), PLS-ACKTIMEOUT-002, PLS-REDELIVER-001, PLS-SUBTYPE-001.
+
+State per message position (``_Slot``):
+- ``holder``: the consumer whose *application* received it and has not acked it. While held,
+  nobody else may receive it (PLS-SHARED-001);
+- ``release``: when the holder's client gives it back (nack window, ack-timeout window, close,
+  redeliver_unacked); from ``release.low`` any consumer may receive it;
+- ``lo..hi``: the redelivery counts the next delivery may carry (PLS-ACK-005). Prefetched
+  messages are invisible, so events that *might* have bumped the count (a consumer closing or
+  redelivering while the message could have sat in its queue) raise only ``hi``.
+
+Prefetch is hidden state. A message pushed to A's queue and never received by A could have
+gone to B instead, so the allowed set for any consumer is every unacked message nobody holds.
+What a C++ receiver queue holds is never purged, and that allows a few duplicates (all measured
+on 4.0.8 with random traces, see tests/model/live_histories):
+- ``stale``: after ``redeliver_unacked`` (or a seek by *another* consumer) messages the queue
+  had may surface there once more while the broker also gives them to others;
+- ``ghosts``: an ack removes a message at the broker, but a copy already pushed to a queue
+  still surfaces (the checker reports such a delivery INDETERMINATE, never PASS: the history
+  cannot show whether the copy was queued before the ack);
+- ``queued_nacks``: a nack of a message the application has not received yet still makes the
+  broker redeliver it if it sat in that consumer's queue.
+
+Not modelled: permits, round-robin chunk sizes and priority levels (they only decide *which*
+consumer, which is nondeterministic here); Key_Shared; DLQ routing.
+Choices: the model's own choice gives the receiving consumer the first deliverable message
+(lowest position) whose canonical time has come.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Iterable
+
+from reference_model.dispatch.base import (
+    Candidate,
+    ConsumerConfig,
+    ReceiveOptions,
+    Refusal,
+    SubscriptionView,
+)
+from reference_model.profiles import Profile
+from reference_model.redelivery import ack_timeout_window, consumer_nack_window
+from reference_model.rejections import Rejected
+from reference_model.timing import Span, Window
+
+_FIRST_RULES = ("PLS-SHARED-001",)
+
+
+@dataclass
+class _Slot:
+    holder: str | None = None
+    release: Window | None = None
+    release_rule: str = ""
+    release_cause: str = ""
+    bump_lo: int = 0
+    bump_hi: int = 0
+    lo: int = 0
+    hi: int = 0
+    base: int = 0  # hidden events already counted in ``hi``
+
+
+def ghost_candidate(pos: int, handle: str, acked_at: float) -> Candidate:
+    """An acked message that may still sit in ``handle``'s receiver queue (see ``acked``)."""
+    return Candidate(
+        pos, Window(float("-inf"), float("inf"), None), ("PLS-ACK-001",),
+        f"a copy may have been in {handle}'s receiver queue before the ack at {acked_at:g} ms "
+        f"(the C++ client does not purge its queue on ack)", 0, 1 << 30, kind="ghost")
+
+
+class SharedDispatcher:
+    """Shared dispatch. Positions ``>= next_fresh`` were never delivered on this dispatcher and
+    have no slot; below it, every unacked position has one. ``open`` holds the slots a consumer
+    may take (not held, or released), so a receive costs O(open), not O(backlog)."""
+
+    type_name = "Shared"
+
+    def __init__(self, sub: SubscriptionView, profile: Profile, slack_ms: float = 0.0):
+        self.sub = sub
+        self.profile = profile
+        self.slack_ms = slack_ms
+        self.consumers: dict[str, ConsumerConfig] = {}
+        self.slots: dict[int, _Slot] = {}
+        self.open: set[int] = set()
+        self.held_by: dict[str, set[int]] = {}
+        self.next_fresh = sub.cursor.first_unacked()
+        # Events that may have bumped the count of messages sitting unseen in a receiver queue.
+        self.hidden_times: list[float] = []
+        self.count_hint: dict[int, int] = {}  # highest count known before a seek
+        # redeliver_unacked (C++ keeps its queue): (fresh from, fresh to, returned positions)
+        self.stale: dict[str, list[tuple[int, int, frozenset[int]]]] = {}
+        self.stale_used: dict[str, set[int]] = {}
+        self.skip_before: dict[str, int] = {}
+        self.sole_since = 0.0  # when the current consumers became all the consumers
+        self.start_rules: dict[str, tuple[str, ...]] = {}
+        # Acked messages a receiver queue may still hold: position -> (consumers, ack instant).
+        self.ghosts: dict[int, tuple[set[str], float]] = {}
+        # A nack of a message the consumer's application has not received yet: it may sit in that
+        # consumer's queue, and the broker redelivers it if so. position -> (consumer, rule, window).
+        self.queued_nacks: dict[int, tuple[str, Window, str]] = {}
+        # Positions a stale copy of which was received: a second copy may or may not exist, so
+        # they stay allowed for everyone but nobody *must* receive them.
+        self.no_deadline: set[int] = set()
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _fresh_hi(self, pos: int) -> int:
+        """Upper bound on the count of a never-delivered message: hidden events since it was stored."""
+        stored = self.sub.stored_span(pos).start
+        later = len(self.hidden_times) - bisect_left(self.hidden_times, stored)
+        return self.count_hint.get(pos, 0) + later
+
+    def _touch(self, pos: int, slot: _Slot) -> None:
+        if slot.holder is None or slot.release is not None:
+            self.open.add(pos)
+        else:
+            self.open.discard(pos)
+
+    def _slot(self, pos: int) -> _Slot:
+        slot = self.slots.get(pos)
+        if slot is not None:
+            return slot
+        cursor = self.sub.cursor
+        # Positions skipped on the way stay deliverable: give them slots (each position once).
+        for q in range(self.next_fresh, pos):
+            if not cursor.is_acked(q) and q not in self.slots:
+                gap = self.slots[q] = _Slot(hi=self._fresh_hi(q), base=len(self.hidden_times))
+                self.open.add(q)
+        slot = self.slots[pos] = _Slot(hi=self._fresh_hi(pos), base=len(self.hidden_times))
+        self.next_fresh = max(self.next_fresh, pos + 1)
+        return slot
+
+    def _hi(self, slot: _Slot) -> int:
+        return slot.hi + len(self.hidden_times) - slot.base
+
+    # ------------------------------------------------------------------ membership
+
+    def admit(self, consumer: ConsumerConfig) -> Rejected | None:
+        return None
+
+    def connected(self) -> list[str]:
+        return list(self.consumers)
+
+    def add_consumer(self, consumer: ConsumerConfig, at: Span, start_rule: str) -> None:
+        self.consumers[consumer.handle] = consumer
+        self.held_by.setdefault(consumer.handle, set())
+        self.start_rules[consumer.handle] = (start_rule,)
+
+    def remove_consumer(self, handle: str, at: Span) -> None:
+        # PLS-SHARED-002: the broker re-queues what the closed consumer held.
+        inc = self.profile.shared_close_increments_redelivery_count
+        lo_bump = 1 if inc else 0
+        hi_bump = 0 if inc is False else 1
+        for pos in sorted(self.held_by.pop(handle, set())):
+            slot = self.slots[pos]
+            self._release(slot, Window(at.start, at.start, at.end), "PLS-SHARED-002",
+                          f"the close of {handle} at {at.start:g} ms", lo_bump, hi_bump)
+            self._touch(pos, slot)
+        if hi_bump:
+            self.hidden_times.append(at.start)  # its unseen queue may be redelivered, count+1
+        self.consumers.pop(handle, None)
+        for holders, _ in self.ghosts.values():
+            holders.discard(handle)  # closing drops its queue
+        self.stale.pop(handle, None)
+        self.stale_used.pop(handle, None)
+        self.skip_before.pop(handle, None)
+        self.start_rules.pop(handle, None)
+        self.sole_since = at.end
+
+    @staticmethod
+    def _release(slot: _Slot, window: Window, rule: str, cause: str, lo_bump: int = 1, hi_bump: int = 1) -> None:
+        slot.release = window
+        slot.release_rule = rule
+        slot.release_cause = cause
+        slot.bump_lo = lo_bump
+        slot.bump_hi = hi_bump
+
+    def hold_for_dead_letter(self, pos: int) -> None:
+        """The client will dead-letter this delivery instead of redelivering it (PLS-DLQ-001)."""
+        slot = self.slots.get(pos)
+        if slot is not None:
+            slot.release = None
+            self._touch(pos, slot)
+
+    # ------------------------------------------------------------------ what may arrive
+
+    def options(self, handle: str, at: Span, focus: int | None = None) -> ReceiveOptions:
+        """Allowed messages for ``handle``. Never-delivered messages are all allowed; only the first
+        of them is listed (and ``focus``, if given, so the checker can match any position)."""
+        if handle not in self.consumers:
+            return ReceiveOptions(())
+        cursor = self.sub.cursor
+        n = self.sub.n_entries()
+        skip = self.skip_before.get(handle, 0)
+        candidates: list[Candidate] = []
+        for pos in sorted(self.open):
+            if pos < skip or cursor.is_acked(pos):
+                continue
+            slot = self.slots[pos]
+            if slot.release is not None:
+                w = slot.release
+                candidates.append(Candidate(
+                    pos, Window(w.low, w.canonical, None if w.high is None or pos in self.no_deadline
+                                else max(w.high, self.sole_since)),
+                    (slot.release_rule, "PLS-ACK-005"), slot.release_cause,
+                    slot.lo + slot.bump_lo, self._hi(slot) + slot.bump_hi, kind="release"))
+            else:
+                stored = self.sub.stored_span(pos)
+                candidates.append(Candidate(
+                    pos, Window(stored.start, stored.start,
+                                None if pos in self.no_deadline else max(stored.end, self.sole_since)), _FIRST_RULES,
+                    "not held by any consumer", slot.lo, self._hi(slot), kind="pool"))
+        fresh = cursor.first_unacked(max(self.next_fresh, skip))
+        wanted = [fresh] if fresh < n else []
+        if focus is not None and focus > fresh and focus >= self.next_fresh and focus < n and not cursor.is_acked(focus):
+            wanted.append(focus)
+        for pos in wanted:
+            stored = self.sub.stored_span(pos)
+            candidates.append(Candidate(
+                pos, Window(stored.start, stored.start,
+                            None if pos in self.no_deadline else max(stored.end, self.sole_since)),
+                self.start_rules.get(handle, ()) + _FIRST_RULES, "not yet delivered to any consumer",
+                0, self._fresh_hi(pos), kind="pool"))
+        if focus is not None and handle in self.ghosts.get(focus, ((), 0))[0]:
+            candidates.append(ghost_candidate(focus, handle, self.ghosts[focus][1]))
+        if focus is not None and self._is_stale(handle, focus):
+            candidates.append(Candidate(
+                focus, Window(float("-inf"), float("inf"), None), ("PLS-REDELIVER-001",),
+                "prefetched before redeliver_unacked (C++ keeps its receiver queue)", 0, 1 << 30, kind="stale"))
+        candidates.sort(key=lambda c: c.pos)
+        must_by = must_rule = None
+        reason = ""
+        if len(self.consumers) == 1:
+            # The only consumer: every deliverable message must reach it (PLS-SHARED-001).
+            dues = [(c.window.high, c) for c in candidates if c.window.high is not None and c.kind != "stale"]
+            if dues:
+                due, c = min(dues, key=lambda d: d[0])
+                must_by, must_rule = due, c.rules[0]
+                reason = f"{self.sub.label(c.pos)} was deliverable ({c.cause}) and {handle} is the only consumer"
+        return ReceiveOptions(tuple(candidates), must_by, must_rule, reason)
+
+    def _is_stale(self, handle: str, pos: int) -> bool:
+        if pos in self.stale_used.get(handle, ()):
+            return False
+        return any(lo <= pos < hi or pos in returned for lo, hi, returned in self.stale.get(handle, ()))
+
+    # ------------------------------------------------------------------ what happened
+
+    def deliver(self, handle: str, pos: int, at: Span, count: int, candidate: Candidate | None) -> None:
+        if candidate is not None and candidate.kind == "stale":
+            self.stale_used.setdefault(handle, set()).add(pos)
+            slot = self.slots.get(pos)
+            if slot is None or slot.holder is None or slot.release is not None:
+                self.no_deadline.add(pos)
+            if slot is not None:
+                slot.hi = max(slot.hi, count + 1)  # that copy may have been counted by the broker too
+            return
+        self.no_deadline.discard(pos)
+        if candidate is not None and candidate.kind == "ghost":
+            self.ghosts.pop(pos, None)  # there was one queued copy; it is gone
+            return
+        slot = self._slot(pos)
+        if slot.holder is not None:
+            self.held_by.get(slot.holder, set()).discard(pos)
+        slot.holder = handle
+        slot.release = None
+        slot.lo = slot.hi = count
+        slot.base = len(self.hidden_times)
+        self.held_by.setdefault(handle, set()).add(pos)
+        queued = self.queued_nacks.pop(pos, None)
+        if queued is not None and queued[0] == handle:
+            # It was in this consumer's queue when nacked: the broker redelivers it anyway.
+            self._release(slot, queued[1], "PLS-NACK-001", queued[2])
+            self._touch(pos, slot)
+            return
+        consumer = self.consumers.get(handle)
+        if consumer is not None and consumer.ack_timeout_ms:
+            # PLS-ACKTIMEOUT-002: the client gives it back unless acked in time.
+            self._release(slot, ack_timeout_window(at, consumer.ack_timeout_ms, self.profile), "PLS-ACKTIMEOUT-002",
+                          f"the ack timeout of {self.sub.label(pos)} (received at {at.end:g} ms)")
+        self._touch(pos, slot)
+
+    def note_empty_receive(self, handle: str, at: Span) -> None:
+        return None
+
+    def acked(self, positions: Iterable[int], at: Span) -> None:
+        for pos in positions:
+            self.no_deadline.discard(pos)
+            slot = self.slots.get(pos)
+            # A copy already pushed to a receiver queue is not purged by the ack (C++): if the
+            # message was not in an application's hands (never delivered, returned, released),
+            # any connected consumer may hold a copy; a stale queue may hold one too.
+            if slot is None or slot.holder is None or slot.release is not None:
+                holders = set(self.consumers)
+            else:
+                holders = {h for h in self.consumers if self._is_stale(h, pos)}
+            if holders:
+                self.ghosts[pos] = (holders, at.start)
+            slot = self.slots.pop(pos, None)
+            if slot is not None:
+                self.open.discard(pos)
+                if slot.holder is not None:
+                    self.held_by.get(slot.holder, set()).discard(pos)
+
+    def nack(self, handle: str, pos: int, at: Span) -> None:
+        slot = self.slots.get(pos)
+        consumer = self.consumers.get(handle)
+        if consumer is None:
+            return
+        if slot is None or slot.holder is None:
+            # Not received by the application, but maybe pushed to this consumer's queue: the
+            # broker redelivers it if it is pending there (measured, 4.0.8).
+            window = consumer_nack_window(at, consumer.nack_delay_ms, consumer.nack_backoff, 0, self.profile)
+            self.queued_nacks[pos] = (handle, window, f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
+            return
+        # The broker only redelivers positions pending on this consumer.
+        if slot.holder != handle:
+            return
+        window = consumer_nack_window(at, consumer.nack_delay_ms, consumer.nack_backoff, slot.lo, self.profile)
+        rule = "PLS-NACK-004" if consumer.nack_backoff else "PLS-NACK-001"
+        self._release(slot, window, rule, f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
+        self._touch(pos, slot)
+
+    def redeliver_unacked(self, handle: str, at: Span) -> None:
+        # PLS-REDELIVER-001: what this consumer held goes back at once, count+1.
+        for pos in sorted(self.held_by.get(handle, set())):
+            slot = self.slots[pos]
+            self._release(slot, Window(at.start, at.start, at.end), "PLS-REDELIVER-001",
+                          f"redeliver_unacked by {handle} at {at.start:g} ms")
+            self._touch(pos, slot)
+        # Unheld messages may have sat in its queue: redelivered too (count+1), and C++ keeps
+        # its queue, so they may still surface there once more.
+        self.hidden_times.append(at.start)
+        if self.profile.redeliver_keeps_receiver_queue:
+            returned = frozenset(self.open)  # unheld or released: may have been pushed to its queue
+            self.stale.setdefault(handle, []).append((self.next_fresh, self.sub.n_entries(), returned))
+
+    def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,
+              seeker: str | None = None) -> None:
+        # Seek: all consumers are detached and re-attached; nothing is held any more. The seeking
+        # C++ client clears its queue; the others keep theirs (measured, 4.0.8): what may sit
+        # there can surface once more, acked or not.
+        queued = (self.next_fresh, self.sub.n_entries(), frozenset(self.open))
+        keep = {h: [queued] for h in self.consumers if h != seeker}
+        for p, slot in self.slots.items():
+            self.count_hint[p] = max(self.count_hint.get(p, 0), self._hi(slot) + 1)
+        self.slots.clear()
+        self.open.clear()
+        for held in self.held_by.values():
+            held.clear()
+        self.stale = keep
+        self.stale_used.clear()
+        self.ghosts.clear()
+        self.queued_nacks.clear()
+        self.next_fresh = pos
+        self.hidden_times.append(at.start)
+        self.skip_before = {} if filter_for is None else {filter_for[0]: filter_for[1]}
+        self.sole_since = at.end
+        for h in self.start_rules:
+            self.start_rules[h] = (rule,)
+
+    # ------------------------------------------------------------------ why not
+
+    def explain(self, handle: str, pos: int, at: Span) -> Refusal:
+        label = self.sub.label(pos)
+        slot = self.slots.get(pos)
+        if handle not in self.consumers:
+            return Refusal("wrong-consumer", "PLS-SHARED-001", f"{handle} is not connected, yet it received {label}.")
+        if slot is not None and slot.holder is not None:
+            who = "it" if slot.holder == handle else slot.holder
+            return Refusal(
+                "duplicate-delivery", "PLS-SHARED-001",
+                f"Let {label} be held by {slot.holder} (received, not acked, not nacked, not released). "
+                f"Then no consumer may receive it again until {slot.holder} nacks it, times out, "
+                f"calls redeliver_unacked or closes; {handle} received it at {at.end:g} ms while {who} still held it.")
+        if pos < self.skip_before.get(handle, 0):
+            return Refusal("duplicate-delivery", "PLS-SEEK-001",
+                           f"{handle} sought to the id of {self.sub.label(self.skip_before[handle] - 1)}, so its client "
+                           f"skips {label} (start_message_id_inclusive is false).")
+        return Refusal("wrong-value", "PLS-SHARED-001", f"{label} was not deliverable to {handle} at {at.end:g} ms.")
+
+
+class KeySharedOverApproximation(SharedDispatcher):
+    """Key_Shared judged as Shared: a sound over-approximation, not a model of Key_Shared.
+
+    Key_Shared adds constraints to Shared (a key goes to one consumer at a time, per-key order);
+    it removes none. So every history Key_Shared allows, Shared allows too: judging Key_Shared
+    with Shared's allowed sets never reports a false failure, but it cannot catch key-stickiness or
+    per-key-order violations (those rules are not modelled). What the client checks (PLS-ACK-003:
+    no cumulative ack) is exact.
+    """
+
+    type_name = "Key_Shared"

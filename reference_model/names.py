@@ -1,0 +1,107 @@
+"""Topic names: how a name a user writes becomes the topic the broker serves.
+
+Pulsar part: topic name parsing (C++ ``lib/TopicName.cc``), partition naming.
+Rule ids: PLS-TOPIC-001 (expansion), PLS-TOPIC-002 (partition suffix), PLS-TOPIC-003 (invalid
+names are refused with ``InvalidTopicName``), PLS-DLQ-001 / PLS-RETRY-001 (derived names).
+
+- A short name ``x`` means ``persistent://public/default/x``; ``tenant/ns/x`` means
+  ``persistent://tenant/ns/x`` (PLS-TOPIC-001). A two-part ``a/b`` is invalid (PLS-TOPIC-003).
+- A full name is ``domain://tenant/namespace/local`` (or the legacy
+  ``domain://tenant/cluster/namespace/local``). The domain is ``persistent`` or
+  ``non-persistent``; tenant, cluster and namespace use ``[A-Za-z0-9_-=:.]``; the local name is
+  not checked and may itself contain ``/`` (PLS-TOPIC-003).
+- Partition i of topic T is the topic ``T-partition-i`` (PLS-TOPIC-002).
+
+Not modelled: the ``segment`` domain of the newest C++ client; the quirks of parsing a partition
+index (``x-partition-00`` -> 0).
+Choices: invalid names are a ``Rejected`` value naming PLS-TOPIC-003, not an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reference_model.rejections import Rejected
+
+DOMAINS = ("persistent", "non-persistent")
+DEFAULT_TENANT = "public"
+DEFAULT_NAMESPACE = "default"
+PARTITION_SUFFIX = "-partition-"
+_NAMESPACE_PART = re.compile(r"^[A-Za-z0-9_\-=:.]+$")
+
+
+@dataclass(frozen=True)
+class TopicName:
+    domain: str
+    tenant: str
+    namespace: str
+    local: str
+    cluster: str | None = None  # only for legacy V1 names
+
+    @property
+    def full(self) -> str:
+        middle = f"{self.tenant}/{self.cluster}/{self.namespace}" if self.cluster else f"{self.tenant}/{self.namespace}"
+        return f"{self.domain}://{middle}/{self.local}"
+
+    @property
+    def partition_index(self) -> int:
+        """-1 unless the local name ends in ``-partition-<N>`` (PLS-TOPIC-002)."""
+        head, sep, tail = self.local.rpartition(PARTITION_SUFFIX)
+        return int(tail) if sep and head and tail.isdigit() else -1
+
+
+def _invalid(name: str, why: str) -> Rejected:
+    return Rejected("InvalidTopicName", "PLS-TOPIC-003", f"invalid topic name {name!r}: {why}")
+
+
+def parse_topic(name: str) -> TopicName | Rejected:
+    """Parse a topic name as the C++ client does; a ``Rejected`` names what is wrong."""
+    if not name:
+        return _invalid(name, "empty")
+    if "://" not in name:
+        # PLS-TOPIC-001: short forms.
+        parts = name.split("/")
+        if len(parts) == 1:
+            return TopicName("persistent", DEFAULT_TENANT, DEFAULT_NAMESPACE, name)
+        if len(parts) == 3:
+            return _checked(name, TopicName("persistent", parts[0], parts[1], parts[2]))
+        return _invalid(name, "a short name is 'x' or 'tenant/namespace/x'")
+    domain, _, rest = name.partition("://")
+    if domain not in DOMAINS:
+        return _invalid(name, f"domain {domain!r} is not one of {', '.join(DOMAINS)}")
+    parts = rest.split("/")
+    if len(parts) < 3:
+        return _invalid(name, "expected domain://tenant/namespace/topic")
+    if len(parts) == 3:
+        return _checked(name, TopicName(domain, parts[0], parts[1], parts[2]))
+    # Legacy V1 name: tenant/cluster/namespace/local (local may contain '/').
+    return _checked(name, TopicName(domain, parts[0], parts[2], "/".join(parts[3:]), cluster=parts[1]))
+
+
+def _checked(name: str, topic: TopicName) -> TopicName | Rejected:
+    for label, part in (("tenant", topic.tenant), ("cluster", topic.cluster), ("namespace", topic.namespace)):
+        if part is not None and not _NAMESPACE_PART.match(part):
+            return _invalid(name, f"{label} {part!r} may only use letters, digits and _-=:.")
+    if not topic.local:
+        return _invalid(name, "the topic part is empty")
+    return topic
+
+
+def expand(name: str) -> str | Rejected:
+    """The fully qualified name of ``name`` (PLS-TOPIC-001), or why it is invalid (PLS-TOPIC-003)."""
+    parsed = parse_topic(name)
+    return parsed if isinstance(parsed, Rejected) else parsed.full
+
+
+def partition_name(topic: str, index: int) -> str:
+    """Partition ``index`` of ``topic`` is ``<topic>-partition-<index>`` (PLS-TOPIC-002)."""
+    if index < 0:
+        raise ValueError(f"partition index must be >= 0, got {index}")
+    return f"{topic}{PARTITION_SUFFIX}{index}"
+
+
+def short_name(full: str) -> str:
+    """The trace's short form of a name in ``public/default`` (other namespaces stay full)."""
+    prefix = f"persistent://{DEFAULT_TENANT}/{DEFAULT_NAMESPACE}/"
+    return full[len(prefix):] if full.startswith(prefix) else full

@@ -1,0 +1,100 @@
+"""The stable executable-spec API: small functions that answer "what does Pulsar do?".
+
+Pulsar part: client-side rules a user can compute without a broker.
+Rule ids: PLS-NACK-004 (Java backoff), PLS-ACKTIMEOUT-001/002 (C++/Java ack timeout), PLS-DLQ-001,
+PLS-RETRY-001, PLS-TOPIC-001 (names are expanded first).
+
+These signatures are a contract: tests, docs and other tools call them. Each raises
+``ValueError`` with a message saying what to change when its arguments are out of range, as the
+Pulsar client it describes does.
+
+Not modelled: C++ per-partition DLQ names need the partition's own name as ``topic``
+(``dead_letter_topic("t-partition-2", "sub")``); Java's fallback to the pre-#9327 names.
+Choices: a short topic name is expanded to ``persistent://public/default/...`` first.
+"""
+
+from __future__ import annotations
+
+from reference_model import names
+from reference_model.profiles import profile_for
+from reference_model.redelivery import (
+    JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS,
+    JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS,
+    JAVA_BACKOFF_DEFAULT_MULTIPLIER,
+    ack_timeout_offsets,
+    multiplier_backoff_ms,
+)
+from reference_model.rejections import Rejected
+
+__all__ = [
+    "nack_backoff_delay_ms",
+    "ack_timeout_redelivery_window_ms",
+    "dead_letter_topic",
+    "retry_letter_topic",
+    "JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS",
+    "JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS",
+    "JAVA_BACKOFF_DEFAULT_MULTIPLIER",
+]
+
+
+def nack_backoff_delay_ms(redelivery_count: int, *, min_delay_ms: int, max_delay_ms: int,
+                          multiplier: float = 2.0) -> int:
+    """Java ``MultiplierRedeliveryBackoff``: the nack delay for a message with ``redelivery_count``.
+
+    PLS-NACK-004. ``redelivery_count`` is 0 on the first delivery, so the docs' table row
+    "redelivery count N" is ``nack_backoff_delay_ms(N - 1, ...)``. The delay is
+    ``min(min_delay_ms * multiplier ** count, max_delay_ms)``, and ``max_delay_ms`` once the
+    count passes ``int(log(max/min) / log(multiplier)) + 1``. The Java builder's defaults are
+    ``JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS`` (10 s), ``..._MAX_DELAY_MS`` (10 min), multiplier 2.
+    The C++/Python client has no backoff (PLS-NACK-001).
+
+    Raises ValueError unless ``multiplier > 1``, ``min_delay_ms >= 0`` and
+    ``max_delay_ms >= min_delay_ms``.
+    """
+    return multiplier_backoff_ms(redelivery_count, min_delay_ms, max_delay_ms, multiplier)
+
+
+def ack_timeout_redelivery_window_ms(ack_timeout_ms: int, tick_ms: int, *, client: str = "cpp") -> tuple[int, int]:
+    """When an unacked message comes back after an ack timeout: ``(low, high)`` ms after receive.
+
+    PLS-ACKTIMEOUT-002: ``low`` is exclusive, ``high`` inclusive: with ``t = min(tick_ms,
+    ack_timeout_ms)``, ``(ceil(T/t)*t, (ceil(T/t)+1)*t]``; T=10000, t=1000 gives (10000, 11000].
+    PLS-ACKTIMEOUT-001: the C++/Python client refuses timeouts below 10 000 ms, the Java client
+    below 1 000 ms (ValueError here, as Python raises).
+    """
+    profile = profile_for(None, client)
+    if ack_timeout_ms is None or ack_timeout_ms <= 0:
+        raise ValueError("ack timeout is off (0/None): there is no redelivery window; pass a positive ack_timeout_ms")
+    if ack_timeout_ms < profile.ack_timeout_min_ms:
+        raise ValueError(
+            f"Unacknowledged message timeout should be greater than {profile.ack_timeout_min_ms // 1000} seconds "
+            f"({profile.client} client); got {ack_timeout_ms} ms")
+    if tick_ms <= 0:
+        raise ValueError(f"tick_ms must be positive, got {tick_ms}")
+    return ack_timeout_offsets(ack_timeout_ms, tick_ms)
+
+
+def _expanded(topic: str) -> str:
+    full = names.expand(topic)
+    if isinstance(full, Rejected):
+        raise ValueError(full.detail)
+    return full
+
+
+def dead_letter_topic(topic: str, subscription: str) -> str:
+    """The default dead-letter topic: ``<topic>-<subscription>-DLQ`` with ``topic`` fully qualified.
+
+    PLS-DLQ-001. ``dead_letter_topic("my-topic", "sub")`` is
+    ``"persistent://public/default/my-topic-sub-DLQ"``. The C++ client derives it per partition,
+    from the partition's own name.
+    """
+    if not subscription:
+        raise ValueError("subscription must be a non-empty name")
+    return f"{_expanded(topic)}-{subscription}-DLQ"
+
+
+def retry_letter_topic(topic: str, subscription: str) -> str:
+    """The default retry-letter topic: ``<topic>-<subscription>-RETRY`` (Java client only, PLS-RETRY-001)."""
+    if not subscription:
+        raise ValueError("subscription must be a non-empty name")
+    return f"{_expanded(topic)}-{subscription}-RETRY"

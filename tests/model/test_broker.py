@@ -1,0 +1,230 @@
+"""The model as a target: what it does, op by op, in virtual time (rule ids per test)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checker import check
+from conformance.targets.model import ModelTarget
+from conformance.trace import make_trace
+from reference_model.broker import Broker
+from reference_model.rejections import Rejected
+from reference_model.timing import Span
+
+
+def run(*ops, **header):
+    trace = make_trace("t", ops, **header)
+    history = ModelTarget().run(trace)
+    report = check(history)
+    assert report.ok and not [v for v in report.verdicts if v.status != "PASS"], report.summary()
+    return history
+
+
+def received(history):
+    out = []
+    for e in history.events:
+        if e.op.op in ("receive", "read_next") and e.outcome.status == "ok":
+            m = e.outcome.value["message"]
+            out.append(None if m is None else (m["payload"], m["redelivery_count"], e.t_end_ms))
+    return out
+
+
+def labels(history):
+    return [None if r is None else r[0] for r in received(history)]
+
+
+P = ("create_producer", {"producer": "p", "topic": "t"})
+
+
+def send(label, **kw):
+    return ("send", {"producer": "p", "payload": label, **kw})
+
+
+def sub(c, type_="Exclusive", **kw):
+    return ("subscribe", {"consumer": c, "topic": "t", "subscription": "s", "type": type_, **kw})
+
+
+def recv(c, timeout=1000):
+    return ("receive", {"consumer": c, "timeout_ms": timeout})
+
+
+def test_latest_skips_earlier_messages_and_earliest_does_not():
+    # PLS-SUB-002 / PLS-SUB-003 / PLS-SUB-004
+    h = run(P, send("m0"), sub("c1"), send("m1"), recv("c1"), recv("c1"),
+            ("subscribe", {"consumer": "c2", "topic": "t", "subscription": "e", "initial_position": "Earliest"}),
+            recv("c2"), recv("c2"))
+    assert labels(h) == ["m1", None, "m0", "m1"]
+
+
+def test_reconnect_resumes_at_first_unacked_skipping_holes():
+    # PLS-SUB-001 / PLS-SUB-004 / PLS-SUB-005
+    h = run(sub("c1"), P, send("m0"), send("m1"), send("m2"), recv("c1"), recv("c1"), recv("c1"),
+            ("ack", {"consumer": "c1", "message": "m1"}), ("close", {"handle": "c1"}), send("m3"),
+            sub("c2", initial_position="Latest"), recv("c2"), recv("c2"), recv("c2"),
+            ("stats", {"topic": "t", "subscription": "s"}))
+    assert labels(h) == ["m0", "m1", "m2", "m0", "m2", "m3"]
+    assert h.events[-1].outcome.value == {"backlog": 3}
+
+
+def test_unsubscribe_deletes_subscription():
+    # PLS-SUB-006
+    h = run(sub("c1"), P, send("m0"), ("unsubscribe", {"consumer": "c1"}), send("m1"), sub("c2"), send("m2"), recv("c2"), recv("c2"))
+    assert labels(h) == ["m2", None]
+
+
+def test_exclusive_nack_rewinds_everything_unacked_in_order():
+    # PLS-NACK-003 with the model's canonical choice (no prefetch): m2 first, then the rewind.
+    h = run(sub("c1", nack_delay_ms=200), P, send("m0"), send("m1"), send("m2"), recv("c1"), recv("c1"),
+            ("nack", {"consumer": "c1", "message": "m0"}), recv("c1"), recv("c1"), recv("c1"), recv("c1"), recv("c1"))
+    assert received(h) == [("m0", 0, 0), ("m1", 0, 0), ("m2", 0, 0), ("m0", 0, 200), ("m1", 0, 200), ("m2", 0, 200), None]
+
+
+def test_nack_floor_and_shared_count():
+    # PLS-NACK-002: 10 ms becomes 100 ms. PLS-ACK-005: count 1 after the nack.
+    h = run(sub("c1", "Shared", nack_delay_ms=10), P, send("m0"), recv("c1"), ("nack", {"consumer": "c1", "message": "m0"}),
+            recv("c1"), ("nack", {"consumer": "c1", "message": "m0"}), recv("c1"))
+    assert received(h) == [("m0", 0, 0), ("m0", 1, 100), ("m0", 2, 200)]
+
+
+def test_ack_timeout_redelivers_at_end_of_window():
+    # PLS-ACKTIMEOUT-002: T=10 s, t=1 s: the model redelivers at 11 s (inside (10 s, 11 s]).
+    h = run(sub("c1", "Shared", ack_timeout_ms=10_000), P, send("m0"), recv("c1"), recv("c1", 20_000))
+    assert received(h) == [("m0", 0, 0), ("m0", 1, 11_000)]
+
+
+def test_ack_timeout_below_minimum_is_rejected():
+    # PLS-ACKTIMEOUT-001
+    h = run(sub("c1", ack_timeout_ms=5000))
+    assert h.events[0].outcome.error == "InvalidArgument"
+
+
+def test_shared_close_gives_unacked_to_others():
+    # PLS-SHARED-002
+    h = run(sub("c1", "Shared"), sub("c2", "Shared"), P, send("m0"), send("m1"), recv("c1"), recv("c1"),
+            ("ack", {"consumer": "c1", "message": "m0"}), ("close", {"handle": "c1"}), recv("c2"), recv("c2"))
+    assert labels(h) == ["m0", "m1", "m1", None]
+
+
+def test_shared_cumulative_ack_refused():
+    # PLS-ACK-003
+    h = run(sub("c1", "Shared"), P, send("m0"), recv("c1"), ("ack_cumulative", {"consumer": "c1", "message": "m0"}))
+    assert h.events[-1].outcome.error == "CumulativeAcknowledgementNotAllowedError"
+
+
+def test_cumulative_ack_on_exclusive():
+    # PLS-ACK-002 / PLS-BACKLOG-001
+    h = run(sub("c1"), P, send("m0"), send("m1"), send("m2"), recv("c1"), recv("c1"),
+            ("ack_cumulative", {"consumer": "c1", "message": "m1"}), ("stats", {"topic": "t", "subscription": "s"}),
+            ("redeliver_unacked", {"consumer": "c1"}), recv("c1"), recv("c1"))
+    assert h.events[8].outcome.value == {"backlog": 1}
+    assert labels(h) == ["m0", "m1", "m2", None]
+
+
+def test_failover_first_connected_is_active_then_next():
+    # PLS-FAILOVER-001 / PLS-FAILOVER-002
+    h = run(sub("c1", "Failover"), sub("c2", "Failover"), P, send("m0"), send("m1"), recv("c2", 100), recv("c1"),
+            ("close", {"handle": "c1"}), recv("c2"), recv("c2"))
+    assert labels(h) == [None, "m0", "m0", "m1"]
+
+
+def test_seek_by_id_time_earliest_latest():
+    # PLS-SEEK-001 (skips the message unless inclusive), PLS-SEEK-002, PLS-SEEK-003
+    base = [sub("c1"), P, send("m0"), send("m1"), send("m2"), recv("c1"), recv("c1"), recv("c1"),
+            ("ack_cumulative", {"consumer": "c1", "message": "m2"})]
+    h = run(*base, ("seek", {"consumer": "c1", "message": "m0"}), recv("c1"), recv("c1"), recv("c1"))
+    assert labels(h)[3:] == ["m1", "m2", None]
+    h = run(*base, ("seek", {"consumer": "c1", "position": "earliest"}), recv("c1"))
+    assert labels(h)[3:] == ["m0"]
+    h = run(*base, ("seek", {"consumer": "c1", "position": "latest"}), recv("c1", 10))
+    assert labels(h)[3:] == [None]
+    # all three sends share publish time 0 in virtual time, so the first with time >= is m0
+    h = run(*base, ("seek", {"consumer": "c1", "publish_time_of": "m2"}), recv("c1"))
+    assert labels(h)[3:] == ["m0"]
+    h = run(*base[:-1], ("advance_time", {"ms": 5}), send("m3"), recv("c1"),
+            ("seek", {"consumer": "c1", "publish_time_of": "m3"}), recv("c1"))
+    assert labels(h)[-1] == "m3"
+
+
+def test_seek_inclusive():
+    h = run(sub("c1", start_message_id_inclusive=True), P, send("m0"), send("m1"), recv("c1"),
+            ("seek", {"consumer": "c1", "message": "m0"}), recv("c1"))
+    assert labels(h) == ["m0", "m0"]
+
+
+def test_readers():
+    # PLS-READER-001..004
+    ops = [P, send("m0"), send("m1"), send("m2")]
+    rd = lambda r, start, **kw: ("create_reader", {"reader": r, "topic": "t", "start": start, **kw})
+    nxt = lambda r: ("read_next", {"reader": r, "timeout_ms": 100})
+    h = run(*ops, rd("r1", "earliest"), nxt("r1"), nxt("r1"), nxt("r1"), nxt("r1"))
+    assert labels(h) == ["m0", "m1", "m2", None]
+    h = run(*ops, rd("r1", "latest"), nxt("r1"), send("m3"), nxt("r1"))
+    assert labels(h) == [None, "m3"]
+    h = run(*ops, rd("r1", {"message": "m0"}), nxt("r1"))
+    assert labels(h) == ["m1"]
+    h = run(*ops, rd("r1", {"message": "m0"}, inclusive=True), nxt("r1"))
+    assert labels(h) == ["m0"]
+
+
+def test_producer_sequence_ids_and_busy_names():
+    # PLS-PROD-001
+    b = Broker()
+    v = b.apply("create_producer", {"producer": "p", "topic": "t", "initial_sequence_id": 9}, Span.at(0))
+    assert v["last_sequence_id"] == 9
+    b.apply("send", {"producer": "p", "payload": "m0"}, Span.at(0))
+    assert b.message("m0").sequence_id == 10
+    b.apply("create_producer", {"producer": "q", "topic": "t", "name": "n"}, Span.at(0))
+    got = b.apply("create_producer", {"producer": "r", "topic": "t", "name": "n"}, Span.at(0))
+    assert isinstance(got, Rejected) and got.error == "ProducerBusy"
+
+
+def test_message_fields_kept():
+    # PLS-MSG-001
+    h = run(sub("c1"), P, send("m0", key="k", ordering_key="ok", properties={"a": "1"}, event_time=42), recv("c1"))
+    m = h.events[-1].outcome.value["message"]
+    assert (m["key"], m["ordering_key"], m["properties"], m["event_time"], m["topic"]) == ("k", "ok", {"a": "1"}, 42, "t")
+    assert m["message_id"][2:] == [-1, -1]
+
+
+def test_invalid_topic_rejected():
+    # PLS-TOPIC-003
+    h = run(("subscribe", {"consumer": "c1", "topic": "a/b", "subscription": "s"}))
+    assert h.events[0].outcome.error == "InvalidTopicName"
+
+
+def test_unmodelled_ops_are_indeterminate_not_wrong():
+    h = ModelTarget().run(make_trace("t", [("subscribe", {"consumer": "c1", "topics": ["t", "u"], "subscription": "s"})]))
+    assert h.events[0].outcome.status == "indeterminate" and "not modelled" in h.events[0].outcome.detail
+    report = check(h)
+    assert report.ok and report.notes
+
+
+def test_key_shared_is_judged_as_shared_and_refuses_cumulative_ack():
+    # PLS-ACK-003 on Key_Shared; dispatch judged with Shared's allowed sets.
+    h = run(sub("c1", "Key_Shared"), P, send("m0"), recv("c1"), ("ack_cumulative", {"consumer": "c1", "message": "m0"}))
+    assert labels(h) == ["m0"]
+    assert h.events[-1].outcome.error == "CumulativeAcknowledgementNotAllowedError"
+
+
+def test_partitioned_topic_round_robin_and_union_of_partitions():
+    # PLS-TOPIC-002 / PLS-MSGID-001: partition i is t-partition-i and the id carries i.
+    h = run(("create_topic", {"topic": "t", "partitions": 2}), sub("c1"), P, send("m0"), send("m1"), send("m2"),
+            recv("c1"), recv("c1"), recv("c1"), recv("c1", 10), ("stats", {"topic": "t", "subscription": "s"}))
+    got = [e.outcome.value["message"] for e in h.events if e.op.op == "receive" and e.outcome.value["message"]]
+    assert [(m["payload"], m["topic"], m["message_id"][2]) for m in got] == [
+        ("m0", "t-partition-0", 0), ("m1", "t-partition-1", 1), ("m2", "t-partition-0", 0)]
+    assert h.events[-1].outcome.value == {"backlog": 3}
+
+
+def test_dead_letter_after_max_redeliveries():
+    # PLS-DLQ-001 (C++): counts 0..N reach the app, the (N+1)-th nack publishes to <t>-<s>-DLQ.
+    h = run(("subscribe", {"consumer": "d", "topic": "t-s-DLQ", "subscription": "d"}),
+            sub("c1", "Shared", nack_delay_ms=200, dead_letter={"max_redeliver_count": 1}), P, send("m1"),
+            recv("c1"), ("nack", {"consumer": "c1", "message": "m1"}), recv("c1"),
+            ("nack", {"consumer": "c1", "message": "m1"}), recv("d", 2000), recv("c1", 500),
+            ("stats", {"topic": "t", "subscription": "s"}))
+    assert received(h)[:3] == [("m1", 0, 0), ("m1", 1, 200), ("m1", 0, 400)]
+    dlq = h.events[8].outcome.value["message"]
+    assert dlq["topic"] == "t-s-DLQ" and dlq["properties"]["REAL_TOPIC"] == "persistent://public/default/t"
+    assert dlq["properties"]["ORIGIN_MESSAGE_ID"] == "(2,0,-1,-1)"
+    assert labels(h)[-1] is None and h.events[-1].outcome.value == {"backlog": 0}
