@@ -92,11 +92,18 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
     report = check(history)
     rule_verdicts = dict(report.rule_verdicts())
     expectations = check_expectations(case, history)
-    if any(not e.passed for e in expectations):
-        for rule in case.rules:
-            rule_verdicts[rule] = FAIL
+    failed_at: dict[int, set[str]] = {}
+    for v in report.verdicts:
+        if v.status == FAIL and v.step is not None:
+            failed_at.setdefault(v.step, set()).add(v.rule_id)
+    for e in expectations:
+        if not e.passed:
+            # charge a broken expectation to the rules the checker blamed at that step; when the
+            # checker saw nothing wrong there, to every rule the case is about.
+            for rule in failed_at.get(e.expectation.step) or case.rules:
+                rule_verdicts[rule] = FAIL
     for rule in case.rules:
-        rule_verdicts.setdefault(rule, PASS if all(e.passed for e in expectations) else FAIL)
+        rule_verdicts.setdefault(rule, PASS)
     status = worst(rule_verdicts.values()) or PASS
     return CaseResult(case, target.name, status, rule_verdicts, list(report.verdicts), expectations, history, history_path, duration)
 

@@ -586,7 +586,11 @@ RULES: tuple[Rule, ...] = (
         status="normative", applies_to=_ALL,
         note=("Counts entries (a batch is one entry). Acks are grouped by the C++ client for up to 100 ms and "
               f"stats are computed asynchronously: wait before reading. {_LIVE}3 sent -> 3; cumulative ack of "
-              "the 2nd -> 1; m1, m3 of 4 individually acked -> 2."),
+              "the 2nd -> 1; m1, m3 of 4 individually acked -> 2. A seek to a message id leaves that message "
+              "in the backlog (the broker's cursor is on it; the C++ client filters it out). Known deviation "
+              "KD-001 (conformance/deviations.yaml): on 4.0.8, after a seek back over individually acked "
+              "messages the backlog still subtracts those acks (1 instead of 4); fixed upstream by apache/pulsar "
+              "PR #25047 (merged 2025-12), after 4.0.8."),
     ),
     Rule(
         id="PLS-DLQ-001", area="DLQ",
