@@ -48,6 +48,19 @@ ANOMALIES: dict[str, Anomaly] = {a.name: a for a in (
             "transit, a message id broke its conventions, a sequence id, a message not in the subscription."),
     Anomaly("wrong-redelivery-count",
             "A delivered message carried a redelivery_count outside the range its delivery history allows."),
+    Anomaly("key-order-violation",
+            "Two messages with the same sticky key reached Key_Shared consumers out of publish order: a "
+            "later one was delivered while an earlier one had never been delivered to anyone."),
+    Anomaly("key-stickiness-violation",
+            "A Key_Shared message reached a consumer that does not serve its key: not the owner the "
+            "selector gives (ring, hash ranges, sticky ranges), or while another consumer held that key."),
+    Anomaly("draining-violation",
+            "On a 4.x Key_Shared subscription, a message of a hash that moved to a new consumer reached "
+            "another consumer while the previous owner still held unacked messages of that hash (PIP-379)."),
+    Anomaly("wrong-partition",
+            "A producer's message landed on a partition its routing does not allow: not hash(key) mod N "
+            "for a keyed message under a known scheme, not where the same key went before, or out of "
+            "round-robin turn."),
     Anomaly("wrong-backlog",
             "The subscription backlog reported by stats differs from the number of entries not yet "
             "acknowledged (allowing for acks the client had not flushed yet)."),

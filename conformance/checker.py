@@ -22,7 +22,8 @@ from typing import Any, Iterable, Mapping
 
 from conformance.anomalies import anomaly as _anomaly
 from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message
-from reference_model.broker import DLQ_PRODUCER, Broker
+from reference_model.broker import DLQ_PRODUCER, RETRY_PRODUCER, Broker, split_profile
+from reference_model.dispatch.key_shared import KeySharedSettings
 from reference_model.dispatch.base import Candidate, ReceiveOptions
 from reference_model.ids import MessageId, id_conventions_violation
 from reference_model.profiles import Profile, profile_for
@@ -138,11 +139,13 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Toler
     ``tolerances`` to ``Tolerances.for_target(header.target)``.
     """
     header = history.header
+    overrides, broker_config = split_profile(header.profile)
     if profile is None:
-        profile = profile_for(header.broker_version, header.client, header.profile or None)
+        profile = profile_for(header.broker_version, header.client, overrides or None)
+    settings = KeySharedSettings.for_broker(header.broker_version or profile.broker, broker_config)
     if tolerances is None:
         tolerances = Tolerances.for_target(header.target)
-    checker = _Checker(profile, tolerances)
+    checker = _Checker(profile, tolerances, settings)
     for event in history.events:
         checker.step(event)
     checker.finish()
@@ -193,10 +196,10 @@ def _describe_candidates(model: Broker, handle: str, cands: Iterable[Candidate])
 
 
 class _Checker:
-    def __init__(self, profile: Profile, tol: Tolerances):
+    def __init__(self, profile: Profile, tol: Tolerances, key_shared: KeySharedSettings | None = None):
         self.profile = profile
         self.tol = tol
-        self.model = Broker(profile, slack_ms=tol.dispatch_latency_ms)
+        self.model = Broker(profile, slack_ms=tol.dispatch_latency_ms, key_shared=key_shared)
         self.verdicts: list[Verdict] = []
         self.notes: list[str] = []
         self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
@@ -380,6 +383,26 @@ class _Checker:
                        + ("." if ok else ", and it does not."))
         if stored is not None:
             self.last_id[stored.topic] = (label, mid)
+        self._check_route(event, stored)
+
+    def _check_route(self, event: Event, stored: Any) -> None:
+        """PLS-ROUTE-001/002, PLS-HASH-001/002: the partition the broker reported for a send."""
+        label = event.op.args["payload"]
+        route = self.model.routes.get(label)
+        if route is None or stored is None or stored.message_id.partition < 0:
+            return
+        allowed, rules, reason = route
+        got = stored.message_id.partition
+        exact = len(allowed) == 1
+        for rule in rules:
+            if not exact:
+                self._emit(rule, event.step, PASS, None, f"any of {list(allowed)}", f"partition {got}",
+                           f"{label}: {reason}; partition {got} is allowed.")
+                continue
+            ok = got == allowed[0]
+            self._emit(rule, event.step, PASS if ok else FAIL, None if ok else "wrong-partition",
+                       f"partition {allowed[0]}", f"partition {got}",
+                       f"{label}: {reason}." if ok else f"Let {reason}. Then {label} goes to partition {allowed[0]}; it went to {got}.")
 
     # ------------------------------------------------------------------ receive / read_next
 
@@ -498,6 +521,9 @@ class _Checker:
         if stored.producer_name == DLQ_PRODUCER:
             self._check_dead_letter_copy(n, stored, msg, value, expected, keys)
             return
+        if stored.producer_name == RETRY_PRODUCER:
+            self._check_retry_copy(n, stored, msg, expected, keys)
+            return
         if "publish_time" in value:
             expected["publish_time"] = int(value["publish_time"])
         producer = args.get("producer")
@@ -550,6 +576,28 @@ class _Checker:
                    "the original message plus ORIGIN_MESSAGE_ID and REAL_TOPIC", str(got),
                    f"{stored.label} reached the dead-letter topic {stored.topic} as the rule says." if not diffs
                    else f"The dead-letter copy of {stored.label} differs: " + "; ".join(diffs) + ".", keys)
+
+    def _check_retry_copy(self, n: int, stored: Any, msg: Any, expected: dict[str, Any], keys: list[str]) -> None:
+        # PLS-RETRY-001: the retry copy keeps payload, keys and properties and carries
+        # RECONSUMETIMES and DELAY_TIME exactly, ORIGIN_MESSAGE_ID ("l:e:p", the original's id) and
+        # REAL_TOPIC (only its last part is compared: the namespace differs per target).
+        props = dict(expected.pop("properties"))
+        real_topic = props.pop("REAL_TOPIC", "")
+        origin = props.pop("ORIGIN_MESSAGE_ID", None)
+        got = dict(msg.properties)
+        diffs = [f"{k} is {getattr(msg, k)!r}, expected {v!r}" for k, v in expected.items() if getattr(msg, k) != v]
+        for k, v in props.items():
+            if got.get(k) != v:
+                diffs.append(f"property {k} is {got.get(k)!r}, expected {v!r}")
+        if origin is not None and len(str(got.get("ORIGIN_MESSAGE_ID", "")).split(":")) < 3:
+            diffs.append(f"ORIGIN_MESSAGE_ID is {got.get('ORIGIN_MESSAGE_ID')!r}, expected ledger:entry:partition")
+        short = real_topic.rsplit("/", 1)[-1]
+        if real_topic and not str(got.get("REAL_TOPIC", "")).endswith("/" + short):
+            diffs.append(f"REAL_TOPIC is {got.get('REAL_TOPIC')!r}, expected a name ending in '/{short}'")
+        self._emit("PLS-RETRY-001", n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
+                   "the original message plus REAL_TOPIC, ORIGIN_MESSAGE_ID, RECONSUMETIMES, DELAY_TIME", str(got),
+                   f"{stored.label} came back through the retry letter topic {stored.topic}." if not diffs
+                   else f"The retry copy of {stored.label} differs: " + "; ".join(diffs) + ".", keys)
 
     # ------------------------------------------------------------------ stats
 

@@ -107,6 +107,8 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "access_mode": _arg(_STR, choices=ACCESS_MODES),
         "chunking": _arg(_BOOL),
         "send_timeout_ms": _arg(_INT),
+        "router": _arg(_DICT),  # {"hashing": "murmur3_32"|"java_string_hash", "client": "java"|"cpp"}
+        "routing_mode": _arg(_STR, choices=("RoundRobin", "SinglePartition")),  # keyless messages, default router
     },
     "send": {
         "producer": _arg(_STR, required=True),
@@ -135,12 +137,20 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "batch_index_ack": _arg(_BOOL),
         "dead_letter": _arg(_DICT),
         "nack_backoff": _arg(_DICT),
+        "key_shared": _arg(_DICT),  # {"mode": "AutoSplit"|"Sticky", "allow_out_of_order": bool, "ranges": [[s, e], ...]}
+        "topics_pattern": _arg(_STR),  # a regex over short topic names in the trace's namespace
+        "enable_retry": _arg(_BOOL),  # Java client retry letter topic (reconsume_later)
     },
     "receive": {"consumer": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
     "ack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
     "ack_cumulative": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
     "nack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
     "redeliver_unacked": {"consumer": _arg(_STR, required=True)},
+    "reconsume_later": {
+        "consumer": _arg(_STR, required=True),
+        "message": _arg(_STR, required=True),
+        "delay_ms": _arg(_INT, required=True),
+    },
     "seek": {
         "consumer": _arg(_STR, required=True),
         "message": _arg(_STR),
@@ -159,6 +169,29 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
     "advance_time": {"ms": _arg(_INT, required=True)},
     "stats": {"topic": _arg(_STR, required=True), "subscription": _arg(_STR, required=True)},
 }
+
+def _check_key_shared(arg: Mapping[str, Any]) -> None:
+    unknown = set(arg) - {"mode", "allow_out_of_order", "ranges"}
+    if unknown:
+        raise TraceFormatError(f"op 'subscribe': key_shared has unknown field(s) {sorted(unknown)}; allowed: mode, allow_out_of_order, ranges")
+    if arg.get("mode", "AutoSplit") not in ("AutoSplit", "Sticky"):
+        raise TraceFormatError(f"op 'subscribe': key_shared mode is {arg.get('mode')!r}; allowed: AutoSplit, Sticky")
+    if not isinstance(arg.get("allow_out_of_order", False), bool):
+        raise TraceFormatError("op 'subscribe': key_shared allow_out_of_order must be a boolean")
+    ranges = arg.get("ranges", [])
+    if not (isinstance(ranges, list) and all(isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in r) for r in ranges)):
+        raise TraceFormatError("op 'subscribe': key_shared ranges must be a list of [start, end] integer pairs")
+
+
+def _check_router(arg: Mapping[str, Any]) -> None:
+    unknown = set(arg) - {"hashing", "client"}
+    if unknown:
+        raise TraceFormatError(f"op 'create_producer': router has unknown field(s) {sorted(unknown)}; allowed: hashing, client")
+    if arg.get("hashing", "murmur3_32") not in ("murmur3_32", "java_string_hash"):
+        raise TraceFormatError(f"op 'create_producer': router hashing is {arg.get('hashing')!r}; allowed: murmur3_32, java_string_hash")
+    if arg.get("client", "java") not in ("java", "cpp"):
+        raise TraceFormatError(f"op 'create_producer': router client is {arg.get('client')!r}; allowed: java, cpp")
+
 
 # ops that create a handle, and the argument that names it
 CREATES_HANDLE = {"create_producer": "producer", "subscribe": "consumer", "create_reader": "reader"}
@@ -199,8 +232,12 @@ def validate_op(op: str, args: Mapping[str, Any]) -> None:
             raise TraceFormatError(
                 f"op {op!r}: argument {name!r} is {value!r}; allowed: {', '.join(map(str, arg.choices))}"
             )
-    if op == "subscribe" and ("topic" in args) == ("topics" in args):
-        raise TraceFormatError("op 'subscribe': give exactly one of 'topic' or 'topics'")
+    if op == "subscribe" and sum(k in args for k in ("topic", "topics", "topics_pattern")) != 1:
+        raise TraceFormatError("op 'subscribe': give exactly one of 'topic', 'topics' or 'topics_pattern'")
+    if op == "subscribe" and "key_shared" in args:
+        _check_key_shared(args["key_shared"])
+    if op == "create_producer" and "router" in args:
+        _check_router(args["router"])
     if op == "subscribe" and "nack_backoff" in args:
         backoff = args["nack_backoff"]
         allowed = {"min_delay_ms", "max_delay_ms", "multiplier"}

@@ -26,14 +26,21 @@ fires. The copy keeps the payload label; labels are unique per topic.
 
 Partitioned topics (PLS-TOPIC-002): a topic created with k partitions is k topics
 ``<topic>-partition-i``, each with its own ledger, subscriptions and cursors; a producer routes
-each message to one partition (round robin from partition 0 is the model's choice; the checker
-follows the partition the real broker reported); a consumer of the partitioned topic is attached
-to every partition, receives the union of what each partition allows (order only within a
-partition), and its acks go to the partition of the message.
+each message to one partition (``_route``: with a ``router`` exactly ``hash(key) mod k``,
+PLS-ROUTE-001; with the client's default router the same partition as that key before, keyless
+messages round robin or SinglePartition, PLS-ROUTE-002/003; the checker follows the partition
+the real broker reported and judges it against ``routes``); a consumer of the partitioned topic
+(or of a topic list or pattern) is attached to every partition, receives the union of what each
+partition allows (order only within a partition), and its acks go to the partition of the
+message. Failover on a partition p picks ``sorted[p mod k]`` (PLS-FAILOVER-004).
 
-Not modelled: Failover, seek and readers on partitioned topics, key-based partition routing
-(Python's hash is build-dependent: the model routes round robin), multi-topic subscribe, Key_Shared's key stickiness and per-key order (Key_Shared is judged with
-Shared's allowed sets, a sound over-approximation), producer access modes other than Shared, batching, chunking,
+Key_Shared (``dispatch/key_shared.py``): the selector of the broker's release and config
+(``KeySharedSettings``: consistent-hash ring, AUTO_SPLIT ranges, STICKY ranges), 4.x draining
+hashes, per-key order. Retry letter topics (PLS-RETRY-001, Java only): ``enable_retry`` and
+``reconsume_later``.
+
+Not modelled: seek and readers on partitioned topics, the C++ default routing hash (BoostHash),
+pattern auto-discovery of topics created after the subscribe, producer access modes other than Shared, batching, chunking,
 delayed delivery, DLQ via ack timeout or via a delivery whose count already exceeds N, retention
 and TTL (every message is retained), non-persistent topics, compaction.
 Choices: ledger ids are per topic in creation order; entry ids count from 0; the model's publish
@@ -50,20 +57,38 @@ from reference_model.cursor import Cursor
 from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal
 from reference_model.dispatch.exclusive import ExclusiveDispatcher
 from reference_model.dispatch.failover import FailoverDispatcher
-from reference_model.dispatch.shared import KeySharedOverApproximation, SharedDispatcher
+from reference_model.dispatch.key_shared import KeySharedDispatcher, KeySharedSettings, KeySharedPolicy, check_policy
+from reference_model.dispatch.shared import SharedDispatcher
+from reference_model import key_shared as ks, routing
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model.profiles import Profile, profile_for
 from reference_model.redelivery import check_ack_timeout, multiplier_backoff_ms, nack_window
 from reference_model.spec import dead_letter_topic as spec_dead_letter_topic
+from reference_model.spec import retry_letter_topic as spec_retry_letter_topic
 from reference_model.rejections import ModelError, NotModelledError, Rejected
 from reference_model.timing import Span, Window
 
 DISPATCHERS = {"Exclusive": ExclusiveDispatcher, "Failover": FailoverDispatcher, "Shared": SharedDispatcher,
-               "Key_Shared": KeySharedOverApproximation}
+               "Key_Shared": KeySharedDispatcher}
 CUMULATIVE_ACK_TYPES = ("Exclusive", "Failover")  # PLS-ACK-003
 DEFAULT_NACK_DELAY_MS = 60_000
 DEFAULT_RECEIVER_QUEUE_SIZE = 1000
 DLQ_PRODUCER = "<dlq-producer>"  # the broker names the C++ DLQ producer; the model cannot know how
+RETRY_PRODUCER = "<retry-producer>"  # likewise the Java client's retry letter producer (PLS-RETRY-001)
+
+
+def split_profile(overrides: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a header ``profile`` into ``Profile`` overrides and its ``broker_config`` object.
+
+    ``broker_config`` holds broker.conf keys that change what the model predicts (so far the
+    Key_Shared ones, ``dispatch.key_shared.BROKER_CONFIG_KEYS``); a live target fills it in from
+    the broker's runtime configuration, a trace may pin it for the model.
+    """
+    rest = dict(overrides or {})
+    config = rest.pop("broker_config", None) or {}
+    if not isinstance(config, Mapping):
+        raise ValueError(f"profile broker_config must be an object of broker.conf keys, got {config!r}")
+    return rest, dict(config)
 
 
 @dataclass(frozen=True)
@@ -150,6 +175,10 @@ class Producer:
     name: str
     last_sequence_id: int
     sent: int = 0
+    router: Mapping[str, Any] | None = None  # PLS-ROUTE-001: the trace's custom router
+    keyless_sent: int = 0
+    batching: bool = False
+    routing_mode: str = "RoundRobin"  # PLS-ROUTE-002 / PLS-ROUTE-003 (keyless messages)
 
 
 @dataclass
@@ -165,8 +194,15 @@ class Reader:
 class Broker:
     """The reference model of one Pulsar cluster seen through one client."""
 
-    def __init__(self, profile: Profile | None = None, *, slack_ms: float = 0.0):
+    def __init__(self, profile: Profile | None = None, *, slack_ms: float = 0.0,
+                 key_shared: KeySharedSettings | None = None):
         self.profile = profile or profile_for()
+        # Key_Shared selector code (broker release) and broker config (consistent hashing on/off)
+        self.key_shared = key_shared or KeySharedSettings.for_broker(self.profile.broker)
+        # label -> how the producer's partition was chosen: (allowed partitions, rules, reason)
+        self.routes: dict[str, tuple[tuple[int, ...], tuple[str, ...], str]] = {}
+        self._key_partition: dict[tuple[str, str], int] = {}  # (topic, key) -> partition seen
+        self._last_keyless: dict[str, int] = {}  # producer handle -> partition of its last keyless send
         self.slack_ms = slack_ms
         self.topics: dict[str, Topic] = {}
         self.producers: dict[str, Producer] = {}
@@ -180,6 +216,7 @@ class Broker:
         self._producer_counter = 0
         # consumer -> (N, explicit DLQ topic or None for the default name, initial subscription)
         self.dead_letter: dict[str, tuple[int, str | None, str | None]] = {}
+        self.retry_topics: dict[str, str] = {}  # consumer -> its retry letter topic (Java enableRetry)
         # Client timers whose effect reaches beyond one subscription (DLQ publish + ack):
         # (due instant, sequence, action). Run when time reaches the window's low end.
         self._timers: list[tuple[float, int, Any]] = []
@@ -214,12 +251,17 @@ class Broker:
     def message_for(self, handle: str, label: str) -> StoredMessage | None:
         """Message ``label`` on a topic ``handle`` reads (a partition, a DLQ copy), else as sent."""
         reader = self.readers.get(handle)
-        topics = [reader.topic] if reader is not None else [sub.topic for _, sub in self._pairs(handle)]
-        for topic in topics:
-            pos = topic.by_label.get(label)
+        if reader is not None:
+            pos = reader.topic.by_label.get(label)
+            return None if pos is None else reader.topic.entries[pos]
+        first = None
+        for _, sub in self._pairs(handle):
+            pos = sub.topic.by_label.get(label)
             if pos is not None:
-                return topic.entries[pos]
-        return None
+                if not sub.cursor.is_acked(pos):
+                    return sub.topic.entries[pos]  # a retry copy is the live one, not the acked original
+                first = first or sub.topic.entries[pos]
+        return first
 
     def topic_names_of(self, handle: str) -> set[str]:
         reader = self.readers.get(handle)
@@ -346,10 +388,62 @@ class Broker:
         topic.producer_names.add(name)
         # PLS-PROD-001: the first message gets initial_sequence_id + 1 (0 by default).
         last = int(args.get("initial_sequence_id", -1))
-        self.producers[args["producer"]] = Producer(args["producer"], topic, name, last)
+        router = args.get("router")
+        if router is not None:
+            if router.get("hashing", "murmur3_32") not in routing.HASHINGS or router.get("client", "java") not in routing.CLIENTS:
+                return Rejected("InvalidArgument", "PLS-ROUTE-001",
+                                f"router hashing must be one of {routing.HASHINGS} and client one of {routing.CLIENTS}; got {dict(router)}")
+        self.producers[args["producer"]] = Producer(args["producer"], topic, name, last, router=router,
+                                                    batching=bool(args.get("batching")),
+                                                    routing_mode=args.get("routing_mode", "RoundRobin"))
         if args.get("batching"):
             raise NotModelledError("batching")
         return {"producer_name": name, "last_sequence_id": last}
+
+    def _route(self, producer: "Producer", args) -> tuple[tuple[int, ...], tuple[str, ...], str]:
+        """PLS-ROUTE-001/002: the partitions a send may go to, in canonical order.
+
+        With a ``router`` (the trace's custom router reproducing a hashing scheme): a keyed message
+        goes to exactly ``hash(key) mod N``; a keyless one round robin from partition 0 (the
+        router's own choice, not a Pulsar rule). With the client's default router: a key goes where
+        that key went before (the C++ default hash, BoostHash, is not modelled), a keyless message
+        to the partition after the producer's previous keyless one (its start is random).
+        """
+        n = producer.topic.partitions
+        key = args.get("key")
+        router = producer.router
+        every = tuple(range(n))
+        if router is not None:
+            if key is not None:
+                scheme = router.get("hashing", "murmur3_32")
+                p = routing.partition_for_key(key, n, hashing_scheme=scheme, client=router.get("client", "java"))
+                hash_rule = "PLS-HASH-001" if scheme == "murmur3_32" else "PLS-HASH-002"
+                return (p,), ("PLS-ROUTE-001", hash_rule), f"{scheme}({key!r}) mod {n} = {p} ({router.get('client', 'java')} client)"
+            p = producer.keyless_sent % n
+            producer.keyless_sent += 1
+            return (p,) + tuple(q for q in every if q != p), (), "the custom router sends keyless messages round robin"
+        if key is not None:
+            seen = self._key_partition.get((producer.topic.full, key))
+            if seen is not None:
+                return (seen,), ("PLS-ROUTE-001",), f"key {key!r} went to partition {seen} before: same key, same partition"
+            start = producer.sent % n
+            return (start,) + tuple(q for q in every if q != start), ("PLS-ROUTE-001",), \
+                f"the first message with key {key!r} on this topic (the default hash is not modelled)"
+        last = self._last_keyless.get(producer.handle)
+        if producer.routing_mode == "SinglePartition":
+            if last is None:
+                start = producer.sent % n
+                return (start,) + tuple(q for q in every if q != start), ("PLS-ROUTE-003",), \
+                    "the producer's first keyless message: SinglePartition picks a random partition"
+            return (last,), ("PLS-ROUTE-003",), f"SinglePartition: every keyless message goes to partition {last}"
+        if last is None:
+            start = producer.sent % n
+            return (start,) + tuple(q for q in every if q != start), ("PLS-ROUTE-002",), \
+                "the producer's first keyless message: round robin starts at a random partition"
+        if producer.batching:
+            return every, (), "batching: the C++ router switches partition per batch"
+        nxt = (last + 1) % n
+        return (nxt,), ("PLS-ROUTE-002",), f"round robin: the previous keyless message went to partition {last}, so this one goes to {nxt}"
 
     def _peek_topic(self, name: str) -> Topic | Rejected | None:
         full = names.expand(name)
@@ -369,9 +463,15 @@ class Broker:
             return {}
         topic = producer.topic
         if topic.partitions:
-            # Round robin from partition 0, unless the checker reports where the broker put it.
+            allowed, rules, reason = self._route(producer, args)
+            # Follow the partition the broker reported (the checker judges it against ``routes``).
             reported = observed.get("message_id")
-            index = int(reported[2]) if reported and 0 <= int(reported[2]) < topic.partitions else producer.sent % topic.partitions
+            index = int(reported[2]) if reported and 0 <= int(reported[2]) < topic.partitions else allowed[0]
+            self.routes[label] = (allowed, rules, reason)
+            if args.get("key") is not None:
+                self._key_partition.setdefault((topic.full, args["key"]), index)
+            else:
+                self._last_keyless[producer.handle] = index
             topic = self.topics[names.partition_name(topic.full, index)]
         producer.sent += 1
         # PLS-PROD-001: explicit sequence id, else last + 1.
@@ -403,8 +503,10 @@ class Broker:
         return stored
 
     def _op_subscribe(self, args, at, dry_run, observed):
-        if "topics" in args:
-            raise NotModelledError("multi-topic subscribe")
+        if args.get("enable_retry"):
+            return self._subscribe_with_retry(args, at, dry_run, observed)
+        if "topics" in args or "topics_pattern" in args:
+            return self._subscribe_multi(args, at, dry_run, observed)
         sub_type = args.get("type", "Exclusive")
         if sub_type not in DISPATCHERS:
             raise NotModelledError(f"{sub_type} subscriptions")
@@ -424,12 +526,16 @@ class Broker:
                 multiplier_backoff_ms(0, *backoff)
             except ValueError as err:
                 return Rejected("InvalidArgument", "PLS-NACK-004", str(err))
+        ks_arg = args.get("key_shared")
+        if ks_arg is not None and sub_type == "Key_Shared":
+            # PLS-KEYSHARED-005: the client checks the policy (mode, STICKY ranges) first.
+            refused = check_policy(KeySharedPolicy.from_arg(ks_arg))
+            if refused is not None:
+                return refused
         topic = self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
         if topic is not None and topic.partitions:
-            if sub_type == "Failover":
-                raise NotModelledError("Failover on partitioned topics")
             return self._subscribe_partitioned(topic, args, at, dry_run, observed)
         config = ConsumerConfig(
             handle=args["consumer"], subscription=args["subscription"], type=sub_type,
@@ -437,7 +543,8 @@ class Broker:
             ack_timeout_ms=int(ack_timeout),
             receiver_queue_size=int(args.get("receiver_queue_size", DEFAULT_RECEIVER_QUEUE_SIZE)),
             start_message_id_inclusive=bool(args.get("start_message_id_inclusive", False)),
-            consumer_name=args.get("consumer_name"), nack_backoff=backoff)
+            consumer_name=args.get("consumer_name"), nack_backoff=backoff,
+            key_shared=dict(ks_arg) if (ks_arg is not None and sub_type == "Key_Shared") else None)
         dead = args.get("dead_letter")
         if dead is not None and sub_type not in ("Shared", "Key_Shared"):
             raise NotModelledError("dead-letter policies on non-Shared subscriptions")
@@ -454,6 +561,13 @@ class Broker:
             refused = sub.dispatcher.admit(config)
             if refused is not None:
                 return refused
+        elif sub_type == "Key_Shared":
+            # the first consumer: the broker still checks its own STICKY ranges (PLS-KEYSHARED-005)
+            policy = KeySharedPolicy.from_arg(config.key_shared)
+            if policy.mode == "Sticky":
+                joined = ks.sticky_join(ks.Sticky(self.key_shared.profile), config.handle, list(policy.ranges))
+                if isinstance(joined, Rejected):
+                    return joined
         if dry_run:
             return {}
         topic = self._topic(args["topic"], create=True, at=at)
@@ -470,7 +584,7 @@ class Broker:
             start_rule = "PLS-SUB-005"  # PLS-SUB-004: initial position ignored; resume (PLS-SUB-005)
         if sub.dispatcher is None or not sub.dispatcher.connected():
             # The type is fixed by the first connected consumer; a new dispatcher each time.
-            sub.dispatcher = DISPATCHERS[sub_type](sub, self.profile, self.slack_ms)
+            sub.dispatcher = self._new_dispatcher(sub_type, sub)
         sub.dispatcher.add_consumer(config, at, start_rule)
         self.consumers[config.handle] = (config, sub)
         dead = args.get("dead_letter")
@@ -481,11 +595,114 @@ class Broker:
             self.dead_letter[config.handle] = (int(dead["max_redeliver_count"]), dlq, dead.get("initial_subscription"))
         return {}
 
+    def _new_dispatcher(self, sub_type: str, sub: "Subscription"):
+        if sub_type == "Key_Shared":
+            return KeySharedDispatcher(sub, self.profile, self.slack_ms, self.key_shared)
+        dispatcher = DISPATCHERS[sub_type](sub, self.profile, self.slack_ms)
+        if sub_type == "Failover" and sub.topic.partition_index >= 0:
+            dispatcher.partition_index = sub.topic.partition_index  # PLS-FAILOVER-004
+        return dispatcher
+
+    def _subscribe_with_retry(self, args, at, dry_run, observed):
+        """PLS-RETRY-001 (Java ``enableRetry(true)``): the consumer also subscribes, with the same
+        subscription, to ``<topic>-<subscription>-RETRY`` (``ConsumerBuilderImpl``); the C++ client
+        has no retry topic."""
+        if not self.profile.retry_letter_supported:
+            return Rejected("InvalidArgument", "PLS-RETRY-001",
+                            f"the {self.profile.client} client has no retry letter topic (enable_retry is Java only)")
+        if "topic" not in args:
+            raise NotModelledError("enable_retry with a topic list or pattern")
+        retry = spec_retry_letter_topic(args["topic"], args["subscription"])
+        rest = {k: v for k, v in args.items() if k not in ("enable_retry", "topic")}
+        if not dry_run:
+            self._topic(retry, create=True, at=at)
+        result = self._subscribe_multi(dict(rest, topics=[args["topic"], retry]), at, dry_run, observed)
+        if not dry_run and not isinstance(result, Rejected):
+            self.retry_topics[args["consumer"]] = retry
+        return result
+
+    def _op_reconsume_later(self, args, at, dry_run, observed):
+        """PLS-RETRY-001, Java ``ConsumerImpl#reconsumeLater(message, delay)``: publish a copy to the
+        retry letter topic with ``REAL_TOPIC``, ``ORIGIN_MESSAGE_ID`` (first time), ``RECONSUMETIMES``
+        (1, then +1) and ``DELAY_TIME`` properties, delivered after ``delay_ms``; then ack the original."""
+        handle = args["consumer"]
+        if not self.profile.retry_letter_supported:
+            return Rejected("InvalidArgument", "PLS-RETRY-001",
+                            f"the {self.profile.client} client has no reconsumeLater (Java only)")
+        found = self._consumer_or_reject(handle)
+        if isinstance(found, Rejected):
+            return found
+        retry = self.retry_topics.get(handle)
+        if retry is None:
+            return Rejected("OtherError", "PLS-RETRY-001", "reconsumeLater method not support! (enable_retry is off)")
+        resolved = self._resolve(handle, args["message"])
+        if isinstance(resolved, Rejected):
+            return resolved
+        config, sub, pos = resolved
+        if dry_run:
+            return {}
+        original = sub.topic.entries[pos]
+        props = dict(original.properties)
+        times = int(props.get("RECONSUMETIMES", "0")) + 1
+        if times > 16:
+            raise NotModelledError("reconsumeLater past maxRedeliverCount (dead-lettering from the retry topic)")
+        if "RECONSUMETIMES" not in props:
+            # getPropertiesMap: the first retry records where the message came from
+            props["REAL_TOPIC"] = sub.topic.full
+            props["ORIGIN_MESSAGE_ID"] = f"{original.message_id.ledger}:{original.message_id.entry}:{original.message_id.partition}"
+        props["RECONSUMETIMES"] = str(times)
+        props["DELAY_TIME"] = str(int(args["delay_ms"]))
+        target = self.topics[retry]
+        if original.label in target.by_label:
+            raise NotModelledError("reconsumeLater of a message already on the retry topic")
+        due = at.start + max(0, int(args["delay_ms"]))
+        self._store(target, original.label, key=original.key, ordering_key=original.ordering_key, properties=props,
+                    event_time=original.event_time, publish_time=int(at.start), producer_name=RETRY_PRODUCER,
+                    sequence_id=len(target.entries), at=Span(due, due))
+        # then the original is acknowledged
+        if sub.cursor.ack(pos):
+            sub.ack_log.append((at.end, 1, handle))
+            sub.ack_times[pos] = at.start
+            sub.dispatcher.acked([pos], at)
+        return {}
+
+    def _subscribe_multi(self, args, at, dry_run, observed):
+        """A consumer of a list of topics, or of every topic whose short name matches a regex
+        (at subscribe time; partitioned topics count by their own name, and bring all partitions)."""
+        rest = {k: v for k, v in args.items() if k not in ("topics", "topics_pattern")}
+        if "topics_pattern" in args:
+            import re
+            try:
+                pattern = re.compile(args["topics_pattern"])
+            except re.error as err:
+                return Rejected("InvalidArgument", "PLS-TOPIC-001", f"topics_pattern is not a regex: {err}")
+            chosen = sorted(t.full for t in self.topics.values() if t.partition_index < 0 and pattern.fullmatch(t.short))
+        else:
+            chosen = []
+            for name in args["topics"]:
+                full = names.expand(name)
+                if isinstance(full, Rejected):
+                    return full
+                chosen.append(full)
+        if not chosen:
+            raise NotModelledError("a pattern subscription that matches no topic yet (auto-discovery)")
+        member_args = []
+        for full in chosen:
+            t = self.topics.get(full)
+            if t is not None and t.partitions:
+                member_args += [dict(rest, topic=names.partition_name(full, i)) for i in range(t.partitions)]
+            else:
+                member_args.append(dict(rest, topic=full))
+        return self._attach_all(member_args, args, at, dry_run, observed)
+
     def _subscribe_partitioned(self, parent: Topic, args, at, dry_run, observed):
         pairs = []
         for i in range(parent.partitions):
             part_args = dict(args, topic=names.partition_name(parent.full, i))
             pairs.append(part_args)
+        return self._attach_all(pairs, args, at, dry_run, observed)
+
+    def _attach_all(self, pairs, args, at, dry_run, observed):
         # Admission on every partition first: the first refusal aborts the whole subscribe.
         for part_args in pairs:
             refused = self._op_subscribe(part_args, at, True, observed)
@@ -513,10 +730,15 @@ class Broker:
             return Rejected("OtherError", "PLS-ACK-001",
                             f"OperationNotSupported: {handle} reads a partitioned topic and never received "
                             f"{label}; the producer's id names no partition topic")
+        found_any = None
         for config, sub in self._pairs(handle):
             pos = sub.topic.by_label.get(label)
             if pos is not None:
-                return config, sub, pos
+                if not sub.cursor.is_acked(pos):
+                    return config, sub, pos
+                found_any = found_any or (config, sub, pos)
+        if found_any is not None:
+            return found_any
         return Rejected("InvalidArgument", "PLS-ACK-001", f"no message {label!r} on the topic of {handle}", certain=False)
 
     def _consumer_or_reject(self, handle: str):

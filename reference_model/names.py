@@ -101,7 +101,32 @@ def partition_name(topic: str, index: int) -> str:
     return f"{topic}{PARTITION_SUFFIX}{index}"
 
 
+def expand_trace(name: str) -> str | Rejected:
+    """A trace's topic name, fully qualified (docs/trace-format.md#names).
+
+    As ``expand``, plus the trace format's short form of a non-persistent topic:
+    ``non-persistent://t`` (no tenant or namespace) is ``non-persistent://public/default/t``, the way
+    ``t`` is ``persistent://public/default/t``. (A Pulsar client would refuse that spelling; targets
+    expand it before a client sees it.)
+    """
+    domain, sep, rest = name.partition("://")
+    if sep and domain == "non-persistent" and rest and "/" not in rest:
+        return f"non-persistent://{DEFAULT_TENANT}/{DEFAULT_NAMESPACE}/{rest}"
+    return expand(name)
+
+
+def is_persistent(full: str) -> bool:
+    """``persistent://...`` topics store messages; ``non-persistent://...`` ones do not (PLS-NP-001)."""
+    return not full.startswith("non-persistent://")
+
+
 def short_name(full: str) -> str:
-    """The trace's short form of a name in ``public/default`` (other namespaces stay full)."""
+    """The trace's short form of a name in ``public/default`` (other namespaces stay full).
+
+    A non-persistent topic keeps its domain: ``non-persistent://public/default/t`` -> ``non-persistent://t``.
+    """
     prefix = f"persistent://{DEFAULT_TENANT}/{DEFAULT_NAMESPACE}/"
-    return full[len(prefix):] if full.startswith(prefix) else full
+    if full.startswith(prefix):
+        return full[len(prefix):]
+    np_prefix = f"non-persistent://{DEFAULT_TENANT}/{DEFAULT_NAMESPACE}/"
+    return "non-persistent://" + full[len(np_prefix):] if full.startswith(np_prefix) else full

@@ -3,7 +3,8 @@
 Pulsar part: the C++ client (which the Python client wraps) vs the Java client; broker 3.x,
 4.0, 4.1.
 Rule ids: PLS-NACK-001/002/004, PLS-ACKTIMEOUT-001/002, PLS-ACK-003, PLS-ACK-005, PLS-SEEK-001,
-PLS-DLQ-001, PLS-RETRY-001.
+PLS-DLQ-001, PLS-RETRY-001, PLS-BATCH-005, PLS-DELAY-004/005, PLS-CHUNK-002/003,
+PLS-COMPACT-002.
 
 Every behaviour that differs is a field of the frozen ``Profile``; the rest of the model reads
 fields and never asks "which broker is this?". ``profile_for`` picks the defaults for a broker
@@ -60,6 +61,18 @@ class Profile:
     broker_batch_index_ack_default: bool = False
     # The C++ client groups acks and flushes every 100 ms (AckGroupingTrackerEnabled).
     ack_grouping_ms: int = 100
+    # PLS-BATCH-005: acknowledgmentAtBatchIndexLevelEnabled on the broker. Stock 4.0 brokers have it
+    # off (4.1+ on, see broker_batch_index_ack_default); the suite's embedded broker turns it on
+    # (fixtures/embedded.py CONFORMANCE_CONFIG), and every live run here uses that broker, so true.
+    broker_batch_index_ack: bool = True
+    # PLS-DELAY-004/005: isDelayedDeliveryDeliverAtTimeStrict and delayedDeliveryTickTimeMillis.
+    # Broker defaults are non-strict and 1000 ms; the suite's embedded broker runs strict, 100 ms.
+    delayed_delivery_strict: bool = True
+    delayed_delivery_tick_ms: int = 100
+    # PLS-CHUNK-002/003: the broker's maxMessageSize (sent to the client in CommandConnected).
+    max_message_size: int = 5_242_880
+    # PLS-COMPACT-002: broker 4.0.8 keeps a tombstone as its key's latest message in the compacted view.
+    compaction_keeps_tombstones: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -1228,6 +1228,15 @@ RULES = RULES + (
         note=("PIP-379 (apache/pulsar #23309, #23352, #23429) replaced 3.x's 'recently joined consumers' rule. Read in "
               "source only; not yet checked live. allowOutOfOrderDelivery=true turns it off."),
     ),
+    Rule(
+        id="PLS-KEYSHARED-007", area="KEYSHARED",
+        title="Key_Shared: a key is served by one consumer at a time, and its messages are first delivered in publish order",
+        source=f"{_BROKER}persistent/PersistentStickyKeyDispatcherMultipleConsumers.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Without allowOutOfOrderDelivery. Redeliveries (nack, close, ack timeout) may come in any order. "
+              "Judged by reference_model/dispatch/key_shared.py on every Key_Shared history; "
+              f"{_LIVE_KS}the keyshared cases passed, also on 4.0.8 with consistent hashing off."),
+    ),
 )
 
 

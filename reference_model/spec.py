@@ -2,7 +2,8 @@
 
 Pulsar part: client-side rules a user can compute without a broker.
 Rule ids: PLS-NACK-004 (Java backoff), PLS-ACKTIMEOUT-001/002 (C++/Java ack timeout), PLS-DLQ-001,
-PLS-RETRY-001, PLS-TOPIC-001 (names are expanded first).
+PLS-RETRY-001, PLS-TOPIC-001 (names are expanded first); re-exported from ``spec_keyshared``:
+PLS-HASH-001/002, PLS-ROUTE-001, PLS-KEYSHARED-002..005, PLS-FAILOVER-003/004.
 
 These signatures are a contract: tests, docs and other tools call them. Each raises
 ``ValueError`` with a message saying what to change when its arguments are out of range, as the
@@ -25,8 +26,25 @@ from reference_model.redelivery import (
     multiplier_backoff_ms,
 )
 from reference_model.rejections import Rejected
+# Key_Shared, hashing, routing and Failover (PLS-HASH-*, PLS-ROUTE-*, PLS-KEYSHARED-*, PLS-FAILOVER-003/004)
+from reference_model.spec_keyshared import (  # noqa: F401 - re-exported
+    auto_split_ranges,
+    failover_active_consumer,
+    java_string_hash,
+    key_shared_consumer_for_keys,
+    murmur3_32,
+    partition_for_key,
+    sticky_key_slot,
+)
 
 __all__ = [
+    "murmur3_32",
+    "java_string_hash",
+    "sticky_key_slot",
+    "partition_for_key",
+    "key_shared_consumer_for_keys",
+    "auto_split_ranges",
+    "failover_active_consumer",
     "nack_backoff_delay_ms",
     "ack_timeout_redelivery_window_ms",
     "dead_letter_topic",

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.trace import Event, History, Outcome, Trace, TraceHeader
-from reference_model.broker import Broker
+from reference_model.broker import Broker, split_profile
+from reference_model.dispatch.key_shared import KeySharedSettings
 from reference_model.profiles import Profile, profile_for
 from reference_model.rejections import NotModelledError, Rejected
 from reference_model.timing import Span
@@ -37,8 +38,9 @@ class ModelTarget:
                 "client_version": "reference-model"}
 
     def run(self, trace: Trace) -> History:
-        profile = self.profile or profile_for(None, None, trace.header.profile or None)
-        broker = Broker(profile)
+        overrides, broker_config = split_profile(trace.header.profile)
+        profile = self.profile or profile_for(None, None, overrides or None)
+        broker = Broker(profile, key_shared=KeySharedSettings.for_broker(profile.broker, broker_config))
         now = 0.0
         events: list[Event] = []
         unmodelled: dict[str, str] = {}  # handle -> why the model cannot follow it

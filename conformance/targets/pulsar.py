@@ -18,6 +18,7 @@ Choices:
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -36,6 +37,8 @@ from conformance.trace import (
 from fixtures.admin import AdminClient
 from fixtures.endpoint import BrokerEndpoint
 from fixtures.errors import AdminError
+from reference_model import routing
+from reference_model.dispatch.key_shared import BROKER_CONFIG_KEYS
 
 CLIENT_KIND = "python"
 PAD = "|"
@@ -116,6 +119,7 @@ class BrokerTarget:
         self.operation_timeout_s = operation_timeout_s
         self.log_path = log_path
         self._broker_version: str | None = endpoint.version
+        self._broker_config: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -132,6 +136,22 @@ class BrokerTarget:
             finally:
                 admin.close()
         return self._broker_version
+
+    def broker_config(self) -> dict[str, Any]:
+        """The broker.conf values the model depends on (``BROKER_CONFIG_KEYS``), read once from
+        ``GET /admin/v2/brokers/configuration/runtime`` (values are strings there). Empty if the
+        endpoint is refused (e.g. a token without superuser rights): the model then assumes the
+        broker defaults, and says so in the history header."""
+        if self._broker_config is None:
+            admin = self.admin()
+            try:
+                runtime = admin.request("GET", "/admin/v2/brokers/configuration/runtime") or {}
+                self._broker_config = {k: runtime[k] for k in BROKER_CONFIG_KEYS if k in runtime}
+            except AdminError:
+                self._broker_config = {}
+            finally:
+                admin.close()
+        return self._broker_config
 
     def describe(self) -> dict[str, Any]:
         return {"target": self.name, "broker_version": self.broker_version(), "client": CLIENT_KIND, "client_version": client_version()}
@@ -174,7 +194,13 @@ class BrokerTarget:
             except AdminError:
                 pass
             admin.close()
-        header = replace_header(trace.header, target=self.name, broker_version=self.broker_version(), client=CLIENT_KIND, client_version=client_version(), namespace=namespace)
+        # The broker's own config wins over whatever the trace pinned for the model.
+        profile = dict(trace.header.profile)
+        config = self.broker_config()
+        if config:
+            profile["broker_config"] = {**dict(profile.get("broker_config") or {}), **config}
+        header = replace_header(trace.header, target=self.name, broker_version=self.broker_version(), client=CLIENT_KIND,
+                                client_version=client_version(), namespace=namespace, profile=profile)
         return History(header, tuple(events))
 
     # ------------------------------------------------------------------ ops
@@ -215,6 +241,13 @@ class BrokerTarget:
             kwargs["access_mode"] = _ACCESS[a["access_mode"]]
         if "send_timeout_ms" in a:
             kwargs["send_timeout_millis"] = a["send_timeout_ms"]
+        if "router" in a:
+            # PLS-ROUTE-001: a custom router reproducing a client's hashing scheme exactly; keyless
+            # messages round robin from partition 0 (this router's own choice).
+            kwargs["message_routing_mode"] = pulsar.PartitionsRoutingMode.CustomPartition
+            kwargs["message_router"] = _SchemeRouter(a["router"].get("hashing", "murmur3_32"), a["router"].get("client", "java"))
+        elif a.get("routing_mode") == "SinglePartition":
+            kwargs["message_routing_mode"] = pulsar.PartitionsRoutingMode.UseSinglePartition
         producer = run.client.create_producer(run.full(a["topic"]), **kwargs)
         run.producers[a["producer"]] = producer
         return Outcome.ok({"producer_name": producer.producer_name(), "last_sequence_id": producer.last_sequence_id()})
@@ -240,7 +273,14 @@ class BrokerTarget:
         return Outcome.ok({"message_id": _id_tuple(msg_id), "sequence_id": producer.last_sequence_id()})
 
     def _op_subscribe(self, run: _Run, a: dict) -> Outcome:
-        topic: Any = [run.full(t) for t in a["topics"]] if "topics" in a else run.full(a["topic"])
+        if a.get("enable_retry"):
+            raise ValueError("the Python client (C++ core) has no retry letter topic; enable_retry needs the Java client")
+        if "topics_pattern" in a:
+            # The broker reads the namespace out of the pattern's text, so it is not escaped
+            # (namespace names are [a-z0-9-], nothing a regex treats specially outside a class).
+            topic: Any = re.compile(f"persistent://{run.namespace}/" + a["topics_pattern"])
+        else:
+            topic = [run.full(t) for t in a["topics"]] if "topics" in a else run.full(a["topic"])
         sub_type = a.get("type", "Exclusive")
         kwargs: dict[str, Any] = {
             "consumer_type": _SUB_TYPES[sub_type],
@@ -259,6 +299,12 @@ class BrokerTarget:
             raise ValueError("the Python client (C++ core) has no negative-ack redelivery backoff; nack_backoff needs the Java client")
         if "ack_timeout_ms" in a:
             kwargs["unacked_messages_timeout_ms"] = a["ack_timeout_ms"]
+        if "key_shared" in a and sub_type == "Key_Shared":
+            ks = a["key_shared"]
+            mode = {"AutoSplit": pulsar.KeySharedMode.AutoSplit, "Sticky": pulsar.KeySharedMode.Sticky}[ks.get("mode", "AutoSplit")]
+            ranges = [tuple(r) for r in ks["ranges"]] if ks.get("ranges") else None
+            kwargs["key_shared_policy"] = pulsar.ConsumerKeySharedPolicy(
+                mode, allow_out_of_order_delivery=bool(ks.get("allow_out_of_order", False)), sticky_ranges=ranges)
         if "dead_letter" in a:
             dl = a["dead_letter"]
             kwargs["dead_letter_policy"] = pulsar.ConsumerDeadLetterPolicy(
@@ -322,6 +368,9 @@ class BrokerTarget:
 
     def _op_nack(self, run: _Run, a: dict) -> Outcome:
         return self._with_message(run, a, lambda c, m: c.negative_acknowledge(m))
+
+    def _op_reconsume_later(self, run: _Run, a: dict) -> Outcome:
+        raise ValueError("the Python client (C++ core) has no reconsumeLater; reconsume_later needs the Java client")
 
     def _op_redeliver_unacked(self, run: _Run, a: dict) -> Outcome:
         run.consumers[a["consumer"]].consumer.redeliver_unacknowledged_messages()
@@ -397,6 +446,24 @@ class BrokerTarget:
         if sub is None:
             return Outcome.rejected("SubscriptionNotFound", f"no subscription {a['subscription']!r} on {a['topic']}")
         return Outcome.ok({"backlog": int(sub.get("msgBacklog", 0))})
+
+
+class _SchemeRouter:
+    """A ``message_router`` that routes keyed messages as the Java or C++ client does with a given
+    hashing scheme (``routing.partition_for_key``), and keyless ones round robin from 0."""
+
+    def __init__(self, hashing: str, client: str):
+        self.hashing = hashing
+        self.client = client
+        self.keyless = 0
+
+    def __call__(self, msg: Any, num_partitions: int) -> int:
+        key = msg.partition_key()
+        if key:
+            return routing.partition_for_key(key, num_partitions, hashing_scheme=self.hashing, client=self.client)
+        p = self.keyless % num_partitions
+        self.keyless += 1
+        return p
 
 
 def _nothing_or_unknown(handle: Any, connected_before: bool) -> Outcome:

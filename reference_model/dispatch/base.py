@@ -22,7 +22,7 @@ Choices: positions are entry indexes within the topic; time is virtual ms (``tim
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Protocol
+from typing import Any, Iterable, Protocol
 
 from reference_model.cursor import Cursor
 from reference_model.rejections import Rejected
@@ -42,6 +42,7 @@ class ConsumerConfig:
     start_message_id_inclusive: bool = False
     consumer_name: str | None = None
     nack_backoff: tuple[int, int, float] | None = None  # Java MultiplierRedeliveryBackoff (PLS-NACK-004)
+    key_shared: Any = None  # the subscribe arg ``key_shared`` (Key_Shared policy), as given
 
 
 @dataclass(frozen=True)

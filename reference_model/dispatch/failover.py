@@ -21,8 +21,12 @@ what differs is admission (any number of Failover consumers) and who is active:
 - Messages already in flight to a consumer that lost the active role may still surface there
   (a *former* stream), once per message, as the C++ queue drains.
 
-Not modelled: partitioned topics (active = sorted-by-name[p mod k]); priority levels (not
-settable from Python).
+On a partition p of a partitioned topic (``partition_index`` set by the broker) the pick is
+PLS-FAILOVER-004 instead: consumers sorted by name (Java ``String.compareTo``), active =
+``sorted[p mod k]``. That depends on names only, so when every consumer has a ``consumer_name``
+the checker allows a takeover by the predicted consumer alone.
+
+Not modelled: priority levels (not settable from Python).
 Choices: consumers without ``consumer_name`` are named by their trace handle in the ring.
 """
 
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal
 from reference_model.dispatch.exclusive import ExclusiveDispatcher
-from reference_model.hashing import failover_active
+from reference_model.hashing import failover_active, utf16_units
 from reference_model.rejections import Rejected
 from reference_model.timing import Span, Window
 
@@ -42,6 +46,8 @@ class FailoverDispatcher(ExclusiveDispatcher):
     type_name = "Failover"
     order_rule = "PLS-FAILOVER-003"
     order_rules = ("PLS-FAILOVER-003",)
+
+    partition_index = -1  # >= 0: this dispatcher serves partition p (PLS-FAILOVER-004)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -61,6 +67,10 @@ class FailoverDispatcher(ExclusiveDispatcher):
 
     def ring_pick(self) -> str | None:
         """The handle the broker's ring picks for the model's own topic name (canonical)."""
+        if self.partition_index >= 0:
+            # PLS-FAILOVER-004: sorted by name (stable), active = sorted[p mod k].
+            ordered = sorted(self.consumers, key=lambda c: utf16_units(self._name(c)))
+            return ordered[self.partition_index % len(ordered)].handle if ordered else None
         topic = getattr(getattr(self.sub, "topic", None), "full", "")
         by_name = {self._name(c): c.handle for c in self.consumers}
         key = (topic, tuple(sorted(by_name)))
@@ -110,7 +120,13 @@ class FailoverDispatcher(ExclusiveDispatcher):
         if handle == self.active_handle:
             opts = super().options(handle, at, focus)
             if self.switch_possible:
-                return ReceiveOptions(opts.candidates)  # a switch may be under way: no deadline
+                cands = opts.candidates
+                if self.partition_index >= 0 and all(c.consumer_name for c in self.consumers) and self.ring_pick() != handle:
+                    # PLS-FAILOVER-004: it is losing the role; what it had queued may still come,
+                    # but the model's own choice is the predicted consumer.
+                    cands = tuple(Candidate(c.pos, Window(c.window.low, float("inf"), None), c.rules, c.cause,
+                                            c.count_low, c.count_high, c.kind, c.topic) for c in cands)
+                return ReceiveOptions(cands)  # a switch may be under way: no deadline
             return opts
         candidates: list[Candidate] = []
         n = self.sub.n_entries()
@@ -124,14 +140,16 @@ class FailoverDispatcher(ExclusiveDispatcher):
                 stored = self.sub.stored_span(head)
                 candidates.append(Candidate(head, Window(stored.start, float("inf"), None), ("PLS-FAILOVER-003",),
                                             "already in flight before it lost the active role", kind="former"))
-        if self.active_handle is None or self.switch_possible:
+        names_known = self.partition_index >= 0 and all(c.consumer_name for c in self.consumers)
+        if (self.active_handle is None or self.switch_possible) and (not names_known or self.ring_pick() == handle):
             start = self._head(handle, 0)
             if start < n:
                 stored = self.sub.stored_span(start)
                 canonical = stored.start if self.ring_pick() == handle else float("inf")
                 candidates.append(Candidate(
                     start, Window(stored.start, max(canonical, self.changed_at) if canonical != float("inf") else canonical, None),
-                    (self.takeover_rule,), f"{handle} may have become the active consumer", kind="takeover"))
+                    (self.takeover_rule,) + (("PLS-FAILOVER-004",) if names_known else ()),
+                    f"{handle} may have become the active consumer", kind="takeover"))
         return ReceiveOptions(tuple(candidates))
 
     # ------------------------------------------------------------------ what happened

@@ -30,7 +30,8 @@ on 4.0.8 with random traces, see tests/model/live_histories):
   broker redeliver it if it sat in that consumer's queue.
 
 Not modelled: permits, round-robin chunk sizes and priority levels (they only decide *which*
-consumer, which is nondeterministic here); Key_Shared; DLQ routing.
+consumer, which is nondeterministic here); DLQ routing. Key_Shared narrows these allowed sets
+(``key_shared.py``).
 Choices: the model's own choice gives the receiving consumer the first deliverable message
 (lowest position) whose canonical time has come.
 """
@@ -388,15 +389,3 @@ class SharedDispatcher:
                            f"skips {label} (start_message_id_inclusive is false).")
         return Refusal("wrong-value", "PLS-SHARED-001", f"{label} was not deliverable to {handle} at {at.end:g} ms.")
 
-
-class KeySharedOverApproximation(SharedDispatcher):
-    """Key_Shared judged as Shared: a sound over-approximation, not a model of Key_Shared.
-
-    Key_Shared adds constraints to Shared (a key goes to one consumer at a time, per-key order);
-    it removes none. So every history Key_Shared allows, Shared allows too: judging Key_Shared
-    with Shared's allowed sets never reports a false failure, but it cannot catch key-stickiness or
-    per-key-order violations (those rules are not modelled). What the client checks (PLS-ACK-003:
-    no cumulative ack) is exact.
-    """
-
-    type_name = "Key_Shared"

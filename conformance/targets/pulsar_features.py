@@ -1,0 +1,183 @@
+"""The live target's side of the feature vocabulary (docs/trace-format.md): what ``BrokerTarget``
+does for ``flush``, ``set_policy``, ``compact``, ``expire_messages``, asynchronous and tombstone
+sends, pending producer creation, and ``non-persistent://<short>`` names.
+
+Only ``conformance.targets.pulsar`` calls these; they talk to the broker through the run's
+``pulsar.Client`` and ``fixtures.admin.AdminClient``.
+
+Choices:
+- An ``async`` send is ``producer.send_async``; ``flush`` calls ``producer.flush()`` and then
+  waits (up to the operation timeout) for every callback, so its value has every id.
+- A ``create_producer`` with ``wait_ms`` runs the (blocking) creation in a thread; if it has not
+  returned in time the op is ok with ``{"pending": true}`` and the next op on that handle waits
+  for it (``resolve_producer``).
+- A message whose payload is empty or null (a tombstone) is named by the id its send returned.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from conformance.trace import Outcome
+
+NON_PERSISTENT = "non-persistent://"
+
+
+def full_name(namespace: str, short: str) -> str:
+    """``t`` -> ``persistent://<ns>/t``; ``non-persistent://t`` -> ``non-persistent://<ns>/t``; full names unchanged."""
+    if short.startswith(NON_PERSISTENT) and "/" not in short[len(NON_PERSISTENT):]:
+        return f"{NON_PERSISTENT}{namespace}/{short[len(NON_PERSISTENT):]}"
+    if "://" in short:
+        return short
+    return f"persistent://{namespace}/{short}"
+
+
+def short_name(namespace: str, full: str) -> str:
+    for domain in ("persistent://", NON_PERSISTENT):
+        prefix = f"{domain}{namespace}/"
+        if full.startswith(prefix):
+            rest = full[len(prefix):]
+            return rest if domain == "persistent://" else NON_PERSISTENT + rest
+    return full
+
+
+def producer_kwargs(pulsar: Any, a: dict) -> dict[str, Any]:
+    """create_producer's batching arguments (PLS-BATCH-002/003) as pulsar-client keywords."""
+    kwargs: dict[str, Any] = {}
+    for arg, kw in (("batching_max_messages", "batching_max_messages"),
+                    ("batching_max_bytes", "batching_max_allowed_size_in_bytes"),
+                    ("batching_max_delay_ms", "batching_max_publish_delay_ms")):
+        if arg in a:
+            kwargs[kw] = a[arg]
+    if a.get("batching_type") == "KeyBased":
+        kwargs["batching_type"] = pulsar.BatchingType.KeyBased
+    return kwargs
+
+
+class PendingProducer:
+    """A producer creation still running in a thread (WaitForExclusive behind a holder)."""
+
+    def __init__(self, create: Any):
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(create,), daemon=True)
+        self._thread.start()
+
+    def _run(self, create: Any) -> None:
+        try:
+            self.result = create()
+        except BaseException as err:  # noqa: BLE001 - handed to the op that waits for it
+            self.error = err
+
+    def wait(self, timeout_s: float | None) -> bool:
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    def get(self, timeout_s: float) -> Any:
+        if not self.wait(timeout_s):
+            import pulsar
+
+            raise pulsar.Timeout(f"the producer creation did not complete in {timeout_s:g} s")
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def resolve_producer(run: Any, handle: str, timeout_s: float) -> Any:
+    producer = run.producers[handle]
+    if isinstance(producer, PendingProducer):
+        producer = run.producers[handle] = producer.get(timeout_s)
+    return producer
+
+
+def create_producer(run: Any, create: Any, a: dict) -> tuple[Any, bool]:
+    """(producer or PendingProducer, pending?) honouring ``wait_ms``."""
+    if "wait_ms" not in a:
+        return create(), False
+    pending = PendingProducer(create)
+    if pending.wait(a["wait_ms"] / 1000.0):
+        if pending.error is not None:
+            raise pending.error
+        return pending.result, False
+    return pending, True
+
+
+def payload_bytes(a: dict, pad: str) -> bytes | None:
+    label = a["payload"]
+    if a.get("tombstone") == "null":
+        return None
+    if a.get("tombstone") == "empty":
+        return b""
+    data = label
+    if "payload_size" in a and a["payload_size"] > len(label.encode()):
+        data = label + pad + "." * (a["payload_size"] - len(label.encode()) - 1)
+    return data.encode()
+
+
+def send_async(run: Any, producer_handle: str, producer: Any, label: str, data: bytes | None, kwargs: dict) -> Outcome:
+    pending = run.__dict__.setdefault("async_pending", {}).setdefault(producer_handle, [])
+    slot: dict[str, Any] = {"label": label, "done": threading.Event()}
+
+    def callback(result: Any, msg_id: Any) -> None:
+        slot["result"], slot["id"] = result, msg_id
+        slot["done"].set()
+
+    producer.send_async(data, callback, **kwargs)
+    pending.append(slot)
+    return Outcome.ok({})
+
+
+def flush(run: Any, producer_handle: str, producer: Any, timeout_s: float, id_tuple: Any) -> Outcome:
+    producer.flush()
+    slots = run.__dict__.setdefault("async_pending", {}).pop(producer_handle, [])
+    deadline = time.monotonic() + timeout_s
+    ids: dict[str, list[int]] = {}
+    texts: dict[str, str] = {}
+    failed: list[str] = []
+    for slot in slots:
+        if not slot["done"].wait(max(0.0, deadline - time.monotonic())):
+            return Outcome.indeterminate(f"flush: no answer for {slot['label']} in {timeout_s:g} s")
+        if str(slot["result"]) not in ("Ok", "Result.Ok", "0"):
+            failed.append(f"{slot['label']}: {slot['result']}")
+            continue
+        ids[slot["label"]] = list(id_tuple(slot["id"]))
+        texts[slot["label"]] = str(slot["id"])
+        run.sent[slot["label"]] = slot["id"]
+    if failed:
+        return Outcome.rejected("OtherError", "async sends failed: " + "; ".join(failed))
+    return Outcome.ok({"message_ids": ids, "id_texts": texts})
+
+
+def label_by_id(run: Any, msg_id: Any) -> str | None:
+    """The label of the send that returned ``msg_id`` (for messages whose payload cannot carry one)."""
+    for label, sent in run.sent.items():
+        try:
+            if (sent.ledger_id(), sent.entry_id(), sent.batch_index()) == (msg_id.ledger_id(), msg_id.entry_id(), msg_id.batch_index()):
+                return label
+        except AttributeError:
+            continue
+    return None
+
+
+def set_policy(run: Any, a: dict) -> Outcome:
+    if "deduplication" in a:
+        run.admin.set_deduplication(run.namespace, bool(a["deduplication"]))
+    if "message_ttl_s" in a:
+        run.admin.set_message_ttl(run.namespace, int(a["message_ttl_s"]))
+    if "retention_minutes" in a or "retention_size_mb" in a:
+        run.admin.set_retention(run.namespace, minutes=int(a.get("retention_minutes", 0)), size_mb=int(a.get("retention_size_mb", 0)))
+    return Outcome.ok({})
+
+
+def compact(run: Any, topic: str) -> Outcome:
+    status = run.admin.compact(topic)
+    if status.get("status") != "SUCCESS":
+        return Outcome.rejected("OtherError", f"compaction ended {status.get('status')}: {status.get('lastError')}")
+    return Outcome.ok({})
+
+
+def expire_messages(run: Any, topic: str, subscription: str, seconds: int) -> Outcome:
+    run.admin.expire_messages(topic, subscription, seconds)
+    return Outcome.ok({})

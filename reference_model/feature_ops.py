@@ -1,0 +1,465 @@
+"""The feature rules inside the broker composition: the part of ``Broker`` that handles
+deduplication, batching, chunking, delayed delivery, producer access modes, TTL, compaction and
+non-persistent topics.
+
+Pulsar part: ``PersistentTopic#publishMessage`` (dedup, -1/-1 replies), ``NonPersistentTopic``,
+the C++ producer (batch container, chunking, sequence ids, access-mode answers), the
+multiple-consumer dispatchers' delayed tracker, the expiry monitor, the compacted-topic read path.
+Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001..007, PLS-CHUNK-001..006, PLS-DELAY-001..006,
+PLS-DLQ-005/006, PLS-ACCESS-001..006, PLS-TTL-001..003, PLS-COMPACT-001..005, PLS-NP-001..004.
+
+``FeatureOps`` is a mixin of ``reference_model.broker.Broker``: it reads and changes the broker's
+topics, producers and subscriptions, and leaves in ``self.facts`` what the last op decided that
+its ok value does not show (a duplicate, a chunk count, the rule that decided) so the checker
+can judge the observation (``conformance.feature_checks``). The ok values themselves look exactly
+like a live target's.
+
+How the features meet the core:
+- *Positions* stay one per message: the cursor and the dispatchers work on messages. A batch is
+  several positions sharing one entry (``TopicFeatures.entry_of``): its ids are
+  ``(ledger, entry, partition, i)``; a nack redelivers every position of the entry
+  (PLS-BATCH-006); without effective batch index ack an application's ack is held on the client
+  until every index is acked (PLS-BATCH-004), with it each index is acked at once (PLS-BATCH-005).
+  The backlog counts entries (PLS-BACKLOG-001).
+- *Delayed* messages are eligible on Shared/Key_Shared persistent subscriptions only from their
+  deliver-at window (``Subscription.stored_span`` asks ``delivery_span``).
+- *Non-persistent* topics: a message is acked at once on every subscription without a connected
+  consumer (it is never delivered there); new subscriptions start after the last message;
+  a nack drops the message (PLS-NP-002); ids are (0,0,p,-1) (PLS-NP-003).
+
+Not modelled: batching on partitioned topics, a sync send on a batching producer that shares its
+batch with earlier async sends (it is written after them, alone), cumulative acks inside a
+batch, chunked messages in batches or DLQs, consumers reading compacted (only readers),
+automatic compaction, the periodic TTL check (only ``expire_messages`` passes).
+Choices: an async send is pushed to the broker's dedup state when it is made and persisted at the
+next flush or sync send of its producer (so a sync duplicate in between is Unknown, PLS-DEDUP-004).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from reference_model import access_modes as am
+from reference_model import chunking, compaction, dedup
+from reference_model.feature_state import (
+    NamespacePolicies,
+    PendingSend,
+    ProducerFeatures,
+    TopicFeatures,
+    check_policy_args,
+    deliver_at_span,
+    delayed_window,
+    plan_batches,
+    relative_ids,
+    send_plan,
+)
+from reference_model.ids import MessageId
+from reference_model.names import is_persistent
+from reference_model.rejections import NotModelledError, Rejected
+from reference_model.timing import Span
+
+_DELAY_TYPES = ("Shared", "Key_Shared")
+_READ_COMPACTED_TYPES = ("Exclusive", "Failover")
+
+
+class FeatureOps:
+    """Mixin of ``Broker``; ``_init_features`` runs in ``Broker.__init__``."""
+
+    def _init_features(self) -> None:
+        self.policies = NamespacePolicies()
+        self.dedup_states: dict[str, dedup.DedupState] = {}  # topic full name -> broker dedup maps
+        self.pfx: dict[str, ProducerFeatures] = {}  # producer handle -> its features
+        self.tfx: dict[str, TopicFeatures] = {}  # topic full name -> its features
+        self.index_ack: dict[str, bool] = {}  # consumer handle -> batch index ack in effect
+        self.app_acked: dict[tuple[str, str, int], set[int]] = {}  # (topic, sub, entry) -> positions acked by the app
+        self.facts: dict[str, Any] = {}
+        self.flushed: dict[str, dict[str, list[int]]] = {}  # producer -> ids written since its last flush op
+
+    # ------------------------------------------------------------------ lookups
+
+    def topic_features(self, topic: Any) -> TopicFeatures:
+        fx = self.tfx.get(topic.full)
+        if fx is None:
+            fx = self.tfx[topic.full] = TopicFeatures()
+        return fx
+
+    def delivery_span(self, sub: Any, pos: int) -> Span:
+        """When ``sub`` may first deliver position ``pos`` (PLS-DELAY-001..005, PLS-NP-004)."""
+        stored = sub.topic.entries[pos].stored
+        fx = self.tfx.get(sub.topic.full)
+        if fx is None or pos not in fx.deliver_at or not is_persistent(sub.topic.full):
+            return stored
+        dispatcher = sub.dispatcher
+        if dispatcher is None or dispatcher.type_name not in _DELAY_TYPES:
+            return stored  # PLS-DELAY-002: Exclusive / Failover dispatch at once
+        return delayed_window(fx.deliver_at[pos], stored, strict=self.profile.delayed_delivery_strict,
+                              tick_ms=self.profile.delayed_delivery_tick_ms)
+
+    def delivery_rules(self, sub: Any, pos: int) -> tuple[str, ...]:
+        """The feature rules a delivery of ``pos`` on ``sub`` speaks to (cited in verdicts)."""
+        fx = self.tfx.get(sub.topic.full)
+        if fx is None or pos not in fx.deliver_at:
+            return ()
+        if not is_persistent(sub.topic.full):
+            return ("PLS-NP-004",)
+        kind = sub.dispatcher.type_name if sub.dispatcher is not None else ""
+        if kind == "Shared":
+            return ("PLS-DELAY-001", "PLS-DELAY-004" if self.profile.delayed_delivery_strict else "PLS-DELAY-005")
+        if kind == "Key_Shared":
+            return ("PLS-DELAY-003", "PLS-DELAY-004" if self.profile.delayed_delivery_strict else "PLS-DELAY-005")
+        return ("PLS-DELAY-002",)
+
+    def _dedup_state(self, topic: Any) -> dedup.DedupState:
+        state = self.dedup_states.get(topic.full)
+        if state is None or state.enabled != self.policies.deduplication:
+            state = dedup.DedupState(enabled=self.policies.deduplication,
+                                     pushed=state.pushed if state else (), persisted=state.persisted if state else ())
+            self.dedup_states[topic.full] = state
+        return state
+
+    # ------------------------------------------------------------------ policies, admin ops
+
+    def _op_set_policy(self, args, at, dry_run, observed):
+        why = check_policy_args(args)
+        if why:
+            return Rejected("InvalidArgument", "PLS-DEDUP-001", why)
+        if not dry_run:
+            self.policies.apply(args)
+        return {}
+
+    def _op_compact(self, args, at, dry_run, observed):
+        topic = self._peek_topic(args["topic"])
+        if isinstance(topic, Rejected):
+            return topic
+        if topic is None:
+            return Rejected("TopicNotFound", "PLS-COMPACT-001", f"topic {args['topic']} does not exist", certain=False)
+        if not dry_run:
+            # PLS-COMPACT-004: the horizon is the last message when compaction started.
+            self.topic_features(topic).horizon = len(topic.entries) - 1
+        return {}
+
+    def _op_expire_messages(self, args, at, dry_run, observed):
+        topic = self._peek_topic(args["topic"])
+        if isinstance(topic, Rejected):
+            return topic
+        sub = topic.subscriptions.get(args["subscription"]) if topic is not None else None
+        if sub is None:
+            return Rejected("SubscriptionNotFound", "PLS-TTL-002", f"no subscription {args['subscription']!r} on {args['topic']}",
+                            certain=False)
+        if dry_run:
+            return {}
+        # PLS-TTL-001/003: the pass moves the cursor past the last expired message, delivered or not.
+        seconds = int(args["seconds"])
+        last = -1
+        for m in topic.entries:
+            if not sub.cursor.is_acked(m.pos) and m.stored.end + seconds * 1000 < at.start:
+                last = m.pos
+        if last >= 0:
+            newly = [p for p in range(0, last + 1) if not sub.cursor.is_acked(p)]
+            sub.cursor.ack_cumulative(last)
+            if sub.dispatcher is not None and newly:
+                sub.dispatcher.acked(newly, at)
+                # The expired copies the consumer holds are gone with the cursor: no ghost copies.
+                getattr(sub.dispatcher, "ghosts", {}).clear()
+        self.facts = {"expired_through": last}
+        return {}
+
+    # ------------------------------------------------------------------ producers
+
+    def _feature_create_producer(self, args, topic, name: str | None, dry_run: bool) -> tuple[ProducerFeatures, dict] | Rejected:
+        """Access mode (PLS-ACCESS-*), chunking with batching (PLS-CHUNK-004), where sequence ids start (PLS-DEDUP-002/003/005)."""
+        fx = ProducerFeatures.from_args(args)
+        if fx.chunking and fx.batching:
+            return Rejected("InvalidArgument", "PLS-CHUNK-004", chunking.CHUNKING_WITH_BATCHING_ERROR)
+        present = []
+        if topic is not None:
+            for handle, p in self.producers.items():
+                pf = self.pfx.get(handle)
+                if p.topic is topic and not (pf and (pf.waiting or pf.fenced)):
+                    present.append(am.PresentProducer(p.name, pf.access_mode if pf else "Shared"))
+        decided = am.create_producer(tuple(present), fx.access_mode, name)
+        if decided.result not in ("ok", "waiting"):
+            return Rejected(decided.result, decided.rule,
+                            f"{fx.access_mode} producer next to {', '.join(f'{p.name} ({p.mode})' for p in present)}")
+        extra: dict[str, Any] = {}
+        facts: dict[str, Any] = {}
+        if decided.result == "waiting":
+            if "wait_ms" not in args:
+                raise NotModelledError("a WaitForExclusive creation that waits with no wait_ms (the op would block)")
+            fx.waiting = True
+            extra["pending"] = True
+        if "wait_ms" in args:
+            facts["pending"] = decided.result == "waiting"
+        # PLS-DEDUP-005: Python drops initial_sequence_id=0.
+        seq = dedup.ProducerSequence.create(args.get("initial_sequence_id"))
+        state = self._dedup_state(topic) if topic is not None else dedup.DedupState(enabled=self.policies.deduplication)
+        if name is not None:
+            seq = dedup.producer_connected(seq, dedup.broker_last_sequence_id(state, name))
+            configured = dedup.python_sequence_argument(args.get("initial_sequence_id")) is not None
+            rule = "PLS-DEDUP-002" if state.enabled else "PLS-DEDUP-003"
+            facts.update(sequence_rule=rule if not configured else "PLS-DEDUP-002", last_sequence_id=seq.last,
+                         sequence_reason=(f"producer {name}: initial_sequence_id was given, so it starts there ({seq.last})"
+                                          if configured else
+                                          f"producer {name}: deduplication is {'on' if state.enabled else 'off'}, so it "
+                                          f"starts after the broker's last persisted sequence id for its name ({seq.last})"))
+        fx.sequence = seq
+        if not dry_run:
+            self.facts = facts
+            for fenced in decided.fences:
+                # PLS-ACCESS-004: the fenced producers lose the topic.
+                for handle, p in self.producers.items():
+                    if p.topic is topic and p.name == fenced:
+                        self.pfx.setdefault(handle, ProducerFeatures()).fenced = True
+                        topic.producer_names.discard(p.name)
+        return fx, extra
+
+    def _feature_producer_closed(self, producer: Any) -> None:
+        """PLS-ACCESS-005: a waiting WaitForExclusive producer gets the topic when nobody else holds it."""
+        topic = producer.topic
+        live = [h for h, p in self.producers.items() if p.topic is topic and not self.pfx.get(h, ProducerFeatures()).waiting
+                and not self.pfx.get(h, ProducerFeatures()).fenced]
+        if live:
+            return
+        for handle, p in self.producers.items():
+            pf = self.pfx.get(handle)
+            if p.topic is topic and pf is not None and pf.waiting:
+                pf.waiting = False
+                return
+
+    def _feature_send_check(self, producer: Any) -> Rejected | None:
+        pf = self.pfx.get(producer.handle)
+        if pf is None:
+            return None
+        if pf.fenced:
+            if pf.access_mode in (am.EXCLUSIVE, am.EXCLUSIVE_WITH_FENCING):
+                return Rejected("ProducerFenced", "PLS-ACCESS-004", f"producer {producer.name} was fenced by an ExclusiveWithFencing producer")
+            raise NotModelledError("the send of a fenced Shared/WaitForExclusive producer (it times out after send_timeout_ms)")
+        if pf.waiting:
+            raise NotModelledError("a send on a WaitForExclusive producer still waiting for the topic")
+        return None
+
+    # ------------------------------------------------------------------ sends
+
+    def _feature_send(self, producer: Any, topic: Any, args, at: Span, dry_run: bool, observed) -> dict | Rejected:
+        """One send on ``topic`` (already routed): async, batched, chunked, delayed, deduplicated, non-persistent."""
+        pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
+        label = args["payload"]
+        persistent = is_persistent(topic.full)
+        seq_before = pf.sequence
+        seq, s = dedup.next_sequence_id(pf.sequence, args.get("sequence_id"))  # PLS-DEDUP-005/006
+        deliver_at = deliver_at_span(args, at)
+        if not pf.batching and not args.get("async"):
+            plan = send_plan(pf, producer.name, s, args, persistent=persistent, max_message_size=self.profile.max_message_size)
+            if isinstance(plan, Rejected):
+                if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
+                    plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
+                return plan
+        if dry_run:
+            return {}
+        pf.sequence = seq
+        state = self._dedup_state(topic)
+        if args.get("async"):
+            state, status = dedup.publish(state, producer.name, s)
+            self.dedup_states[topic.full] = state
+            pf.pending.append(PendingSend(label, dict(args), at, s, deliver_at))
+            self.facts = {}
+            return {}
+        facts: dict[str, Any] = {"sequence_id": s}
+        # PLS-DEDUP-004: a duplicate of a message still in flight (pushed, not persisted) is Unknown.
+        first = dedup.classify(state, producer.name, s)
+        if pf.pending:
+            # C++ writes in order: the async sends before this one complete first; the next flush reports them.
+            self.flushed.setdefault(producer.handle, {}).update(self._flush_pending(producer, pf, topic, at, observed={}))
+            state = self._dedup_state(topic)
+        state, status = dedup.publish_and_persist(state, producer.name, s)
+        self.dedup_states[topic.full] = state
+        pf.sequence = dedup.send_acknowledged(pf.sequence, s)  # PLS-DEDUP-006
+        producer.last_sequence_id = pf.sequence.last
+        facts["sequence_rule"] = "PLS-DEDUP-005" if args.get("sequence_id") == 0 else "PLS-DEDUP-006"
+        if state.enabled:
+            facts["duplicate"] = status == dedup.DUP
+            facts["dedup_rule"] = "PLS-DEDUP-004" if first == dedup.UNKNOWN else "PLS-DEDUP-001"
+            facts["dedup_reason"] = (f"{label}: sequence id {s} of {producer.name} "
+                                     + ("was still in flight (Unknown), and once it was persisted the retry was a duplicate"
+                                        if first == dedup.UNKNOWN else
+                                        "is at most the highest persisted one: not stored" if status == dedup.DUP else
+                                        "is above the highest persisted one: stored"))
+        elif args.get("sequence_id") is not None:
+            facts["duplicate"] = False
+            facts["dedup_rule"] = "PLS-DEDUP-003"
+            facts["dedup_reason"] = f"{label}: deduplication is off, so sequence id {s} is stored whatever came before"
+        if status == dedup.DUP:
+            self.facts = facts
+            mid = dedup.duplicate_reply_id(topic.partition_index)
+            return {"message_id": mid.to_list(), "sequence_id": s, "id_text": str(mid)}
+        value = self._write(producer, topic, label, args, at, s, deliver_at, observed, pf, batch_index=None)
+        self.facts = {**facts, **self.facts}
+        return value
+
+    def _write(self, producer, topic, label, args, at, s, deliver_at, observed, pf, *, batch_index, entry=None) -> dict:
+        """Store one message; returns the send's ok value. ``batch_index`` None: not batched."""
+        fx = self.topic_features(topic)
+        persistent = is_persistent(topic.full)
+        chunks = 1
+        facts: dict[str, Any] = {}
+        if batch_index is None and persistent:
+            plan = send_plan(pf, producer.name, s, args, persistent=persistent, max_message_size=self.profile.max_message_size)
+            chunks = plan.chunks if not isinstance(plan, Rejected) else 1
+            if pf.chunking:
+                facts["chunks"] = chunks
+                facts["chunk_reason"] = (f"{chunking.chunk_count.__name__}: payload {args.get('payload_size', len(label))} bytes, "
+                                         f"metadata {chunking.metadata_size.__name__} -> {chunks} entr{'y' if chunks == 1 else 'ies'}")
+        if not persistent:
+            mid = MessageId(0, 0, topic.partition_index, -1)  # PLS-NP-003
+            facts["non_persistent"] = True
+        else:
+            if entry is None:
+                entry = fx.next_entry
+                fx.next_entry += chunks
+            last_entry = entry + chunks - 1
+            mid = MessageId(topic.ledger, last_entry, topic.partition_index, -1 if batch_index is None else batch_index)
+        publish_time = int(observed["publish_time"]) if "publish_time" in observed else int(at.start)
+        stored = self._store(topic, label, key=args.get("key"), ordering_key=args.get("ordering_key"),
+                             properties=args.get("properties") or {}, event_time=int(args.get("event_time", 0)),
+                             publish_time=publish_time, producer_name=producer.name, sequence_id=s, at=at,
+                             message_id=mid)
+        self.labels[label] = (topic, stored.pos)
+        if persistent and batch_index is not None:
+            fx.entry_of[stored.pos] = (entry, batch_index)
+            fx.members.setdefault(entry, []).append(stored.pos)
+        if deliver_at is not None:
+            fx.deliver_at[stored.pos] = deliver_at
+        if args.get("tombstone"):
+            fx.tombstone[stored.pos] = args["tombstone"]
+        if not persistent:
+            # PLS-NP-001: only subscriptions with a connected consumer get it; the others never will.
+            for sub in topic.subscriptions.values():
+                if sub.dispatcher is None or not sub.dispatcher.connected():
+                    sub.cursor.ack(stored.pos)
+        self.facts = facts
+        id_text = str(mid)
+        if chunks > 1:
+            id_text = chunking.chunk_message_id_str(MessageId(mid.ledger, mid.entry - chunks + 1, mid.partition, -1), mid)
+        return {"message_id": mid.to_list(), "sequence_id": s, "id_text": id_text, "publish_time": publish_time}
+
+    def _flush_pending(self, producer, pf: ProducerFeatures, topic, at: Span, observed) -> dict[str, list[int]]:
+        """Write a producer's pending async sends (PLS-BATCH-001/002/003, PLS-DELAY-006); returns label -> id."""
+        pending, pf.pending = pf.pending, []
+        ids: dict[str, list[int]] = {}
+        state = self._dedup_state(topic)
+        stored_items = []
+        for item in pending:
+            # Dedup: pushed at send, persisted now (a Dup is not written, id -1/-1).
+            if state.enabled and dedup.classify(dedup.DedupState(True, state.persisted, state.persisted), producer.name, item.sequence_id) == dedup.DUP:
+                ids[item.label] = dedup.duplicate_reply_id(topic.partition_index).to_list()
+                continue
+            state = dedup.persist(state, producer.name, item.sequence_id)
+            stored_items.append(item)
+            pf.sequence = dedup.send_acknowledged(pf.sequence, item.sequence_id)
+        self.dedup_states[topic.full] = state
+        producer.last_sequence_id = pf.sequence.last
+        fx = self.topic_features(topic)
+        if pf.batching:
+            entries = plan_batches(stored_items, pf.batch_config)
+        else:
+            entries = tuple((i,) for i in range(len(stored_items)))
+        for group in entries:
+            entry = fx.next_entry
+            fx.next_entry += 1
+            for index, i in enumerate(group):
+                item = stored_items[i]
+                at_item = Span(item.at.start, at.end)
+                batch_index = None if (not pf.batching or item.deliver_at is not None) else index
+                # a batch is one entry; a delayed message or a non-batching producer's message is its own
+                value = self._write(producer, topic, item.label, item.args, at_item, item.sequence_id, item.deliver_at,
+                                    {}, pf, batch_index=batch_index, entry=entry if batch_index is not None else None)
+                if batch_index is None:
+                    fx.next_entry = max(fx.next_entry, value["message_id"][1] + 1)
+                ids[item.label] = value["message_id"]
+        return ids
+
+    def _op_flush(self, args, at, dry_run, observed):
+        producer = self.producers.get(args["producer"])
+        if producer is None:
+            return self._handle_missing(args["producer"], "producer")
+        pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
+        if dry_run:
+            return {}
+        if producer.topic.partitions:
+            raise NotModelledError("flush on a partitioned producer (batches per partition)")
+        labels = [p.label for p in pf.pending]
+        delayed_any = any(p.deliver_at is not None for p in pf.pending)
+        ids = self._flush_pending(producer, pf, producer.topic, at, observed)
+        earlier = self.flushed.pop(producer.handle, {})
+        ids = {**earlier, **ids}
+        rules = ["PLS-BATCH-001", "PLS-BATCH-002"] if pf.batching else ["PLS-BATCH-007"]
+        if pf.batching and pf.batch_config.key_based:
+            rules.append("PLS-BATCH-003")
+        if delayed_any:
+            rules.append("PLS-DELAY-006")
+        stored = {k: v for k, v in ids.items() if list(v)[:2] != [-1, -1]}
+        self.facts = {"relative_ids": relative_ids(stored), "rules": rules,
+                      "reason": f"{', '.join(labels)}: entries and batch indexes as the batch rules plan them."}
+        texts = {k: str(MessageId.from_list(v)) for k, v in ids.items()}
+        return {"message_ids": ids, "id_texts": texts}
+
+    # ------------------------------------------------------------------ consumers
+
+    def _feature_subscribe_check(self, args, sub_type: str, full: str | None) -> Rejected | None:
+        """PLS-COMPACT-005: read_compacted only on persistent Exclusive/Failover subscriptions."""
+        if args.get("read_compacted"):
+            persistent = full is None or is_persistent(full)
+            why = compaction.check_read_compacted(sub_type, persistent=persistent)
+            if why is not None:
+                return why
+        return None
+
+    def _feature_subscribed(self, config: Any, sub: Any, args) -> None:
+        broker_on = self.profile.broker_batch_index_ack
+        self.index_ack[config.handle] = bool(args.get("batch_index_ack", False)) and broker_on
+
+    def _feature_ack(self, config: Any, sub: Any, pos: int, at: Span) -> list[int] | None:
+        """PLS-BATCH-004/005: which positions an app ack of ``pos`` acks at the broker (None: the core rule)."""
+        fx = self.tfx.get(sub.topic.full)
+        if fx is None or pos not in fx.entry_of:
+            return None
+        if self.index_ack.get(config.handle, False):
+            return None  # batch index ack: the index is acked at once
+        entry = fx.entry_of[pos][0]
+        key = (sub.topic.full, sub.name, entry)
+        acked = self.app_acked.setdefault(key, set())
+        acked.add(pos)
+        members = fx.members[entry]
+        if all(p in acked or sub.cursor.is_acked(p) for p in members):
+            self.app_acked.pop(key, None)
+            return [p for p in members if not sub.cursor.is_acked(p)]
+        return []  # held on the client until every index is acked
+
+    def _feature_nack_positions(self, config: Any, sub: Any, pos: int) -> list[int]:
+        """PLS-BATCH-006: a nack redelivers the whole entry; PLS-NP-002: nothing on non-persistent topics."""
+        fx = self.tfx.get(sub.topic.full)
+        if fx is None or pos not in fx.entry_of:
+            return [pos]
+        entry = fx.entry_of[pos][0]
+        self.app_acked.pop((sub.topic.full, sub.name, entry), None)  # the client forgets the entry's acks
+        return [p for p in fx.members[entry] if not sub.cursor.is_acked(p)]
+
+    def _feature_backlog(self, topic: Any, sub: Any) -> int:
+        """PLS-BACKLOG-001: entries (a batch counts once) with an unacked message."""
+        fx = self.tfx.get(topic.full)
+        keys = set()
+        for m in topic.entries:
+            if not sub.cursor.is_acked(m.pos):
+                keys.add(fx.entry_key(m.pos) if fx is not None else ("p", m.pos))
+        return len(keys)
+
+    def _compacted_skip(self, topic: Any) -> set[int]:
+        """PLS-COMPACT-001..004: positions up to the horizon that a compacted reader does not see."""
+        fx = self.tfx.get(topic.full)
+        if fx is None or fx.horizon is None:
+            return set()
+        msgs = tuple(compaction.KeyedMessage(str(m.pos), m.key, b"" if m.pos in fx.tombstone else b"x",
+                                             null_value=fx.tombstone.get(m.pos) == "null")
+                     for m in topic.entries[: fx.horizon + 1])
+        kept = {int(m.name) for m in compaction.compacted_view(msgs, tombstones_kept=self.profile.compaction_keeps_tombstones)}
+        return {p for p in range(fx.horizon + 1) if p not in kept}

@@ -1,0 +1,215 @@
+"""The feature models, as the broker composition (``reference_model.broker``) uses them.
+
+Pulsar part: what a producer and a topic carry besides the core: namespace policies
+(deduplication, message TTL, retention), a producer's batch container, chunking and access mode,
+a message's deliver-at time, the compaction horizon.
+Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001..007, PLS-CHUNK-001..006, PLS-DELAY-001..006,
+PLS-ACCESS-001..006, PLS-TTL-001..003, PLS-RETENTION-001/002, PLS-COMPACT-001..005, PLS-NP-001..004.
+
+The semantics live in the pure modules (``dedup``, ``batching``, ``chunking``, ``delayed``,
+``access_modes``, ``retention``, ``compaction``, ``non_persistent``); this module holds the
+per-producer and per-namespace state the broker keeps for them, and small functions that turn a
+trace op's arguments into the inputs those modules take. Nothing here reads a clock.
+
+Not modelled: see each pure module; in addition, topic-level policies (only the trace's
+namespace policies exist), policy changes reaching an already loaded topic late.
+Choices: the metadata size of a send is computed with a nominal publish time of
+``NOMINAL_PUBLISH_TIME_MS`` (any epoch-millisecond value of this era has the same 6-byte varint),
+so chunk counts do not depend on virtual time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from reference_model import batching as batching_model, chunking, delayed
+from reference_model.dedup import ProducerSequence
+from reference_model.ids import MessageId
+from reference_model.rejections import Rejected
+from reference_model.timing import Span, Window
+
+NOMINAL_PUBLISH_TIME_MS = 1_750_000_000_000  # 6-byte varint, like every publish time until 2109
+PY_DEFAULT_BATCHING_MAX_DELAY_MS = batching_model.DEFAULT_MAX_PUBLISH_DELAY_MS
+
+
+@dataclass
+class NamespacePolicies:
+    """The trace namespace's policies (``set_policy``): PLS-DEDUP-001/003, PLS-TTL-001, PLS-RETENTION-001/002."""
+
+    deduplication: bool = False
+    message_ttl_s: int = 0
+    retention_minutes: int = 0
+    retention_size_mb: int = 0
+
+    @property
+    def retention(self) -> bool:
+        """Acked messages must stay readable (a retention policy with a time or size)."""
+        return self.retention_minutes != 0 and self.retention_size_mb != 0
+
+    def apply(self, args: Mapping[str, Any]) -> None:
+        for name in ("deduplication", "message_ttl_s", "retention_minutes", "retention_size_mb"):
+            if name in args:
+                setattr(self, name, args[name])
+
+
+def check_policy_args(args: Mapping[str, Any]) -> str | None:
+    """Why a ``set_policy`` op is malformed, or None."""
+    known = ("deduplication", "message_ttl_s", "retention_minutes", "retention_size_mb")
+    if not any(k in args for k in known):
+        return f"set_policy needs at least one of {', '.join(known)}"
+    if ("retention_minutes" in args) != ("retention_size_mb" in args):
+        return "set_policy: give retention_minutes and retention_size_mb together (one retention policy)"
+    return None
+
+
+@dataclass
+class PendingSend:
+    """A message handed to ``send_async`` and not yet written (its id comes with ``flush``)."""
+
+    label: str
+    args: Mapping[str, Any]
+    at: Span
+    sequence_id: int
+    deliver_at: tuple[float, float] | None
+
+
+@dataclass
+class ProducerFeatures:
+    """What a producer adds to the core ``Producer``: batching, chunking, sequence ids, access mode."""
+
+    batching: bool = False
+    batch_config: batching_model.BatchConfig = field(default_factory=batching_model.BatchConfig)
+    chunking: bool = False
+    sequence: ProducerSequence = field(default_factory=ProducerSequence)
+    access_mode: str = "Shared"
+    fenced: bool = False  # PLS-ACCESS-004: fenced by an ExclusiveWithFencing producer
+    waiting: bool = False  # PLS-ACCESS-005: WaitForExclusive still queued
+    pending: list[PendingSend] = field(default_factory=list)
+
+    @staticmethod
+    def from_args(args: Mapping[str, Any]) -> "ProducerFeatures":
+        config = batching_model.BatchConfig(
+            max_messages=int(args.get("batching_max_messages", batching_model.DEFAULT_MAX_MESSAGES)),
+            max_bytes=int(args.get("batching_max_bytes", batching_model.DEFAULT_MAX_BYTES)),
+            key_based=args.get("batching_type", "Default") == "KeyBased")
+        return ProducerFeatures(
+            batching=bool(args.get("batching", batching_model.PY_DEFAULT_BATCHING_ENABLED)),  # PLS-BATCH-007
+            batch_config=config, chunking=bool(args.get("chunking", False)),
+            access_mode=args.get("access_mode", "Shared"))
+
+
+def payload_size(args: Mapping[str, Any]) -> int:
+    """Bytes of the payload a target sends for ``args`` (the label, padded to ``payload_size``)."""
+    if args.get("tombstone"):
+        return 0
+    size = len(str(args["payload"]).encode())
+    return max(size, int(args.get("payload_size", 0)))
+
+
+def deliver_at_span(args: Mapping[str, Any], at: Span) -> tuple[float, float] | None:
+    """PLS-DELAY-006 / delayed.effective_deliver_at: when the message may be delivered, as the
+    range of instants the client could have computed during the send (trace time, ms)."""
+    after = args.get("deliver_after_ms")
+    if after:  # Python: `if deliver_after:` wins over deliver_at
+        return (at.start + after, at.end + after)
+    when = args.get("deliver_at_ms")
+    if when:
+        return (float(when), float(when))
+    return None
+
+
+def delayed_window(deliver_at: tuple[float, float], stored: Span, *, strict: bool, tick_ms: int,
+                   dispatch_slack_ms: float = delayed.DEFAULT_DISPATCH_SLACK_MS) -> Span:
+    """PLS-DELAY-001/003/004/005: the span in which a Shared/Key_Shared consumer may first get the message.
+
+    Strict: from deliver-at, never earlier; non-strict: from one tick before. At most about two
+    ticks late (plus ``dispatch_slack_ms``); a message already due when stored goes at once.
+    """
+    early = 0 if strict else tick_ms
+    low = max(stored.start, deliver_at[0] - early)
+    high = max(stored.end, deliver_at[1] + 2 * tick_ms + dispatch_slack_ms)
+    return Span(low, high)
+
+
+def metadata_size(producer_name: str, sequence_id: int, args: Mapping[str, Any]) -> int:
+    """PLS-CHUNK-002 step 2: the metadata size of this send as C++ measures it."""
+    deliver_at = NOMINAL_PUBLISH_TIME_MS if (args.get("deliver_after_ms") or args.get("deliver_at_ms")) else None
+    return chunking.metadata_size(
+        producer_name, sequence_id, NOMINAL_PUBLISH_TIME_MS, properties=args.get("properties") or {},
+        partition_key=args.get("key"), ordering_key=args.get("ordering_key"),
+        event_time_ms=args.get("event_time") or None, deliver_at_ms=deliver_at)
+
+
+def send_plan(producer: ProducerFeatures, producer_name: str, sequence_id: int, args: Mapping[str, Any], *,
+              persistent: bool, max_message_size: int) -> chunking.SendPlan | Rejected:
+    """PLS-CHUNK-002/003/006: how many entries a (non-batched) send writes, or MessageTooBig."""
+    return chunking.send_plan(
+        payload_size(args), metadata_size=metadata_size(producer_name, sequence_id, args),
+        chunking_enabled=producer.chunking, batching_enabled=False, persistent=persistent,
+        max_message_size=max_message_size)
+
+
+def plan_batches(pending: list[PendingSend], config: batching_model.BatchConfig) -> tuple[tuple[int, ...], ...]:
+    """PLS-BATCH-002/003, PLS-DELAY-006: the entries a flush writes, as indexes into ``pending``."""
+    items = [batching_model.Pending(payload_size(p.args), partition_key=p.args.get("key"),
+                              ordering_key=p.args.get("ordering_key"), delayed=p.deliver_at is not None)
+             for p in pending]
+    return batching_model.plan_entries(items, config)
+
+
+def chunk_id_text(ledger: int, first_entry: int, chunks: int, partition: int = -1) -> str:
+    """PLS-CHUNK-005: ``str`` of the id of a message written as ``chunks`` entries from ``first_entry``."""
+    first = MessageId(ledger, first_entry, partition, -1)
+    if chunks <= 1:
+        return str(first)
+    return chunking.chunk_message_id_str(first, MessageId(ledger, first_entry + chunks - 1, partition, -1))
+
+
+def relative_ids(ids: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    """Ids as (entry offset from the first entry, batch index): what a flush's ids say that does
+    not depend on the broker's ledger numbering."""
+    parsed = {label: MessageId.from_list(v) for label, v in ids.items()}
+    if not parsed:
+        return {}
+    first = min(m.entry for m in parsed.values())
+    return {label: (m.entry - first, m.batch_index) for label, m in parsed.items()}
+
+
+def expired_positions(publish_times: list[tuple[int, float]], now_ms: float, seconds: int) -> int:
+    """PLS-TTL-001: the last position an expiry pass at ``now_ms`` removes (-1: none).
+
+    ``publish_times``: (position, publish time) of the subscription's unacked messages in order.
+    """
+    last = -1
+    for pos, published in publish_times:
+        if seconds >= 0 and now_ms > published + seconds * 1000:
+            last = pos
+    return last
+
+
+def window_of(span: Span) -> Window:
+    return Window(span.start, span.start, span.end)
+
+
+@dataclass
+class TopicFeatures:
+    """Per topic: how positions map to entries (batches, chunks), deliver-at times, tombstones, compaction."""
+
+    next_entry: int = 0
+    entry_of: dict[int, tuple[int, int]] = field(default_factory=dict)  # position -> (entry, batch index)
+    members: dict[int, list[int]] = field(default_factory=dict)  # entry -> positions (a batch)
+    deliver_at: dict[int, tuple[float, float]] = field(default_factory=dict)  # position -> deliver-at range
+    tombstone: dict[int, str] = field(default_factory=dict)  # position -> "empty" | "null"
+    horizon: int | None = None  # PLS-COMPACT-004: last position of the last compaction
+
+    def batch_of(self, pos: int) -> list[int]:
+        """Every position stored in the same entry as ``pos`` (``[pos]`` when not batched)."""
+        entry = self.entry_of.get(pos)
+        if entry is None:
+            return [pos]
+        return self.members.get(entry[0], [pos])
+
+    def entry_key(self, pos: int) -> tuple[str, int]:
+        entry = self.entry_of.get(pos)
+        return ("e", entry[0]) if entry is not None else ("p", pos)
