@@ -74,10 +74,15 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
         from conformance.checker import check as check  # noqa: PLW0127 - late import keeps startup light
     if getattr(target, "name", None) == "model" and not case.runs_on(client):
         from conformance.targets.model import ModelTarget
+        from reference_model.broker import split_profile
         from reference_model.profiles import profile_for
 
         client = case.clients[0]
-        target = ModelTarget(profile_for(None, client, case.profile or None))
+        overrides, _ = split_profile(case.profile)  # broker_config stays in the trace header
+        target = ModelTarget(profile_for(None, client, overrides or None))
+    if case.not_live and getattr(target, "name", None) != "model":
+        return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules},
+                          message=f"not applicable to a live target: {case.not_live}")
     if not case.runs_on(client):
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules}, message=f"case is for clients {list(case.clients)}, not {client}")
     t0 = time.monotonic()

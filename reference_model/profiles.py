@@ -11,7 +11,8 @@ fields and never asks "which broker is this?". ``profile_for`` picks the default
 version and client and applies overrides (a trace header's ``profile`` object).
 
 Not modelled: client versions within one kind (the C++ 4.2.0 core of pulsar-client 3.13 is the
-reference); broker 3.x vs 4.x differences in Key_Shared (Key_Shared is not modelled).
+reference). Broker 3.x vs 4.x differences in Key_Shared are not here but in
+``key_shared.KeySharedProfile``, selected per release.
 Choices: where the source was read but the behaviour not confirmed live, the field says
 "unknown" (``None``) and the checker accepts either behaviour.
 """

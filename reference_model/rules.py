@@ -1224,9 +1224,11 @@ RULES = RULES + (
         id="PLS-KEYSHARED-006", area="KEYSHARED",
         title="4.x draining hashes: when a hash moves to a new consumer, none of its messages go there while the old consumer still holds unacked messages of that hash",
         source=f"{_BROKER}DrainingHashesTracker.java",
-        quote="", status="tentative", applies_to=AppliesTo(">=4.0", CLIENTS),
-        note=("PIP-379 (apache/pulsar #23309, #23352, #23429) replaced 3.x's 'recently joined consumers' rule. Read in "
-              "source only; not yet checked live. allowOutOfOrderDelivery=true turns it off."),
+        quote="", status="inferred", applies_to=AppliesTo(">=4.0", CLIENTS),
+        note=("PIP-379 (apache/pulsar #23309, #23352, #23429) replaced 3.x's 'recently joined consumers' rule. "
+              "allowOutOfOrderDelivery=true turns it off. Live 4.0.8 (case keyshared-draining): a joining consumer "
+              "got no message of a moved hash until the old owner acked its pending ones; 3.3.6 shows the same "
+              "observable result through its recently-joined-consumers rule."),
     ),
     Rule(
         id="PLS-KEYSHARED-007", area="KEYSHARED",
