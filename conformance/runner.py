@@ -101,12 +101,20 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
     for v in report.verdicts:
         if v.status == FAIL and v.step is not None:
             failed_at.setdefault(v.step, set()).add(v.rule_id)
+    first_unknown = min((ev.step for ev in history.events if ev.outcome.status == "indeterminate"), default=None)
     for e in expectations:
         if not e.passed:
             # charge a broken expectation to the rules the checker blamed at that step; when the
-            # checker saw nothing wrong there, to every rule the case is about.
+            # checker saw nothing wrong there, to every rule the case is about. After an
+            # indeterminate outcome (a timeout, a lost connection) nothing later can be a FAIL:
+            # the outage may explain it.
+            unknown = first_unknown is not None and first_unknown <= e.expectation.step
             for rule in failed_at.get(e.expectation.step) or case.rules:
-                rule_verdicts[rule] = FAIL
+                if unknown:
+                    if rule_verdicts.get(rule) != FAIL:
+                        rule_verdicts[rule] = INDETERMINATE
+                else:
+                    rule_verdicts[rule] = FAIL
     for rule in case.rules:
         rule_verdicts.setdefault(rule, PASS)
     status = worst(rule_verdicts.values()) or PASS
