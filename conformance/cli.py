@@ -3,6 +3,8 @@
   run       the main job: every case on the model and on the target; JUnit XML + summary.json
   replay    run one trace (or the trace of a history) on a target and print the verdicts
   check     judge an existing history file against the model, without running anything
+  fuzz      generated traces on the model and a target; failures shrunk and saved
+  report    JUnit XML (xunit2), HTML and summary.json from an outcome corpus (Spark)
   rules     list the rule registry
   broker    start / status / stop an embedded broker that outlives the command
 
@@ -200,6 +202,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FAIL if _print_report(check(item), as_json=args.json) else EXIT_OK
 
 
+# --------------------------------------------------------------------------- report
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from spark_reports.jobs.report import main as report_main
+
+    return report_main(list(args.report_args))
+
+
 # --------------------------------------------------------------------------- rules
 
 
@@ -294,6 +305,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_check)
 
+    from conformance.fuzz import add_fuzz_parser
+
+    add_fuzz_parser(sub)
+
+    p = sub.add_parser("report", help="JUnit XML, HTML report and summary.json from an outcome corpus (Spark)", add_help=False)
+    p.add_argument("report_args", nargs=argparse.REMAINDER, help="--outcomes DIR [--out DIR] [--spark-master URL]")
+    p.set_defaults(func=cmd_report)
+
     p = sub.add_parser("rules", help="list the rule registry")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_rules)
@@ -309,6 +328,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["report"]:  # the report job owns its options (argparse cannot forward them)
+        from spark_reports.jobs.report import main as report_main
+
+        return report_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
