@@ -101,7 +101,17 @@ def _applies_for(info: dict[str, Any]):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """The main job: cases on the model and the target, a fuzz budget, then the report.
+
+    Writes into ``--out``: ``junit.xml`` and ``summary.json`` (one verdict per rule), the
+    histories of every case, ``corpus/`` (the outcome corpus of everything judged, Parquet),
+    ``fuzz/`` (the fuzz budget's summary) and ``report/`` (HTML, xunit2 JUnit, summary).
+    """
+    import os
+    import uuid
+
     from conformance.case_files import CASES_DIR, discover_cases
+    from conformance.corpus import CorpusWriter
     from conformance.deviations import known_deviation
     from conformance.runner import ERROR, FAIL, run_case, summary, write_json
     from conformance.targets.model import ModelTarget
@@ -116,6 +126,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    corpus_dir = out / "corpus"
+    writer = CorpusWriter(corpus_dir, run_id=uuid.uuid4().hex[:12])
     runs = []
     worst_exit = EXIT_OK
 
@@ -123,11 +135,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         nonlocal worst_exit
         info = describe_target(target, client=args.client)
         results = []
-        _say(f"== {len(cases)} cases on {label} ({info.get('broker_version') or 'reference model'})")
         deviations = {}
+        _say(f"== {len(cases)} cases on {label} ({info.get('broker_version') or 'reference model'})")
         for i, case in enumerate(cases, start=1):
             result = run_case(case, target, client=args.client, history_dir=out / "histories" / label)
             results.append(result)
+            if result.history is not None:
+                writer.add(result.history, result.verdicts)
             deviation = known_deviation(case.id, info["broker_version"]) if label != "model" else None
             mark = f"  (known deviation {deviation.id})" if deviation and result.status == FAIL else ""
             _say(f"  [{i:>3}/{len(cases)}] {result.status:<14} {case.id}  ({result.duration_s:.1f} s){mark}")
@@ -141,11 +155,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         doc = summary(results, target_info=info, applies=_applies_for(info))
         doc["known_deviations"] = deviations
         runs.append((results, info, doc, label))
+        if args.fuzz_examples > 0:
+            fuzz_on(target, label)
 
-    run_on(ModelTarget(), "model")
-    if spec.kind != "model":
-        with open_target(spec, args) as target:
-            run_on(target, spec.kind)
+    def fuzz_on(target: Any, label: str) -> None:
+        nonlocal worst_exit
+        from conformance.fuzz import fuzz_budget
+
+        examples = args.fuzz_examples * (20 if label == "model" else 1)
+        _say(f"== fuzz budget on {label}: {examples} generated traces (seed {args.fuzz_seed})")
+        fuzz_out = out / "fuzz" / label
+        result = fuzz_budget(target, examples=examples, seed=args.fuzz_seed, out_dir=fuzz_out)
+        _say("   " + result.text().replace("\n", "\n   "))
+        if result.failures:
+            worst_exit = EXIT_FAIL
+        # one corpus for the run: the fuzz parts join the case parts (file names are unique per run id)
+        for part in Path(result.corpus_dir).glob("part-*.parquet"):
+            target_path = corpus_dir / part.name
+            if not target_path.exists():
+                os.link(part, target_path)
+
+    try:
+        run_on(ModelTarget(), "model")
+        if spec.kind != "model":
+            with open_target(spec, args) as target:
+                run_on(target, spec.kind)
+    finally:
+        writer.close()
     primary = runs[-1][2]
     if len(runs) > 1:
         primary = dict(primary)
@@ -155,7 +191,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     for _, _, doc, label in runs:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(doc["counts"].items()))
         _say(f"{label}: rules {counts}")
-    _say(f"wrote {out / 'junit.xml'} and {out / 'summary.json'}")
+    _say(f"wrote {out / 'junit.xml'} and {out / 'summary.json'}; outcome corpus in {corpus_dir}")
+    if not args.no_report:
+        from spark_reports.jobs.report import main as report_main
+
+        _say("== report (Spark, local mode)")
+        code = report_main(["--outcomes", str(corpus_dir), "--out", str(out / "report"), "--quiet"])
+        if code != 0:
+            _say(f"the report failed (exit {code}); the JUnit XML and summary.json above are complete")
+            worst_exit = max(worst_exit, EXIT_FAIL)
+        else:
+            _say(f"wrote the report: {out / 'report' / 'index.html'}")
     return worst_exit
 
 
@@ -291,6 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", default=None, help="folder of case files (default: the built-in cases)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
     p.add_argument("--client", default="python", choices=["python"], help="client kind driving the broker")
+    p.add_argument("--fuzz-examples", type=int, default=10, help="generated traces per live target (x20 on the model); 0 skips fuzzing (default 10)")
+    p.add_argument("--fuzz-seed", type=int, default=0)
+    p.add_argument("--no-report", action="store_true", help="skip the Spark report at the end")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("replay", help="run a trace on a target and print the verdicts")
