@@ -1,0 +1,607 @@
+"""Generated traces: valid, meaningful op sequences over everything the reference model describes.
+
+Pulsar part: the whole application-facing surface the model covers (``reference_model.broker``):
+producers and sends (keys, ordering keys, properties, event times), subscriptions of every type
+(Exclusive, Shared, Failover, Key_Shared), receives, individual and cumulative acks, nacks,
+redeliver-unacked, closes and re-subscribes, unsubscribes, seeks (message, publish time,
+earliest/latest), readers, backlog stats, partitioned topics, time passing.
+Rule ids: whatever the checker judges; the generator aims at PLS-ACK-001..005, PLS-NACK-001/002,
+PLS-SHARED-001/002, PLS-EXCL-001/002, PLS-FAILOVER-002/003, PLS-SUB-001..006, PLS-SUBTYPE-001,
+PLS-SEEK-001..003, PLS-READER-001..004, PLS-BACKLOG-001, PLS-REDELIVER-001, PLS-MSG-001,
+PLS-MSGID-001/002, PLS-PROD-001, PLS-TOPIC-002, PLS-ACKTIMEOUT-001/002.
+
+How a trace is built. ``TraceBuilder`` runs the reference model *while* it generates: each op is
+applied to a ``reference_model.broker.Broker`` at the model's virtual instant before the next op
+is chosen, so an ``ack``/``nack`` names a message the model says that consumer's application
+received and still holds. An op the model unexpectedly refuses (a generator slip) is dropped;
+the model never changes state on a refused op, so dropping is safe. Rules are named
+Subject-Verb (``producer_sends``, ``consumer_nacks``, ``clock_advances``) and each one is a
+precondition plus a way to pick arguments.
+
+Swarm testing (Groce et al., ISSTA 2012): every example first draws a random subset of
+``FEATURES`` (op kinds, subscription types, send options); only enabled features are used, so
+some traces are all nacks and seeks, others all Failover closes, and rare combinations come up.
+
+One builder, two sources of choices (``Chooser``): ``RandomChooser`` (a seeded
+``random.Random``: fast, for mass runs on the model) and ``traces()`` (a Hypothesis strategy:
+shrinkable, for live runs and for minimising failures). Shrinking moves every choice towards
+"feature off", "no more ops", the first rule in the table and the low end of every range.
+
+Shared nondeterminism. On a live broker, which consumer of a multi-consumer subscription gets a
+message (Shared, Key_Shared, Failover's active consumer, the partition order of a partitioned
+consumer) is not the model's choice. The live target acks and nacks by the *sent* id when the
+named consumer never received the label, so a generated ``ack c1 m3`` where c2 holds m3 live
+would be judged by rules about another consumer's message (a ghost, an ack of someone else's
+message): ambiguous, and not what the trace meant. So a subscription is *contested* from the
+moment a second consumer is connected to it (or when it is on a topic with more than one
+partition) until it has no consumer left; messages received on a contested subscription are
+never named by later acks or nacks. Contested subscriptions still get receives, closes,
+redeliver-unacked, seeks by position and stats, which are judged by allowed sets, not labels.
+
+Not modelled, so never generated: batching, chunking, producer access modes other than Shared,
+delayed delivery, multi-topic subscribe, Failover / seeks / readers on partitioned topics,
+dead-letter policies (kept out: the DLQ copy needs a subscription on a derived topic name),
+Java-only options (``nack_backoff``), retention/TTL, compaction, non-persistent topics.
+Choices: timings come from ``Timing``; ``LIVE_TIMING`` keeps a trace's virtual time (which is
+what it costs on a live broker: receives wait, ``advance_time`` sleeps) under ~2.5 s.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Protocol, Sequence
+
+from hypothesis import strategies as st
+
+from conformance.trace import OK, REJECTED, Event, History, Op, Outcome, Trace, TraceHeader
+from conformance.targets.model import ModelTarget
+from reference_model.broker import Broker
+from reference_model.rejections import NotModelledError
+
+# --------------------------------------------------------------------------- configuration
+
+SUB_TYPES = ("Exclusive", "Shared", "Failover", "Key_Shared")
+
+# Swarm features: op kinds, subscription types and options. Each example enables a subset.
+FEATURES = (
+    # op kinds
+    "consumer_acks", "consumer_acks_cumulatively", "consumer_nacks", "consumer_redelivers_unacked",
+    "consumer_seeks", "consumer_closes", "consumer_unsubscribes", "producer_closes", "reader_opens",
+    "clock_advances", "admin_reads_backlog",
+    # subscription types
+    "Exclusive", "Shared", "Failover", "Key_Shared",
+    # options and shapes
+    "keys", "ordering_keys", "properties", "event_times", "earliest_position", "small_receiver_queue",
+    "second_topic", "partitioned_topic", "several_consumers", "expected_rejections", "ack_timeout",
+)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Time ranges of generated ops, in ms. ``budget_ms`` caps a trace's virtual duration, which
+    is about its wall time on a live broker (receives wait, ``advance_time`` sleeps)."""
+
+    nack_delay_ms: tuple[int, int] = (100, 300)
+    receive_timeout_ms: tuple[int, int] = (100, 1000)
+    advance_ms: tuple[int, int] = (10, 400)
+    budget_ms: int = 2500
+    ack_timeout_ms: tuple[int, int] | None = None  # None: no accepted ack timeouts (>= 10 s)
+
+
+LIVE_TIMING = Timing()
+# Virtual time is free: the model may also wait out 10 s ack timeouts.
+MODEL_TIMING = Timing(advance_ms=(10, 12_000), budget_ms=60_000, ack_timeout_ms=(10_000, 12_000))
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    max_ops: int = 30
+    mean_ops: int = 16  # RandomChooser: expected length
+    timing: Timing = LIVE_TIMING
+    features: tuple[str, ...] = FEATURES  # the pool a swarm draws from
+    swarm: bool = True  # False: every feature in the pool is on
+    topics: tuple[str, ...] = ("t", "u")
+    subscriptions: tuple[str, ...] = ("s1", "s2")
+
+
+LIVE_CONFIG = GenConfig()
+MODEL_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING)
+
+
+# --------------------------------------------------------------------------- choices
+
+
+class Chooser(Protocol):
+    def integer(self, lo: int, hi: int) -> int: ...
+
+    def flag(self, p: float = 0.5) -> bool:
+        """True with probability ``p``; shrinks to False."""
+
+    def more(self, mean: int) -> bool:
+        """Whether to add another op; shrinks to False (shorter traces)."""
+
+
+class RandomChooser:
+    """Choices from a seeded ``random.Random``: fast and reproducible from (seed, index)."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self.rng.randint(lo, hi)
+
+    def flag(self, p: float = 0.5) -> bool:
+        return self.rng.random() < p
+
+    def more(self, mean: int) -> bool:
+        return self.rng.random() >= 1.0 / max(mean, 1)
+
+
+class HypothesisChooser:
+    """Choices drawn from Hypothesis, so the trace shrinks choice by choice."""
+
+    def __init__(self, draw: Callable[[Any], Any]):
+        self.draw = draw
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self.draw(st.integers(lo, hi))
+
+    def flag(self, p: float = 0.5) -> bool:
+        if p >= 0.5:
+            return self.draw(st.booleans())
+        # Rarer flags: a few booleans that all must be True (shrinks to False just the same).
+        k = 1
+        while 0.5 ** (k + 1) >= p and k < 4:
+            k += 1
+        return all(self.draw(st.booleans()) for _ in range(k))
+
+    def more(self, mean: int) -> bool:
+        # Continue with probability 1 - 1/mean; the value 0 (stop) is where shrinking goes.
+        return self.draw(st.integers(0, max(mean, 2) - 1)) > 0
+
+
+# --------------------------------------------------------------------------- the builder
+
+
+class _NoChoice(Exception):
+    """A rule's precondition held but its arguments had nothing to pick from: skip it."""
+
+
+@dataclass
+class _Consumer:
+    topic: str
+    subscription: str
+    type: str
+    partitions: int  # of its topic (0: not partitioned)
+    held: dict[str, None] = field(default_factory=dict)  # labels its application holds, in order
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    weight: int
+    applies: Callable[["TraceBuilder"], bool]
+    make: Callable[["TraceBuilder"], tuple[str, dict[str, Any], bool] | None]  # (op, args, may be refused)
+
+
+class TraceBuilder:
+    """Builds one trace op by op, applying each op to the reference model as it goes."""
+
+    def __init__(self, chooser: Chooser, config: GenConfig = LIVE_CONFIG, trace_id: str = "generated"):
+        self.c = chooser
+        self.config = config
+        self.trace_id = trace_id
+        self.broker = Broker()
+        self.now = 0.0
+        self.ops: list[Op] = []
+        self.outcomes: list[Outcome] = []
+        self.times: list[tuple[float, float]] = []
+        self.enabled: set[str] = set()
+        self.counters: dict[str, int] = {}
+        self.producers: dict[str, str] = {}  # handle -> topic
+        self.consumers: dict[str, _Consumer] = {}
+        self.readers: dict[str, str] = {}  # handle -> topic
+        self.partitions: dict[str, int] = {}  # topic -> partitions (created ones only)
+        self.sent: dict[str, list[str]] = {}  # topic -> labels sent, in order
+        self.members: dict[tuple[str, str], list[str]] = {}  # (topic, sub) -> connected consumers
+        self.sub_type: dict[tuple[str, str], str] = {}
+        self.contested: set[tuple[str, str]] = set()
+        self.known_subs: set[tuple[str, str]] = set()
+        self.dropped = 0  # ops the model refused unexpectedly (generator slips), not kept
+
+    # ------------------------------------------------------------------ helpers
+
+    def fresh(self, prefix: str) -> str:
+        self.counters[prefix] = self.counters.get(prefix, 0) + 1
+        return f"{prefix}{self.counters[prefix]}"
+
+    def on(self, feature: str) -> bool:
+        return feature in self.enabled
+
+    def pick(self, items: Sequence[Any]) -> Any:
+        if not items:
+            raise _NoChoice()
+        return items[self.c.integer(0, len(items) - 1)]
+
+    def span(self, lohi: tuple[int, int]) -> int:
+        lo, hi = lohi
+        # Mostly the short end: a second draw widens the range only sometimes.
+        if hi - lo > 100 and not self.c.flag(0.3):
+            hi = lo + (hi - lo) // 4
+        return self.c.integer(lo, hi)
+
+    def time_left(self) -> float:
+        return self.config.timing.budget_ms - self.now
+
+    def topics(self) -> list[str]:
+        names = [self.config.topics[0]]
+        if self.on("second_topic"):
+            names.append(self.config.topics[1])
+        return names
+
+    def held_labels(self, handle: str) -> list[str]:
+        info = self.consumers[handle]
+        if (info.topic, info.subscription) in self.contested:
+            return []
+        return list(info.held)
+
+    # ------------------------------------------------------------------ applying
+
+    def _apply(self, op: str, args: dict[str, Any], may_refuse: bool) -> Outcome | None:
+        step = len(self.ops) + 1
+        try:
+            outcome, now = ModelTarget._run_op(self.broker, op, args, self.now)
+        except NotModelledError:
+            self.dropped += 1
+            return None
+        if outcome.status != OK and not (may_refuse and outcome.status == REJECTED):
+            self.dropped += 1  # the model changed nothing: forget the op
+            return None
+        self.times.append((self.now, now))
+        self.now = now
+        self.ops.append(Op(step, op, dict(args)))
+        self.outcomes.append(outcome)
+        self._follow(op, args, outcome)
+        return outcome
+
+    def _follow(self, op: str, args: dict[str, Any], outcome: Outcome) -> None:
+        """Track handles, held labels and contention from what the model did."""
+        if op == "unsubscribe" and outcome.status != OK:
+            # The trace format retires the handle even when the unsubscribe is refused; the
+            # consumer stays connected (a member of its subscription) but no op can name it.
+            self.consumers.pop(args["consumer"], None)
+            return
+        if outcome.status != OK:
+            return
+        value = outcome.value or {}
+        if op == "create_producer":
+            self.producers[args["producer"]] = args["topic"]
+        elif op == "send":
+            self.sent.setdefault(self.producers[args["producer"]], []).append(args["payload"])
+        elif op == "subscribe":
+            key = (args["topic"], args["subscription"])
+            members = self.members.setdefault(key, [])
+            if not members:
+                self.contested.discard(key)
+                self.sub_type[key] = args["type"]
+            members.append(args["consumer"])
+            parts = self.partitions.get(args["topic"], 0)
+            if len(members) > 1 or parts > 1:
+                self.contested.add(key)
+            self.known_subs.add(key)
+            self.consumers[args["consumer"]] = _Consumer(args["topic"], args["subscription"], args["type"], parts)
+        elif op == "receive":
+            msg = value.get("message")
+            info = self.consumers[args["consumer"]]
+            if msg is not None and (info.topic, info.subscription) not in self.contested:
+                info.held[msg["payload"]] = None
+        elif op in ("ack", "nack"):
+            self.consumers[args["consumer"]].held.pop(args["message"], None)
+        elif op == "create_reader":
+            self.readers[args["reader"]] = args["topic"]
+        elif op in ("close", "unsubscribe"):
+            handle = args.get("handle") or args.get("consumer")
+            if handle in self.producers:
+                del self.producers[handle]
+            elif handle in self.readers:
+                del self.readers[handle]
+            elif handle in self.consumers:
+                info = self.consumers.pop(handle)
+                key = (info.topic, info.subscription)
+                self.members[key].remove(handle)
+                if op == "unsubscribe":
+                    self.known_subs.discard(key)
+        # Whatever the model now counts as acked is no longer held.
+        for handle, info in self.consumers.items():
+            if info.held:
+                for label in [x for x in info.held if self.broker.is_acked(handle, x)]:
+                    del info.held[label]
+
+    # ------------------------------------------------------------------ building
+
+    def build(self) -> Trace:
+        cfg = self.config
+        pool = [f for f in cfg.features if f != "ack_timeout" or cfg.timing.ack_timeout_ms]
+        if cfg.swarm:
+            self.enabled = {f for f in pool if self.c.flag()}
+        else:
+            self.enabled = set(pool)
+        if not any(t in self.enabled for t in SUB_TYPES):
+            self.enabled.add(self.pick([t for t in SUB_TYPES if t in pool] or ["Exclusive"]))
+        if self.on("partitioned_topic"):
+            # The second topic (if any) is partitioned, so the first stays seekable and readable.
+            name = cfg.topics[1] if self.on("second_topic") else cfg.topics[0]
+            parts = self.c.integer(1, 2)
+            self._apply("create_topic", {"topic": name, "partitions": parts}, False)
+            self.partitions[name] = parts
+        # Every trace starts with something to do: a consumer first (Latest sees later sends).
+        self._apply_rule(_rule("consumer_subscribes"))
+        self._apply_rule(_rule("producer_connects"))
+        while len(self.ops) < cfg.max_ops and self.time_left() > 0 and self.c.more(cfg.mean_ops):
+            rules = [r for r in RULES if _enabled(self, r) and r.applies(self)]
+            if not rules:
+                break
+            weighted = [r for r in rules for _ in range(r.weight)]
+            self._apply_rule(self.pick(weighted))
+        header = TraceHeader(trace_id=self.trace_id, title="generated: " + ", ".join(sorted(self.enabled)))
+        return Trace(header, tuple(self.ops))
+
+    def model_history(self, trace: Trace) -> History:
+        """What ``ModelTarget().run(trace)`` returns, without running it again: the builder
+        already applied every kept op to the same model at the same instants."""
+        profile = self.broker.profile
+        header = replace(trace.header, target="model", broker_version=profile.broker, client=profile.client,
+                         client_version="reference-model")
+        events = tuple(Event(op, out, t0, t1) for op, out, (t0, t1) in zip(trace.ops, self.outcomes, self.times))
+        return History(header, events)
+
+    def _apply_rule(self, rule: Rule) -> None:
+        try:
+            made = rule.make(self)
+        except _NoChoice:
+            return
+        if made is not None:
+            self._apply(*made)
+
+
+# --------------------------------------------------------------------------- rules (Subject-Verb)
+
+
+def producer_connects(b: TraceBuilder):
+    topic = b.pick(b.topics())
+    return "create_producer", {"producer": b.fresh("p"), "topic": topic}, False
+
+
+def producer_sends(b: TraceBuilder):
+    producer = b.pick(sorted(b.producers))
+    args: dict[str, Any] = {"producer": producer, "payload": b.fresh("m")}
+    if b.on("keys") and b.c.flag():
+        args["key"] = f"k{b.c.integer(1, 3)}"
+    if b.on("ordering_keys") and b.c.flag():
+        args["ordering_key"] = f"o{b.c.integer(1, 2)}"
+    if b.on("properties") and b.c.flag():
+        args["properties"] = {"p": str(b.c.integer(0, 9))}
+    if b.on("event_times") and b.c.flag():
+        args["event_time"] = b.c.integer(1, 10**6)
+    return "send", args, False
+
+
+def consumer_subscribes(b: TraceBuilder):
+    topic = b.pick(b.topics())
+    parts = b.partitions.get(topic, 0)
+    subscription = b.pick(b.config.subscriptions)
+    key = (topic, subscription)
+    members = b.members.get(key, [])
+    types = [t for t in SUB_TYPES if b.on(t) and not (parts and t == "Failover")] or ["Shared"]
+    may_refuse = False
+    if members:
+        sub_type = b.sub_type[key]
+        if b.on("expected_rejections") and b.c.flag(0.3):
+            sub_type = b.pick(types)  # a type mismatch, or a second Exclusive: ConsumerBusy
+            may_refuse = True
+        elif sub_type == "Exclusive" or not b.on("several_consumers"):
+            return None
+    else:
+        sub_type = b.pick(types)
+    handle = b.fresh("c")
+    args: dict[str, Any] = {"consumer": handle, "topic": topic, "subscription": subscription, "type": sub_type}
+    if sub_type == "Failover":
+        args["consumer_name"] = handle  # the ring of active consumers is keyed by name
+    if b.on("earliest_position") and b.c.flag():
+        args["initial_position"] = "Earliest"
+    args["nack_delay_ms"] = b.c.integer(*b.config.timing.nack_delay_ms)
+    if b.on("small_receiver_queue") and b.c.flag():
+        args["receiver_queue_size"] = b.pick((1, 2, 10))
+    if b.on("ack_timeout") and b.config.timing.ack_timeout_ms and b.c.flag(0.3):
+        args["ack_timeout_ms"] = b.c.integer(*b.config.timing.ack_timeout_ms)
+    elif b.on("expected_rejections") and b.c.flag(0.15):
+        args["ack_timeout_ms"] = b.c.integer(1, 9_999)  # PLS-ACKTIMEOUT-001: refused (< 10 s)
+        may_refuse = True
+    return "subscribe", args, may_refuse
+
+
+def consumer_receives(b: TraceBuilder):
+    handle = b.pick(sorted(b.consumers))
+    timeout = min(b.span(b.config.timing.receive_timeout_ms), max(int(b.time_left()), 1))
+    timeout = max(timeout, b.config.timing.receive_timeout_ms[0])
+    return "receive", {"consumer": handle, "timeout_ms": timeout}, False
+
+
+def _holders(b: TraceBuilder) -> list[str]:
+    return sorted(h for h in b.consumers if b.held_labels(h))
+
+
+def consumer_acks(b: TraceBuilder):
+    handle = b.pick(_holders(b))
+    return "ack", {"consumer": handle, "message": b.pick(b.held_labels(handle))}, False
+
+
+def consumer_nacks(b: TraceBuilder):
+    handle = b.pick(_holders(b))
+    return "nack", {"consumer": handle, "message": b.pick(b.held_labels(handle))}, False
+
+
+def _cumulative_candidates(b: TraceBuilder) -> tuple[list[str], list[str]]:
+    single = [h for h in _holders(b) if b.consumers[h].type in ("Exclusive", "Failover")]
+    refused = [h for h in sorted(b.consumers) if b.consumers[h].type in ("Shared", "Key_Shared")
+               and b.sent.get(b.consumers[h].topic)] if b.on("expected_rejections") else []
+    return single, refused
+
+
+def consumer_acks_cumulatively(b: TraceBuilder):
+    single, refused = _cumulative_candidates(b)
+    handle = b.pick(single + refused)
+    if handle in single:
+        return "ack_cumulative", {"consumer": handle, "message": b.pick(b.held_labels(handle))}, False
+    # PLS-ACK-003: refused on Shared/Key_Shared before anything is sent; any sent label will do.
+    return "ack_cumulative", {"consumer": handle, "message": b.pick(b.sent[b.consumers[handle].topic])}, True
+
+
+def consumer_redelivers_unacked(b: TraceBuilder):
+    return "redeliver_unacked", {"consumer": b.pick(sorted(b.consumers))}, False
+
+
+def _seekable(b: TraceBuilder) -> list[str]:
+    return sorted(h for h, i in b.consumers.items() if not i.partitions)
+
+
+def consumer_seeks(b: TraceBuilder):
+    handle = b.pick(_seekable(b))
+    info = b.consumers[handle]
+    labels = b.sent.get(info.topic, [])
+    how = b.c.integer(0, 2) if labels and (info.topic, info.subscription) not in b.contested else 0
+    if how == 0:
+        return "seek", {"consumer": handle, "position": b.pick(("earliest", "latest"))}, False
+    if how == 1:
+        return "seek", {"consumer": handle, "message": b.pick(labels)}, False
+    return "seek", {"consumer": handle, "publish_time_of": b.pick(labels)}, False
+
+
+def consumer_closes(b: TraceBuilder):
+    return "close", {"handle": b.pick(sorted(b.consumers))}, False
+
+
+def consumer_unsubscribes(b: TraceBuilder):
+    alone = [h for h, i in b.consumers.items() if len(b.members[(i.topic, i.subscription)]) == 1]
+    if b.on("expected_rejections"):
+        alone = sorted(b.consumers)  # with others connected: refused (PLS-SUB-006)
+    return "unsubscribe", {"consumer": b.pick(sorted(alone))}, True
+
+
+def producer_closes(b: TraceBuilder):
+    return "close", {"handle": b.pick(sorted(b.producers))}, False
+
+
+def _readable_topics(b: TraceBuilder) -> list[str]:
+    return [t for t in b.topics() if not b.partitions.get(t)]
+
+
+def reader_opens(b: TraceBuilder):
+    topic = b.pick(_readable_topics(b))
+    labels = b.sent.get(topic, [])
+    how = b.c.integer(0, 2 if labels else 1)
+    args: dict[str, Any] = {"reader": b.fresh("r"), "topic": topic}
+    if how == 0:
+        args["start"] = "earliest"
+    elif how == 1:
+        args["start"] = "latest"
+    else:
+        args["start"] = {"message": b.pick(labels)}
+        if b.c.flag():
+            args["inclusive"] = True
+    return "create_reader", args, False
+
+
+def reader_reads(b: TraceBuilder):
+    timeout = min(b.span(b.config.timing.receive_timeout_ms), max(int(b.time_left()), 1))
+    timeout = max(timeout, b.config.timing.receive_timeout_ms[0])
+    return "read_next", {"reader": b.pick(sorted(b.readers)), "timeout_ms": timeout}, False
+
+
+def reader_closes(b: TraceBuilder):
+    return "close", {"handle": b.pick(sorted(b.readers))}, False
+
+
+def clock_advances(b: TraceBuilder):
+    ms = min(b.span(b.config.timing.advance_ms), max(int(b.time_left()), 1))
+    return "advance_time", {"ms": ms}, False
+
+
+def admin_reads_backlog(b: TraceBuilder):
+    topic, sub = b.pick(sorted(b.known_subs))
+    return "stats", {"topic": topic, "subscription": sub}, False
+
+
+# The table: first entries are where shrinking goes (index 0 is the "simplest" rule).
+RULES: tuple[Rule, ...] = (
+    Rule("producer_sends", 6, lambda b: bool(b.producers), producer_sends),
+    Rule("consumer_receives", 6, lambda b: bool(b.consumers), consumer_receives),
+    Rule("consumer_acks", 5, lambda b: bool(_holders(b)), consumer_acks),
+    Rule("consumer_nacks", 4, lambda b: bool(_holders(b)), consumer_nacks),
+    Rule("consumer_acks_cumulatively", 2, lambda b: any(_cumulative_candidates(b)), consumer_acks_cumulatively),
+    Rule("clock_advances", 2, lambda b: b.time_left() > 50, clock_advances),
+    Rule("producer_connects", 1, lambda b: len(b.producers) < 3, producer_connects),
+    Rule("consumer_subscribes", 2, lambda b: len(b.consumers) < 4, consumer_subscribes),
+    Rule("consumer_redelivers_unacked", 1, lambda b: bool(b.consumers), consumer_redelivers_unacked),
+    Rule("consumer_seeks", 1, lambda b: bool(_seekable(b)), consumer_seeks),
+    Rule("consumer_closes", 1, lambda b: bool(b.consumers), consumer_closes),
+    Rule("consumer_unsubscribes", 1, lambda b: bool(b.consumers), consumer_unsubscribes),
+    Rule("producer_closes", 1, lambda b: bool(b.producers), producer_closes),
+    Rule("reader_opens", 1, lambda b: len(b.readers) < 2 and bool(_readable_topics(b)), reader_opens),
+    Rule("reader_reads", 2, lambda b: bool(b.readers), reader_reads),
+    Rule("reader_closes", 1, lambda b: bool(b.readers), reader_closes),
+    Rule("admin_reads_backlog", 1, lambda b: bool(b.known_subs), admin_reads_backlog),
+)
+ALWAYS = {"producer_sends", "consumer_receives", "producer_connects", "consumer_subscribes"}
+# Rules switched on by the feature of another name.
+_FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens"}
+_BY_NAME = {r.name: r for r in RULES}
+
+
+def _rule(name: str) -> Rule:
+    return _BY_NAME[name]
+
+
+def _enabled(b: TraceBuilder, rule: Rule) -> bool:
+    return rule.name in ALWAYS or b.on(_FEATURE_OF.get(rule.name, rule.name))
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def trace_id_for(trace: Trace) -> str:
+    """A content hash: the same ops give the same id on every run (resume skips it)."""
+    import hashlib
+    import json
+
+    body = json.dumps([[op.op, op.args] for op in trace.ops], sort_keys=True).encode()
+    return "fz-" + hashlib.sha1(body).hexdigest()[:12]
+
+
+def with_content_id(trace: Trace) -> Trace:
+    return Trace(replace(trace.header, trace_id=trace_id_for(trace)), trace.ops)
+
+
+def random_trace(rng: random.Random, config: GenConfig = MODEL_CONFIG) -> Trace:
+    """One trace from a seeded generator (fast path for mass runs on the model)."""
+    return with_content_id(TraceBuilder(RandomChooser(rng), config).build())
+
+
+def random_trace_with_model_history(rng: random.Random, config: GenConfig = MODEL_CONFIG) -> tuple[Trace, History]:
+    """A trace and the model target's history of it, from one pass of the model."""
+    builder = TraceBuilder(RandomChooser(rng), config)
+    trace = with_content_id(builder.build())
+    return trace, builder.model_history(trace)
+
+
+def random_traces(seed: int, count: int, config: GenConfig = MODEL_CONFIG, *, start: int = 0):
+    """``count`` traces; trace ``i`` depends only on (seed, i), so workers can split the range."""
+    for i in range(start, start + count):
+        yield random_trace(random.Random(f"{seed}:{i}"), config)
+
+
+@st.composite
+def traces(draw, config: GenConfig = LIVE_CONFIG) -> Trace:
+    """A Hypothesis strategy for traces (shrinks to short traces with few features)."""
+    return with_content_id(TraceBuilder(HypothesisChooser(draw), config).build())

@@ -1,0 +1,61 @@
+"""Replay every saved fuzz failure (``conformance/regressions/*.trace.jsonl``).
+
+Each trace runs on the model (the checker must accept the model's own history) and, marked
+``live``, on the broker (the checker must accept the broker's history). A regression whose
+``<id>.verdicts.json`` says ``"open": true`` is a known, classified, not yet fixed finding
+(``classification``: ``model-bug``, ``checker-bug``, ``checker-tolerance`` or
+``broker-deviation``): on the side it names (``"fails_on"``: ``model`` / ``live``) its failure is
+an expected failure. On the model (deterministic) it is strict: once fixed, the test fails until
+the entry is closed. On a live broker a timing finding may not reproduce every run, so there it
+is lenient.
+Anything else that fails is a regression.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.checker import check
+from conformance.fuzz import program
+from conformance.targets.model import ModelTarget
+from conformance.trace import load
+
+REGRESSIONS = Path(__file__).resolve().parents[2] / "conformance" / "regressions"
+TRACES = sorted(REGRESSIONS.glob("*.trace.jsonl"))
+
+
+def _meta(path: Path) -> dict:
+    doc = path.with_name(path.name.replace(".trace.jsonl", ".verdicts.json"))
+    return json.loads(doc.read_text(encoding="utf-8")) if doc.exists() else {}
+
+
+def _judge(target, path: Path, side: str) -> None:
+    trace = load(path)
+    history = target.run(trace)
+    report = check(history)
+    failures = report.failures()
+    meta = _meta(path)
+    if not failures:
+        # the model side is deterministic: an open finding that no longer fails there was fixed,
+        # and its entry must be closed ("open": false) so it guards against the bug's return.
+        if side == "model" and meta.get("open") and "model" in meta.get("fails_on", []):
+            pytest.fail(f"{path.name}: this open {meta.get('classification')} no longer fails on the model; close it")
+        return
+    text = f"{report.summary()}\n{program(trace, history, report)}"
+    if meta.get("open") and side in meta.get("fails_on", []):
+        pytest.xfail(f"open {meta.get('classification')}: {meta.get('note', '')}\n{text}")
+    pytest.fail(text)
+
+
+@pytest.mark.parametrize("path", TRACES, ids=[p.name.replace(".trace.jsonl", "") for p in TRACES])
+def test_regression_on_model(path: Path) -> None:
+    _judge(ModelTarget(), path, "model")
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("path", TRACES, ids=[p.name.replace(".trace.jsonl", "") for p in TRACES])
+def test_regression_on_live_broker(path: Path, live_target) -> None:
+    _judge(live_target, path, "live")

@@ -1,0 +1,107 @@
+"""The generator makes valid, meaningful traces; the fuzz command runs, writes a corpus, resumes."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+from hypothesis import HealthCheck, given, settings
+
+from conformance.corpus import completed_traces, read_corpus
+from conformance.fuzz import ddmin, main, op_line, program
+from conformance.strategies import LIVE_CONFIG, MODEL_CONFIG, RULES, TraceBuilder, RandomChooser, traces
+from conformance.targets.model import ModelTarget
+from conformance.trace import make_trace
+
+# Rejections the generator asks for on purpose (PLS-ACK-003, PLS-EXCL-001, PLS-SUBTYPE-001,
+# PLS-ACKTIMEOUT-001, PLS-SUB-006); anything else refused would be a generator slip.
+MEANT = {("ack_cumulative", "CumulativeAcknowledgementNotAllowedError"), ("subscribe", "ConsumerBusy"),
+         ("subscribe", "InvalidArgument"), ("unsubscribe", "ConsumerBusy")}
+
+
+def test_rules_are_named_subject_verb():
+    for rule in RULES:
+        assert re.fullmatch(r"[a-z]+_[a-z_]+s(_[a-z]+)?", rule.name), rule.name
+
+
+def test_seeded_traces_are_valid_and_meaningful():
+    ops = 0
+    kinds: set[str] = set()
+    for i in range(150):
+        builder = TraceBuilder(RandomChooser(random.Random(i)), MODEL_CONFIG)
+        trace = builder.build()
+        history = ModelTarget().run(trace)
+        for event in history.events:
+            kinds.add(event.op.op)
+            assert event.outcome.status != "indeterminate", (i, event)
+            if event.outcome.status == "rejected":
+                assert (event.op.op, event.outcome.error) in MEANT, (i, event)
+        ops += len(trace.ops)
+    assert ops > 150 * 8
+    assert kinds >= {"send", "receive", "ack", "ack_cumulative", "nack", "redeliver_unacked", "seek", "close",
+                     "create_reader", "read_next", "advance_time", "stats", "subscribe", "unsubscribe"}
+
+
+def test_live_traces_fit_the_wall_time_budget():
+    for i in range(100):
+        trace = TraceBuilder(RandomChooser(random.Random(i)), LIVE_CONFIG).build()
+        history = ModelTarget().run(trace)
+        assert history.events[-1].t_end_ms <= LIVE_CONFIG.timing.budget_ms + 1000
+        for op in trace.ops:
+            if op.op == "subscribe":
+                assert 100 <= op.args["nack_delay_ms"] <= 300
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(traces(LIVE_CONFIG))
+def test_hypothesis_traces_ack_only_what_was_received(trace):
+    history = ModelTarget().run(trace)
+    received: dict[str, set[str]] = {}
+    for event in history.events:
+        if event.op.op == "receive" and event.outcome.value and event.outcome.value.get("message"):
+            received.setdefault(event.op.args["consumer"], set()).add(event.outcome.value["message"]["payload"])
+        if event.op.op in ("ack", "nack"):
+            assert event.op.args["message"] in received.get(event.op.args["consumer"], set())
+
+
+def test_ddmin_keeps_dependents_consistent():
+    trace = make_trace("x", [
+        ("create_producer", {"producer": "p1", "topic": "t"}),
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Shared"}),
+        ("send", {"producer": "p1", "payload": "m1"}),
+        ("send", {"producer": "p1", "payload": "m2"}),
+        ("receive", {"consumer": "c1", "timeout_ms": 100}),
+        ("ack", {"consumer": "c1", "message": "m1"}),
+        ("close", {"handle": "p1"}),
+    ])
+    small = ddmin(trace, lambda t: any(op.op == "ack" for op in t.ops))
+    assert [op.op for op in small.ops] == ["create_producer", "subscribe", "send", "ack"]
+    assert "c1.ack(\"m1\")" in program(small)
+    assert op_line(trace.ops[1]) == 'c1 = subscribe("t", "s", Shared)'
+
+
+def test_fuzz_command_on_the_model_writes_a_corpus_and_resumes(tmp_path, capsys):
+    out, regressions = tmp_path / "out", tmp_path / "regressions"
+    code = main(["--target", "model", "--examples", "400", "--seed", "3", "--workers", "2", "--out", str(out),
+                 "--regressions", str(regressions), "--no-progress"])
+    summary = json.loads((out / "summary.json").read_text())
+    assert code in (0, 1)
+    assert summary["examples"] == 400 and summary["ops"] > 400 * 5
+    assert len(read_corpus(out / "corpus")) == summary["ops"]
+    assert len(completed_traces(out / "corpus", summary["run_id"])) >= 390  # content ids: a few may repeat
+    for failure in summary["failures"]:
+        assert failure["status"] in ("FAIL", "FLAKY") and failure["shrunk_ops"] <= failure["original_ops"]
+    code = main(["--target", "model", "--examples", "400", "--seed", "3", "--out", str(out), "--resume",
+                 summary["run_id"], "--regressions", str(regressions), "--no-progress"])
+    again = json.loads((out / "summary.json").read_text())
+    assert again["skipped"] == 400 and again["examples"] == 0
+
+
+def test_the_builders_history_is_the_model_targets():
+    from conformance.strategies import random_trace_with_model_history
+    from conformance.trace import dumps
+
+    for i in range(60):
+        trace, history = random_trace_with_model_history(random.Random(f"eq:{i}"), MODEL_CONFIG)
+        assert dumps(history) == dumps(ModelTarget().run(trace))
