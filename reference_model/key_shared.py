@@ -79,6 +79,8 @@ new state; refusals are ``Rejected`` values.
 
 from __future__ import annotations
 
+import functools
+
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
@@ -256,6 +258,13 @@ def ring_point_key(profile: KeySharedProfile, name: str, name_index: int, i: int
     return f"{name}\0{name_index}\0{i}"
 
 
+@functools.lru_cache(maxsize=65536)
+def _point_position(profile: KeySharedProfile, name: str, name_index: int, i: int) -> int:
+    """Ring position of point ``i`` of a consumer: a pure function, cached because every join and
+    leave recomputes a consumer's ``replica_points`` positions (a checker hot spot)."""
+    return ring_position(profile, ring_point_key(profile, name, name_index, i))
+
+
 class _Tracker:
     """``ConsumerNameIndexTracker`` on plain dicts, used inside one ring operation only."""
 
@@ -297,7 +306,7 @@ def ring_join(ring: Ring, name: str) -> tuple[Ring, KsConsumer]:
     tracker = _Tracker(ring.name_index)
     for i in range(ring.replica_points):
         idx = tracker.incref(consumer) if profile.ring_point_key == "name\0index\0i" else 0
-        pos = ring_position(profile, ring_point_key(profile, name, idx, i))
+        pos = _point_position(profile, name, idx, i)
         existing = points.get(pos)
         if profile.ring_collision == "first_wins":
             if existing is None:
@@ -327,7 +336,7 @@ def ring_leave(ring: Ring, consumer: KsConsumer) -> Ring:
     tracker = _Tracker(ring.name_index)
     if profile.ring_collision == "sorted_list_mod":
         for i in range(ring.replica_points):
-            pos = ring_position(profile, ring_point_key(profile, consumer.name, 0, i))
+            pos = _point_position(profile, consumer.name, 0, i)
             if pos in points:
                 points[pos] = [c for c in points[pos] if c != consumer]
                 if not points[pos]:
@@ -336,7 +345,7 @@ def ring_leave(ring: Ring, consumer: KsConsumer) -> Ring:
         idx = tracker.index(consumer)
         if idx > -1:
             for i in range(ring.replica_points):
-                pos = ring_position(profile, ring_point_key(profile, consumer.name, idx, i))
+                pos = _point_position(profile, consumer.name, idx, i)
                 entry = points.get(pos)
                 if profile.ring_collision == "first_wins":
                     if entry is None:
