@@ -1,5 +1,9 @@
-"""Conformance reports over many outcome records with PySpark (see the reports issue).
+"""Conformance reports over the outcome corpus with PySpark (``docs/outcome-corpus.md``).
 
-Nothing is implemented here yet: the outcome corpus this package reads is produced by the
-fuzzing work, which has not landed.
+- ``schemas``: the corpus schema v1 as a Spark ``StructType`` and the version/truncation checks;
+- ``transforms``: pure ``DataFrame -> DataFrame`` functions (model vs broker diff, version vs
+  version, summaries, flaky traces, minimal witnesses, trends, timing points);
+- ``jobs``: I/O only; ``jobs.report.main`` is ``pulsar-conformance report``;
+- ``generate``: a realistic corpus of any size made from the reference model, with divergences
+  injected at known rates and a manifest of what a report must find.
 """

@@ -45,6 +45,9 @@ def test_second_broker_runs_beside_the_first_with_its_override(pulsar_broker):
         other = AdminClient(pulsar_broker.admin_url)
         assert other.is_ready(), "starting a second broker disturbed the first"
         other.close()
+        listeners = [line for line in subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout.splitlines() if f"pid={endpoint.pid}," in line]
+        assert len(listeners) >= 3, listeners  # broker, web, bookie
+        assert all(" 127.0.0.1:" in line for line in listeners), f"a listener is not on loopback: {listeners}"
     finally:
         broker.stop()
     assert _wait_gone(endpoint.pid), f"broker pid {endpoint.pid} outlived stop()"

@@ -1,0 +1,479 @@
+"""A static, self-contained HTML report over an outcome corpus: one file, no network.
+
+Everything is inline: CSS, a few lines of JS (a "failing rules only" filter), and every figure
+as SVG drawn here (no plotting library). Sections:
+
+1. the headline figures, with rule coverage ("Rules exercised: N of M");
+2. the rule x target/version/client matrix with distinct marks: PASS, FAIL, NOT_APPLICABLE
+   (the rule does not speak about that client/version: ``reference_model.rules`` ``applies_to``),
+   NOT_EXERCISED (nothing judged it), and INDETERMINATE where that occurs;
+3. one section per failing rule: the rule, where it fails, the minimal witness (shortest failing
+   trace) drawn as a sequence diagram with lifelines for the trace's producers, consumers and
+   readers and the broker, the checker's explanation, and the witness as a listing;
+4. timing: redeliveries judged by timing rules, the broker's instant minus the model's, against
+   the band the checker's live tolerances allow around the model's earliest instant;
+5. trends: the share of failing trace instances per run (runs in run-id order);
+6. divergences: model vs broker diff counts, version-vs-version changes, flaky traces.
+
+Choices: colour is never the only carrier of a verdict (each mark has its own glyph and text);
+the page is readable printed or without JS.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import zlib
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from reports.xunit2 import MODEL, model_events, ms, observation_text, witness_events, witness_listing
+
+MARKS = {
+    "PASS": ("\u2713", "m-pass", "pass"),
+    "FAIL": ("\u2717", "m-fail", "fail"),
+    "NOT_APPLICABLE": ("n/a", "m-na", "not applicable (unsupported by this client/version)"),
+    "NOT_EXERCISED": ("\u2205", "m-nx", "not exercised"),
+    "INDETERMINATE": ("?", "m-indet", "indeterminate"),
+}
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")
+
+CSS = """
+:root { --fail:#b3261e; --fail-bg:#fde7e4; --pass:#1e7b34; --pass-bg:#e5f4e8; --na:#5f6368; --indet:#8a5a00; --indet-bg:#fff1cc; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1f1f1f; background: #fafafa; }
+header { background: #263238; color: #fff; padding: 18px 28px; }
+header h1 { margin: 0 0 4px; font-size: 22px; }
+header .sub { opacity: .8; font-size: 13px; }
+main { padding: 8px 28px 40px; max-width: 1500px; }
+section { background: #fff; border: 1px solid #e0e0e0; border-radius: 6px; padding: 14px 18px; margin: 16px 0; }
+h2 { font-size: 18px; margin: 0 0 10px; }
+h3 { font-size: 15px; margin: 14px 0 6px; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; }
+.card { border: 1px solid #e0e0e0; border-radius: 6px; padding: 8px 14px; min-width: 150px; background: #fff; }
+.card .n { font-size: 22px; font-weight: 600; }
+.card.bad .n { color: var(--fail); }
+table { border-collapse: collapse; }
+th, td { border: 1px solid #e3e3e3; padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; font-weight: 600; }
+table.matrix th.combo { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; font-size: 12px; padding: 6px 2px; }
+table.matrix th.combo.model { background: #eef3f8; }
+table.matrix td.rule { white-space: nowrap; font-family: ui-monospace, monospace; font-size: 12px; }
+table.matrix td.title { font-size: 12px; max-width: 420px; }
+td.cell { text-align: center; font-weight: 700; width: 34px; font-size: 13px; }
+.m-pass { color: var(--pass); background: var(--pass-bg); }
+.m-fail { color: #fff; background: var(--fail); }
+.m-fail a { color: #fff; text-decoration: none; display: block; }
+.m-na { color: var(--na); background: repeating-linear-gradient(45deg, #f1f1f1, #f1f1f1 4px, #e2e2e2 4px, #e2e2e2 8px); font-weight: 500; font-size: 11px; }
+.m-nx { color: #9e9e9e; background: #fff; outline: 1px dashed #bdbdbd; outline-offset: -4px; }
+.m-indet { color: var(--indet); background: var(--indet-bg); }
+.legend span.mark { display: inline-block; min-width: 34px; text-align: center; padding: 2px 6px; margin-right: 4px; font-weight: 700; border-radius: 3px; }
+.legend { display: flex; flex-wrap: wrap; gap: 16px; margin: 6px 0 10px; align-items: center; }
+pre { background: #f6f8fa; border: 1px solid #e1e4e8; padding: 8px; overflow-x: auto; font-size: 12px; }
+.explanation { border-left: 4px solid var(--fail); background: var(--fail-bg); padding: 8px 12px; margin: 8px 0; }
+.quote { color: #555; font-style: italic; }
+.muted { color: #666; font-size: 12px; }
+.rule-section { border-left: 5px solid var(--fail); }
+svg text { font-family: system-ui, sans-serif; }
+.controls { margin: 4px 0 8px; }
+body.only-failing table.matrix tr.no-fail { display: none; }
+"""
+
+JS = """
+document.addEventListener('DOMContentLoaded', function () {
+  var box = document.getElementById('only-failing');
+  if (box) box.addEventListener('change', function () { document.body.classList.toggle('only-failing', box.checked); });
+  // "#focus=<id>": show that section alone (a link to one failing rule, or a screenshot of it)
+  if (location.hash.indexOf('#focus=') === 0) {
+    var id = decodeURIComponent(location.hash.slice(7));
+    var keep = document.getElementById(id);
+    if (keep) {
+      Array.prototype.forEach.call(document.querySelectorAll('main > section, main > h2'), function (el) {
+        if (el !== keep) el.style.display = 'none';
+      });
+    }
+  }
+});
+"""
+
+
+def esc(x: Any) -> str:
+    return html.escape("" if x is None else str(x), quote=True)
+
+
+def _key(target: Any, version: Any, client: Any) -> str:
+    return f"{target}|{version}|{client}"
+
+
+def _combo_label(c: Mapping[str, Any]) -> str:
+    if c["target"] == MODEL:
+        return f"model {c['broker_version']} / {c['client']}"
+    return f"{c['target']} {c['broker_version']} / {c['client']}"
+
+
+# --------------------------------------------------------------------------- matrix
+
+
+def matrix_section(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> str:
+    combos = data["combos"]
+    legend = "".join(
+        f'<span><span class="mark {cls}" data-mark="{v}">{esc(glyph)}</span>{esc(label)}</span>'
+        for v, (glyph, cls, label) in MARKS.items())
+    head = "".join(
+        f'<th class="combo{" model" if c["target"] == MODEL else ""}" data-combo="{esc(_key(c["target"], c["broker_version"], c["client"]))}">'
+        f'{esc(_combo_label(c))}</th>' for c in combos)
+    rows = []
+    failing = set(matrix["failing_rules"])
+    for rule in matrix["rules"]:
+        cells = []
+        for c in combos:
+            key = _key(c["target"], c["broker_version"], c["client"])
+            v = matrix["matrix"][key][rule["id"]]
+            glyph, cls, label = MARKS[v]
+            counts = matrix["counts"].get(key, {}).get(rule["id"])
+            tip = f"{rule['id']} on {_combo_label(c)}: {label}"
+            if counts:
+                tip += f" ({counts['rows']} judged steps, {counts['fail']} failed)"
+            inner = esc(glyph)
+            if v == "FAIL" and rule["id"] in failing:
+                inner = f'<a href="#rule-{esc(rule["id"])}">{inner}</a>'
+            cells.append(f'<td class="cell {cls}" data-rule="{esc(rule["id"])}" data-combo="{esc(key)}" data-verdict="{v}" '
+                         f'title="{esc(tip)}">{inner}</td>')
+        cls = "" if rule["id"] in failing else ' class="no-fail"'
+        rows.append(f'<tr{cls}><td class="rule">{esc(rule["id"])}</td><td class="title">{esc(rule["title"])}</td>{"".join(cells)}</tr>')
+    return f"""
+<section id="matrix"><h2>Rules x broker version / client</h2>
+<div class="legend" id="legend">{legend}</div>
+<div class="controls"><label><input type="checkbox" id="only-failing"> show failing rules only</label>
+<span class="muted"> Model columns (blue) are the reference: the model's own histories judged by the checker.
+A FAIL counts against every rule judged at the failing step (corpus schema v1 keeps the step's worst verdict).</span></div>
+<div style="overflow-x:auto"><table class="matrix" id="rule-matrix"><thead><tr><th>rule</th><th>title</th>{head}</tr></thead>
+<tbody>{"".join(rows)}</tbody></table></div></section>"""
+
+
+# --------------------------------------------------------------------------- sequence diagram
+
+
+def sequence_diagram(events: list[Mapping[str, Any]], trace: Any = None, *, title: str = "") -> str:
+    """An SVG sequence diagram of one trace instance: lifelines for the trace's handles and the broker."""
+    ops = {o.step: o for o in trace.ops} if trace is not None else {}
+    lanes: list[str] = []
+
+    def lane_of(step: int) -> str:
+        op = ops.get(step)
+        if op is None:
+            return "client"
+        h = op.args.get("producer") or op.args.get("consumer") or op.args.get("reader") or op.args.get("handle")
+        return str(h) if h else "admin / clock"
+
+    for e in events:
+        lane = lane_of(e["step"])
+        if lane not in lanes:
+            lanes.append(lane)
+    lanes.append("broker")
+    col_w, left, top, row_h = 150, 92, 56, 40
+    width = left + col_w * len(lanes) + 300
+    height = top + row_h * len(events) + 30
+    x = {name: left + col_w * i + col_w // 2 for i, name in enumerate(lanes)}
+    parts = [f'<svg class="seq-diagram" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title or "sequence diagram")}">',
+             '<defs><marker id="arr" markerWidth="8" markerHeight="8" refX="7" refY="4" orient="auto">'
+             '<path d="M0,0 L8,4 L0,8 z" fill="#333"/></marker>'
+             '<marker id="arrf" markerWidth="8" markerHeight="8" refX="7" refY="4" orient="auto">'
+             '<path d="M0,0 L8,4 L0,8 z" fill="#b3261e"/></marker></defs>']
+    for name in lanes:
+        cx = x[name]
+        fill = "#263238" if name == "broker" else "#eceff1"
+        color = "#fff" if name == "broker" else "#263238"
+        parts.append(f'<rect class="lifeline-head" data-lifeline="{esc(name)}" x="{cx - 55}" y="8" width="110" height="28" rx="4" fill="{fill}" stroke="#263238"/>')
+        parts.append(f'<text x="{cx}" y="27" text-anchor="middle" font-size="13" fill="{color}">{esc(name)}</text>')
+        parts.append(f'<line x1="{cx}" y1="36" x2="{cx}" y2="{height - 10}" stroke="#90a4ae" stroke-dasharray="4,4"/>')
+    for i, e in enumerate(events):
+        y = top + row_h * i
+        failing = e["verdict"] == "FAIL"
+        color = "#b3261e" if failing else "#333"
+        marker = "arrf" if failing else "arr"
+        src, dst = x[lane_of(e["step"])], x["broker"]
+        op = ops.get(e["step"])
+        label = e["op"]
+        if op is not None:
+            for k in ("payload", "message", "type", "ms"):
+                if k in op.args:
+                    label += f" {op.args[k]}"
+                    break
+        if failing:
+            parts.append(f'<rect x="4" y="{y - 12}" width="{width - 8}" height="{row_h - 4}" fill="#fde7e4" class="failing-step" data-step="{e["step"]}"/>')
+        parts.append(f'<text x="8" y="{y + 4}" font-size="11" fill="#555">{e["step"]}. t={ms(e["t_end_ms"])}ms</text>')
+        parts.append(f'<line x1="{src}" y1="{y}" x2="{dst - 3}" y2="{y}" stroke="{color}" stroke-width="1.4" marker-end="url(#{marker})"/>')
+        parts.append(f'<text x="{(src + dst) / 2}" y="{y - 4}" text-anchor="middle" font-size="11" fill="{color}">{esc(label)}</text>')
+        reply = observation_text(e["observation"])
+        reply = reply if len(reply) <= 44 else reply[:43] + "\u2026"
+        parts.append(f'<line x1="{dst}" y1="{y + 14}" x2="{src + 3}" y2="{y + 14}" stroke="{color}" stroke-dasharray="3,3" marker-end="url(#{marker})"/>')
+        parts.append(f'<text x="{(src + dst) / 2}" y="{y + 25}" text-anchor="middle" font-size="10" fill="{color}">{esc(reply)}</text>')
+        if failing:
+            note = "FAIL " + ", ".join(e.get("anomalies") or [])
+            parts.append(f'<text x="{x["broker"] + 20}" y="{y + 8}" font-size="12" font-weight="700" fill="#b3261e">{esc(note)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def rule_sections(data: Mapping[str, Any], matrix: Mapping[str, Any], traces: Mapping[str, Any]) -> str:
+    rules = {r["id"]: r for r in matrix["rules"]}
+    out = []
+    by_rule: dict[str, list[Mapping[str, Any]]] = {}
+    for w in data.get("witnesses", []):
+        if w["target"] != MODEL:
+            by_rule.setdefault(w["rule_id"], []).append(w)
+    for rule_id in matrix["failing_rules"]:
+        r = rules[rule_id]
+        w = data["rule_witness"].get(rule_id)
+        where = "".join(
+            f'<tr><td>{esc(x["target"])}</td><td>{esc(x["broker_version"])}</td><td>{esc(x["client"])}</td>'
+            f'<td>{x["failing_instances"]}</td><td>{esc(x["trace_id"])} ({x["length"]} steps, run {esc(x["run_id"])})</td></tr>'
+            for x in sorted(by_rule.get(rule_id, []), key=lambda x: (x["broker_version"] or "", x["client"] or "")))
+        body = ""
+        if w is not None:
+            events = witness_events(data, w)
+            trace = traces.get(w["trace_id"])
+            title = f"minimal witness of {rule_id}: {w['trace_id']} on {w['broker_version']} / {w['client']}"
+            body = f"""
+<h3>Minimal witness: <code>{esc(w['trace_id'])}</code> on {esc(w['target'])} {esc(w['broker_version'])} / {esc(w['client'])}
+ <span class="muted">(run {esc(w['run_id'])}, {w['length']} steps; fails at step {w['step']}, {esc(w['op'])})</span></h3>
+<div class="explanation"><b>{esc(', '.join(w.get('anomalies') or []) or 'FAIL')}</b>: {esc(w.get('explanation') or '')}</div>
+<div class="diagram" style="overflow-x:auto">{sequence_diagram(events, trace, title=title)}</div>
+<pre>{esc(witness_listing(events, trace, model_events(data, w)))}</pre>"""
+        out.append(f"""
+<section class="rule-section" id="rule-{esc(rule_id)}" data-rule="{esc(rule_id)}"><h2>{esc(rule_id)}: {esc(r['title'])}</h2>
+<div class="muted">status {esc(r['status'])}; source {esc(r['source'])}</div>
+{f'<p class="quote">&ldquo;{esc(r["quote"])}&rdquo;</p>' if r.get('quote') else ''}
+<table><thead><tr><th>target</th><th>version</th><th>client</th><th>failing trace instances</th><th>minimal witness</th></tr></thead>
+<tbody>{where}</tbody></table>{body}</section>""")
+    if not out:
+        return '<section id="failing"><h2>Failing rules</h2><p>No rule fails.</p></section>'
+    return '<h2 id="failing" style="margin-top:24px">Failing rules</h2>' + "".join(out)
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def _nice_ticks(lo: float, hi: float, n: int = 6) -> list[float]:
+    span = hi - lo or 1.0
+    step = 10 ** math.floor(math.log10(span / n))
+    for m in (1, 2, 5, 10):
+        if span / (step * m) <= n:
+            step *= m
+            break
+    start = math.ceil(lo / step) * step
+    ticks, t = [], start
+    while t <= hi + 1e-9:
+        ticks.append(round(t, 6))
+        t += step
+    return ticks
+
+
+def timing_plot(rule_id: str, points: list[Mapping[str, Any]], band: tuple[float, float]) -> str:
+    """A strip plot: one column per broker version/client, delta = broker instant - model instant."""
+    cats = sorted({(p["broker_version"] or "", p["client"] or "") for p in points})
+    if not cats:
+        return ""
+    deltas = [p["delta_ms"] for p in points if p["delta_ms"] is not None]
+    # the y range follows the data (a live band can be far wider than any point); the band is
+    # clipped to it and its label says where it really ends
+    lo = min(min(deltas, default=0.0), band[0], 0.0)
+    hi = max(max(deltas, default=0.0), 50.0)
+    pad = (hi - lo) * 0.08
+    lo, hi = lo - pad, hi + pad
+    band_lo, band_hi = max(band[0], lo), min(band[1], hi)
+    w_col, left, top, plot_h = 120, 64, 30, 260
+    width, height = left + w_col * len(cats) + 30, top + plot_h + 60
+
+    def y(v: float) -> float:
+        return top + plot_h - (v - lo) / (hi - lo) * plot_h
+
+    parts = [f'<svg class="timing-plot" data-rule="{esc(rule_id)}" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img" aria-label="timing of {esc(rule_id)}">',
+             f'<text x="{left}" y="18" font-size="13" font-weight="600">{esc(rule_id)}: redelivery instant, broker minus model (ms)</text>',
+             f'<rect x="{left}" y="{y(band_hi):.1f}" width="{w_col * len(cats)}" height="{y(band_lo) - y(band_hi):.1f}" fill="#e5f4e8" stroke="#1e7b34" stroke-dasharray="4,3"/>',
+             f'<text x="{left + w_col * len(cats) - 4}" y="{y(band_hi) + 12:.1f}" font-size="10" text-anchor="end" fill="#1e7b34">allowed band [{band[0]:g}, +{band[1]:g}] ms'
+             f'{" (continues above)" if band[1] > hi else ""}</text>']
+    for t in _nice_ticks(lo, hi):
+        parts.append(f'<line x1="{left - 4}" y1="{y(t):.1f}" x2="{left + w_col * len(cats)}" y2="{y(t):.1f}" stroke="#eee"/>')
+        parts.append(f'<text x="{left - 6}" y="{y(t) + 4:.1f}" font-size="10" text-anchor="end">{t:g}</text>')
+    parts.append(f'<line x1="{left}" y1="{y(0):.1f}" x2="{left + w_col * len(cats)}" y2="{y(0):.1f}" stroke="#555"/>')
+    for i, (version, client) in enumerate(cats):
+        cx = left + w_col * i + w_col / 2
+        parts.append(f'<text x="{cx}" y="{top + plot_h + 18}" font-size="11" text-anchor="middle">{esc(version)} / {esc(client)}</text>')
+        for p in points:
+            if (p["broker_version"] or "", p["client"] or "") != (version, client) or p["delta_ms"] is None:
+                continue
+            jitter = (zlib.crc32(f"{p['run_id']}{p['trace_id']}{p['step']}".encode()) % 1000) / 1000 - 0.5
+            fail = p["verdict"] == "FAIL"
+            parts.append(f'<circle cx="{cx + jitter * w_col * 0.6:.1f}" cy="{y(p["delta_ms"]):.1f}" r="{3.2 if fail else 2.2}" '
+                         f'fill="{"#b3261e" if fail else "#1f77b4"}" fill-opacity="{0.9 if fail else 0.35}" class="{"pt-fail" if fail else "pt-pass"}"/>')
+    n_fail = sum(p["verdict"] == "FAIL" for p in points)
+    parts.append(f'<text x="{left}" y="{height - 8}" font-size="10" fill="#555">{len(points)} points shown '
+                 f'(blue: PASS, red: FAIL = {n_fail}); the checker judges each against the rule\'s own window.</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def timing_section(data: Mapping[str, Any]) -> str:
+    from conformance.checker import Tolerances
+
+    tol = Tolerances.for_target("embedded")
+    band = (-tol.early_ms, tol.dispatch_latency_ms)
+    points = data.get("timing", [])
+    by_rule: dict[str, list[Mapping[str, Any]]] = {}
+    for p in points:
+        if p["target"] != MODEL:
+            by_rule.setdefault(p["rule_id"], []).append(p)
+    plots = "".join(f'<div class="plot">{timing_plot(r, pts, band)}</div>' for r, pts in sorted(by_rule.items()))
+    if not plots:
+        plots = "<p>No redelivery judged by a timing rule in this corpus.</p>"
+    return f"""<section id="timing"><h2>Timing rules: redelivery instants</h2>
+<p class="muted">Each point is a redelivered message (redelivery_count &gt; 0) at a step judged by a timing rule: the broker's
+delivery instant minus the model's (the model delivers at the earliest instant the rule allows). The band is the checker's live
+tolerance around it (early {tol.early_ms:g} ms, dispatch latency {tol.dispatch_latency_ms:g} ms); a rule's own window can be wider
+(e.g. C++ nack: [d, d + d/3]). {data.get('timing_total', len(points))} points in the corpus.</p>{plots}</section>"""
+
+
+def trend_plot(data: Mapping[str, Any], max_points: int = 200) -> str:
+    rows = [r for r in data.get("trend", []) if r["target"] != MODEL]
+    runs = sorted({r["run_id"] for r in rows})
+    if not runs:
+        return "<p>No broker runs.</p>"
+    index = {run: i for i, run in enumerate(runs)}
+    series: dict[tuple[str, str, str], list[tuple[int, float]]] = {}
+    for r in rows:
+        series.setdefault((r["target"], r["broker_version"], r["client"]), []).append(
+            (index[r["run_id"]], r["failing_traces"] / r["traces"] if r["traces"] else 0.0))
+    buckets = max(1, math.ceil(len(runs) / max_points))
+    left, top, pw, ph = 60, 30, 820, 240
+    width, height = left + pw + 230, top + ph + 50
+    ymax = max((v for pts in series.values() for _, v in pts), default=0.0)
+    ymax = max(ymax * 1.15, 0.01)
+
+    def px(i: float) -> float:
+        return left + (i / max(1, len(runs) - 1)) * pw
+
+    def py(v: float) -> float:
+        return top + ph - v / ymax * ph
+
+    parts = [f'<svg class="trend-plot" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="failing traces per run">',
+             f'<text x="{left}" y="18" font-size="13" font-weight="600">Failing trace instances per run (share), {len(runs)} runs'
+             f'{f", averaged over {buckets} runs per point" if buckets > 1 else ""}</text>']
+    for t in _nice_ticks(0, ymax, 5):
+        parts.append(f'<line x1="{left}" y1="{py(t):.1f}" x2="{left + pw}" y2="{py(t):.1f}" stroke="#eee"/>')
+        parts.append(f'<text x="{left - 6}" y="{py(t) + 4:.1f}" font-size="10" text-anchor="end">{t * 100:.2g}%</text>')
+    parts.append(f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#555"/>')
+    parts.append(f'<text x="{left}" y="{top + ph + 16}" font-size="10">{esc(runs[0])}</text>')
+    parts.append(f'<text x="{left + pw}" y="{top + ph + 16}" font-size="10" text-anchor="end">{esc(runs[-1])}</text>')
+    parts.append(f'<text x="{left + pw / 2}" y="{top + ph + 34}" font-size="11" text-anchor="middle">run (in run-id order)</text>')
+    for n, (key, pts) in enumerate(sorted(series.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2] or ""))):
+        color = PALETTE[n % len(PALETTE)]
+        pts.sort()
+        agg: dict[int, list[float]] = {}
+        for i, v in pts:
+            agg.setdefault(i // buckets, []).append(v)
+        coords = " ".join(f"{px(b * buckets + buckets / 2 if buckets > 1 else b):.1f},{py(sum(v) / len(v)):.1f}" for b, v in sorted(agg.items()))
+        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" points="{coords}"/>')
+        ly = top + 14 * n + 6
+        parts.append(f'<rect x="{left + pw + 16}" y="{ly - 8}" width="12" height="4" fill="{color}"/>')
+        parts.append(f'<text x="{left + pw + 32}" y="{ly - 3}" font-size="11">{esc(key[1])} / {esc(key[2])}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _table(headers: Iterable[str], rows: Iterable[Iterable[Any]], *, cls: str = "") -> str:
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def divergence_section(data: Mapping[str, Any]) -> str:
+    counts = sorted((r for r in data.get("diff_counts", []) if r["diff"] != "same"),
+                    key=lambda r: (r["broker_version"] or "", r["client"] or "", r["diff"], r["verdict"]))
+    diff_tbl = _table(["target", "version", "client", "diff", "broker verdict", "rows"],
+                      [(r["target"], r["broker_version"], r["client"], r["diff"], r["verdict"], r["rows"]) for r in counts]) if counts else "<p>Every broker row equals the model's prediction.</p>"
+    examples = _table(["run", "trace", "version", "client", "step", "op", "broker", "model", "verdict"],
+                      [(r["run_id"], r["trace_id"], r["broker_version"], r["client"], r["step"], r["op"],
+                        observation_text(r["observation"]), observation_text(r.get("model_observation")), r["verdict"])
+                       for r in data.get("diff_rows", [])[:40]])
+    vv = "".join(f"<h3>{esc(v['base'])} vs {esc(v['other'])}: {v['changed_steps']} changed steps</h3>" + (_table(
+        ["trace", "client", "step", "op", f"{v['base']} verdicts", f"{v['other']} verdicts", f"{v['base']} FAIL rows", f"{v['other']} FAIL rows"],
+        [(e["trace_id"], e["client"], e["step"], e["op"], ",".join(e["base_verdicts"]), ",".join(e["other_verdicts"]),
+          e["base_fail_rows"], e["other_fail_rows"]) for e in v["examples"][:15]]) if v["examples"] else "")
+        for v in data.get("version_diffs", []))
+    flaky = data.get("flaky", [])
+    flaky_tbl = _table(["trace", "target", "version", "client", "runs", "failing runs", "verdicts", "first failing run"],
+                       [(f["trace_id"], f["target"], f["broker_version"], f["client"], f["runs"], f["fail_runs"],
+                         ",".join(f["verdicts"]), f["first_fail_run"]) for f in flaky[:60]]) if flaky else "<p>No flaky trace.</p>"
+    unobserved = data.get("unobserved", [])
+    unobs = _table(["target", "version", "client", "model steps never recorded"],
+                   [(u["target"], u["broker_version"], u["client"], u["steps"]) for u in unobserved]) if unobserved else "<p>Every model step of every broker trace was recorded.</p>"
+    return f"""<section id="divergences"><h2>Model vs broker</h2>{diff_tbl}
+<h3>First differing rows</h3>{examples}<h3>Steps the broker never recorded</h3>{unobs}</section>
+<section id="versions"><h2>Version against version (same traces)</h2>{vv or '<p>One broker version only.</p>'}</section>
+<section id="flaky"><h2>Flaky traces ({len(flaky)})</h2><p class="muted">Same trace, target, version and client; different verdicts across runs.</p>{flaky_tbl}</section>"""
+
+
+# --------------------------------------------------------------------------- page
+
+
+def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None) -> str:
+    traces = traces or {}
+    cov = matrix["coverage"]
+    rows = sum(c["rows"] for c in data["combos"])
+    runs = len({r["run_id"] for r in data.get("trend", [])})
+    divergent = sum(r["rows"] for r in data.get("diff_counts", []) if r["diff"] != "same")
+    manifest = data.get("manifest") or {}
+    seed = (manifest.get("config") or {}).get("seed")
+    brokers = [c for c in data["combos"] if c["target"] != MODEL]
+    versions = sorted({c["broker_version"] for c in brokers if c["broker_version"]})
+    clients = sorted({c["client"] for c in brokers if c["client"]})
+    failing = matrix["failing_rules"]
+    cards = [
+        ("rows", f"{rows:,}", False), ("runs", f"{runs:,}", False),
+        ("rules exercised", f"{cov['exercised']} of {cov['of']}", False),
+        ("failing rules", str(len(failing)), bool(failing)),
+        ("broker rows differing from the model", f"{divergent:,}", bool(divergent)),
+        ("flaky traces", str(len(data.get("flaky", []))), bool(data.get("flaky"))),
+    ]
+    cards_html = "".join(f'<div class="card{" bad" if bad else ""}"><div class="n">{esc(n)}</div><div class="muted">{esc(label)}</div></div>'
+                         for label, n, bad in cards)
+    not_exercised = ", ".join(cov["not_exercised_rules"]) or "none"
+    sub = (f"corpus {esc(data['corpus'])} &middot; brokers {esc(', '.join(versions))} &middot; clients {esc(', '.join(clients))}"
+           f" &middot; generated {esc(data.get('generated_at'))} with Spark {esc(data.get('spark_version'))} ({esc(data.get('spark_master'))})"
+           + (f" &middot; generator seed {esc(seed)}" if seed is not None else ""))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>pulsar-conformance report</title><style>{CSS}</style><script>{JS}</script></head>
+<body><header><h1>pulsar-conformance report</h1><div class="sub">{sub}</div></header><main>
+<section id="overview"><h2>Overview</h2><div class="cards">{cards_html}</div>
+<p id="coverage" data-exercised="{cov['exercised']}" data-of="{cov['of']}"><b>Rules exercised: {cov['exercised']} of {cov['of']}</b>
+ active rules (judged at least once on a broker; the model exercises {cov['exercised_by_model']}). Not exercised: {esc(not_exercised)}.</p>
+<p class="muted">Contents: <a href="#matrix">matrix</a> &middot; <a href="#failing">failing rules</a> &middot; <a href="#timing">timing</a>
+ &middot; <a href="#trends">trends</a> &middot; <a href="#divergences">model vs broker</a> &middot; <a href="#versions">versions</a> &middot; <a href="#flaky">flaky traces</a></p></section>
+{matrix_section(data, matrix)}
+{rule_sections(data, matrix, traces)}
+{timing_section(data)}
+<section id="trends"><h2>Trends across runs</h2>{trend_plot(data)}</section>
+{divergence_section(data)}
+<footer class="muted">Self-contained: no external resources. Data: data/report.json; machine-readable twin: summary.json; CI: junit.xml (xunit2).</footer>
+</main></body></html>
+"""
+
+
+def write_html(path: Path, data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(render_html(data, matrix, traces=traces), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+__all__ = ["render_html", "write_html", "sequence_diagram", "timing_plot", "trend_plot", "MARKS"]

@@ -1,0 +1,201 @@
+"""JUnit XML (xunit2 flavour) over an outcome-corpus report, for CI gating.
+
+One ``<testsuite>`` per target x broker version x client (the model's lines included, as the
+reference), one ``<testcase>`` per active rule in it (``name`` = the rule id, ``classname`` =
+``pulsar-conformance.<target>.<version>.<client>``). A rule that FAILs is a ``<failure>`` whose
+message is the minimal witness (the shortest failing trace, ties by trace id) and whose text is
+the checker's explanation plus the witness listed step by step. NOT_APPLICABLE, NOT_EXERCISED
+and INDETERMINATE are ``<skipped>`` with the reason: they neither pass nor fail a gate.
+
+xunit2 allows ``<properties>`` only on ``<testsuite>``, so the facts of a run are suite
+properties: target, broker version, client (and client versions), the corpus, its rows and runs,
+the corpus schema version, the generator seed when the corpus came from
+``spark_reports.generate``, and the Spark version. Written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any, Mapping
+
+MODEL = "model"
+
+
+def _key(target: Any, broker_version: Any, client: Any) -> str:
+    return f"{target}|{broker_version}|{client}"
+
+
+def _safe(text: Any) -> str:
+    return str(text).replace(".", "_") if text is not None else "none"
+
+
+# --------------------------------------------------------------------------- witness text (shared with html.py)
+
+
+def observation_text(observation: str | None) -> str:
+    """A one-line reading of an observation JSON (``ok m1 (count 1)``, ``rejected ConsumerBusy``)."""
+    if not observation:
+        return "-"
+    try:
+        obs = json.loads(observation)
+    except ValueError:
+        return observation[:120]
+    status = obs.get("status")
+    if status == "rejected":
+        return f"rejected {obs.get('error')}"
+    if status == "indeterminate":
+        return f"indeterminate ({(obs.get('detail') or '')[:60]})"
+    value = obs.get("value") or {}
+    if "message" in value:
+        m = value["message"]
+        if m is None:
+            return "ok nothing"
+        extra = f", properties {m.get('properties')}" if m.get("properties") else ""
+        return f"ok {m.get('payload')} (count {m.get('redelivery_count')}{extra})"
+    if "backlog" in value:
+        return f"ok backlog {value['backlog']}"
+    if "message_id" in value:
+        return f"ok id {value['message_id']}"
+    return "ok" if not value else f"ok {json.dumps(value, sort_keys=True)[:80]}"
+
+
+def ms(t: float | None) -> str:
+    return "?" if t is None else f"{t:g}"
+
+
+def op_text(op: str, args: Mapping[str, Any] | None) -> str:
+    if not args:
+        return op
+    inner = ", ".join(f"{k}={v}" for k, v in args.items() if k not in ("topic",) or op == "create_topic")
+    return f"{op}({inner})"
+
+
+def witness_events(data: Mapping[str, Any], witness: Mapping[str, Any], *, target: str | None = None) -> list[dict[str, Any]]:
+    """The rows of ``witness``'s trace instance (its run, trace, version and client), in step order."""
+    t = target or witness["target"]
+    return [r for r in data.get("witness_rows", [])
+            if r["run_id"] == witness["run_id"] and r["trace_id"] == witness["trace_id"] and r["target"] == t
+            and r["broker_version"] == witness["broker_version"] and r["client"] == witness["client"]]
+
+
+def model_events(data: Mapping[str, Any], witness: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The model's rows for the witness trace in the same run (its line and client kind)."""
+    from reference_model.profiles import profile_for
+
+    try:
+        p = profile_for(witness["broker_version"], witness["client"])
+    except ValueError:
+        return []
+    return [r for r in data.get("witness_rows", [])
+            if r["run_id"] == witness["run_id"] and r["trace_id"] == witness["trace_id"] and r["target"] == MODEL
+            and r["broker_version"] == p.broker and r["client"] == p.client]
+
+
+def witness_listing(events: list[Mapping[str, Any]], trace: Any = None, predicted: list[Mapping[str, Any]] | None = None) -> str:
+    """The witness as a short program: one line per step, failing steps marked."""
+    ops = {o.step: o for o in trace.ops} if trace is not None else {}
+    model = {r["step"]: r for r in (predicted or [])}
+    lines = []
+    for r in events:
+        op = ops.get(r["step"])
+        mark = "FAIL" if r["verdict"] == "FAIL" else "    "
+        line = (f"{mark} {r['step']:>3}  {op_text(r['op'], op.args if op else None):<60} -> "
+                f"{observation_text(r['observation'])}  @ {ms(r['t_end_ms'])} ms")
+        m = model.get(r["step"])
+        if m is not None and m["observation"] != r["observation"]:
+            line += f"   (model: {observation_text(m['observation'])})"
+        if r["verdict"] == "FAIL" and r.get("anomalies"):
+            line += f"  [{', '.join(r['anomalies'])}]"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def witness_message(w: Mapping[str, Any]) -> str:
+    anomalies = ", ".join(w.get("anomalies") or []) or "no anomaly named"
+    return (f"{w['rule_id']} fails on {w['failing_instances']} trace instance(s); minimal witness: trace "
+            f"{w['trace_id']} (run {w['run_id']}, {w['length']} steps), step {w['step']} {w['op']} [{anomalies}]: "
+            f"{w.get('explanation') or 'see the listing'}")
+
+
+# --------------------------------------------------------------------------- document
+
+
+def build_xunit2(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None) -> ET.Element:
+    traces = traces or {}
+    witnesses = {(_key(w["target"], w["broker_version"], w["client"]), w["rule_id"]): w for w in data.get("witnesses", [])}
+    manifest = data.get("manifest") or {}
+    seed = (manifest.get("config") or {}).get("seed")
+    root = ET.Element("testsuites", name="pulsar-conformance report")
+    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    for combo in data["combos"]:
+        key = _key(combo["target"], combo["broker_version"], combo["client"])
+        verdicts = matrix["matrix"][key]
+        failures = sum(v == "FAIL" for v in verdicts.values())
+        skipped = sum(v not in ("PASS", "FAIL") for v in verdicts.values())
+        suite = ET.SubElement(
+            root, "testsuite",
+            name=f"pulsar-conformance[{combo['target']} {combo['broker_version']} {combo['client']}]",
+            tests=str(len(verdicts)), failures=str(failures), errors="0", skipped=str(skipped), time="0.000",
+            timestamp=data.get("generated_at", "").rstrip("Z"), hostname=socket.gethostname(),
+        )
+        props = ET.SubElement(suite, "properties")
+        facts = [
+            ("target", combo["target"]), ("broker_version", combo["broker_version"]), ("client", combo["client"]),
+            ("client_versions", ",".join(combo.get("client_versions") or [])),
+            ("corpus", data.get("corpus")), ("corpus_rows", combo.get("rows")), ("runs", combo.get("runs")),
+            ("corpus_schema_version", 1), ("spark_version", data.get("spark_version")),
+            ("coverage", f"{matrix['coverage']['exercised']}/{matrix['coverage']['of']}"),
+        ]
+        if seed is not None:
+            facts.append(("generator_seed", seed))
+            facts.append(("generator_id", manifest.get("generator_id")))
+        for name, value in facts:
+            if value not in (None, ""):
+                ET.SubElement(props, "property", name=name, value=str(value))
+        classname = f"pulsar-conformance.{_safe(combo['target'])}.{_safe(combo['broker_version'])}.{_safe(combo['client'])}"
+        for rule in matrix["rules"]:
+            verdict = verdicts[rule["id"]]
+            case = ET.SubElement(suite, "testcase", classname=classname, name=rule["id"], time="0.000")
+            if verdict == "FAIL":
+                w = witnesses.get((key, rule["id"]))
+                if w is None:  # cannot happen: a FAIL cell comes from a FAIL row
+                    ET.SubElement(case, "failure", message=f"{rule['id']} failed", type="FAIL").text = rule["title"]
+                    continue
+                events = witness_events(data, w)
+                text = [f"{rule['id']}: {rule['title']}", "", f"Explanation (checker): {w.get('explanation') or '-'}",
+                        f"Observed at step {w['step']}: {w.get('observation')}"]
+                if events:
+                    text += ["", "Witness:", witness_listing(events, traces.get(w["trace_id"]), model_events(data, w))]
+                text += ["", f"Replay: pulsar-conformance replay <the case file of {w['trace_id']}> "
+                             f"--target {combo['target']} --broker-version {combo['broker_version']}"]
+                ET.SubElement(case, "failure", message=witness_message(w)[:1000],
+                              type=",".join(w.get("anomalies") or []) or "FAIL").text = "\n".join(text)
+            elif verdict != "PASS":
+                reason = {
+                    "NOT_APPLICABLE": f"NOT_APPLICABLE: the rule speaks about clients {rule['clients']} / brokers {rule['brokers']}",
+                    "NOT_EXERCISED": "NOT_EXERCISED: no step in the corpus judged this rule here",
+                    "INDETERMINATE": "INDETERMINATE: an outcome the checker could not judge (a timeout, an op not modelled)",
+                }.get(verdict, verdict)
+                ET.SubElement(case, "skipped", message=reason)
+        totals["tests"] += len(verdicts)
+        totals["failures"] += failures
+        totals["skipped"] += skipped
+    for k, v in totals.items():
+        root.set(k, str(v))
+    root.set("errors", "0")
+    root.set("time", "0.000")
+    return root
+
+
+def write_xunit2(path: Path, data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None) -> Path:
+    root = build_xunit2(data, matrix, traces=traces)
+    ET.indent(root)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    ET.ElementTree(root).write(tmp, encoding="utf-8", xml_declaration=True)
+    tmp.replace(path)
+    return path

@@ -1,0 +1,62 @@
+"""The Spark session and the corpus reader shared by the jobs.
+
+Choices (tuned on 2 cores for ``benchmarks/spark_report_10m.py``): local mode ``local[2]`` unless
+``--spark-master URL`` says otherwise (the same code runs on a cluster); few shuffle partitions
+with adaptive execution coalescing them; Arrow for collecting results; the UI off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+
+from spark_reports.schemas import CORPUS_STRUCT, check_corpus_folder, require_corpus_schema
+
+DEFAULT_MASTER = "local[2]"
+
+
+def session(master: str | None = None, *, app: str = "pulsar-conformance-report", shuffle_partitions: int = 8,
+            driver_memory: str = "4g", parallelism: int | None = None) -> SparkSession:
+    """A Spark session for ``master`` (default ``local[2]``); reuses a running one.
+
+    The only place a session is made (jobs and tests alike). In local mode the driver binds to
+    127.0.0.1 and advertises it: the suite's network traffic stays on loopback, whatever the
+    machine's hostname resolves to. A cluster master URL is used as given.
+    """
+    master = master or DEFAULT_MASTER
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    local = master.startswith("local")
+    if local:
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # read by the JVM launcher
+    builder = (
+        SparkSession.builder.appName(app)
+        .master(master)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.sql.adaptive.enabled", "true")
+        .config("spark.sql.adaptive.coalescePartitions.enabled", "true")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.sql.files.maxPartitionBytes", str(64 * 1024 * 1024))
+    )
+    if local:
+        builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+    if parallelism is not None:
+        builder = builder.config("spark.default.parallelism", str(parallelism))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def read_corpus(spark: SparkSession, corpus_dir: str | Path) -> DataFrame:
+    """The corpus folder as a DataFrame with the v1 schema, after checking every part file
+    (``CorpusError`` names a missing folder, a truncated file or another schema version)."""
+    parts = check_corpus_folder(corpus_dir)
+    df = spark.read.schema(CORPUS_STRUCT).parquet(*[str(p) for p in parts])
+    return require_corpus_schema(df, source=str(corpus_dir))

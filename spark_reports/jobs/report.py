@@ -1,0 +1,377 @@
+"""``pulsar-conformance report --outcomes DIR [--out DIR] [--spark-master URL]``: the corpus report.
+
+Reads an outcome corpus (``docs/outcome-corpus.md``), computes the figures with
+``spark_reports.transforms`` and writes, into ``--out``:
+
+- ``junit.xml``: JUnit XML (xunit2), one test case per rule x target x broker version x client
+  (``reports/xunit2.py``);
+- ``index.html``: a static, self-contained HTML report (``reports/html.py``);
+- ``summary.json``: the machine-readable twin (the main job's shape, extended per version/client);
+- ``data/report.json``: every figure the two documents were drawn from.
+
+The job only reads, calls transforms and writes. Bad input (a missing folder, a part file of
+another schema version, a truncated file) is refused with exit status 2 and a message naming
+the file. Nothing in ``--out`` is replaced until the new report is complete: it is built in a
+temporary sibling folder, then swapped in (the old report is removed last).
+
+Runs in local mode (``local[2]``) unless ``--spark-master URL`` names a cluster; on a cluster the
+corpus path must be readable by the executors (a shared file system or object store), and the
+outputs are small and written by the driver.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import shutil
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from spark_reports import transforms as T
+from spark_reports.schemas import CorpusError, check_corpus_folder
+
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+DEFAULT_OUT = "out/report"
+MAX_DIFF_ROWS = 2000
+MAX_TIMING_POINTS_PER_RULE = 3000
+_SEV = {"PASS": 0, "INDETERMINATE": 1, "FAIL": 2}
+
+
+# --------------------------------------------------------------------------- collecting
+
+
+def _rows(df: DataFrame, limit: int | None = None) -> list[dict[str, Any]]:
+    if limit is not None:
+        df = df.limit(limit)
+    return [r.asDict(recursive=True) for r in df.collect()]
+
+
+def combo_key(target: str | None, broker_version: str | None, client: str | None) -> str:
+    return f"{target}|{broker_version}|{client}"
+
+
+def collect_report_data(spark: Any, corpus_dir: Path, *, log: Any = None) -> dict[str, Any]:
+    """Everything the writers need, as plain JSON-able data (the only Spark work of the job)."""
+    from spark_reports.jobs.common import read_corpus
+
+    say = log or (lambda s: None)
+    t0 = time.monotonic()
+    df = read_corpus(spark, corpus_dir)
+
+    say("summary by rule, anomaly, version, client, profile")
+    summary = _rows(T.summarise(df))
+    say("combos and runs")
+    combos = _rows(df.groupBy("target", "broker_version", "client").agg(
+        F.count(F.lit(1)).alias("rows"), F.countDistinct("run_id").alias("runs"),
+        F.array_sort(F.collect_set("client_version")).alias("client_versions"),
+        F.array_sort(F.collect_set("profile")).alias("profiles")))
+    say("model vs broker diff")
+    diff = T.model_vs_broker(df)
+    diff_counts = _rows(T.diff_counts(diff))
+    differing = diff.filter(F.col("diff") != T.SAME)
+    diff_rows = _rows(T.with_model_observation(differing.orderBy("run_id", "trace_id", "broker_version", "client", "step")
+                                               .limit(MAX_DIFF_ROWS), df).orderBy("run_id", "trace_id", "broker_version", "client", "step"))
+    say("flaky traces")
+    flaky = _rows(T.flaky_traces(df).orderBy("trace_id", "target", "broker_version", "client"))
+    say("minimal witnesses")
+    witnesses = _rows(T.minimal_witnesses(df))
+    say("trends")
+    trend = _rows(T.trend_by_run(df).orderBy("run_id"))
+    say("timing")
+    timing = _rows(T.timing_points(diff))
+    say("unobserved steps")
+    unobserved = _rows(T.unobserved_steps(df).groupBy("target", "broker_version", "client")
+                       .agg(F.count(F.lit(1)).alias("steps")))
+    versions = sorted({c["broker_version"] for c in combos if c["target"] != T.MODEL and c["broker_version"]},
+                      key=_version_key)
+    version_diffs = []
+    for base, other in zip(versions, versions[1:]):
+        say(f"version diff {base} vs {other}")
+        # changed steps are bounded by the distinct (trace, step, client, profile): collect them all
+        changed = _rows(T.version_vs_version(df, base, other).filter("changed"))
+        changed.sort(key=lambda r: (r["trace_id"], r["client"] or "", r["step"]))
+        version_diffs.append({"base": base, "other": other, "changed_steps": len(changed), "examples": changed[:50]})
+    # the rows of each failing rule's overall minimal witness trace, every target of that run
+    rule_witness = _overall_witnesses(witnesses)
+    wanted = sorted({(w["run_id"], w["trace_id"]) for w in rule_witness.values()})
+    witness_rows: list[dict[str, Any]] = []
+    if wanted:
+        keys = [f"{r}\u0000{t}" for r, t in wanted]
+        witness_rows = _rows(df.filter(F.concat_ws("\u0000", "run_id", "trace_id").isin(keys))
+                             .orderBy("run_id", "trace_id", "target", "broker_version", "client", "step"))
+    manifest = _read_manifest(corpus_dir)
+    return {
+        "corpus": str(corpus_dir),
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "seconds": round(time.monotonic() - t0, 1),
+        "spark_version": spark.version,
+        "spark_master": spark.sparkContext.master,
+        "manifest": {k: manifest[k] for k in ("generator", "generator_id", "config", "persistent") if k in manifest} if manifest else None,
+        "combos": sorted(combos, key=lambda c: (c["target"] != T.MODEL, c["target"], _version_key(c["broker_version"]), c["client"] or "")),
+        "summary": summary,
+        "diff_counts": diff_counts,
+        "diff_rows": diff_rows,
+        "flaky": flaky,
+        "witnesses": witnesses,
+        "rule_witness": rule_witness,
+        "witness_rows": witness_rows,
+        "trend": trend,
+        "timing": _sample_timing(timing),
+        "timing_total": len(timing),
+        "unobserved": unobserved,
+        "version_diffs": version_diffs,
+    }
+
+
+def _version_key(v: str | None) -> tuple:
+    parts = []
+    for p in str(v or "").replace("x", "0").split("."):
+        parts.append(int(p) if p.isdigit() else 0)
+    return tuple(parts)
+
+
+def _overall_witnesses(witnesses: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per rule: the shortest failing broker trace over every target, version and client."""
+    best: dict[str, dict[str, Any]] = {}
+    for w in witnesses:
+        if w["target"] == T.MODEL:
+            continue
+        key = (w["length"], w["trace_id"], w["run_id"], w["broker_version"] or "", w["client"] or "", w["step"])
+        cur = best.get(w["rule_id"])
+        if cur is None or key < (cur["length"], cur["trace_id"], cur["run_id"], cur["broker_version"] or "", cur["client"] or "", cur["step"]):
+            best[w["rule_id"]] = w
+    return dict(sorted(best.items()))
+
+
+def _sample_timing(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every non-PASS point, plus an even sample of the PASS ones, per rule (a figure, not a table)."""
+    out = []
+    by_rule: dict[str, list[dict[str, Any]]] = {}
+    for p in points:
+        by_rule.setdefault(p["rule_id"], []).append(p)
+    for rule_id, pts in sorted(by_rule.items()):
+        pts.sort(key=lambda p: (p["run_id"], p["trace_id"], p["broker_version"] or "", p["client"] or "", p["step"]))
+        bad = [p for p in pts if p["verdict"] != "PASS"]
+        good = [p for p in pts if p["verdict"] == "PASS"]
+        room = max(0, MAX_TIMING_POINTS_PER_RULE - len(bad))
+        stride = max(1, -(-len(good) // room)) if room else len(good) + 1
+        out.extend(bad + good[::stride])
+    return out
+
+
+def _read_manifest(corpus_dir: Path) -> dict[str, Any] | None:
+    path = Path(corpus_dir) / "manifest.json"
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------- rule matrix
+
+
+def rule_matrix(data: dict[str, Any]) -> dict[str, Any]:
+    """Per combo, one verdict per active rule: NOT_APPLICABLE (registry ``applies_to``), else the
+    worst verdict of the steps that judged it, else NOT_EXERCISED. Plus coverage figures."""
+    from reference_model.rules import active_rules, applies
+
+    rules = active_rules()
+    judged: dict[str, dict[str, str]] = {}
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for s in data["summary"]:
+        key = combo_key(s["target"], s["broker_version"], s["client"])
+        verdict = "FAIL" if s["fail"] else "INDETERMINATE" if s["indeterminate"] else "PASS"
+        cur = judged.setdefault(key, {}).get(s["rule_id"])
+        if cur is None or _SEV[verdict] > _SEV[cur]:
+            judged[key][s["rule_id"]] = verdict
+        c = counts.setdefault(key, {}).setdefault(s["rule_id"], {"rows": 0, "fail": 0, "indeterminate": 0})
+        c["rows"] += s["rows"]
+        c["fail"] += s["fail"]
+        c["indeterminate"] += s["indeterminate"]
+    matrix: dict[str, dict[str, str]] = {}
+    for combo in data["combos"]:
+        key = combo_key(combo["target"], combo["broker_version"], combo["client"])
+        row = {}
+        for r in rules:
+            if not _applies(applies, r, combo["broker_version"], combo["client"]):
+                row[r.id] = "NOT_APPLICABLE"
+            else:
+                row[r.id] = judged.get(key, {}).get(r.id, "NOT_EXERCISED")
+        matrix[key] = row
+    broker_keys = [k for k in matrix if not k.startswith(T.MODEL + "|")]
+    exercised = sorted({r for k in broker_keys for r, v in matrix[k].items() if v in _SEV})
+    exercised_model = sorted({r for k in matrix if k.startswith(T.MODEL + "|") for r, v in matrix[k].items() if v in _SEV})
+    failing = sorted({r for k in broker_keys for r, v in matrix[k].items() if v == "FAIL"})
+    return {
+        "rules": [{"id": r.id, "area": r.area, "title": r.title, "status": r.status, "quote": r.quote,
+                   "source": r.source, "clients": list(r.applies_to.clients), "brokers": r.applies_to.brokers} for r in rules],
+        "matrix": matrix,
+        "counts": counts,
+        "coverage": {"exercised": len(exercised), "of": len(rules), "exercised_rules": exercised,
+                     "not_exercised_rules": [r.id for r in rules if r.id not in exercised],
+                     "exercised_by_model": len(exercised_model)},
+        "failing_rules": failing,
+    }
+
+
+def _applies(applies: Any, rule: Any, broker_version: str | None, client: str | None) -> bool:
+    try:
+        return applies(rule, broker_version=broker_version or "4.0", client=(client or "python"))
+    except ValueError:
+        return True  # an unreadable version: let the data speak
+
+
+def summary_json(data: dict[str, Any], matrix: dict[str, Any]) -> dict[str, Any]:
+    """``summary.json``: the main job's shape (``target``, ``broker_version``, ``client``, ``rules``)
+    for the brokers taken together, extended with one entry per target x version x client, and the
+    model's entries under ``reference``."""
+    def entry(combo: dict[str, Any]) -> dict[str, Any]:
+        key = combo_key(combo["target"], combo["broker_version"], combo["client"])
+        rules = matrix["matrix"][key]
+        counts: dict[str, int] = {}
+        for v in rules.values():
+            counts[v] = counts.get(v, 0) + 1
+        return {"target": combo["target"], "broker_version": combo["broker_version"], "client": combo["client"],
+                "client_version": ",".join(combo.get("client_versions") or []) or None,
+                "rules": rules, "counts": counts, "rows": combo["rows"], "runs": combo["runs"]}
+
+    brokers = [entry(c) for c in data["combos"] if c["target"] != T.MODEL]
+    reference = [entry(c) for c in data["combos"] if c["target"] == T.MODEL]
+    overall: dict[str, str] = {}
+    order = {"FAIL": 4, "INDETERMINATE": 3, "PASS": 2, "NOT_EXERCISED": 1, "NOT_APPLICABLE": 0}
+    for e in brokers:
+        for r, v in e["rules"].items():
+            if r not in overall or order[v] > order[overall[r]]:
+                overall[r] = v
+    counts: dict[str, int] = {}
+    for v in overall.values():
+        counts[v] = counts.get(v, 0) + 1
+    targets = sorted({e["target"] for e in brokers})
+    versions = sorted({e["broker_version"] for e in brokers if e["broker_version"]}, key=_version_key)
+    clients = sorted({e["client"] for e in brokers if e["client"]})
+    return {
+        "target": targets[0] if len(targets) == 1 else ",".join(targets) or None,
+        "broker_version": versions[0] if len(versions) == 1 else ",".join(versions) or None,
+        "client": clients[0] if len(clients) == 1 else ",".join(clients) or None,
+        "rules": overall,
+        "counts": counts,
+        "coverage": {k: matrix["coverage"][k] for k in ("exercised", "of")},
+        "by_version_client": brokers,
+        "reference": reference,
+        "flaky_traces": len(data["flaky"]),
+        "corpus": data["corpus"],
+        "rows": sum(c["rows"] for c in data["combos"]),
+    }
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write_report(data: dict[str, Any], out_dir: Path, *, traces: dict[str, Any] | None = None) -> dict[str, Path]:
+    """Write every output into ``out_dir`` (which must be new and empty: the caller swaps it in)."""
+    from reports.html import write_html
+    from reports.xunit2 import write_xunit2
+
+    matrix = rule_matrix(data)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "data").mkdir(exist_ok=True)
+    paths = {
+        "junit": write_xunit2(out_dir / "junit.xml", data, matrix, traces=traces),
+        "html": write_html(out_dir / "index.html", data, matrix, traces=traces),
+    }
+    summary = summary_json(data, matrix)
+    paths["summary"] = out_dir / "summary.json"
+    paths["summary"].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    paths["data"] = out_dir / "data" / "report.json"
+    paths["data"].write_text(json.dumps({**data, "matrix": matrix}, indent=1, default=str) + "\n", encoding="utf-8")
+    return paths
+
+
+def swap_in(tmp: Path, out: Path) -> None:
+    """Replace ``out`` by the finished ``tmp`` folder; the old report is removed only afterwards."""
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(out, old)
+    os.replace(tmp, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def known_traces() -> dict[str, Any]:
+    """Trace ops by trace id, from the conformance cases (for the sequence diagrams' handles)."""
+    try:
+        from conformance.case_files import discover_cases
+
+        return {c.id: c.trace for c in discover_cases()}
+    except Exception:  # noqa: BLE001 - diagrams fall back to one client lifeline
+        return {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pulsar-conformance report",
+                                     description="Report over an outcome corpus: JUnit XML (xunit2), HTML, summary.json")
+    parser.add_argument("--outcomes", required=True, metavar="DIR", help="the outcome corpus folder (part-*.parquet)")
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"where to write the report (default {DEFAULT_OUT})")
+    parser.add_argument("--spark-master", default=None, metavar="URL",
+                        help="Spark master URL (default local[2]); e.g. spark://host:7077")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    say = (lambda s: None) if args.quiet else (lambda s: print(f"report: {s}", file=sys.stderr, flush=True))
+
+    corpus = Path(args.outcomes)
+    try:
+        parts = check_corpus_folder(corpus)
+    except CorpusError as err:
+        print(f"pulsar-conformance report: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{uuid.uuid4().hex[:8]}")
+    say(f"{len(parts)} part files in {corpus}; building into {tmp}")
+    from spark_reports.jobs.common import session
+
+    spark = session(args.spark_master)
+    try:
+        data = collect_report_data(spark, corpus, log=say)
+        paths = write_report(data, tmp, traces=known_traces())
+        swap_in(tmp, out)
+    except CorpusError as err:
+        print(f"pulsar-conformance report: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as err:
+        if _is_bad_file(err):
+            print(f"pulsar-conformance report: a corpus file could not be read: {_first_line(err)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for name, path in paths.items():
+        say(f"wrote {out / path.relative_to(tmp)} ({name})")
+    return EXIT_OK
+
+
+def _is_bad_file(err: Exception) -> bool:
+    text = str(err)
+    return any(s in text for s in ("FAILED_READ_FILE", "CANNOT_READ_FILE_FOOTER", "is not a Parquet file", "ParquetDecodingException"))
+
+
+def _first_line(err: Exception) -> str:
+    for line in str(err).splitlines():
+        if "file:" in line or ".parquet" in line:
+            return line.strip()
+    return str(err).splitlines()[0] if str(err) else type(err).__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

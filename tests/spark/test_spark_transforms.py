@@ -1,0 +1,166 @@
+"""spark_reports.transforms on a handful of hand-written corpus rows (one rule per test)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pyspark.sql import functions as F
+
+from spark_reports import transforms as T
+from spark_reports.schemas import CORPUS_STRUCT
+
+_DEFAULT = {
+    "run_id": "r1", "trace_id": "t", "step": 1, "op": "receive", "target": "model", "broker_version": "4.0",
+    "client": "cpp", "client_version": "reference-model", "profile": "{}", "rule_ids": ["PLS-ACK-005"],
+    "anomalies": [], "verdict": "PASS", "outcome_status": "ok", "observation": '{"status": "ok"}',
+    "explanation": None, "t_start_ms": 0.0, "t_end_ms": 0.0,
+}
+_BROKER = {"target": "embedded", "broker_version": "4.0.8", "client": "python", "client_version": "3.13.0"}
+
+
+def row(**kw):
+    r = {**_DEFAULT, **kw}
+    return tuple(r[f.name] for f in CORPUS_STRUCT.fields)
+
+
+def broker(**kw):
+    return row(**{**_BROKER, **kw})
+
+
+def msg(label, count=0):
+    return json.dumps({"status": "ok", "value": {"message": {"payload": label, "redelivery_count": count}}}, sort_keys=True)
+
+
+@pytest.fixture
+def frame(spark):
+    return lambda rows: spark.createDataFrame(rows, CORPUS_STRUCT)
+
+
+def test_line_and_client_kind_mirror_the_model_profiles(spark):
+    from reference_model.profiles import profile_for
+
+    versions = ["3.0.12", "3.3.9", "4.0.8", "4.0", "4.1.2", "4.2.0", "3.x"]
+    clients = ["python", "java", "cpp", "Java-4.0"]
+    df = spark.createDataFrame([(v, c) for v in versions for c in clients], "v string, c string")
+    got = {(r.v, r.c): (r.line, r.kind) for r in df.select("v", "c", T.line_of(F.col("v")).alias("line"),
+                                                              T.client_kind_of(F.col("c")).alias("kind")).collect()}
+    for (v, c), (line, kind) in got.items():
+        p = profile_for(v, c)
+        assert (line, kind) == (p.broker, p.client), (v, c)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_model_vs_broker_pairs_null_safely_and_keeps_duplicates(frame, exact):
+    rows = [
+        row(step=1, observation=msg("m1")), row(step=2, observation=msg("m2")), row(step=3, observation=None),
+        row(step=4, observation=None, profile=None),
+        broker(step=1, observation=msg("m1")),                       # same
+        broker(step=2, observation=msg("m2", 1), verdict="FAIL"),    # differs
+        broker(step=3, observation=None),                            # null == null: same
+        broker(step=4, observation=None, profile=None),              # null profile pairs with null profile
+        broker(step=5, observation=msg("m3")),                       # no model row
+        broker(step=1, observation=msg("m1"), client="java"),        # java: no java model row
+        broker(step=1, observation=msg("m1")),                       # a duplicate of the first broker row: kept
+    ]
+    out = T.model_vs_broker(frame(rows), exact=exact).orderBy("client", "step").collect()
+    got = [(r.client, r.step, r.diff) for r in out]
+    assert got == [("java", 1, "no_prediction"), ("python", 1, "same"), ("python", 1, "same"), ("python", 2, "differs"),
+                   ("python", 3, "same"), ("python", 4, "same"), ("python", 5, "no_prediction")]
+    assert len(out) == 7  # one output row per broker row
+    if exact:
+        assert out[3].model_observation == msg("m2")
+
+
+def test_model_vs_broker_pairs_by_run_and_line(frame):
+    rows = [
+        row(run_id="r1", observation=msg("m1")), row(run_id="r2", observation=msg("mX")),
+        row(run_id="r1", broker_version="4.1", observation=msg("m9")),
+        broker(run_id="r1", observation=msg("m1")), broker(run_id="r2", observation=msg("m1")),
+        broker(run_id="r1", broker_version="4.1.2", observation=msg("m1")),
+    ]
+    got = {(r.run_id, r.broker_version): r.diff for r in T.model_vs_broker(frame(rows)).collect()}
+    assert got == {("r1", "4.0.8"): "same", ("r2", "4.0.8"): "differs", ("r1", "4.1.2"): "differs"}
+
+
+def test_with_model_observation_fetches_the_prediction(frame):
+    rows = [row(step=2, observation=msg("m2")), broker(step=2, observation=msg("m2", 1))]
+    df = frame(rows)
+    diff = T.model_vs_broker(df).filter("diff = 'differs'")
+    (r,) = T.with_model_observation(diff, df).collect()
+    assert (r.observation, r.model_observation) == (msg("m2", 1), msg("m2"))
+
+
+def test_unobserved_steps_are_model_steps_without_a_broker_row(frame):
+    rows = [row(step=s) for s in (1, 2, 3)] + [broker(step=s) for s in (1, 2)] + [row(step=1, client="java")]
+    got = [(r.step, r.broker_version) for r in T.unobserved_steps(frame(rows)).collect()]
+    assert got == [(3, "4.0.8")]  # the java model row has no java broker trace: not expected
+
+
+def test_version_vs_version_compares_the_same_traces(frame):
+    rows = [
+        broker(broker_version="4.0.7", step=1, observation=msg("m1")),
+        broker(broker_version="4.0.8", step=1, observation=msg("m1")),
+        broker(broker_version="4.0.7", step=2, observation=msg("m2")),
+        broker(broker_version="4.0.8", step=2, observation=msg("m2", 1), verdict="FAIL"),
+        broker(broker_version="4.0.8", step=3, observation=msg("m3")),  # only on one version: left out
+    ]
+    out = {r.step: r for r in T.version_vs_version(frame(rows), "4.0.7", "4.0.8").collect()}
+    assert sorted(out) == [1, 2]
+    assert not out[1].changed and out[2].changed
+    assert (out[2].base_verdicts, out[2].other_verdicts, out[2].other_fail_rows) == (["PASS"], ["FAIL"], 1)
+
+
+def test_summarise_explodes_rules_and_anomalies(frame):
+    rows = [
+        broker(rule_ids=["PLS-A-001", "PLS-B-001"], anomalies=["lost-message"], verdict="FAIL"),
+        broker(step=2, rule_ids=["PLS-A-001"]),
+        broker(step=3, rule_ids=[]),  # judged nothing: not in the summary
+        broker(step=4, rule_ids=["PLS-A-001"], verdict="INDETERMINATE"),
+    ]
+    got = {(r.rule_id, r.anomaly): (r.rows, r["pass"], r.fail, r.indeterminate) for r in T.summarise(frame(rows)).collect()}
+    assert got == {("PLS-A-001", "lost-message"): (1, 0, 1, 0), ("PLS-B-001", "lost-message"): (1, 0, 1, 0),
+                   ("PLS-A-001", None): (2, 1, 0, 1)}
+    verdicts = {r.rule_id: r.verdict for r in T.rule_verdicts(T.summarise(frame(rows))).collect()}
+    assert verdicts == {"PLS-A-001": "FAIL", "PLS-B-001": "FAIL"}
+
+
+def test_flaky_traces_differ_across_runs(frame):
+    rows = [
+        broker(run_id="r1", trace_id="a"), broker(run_id="r2", trace_id="a", step=2, verdict="FAIL"),
+        broker(run_id="r3", trace_id="a"),
+        broker(run_id="r1", trace_id="b", verdict="FAIL"), broker(run_id="r2", trace_id="b", verdict="FAIL"),  # always fails
+        broker(run_id="r1", trace_id="c"), broker(run_id="r2", trace_id="c"),
+    ]
+    (f,) = T.flaky_traces(frame(rows)).collect()
+    assert (f.trace_id, f.runs, f.fail_runs, f.verdicts, f.first_fail_run) == ("a", 3, 1, ["FAIL", "PASS"], "r2")
+
+
+def test_minimal_witness_is_the_shortest_failing_trace_ties_by_trace_id(frame):
+    def trace(trace_id, n, fail_at, run="r1", rules=("PLS-A-001",)):
+        return [broker(run_id=run, trace_id=trace_id, step=s, rule_ids=list(rules),
+                       verdict="FAIL" if s == fail_at else "PASS", explanation="Let x. Then y." if s == fail_at else None)
+                for s in range(1, n + 1)]
+
+    rows = trace("long", 5, 2) + trace("zeta", 3, 3) + trace("beta", 3, 1, run="r2") + trace("beta", 3, 2, run="r1") \
+        + trace("other-rule", 1, 1, rules=("PLS-B-001",)) + trace("passing", 1, 0)
+    got = {r.rule_id: r for r in T.minimal_witnesses(frame(rows)).collect()}
+    assert set(got) == {"PLS-A-001", "PLS-B-001"}
+    w = got["PLS-A-001"]
+    assert (w.trace_id, w.run_id, w.length, w.step, w.explanation) == ("beta", "r1", 3, 2, "Let x. Then y.")
+    assert w.failing_instances == 4
+
+
+def test_trend_and_timing_points(frame):
+    rows = [
+        row(step=2, op="receive", rule_ids=["PLS-NACK-001"], observation=msg("m1", 1), t_end_ms=300.0),
+        broker(step=2, op="receive", rule_ids=["PLS-NACK-001", "PLS-ACK-005"], observation=msg("m1", 1), t_end_ms=280.0,
+               verdict="FAIL", anomalies=["early-redelivery"]),
+        broker(step=1, op="receive", rule_ids=["PLS-NACK-001"], observation=msg("m0", 0), t_end_ms=1.0),  # first delivery
+        broker(run_id="r2", trace_id="u"),
+    ]
+    df = frame(rows)
+    (p,) = T.timing_points(T.model_vs_broker(df)).collect()
+    assert (p.rule_id, p.delta_ms, p.verdict) == ("PLS-NACK-001", -20.0, "FAIL")
+    trend = {(r.run_id, r.target): (r.traces, r.failing_traces) for r in T.trend_by_run(df).collect()}
+    assert trend == {("r1", "model"): (1, 0), ("r1", "embedded"): (1, 1), ("r2", "embedded"): (1, 0)}
