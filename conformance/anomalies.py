@@ -28,6 +28,12 @@ ANOMALIES: dict[str, Anomaly] = {a.name: a for a in (
     Anomaly("early-redelivery",
             "A redelivered message arrived before the earliest instant its cause allows "
             "(e.g. sooner than the nack delay d after the nack)."),
+    Anomaly("early-delivery",
+            "A delayed message (deliver_at / deliver_after) reached a Shared or Key_Shared consumer before "
+            "its deliver-at time allows (strict mode: never before it; non-strict: at most one tick before)."),
+    Anomaly("late-delivery",
+            "A delayed message whose deliver-at time had come did not arrive within the allowed ticks, "
+            "plus the dispatch-latency tolerance."),
     Anomaly("late-redelivery",
             "A redelivery that was due did not arrive by the latest instant its cause allows, "
             "plus the dispatch-latency tolerance."),

@@ -29,7 +29,7 @@ from conformance.trace import (
 
 CASES_DIR = Path(__file__).parent / "cases"
 
-_CASE_KEYS = {"id", "title", "rules", "ops", "expect", "clients", "profile", "brokers", "note"}
+_CASE_KEYS = {"id", "title", "rules", "ops", "expect", "clients", "profile", "brokers", "note", "not_live"}
 _EXPECT_KEYS = {"step", "status", "error", "payload", "redelivery_count", "value"}
 
 
@@ -54,6 +54,8 @@ class Case:
     path: Path | None = None
     note: str = ""
     profile: Mapping[str, Any] = field(default_factory=dict)
+    # Why a live target cannot reach this case's rules ("" = it can): docs/trace-format.md#cases.
+    not_live: str = ""
 
     def runs_on(self, client: str) -> bool:
         return client in self.clients
@@ -113,6 +115,9 @@ def load_case(path: str | Path) -> Case:
     expectations = tuple(_expectation(e, len(ops), path) for e in data.get("expect") or [])
     clients = tuple(data.get("clients") or ("python", "java"))
     profile = dict(data.get("profile") or {})
+    not_live = data.get("not_live") or ""
+    if not isinstance(not_live, str):
+        raise _fail("not_live must be a sentence saying why a live target cannot run the case", path)
     header = TraceHeader(trace_id=str(data["id"]), title=str(data["title"]), rules=tuple(rules), profile=profile)
     return Case(
         id=str(data["id"]),
@@ -124,6 +129,7 @@ def load_case(path: str | Path) -> Case:
         path=path,
         note=str(data.get("note", "")),
         profile=profile,
+        not_live=not_live.strip(),
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Iterable, Mapping
 
+from conformance import feature_checks
 from conformance.anomalies import anomaly as _anomaly
 from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message
 from reference_model.broker import DLQ_PRODUCER, RETRY_PRODUCER, Broker, split_profile
@@ -36,6 +37,8 @@ INDET = "INDETERMINATE"
 _RANK = {PASS: 0, INDET: 1, FAIL: 2}
 
 # Rules that explain a redelivery: a due one that does not come is "late", not "lost".
+# Delayed delivery: a delayed message arriving too early / too late.
+_DELAY_RULES = {"PLS-DELAY-001", "PLS-DELAY-003", "PLS-DELAY-004", "PLS-DELAY-005"}
 _REDELIVERY_RULES = {"PLS-NACK-001", "PLS-NACK-003", "PLS-ACKTIMEOUT-002", "PLS-REDELIVER-001", "PLS-SHARED-002"}
 
 
@@ -180,6 +183,11 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         "redeliver_unacked": "PLS-REDELIVER-001",
         "close": "PLS-SUB-001",
         "unsubscribe": "PLS-SUB-006",
+        "flush": "PLS-BATCH-001",
+        "set_policy": "PLS-DEDUP-001",
+        "compact": "PLS-COMPACT-001",
+        "expire_messages": "PLS-TTL-002",
+        "unload_topic": "PLS-DEDUP-001",
     }.get(op, "PLS-SUB-001")
 
 
@@ -211,6 +219,7 @@ class _Checker:
         self.producer_args: dict[str, dict[str, Any]] = {}
         self.last_id: dict[str, tuple[str, MessageId]] = {}  # topic -> (label, last observed id)
         self.last_receive: dict[str, tuple[bool, Span]] = {}  # handle -> (got a message?, span)
+        self.drained_stored: dict[str, int] = {}  # handle -> messages stored before its last empty receive
 
     # ------------------------------------------------------------------ emitting
 
@@ -303,10 +312,18 @@ class _Checker:
             return
         value = out.value or {}
         result = model.apply(op, args, span, observed=value)
+        facts = dict(model.facts)
         if op == "create_producer":
             self._check_producer(event, result)
+            feature_checks.check_producer(self._emit, n, facts, value, args)
         elif op == "send":
-            self._check_send(event)
+            self._check_send(event, facts)
+            feature_checks.check_send(self._emit, n, facts, value, args)
+        elif op == "flush":
+            feature_checks.check_flush(self._emit, n, facts, value)
+            for label, mid in (value.get("message_ids") or {}).items():
+                if label in self.sent:
+                    self.sent[label] = (self.sent[label][0], {"message_id": mid})
         elif op == "ack" and rule == "PLS-ACK-004":
             self._emit(rule, n, PASS, None, "ok (no-op)", "ok", "Acking an already acked message is a no-op.")
         elif op == "subscribe" and args.get("ack_timeout_ms"):
@@ -360,12 +377,14 @@ class _Checker:
                        if ok else f"Let initial_sequence_id be {args.get('initial_sequence_id', 'unset')}. "
                        f"Then last_sequence_id is {expected} before the first send; it was {got}.")
 
-    def _check_send(self, event: Event) -> None:
+    def _check_send(self, event: Event, facts: Mapping[str, Any] | None = None) -> None:
         args, value, n = event.op.args, event.outcome.value or {}, event.step
         label = args["payload"]
         self.sent[label] = (args, value)
         if "message_id" not in value:
             return
+        if (facts or {}).get("duplicate") or (facts or {}).get("non_persistent"):
+            return  # PLS-DEDUP-001 / PLS-NP-003 ids: judged by feature_checks.check_send
         stored = self.model.message(label)
         batched = self.producer_batching.get(args["producer"], False)
         partitioned = stored is not None and stored.message_id.partition >= 0
@@ -428,12 +447,14 @@ class _Checker:
                        f"receive on a live handle is not refused; it failed with {out.error}.", keys)
             return
         lat = self.tol.dispatch_latency_ms
+        opts = self._retention(n, handle, span, msg, opts)
         if msg is None:
             model.note_empty_receive(handle, span)
             self.last_receive[handle] = (False, span)
+            self.drained_stored[handle] = model._stored_count
             if opts.must_by is not None and span.end > opts.must_by + lat:
-                late = opts.must_rule in _REDELIVERY_RULES
-                self._emit(opts.must_rule or "PLS-SHARED-001", n, FAIL, "late-redelivery" if late else "lost-message",
+                late = opts.must_rule in _REDELIVERY_RULES or opts.must_rule in _DELAY_RULES
+                self._emit(opts.must_rule or "PLS-SHARED-001", n, FAIL, ("late-delivery" if opts.must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
                            _describe_candidates(model, handle, opts.candidates), f"nothing until {span.end:g} ms",
                            f"Let {opts.must_reason}. Then {handle} must receive it by {opts.must_by:g}+{lat:g} ms; "
                            f"its receive from {span.start:g} ms to {span.end:g} ms got nothing.", keys)
@@ -484,19 +505,45 @@ class _Checker:
             for rule in dict.fromkeys(cand.rules if cand.kind != "ghost" else ()):
                 self._emit(rule, n, PASS, None, allowed, observed, f"{label}: {cand.cause}.")
             if opts.must_by is not None and span.start <= opts.must_by and span.end > opts.must_by + lat:
-                late = opts.must_rule in _REDELIVERY_RULES
-                self._emit(opts.must_rule or cand.rules[0], n, FAIL, "late-redelivery" if late else "lost-message",
+                late = opts.must_rule in _REDELIVERY_RULES or opts.must_rule in _DELAY_RULES
+                self._emit(opts.must_rule or cand.rules[0], n, FAIL, ("late-delivery" if opts.must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
                            allowed, observed,
                            f"Let {opts.must_reason}. Then {handle}, waiting since {span.start:g} ms, must get a "
                            f"message by {opts.must_by:g}+{lat:g} ms; it got {label} only at {span.end:g} ms.", keys)
         else:
             cand = min(matches, key=lambda c: c.window.low)
             w = cand.window
-            self._emit(cand.rules[0], n, FAIL, "early-redelivery", allowed, observed,
+            self._emit(cand.rules[0], n, FAIL, "early-delivery" if cand.rules[0] in _DELAY_RULES else "early-redelivery",
+                       allowed, observed,
                        f"Let {label} come back because of {cand.cause}. Then it may arrive in "
                        f"[{w.low:g}, {_fmt(w.high)}+{lat:g}] ms; it arrived at {span.end:g} ms.", keys)
         self._check_fields(n, handle, stored, msg, cand, keys)
         model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=cand)
+
+    def _retention(self, n: int, handle: str, span: Span, msg: Any, opts: ReceiveOptions) -> ReceiveOptions:
+        """PLS-RETENTION-001: acked data without retention *may* be gone (a ledger at a time).
+
+        If the consumer got nothing, or a message after data that may have been trimmed, follow
+        the broker: the trimmable messages are gone for this subscription or reader.
+        """
+        trim = self.model.trimmable(handle)
+        if not trim:
+            return opts
+        label = msg.payload if msg is not None else None
+        pos = self.model.message_for(handle, label).pos if label is not None and self.model.message_for(handle, label) else None
+        if pos is not None and pos in trim:
+            self._emit("PLS-RETENTION-001", n, PASS, None, "the acked message, or nothing (it may be deleted)",
+                       f"{label}", f"{label} was acked on every other subscription and no retention applies: "
+                       "it may be deleted, and it was still readable, which is allowed.")
+            return opts
+        if msg is None or not any(c.pos == pos for c in opts.candidates):
+            gone = self.model.trim(handle, span)
+            self._emit("PLS-RETENTION-001", n, PASS, None, "the acked messages, or nothing (they may be deleted)",
+                       "nothing" if msg is None else f"{label}",
+                       f"{', '.join(gone)} were acked on every other subscription and no retention applies: the "
+                       "broker may delete them, and it did.")
+            return self.model.receive_options(handle, span, focus=label)
+        return opts
 
     def _same_topic(self, handle: str, stored: Any) -> bool:
         return stored.topic in self.model.topic_names_of(handle)
@@ -572,10 +619,14 @@ class _Checker:
         short = real_topic.rsplit("/", 1)[-1]
         if not str(got.get("REAL_TOPIC", "")).endswith("/" + short):
             diffs.append(f"REAL_TOPIC is {got.get('REAL_TOPIC')!r}, expected a name ending in '/{short}'")
-        self._emit("PLS-DLQ-001", n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
-                   "the original message plus ORIGIN_MESSAGE_ID and REAL_TOPIC", str(got),
-                   f"{stored.label} reached the dead-letter topic {stored.topic} as the rule says." if not diffs
-                   else f"The dead-letter copy of {stored.label} differs: " + "; ".join(diffs) + ".", keys)
+        rules = ["PLS-DLQ-001", "PLS-DLQ-003"]  # the name, and (C++) the copy's properties
+        if "message_id" in sent_value and int(sent_value["message_id"][3]) >= 0:
+            rules.append("PLS-DLQ-006")  # a batched message: its own ORIGIN_MESSAGE_ID with the batch index
+        for rule in rules:
+            self._emit(rule, n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
+                       "the original message plus ORIGIN_MESSAGE_ID and REAL_TOPIC", str(got),
+                       f"{stored.label} reached the dead-letter topic {stored.topic} as the rule says." if not diffs
+                       else f"The dead-letter copy of {stored.label} differs: " + "; ".join(diffs) + ".", keys)
 
     def _check_retry_copy(self, n: int, stored: Any, msg: Any, expected: dict[str, Any], keys: list[str]) -> None:
         # PLS-RETRY-001: the retry copy keeps payload, keys and properties and carries
@@ -647,8 +698,11 @@ class _Checker:
                 keys = [f"sub:{topic.full}/{sub.name}", f"topic:{topic.full}"]
                 drained_at = min(last[1].end for last in lasts)
                 opts = d.options(handles[0], Span.at(drained_at))
+                # only messages stored before every consumer's last (empty) receive: in virtual time a
+                # send may share the instant of the receive before it
+                stored_before = min(self.drained_stored.get(h, 0) for h in handles)
                 lost = [c for c in opts.candidates if c.kind != "stale" and c.window.high is not None
-                        and c.window.high + lat <= drained_at]
+                        and c.window.high + lat <= drained_at and topic.entries[c.pos].seq < stored_before]
                 if lost:
                     labels = ", ".join(sub.label(c.pos) for c in lost)
                     self._emit("PLS-SHARED-001", None, FAIL, "lost-message", "every message delivered",

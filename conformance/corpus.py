@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from conformance.trace import History
 
-CORPUS_SCHEMA_VERSION = 1
+CORPUS_SCHEMA_VERSION = 2
 VERSION_KEY = b"pulsar_conformance_corpus_version"
 
 SCHEMA = pa.schema(
@@ -40,6 +40,8 @@ SCHEMA = pa.schema(
         pa.field("profile", pa.string()),  # JSON object
         pa.field("rule_ids", pa.list_(pa.string())),
         pa.field("anomalies", pa.list_(pa.string())),
+        pa.field("failed_rule_ids", pa.list_(pa.string())),  # v2: the rules that FAILed at this step
+        pa.field("indeterminate_rule_ids", pa.list_(pa.string())),  # v2: INDETERMINATE (and not FAIL)
         pa.field("verdict", pa.string(), nullable=False),  # worst verdict at this step, PASS if none
         pa.field("outcome_status", pa.string(), nullable=False),
         pa.field("observation", pa.string()),  # JSON: the outcome as recorded in the history
@@ -58,10 +60,16 @@ class CorpusError(ValueError):
 
 
 def event_rows(history: History, verdicts: Iterable[Any], *, run_id: str) -> list[dict[str, Any]]:
-    """Rows for one judged history: verdicts are grouped onto the step they judge."""
+    """Rows for one judged history: verdicts are grouped onto the step they judge.
+
+    End-of-history verdicts (step ``None``: liveness, e.g. a message never delivered) belong to
+    no op; they are recorded on the last event, which is where the history ended.
+    """
+    last_step = history.events[-1].step if history.events else 0
     by_step: dict[int, list[Any]] = {}
     for verdict in verdicts:
-        by_step.setdefault(int(getattr(verdict, "step", 0) or 0), []).append(verdict)
+        step = getattr(verdict, "step", None)
+        by_step.setdefault(int(step) if step else last_step, []).append(verdict)
     header = history.header
     rows = []
     for event in history.events:
@@ -81,6 +89,9 @@ def event_rows(history: History, verdicts: Iterable[Any], *, run_id: str) -> lis
                 "profile": json.dumps(dict(header.profile), sort_keys=True),
                 "rule_ids": sorted({v.rule_id for v in judged}),
                 "anomalies": sorted({v.anomaly for v in judged if getattr(v, "anomaly", None)}),
+                "failed_rule_ids": sorted({v.rule_id for v in judged if v.status == "FAIL"}),
+                "indeterminate_rule_ids": sorted({v.rule_id for v in judged if v.status == "INDETERMINATE"}
+                                                 - {v.rule_id for v in judged if v.status == "FAIL"}),
                 "verdict": worst,
                 "outcome_status": event.outcome.status,
                 "observation": json.dumps(event.outcome.to_json(), sort_keys=True),

@@ -109,6 +109,11 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "send_timeout_ms": _arg(_INT),
         "router": _arg(_DICT),  # {"hashing": "murmur3_32"|"java_string_hash", "client": "java"|"cpp"}
         "routing_mode": _arg(_STR, choices=("RoundRobin", "SinglePartition")),  # keyless messages, default router
+        "batching_max_messages": _arg(_INT),
+        "batching_max_bytes": _arg(_INT),
+        "batching_max_delay_ms": _arg(_INT),
+        "batching_type": _arg(_STR, choices=("Default", "KeyBased")),
+        "wait_ms": _arg(_INT),  # give the creation this long; then ok {"pending": true}
     },
     "send": {
         "producer": _arg(_STR, required=True),
@@ -121,6 +126,8 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "deliver_after_ms": _arg(_INT),
         "deliver_at_ms": _arg(_INT),
         "payload_size": _arg(_INT),
+        "async": _arg(_BOOL),  # send_async: the id comes with the next flush
+        "tombstone": _arg(_STR, choices=("empty", "null")),  # a compaction tombstone (no label in the payload)
     },
     "subscribe": {
         "consumer": _arg(_STR, required=True),
@@ -140,6 +147,7 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "key_shared": _arg(_DICT),  # {"mode": "AutoSplit"|"Sticky", "allow_out_of_order": bool, "ranges": [[s, e], ...]}
         "topics_pattern": _arg(_STR),  # a regex over short topic names in the trace's namespace
         "enable_retry": _arg(_BOOL),  # Java client retry letter topic (reconsume_later)
+        "read_compacted": _arg(_BOOL),
     },
     "receive": {"consumer": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
     "ack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
@@ -164,10 +172,26 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "topic": _arg(_STR, required=True),
         "start": _arg(_STR, _DICT, required=True),
         "inclusive": _arg(_BOOL),
+        "read_compacted": _arg(_BOOL),
     },
     "read_next": {"reader": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
     "advance_time": {"ms": _arg(_INT, required=True)},
     "stats": {"topic": _arg(_STR, required=True), "subscription": _arg(_STR, required=True)},
+    # feature ops (docs/trace-format.md#ops): admin actions on the trace's namespace and topics
+    "flush": {"producer": _arg(_STR, required=True)},
+    "set_policy": {
+        "deduplication": _arg(_BOOL),
+        "message_ttl_s": _arg(_INT),
+        "retention_minutes": _arg(_INT),
+        "retention_size_mb": _arg(_INT),
+    },
+    "compact": {"topic": _arg(_STR, required=True)},
+    "unload_topic": {"topic": _arg(_STR, required=True)},
+    "expire_messages": {
+        "topic": _arg(_STR, required=True),
+        "subscription": _arg(_STR, required=True),
+        "seconds": _arg(_INT, required=True),
+    },
 }
 
 def _check_key_shared(arg: Mapping[str, Any]) -> None:
@@ -259,7 +283,14 @@ def validate_op(op: str, args: Mapping[str, Any]) -> None:
             )
         if isinstance(start, dict) and (set(start) != {"message"} or not isinstance(start["message"], str)):
             raise TraceFormatError("op 'create_reader': start object must be {'message': label}")
-    for name in ("timeout_ms", "ms", "partitions", "payload_size", "receiver_queue_size"):
+    if op == "set_policy":
+        from reference_model.feature_state import check_policy_args
+
+        why = check_policy_args(args)
+        if why:
+            raise TraceFormatError(f"op 'set_policy': {why}")
+    for name in ("timeout_ms", "ms", "partitions", "payload_size", "receiver_queue_size", "wait_ms", "seconds",
+                 "batching_max_messages", "batching_max_bytes", "batching_max_delay_ms"):
         if name in args and args[name] < 0:
             raise TraceFormatError(f"op {op!r}: argument {name!r} must not be negative")
 

@@ -39,10 +39,13 @@ Key_Shared (``dispatch/key_shared.py``): the selector of the broker's release an
 hashes, per-key order. Retry letter topics (PLS-RETRY-001, Java only): ``enable_retry`` and
 ``reconsume_later``.
 
+Features (dedup, batching, chunking, delayed delivery, access modes, TTL, retention,
+compaction, non-persistent topics): the ``FeatureOps`` mixin, reference_model/feature_ops.py.
+
 Not modelled: seek and readers on partitioned topics, the C++ default routing hash (BoostHash),
-pattern auto-discovery of topics created after the subscribe, producer access modes other than Shared, batching, chunking,
-delayed delivery, DLQ via ack timeout or via a delivery whose count already exceeds N, retention
-and TTL (every message is retained), non-persistent topics, compaction.
+pattern auto-discovery of topics created after the subscribe, batching and async sends on
+partitioned topics, DLQ via ack timeout or via a delivery whose count already exceeds N, the
+periodic TTL check (only forced expiry passes), consumers reading compacted (readers only).
 Choices: ledger ids are per topic in creation order; entry ids count from 0; the model's publish
 time is the virtual instant of the send (ms, integer) unless the checker passes the observed one.
 """
@@ -60,9 +63,10 @@ from reference_model.dispatch.failover import FailoverDispatcher
 from reference_model.dispatch.key_shared import KeySharedDispatcher, KeySharedSettings, KeySharedPolicy, check_policy
 from reference_model.dispatch.shared import SharedDispatcher
 from reference_model import key_shared as ks, routing
+from reference_model.feature_ops import FeatureOps
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model.profiles import Profile, profile_for
-from reference_model.redelivery import check_ack_timeout, multiplier_backoff_ms, nack_window
+from reference_model.redelivery import ack_timeout_window, check_ack_timeout, multiplier_backoff_ms, nack_window
 from reference_model.spec import dead_letter_topic as spec_dead_letter_topic
 from reference_model.spec import retry_letter_topic as spec_retry_letter_topic
 from reference_model.rejections import ModelError, NotModelledError, Rejected
@@ -153,6 +157,8 @@ class Subscription:
         self.flushed_at: dict[str, float] = {}
         self.ack_times: dict[int, float] = {}  # position -> when the application acked it
         self.start_pos = cursor.mark_delete + 1  # first position in the subscription at creation
+        # (sub, pos) -> when pos may first be delivered here (delayed delivery); set by the broker
+        self.delivery_span: Any = None
 
     def created_start(self) -> int:
         return self.start_pos
@@ -162,7 +168,14 @@ class Subscription:
         return len(self.topic.entries)
 
     def stored_span(self, pos: int) -> Span:
+        """When ``pos`` became deliverable here: when it was stored, or its deliver-at window (PLS-DELAY-*)."""
+        if self.delivery_span is not None:
+            return self.delivery_span(self, pos)
         return self.topic.entries[pos].stored
+
+    def delivery_rules(self, pos: int) -> tuple[str, ...]:
+        """Feature rules a delivery of ``pos`` speaks to (delayed delivery), for verdicts."""
+        return self.feature_rules(self, pos) if getattr(self, "feature_rules", None) else ()
 
     def label(self, pos: int) -> str:
         return self.topic.entries[pos].label
@@ -189,10 +202,15 @@ class Reader:
     rule: str
     created: Span
     delivered: list[int] = field(default_factory=list)
+    skip: set[int] = field(default_factory=set)  # positions a compacted reader does not see
 
 
-class Broker:
-    """The reference model of one Pulsar cluster seen through one client."""
+class Broker(FeatureOps):
+    """The reference model of one Pulsar cluster seen through one client.
+
+    The feature rules (dedup, batching, chunking, delayed delivery, access modes, TTL,
+    compaction, non-persistent topics) are the ``FeatureOps`` mixin (reference_model/feature_ops.py).
+    """
 
     def __init__(self, profile: Profile | None = None, *, slack_ms: float = 0.0,
                  key_shared: KeySharedSettings | None = None):
@@ -223,6 +241,7 @@ class Broker:
         self._timer_seq = 0
         self._stored_count = 0
         self.now = 0.0
+        self._init_features()
 
     # ================================================================== lookups
 
@@ -321,7 +340,7 @@ class Broker:
         return None if found is None else found[0]
 
     def _topic(self, name: str, *, create: bool, at: Span) -> Topic | Rejected:
-        full = names.expand(name)
+        full = names.expand_trace(name)
         if isinstance(full, Rejected):
             return full
         topic = self.topics.get(full)
@@ -350,13 +369,14 @@ class Broker:
         if handler is None:
             raise ModelError(f"op {op!r} is not applied with Broker.apply")
         self.advance(at.start)
+        self.facts = {}
         return handler(args, at, dry_run, observed or {})
 
     def _op_advance_time(self, args, at, dry_run, observed):
         return {}
 
     def _op_create_topic(self, args, at, dry_run, observed):
-        full = names.expand(args["topic"])
+        full = names.expand_trace(args["topic"])
         if isinstance(full, Rejected):
             return full
         partitions = int(args.get("partitions", 0))
@@ -375,19 +395,23 @@ class Broker:
         topic = self._topic(args["topic"], create=True, at=at) if not dry_run else self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
-        if args.get("access_mode", "Shared") != "Shared":
-            raise NotModelledError("producer access modes other than Shared")
         name = args.get("name")
         if name is not None and topic is not None and name in topic.producer_names:
-            return Rejected("ProducerBusy", "PLS-PROD-001", f"producer with name {name!r} is already connected")
+            # PLS-ACCESS-006: "Producer with name ... is already connected to topic".
+            return Rejected("ProducerBusy", "PLS-ACCESS-006", f"producer with name {name!r} is already connected")
+        features = self._feature_create_producer(args, topic, name, dry_run)
+        if isinstance(features, Rejected):
+            return features
+        pf, extra = features
         if dry_run:
-            return {"producer_name": name or "?", "last_sequence_id": int(args.get("initial_sequence_id", -1))}
+            return {"producer_name": name or "?", "last_sequence_id": pf.sequence.last, **extra}
         if name is None:
             name = observed.get("producer_name") or f"model-{self._producer_counter}"
             self._producer_counter += 1
         topic.producer_names.add(name)
-        # PLS-PROD-001: the first message gets initial_sequence_id + 1 (0 by default).
-        last = int(args.get("initial_sequence_id", -1))
+        # PLS-PROD-001: the first message gets initial_sequence_id + 1 (0 by default); PLS-DEDUP-002:
+        # a named producer on a deduplicated topic continues after the broker's last sequence id.
+        last = pf.sequence.last
         router = args.get("router")
         if router is not None:
             if router.get("hashing", "murmur3_32") not in routing.HASHINGS or router.get("client", "java") not in routing.CLIENTS:
@@ -396,9 +420,8 @@ class Broker:
         self.producers[args["producer"]] = Producer(args["producer"], topic, name, last, router=router,
                                                     batching=bool(args.get("batching")),
                                                     routing_mode=args.get("routing_mode", "RoundRobin"))
-        if args.get("batching"):
-            raise NotModelledError("batching")
-        return {"producer_name": name, "last_sequence_id": last}
+        self.pfx[args["producer"]] = pf
+        return {"producer_name": name, "last_sequence_id": last, **extra}
 
     def _route(self, producer: "Producer", args) -> tuple[tuple[int, ...], tuple[str, ...], str]:
         """PLS-ROUTE-001/002: the partitions a send may go to, in canonical order.
@@ -446,22 +469,24 @@ class Broker:
         return (nxt,), ("PLS-ROUTE-002",), f"round robin: the previous keyless message went to partition {last}, so this one goes to {nxt}"
 
     def _peek_topic(self, name: str) -> Topic | Rejected | None:
-        full = names.expand(name)
+        full = names.expand_trace(name)
         return full if isinstance(full, Rejected) else self.topics.get(full)
 
     def _op_send(self, args, at, dry_run, observed):
         producer = self.producers.get(args["producer"])
         if producer is None:
             return self._handle_missing(args["producer"], "producer")
-        for unsupported in ("deliver_after_ms", "deliver_at_ms"):
-            if unsupported in args:
-                raise NotModelledError("delayed delivery")
         label = args["payload"]
-        if label in self.labels:
+        if label in self.labels or any(p.label == label for pf in self.pfx.values() for p in pf.pending):
             raise ModelError(f"payload label {label!r} sent twice; every send needs a distinct payload")
-        if dry_run:
-            return {}
+        refused = self._feature_send_check(producer)
+        if refused is not None:
+            return refused
         topic = producer.topic
+        if dry_run:
+            return self._feature_send(producer, topic, args, at, True, observed) if not topic.partitions else {}
+        if topic.partitions and (args.get("async") or self.pfx.get(producer.handle) and self.pfx[producer.handle].batching):
+            raise NotModelledError("batching and async sends on partitioned topics")
         if topic.partitions:
             allowed, rules, reason = self._route(producer, args)
             # Follow the partition the broker reported (the checker judges it against ``routes``).
@@ -474,25 +499,21 @@ class Broker:
                 self._last_keyless[producer.handle] = index
             topic = self.topics[names.partition_name(topic.full, index)]
         producer.sent += 1
-        # PLS-PROD-001: explicit sequence id, else last + 1.
-        seq = int(args["sequence_id"]) if "sequence_id" in args else producer.last_sequence_id + 1
-        producer.last_sequence_id = seq
+        # PLS-PROD-001 / PLS-DEDUP-*: sequence ids, dedup, batching, chunking, delay (feature_ops).
         # PLS-MSGID-001: non-partitioned -> partition -1; not batched -> batch_index -1.
-        publish_time = int(observed["publish_time"]) if "publish_time" in observed else int(at.start)
-        stored = self._store(topic, label, key=args.get("key"), ordering_key=args.get("ordering_key"),
-                             properties=args.get("properties") or {},
-                             event_time=int(args.get("event_time", 0)),  # PLS-MSG-001: 0 when unset
-                             publish_time=publish_time, producer_name=producer.name, sequence_id=seq, at=at)
-        self.labels[label] = (topic, stored.pos)
-        return {"message_id": stored.message_id.to_list(), "publish_time": publish_time}
+        return self._feature_send(producer, topic, args, at, False, observed)
 
     def _store(self, topic: Topic, label: str, *, key, ordering_key, properties, event_time, publish_time,
-               producer_name, sequence_id, at: Span) -> StoredMessage:
+               producer_name, sequence_id, at: Span, message_id: MessageId | None = None) -> StoredMessage:
         if label in topic.by_label:
             raise ModelError(f"payload label {label!r} stored twice on {topic.full}")
         pos = len(topic.entries)
         # PLS-MSGID-001: partition -1 unless the topic is a partition; batch_index -1 (not batched).
-        mid = MessageId(topic.ledger, pos, topic.partition_index, -1)
+        mid = message_id
+        if mid is None:
+            fx = self.topic_features(topic)
+            mid = MessageId(topic.ledger, fx.next_entry, topic.partition_index, -1)
+            fx.next_entry += 1
         stored = StoredMessage(
             pos=pos, label=label, message_id=mid, topic=topic.short, key=key, ordering_key=ordering_key,
             properties=tuple(sorted(properties.items())), event_time=event_time, publish_time=publish_time,
@@ -546,10 +567,13 @@ class Broker:
             consumer_name=args.get("consumer_name"), nack_backoff=backoff,
             key_shared=dict(ks_arg) if (ks_arg is not None and sub_type == "Key_Shared") else None)
         dead = args.get("dead_letter")
-        if dead is not None and sub_type not in ("Shared", "Key_Shared"):
-            raise NotModelledError("dead-letter policies on non-Shared subscriptions")
         if dead is not None and not (isinstance(dead.get("max_redeliver_count"), int) and dead["max_redeliver_count"] >= 1):
-            return Rejected("InvalidArgument", "PLS-DLQ-001", "max_redeliver_count must be an integer >= 1")
+            # PLS-DLQ-007: Python's ConsumerDeadLetterPolicy raises ValueError.
+            return Rejected("InvalidArgument", "PLS-DLQ-007", "max_redeliver_count must be greater than 0")
+        full = names.expand_trace(args["topic"])
+        refused = self._feature_subscribe_check(args, sub_type, full if isinstance(full, str) else None)
+        if refused is not None:
+            return refused
         sub = topic.subscriptions.get(config.subscription) if topic is not None else None
         if sub is not None and sub.dispatcher is not None and sub.dispatcher.connected():
             current = sub.dispatcher.type_name
@@ -574,8 +598,10 @@ class Broker:
         if sub is None:
             # PLS-SUB-001: created by the first subscribe. PLS-SUB-002/003: initial position.
             n = len(topic.entries)
-            if args.get("initial_position", "Latest") == "Earliest":
+            # PLS-NP-001: a non-persistent topic keeps nothing to start from: always after the last message.
+            if args.get("initial_position", "Latest") == "Earliest" and names.is_persistent(topic.full):
                 sub = Subscription(topic, config.subscription, Cursor(-1), at, "PLS-SUB-003")
+                sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
             else:
                 sub = Subscription(topic, config.subscription, Cursor(n - 1), at, "PLS-SUB-002")
             topic.subscriptions[config.subscription] = sub
@@ -585,11 +611,17 @@ class Broker:
         if sub.dispatcher is None or not sub.dispatcher.connected():
             # The type is fixed by the first connected consumer; a new dispatcher each time.
             sub.dispatcher = self._new_dispatcher(sub_type, sub)
+        sub.delivery_span = self.delivery_span
+        sub.feature_rules = self.delivery_rules
         sub.dispatcher.add_consumer(config, at, start_rule)
         self.consumers[config.handle] = (config, sub)
+        self._feature_subscribed(config, sub, args)
+        if args.get("read_compacted") and self.topic_features(topic).horizon is not None:
+            raise NotModelledError("a consumer reading compacted (only readers are modelled)")
         dead = args.get("dead_letter")
-        if dead and dead.get("max_redeliver_count"):
-            dlq = names.expand(dead["topic"]) if dead.get("topic") else None  # None: the default name
+        # PLS-DLQ-005: only Shared/Key_Shared count redeliveries; elsewhere the policy never acts.
+        if dead and dead.get("max_redeliver_count") and sub_type in ("Shared", "Key_Shared"):
+            dlq = names.expand_trace(dead["topic"]) if dead.get("topic") else None  # None: the default name
             if isinstance(dlq, Rejected):
                 raise NotModelledError("an invalid dead-letter topic name")
             self.dead_letter[config.handle] = (int(dead["max_redeliver_count"]), dlq, dead.get("initial_subscription"))
@@ -680,7 +712,7 @@ class Broker:
         else:
             chosen = []
             for name in args["topics"]:
-                full = names.expand(name)
+                full = names.expand_trace(name)
                 if isinstance(full, Rejected):
                     return full
                 chosen.append(full)
@@ -766,6 +798,12 @@ class Broker:
         if isinstance(found, Rejected) or dry_run:
             return found if isinstance(found, Rejected) else {}
         config, sub, pos = found
+        batch = self._feature_ack(config, sub, pos, at)
+        if batch is not None:
+            # PLS-BATCH-004: without batch index ack the entry is acked once every index is.
+            newly = [p for p in batch if sub.cursor.ack(p)]
+            self._log_ack(sub, newly, at, config.handle)
+            return {}
         # PLS-ACK-001; PLS-ACK-004: acking an acked message changes nothing.
         newly = [pos] if sub.cursor.ack(pos) else []
         self._log_ack(sub, newly, at, config.handle)
@@ -785,7 +823,7 @@ class Broker:
             return found if isinstance(found, Rejected) else {}
         config, sub, pos = found  # on a partitioned topic: that partition only
         # PLS-ACK-002: everything up to and including pos.
-        before = [p for p in range(0, pos + 1) if not sub.cursor.is_acked(p)]
+        before = [p for p in range(sub.cursor.mark_delete + 1, pos + 1) if not sub.cursor.is_acked(p)]
         sub.cursor.ack_cumulative(pos)
         self._log_ack(sub, before, at, config.handle)
         return {}
@@ -803,20 +841,50 @@ class Broker:
                 # subscription any nack becomes "redeliver all" (measured, live-random-28).
                 sub.dispatcher.nack(config.handle, pos, at)
             return {}
+        if not names.is_persistent(sub.topic.full):
+            # PLS-NP-002: nothing is stored, so nothing comes back.
+            newly = [pos] if sub.cursor.ack(pos) else []
+            if newly:
+                sub.dispatcher.acked(newly, at)
+                getattr(sub.dispatcher, "ghosts", {}).pop(pos, None)
+            return {}
+        batch = self._feature_nack_positions(config, sub, pos)  # PLS-BATCH-006: the whole entry
         dead = self.dead_letter.get(config.handle)
         slot = getattr(sub.dispatcher, "slots", {}).get(pos)
         if dead is not None and slot is not None and slot.holder == config.handle and slot.lo >= dead[0]:
             # PLS-DLQ-001 (C++): the delivery with count N is nacked -> when the nack timer fires,
             # publish a copy to the DLQ and ack the original instead of redelivering it.
             window = nack_window(at, config.nack_delay_ms, self.profile)
-            sub.dispatcher.hold_for_dead_letter(pos)
+            for p in batch:
+                sub.dispatcher.hold_for_dead_letter(p)
             if dead[1] is None:
                 # PLS-DLQ-001: C++ names the default DLQ after the topic (partition) the consumer reads.
                 dead = (dead[0], spec_dead_letter_topic(sub.topic.full, sub.name), dead[2])
-            self._schedule(window.low, lambda: self._dead_letter(sub, pos, dead, Span(window.low, window.high)))
+            # PLS-DLQ-006: a batched message takes its whole entry to the DLQ, acked messages included.
+            for p in batch:
+                self._schedule(window.low, lambda p=p: self._dead_letter(sub, p, dead, Span(window.low, window.high)))
             return {}
-        sub.dispatcher.nack(config.handle, pos, at)
+        for p in batch:
+            sub.dispatcher.nack(config.handle, p, at)
         return {}
+
+    def _dead_letter_on_ack_timeout(self, handle: str, sub: "Subscription", pos: int, at: Span, count: int,
+                                    candidate: Candidate | None) -> None:
+        """PLS-DLQ-002 (C++): a delivery with count >= N whose ack timeout fires goes to the DLQ, like a nack."""
+        dead = self.dead_letter.get(handle)
+        config = next((c for c, s in self._pairs(handle) if s is sub), None)
+        if dead is None or config is None or not config.ack_timeout_ms or count < dead[0]:
+            return
+        if candidate is not None and candidate.kind == "ghost":
+            return
+        window = ack_timeout_window(at, config.ack_timeout_ms, self.profile)
+        if dead[1] is None:
+            dead = (dead[0], spec_dead_letter_topic(sub.topic.full, sub.name), dead[2])
+        for p in self._feature_nack_positions(config, sub, pos):
+            slot = getattr(sub.dispatcher, "slots", {}).get(p)
+            if slot is not None and slot.holder == handle:
+                sub.dispatcher.hold_for_dead_letter(p)  # no ack-timeout redelivery: it goes to the DLQ
+            self._schedule(window.low, lambda p=p, dead=dead: self._dead_letter(sub, p, dead, Span(window.low, window.high)))
 
     def _dead_letter(self, sub: "Subscription", pos: int, dead: tuple[int, str, str | None], at: Span) -> None:
         if sub.cursor.is_acked(pos):
@@ -888,8 +956,11 @@ class Broker:
         if handle in self.producers:
             if not dry_run:
                 producer = self.producers.pop(handle)
-                producer.topic.producer_names.discard(producer.name)
+                pf = self.pfx.pop(handle, None)
+                if pf is None or not pf.fenced:
+                    producer.topic.producer_names.discard(producer.name)
                 self.closed.add(handle)
+                self._feature_producer_closed(producer)
             return {}
         if handle in self.readers:
             if not dry_run:
@@ -940,7 +1011,11 @@ class Broker:
             raise NotModelledError("readers on partitioned topics")
         start = args["start"]
         n = len(topic.entries) if topic is not None else 0
-        if start == "earliest":
+        if args.get("read_compacted") and topic is not None and not names.is_persistent(topic.full):
+            return Rejected("InvalidConfiguration", "PLS-COMPACT-005", "read compacted on a non-persistent topic")
+        if start == "earliest" and topic is not None and not names.is_persistent(topic.full):
+            pos, rule = n, "PLS-NP-001"  # nothing stored: a reader sees only what comes after it
+        elif start == "earliest":
             pos, rule = 0, "PLS-READER-001"
         elif start == "latest":
             pos, rule = n, "PLS-READER-002"
@@ -955,8 +1030,20 @@ class Broker:
         if dry_run:
             return {}
         topic = self._topic(args["topic"], create=True, at=at)
-        self.readers[args["reader"]] = Reader(args["reader"], topic, pos, rule, at)
+        reader = Reader(args["reader"], topic, pos, rule, at)
+        if start == "earliest":
+            reader.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
+        if args.get("read_compacted"):
+            # PLS-COMPACT-001..004: up to the horizon, only each key's latest message.
+            reader.skip = self._compacted_skip(topic)
+            reader.rule = "PLS-COMPACT-001" if reader.skip or self.topic_features(topic).horizon is not None else rule
+        self.readers[args["reader"]] = reader
+        self._reader_skip(reader)
         return {}
+
+    def _reader_skip(self, reader: "Reader") -> None:
+        while reader.next_pos in reader.skip:
+            reader.next_pos += 1
 
     # ================================================================== receiving
 
@@ -1012,11 +1099,17 @@ class Broker:
         reader = self.readers.get(handle)
         if reader is not None:
             reader.next_pos = stored.pos + 1
+            self._reader_skip(reader)
             return stored.observe(0)
         sub = next(s for _, s in self._pairs(handle) if s.topic.short == stored.topic)
         self.received_labels.setdefault(handle, set()).add(label)
         count = redelivery_count if redelivery_count is not None else (candidate.count_low if candidate else 0)
         sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)
+        self._dead_letter_on_ack_timeout(handle, sub, stored.pos, at, count, candidate)
+        if not names.is_persistent(sub.topic.full) and sub.cursor.ack(stored.pos):
+            # PLS-NP-001/002: nothing is stored; once dispatched, a message is gone from the subscription.
+            sub.dispatcher.acked([stored.pos], at)
+            getattr(sub.dispatcher, "ghosts", {}).pop(stored.pos, None)
         return stored.observe(count)
 
     def note_empty_receive(self, handle: str, at: Span) -> None:
@@ -1042,6 +1135,10 @@ class Broker:
         if stored.topic != sub.topic.short:
             return Refusal("wrong-value", "PLS-SUB-001", f"{label} is on topic {stored.topic}, not on {sub.topic.short}.")
         if sub.cursor.is_acked(stored.pos):
+            if stored.pos in getattr(sub, "expired", ()):
+                return Refusal("ack-resurrection", "PLS-TTL-003",
+                               f"Let {label} be expired on subscription {sub.name} by an expiry pass (older than the TTL). "
+                               f"Then it is gone from the subscription, delivered before or not; {handle} received it at {at.end:g} ms.")
             if stored.pos < sub.created_start():
                 return Refusal("wrong-value", sub.start_rule,
                                f"{label} was published before subscription {sub.name} was created at its initial position "
@@ -1114,7 +1211,7 @@ class Broker:
         sub = t.subscriptions.get(subscription) if t is not None else None
         if sub is None:
             return Rejected("SubscriptionNotFound", "PLS-BACKLOG-001", f"no subscription {subscription!r} on {topic}", certain=False)
-        low = sub.cursor.backlog(len(t.entries))
+        low = self._feature_backlog(t, sub)  # entries: a batch counts once
         lagging = sum(n for (when, n, who) in sub.ack_log
                       if when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
         return low, low + lagging

@@ -730,7 +730,9 @@ RULES = RULES + (
         quote="", status="tentative", applies_to=_ALL,
         note=("isDuplicate returns Unknown; PersistentTopic fails the publish with MessageDupUnknownException and "
               "the client retries. Needs two sends of one sequence id racing on the wire: not produced from "
-              "Python (a Python send blocks until acked; send_async resends are the client's own)."),
+              "Python (a Python send blocks until acked; send_async resends are the client's own). Case "
+              "dedup-in-flight-unknown runs on the model only (not_live): an async send is pushed, a sync duplicate "
+              "is Unknown, and once the first is persisted the retry is a duplicate (-1,-1,-1,-1)."),
     ),
     Rule(
         id="PLS-DEDUP-005", area="DEDUP",
@@ -794,7 +796,8 @@ RULES = RULES + (
         status="tentative", applies_to=_ALL,
         note=(f"Cutoff now + tick ({_DELAYED}AbstractDelayedDeliveryTracker.java#getCutoffTime); a message already "
               "within the cutoff when read is not tracked at all (addMessage returns false). Not probed: the "
-              "suite's broker runs strict."),
+              "suite's broker runs strict. Case delay-non-strict-early runs on the model only (profile "
+              "delayed_delivery_strict false; not_live)."),
     ),
     Rule(
         id="PLS-DELAY-006", area="DELAY",
@@ -967,7 +970,8 @@ RULES = RULES + (
         note=("Docs vs live: concepts-messaging.md#message-retention-and-expiry says brokers 'immediately delete all "
               "messages that have been acknowledged by a consumer'; data goes a ledger at a time (trimConsumedLedgersInBackground) "
               f"after a rollover. {_LIVE}3 messages acked on 'a', then a new Earliest subscription 'b' got all 3; "
-              "a reader on a topic that never had a subscription read all 3."),
+              "a reader on a topic that never had a subscription read all 3. The checker allows both outcomes for "
+              "messages acked on every other subscription (reference_model/feature_ops.py, trimmable)."),
     ),
     Rule(
         id="PLS-RETENTION-002", area="RETENTION",

@@ -247,9 +247,9 @@ def build_pool(config: GenerateConfig, cases: list[Case] | None = None, skipped:
             new = event_rows(mutant["history"], mutant["verdicts"], run_id="")
             assert len(new) == inst.length
             rows.extend(new)
-            fails = [{"step": r["step"], "rule_ids": r["rule_ids"], "anomalies": r["anomalies"]}
+            fails = [{"step": r["step"], "rule_ids": r["failed_rule_ids"], "anomalies": r["anomalies"]}
                      for r in new if r["verdict"] == "FAIL"]
-            if not fails:  # every FAIL was an end-of-history verdict, which has no row
+            if not fails:
                 del rows[pool_offset:]
                 continue
             inst.mutants.append({"pool_offset": pool_offset, "mutation": mutant["mutation"], "step": mutant["step"],

@@ -55,6 +55,8 @@ CORPUS_STRUCT = StructType(
         StructField("profile", StringType(), nullable=True),
         StructField("rule_ids", ArrayType(StringType(), containsNull=True), nullable=True),
         StructField("anomalies", ArrayType(StringType(), containsNull=True), nullable=True),
+        StructField("failed_rule_ids", ArrayType(StringType(), containsNull=True), nullable=True),
+        StructField("indeterminate_rule_ids", ArrayType(StringType(), containsNull=True), nullable=True),
         StructField("verdict", StringType(), nullable=False),
         StructField("outcome_status", StringType(), nullable=False),
         StructField("observation", StringType(), nullable=True),

@@ -17,9 +17,9 @@ Choices:
 - Keys are compared with ``eqNullSafe`` (a null client or broker version is a value, not "unknown").
 - Rows are never de-duplicated: a redelivery is its own ``receive`` step, and a row recorded
   twice (a resumed run) is reported twice rather than hidden.
-- A FAIL at a step counts against every rule the checker judged at that step (``rule_ids``):
-  schema v1 records the step's worst verdict, not one verdict per rule. A rule's cell in a
-  matrix is therefore "a step judging this rule failed".
+- A rule's verdict at a step comes from the schema-v2 columns ``failed_rule_ids`` and
+  ``indeterminate_rule_ids``: a step that failed one rule does not count against the other
+  rules it judged.
 - Trends order runs by ``run_id``: schema v1 has no run timestamp.
 
 Not modelled: timing windows are not in the corpus; ``timing_points`` measures a broker's
@@ -226,17 +226,22 @@ def summarise(corpus: DataFrame) -> DataFrame:
     keys = ["target", "broker_version", "client", "profile"]
     # count first by the arrays themselves (a few thousand distinct combinations), then explode
     # the counts: the same figures as exploding every row, without multiplying 10 M rows by 3
-    counted = corpus.filter(F.size("rule_ids") > 0).groupBy("rule_ids", "anomalies", *keys).agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.sum((F.col("verdict") == PASS).cast("long")).alias("pass"),
-        F.sum((F.col("verdict") == FAIL).cast("long")).alias("fail"),
-        F.sum((F.col("verdict") == INDETERMINATE).cast("long")).alias("indeterminate"),
-    )
+    counted = corpus.filter(F.size("rule_ids") > 0).groupBy(
+        "rule_ids", "failed_rule_ids", "indeterminate_rule_ids", "anomalies", *keys
+    ).agg(F.count(F.lit(1)).alias("rows"))
     exploded = counted.select(
-        F.explode("rule_ids").alias("rule_id"), F.explode_outer("anomalies").alias("anomaly"),
-        *keys, "rows", "pass", "fail", "indeterminate")
+        F.explode("rule_ids").alias("rule_id"), "failed_rule_ids", "indeterminate_rule_ids",
+        F.explode_outer("anomalies").alias("anomaly"), *keys, "rows")
+    failed = F.coalesce(F.array_contains("failed_rule_ids", F.col("rule_id")), F.lit(False))
+    unknown = F.coalesce(F.array_contains("indeterminate_rule_ids", F.col("rule_id")), F.lit(False)) & ~failed
+    # an anomaly names what a failing rule saw: on a rule that passed at that step it is noise
+    exploded = exploded.withColumn("anomaly", F.when(failed | unknown, F.col("anomaly")))
     return exploded.groupBy("rule_id", "anomaly", *keys).agg(
-        *[F.sum(c).alias(c) for c in ("rows", "pass", "fail", "indeterminate")])
+        F.sum("rows").alias("rows"),
+        F.sum(F.when(~failed & ~unknown, F.col("rows")).otherwise(0)).alias("pass"),
+        F.sum(F.when(failed, F.col("rows")).otherwise(0)).alias("fail"),
+        F.sum(F.when(unknown, F.col("rows")).otherwise(0)).alias("indeterminate"),
+    )
 
 
 def rule_verdicts(summary: DataFrame) -> DataFrame:
@@ -278,8 +283,8 @@ def flaky_traces(corpus: DataFrame) -> DataFrame:
 
 
 def failing_steps(corpus: DataFrame) -> DataFrame:
-    """FAIL rows exploded by rule: ``rule_id`` plus the row's own columns."""
-    return corpus.filter(F.col("verdict") == FAIL).withColumn("rule_id", F.explode("rule_ids"))
+    """FAIL rows exploded by the rules that failed there: ``rule_id`` plus the row's own columns."""
+    return corpus.filter(F.col("verdict") == FAIL).withColumn("rule_id", F.explode("failed_rule_ids"))
 
 
 def minimal_witnesses(corpus: DataFrame, by: Iterable[str] = ("target", "broker_version", "client")) -> DataFrame:

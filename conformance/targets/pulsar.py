@@ -34,6 +34,7 @@ from conformance.trace import (
     Trace,
     replace_header,
 )
+from conformance.targets import pulsar_features as fx
 from fixtures.admin import AdminClient
 from fixtures.endpoint import BrokerEndpoint
 from fixtures.errors import AdminError
@@ -101,13 +102,11 @@ class _Run:
     publish_times: dict[str, int] = field(default_factory=dict)
 
     def full(self, short: str) -> str:
-        if "://" in short:
-            return short
-        return f"persistent://{self.namespace}/{short}"
+        # ``non-persistent://t`` is a short name too (docs/trace-format.md#names)
+        return fx.full_name(self.namespace, short)
 
     def short(self, full: str) -> str:
-        prefix = f"persistent://{self.namespace}/"
-        return full[len(prefix):] if full.startswith(prefix) else full
+        return fx.short_name(self.namespace, full)
 
 
 class BrokerTarget:
@@ -248,16 +247,37 @@ class BrokerTarget:
             kwargs["message_router"] = _SchemeRouter(a["router"].get("hashing", "murmur3_32"), a["router"].get("client", "java"))
         elif a.get("routing_mode") == "SinglePartition":
             kwargs["message_routing_mode"] = pulsar.PartitionsRoutingMode.UseSinglePartition
-        producer = run.client.create_producer(run.full(a["topic"]), **kwargs)
+        kwargs.update(fx.producer_kwargs(pulsar, a))
+        producer, pending = fx.create_producer(run, lambda: run.client.create_producer(run.full(a["topic"]), **kwargs), a)
         run.producers[a["producer"]] = producer
-        return Outcome.ok({"producer_name": producer.producer_name(), "last_sequence_id": producer.last_sequence_id()})
+        if pending:
+            # PLS-ACCESS-005: still queued; the next op on this handle waits for it.
+            return Outcome.ok({"pending": True})
+        value = {"producer_name": producer.producer_name(), "last_sequence_id": producer.last_sequence_id()}
+        if "wait_ms" in a:
+            value["pending"] = False
+        return Outcome.ok(value)
+
+    def _op_flush(self, run: _Run, a: dict) -> Outcome:
+        producer = fx.resolve_producer(run, a["producer"], self.operation_timeout_s)
+        return fx.flush(run, a["producer"], producer, self.operation_timeout_s, _id_tuple)
+
+    def _op_set_policy(self, run: _Run, a: dict) -> Outcome:
+        return fx.set_policy(run, a)
+
+    def _op_compact(self, run: _Run, a: dict) -> Outcome:
+        return fx.compact(run, run.full(a["topic"]))
+
+    def _op_unload_topic(self, run: _Run, a: dict) -> Outcome:
+        return fx.unload_topic(run, run.full(a["topic"]))
+
+    def _op_expire_messages(self, run: _Run, a: dict) -> Outcome:
+        return fx.expire_messages(run, run.full(a["topic"]), a["subscription"], a["seconds"])
 
     def _op_send(self, run: _Run, a: dict) -> Outcome:
-        producer = run.producers[a["producer"]]
+        producer = fx.resolve_producer(run, a["producer"], self.operation_timeout_s)
         label = a["payload"]
-        data = label
-        if "payload_size" in a and a["payload_size"] > len(label.encode()):
-            data = label + PAD + "." * (a["payload_size"] - len(label.encode()) - 1)
+        data = fx.payload_bytes(a, PAD)
         kwargs: dict[str, Any] = {}
         for arg, kw in (("properties", "properties"), ("key", "partition_key"), ("ordering_key", "ordering_key"), ("event_time", "event_timestamp"), ("sequence_id", "sequence_id")):
             if arg in a:
@@ -267,10 +287,13 @@ class BrokerTarget:
         if "deliver_at_ms" in a:
             kwargs["deliver_at"] = int(run.epoch_ms_at_start + a["deliver_at_ms"])
         before = int(time.time() * 1000)
-        msg_id = producer.send(data.encode(), **kwargs)
+        if a.get("async"):
+            run.publish_times.setdefault(label, before)
+            return fx.send_async(run, a["producer"], producer, label, data, kwargs)
+        msg_id = producer.send(data, **kwargs)
         run.sent[label] = msg_id
         run.publish_times.setdefault(label, before)
-        return Outcome.ok({"message_id": _id_tuple(msg_id), "sequence_id": producer.last_sequence_id()})
+        return Outcome.ok({"message_id": list(_id_tuple(msg_id)), "sequence_id": producer.last_sequence_id(), "id_text": str(msg_id)})
 
     def _op_subscribe(self, run: _Run, a: dict) -> Outcome:
         if a.get("enable_retry"):
@@ -292,6 +315,7 @@ class BrokerTarget:
             ("nack_delay_ms", "negative_ack_redelivery_delay_ms"),
             ("start_message_id_inclusive", "start_message_id_inclusive"),
             ("batch_index_ack", "batch_index_ack_enabled"),
+            ("read_compacted", "is_read_compacted"),
         ):
             if arg in a:
                 kwargs[kw] = a[arg]
@@ -317,8 +341,11 @@ class BrokerTarget:
         return Outcome.ok()
 
     def _observe(self, run: _Run, msg: Any) -> dict[str, Any]:
-        data = msg.data().decode("utf-8", errors="replace")
+        data = (msg.data() or b"").decode("utf-8", errors="replace")
         label = data.split(PAD, 1)[0]
+        if not label:
+            # a tombstone carries no label: name it by the id its send returned
+            label = fx.label_by_id(run, msg.message_id()) or label
         run.publish_times[label] = msg.publish_timestamp()
         return {
             "payload": label,
@@ -394,6 +421,8 @@ class BrokerTarget:
 
     def _op_close(self, run: _Run, a: dict) -> Outcome:
         name = a["handle"]
+        if name in run.producers:
+            fx.resolve_producer(run, name, self.operation_timeout_s)
         for table in (run.producers, run.readers):
             if name in table:
                 table.pop(name).close()
@@ -422,7 +451,8 @@ class BrokerTarget:
             if label not in run.sent:
                 return Outcome.rejected("OtherError", f"message {label!r} was not sent in this run")
             start_id = run.sent[label]
-        reader = run.client.create_reader(run.full(a["topic"]), start_id, start_message_id_inclusive=a.get("inclusive", False))
+        extra = {"is_read_compacted": True} if a.get("read_compacted") else {}
+        reader = run.client.create_reader(run.full(a["topic"]), start_id, start_message_id_inclusive=a.get("inclusive", False), **extra)
         run.readers[a["reader"]] = reader
         return Outcome.ok()
 

@@ -181,3 +181,8 @@ def compact(run: Any, topic: str) -> Outcome:
 def expire_messages(run: Any, topic: str, subscription: str, seconds: int) -> Outcome:
     run.admin.expire_messages(topic, subscription, seconds)
     return Outcome.ok({})
+
+
+def unload_topic(run: Any, topic: str) -> Outcome:
+    run.admin.unload_topic(topic)
+    return Outcome.ok({})

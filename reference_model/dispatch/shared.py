@@ -216,20 +216,32 @@ class SharedDispatcher:
                     slot.lo + slot.bump_lo, self._hi(slot) + slot.bump_hi, kind="release"))
             else:
                 stored = self.sub.stored_span(pos)
+                delay_rules = self.sub.delivery_rules(pos) if hasattr(self.sub, "delivery_rules") else ()
                 candidates.append(Candidate(
                     pos, Window(stored.start, stored.start,
-                                None if pos in self.no_deadline else max(stored.end, self.sole_since)), _FIRST_RULES,
-                    "not held by any consumer", slot.lo, self._hi(slot), kind="pool"))
+                                None if pos in self.no_deadline else max(stored.end, self.sole_since)),
+                    delay_rules + _FIRST_RULES, "not held by any consumer", slot.lo, self._hi(slot), kind="pool"))
         fresh = cursor.first_unacked(max(self.next_fresh, skip))
         wanted = [fresh] if fresh < n else []
-        if focus is not None and focus > fresh and focus >= self.next_fresh and focus < n and not cursor.is_acked(focus):
+        # PLS-DELAY-001/003: a delayed message held back does not hold back the ones after it, so
+        # list fresh messages up to the first one that is eligible now.
+        probe = fresh
+        while probe < n and self.sub.stored_span(probe).start > at.end and len(wanted) < 64:
+            probe = cursor.first_unacked(probe + 1)
+            if probe < n:
+                wanted.append(probe)
+        if focus is not None and focus > fresh and focus >= self.next_fresh and focus < n and not cursor.is_acked(focus) \
+                and focus not in wanted:
             wanted.append(focus)
+        feature_rules = getattr(self.sub, "delivery_rules", None)
         for pos in wanted:
             stored = self.sub.stored_span(pos)
+            extra = feature_rules(pos) if feature_rules else ()
             candidates.append(Candidate(
                 pos, Window(stored.start, stored.start,
                             None if pos in self.no_deadline else max(stored.end, self.sole_since)),
-                self.start_rules.get(handle, ()) + _FIRST_RULES, "not yet delivered to any consumer",
+                (extra + self.start_rules.get(handle, ()) + _FIRST_RULES) if extra else self.start_rules.get(handle, ()) + _FIRST_RULES,
+                "its deliver-at time has come" if extra else "not yet delivered to any consumer",
                 0, self._fresh_hi(pos), kind="pool"))
         if focus is not None and handle in self.ghosts.get(focus, ((), 0))[0]:
             candidates.append(ghost_candidate(focus, handle, self.ghosts[focus][1]))

@@ -6,11 +6,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conformance.corpus import SCHEMA, VERSION_KEY
+from conformance.corpus import CORPUS_SCHEMA_VERSION, SCHEMA, VERSION_KEY
 from spark_reports.schemas import CORPUS_STRUCT, CorpusError, arrow_to_spark, check_corpus_folder, require_corpus_schema
 
 
-def _part(path, version=b"1", rows=2):
+def _part(path, version=str(CORPUS_SCHEMA_VERSION).encode(), rows=2):
     table = pa.Table.from_pylist(
         [{"run_id": "r", "trace_id": "t", "step": i + 1, "op": "send", "target": "model", "verdict": "PASS",
           "outcome_status": "ok", "rule_ids": [], "anomalies": []} for i in range(rows)], schema=SCHEMA)
@@ -37,8 +37,8 @@ def test_missing_and_empty_folders_are_refused(tmp_path):
 
 def test_another_schema_version_is_refused_naming_the_file(tmp_path):
     _part(tmp_path / "part-a-000000.parquet")
-    _part(tmp_path / "part-b-000000.parquet", version=b"2")
-    with pytest.raises(CorpusError, match=r"part-b-000000\.parquet: corpus schema version 2"):
+    _part(tmp_path / "part-b-000000.parquet", version=b"1")
+    with pytest.raises(CorpusError, match=r"part-b-000000\.parquet: corpus schema version 1"):
         check_corpus_folder(tmp_path)
 
 

@@ -21,6 +21,9 @@ _BROKER = {"target": "embedded", "broker_version": "4.0.8", "client": "python", 
 
 def row(**kw):
     r = {**_DEFAULT, **kw}
+    # unless a test says otherwise, every rule judged at a step had the step's verdict
+    r.setdefault("failed_rule_ids", list(r["rule_ids"]) if r["verdict"] == "FAIL" else [])
+    r.setdefault("indeterminate_rule_ids", list(r["rule_ids"]) if r["verdict"] == "INDETERMINATE" else [])
     return tuple(r[f.name] for f in CORPUS_STRUCT.fields)
 
 
@@ -164,3 +167,15 @@ def test_trend_and_timing_points(frame):
     assert (p.rule_id, p.delta_ms, p.verdict) == ("PLS-NACK-001", -20.0, "FAIL")
     trend = {(r.run_id, r.target): (r.traces, r.failing_traces) for r in T.trend_by_run(df).collect()}
     assert trend == {("r1", "model"): (1, 0), ("r1", "embedded"): (1, 1), ("r2", "embedded"): (1, 0)}
+
+
+def test_a_step_failing_one_rule_does_not_count_against_the_others(frame):
+    df = frame([
+        broker(rule_ids=["PLS-A-001", "PLS-B-001"], failed_rule_ids=["PLS-B-001"], anomalies=["lost-message"], verdict="FAIL"),
+        broker(step=2, rule_ids=["PLS-A-001", "PLS-C-001"], indeterminate_rule_ids=["PLS-C-001"], verdict="INDETERMINATE"),
+    ])
+    verdicts = {r["rule_id"]: r["verdict"] for r in T.rule_verdicts(T.summarise(df)).collect()}
+    assert verdicts == {"PLS-A-001": "PASS", "PLS-B-001": "FAIL", "PLS-C-001": "INDETERMINATE"}
+    anomalies = {(r["rule_id"], r["anomaly"]) for r in T.summarise(df).collect()}
+    assert ("PLS-A-001", "lost-message") not in anomalies and ("PLS-B-001", "lost-message") in anomalies
+    assert {r["rule_id"] for r in T.failing_steps(df).collect()} == {"PLS-B-001"}

@@ -31,8 +31,20 @@ def test_rows_carry_the_worst_verdict_per_step(tmp_path):
     table = read_corpus(tmp_path).to_pylist()
     assert [r["verdict"] for r in table] == ["PASS", "FAIL"]
     assert table[1]["rule_ids"] == ["PLS-A-001", "PLS-B-001", "PLS-C-001"]
+    assert table[1]["failed_rule_ids"] == ["PLS-B-001"], "only the rule that failed is charged"
+    assert table[1]["indeterminate_rule_ids"] == ["PLS-C-001"]
     assert table[1]["anomalies"] == ["lost-message"]
     assert table[0]["rule_ids"] == []
+
+
+def test_end_of_history_verdicts_land_on_the_last_event(tmp_path):
+    verdicts = [_V(None, "PLS-SHARED-001", "FAIL", "lost-message", "m1 was never delivered")]
+    with CorpusWriter(tmp_path, run_id="r") as writer:
+        writer.add(_history("t1"), verdicts)
+    rows = read_corpus(tmp_path).to_pylist()
+    assert [r["verdict"] for r in rows] == ["PASS", "FAIL"]
+    assert rows[1]["failed_rule_ids"] == ["PLS-SHARED-001"]
+    assert rows[1]["explanation"] == "m1 was never delivered"
 
 
 def test_parts_are_written_as_they_go_and_a_run_resumes(tmp_path):
@@ -63,9 +75,9 @@ def test_truncated_and_foreign_files_are_named(tmp_path):
     with pytest.raises(CorpusError, match="not an outcome corpus file"):
         read_corpus(tmp_path)
     other.unlink()
-    future = SCHEMA.with_metadata({b"pulsar_conformance_corpus_version": b"2"})
-    pq.write_table(future.empty_table(), other)
-    with pytest.raises(CorpusError, match="schema version 2"):
+    older = SCHEMA.with_metadata({b"pulsar_conformance_corpus_version": b"1"})
+    pq.write_table(older.empty_table(), other)
+    with pytest.raises(CorpusError, match="schema version 1, this reader knows 2"):
         read_corpus(tmp_path)
     with pytest.raises(CorpusError, match="no such corpus folder"):
         read_corpus(tmp_path / "missing")

@@ -106,3 +106,22 @@ def test_seek_and_reader_argument_shapes():
 def test_unknown_error_name_is_refused():
     with pytest.raises(ValueError, match="unknown error name"):
         Outcome.rejected("Oops")
+
+
+def test_feature_ops_validate():
+    # docs/trace-format.md: feature ops and arguments (issue 5).
+    from conformance.trace import TraceFormatError, validate_op
+
+    validate_op("set_policy", {"deduplication": True})
+    validate_op("set_policy", {"retention_minutes": 10, "retention_size_mb": 10})
+    validate_op("compact", {"topic": "t"})
+    validate_op("expire_messages", {"topic": "t", "subscription": "s", "seconds": 1})
+    validate_op("flush", {"producer": "p"})
+    validate_op("unload_topic", {"topic": "t"})
+    validate_op("send", {"producer": "p", "payload": "x", "async": True, "tombstone": "null"})
+    validate_op("create_reader", {"reader": "r", "topic": "t", "start": "earliest", "read_compacted": True})
+    for op, args in (("set_policy", {}), ("set_policy", {"retention_minutes": 10}),
+                     ("send", {"producer": "p", "payload": "x", "tombstone": "zero"}),
+                     ("expire_messages", {"topic": "t", "subscription": "s", "seconds": -1})):
+        with pytest.raises(TraceFormatError):
+            validate_op(op, args)
