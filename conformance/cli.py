@@ -141,7 +141,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             result = run_case(case, target, client=args.client, history_dir=out / "histories" / label)
             results.append(result)
             if result.history is not None:
-                writer.add(result.history, result.verdicts)
+                writer.add(result.history, result.corpus_verdicts())
             deviation = known_deviation(case.id, info["broker_version"]) if label != "model" else None
             mark = f"  (known deviation {deviation.id})" if deviation and result.status == FAIL else ""
             _say(f"  [{i:>3}/{len(cases)}] {result.status:<14} {case.id}  ({result.duration_s:.1f} s){mark}")

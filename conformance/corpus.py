@@ -45,6 +45,7 @@ SCHEMA = pa.schema(
         pa.field("verdict", pa.string(), nullable=False),  # worst verdict at this step, PASS if none
         pa.field("outcome_status", pa.string(), nullable=False),
         pa.field("observation", pa.string()),  # JSON: the outcome as recorded in the history
+        pa.field("observation_key", pa.string()),  # v2: the observation without broker-chosen values
         pa.field("explanation", pa.string()),
         pa.field("t_start_ms", pa.float64()),
         pa.field("t_end_ms", pa.float64()),
@@ -53,6 +54,24 @@ SCHEMA = pa.schema(
 )
 
 _SEVERITY = {"PASS": 0, "NOT_APPLICABLE": 0, "INDETERMINATE": 1, "FAIL": 2}
+
+# Values a broker or client chooses freely (ledger ids, clocks, generated names, error prose):
+# two conforming targets differ in them, so comparisons across targets leave them out.
+UNCOMPARABLE_KEYS = frozenset({"message_id", "publish_time", "producer_name", "id_text", "ids", "detail"})
+
+
+def observation_key(outcome_json: Any) -> str:
+    """The observation as JSON, minus ``UNCOMPARABLE_KEYS`` at any depth: what the model and a
+    broker can be compared on (payload labels, keys, properties, counts, statuses, errors)."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in UNCOMPARABLE_KEYS}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return json.dumps(strip(outcome_json), sort_keys=True)
 
 
 class CorpusError(ValueError):
@@ -95,6 +114,7 @@ def event_rows(history: History, verdicts: Iterable[Any], *, run_id: str) -> lis
                 "verdict": worst,
                 "outcome_status": event.outcome.status,
                 "observation": json.dumps(event.outcome.to_json(), sort_keys=True),
+                "observation_key": observation_key(event.outcome.to_json()),
                 "explanation": explanation,
                 "t_start_ms": float(event.t_start_ms),
                 "t_end_ms": float(event.t_end_ms),

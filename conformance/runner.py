@@ -37,6 +37,17 @@ def worst(statuses: Iterable[str]) -> str | None:
     return max(found, key=_SEVERITY.__getitem__) if found else None
 
 
+@dataclass(frozen=True)
+class CaseVerdict:
+    """A rule verdict that comes from a case (its expectations), shaped like a checker Verdict."""
+
+    rule_id: str
+    step: int | None
+    status: str
+    anomaly: str | None
+    explanation: str
+
+
 @dataclass
 class CaseResult:
     case: Case
@@ -49,6 +60,25 @@ class CaseResult:
     history_path: Path | None = None
     duration_s: float = 0.0
     message: str = ""
+
+    def corpus_verdicts(self) -> list[Any]:
+        """What the outcome corpus records for this case: the checker's verdicts, plus the case's
+        own (each pinned expectation at its step; a case rule nothing judged, at the last step),
+        so the corpus and ``summary.json`` agree rule by rule."""
+        out = list(self.verdicts)
+        judged = {v.rule_id for v in out}
+        for e in self.expectations:
+            for rule in self.case.rules:
+                # a broken expectation counts as run_case charged it; PASS there means "charged elsewhere"
+                status = PASS if e.passed else self.rule_verdicts.get(rule, FAIL)
+                if e.passed or status != PASS:
+                    out.append(CaseVerdict(rule, e.expectation.step, status, None if e.passed else "wrong-value", e.message))
+                    judged.add(rule)
+        last = self.history.events[-1].step if self.history is not None and self.history.events else None
+        for rule, status in self.rule_verdicts.items():
+            if rule not in judged and status != NOT_APPLICABLE:
+                out.append(CaseVerdict(rule, last, status, None, f"case {self.case.id}: {status}"))
+        return out
 
     def failure_text(self) -> str:
         lines = []

@@ -146,7 +146,7 @@ def matrix_section(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> str:
 <div class="legend" id="legend">{legend}</div>
 <div class="controls"><label><input type="checkbox" id="only-failing"> show failing rules only</label>
 <span class="muted"> Model columns (blue) are the reference: the model's own histories judged by the checker.
-A FAIL counts against every rule judged at the failing step (corpus schema v1 keeps the step's worst verdict).</span></div>
+Each rule's cell is its own verdict at each step (corpus schema v2: failed_rule_ids, indeterminate_rule_ids).</span></div>
 <div style="overflow-x:auto"><table class="matrix" id="rule-matrix"><thead><tr><th>rule</th><th>title</th>{head}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div></section>"""
 

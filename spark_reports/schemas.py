@@ -60,6 +60,7 @@ CORPUS_STRUCT = StructType(
         StructField("verdict", StringType(), nullable=False),
         StructField("outcome_status", StringType(), nullable=False),
         StructField("observation", StringType(), nullable=True),
+        StructField("observation_key", StringType(), nullable=True),
         StructField("explanation", StringType(), nullable=True),
         StructField("t_start_ms", DoubleType(), nullable=True),
         StructField("t_end_ms", DoubleType(), nullable=True),

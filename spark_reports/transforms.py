@@ -104,9 +104,10 @@ def model_vs_broker(corpus: DataFrame, *, exact: bool = False) -> DataFrame:
     ``model_status``, ``model_verdict``, ``model_t_start_ms``, ``model_t_end_ms``, ``diff``, and
     with ``exact=True`` also ``model_observation``.
 
-    Observations are compared by ``fingerprint`` (64-bit xxhash: two different observations
-    collide with odds about 1 in 1.8e19 per pair) unless ``exact=True``, which compares and
-    shuffles the full JSON strings (3-4x the shuffle volume on a realistic corpus). Use
+    Observations are compared on ``observation_key`` (schema v2: the observation without the
+    values a broker chooses freely, such as ledger ids and publish times), by ``fingerprint``
+    (64-bit xxhash: two different keys collide with odds about 1 in 1.8e19 per pair) unless
+    ``exact=True``, which compares and shuffles the full key strings. Use
     ``with_model_observation`` to fetch the model's observation for a few differing rows.
     """
     # run_id, trace_id and step are NOT NULL in schema v1; saying so lets Spark compare them
@@ -120,7 +121,7 @@ def model_vs_broker(corpus: DataFrame, *, exact: bool = False) -> DataFrame:
         line_of(F.col("broker_version")).alias("m_line"), client_kind_of(F.col("client")).alias("m_client_kind"),
         F.col("profile").alias("m_profile"),
         F.col("outcome_status").alias("model_status"),
-        (F.col("observation") if exact else fingerprint(F.col("observation"))).alias("_m_obs"),
+        (F.col("observation_key") if exact else fingerprint(F.col("observation_key"))).alias("_m_obs"),
         F.col("verdict").alias("model_verdict"), F.col("t_start_ms").alias("model_t_start_ms"),
         F.col("t_end_ms").alias("model_t_end_ms"), F.lit(True).alias("_has_model"),
     )
@@ -128,7 +129,7 @@ def model_vs_broker(corpus: DataFrame, *, exact: bool = False) -> DataFrame:
              ("client_kind", "m_client_kind"), ("profile", "m_profile"))
     cond = reduce(lambda acc, p: acc & b[p[0]].eqNullSafe(m[p[1]]), pairs, F.lit(True))
     joined = b.join(m, cond, "left")
-    b_obs = F.col("observation") if exact else fingerprint(F.col("observation"))
+    b_obs = F.col("observation_key") if exact else fingerprint(F.col("observation_key"))
     same = F.col("outcome_status").eqNullSafe(F.col("model_status")) & b_obs.eqNullSafe(F.col("_m_obs"))
     out = joined.withColumn(
         "diff", F.when(F.col("_has_model").isNull(), NO_PREDICTION).when(same, SAME).otherwise(DIFFERS))
@@ -191,7 +192,7 @@ def version_vs_version(corpus: DataFrame, base: str, other: str) -> DataFrame:
         F.count(F.lit(1)).alias("rows"),
         F.sum((F.col("verdict") == FAIL).cast("long")).alias("fail_rows"),
         F.array_sort(F.collect_set("verdict")).alias("verdicts"),
-        F.array_sort(F.collect_set(F.xxhash64("outcome_status", "observation"))).alias("_obs"),
+        F.array_sort(F.collect_set(F.xxhash64("outcome_status", "observation_key"))).alias("_obs"),
         F.min("observation").alias("observation"),
         F.first("op").alias("op"),
         F.first("rule_ids").alias("rule_ids"),

@@ -32,7 +32,8 @@ def test_the_generator_writes_exactly_the_rows_asked_with_injections(corpus):
     assert sum(pq.ParquetFile(p).metadata.num_rows for p in out.glob("part-*.parquet")) == ROWS == manifest["rows"]
     assert manifest["expected"]["injections"] > 20
     assert len(manifest["persistent"]) == 3
-    assert {i["mutation"] for i in manifest["injections"]} >= {"redelivery-count+1", "drop-delivery"}
+    kinds = {i["mutation"] for i in manifest["injections"]}
+    assert len(kinds) >= 4 and "redelivery-count+1" in kinds, kinds  # several kinds of divergence, drawn by seed
 
 
 

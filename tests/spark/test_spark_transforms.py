@@ -7,6 +7,7 @@ import json
 import pytest
 from pyspark.sql import functions as F
 
+from conformance.corpus import observation_key
 from spark_reports import transforms as T
 from spark_reports.schemas import CORPUS_STRUCT
 
@@ -24,6 +25,7 @@ def row(**kw):
     # unless a test says otherwise, every rule judged at a step had the step's verdict
     r.setdefault("failed_rule_ids", list(r["rule_ids"]) if r["verdict"] == "FAIL" else [])
     r.setdefault("indeterminate_rule_ids", list(r["rule_ids"]) if r["verdict"] == "INDETERMINATE" else [])
+    r.setdefault("observation_key", None if r["observation"] is None else observation_key(json.loads(r["observation"])))
     return tuple(r[f.name] for f in CORPUS_STRUCT.fields)
 
 
