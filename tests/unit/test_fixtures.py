@@ -98,7 +98,7 @@ def test_versions(version, resolved):
     assert embedded.resolve_version(version) == resolved
 
 
-@pytest.mark.parametrize("bad", ["5.0.0", "latest", "4"])
+@pytest.mark.parametrize("bad", ["5.0.0", "latest", "4", "4.2"])
 def test_unpublished_versions_are_refused(bad):
     with pytest.raises(BrokerStartError) as err:
         embedded.resolve_version(bad)
