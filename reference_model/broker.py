@@ -755,13 +755,9 @@ class Broker(FeatureOps):
         found = self._consumer_or_reject(handle)
         if isinstance(found, Rejected):
             return found
-        if handle in self.partition_consumers and label not in self.received_labels.get(handle, ()):
-            # Measured (4.0.8, C++ 4.2.0): a partitioned (multi-topics) consumer cannot route an id
-            # that carries no topic -- the id the producer returned -- and fails the ack with
-            # OperationNotSupported; a nack of such an id does nothing.
-            return Rejected("OtherError", "PLS-ACK-001",
-                            f"OperationNotSupported: {handle} reads a partitioned topic and never received "
-                            f"{label}; the producer's id names no partition topic")
+        unroutable = self._partition_route_refusal(handle, label)
+        if unroutable is not None:
+            return unroutable
         found_any = None
         for config, sub in self._pairs(handle):
             pos = sub.topic.by_label.get(label)
@@ -772,6 +768,18 @@ class Broker(FeatureOps):
         if found_any is not None:
             return found_any
         return Rejected("InvalidArgument", "PLS-ACK-001", f"no message {label!r} on the topic of {handle}", certain=False)
+
+    def _partition_route_refusal(self, handle: str, label: str) -> Rejected | None:
+        """Measured (4.0.8, C++ 4.2.0): a partitioned (multi-topics) consumer routes an ack by the
+        topic its id carries, and the id the producer returned carries none. The
+        ``MultiTopicsConsumerImpl`` fails such an ack (plain or cumulative) with
+        OperationNotSupported before any per-partition ``ConsumerImpl`` check runs; a nack of such
+        an id does nothing."""
+        if handle in self.partition_consumers and label not in self.received_labels.get(handle, ()):
+            return Rejected("OtherError", "PLS-ACK-001",
+                            f"OperationNotSupported: {handle} reads a partitioned topic and never received "
+                            f"{label}; the producer's id names no partition topic")
+        return None
 
     def _consumer_or_reject(self, handle: str):
         found = self.consumers.get(handle)
@@ -814,6 +822,11 @@ class Broker(FeatureOps):
         if isinstance(found, Rejected):
             return found
         config, sub = found
+        # The multi-topics consumer routes the id first (OperationNotSupported), and only the
+        # partition's consumer checks the subscription type: routing refusal before PLS-ACK-003.
+        unroutable = self._partition_route_refusal(args["consumer"], args["message"])
+        if unroutable is not None:
+            return unroutable
         if config.type not in CUMULATIVE_ACK_TYPES:
             # PLS-ACK-003: refused by the client, nothing is sent.
             return Rejected(self.profile.cumulative_ack_shared_error, "PLS-ACK-003",

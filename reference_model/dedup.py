@@ -151,12 +151,13 @@ def next_sequence_id(seq: ProducerSequence, explicit: int | None = None) -> tupl
     explicit = python_sequence_argument(explicit)
     if explicit is not None:
         return seq, explicit
-    return replace(seq, next_generated=seq.next_generated + 1), seq.next_generated
+    # (the constructor, not dataclasses.replace: this runs once per send)
+    return ProducerSequence(seq.configured_initial, seq.last, seq.next_generated + 1), seq.next_generated
 
 
 def send_acknowledged(seq: ProducerSequence, sequence_id: int) -> ProducerSequence:
     """PLS-DEDUP-006: every acknowledged send (stored or duplicate) sets ``last_sequence_id``."""
-    return replace(seq, last=sequence_id)
+    return ProducerSequence(seq.configured_initial, sequence_id, seq.next_generated)
 
 
 @dataclass(frozen=True)

@@ -266,6 +266,7 @@ class FeatureOps:
         seq_before = pf.sequence
         seq, s = dedup.next_sequence_id(pf.sequence, args.get("sequence_id"))  # PLS-DEDUP-005/006
         deliver_at = deliver_at_span(args, at)
+        plan = None
         if not pf.batching and not args.get("async"):
             plan = send_plan(pf, producer.name, s, args, persistent=persistent, max_message_size=self.profile.max_message_size)
             if isinstance(plan, Rejected):
@@ -320,18 +321,21 @@ class FeatureOps:
             fx.next_entry += 1
             value = self._write(producer, topic, label, args, at, s, deliver_at, observed, pf, batch_index=0, entry=entry)
         else:
-            value = self._write(producer, topic, label, args, at, s, deliver_at, observed, pf, batch_index=None)
+            value = self._write(producer, topic, label, args, at, s, deliver_at, observed, pf, batch_index=None, plan=plan)
         self.facts = {**facts, **self.facts}
         return value
 
-    def _write(self, producer, topic, label, args, at, s, deliver_at, observed, pf, *, batch_index, entry=None) -> dict:
-        """Store one message; returns the send's ok value. ``batch_index`` None: not batched."""
+    def _write(self, producer, topic, label, args, at, s, deliver_at, observed, pf, *, batch_index, entry=None,
+               plan=None) -> dict:
+        """Store one message; returns the send's ok value. ``batch_index`` None: not batched;
+        ``plan``: the send's ``send_plan``, when the caller already made it."""
         fx = self.topic_features(topic)
         persistent = is_persistent(topic.full)
         chunks = 1
         facts: dict[str, Any] = {}
         if batch_index is None and persistent:
-            plan = send_plan(pf, producer.name, s, args, persistent=persistent, max_message_size=self.profile.max_message_size)
+            if plan is None:
+                plan = send_plan(pf, producer.name, s, args, persistent=persistent, max_message_size=self.profile.max_message_size)
             chunks = plan.chunks if not isinstance(plan, Rejected) else 1
             if pf.chunking:
                 facts["chunks"] = chunks

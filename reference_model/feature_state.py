@@ -141,9 +141,26 @@ def metadata_size(producer_name: str, sequence_id: int, args: Mapping[str, Any])
         event_time_ms=args.get("event_time") or None, deliver_at_ms=deliver_at)
 
 
+def _metadata_size_bound(producer_name: str, args: Mapping[str, Any]) -> int:
+    """A cheap upper bound of ``metadata_size``: at most 4 UTF-8 bytes per character, and at most
+    16 bytes of tags and varints per field (11 for a tag plus a 64-bit varint)."""
+    bound = 4 * len(producer_name) + 96  # producer_name, sequence_id, publish_time, event_time, deliver_at
+    for key, value in (args.get("properties") or {}).items():
+        bound += 4 * (len(key) + len(value)) + 48
+    for field in ("key", "ordering_key"):
+        if args.get(field):
+            bound += 4 * len(args[field]) + 16
+    return bound
+
+
 def send_plan(producer: ProducerFeatures, producer_name: str, sequence_id: int, args: Mapping[str, Any], *,
               persistent: bool, max_message_size: int) -> chunking.SendPlan | Rejected:
     """PLS-CHUNK-002/003/006: how many entries a (non-batched) send writes, or MessageTooBig."""
+    size = payload_size(args)
+    if not producer.chunking and size + _metadata_size_bound(producer_name, args) <= max_message_size:
+        # Without chunking a send is one entry unless metadata + payload exceed the limit
+        # (PLS-CHUNK-003); far from the limit the exact metadata size cannot matter.
+        return chunking.SendPlan(1, ((0, size),))
     return chunking.send_plan(
         payload_size(args), metadata_size=metadata_size(producer_name, sequence_id, args),
         chunking_enabled=producer.chunking, batching_enabled=False, persistent=persistent,

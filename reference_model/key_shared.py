@@ -304,8 +304,13 @@ def ring_join(ring: Ring, name: str) -> tuple[Ring, KsConsumer]:
     consumer = KsConsumer(name, ring.next_serial)
     points = {pos: list(cs) for pos, cs in ring.points}
     tracker = _Tracker(ring.name_index)
+    by_index = profile.ring_point_key == "name\0index\0i"
+    # One incref per point; the consumer stays tracked throughout (its count never drops to 0
+    # before the last point), so its index is the one the first incref gives.
+    idx = tracker.incref(consumer) if by_index else 0
+    if by_index:
+        tracker.entries[consumer][1] += ring.replica_points - 1
     for i in range(ring.replica_points):
-        idx = tracker.incref(consumer) if profile.ring_point_key == "name\0index\0i" else 0
         pos = _point_position(profile, name, idx, i)
         existing = points.get(pos)
         if profile.ring_collision == "first_wins":

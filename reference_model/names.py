@@ -19,6 +19,7 @@ Choices: invalid names are a ``Rejected`` value naming PLS-TOPIC-003, not an exc
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -55,6 +56,7 @@ def _invalid(name: str, why: str) -> Rejected:
     return Rejected("InvalidTopicName", "PLS-TOPIC-003", f"invalid topic name {name!r}: {why}")
 
 
+@functools.lru_cache(maxsize=4096)  # pure; every op re-parses its topic
 def parse_topic(name: str) -> TopicName | Rejected:
     """Parse a topic name as the C++ client does; a ``Rejected`` names what is wrong."""
     if not name:
@@ -88,6 +90,7 @@ def _checked(name: str, topic: TopicName) -> TopicName | Rejected:
     return topic
 
 
+@functools.lru_cache(maxsize=4096)  # pure; every op re-parses its topic
 def expand(name: str) -> str | Rejected:
     """The fully qualified name of ``name`` (PLS-TOPIC-001), or why it is invalid (PLS-TOPIC-003)."""
     parsed = parse_topic(name)
@@ -101,6 +104,7 @@ def partition_name(topic: str, index: int) -> str:
     return f"{topic}{PARTITION_SUFFIX}{index}"
 
 
+@functools.lru_cache(maxsize=4096)  # pure; every op re-parses its topic
 def expand_trace(name: str) -> str | Rejected:
     """A trace's topic name, fully qualified (docs/trace-format.md#names).
 

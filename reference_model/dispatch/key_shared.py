@@ -373,7 +373,10 @@ class KeySharedDispatcher(SharedDispatcher):
         if candidate is None or candidate.kind not in ("stale", "ghost"):
             if pos not in self.delivered_once and self.owners(pos) is None:
                 self.learned.setdefault(self.sticky_key(pos), handle)
-            self.delivered_once.add(pos)
+        # PLS-KEYSHARED-007 orders *dispatches*: a stale or ghost copy was pushed by the broker to
+        # a receiver queue before, so its message has been dispatched once either way, and later
+        # messages of its key are no longer held back by it.
+        self.delivered_once.add(pos)
         super().deliver(handle, pos, at, count, candidate)
 
     def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,

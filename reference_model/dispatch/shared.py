@@ -23,6 +23,8 @@ What a C++ receiver queue holds is never purged, and that allows a few duplicate
 on 4.0.8 with random traces, see tests/model/live_histories):
 - ``stale``: after ``redeliver_unacked`` (or a seek by *another* consumer) messages the queue
   had may surface there once more while the broker also gives them to others;
+  a nack of such a stale copy cannot pull back the broker's own copy: a release already
+  under way stands, and a later copy is allowed from the nack window but never owed;
 - ``ghosts``: an ack removes a message at the broker, but a copy already pushed to a queue
   still surfaces (the checker reports such a delivery INDETERMINATE, never PASS: the history
   cannot show whether the copy was queued before the ack);
@@ -100,6 +102,10 @@ class SharedDispatcher:
         # redeliver_unacked (C++ keeps its queue): (fresh from, fresh to, returned positions)
         self.stale: dict[str, list[tuple[int, int, frozenset[int]]]] = {}
         self.stale_used: dict[str, set[int]] = {}
+        # Positions whose latest copy in a consumer's application was such a stale copy: the
+        # broker's own copy is elsewhere (in flight, queued, or pending), so a nack of it cannot
+        # pull that copy back (see ``nack``).
+        self.stale_in_hand: dict[str, set[int]] = {}
         self.skip_before: dict[str, int] = {}
         self.sole_since = 0.0  # when the current consumers became all the consumers
         self.start_rules: dict[str, tuple[str, ...]] = {}
@@ -173,6 +179,7 @@ class SharedDispatcher:
             holders.discard(handle)  # closing drops its queue
         self.stale.pop(handle, None)
         self.stale_used.pop(handle, None)
+        self.stale_in_hand.pop(handle, None)
         self.skip_before.pop(handle, None)
         self.start_rules.pop(handle, None)
         self.sole_since = at.end
@@ -271,6 +278,7 @@ class SharedDispatcher:
     def deliver(self, handle: str, pos: int, at: Span, count: int, candidate: Candidate | None) -> None:
         if candidate is not None and candidate.kind == "stale":
             self.stale_used.setdefault(handle, set()).add(pos)
+            self.stale_in_hand.setdefault(handle, set()).add(pos)
             slot = self.slots.get(pos)
             if slot is None or slot.holder is None or slot.release is not None:
                 self.no_deadline.add(pos)
@@ -278,6 +286,9 @@ class SharedDispatcher:
                 slot.hi = max(slot.hi, count + 1)  # that copy may have been counted by the broker too
             return
         self.no_deadline.discard(pos)
+        in_hand = self.stale_in_hand.get(handle)
+        if in_hand:
+            in_hand.discard(pos)
         if candidate is not None and candidate.kind == "ghost":
             self.ghosts.pop(pos, None)  # there was one queued copy; it is gone
             return
@@ -308,6 +319,8 @@ class SharedDispatcher:
     def acked(self, positions: Iterable[int], at: Span) -> None:
         for pos in positions:
             self.no_deadline.discard(pos)
+            for in_hand in self.stale_in_hand.values():
+                in_hand.discard(pos)
             slot = self.slots.get(pos)
             # A copy already pushed to a receiver queue is not purged by the ack (C++): if the
             # message was not in an application's hands (never delivered, returned, released),
@@ -329,6 +342,22 @@ class SharedDispatcher:
         consumer = self.consumers.get(handle)
         if consumer is None:
             return
+        if pos in self.stale_in_hand.get(handle, ()):
+            # PLS-REDELIVER-001 (C++ keeps its queue): the application nacked a stale queued copy.
+            # The client's nack tracker asks the broker to redeliver the id after the delay, and the
+            # broker does so only if a copy is then pending on this consumer.
+            self.stale_in_hand[handle].discard(pos)
+            released = slot is not None and slot.release is not None and slot.release.low <= at.start
+            if slot is None or slot.holder != handle or released:
+                # The broker's copy is not in this application's hands: a release already under way
+                # (redeliver_unacked, close, an earlier nack) stands, and whether the nack finds a
+                # copy pending here the history cannot show: a later copy is allowed, never owed.
+                w = consumer_nack_window(at, consumer.nack_delay_ms, consumer.nack_backoff,
+                                         slot.lo if slot is not None else 0, self.profile)
+                self.queued_nacks[pos] = (handle, Window(w.low, w.canonical, None),
+                                          f"the nack of a stale copy of {self.sub.label(pos)} at {at.start:g} ms")
+                return
+            # Otherwise the application also holds the broker's copy: an ordinary nack of it.
         if slot is None or slot.holder is None:
             # Not received by the application, but maybe pushed to this consumer's queue: the
             # broker redelivers it if it is pending there (measured, 4.0.8).
@@ -372,6 +401,7 @@ class SharedDispatcher:
             held.clear()
         self.stale = keep
         self.stale_used.clear()
+        self.stale_in_hand.clear()
         self.ghosts.clear()
         self.queued_nacks.clear()
         self.next_fresh = pos
