@@ -29,13 +29,6 @@ MAX = chunking.DEFAULT_MAX_MESSAGE_SIZE
 # ---------------------------------------------------------------- helpers
 
 
-def _drain(consumer, timeout_ms: int = 300) -> list:
-    got = []
-    while True:
-        try:
-            got.append(consumer.receive(timeout_millis=timeout_ms))
-        except pulsar.Timeout:
-            return got
 
 
 def _read_all(reader, timeout_ms: int = 300) -> list:
@@ -143,7 +136,7 @@ def test_no_chunking_on_non_persistent_topics(pulsar_client, pulsar_namespace):
 
 
 @pytest.mark.rule("PLS-DEDUP-001", "PLS-DEDUP-002", "PLS-DEDUP-005", "PLS-DEDUP-006")
-def test_dedup_on_drops_resent_sequence_ids_and_restarts_continue(pulsar_client, topic, pulsar_admin, pulsar_namespace):
+def test_dedup_on_drops_resent_sequence_ids_and_restarts_continue(pulsar_client, topic, pulsar_admin, pulsar_namespace, drain):
     pulsar_admin.set_deduplication(pulsar_namespace, True)
     state = dedup.DedupState(enabled=True)
     reader_sub = pulsar_client.subscribe(topic, "all", initial_position=pulsar.InitialPosition.Earliest)
@@ -178,11 +171,11 @@ def test_dedup_on_drops_resent_sequence_ids_and_restarts_continue(pulsar_client,
     assert producer.last_sequence_id() == seq.last == 3
     run(producer, seq, [None])
 
-    assert [m.data() for m in _drain(reader_sub)] == [b"s0", b"s1", b"s2", b"s10", b"s11"]
+    assert [m.data() for m in drain(reader_sub, timeout_ms=300)] == [b"s0", b"s1", b"s2", b"s10", b"s11"]
 
 
 @pytest.mark.rule("PLS-DEDUP-003")
-def test_dedup_off_stores_resent_sequence_ids(pulsar_client, topic):
+def test_dedup_off_stores_resent_sequence_ids(pulsar_client, topic, drain):
     state, seq = dedup.DedupState(enabled=False), dedup.ProducerSequence.create(None)
     consumer = pulsar_client.subscribe(topic, "s")
     producer = pulsar_client.create_producer(topic, producer_name="pd")
@@ -193,7 +186,7 @@ def test_dedup_off_stores_resent_sequence_ids(pulsar_client, topic):
         got = producer.send(payload, sequence_id=5)
         assert (got.ledger_id() >= 0) is out.stored
     assert outcomes == [True, True]
-    assert [m.data() for m in _drain(consumer)] == [b"a", b"b"]
+    assert [m.data() for m in drain(consumer, timeout_ms=300)] == [b"a", b"b"]
     producer.close()
     producer = pulsar_client.create_producer(topic, producer_name="pd")
     assert producer.last_sequence_id() == dedup.broker_last_sequence_id(state, "pd") == -1
@@ -204,13 +197,13 @@ def test_dedup_off_stores_resent_sequence_ids(pulsar_client, topic):
 
 @pytest.mark.rule("PLS-DELAY-001", "PLS-DELAY-002", "PLS-DELAY-003")
 @pytest.mark.parametrize("sub_type", ["Shared", "KeyShared", "Exclusive", "Failover"])
-def test_which_subscription_types_hold_delayed_messages(pulsar_client, topic, sub_type):
+def test_which_subscription_types_hold_delayed_messages(pulsar_client, topic, sub_type, drain):
     consumer = pulsar_client.subscribe(topic, "s", consumer_type=getattr(pulsar.ConsumerType, sub_type))
     producer = pulsar_client.create_producer(topic)
     producer.send(b"late", deliver_after=timedelta(milliseconds=400))
     producer.send(b"now")
     # Failover pauses ~1 s before its first dispatch; the order, not the time, is the observation.
-    got = [m.data().decode() for m in _drain(consumer, timeout_ms=1500 if sub_type == "Failover" else 600)]
+    got = [m.data().decode() for m in drain(consumer, timeout_ms=1500 if sub_type == "Failover" else 600)]
     assert got == delayed.delivery_order([("late", 400.0), ("now", None)], subscription_type=sub_type, tick_ms=100, strict=True)
 
 
@@ -252,7 +245,7 @@ def test_delayed_message_bypasses_the_open_batch(pulsar_client, topic):
 
 @pytest.mark.rule("PLS-BATCH-001", "PLS-BATCH-004", "PLS-BATCH-005", "PLS-BATCH-006", "PLS-BACKLOG-001")
 @pytest.mark.parametrize("batch_index_ack", [False, True])
-def test_partly_acked_batch_redelivery(pulsar_client, topic, pulsar_admin, batch_index_ack):
+def test_partly_acked_batch_redelivery(pulsar_client, topic, pulsar_admin, batch_index_ack, drain):
     def subscribe():
         return pulsar_client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared,
                                        batch_index_ack_enabled=batch_index_ack, negative_ack_redelivery_delay_ms=100)
@@ -271,7 +264,7 @@ def test_partly_acked_batch_redelivery(pulsar_client, topic, pulsar_admin, batch
     time.sleep(0.3)  # grouped acks, stats refresh
     assert pulsar_admin.subscription_backlog(topic, "s") == batching.backlog_entries([4], [{0, 2}])
     consumer.negative_acknowledge(msgs[1])
-    again = _drain(consumer, timeout_ms=400)
+    again = drain(consumer, timeout_ms=400)
     predicted = batching.nack_redelivers(4, 1, {0, 2}, batch_index_ack=batch_index_ack)
     assert [m.data() for m in again] == [names[i] for i in predicted]
     assert {m.redelivery_count() for m in again} == {1}
@@ -289,7 +282,7 @@ def test_partly_acked_batch_redelivery(pulsar_client, topic, pulsar_admin, batch
     consumer.close()
     consumer = subscribe()
     predicted = batching.redelivered_indexes(4, {0, 3}, batch_index_ack=batch_index_ack)
-    assert [m.data() for m in _drain(consumer, timeout_ms=400)] == [names[i] for i in predicted]
+    assert [m.data() for m in drain(consumer, timeout_ms=400)] == [names[i] for i in predicted]
 
 
 @pytest.mark.rule("PLS-BATCH-002", "PLS-BACKLOG-001")
@@ -311,7 +304,7 @@ def test_batch_container_flush_rules(pulsar_client, topic, pulsar_admin):
 
 
 @pytest.mark.rule("PLS-BATCH-003")
-def test_key_based_batching(pulsar_client, topic):
+def test_key_based_batching(pulsar_client, topic, drain):
     consumer = pulsar_client.subscribe(topic, "s")
     producer = pulsar_client.create_producer(topic, batching_enabled=True, batching_max_publish_delay_ms=1000,
                                              batching_type=pulsar.BatchingType.KeyBased)
@@ -325,7 +318,7 @@ def test_key_based_batching(pulsar_client, topic):
     first = min((_mid(i) for i in ids), key=MessageId.sort_key)
     expected = batching.assign_ids(entries, ledger=first.ledger, first_entry=first.entry)
     assert [_mid(i) for i in ids] == [expected[k] for k in range(len(keys))]
-    got = [m.data().decode() for m in _drain(consumer)]
+    got = [m.data().decode() for m in drain(consumer, timeout_ms=300)]
     assert got == [f"k{i}" for entry in entries for i in entry]
 
 
@@ -394,7 +387,7 @@ def test_no_dead_letter_on_exclusive(pulsar_client, topic, pulsar_admin, pulsar_
 
 
 @pytest.mark.rule("PLS-DLQ-006")
-def test_dead_letter_takes_the_whole_batch(pulsar_client, topic):
+def test_dead_letter_takes_the_whole_batch(pulsar_client, topic, drain):
     consumer = pulsar_client.subscribe(
         topic, "s", consumer_type=pulsar.ConsumerType.Shared, negative_ack_redelivery_delay_ms=100,
         dead_letter_policy=pulsar.ConsumerDeadLetterPolicy(max_redeliver_count=1))
@@ -410,7 +403,7 @@ def test_dead_letter_takes_the_whole_batch(pulsar_client, topic):
     first = _mid(ids[0])
     expected = dead_letter.dead_letters_for_entry([(b"b0", {}), (b"b1", {}), (b"b2", {})], ledger=first.ledger,
                                                   entry=first.entry, partition=-1, real_topic=topic, batched=True)
-    got = [(m.data(), m.properties()) for m in _drain(dlq_reader, timeout_ms=700)]
+    got = [(m.data(), m.properties()) for m in drain(dlq_reader, timeout_ms=700)]
     assert got == [(d.payload, d.properties_dict()) for d in expected]
 
 
@@ -426,7 +419,7 @@ def test_max_redeliver_count_below_one_is_refused(value):
 
 
 @pytest.mark.rule("PLS-TTL-001", "PLS-TTL-002", "PLS-TTL-003")
-def test_ttl_expires_old_unacked_messages_only_at_a_pass(pulsar_client, topic, pulsar_admin, pulsar_namespace):
+def test_ttl_expires_old_unacked_messages_only_at_a_pass(pulsar_client, topic, pulsar_admin, pulsar_namespace, drain):
     pulsar_admin.set_message_ttl(pulsar_namespace, 1)
     consumer = pulsar_client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared, receiver_queue_size=1)
     producer = pulsar_client.create_producer(topic)
@@ -447,37 +440,37 @@ def test_ttl_expires_old_unacked_messages_only_at_a_pass(pulsar_client, topic, p
     assert pulsar_admin.subscription_backlog(topic, "s") == len(remaining)
     consumer.close()
     consumer = pulsar_client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared)
-    assert [m.data().decode() for m in _drain(consumer)] == [m.name for m in remaining]
+    assert [m.data().decode() for m in drain(consumer, timeout_ms=300)] == [m.name for m in remaining]
 
 
 @pytest.mark.rule("PLS-RETENTION-001")
-def test_acked_messages_without_retention_may_still_be_read(pulsar_client, topic):
+def test_acked_messages_without_retention_may_still_be_read(pulsar_client, topic, drain):
     producer = pulsar_client.create_producer(topic)
     first = pulsar_client.subscribe(topic, "a", initial_position=pulsar.InitialPosition.Earliest)
     for i in range(3):
         producer.send(f"r{i}".encode())
-    for m in _drain(first):
+    for m in drain(first, timeout_ms=300):
         first.acknowledge(m)
     first.close()
     later = pulsar_client.subscribe(topic, "b", initial_position=pulsar.InitialPosition.Earliest)
-    still_readable = len(_drain(later)) == 3
+    still_readable = len(drain(later, timeout_ms=300)) == 3
     assert still_readable in retention.acked_may_be_read(retention_covers=False)
     reader = pulsar_client.create_reader(topic, pulsar.MessageId.earliest)
     assert len(_read_all(reader)) in (0, 3)
 
 
 @pytest.mark.rule("PLS-RETENTION-002")
-def test_retention_keeps_acked_messages_readable(pulsar_client, topic, pulsar_admin, pulsar_namespace):
+def test_retention_keeps_acked_messages_readable(pulsar_client, topic, pulsar_admin, pulsar_namespace, drain):
     pulsar_admin.set_retention(pulsar_namespace, minutes=10, size_mb=10)
     producer = pulsar_client.create_producer(topic)
     first = pulsar_client.subscribe(topic, "a", initial_position=pulsar.InitialPosition.Earliest)
     for i in range(3):
         producer.send(f"r{i}".encode())
-    for m in _drain(first):
+    for m in drain(first, timeout_ms=300):
         first.acknowledge(m)
     first.close()
     later = pulsar_client.subscribe(topic, "b", initial_position=pulsar.InitialPosition.Earliest)
-    assert (len(_drain(later)) == 3) in retention.acked_may_be_read(retention_covers=True)
+    assert (len(drain(later, timeout_ms=300)) == 3) in retention.acked_may_be_read(retention_covers=True)
 
 
 # ---------------------------------------------------------------- compaction
@@ -591,7 +584,7 @@ def test_same_producer_name_is_busy(pulsar_client, topic):
 
 
 @pytest.mark.rule("PLS-NP-001", "PLS-NP-003")
-def test_non_persistent_delivers_only_to_connected_consumers(pulsar_client, pulsar_namespace):
+def test_non_persistent_delivers_only_to_connected_consumers(pulsar_client, pulsar_namespace, drain):
     topic = f"non-persistent://{pulsar_namespace}/np"
     producer = pulsar_client.create_producer(topic)
     events: list = []
@@ -605,7 +598,7 @@ def test_non_persistent_delivers_only_to_connected_consumers(pulsar_client, puls
     c1 = pulsar_client.subscribe(topic, "s", initial_position=pulsar.InitialPosition.Earliest)
     events.append(("connect", "s"))
     publish("m1")
-    received = _drain(c1)
+    received = drain(c1, timeout_ms=300)
     c1.close()
     events.append(("disconnect", "s"))
     publish("while-closed")
@@ -616,8 +609,8 @@ def test_non_persistent_delivers_only_to_connected_consumers(pulsar_client, puls
     events.append(("connect", "s2"))
     reader = pulsar_client.create_reader(topic, pulsar.MessageId.earliest)
     publish("m3")
-    received_s = received + _drain(c1)
-    received_s2 = _drain(c2)
+    received_s = received + drain(c1, timeout_ms=300)
+    received_s2 = drain(c2, timeout_ms=300)
     expected = non_persistent.deliveries(events)
     assert [m.data().decode() for m in received_s] == expected["s"]
     assert [m.data().decode() for m in received_s2] == expected["s2"]
@@ -627,7 +620,7 @@ def test_non_persistent_delivers_only_to_connected_consumers(pulsar_client, puls
 
 
 @pytest.mark.rule("PLS-NP-002", "PLS-NP-004")
-def test_non_persistent_no_redelivery_and_no_delay(pulsar_client, pulsar_namespace):
+def test_non_persistent_no_redelivery_and_no_delay(pulsar_client, pulsar_namespace, drain):
     topic = f"non-persistent://{pulsar_namespace}/np2"
     consumer = pulsar_client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared, negative_ack_redelivery_delay_ms=100)
     producer = pulsar_client.create_producer(topic)
@@ -637,4 +630,4 @@ def test_non_persistent_no_redelivery_and_no_delay(pulsar_client, pulsar_namespa
     msg = consumer.receive(timeout_millis=2000)
     assert (time.monotonic() - started) * 1000 < 700, "a non-persistent topic held a delayed message"
     consumer.negative_acknowledge(msg)
-    assert [m.data() for m in _drain(consumer, timeout_ms=600)] == list(non_persistent.redelivered_after_nack())
+    assert [m.data() for m in drain(consumer, timeout_ms=600)] == list(non_persistent.redelivered_after_nack())

@@ -13,17 +13,10 @@ pulsar = pytest.importorskip("pulsar")
 pytestmark = pytest.mark.live
 
 
-def _drain(consumer, timeout_ms: int = 500) -> list:
-    got = []
-    while True:
-        try:
-            got.append(consumer.receive(timeout_millis=timeout_ms))
-        except pulsar.Timeout:
-            return got
 
 
 @pytest.mark.rule("PLS-MSG-001", "PLS-ACK-001")
-def test_send_receive_ack_round_trip(pulsar_client, topic, pulsar_admin):
+def test_send_receive_ack_round_trip(pulsar_client, topic, pulsar_admin, drain):
     consumer = pulsar_client.subscribe(topic, "s", consumer_name="c1")
     producer = pulsar_client.create_producer(topic)
     sent_id = producer.send(b"hello", properties={"a": "1"}, partition_key="k1", event_timestamp=42)
@@ -37,7 +30,7 @@ def test_send_receive_ack_round_trip(pulsar_client, topic, pulsar_admin):
     consumer.acknowledge(msg)
     consumer.close()  # close flushes the grouped ack
     consumer = pulsar_client.subscribe(topic, "s", consumer_name="c1")
-    assert _drain(consumer) == [], "an acked message came back after reconnect"
+    assert drain(consumer) == [], "an acked message came back after reconnect"
     assert pulsar_admin.subscription_backlog(topic, "s") == 0
 
 
@@ -49,15 +42,15 @@ def test_second_exclusive_consumer_is_busy(pulsar_client, topic):
 
 
 @pytest.mark.rule("PLS-SHARED-001")
-def test_shared_consumers_get_disjoint_messages_covering_all(pulsar_client, topic):
+def test_shared_consumers_get_disjoint_messages_covering_all(pulsar_client, topic, drain):
     c1 = pulsar_client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared, consumer_name="a", receiver_queue_size=10)
     c2 = pulsar_client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared, consumer_name="b", receiver_queue_size=10)
     producer = pulsar_client.create_producer(topic)
     sent = {f"m{i}".encode() for i in range(60)}
     for payload in sorted(sent):
         producer.send(payload)
-    got1 = [m.data() for m in _drain(c1)]
-    got2 = [m.data() for m in _drain(c2)]
+    got1 = [m.data() for m in drain(c1)]
+    got2 = [m.data() for m in drain(c2)]
     assert len(got1) == len(set(got1)) and len(got2) == len(set(got2)), "a consumer got a message twice"
     assert not set(got1) & set(got2), "a message went to both Shared consumers"
     assert set(got1) | set(got2) == sent, "some messages reached neither consumer"
@@ -65,7 +58,7 @@ def test_shared_consumers_get_disjoint_messages_covering_all(pulsar_client, topi
 
 
 @pytest.mark.rule("PLS-SHARED-002")
-def test_unacked_messages_of_closed_shared_consumer_go_to_the_other(pulsar_client, topic):
+def test_unacked_messages_of_closed_shared_consumer_go_to_the_other(pulsar_client, topic, drain):
     c1 = pulsar_client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared, consumer_name="a")
     producer = pulsar_client.create_producer(topic)
     for i in range(5):
@@ -74,7 +67,7 @@ def test_unacked_messages_of_closed_shared_consumer_go_to_the_other(pulsar_clien
     c1.acknowledge(first[0])
     c2 = pulsar_client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared, consumer_name="b")
     c1.close()
-    redelivered = _drain(c2, timeout_ms=2000)
+    redelivered = drain(c2, timeout_ms=2000)
     assert sorted(m.data() for m in redelivered) == [b"m1", b"m2", b"m3", b"m4"]
 
 
