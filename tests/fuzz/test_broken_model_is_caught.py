@@ -40,10 +40,19 @@ class SlowNackBroker(Broker):
         self.profile = replace(self.profile, nack_min_delay_ms=1000)
 
 
-def _caught(monkeypatch, tmp_path, broken, wanted, *, examples=400, seed=7):
+# Each proof searches the features its broken rule lives in (every one of them on: no swarm), so
+# whether the rule is reached does not hang on one seed's luck; the search and the shrinking are
+# the real pipeline. The whole-feature search is exercised by the mass runs and the live test.
+BASICS = ("producer_connects", "producer_sends", "consumer_subscribes", "consumer_receives", "clock_advances")
+CUMULATIVE = replace(MODEL_CONFIG, swarm=False, features=BASICS + (
+    "consumer_acks_cumulatively", "consumer_acks", "expected_rejections", "Shared", "Key_Shared", "Exclusive"))
+NACKS = replace(MODEL_CONFIG, swarm=False, features=BASICS + ("consumer_nacks", "consumer_acks", "Shared", "Exclusive"))
+
+
+def _caught(monkeypatch, tmp_path, broken, wanted, *, config, examples=400, seed=7):
     monkeypatch.setattr(checker_module, "Broker", broken)
     summary = fuzz_hypothesis(ModelTarget(), examples=examples, seed=seed, out_dir=tmp_path / "out", run_id="proof",
-                              config=MODEL_CONFIG, regressions_dir=tmp_path / "regressions", reruns=1,
+                              config=config, regressions_dir=tmp_path / "regressions", reruns=1,
                               max_shrinks=200, progress=False, stop_when=wanted)
     hits = [f for f in summary.failures if wanted(f)]
     assert hits, f"the broken rule was not caught:\n{summary.text()}"
@@ -52,7 +61,7 @@ def _caught(monkeypatch, tmp_path, broken, wanted, *, examples=400, seed=7):
 
 def test_forgotten_cumulative_ack_refusal_is_caught_and_shrunk(monkeypatch, tmp_path):
     hit, summary = _caught(monkeypatch, tmp_path, ForgetsSharedCumulativeRefusal,
-                           lambda f: f.signature == ("PLS-ACK-002", "unexpected-rejection"))
+                           lambda f: f.signature == ("PLS-ACK-002", "unexpected-rejection"), config=CUMULATIVE)
     print(f"shrunk {hit.original_ops} -> {hit.shrunk_ops} ops:\n{hit.program}")
     assert hit.status == "FAIL"
     assert hit.shrunk_ops <= 6, hit.program
@@ -62,7 +71,7 @@ def test_forgotten_cumulative_ack_refusal_is_caught_and_shrunk(monkeypatch, tmp_
 
 
 def test_wrong_nack_delay_floor_is_caught_and_shrunk(monkeypatch, tmp_path):
-    hit, _ = _caught(monkeypatch, tmp_path, SlowNackBroker, lambda f: f.signature[1] == "early-redelivery")
+    hit, _ = _caught(monkeypatch, tmp_path, SlowNackBroker, lambda f: f.signature[1] == "early-redelivery", config=NACKS)
     print(f"shrunk {hit.original_ops} -> {hit.shrunk_ops} ops:\n{hit.program}")
     assert hit.shrunk_ops <= 6, hit.program
     assert ".nack(" in hit.program
