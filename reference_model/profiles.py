@@ -32,6 +32,10 @@ class Profile:
     client: str = "cpp"
     # PLS-NACK-002: C++ floors the nack delay at 100 ms (MIN_NACK_DELAY_MILLIS).
     nack_min_delay_ms: int = 100
+    # PLS-FAILOVER-003: the broker reads for a newly picked active consumer only after
+    # activeConsumerFailoverDelayTimeMillis (AbstractDispatcherSingleActiveConsumer; default 1000 ms),
+    # also for the first one; live 4.0.8 paused about 1 s before the first Failover dispatch.
+    failover_activation_delay_ms: int = 1000
     # PLS-NACK-001: C++ fires its nack timer every delay/3, so redelivery is in [d, d + d//3].
     nack_timer_divisor: int = 3
     # Java trims the nack deadline to 8 low bits of a millisecond clock: up to 255 ms early.

@@ -231,17 +231,19 @@ def summarise(corpus: DataFrame) -> DataFrame:
         "rule_ids", "failed_rule_ids", "indeterminate_rule_ids", "anomalies", *keys
     ).agg(F.count(F.lit(1)).alias("rows"))
     exploded = counted.select(
-        F.explode("rule_ids").alias("rule_id"), "failed_rule_ids", "indeterminate_rule_ids",
-        F.explode_outer("anomalies").alias("anomaly"), *keys, "rows")
+        F.explode("rule_ids").alias("rule_id"), "failed_rule_ids", "indeterminate_rule_ids", "anomalies", *keys, "rows")
     failed = F.coalesce(F.array_contains("failed_rule_ids", F.col("rule_id")), F.lit(False))
     unknown = F.coalesce(F.array_contains("indeterminate_rule_ids", F.col("rule_id")), F.lit(False)) & ~failed
-    # an anomaly names what a failing rule saw: on a rule that passed at that step it is noise
-    exploded = exploded.withColumn("anomaly", F.when(failed | unknown, F.col("anomaly")))
+    # the step's anomalies are what its failing rules saw: a rule that passed there gets none
+    # (one row, anomaly null), so it is not counted once per other rule's anomaly
+    exploded = exploded.select(
+        "rule_id", *keys, "rows", failed.alias("_failed"), unknown.alias("_unknown"),
+        F.explode_outer(F.when(failed | unknown, F.col("anomalies"))).alias("anomaly"))
     return exploded.groupBy("rule_id", "anomaly", *keys).agg(
         F.sum("rows").alias("rows"),
-        F.sum(F.when(~failed & ~unknown, F.col("rows")).otherwise(0)).alias("pass"),
-        F.sum(F.when(failed, F.col("rows")).otherwise(0)).alias("fail"),
-        F.sum(F.when(unknown, F.col("rows")).otherwise(0)).alias("indeterminate"),
+        F.sum(F.when(~F.col("_failed") & ~F.col("_unknown"), F.col("rows")).otherwise(0)).alias("pass"),
+        F.sum(F.when(F.col("_failed"), F.col("rows")).otherwise(0)).alias("fail"),
+        F.sum(F.when(F.col("_unknown"), F.col("rows")).otherwise(0)).alias("indeterminate"),
     )
 
 

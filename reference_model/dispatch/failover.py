@@ -32,6 +32,8 @@ Choices: consumers without ``consumer_name`` are named by their trace handle in 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal
 from reference_model.dispatch.exclusive import ExclusiveDispatcher
 from reference_model.hashing import failover_active, utf16_units
@@ -119,6 +121,9 @@ class FailoverDispatcher(ExclusiveDispatcher):
             return ReceiveOptions(())
         if handle == self.active_handle:
             opts = super().options(handle, at, focus)
+            if opts.must_by is not None:
+                # PLS-FAILOVER-003: nothing is owed before the activation delay after a change ran out
+                opts = replace(opts, must_by=max(opts.must_by, self.changed_at + self.profile.failover_activation_delay_ms))
             if self.switch_possible:
                 cands = opts.candidates
                 if self.partition_index >= 0 and all(c.consumer_name for c in self.consumers) and self.ring_pick() != handle:

@@ -181,3 +181,11 @@ def test_a_step_failing_one_rule_does_not_count_against_the_others(frame):
     anomalies = {(r["rule_id"], r["anomaly"]) for r in T.summarise(df).collect()}
     assert ("PLS-A-001", "lost-message") not in anomalies and ("PLS-B-001", "lost-message") in anomalies
     assert {r["rule_id"] for r in T.failing_steps(df).collect()} == {"PLS-B-001"}
+
+
+def test_a_passing_rule_is_counted_once_at_a_step_with_several_anomalies(frame):
+    df = frame([broker(rule_ids=["PLS-A-001", "PLS-B-001"], failed_rule_ids=["PLS-B-001"],
+                       anomalies=["lost-message", "wrong-value"], verdict="FAIL")])
+    rows = {(r["rule_id"], r["anomaly"]): (r["rows"], r["pass"], r["fail"]) for r in T.summarise(df).collect()}
+    assert rows[("PLS-A-001", None)] == (1, 1, 0)
+    assert rows[("PLS-B-001", "lost-message")] == (1, 0, 1) and rows[("PLS-B-001", "wrong-value")] == (1, 0, 1)
