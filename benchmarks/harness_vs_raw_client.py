@@ -1,6 +1,6 @@
 """The live harness next to raw pulsar-client: the same sends, receives and acks, same broker, same run.
 
-    python benchmarks/harness_vs_raw_client.py [--messages 2000] [--rounds 3]
+    python benchmarks/harness_vs_raw_client.py [--messages 2000] [--rounds 3] [--client python|java]
                                                [--service-url URL --admin-url URL]
 
 Without ``--service-url`` it starts the suite's embedded broker (``fixtures.embedded``) and stops
@@ -11,6 +11,9 @@ subscription (Earliest), send N messages synchronously, then receive and acknowl
   ``run`` call, and the ops alone (first op start to last op end, from the history);
 - raw: the same calls on ``pulsar.Client`` directly (namespace made beforehand, not timed).
 Rounds alternate harness/raw; medians are printed. Target: harness/raw throughput >= 0.5.
+``--client java`` drives the harness side through the Java driver (docs/java-driver.md: one JSON
+line each way per op) and also prints the driver's build (cached or not) and start times; the raw
+side stays the Python client, so the ratio then compares the two clients as the suite drives them.
 Figures are printed, never asserted.
 """
 
@@ -44,9 +47,8 @@ def harness_trace(n: int):
     return make_trace(f"bench-harness-{n}", ops)
 
 
-def run_harness(endpoint: BrokerEndpoint, n: int) -> tuple[float, float, int]:
+def run_harness(target: BrokerTarget, n: int) -> tuple[float, float, int]:
     trace = harness_trace(n)
-    target = BrokerTarget(endpoint)
     t0 = time.perf_counter()
     history = target.run(trace)
     total = time.perf_counter() - t0
@@ -86,6 +88,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--service-url", default=None)
     parser.add_argument("--admin-url", default=None)
+    parser.add_argument("--client", default="python", choices=["python", "java"])
     args = parser.parse_args()
     broker = None
     if args.service_url:
@@ -97,13 +100,23 @@ def main() -> None:
         t0 = time.perf_counter()
         endpoint = broker.start()
         print(f"embedded broker {endpoint.version} ready in {time.perf_counter() - t0:.1f} s")
+    target = BrokerTarget(endpoint, client=args.client)
     try:
+        if args.client == "java":
+            from conformance.targets.java_driver import build_driver, client_version_for
+
+            t0 = time.perf_counter()
+            build_driver(client_version_for(endpoint.version))
+            print(f"Java driver build (cached if ~0 s): {time.perf_counter() - t0:.1f} s")
+            t0 = time.perf_counter()
+            target.java_driver()
+            print(f"Java driver JVM start to ready line: {time.perf_counter() - t0:.2f} s")
         n = args.messages
         ops = 2 + 3 * n
         run_raw(endpoint, min(n, 100))  # warm-up: JIT, topic creation paths
         totals, op_times, raws = [], [], []
         for r in range(args.rounds):
-            total, ops_only, bad = run_harness(endpoint, n)
+            total, ops_only, bad = run_harness(target, n)
             raw = run_raw(endpoint, n)
             totals.append(total)
             op_times.append(ops_only)
@@ -116,6 +129,7 @@ def main() -> None:
         print(f"  harness, whole run (namespace create/delete, client, history): {ops / total:,.0f} ops/s "
               f"({total:.2f} s); ratio {raw / total:.2f}  (target >= 0.5)")
     finally:
+        target.close()
         if broker is not None:
             broker.stop()
 

@@ -8,6 +8,8 @@ the rule.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -30,7 +32,9 @@ from conformance.trace import (
 CASES_DIR = Path(__file__).parent / "cases"
 
 _CASE_KEYS = {"id", "title", "rules", "ops", "expect", "clients", "profile", "brokers", "note", "not_live"}
-_EXPECT_KEYS = {"step", "status", "error", "payload", "redelivery_count", "value"}
+_EXPECT_KEYS = {"step", "status", "error", "payload", "redelivery_count", "value", "topic", "properties"}
+# A case runs with these clients (docs/java-driver.md); "mixed" = each handle names its client.
+CASE_CLIENTS = ("python", "cpp", "java", "mixed")  # cpp: C++-core behaviour, run through the Python client
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,10 @@ class Expectation:
     payload: Any = ...  # ... = not pinned; None = "nothing received"
     redelivery_count: int | None = None
     value: Mapping[str, Any] | None = None
+    topic: str | None = None  # the received message's topic, short form
+    # the received message's properties: each listed key with this value, or matching the regular
+    # expression after "re:" (message ids in properties differ from run to run)
+    properties: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,13 @@ def load_case(path: str | Path) -> Case:
         raise
     expectations = tuple(_expectation(e, len(ops), path) for e in data.get("expect") or [])
     clients = tuple(data.get("clients") or ("python", "java"))
+    if not clients or any(c not in CASE_CLIENTS for c in clients):
+        raise _fail(f"clients is {list(clients)}; allowed: a list of {', '.join(CASE_CLIENTS)}", path)
+    pinned = sorted({op.args["client"] for op in ops if "client" in op.args})
+    if pinned and clients != ("mixed",):
+        raise _fail(f"ops name their client ({', '.join(pinned)}): a cross-client case must say 'clients: [mixed]'", path)
+    if clients == ("mixed",) and not pinned:
+        raise _fail("a 'clients: [mixed]' case must name the client of its handles ('client: java' / 'client: python' on create_producer, subscribe, create_reader)", path)
     profile = dict(data.get("profile") or {})
     not_live = data.get("not_live") or ""
     if not isinstance(not_live, str):
@@ -148,6 +163,16 @@ def _expectation(raw: Any, n_ops: int, path: Path) -> Expectation:
     error = raw.get("error")
     if error is not None and error not in ERROR_NAMES:
         raise _fail(f"expect error {error!r} is not a known error name", path)
+    properties = raw.get("properties")
+    if properties is not None:
+        if not isinstance(properties, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in properties.items()):
+            raise _fail("expect properties must map property names to strings (or 're:<regex>')", path)
+        for key, want in properties.items():
+            if want.startswith("re:"):
+                try:
+                    re.compile(want[3:])
+                except re.error as err:
+                    raise _fail(f"expect properties {key!r}: bad regular expression {want[3:]!r}: {err}", path) from None
     return Expectation(
         step=step,
         status=status,
@@ -155,6 +180,8 @@ def _expectation(raw: Any, n_ops: int, path: Path) -> Expectation:
         payload=raw["payload"] if "payload" in raw else ...,
         redelivery_count=raw.get("redelivery_count"),
         value=raw.get("value"),
+        topic=raw.get("topic"),
+        properties=properties,
     )
 
 
@@ -193,6 +220,17 @@ def check_expectations(case: Case, history: History) -> list[ExpectationResult]:
             got_count = msg.redelivery_count if msg else None
             if got_count != exp.redelivery_count:
                 problems.append(f"redelivery_count {got_count}, expected {exp.redelivery_count}")
+        if exp.topic is not None:
+            got_topic = msg.topic if msg else None
+            if got_topic != exp.topic:
+                problems.append(f"topic {got_topic!r}, expected {exp.topic!r}")
+        if exp.properties is not None:
+            got_props = dict(msg.properties) if msg else {}
+            for key, want in exp.properties.items():
+                have = got_props.get(key)
+                ok = have is not None and (re.fullmatch(want[3:], have) is not None if want.startswith("re:") else have == want)
+                if not ok:
+                    problems.append(f"property {key} = {have!r}, expected {want!r}")
         if exp.value is not None:
             actual = dict(out.value or {})
             for key, want in exp.value.items():

@@ -12,6 +12,12 @@ slack for a live broker. An ``indeterminate`` outcome (a timeout, a lost connect
 it affected INDETERMINATE, never FAIL. Ops the model does not describe are listed in the
 report's ``notes`` and judged no further.
 
+Clients per handle: a history whose handle-creating ops name their client (``"client": "java"``,
+header client ``"mixed"`` for a run that used both) is judged with each handle's own client
+profile (``reference_model.profiles.handle_profile``): the model does that by itself, and the
+checks here that depend on the client (the ack-timeout minimum, DLQ and retry copies) ask the
+model which client made the handle or the copy.
+
 Not modelled (judged INDETERMINATE or not at all): see ``reference_model.broker``.
 """
 
@@ -19,13 +25,14 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable, Mapping
 
 from conformance import feature_checks
 from conformance.anomalies import anomaly as _anomaly
 from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message
-from reference_model.broker import DLQ_PRODUCER, RETRY_PRODUCER, Broker, split_profile
+from reference_model import dead_letter as dl
+from reference_model.broker import Broker, split_profile
 from reference_model.dispatch.key_shared import KeySharedSettings
 from reference_model.dispatch.base import Candidate, ReceiveOptions
 from reference_model.ids import MessageId, id_conventions_violation
@@ -41,7 +48,8 @@ _RANK = {PASS: 0, INDET: 1, FAIL: 2}
 # Rules that explain a redelivery: a due one that does not come is "late", not "lost".
 # Delayed delivery: a delayed message arriving too early / too late.
 _DELAY_RULES = {"PLS-DELAY-001", "PLS-DELAY-003", "PLS-DELAY-004", "PLS-DELAY-005"}
-_REDELIVERY_RULES = {"PLS-NACK-001", "PLS-NACK-003", "PLS-ACKTIMEOUT-002", "PLS-REDELIVER-001", "PLS-SHARED-002"}
+_REDELIVERY_RULES = {"PLS-NACK-001", "PLS-NACK-003", "PLS-NACK-004", "PLS-NACK-005", "PLS-ACKTIMEOUT-002",
+                     "PLS-ACKTIMEOUT-004", "PLS-ACKTIMEOUT-005", "PLS-REDELIVER-001", "PLS-SHARED-002"}
 
 
 @dataclass(frozen=True)
@@ -191,8 +199,15 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         if start == "latest":
             return "PLS-READER-002"
         return "PLS-READER-004" if args.get("inclusive") else "PLS-READER-003"
+    if op == "nack":
+        config = model.consumer_config(args["consumer"])
+        return config.nack_rule(model.profile) if config is not None else "PLS-NACK-001"
+    if op == "ack_cumulative":
+        return "PLS-ACK-002"
     if op == "subscribe":
-        return "PLS-ACKTIMEOUT-001" if args.get("ack_timeout_ms") else "PLS-SUB-001"
+        if args.get("ack_timeout_ms"):
+            return model.args_profile(args).ack_timeout_rule  # PLS-ACKTIMEOUT-001 (C++) / -003 (Java)
+        return "PLS-SUB-007" if args.get("subscription_mode") == "NonDurable" else "PLS-SUB-001"
     return {
         "create_topic": "PLS-TOPIC-001",
         "create_producer": "PLS-PROD-001",
@@ -352,9 +367,10 @@ class _Checker:
         elif op == "ack" and rule == "PLS-ACK-004":
             self._emit(rule, n, PASS, None, "ok (no-op)", "ok", "Acking an already acked message is a no-op.")
         elif op == "subscribe" and args.get("ack_timeout_ms"):
-            self._emit("PLS-ACKTIMEOUT-001", n, PASS, None, "ok", "ok",
-                       f"An ack timeout of {args['ack_timeout_ms']} ms is at least the minimum "
-                       f"{self.profile.ack_timeout_min_ms} ms.")
+            prof = model.args_profile(args)
+            self._emit(prof.ack_timeout_rule, n, PASS, None, "ok", "ok",
+                       f"An ack timeout of {args['ack_timeout_ms']} ms is at least the {prof.client} client's minimum "
+                       f"{prof.ack_timeout_min_ms} ms.")
         elif op == "subscribe":
             self._emit("PLS-SUB-001", n, PASS, None, "ok", "ok", "The subscribe was accepted.")
 
@@ -590,11 +606,12 @@ class _Checker:
             self._emit("PLS-TOPIC-002", n, PASS if ok else FAIL, None if ok else "wrong-value",
                        f"topic ...-partition-{p}, id partition {p}", f"topic {msg.topic}, id partition {msg.message_id[2]}",
                        f"{stored.label} was stored on partition {p}." + ("" if ok else " The observation disagrees."), keys)
-        if stored.producer_name == DLQ_PRODUCER:
-            self._check_dead_letter_copy(n, stored, msg, value, expected, keys)
+        copy = self.model.copy_info(stored)
+        if copy is not None and copy[0] == "dlq":
+            self._check_dead_letter_copy(n, stored, msg, value, expected, keys, java=copy[1] == "java")
             return
-        if stored.producer_name == RETRY_PRODUCER:
-            self._check_retry_copy(n, stored, msg, expected, keys)
+        if copy is not None:
+            self._check_retry_copy(n, stored, msg, value, expected, keys, to_dead_letter=copy[0] == "retry-dlq")
             return
         if "publish_time" in value:
             expected["publish_time"] = int(value["publish_time"])
@@ -624,56 +641,77 @@ class _Checker:
                        f"{stored.label}: {cand.cause}; its redelivery count may be {rng}."
                        + ("" if ok else f" It was {count}."), keys)
 
-    def _check_dead_letter_copy(self, n: int, stored: Any, msg: Any, sent_value: Mapping[str, Any],
-                                expected: dict[str, Any], keys: list[str]) -> None:
-        # PLS-DLQ-001: the copy keeps payload, keys and properties and adds ORIGIN_MESSAGE_ID
-        # (the original's id, C++ "(l,e,p,b)") and REAL_TOPIC (the original's full topic name,
-        # whose namespace differs per target: only its last part is compared).
-        props = dict(expected.pop("properties"))
-        real_topic = props.pop("REAL_TOPIC", "")
-        props.pop("ORIGIN_MESSAGE_ID", None)
+    @staticmethod
+    def _origin_texts(sent_value: Mapping[str, Any]) -> tuple[str, str] | None:
+        """The original's id as C++ ('(l,e,p,b)') and Java ('l:e:p[:b]') print it, from the id its send returned."""
+        if "message_id" not in sent_value:
+            return None
+        mid = [int(x) for x in sent_value["message_id"]]
+        return "(" + ",".join(map(str, mid)) + ")", dl.java_message_id_text(*mid)
+
+    @staticmethod
+    def _copy_diffs(msg: Any, expected: dict[str, Any], props: Mapping[str, str], real_topic: str,
+                    exact_ids: Mapping[str, str]) -> list[str]:
+        """What differs between a client-made copy and the model's: fields, properties (REAL_TOPIC by its last
+        part: the namespace differs per target; message-id properties against the ids the target returned)."""
         got = dict(msg.properties)
         diffs = [f"{k} is {getattr(msg, k)!r}, expected {v!r}" for k, v in expected.items() if getattr(msg, k) != v]
         for k, v in props.items():
             if got.get(k) != v:
                 diffs.append(f"property {k} is {got.get(k)!r}, expected {v!r}")
-        if "message_id" in sent_value:
-            origin = "(" + ",".join(str(int(x)) for x in sent_value["message_id"]) + ")"
-            if got.get("ORIGIN_MESSAGE_ID") != origin:
-                diffs.append(f"ORIGIN_MESSAGE_ID is {got.get('ORIGIN_MESSAGE_ID')!r}, expected {origin!r}")
+        for k, v in exact_ids.items():
+            if got.get(k) != v:
+                diffs.append(f"{k} is {got.get(k)!r}, expected {v!r}")
         short = real_topic.rsplit("/", 1)[-1]
-        if not str(got.get("REAL_TOPIC", "")).endswith("/" + short):
-            diffs.append(f"REAL_TOPIC is {got.get('REAL_TOPIC')!r}, expected a name ending in '/{short}'")
-        rules = ["PLS-DLQ-001", "PLS-DLQ-003"]  # the name, and (C++) the copy's properties
-        if "message_id" in sent_value and int(sent_value["message_id"][3]) >= 0:
+        if real_topic and not str(got.get(dl.REAL_TOPIC, "")).endswith("/" + short):
+            diffs.append(f"REAL_TOPIC is {got.get(dl.REAL_TOPIC)!r}, expected a name ending in '/{short}'")
+        return diffs
+
+    def _check_dead_letter_copy(self, n: int, stored: Any, msg: Any, sent_value: Mapping[str, Any],
+                                expected: dict[str, Any], keys: list[str], *, java: bool = False) -> None:
+        # PLS-DLQ-001: the copy keeps payload, keys and properties and adds ORIGIN_MESSAGE_ID and REAL_TOPIC;
+        # PLS-DLQ-003: C++ writes the id as '(l,e,p,b)'; Java 'l:e:p[:b]', plus REAL_SUBSCRIPTION
+        # and ORIGIN_MESSAGE_IDY_TIME.
+        props = dict(expected.pop("properties"))
+        real_topic = props.pop(dl.REAL_TOPIC, "")
+        id_keys = (dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY) if java else (dl.ORIGIN_MESSAGE_ID,)
+        for k in id_keys:
+            props.pop(k, None)
+        texts = self._origin_texts(sent_value)
+        exact = {k: texts[1] if java else texts[0] for k in id_keys} if texts else {}
+        diffs = self._copy_diffs(msg, expected, props, real_topic, exact)
+        rules = ["PLS-DLQ-001", "PLS-DLQ-003"]
+        if "message_id" in sent_value and int(sent_value["message_id"][3]) >= 0 and not java:
             rules.append("PLS-DLQ-006")  # a batched message: its own ORIGIN_MESSAGE_ID with the batch index
+        what = "ORIGIN_MESSAGE_ID 'l:e:p', REAL_TOPIC, REAL_SUBSCRIPTION" if java else "ORIGIN_MESSAGE_ID '(l,e,p,b)' and REAL_TOPIC"
         for rule in rules:
             self._emit(rule, n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
-                       "the original message plus ORIGIN_MESSAGE_ID and REAL_TOPIC", str(got),
+                       f"the original message plus {what}", str(dict(msg.properties)),
                        f"{stored.label} reached the dead-letter topic {stored.topic} as the rule says." if not diffs
                        else f"The dead-letter copy of {stored.label} differs: " + "; ".join(diffs) + ".", keys)
 
-    def _check_retry_copy(self, n: int, stored: Any, msg: Any, expected: dict[str, Any], keys: list[str]) -> None:
-        # PLS-RETRY-001: the retry copy keeps payload, keys and properties and carries
-        # RECONSUMETIMES and DELAY_TIME exactly, ORIGIN_MESSAGE_ID ("l:e:p", the original's id) and
-        # REAL_TOPIC (only its last part is compared: the namespace differs per target).
+    def _check_retry_copy(self, n: int, stored: Any, msg: Any, sent_value: Mapping[str, Any], expected: dict[str, Any],
+                          keys: list[str], *, to_dead_letter: bool = False) -> None:
+        # PLS-RETRY-002: the copy keeps payload, keys, event time and properties and carries RECONSUMETIMES,
+        # DELAY_TIME and REAL_SUBSCRIPTION exactly, ORIGIN_MESSAGE_ID and ORIGIN_MESSAGE_IDY_TIME (the original
+        # send's id, 'l:e:p[:b]') and REAL_TOPIC (by its last part). PLS-RETRY-003: past the maximum, on the DLQ.
         props = dict(expected.pop("properties"))
-        real_topic = props.pop("REAL_TOPIC", "")
-        origin = props.pop("ORIGIN_MESSAGE_ID", None)
-        got = dict(msg.properties)
-        diffs = [f"{k} is {getattr(msg, k)!r}, expected {v!r}" for k, v in expected.items() if getattr(msg, k) != v]
-        for k, v in props.items():
-            if got.get(k) != v:
-                diffs.append(f"property {k} is {got.get(k)!r}, expected {v!r}")
-        if origin is not None and len(str(got.get("ORIGIN_MESSAGE_ID", "")).split(":")) < 3:
-            diffs.append(f"ORIGIN_MESSAGE_ID is {got.get('ORIGIN_MESSAGE_ID')!r}, expected ledger:entry:partition")
-        short = real_topic.rsplit("/", 1)[-1]
-        if real_topic and not str(got.get("REAL_TOPIC", "")).endswith("/" + short):
-            diffs.append(f"REAL_TOPIC is {got.get('REAL_TOPIC')!r}, expected a name ending in '/{short}'")
-        self._emit("PLS-RETRY-001", n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
-                   "the original message plus REAL_TOPIC, ORIGIN_MESSAGE_ID, RECONSUMETIMES, DELAY_TIME", str(got),
-                   f"{stored.label} came back through the retry letter topic {stored.topic}." if not diffs
-                   else f"The retry copy of {stored.label} differs: " + "; ".join(diffs) + ".", keys)
+        real_topic = props.pop(dl.REAL_TOPIC, "")
+        for k in (dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY):
+            props.pop(k, None)
+        texts = self._origin_texts(sent_value)
+        exact = {k: texts[1] for k in (dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY)} if texts else {}
+        diffs = self._copy_diffs(msg, expected, props, real_topic, exact)
+        if not texts and len(str(dict(msg.properties).get(dl.ORIGIN_MESSAGE_ID, "")).split(":")) < 3:
+            diffs.append(f"ORIGIN_MESSAGE_ID is {dict(msg.properties).get(dl.ORIGIN_MESSAGE_ID)!r}, expected ledger:entry:partition")
+        rules = ["PLS-RETRY-003"] if to_dead_letter else ["PLS-RETRY-001", "PLS-RETRY-002"]
+        where = "the dead-letter topic (past maxRedeliverCount)" if to_dead_letter else "the retry letter topic"
+        for rule in rules:
+            self._emit(rule, n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
+                       "the original message plus REAL_TOPIC, ORIGIN_MESSAGE_ID, RECONSUMETIMES, DELAY_TIME, "
+                       "REAL_SUBSCRIPTION, ORIGIN_MESSAGE_IDY_TIME", str(dict(msg.properties)),
+                       f"{stored.label} came back through {where} {stored.topic}." if not diffs
+                       else f"The copy of {stored.label} on {stored.topic} differs: " + "; ".join(diffs) + ".", keys)
 
     # ------------------------------------------------------------------ stats
 

@@ -3,6 +3,7 @@
   run       the main job: every case on the model and on the target; JUnit XML + summary.json
   replay    run one trace (or the trace of a history) on a target and print the verdicts
   check     judge an existing history file against the model, without running anything
+  diff-clients  one trace with the Python and the Java client: where they agree, differ, and why
   fuzz      generated traces on the model and a target; failures shrunk and saved
   report    JUnit XML (xunit2), HTML and summary.json from an outcome corpus (Spark)
   rules     list the rule registry
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from fixtures.endpoint import TargetSpec, parse_target, read_token
+from conformance.targets.java_driver import JavaDriverError
 from fixtures.errors import BrokerError, TargetSpecError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -50,22 +52,53 @@ def target_spec_from(args: argparse.Namespace, *, default: str = "embedded") -> 
     return parse_target(args.pulsar_url or args.target or default, admin_url=args.pulsar_admin_url)
 
 
+CLIENT_CHOICES = ("python", "java", "mixed")
+
+
+def parse_clients(text: str) -> list[str]:
+    """``python,java,mixed`` -> the clients to run, in order; an unknown name is refused."""
+    names = [c.strip() for c in (text or "").split(",") if c.strip()]
+    bad = [c for c in names if c not in CLIENT_CHOICES]
+    if not names or bad:
+        raise TargetSpecError(f"--client {text!r}: use one or more of {', '.join(CLIENT_CHOICES)}, comma-separated")
+    return list(dict.fromkeys(names))
+
+
 @contextlib.contextmanager
-def open_target(spec: TargetSpec, args: argparse.Namespace) -> Iterator[Any]:
-    """A runnable target for ``spec``: the model, or a live broker obtained for the duration."""
+def open_target(spec: TargetSpec, args: argparse.Namespace, *, client: str = "python") -> Iterator[Any]:
+    """A runnable target for ``spec``: the model (with ``client``'s profile), or a live broker
+    obtained for the duration, driven by ``client`` (the Java driver is stopped at the end)."""
     if spec.kind == "model":
         from conformance.targets.model import ModelTarget
-
-        yield ModelTarget()
+        yield ModelTarget(client=None if client == "python" else client)
         return
-    from conformance.targets.pulsar import BrokerTarget
+    with open_endpoint(spec, args) as endpoint:
+        with live_target(endpoint, args, client=client) as target:
+            yield target
+
+
+@contextlib.contextmanager
+def open_endpoint(spec: TargetSpec, args: argparse.Namespace) -> Iterator[Any]:
+    """The live broker for ``spec`` (started, or reached by URL) for the duration."""
     from fixtures.embedded import parse_overrides
     from fixtures.provider import broker_for
 
     token = read_token(env_var=args.token_env, token_file=args.token_file) if spec.kind == "external" else None
     overrides = parse_overrides(args.config_override)
     with broker_for(spec, version=args.broker_version, overrides=overrides, token=token, progress=_say) as endpoint:
-        yield BrokerTarget(endpoint)
+        yield endpoint
+
+
+@contextlib.contextmanager
+def live_target(endpoint: Any, args: argparse.Namespace, *, client: str) -> Iterator[Any]:
+    """A target on ``endpoint`` driven by ``client``; its Java driver (if started) stops at the end."""
+    from conformance.targets.pulsar import BrokerTarget
+
+    target = BrokerTarget(endpoint, client=client, java_client_version=getattr(args, "java_client_version", None), progress=_say)
+    try:
+        yield target
+    finally:
+        target.close()
 
 
 def describe_target(target: Any, *, client: str) -> dict[str, Any]:
@@ -90,7 +123,7 @@ def _applies_for(info: dict[str, Any]):
 
     def check(rule_id: str) -> bool:
         found = rule(rule_id)
-        if is_model:  # the model implements every client's rules
+        if is_model or client == "mixed":  # the model implements every client's rules; mixed runs both clients
             return any(applies(found, broker_version=broker, client=c) for c in found.applies_to.clients) or applies(found, broker_version=broker, client=client)
         return applies(found, broker_version=broker, client=client)
 
@@ -101,9 +134,12 @@ def _applies_for(info: dict[str, Any]):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """The main job: cases on the model and the target, a fuzz budget, then the report.
+    """The main job: cases on the model and the target, per client, a fuzz budget, the report.
 
-    Writes into ``--out``: ``junit.xml`` and ``summary.json`` (one verdict per rule), the
+    For each client in ``--client`` (python, java, mixed) every case that runs with it goes to
+    the model and to the live target driven by that client. Writes into ``--out``: ``junit.xml``
+    and ``summary.json`` (one verdict per rule for the first client, and ``by_client`` with every
+    client's), ``summary-<client>.json``, the client x feature matrix (``client-matrix.*``), the
     histories of every case, ``corpus/`` (the outcome corpus of everything judged, Parquet),
     ``fuzz/`` (the fuzz budget's summary) and ``report/`` (HTML, xunit2 JUnit, summary).
     """
@@ -118,10 +154,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from reports.junit import write_junit
 
     spec = target_spec_from(args)
-    cases = discover_cases(Path(args.cases) if args.cases else CASES_DIR)
+    clients = parse_clients(args.client)
+    all_cases = discover_cases(Path(args.cases) if args.cases else CASES_DIR)
     if args.only:
-        cases = [c for c in cases if any(sel in c.id or sel in c.rules for sel in args.only)]
-    if not cases:
+        all_cases = [c for c in all_cases if any(sel in c.id or sel in c.rules for sel in args.only)]
+    if not all_cases:
         _say("no cases selected: nothing to run")
         return EXIT_USAGE
     out = Path(args.out)
@@ -131,18 +168,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     runs = []
     worst_exit = EXIT_OK
 
-    def run_on(target: Any, label: str) -> None:
+    def cases_for(client: str) -> list[Any]:
+        # a cross-client case runs only as "mixed"; the model runs every case of the selection
+        return [c for c in all_cases if c.runs_on(client) or (client == "python" and c.runs_on("cpp"))]
+
+    def run_on(target: Any, label: str, client: str, cases: list[Any]) -> None:
         nonlocal worst_exit
-        info = describe_target(target, client=args.client)
+        info = describe_target(target, client=client)
+        info["client"] = client
         results = []
         deviations = {}
-        _say(f"== {len(cases)} cases on {label} ({info.get('broker_version') or 'reference model'})")
+        _say(f"== {len(cases)} cases on {label} ({info.get('broker_version') or 'reference model'}, client {client})")
         for i, case in enumerate(cases, start=1):
-            result = run_case(case, target, client=args.client, history_dir=out / "histories" / label)
+            result = run_case(case, target, client=client, history_dir=out / "histories" / label)
             results.append(result)
             if result.history is not None:
                 writer.add(result.history, result.corpus_verdicts())
-            deviation = known_deviation(case.id, info["broker_version"]) if label != "model" else None
+            deviation = known_deviation(case.id, info["broker_version"]) if not label.startswith("model") else None
             mark = f"  (known deviation {deviation.id})" if deviation and result.status == FAIL else ""
             _say(f"  [{i:>3}/{len(cases)}] {result.status:<14} {case.id}  ({result.duration_s:.1f} s){mark}")
             if deviation and result.status == FAIL:
@@ -154,17 +196,17 @@ def cmd_run(args: argparse.Namespace) -> int:
                     _say(f"        {line}")
         doc = summary(results, target_info=info, applies=_applies_for(info))
         doc["known_deviations"] = deviations
-        runs.append((results, info, doc, label))
-        if args.fuzz_examples > 0:
+        runs.append((results, info, doc, label, client))
+        if args.fuzz_examples > 0 and client == "python":
             fuzz_on(target, label)
 
     def fuzz_on(target: Any, label: str) -> None:
         nonlocal worst_exit
         from conformance.fuzz import fuzz_budget
 
-        examples = args.fuzz_examples * (20 if label == "model" else 1)
+        examples = args.fuzz_examples * (20 if label.startswith("model") else 1)
         _say(f"== fuzz budget on {label}: {examples} generated traces (seed {args.fuzz_seed})")
-        fuzz_out = out / "fuzz" / label
+        fuzz_out = out / "fuzz" / label.split("/")[0]
         result = fuzz_budget(target, examples=examples, seed=args.fuzz_seed, out_dir=fuzz_out)
         _say("   " + result.text().replace("\n", "\n   "))
         if result.failures:
@@ -176,19 +218,41 @@ def cmd_run(args: argparse.Namespace) -> int:
                 os.link(part, target_path)
 
     try:
-        run_on(ModelTarget(), "model")
+        for client in clients:
+            if cases_for(client):
+                run_on(ModelTarget(client=None if client == "python" else client), "model" if client == "python" else f"model-{client}",
+                       client, cases_for(client))
         if spec.kind != "model":
-            with open_target(spec, args) as target:
-                run_on(target, spec.kind)
+            with open_endpoint(spec, args) as endpoint:  # one broker for every client
+                for client in clients:
+                    if not cases_for(client):
+                        _say(f"== no selected case runs with client {client}; skipped")
+                        continue
+                    with live_target(endpoint, args, client=client) as target:
+                        run_on(target, spec.kind if client == "python" else f"{spec.kind}-{client}", client, cases_for(client))
     finally:
         writer.close()
-    primary = runs[-1][2]
-    if len(runs) > 1:
-        primary = dict(primary)
-        primary["reference"] = {k: runs[0][2][k] for k in ("target", "broker_version", "client", "rules", "counts")}
+    live = [r for r in runs if not r[3].startswith("model")] or runs
+    by_client = {}
+    for _, info, doc, label, client in live:
+        write_json(out / f"summary-{client}.json", doc)
+        by_client[client] = {k: doc[k] for k in ("client_version", "rules", "counts", "cases", "known_deviations")}
+    primary = dict(live[0][2])
+    primary["by_client"] = by_client
+    primary["reference"] = {client: {k: doc[k] for k in ("target", "broker_version", "client", "rules", "counts")}
+                            for _, _, doc, label, client in runs if label.startswith("model")}
     write_json(out / "summary.json", primary)
-    write_junit(out / "junit.xml", [(r, i) for r, i, _, _ in runs])
-    for _, _, doc, label in runs:
+    write_junit(out / "junit.xml", [(r, i) for r, i, _, _, _ in runs])
+    try:
+        from reports import client_matrix
+
+        written = client_matrix.write(client_matrix.build([doc for _, _, doc, _, _ in live],
+                                                          sources=[str(out / f"summary-{c}.json") for *_, c in live]), out)
+        _say("wrote the client x feature matrix: " + ", ".join(str(p) for p in written))
+    except Exception as err:  # noqa: BLE001 - the verdicts above stand even if the matrix cannot be drawn
+        _say(f"the client x feature matrix failed: {type(err).__name__}: {err}")
+        worst_exit = max(worst_exit, EXIT_FAIL)
+    for _, _, doc, label, _ in runs:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(doc["counts"].items()))
         _say(f"{label}: rules {counts}")
     _say(f"wrote {out / 'junit.xml'} and {out / 'summary.json'}; outcome corpus in {corpus_dir}")
@@ -196,7 +260,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from spark_reports.jobs.report import main as report_main
 
         _say("== report (Spark, local mode)")
-        code = report_main(["--outcomes", str(corpus_dir), "--out", str(out / "report"), "--quiet"])
+        summaries = [a for *_, c in live for a in ("--summary", str(out / f"summary-{c}.json"))]
+        code = report_main(["--outcomes", str(corpus_dir), "--out", str(out / "report"), "--quiet", *summaries])
         if code != 0:
             _say(f"the report failed (exit {code}); the JUnit XML and summary.json above are complete")
             worst_exit = max(worst_exit, EXIT_FAIL)
@@ -229,7 +294,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     item = load(args.trace)
     trace = item.trace() if isinstance(item, History) else item
     spec = target_spec_from(args, default="model")
-    with open_target(spec, args) as target:
+    client = args.client
+    if client == "python" and any(op.args.get("client") for op in trace.ops):
+        client = "mixed"  # the trace names its handles' clients
+    with open_target(spec, args, client=client) as target:
         history = target.run(trace)
     if args.save:
         save(history, args.save)
@@ -246,6 +314,40 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not isinstance(item, History):
         raise TraceFormatError("this file is a trace without outcomes; run it with 'replay' first", source=args.history)
     return EXIT_FAIL if _print_report(check(item), as_json=args.json) else EXIT_OK
+
+
+# --------------------------------------------------------------------------- diff-clients
+
+
+def cmd_diff_clients(args: argparse.Namespace) -> int:
+    """One trace (a file, or a case id) once per client, compared step by step (conformance/client_diff.py)."""
+    from conformance.case_files import discover_cases
+    from conformance.client_diff import UNEXPLAINED, diff_clients
+    from conformance.runner import write_json
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import History, load
+
+    if Path(args.trace).exists():
+        item = load(args.trace)
+        trace = item.trace() if isinstance(item, History) else item
+    else:
+        found = [c for c in discover_cases() if c.id == args.trace]
+        if not found:
+            raise ValueError(f"{args.trace!r} is neither a trace file nor a case id (see conformance/cases/)")
+        trace = found[0].trace
+    spec = target_spec_from(args)
+    if spec.kind == "model":
+        raise ValueError("diff-clients compares what two client libraries do on a broker; give --target embedded or a URL")
+    with open_endpoint(spec, args) as endpoint, live_target(endpoint, args, client="python") as python_target, \
+            live_target(endpoint, args, client="java") as java_target:
+        targets = {"python": python_target, "java": java_target}
+        diff = diff_clients(trace, run_on=lambda c: targets[c].run(trace),
+                            model_on=lambda c: ModelTarget(client=None if c == "python" else c).run(trace))
+    print(diff.text())
+    if args.out:
+        write_json(Path(args.out), diff.to_json())
+        _say(f"wrote {args.out}")
+    return EXIT_FAIL if any(s.verdict == UNEXPLAINED for s in diff.steps) else EXIT_OK
 
 
 # --------------------------------------------------------------------------- report
@@ -336,7 +438,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="out/run", help="output folder (default out/run)")
     p.add_argument("--cases", default=None, help="folder of case files (default: the built-in cases)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
-    p.add_argument("--client", default="python", choices=["python"], help="client kind driving the broker")
+    p.add_argument("--client", default="python,java,mixed", help="clients driving the broker, comma-separated among python, java "
+                   "(the Java driver, built with Maven on first use) and mixed (cross-client cases); default python,java,mixed")
+    p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")
     p.add_argument("--fuzz-examples", type=int, default=10, help="generated traces per live target (x20 on the model); 0 skips fuzzing (default 10)")
     p.add_argument("--fuzz-seed", type=int, default=0)
     p.add_argument("--no-report", action="store_true", help="skip the Spark report at the end")
@@ -345,9 +449,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="run a trace on a target and print the verdicts")
     p.add_argument("trace", help="a trace or history file (JSON lines)")
     add_target_options(p, default="model")
+    p.add_argument("--client", default="python", choices=CLIENT_CHOICES, help="client driving the broker (default python; a trace "
+                   "whose handles name their client runs mixed)")
+    p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")
     p.add_argument("--save", default=None, help="write the resulting history here")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("diff-clients", help="run one trace with the Python and the Java client; where they agree and differ, and which rule explains it")
+    p.add_argument("trace", help="a trace or history file, or a case id")
+    add_target_options(p)
+    p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")
+    p.add_argument("--out", default=None, help="also write the comparison as JSON here")
+    p.set_defaults(func=cmd_diff_clients)
 
     p = sub.add_parser("check", help="judge a history file against the model")
     p.add_argument("history")
@@ -388,6 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     except (TargetSpecError, BrokerError) as err:
         _say(f"error: {err}")
         return EXIT_USAGE
+    except JavaDriverError as err:  # a harness problem, never a conformance verdict
+        _say(f"error: {err}")
+        return EXIT_FAIL
     except ValueError as err:  # TraceFormatError and friends: bad input, named
         _say(f"error: {err}")
         return EXIT_USAGE

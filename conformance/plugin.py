@@ -10,7 +10,8 @@ Fixtures:
   pytest itself dies (see fixtures/embedded.py).
 - ``pulsar_admin`` (session), ``pulsar_namespace`` (a fresh namespace per test, deleted after),
   ``pulsar_client`` (a ``pulsar.Client`` per test), ``topic`` (a unique topic in that namespace),
-  ``live_target`` (runs traces on the broker), ``model_target``.
+  ``live_target`` (runs traces on the broker), ``live_target_for(client)`` (the same, driven by the
+  python, java or mixed client), ``model_target``.
 
 A live test never skips for want of a broker: if the broker cannot be obtained, the test errors
 with the failed step and the broker log. Only when ``--target model`` was chosen on purpose do
@@ -119,6 +120,25 @@ def live_target(pulsar_broker: Any) -> Any:
     from conformance.targets.pulsar import BrokerTarget
 
     return BrokerTarget(pulsar_broker)
+
+
+@pytest.fixture(scope="session")
+def live_target_for(pulsar_broker: Any) -> Iterator[Any]:
+    """``live_target_for(client)``: a target on the session's broker driven by ``client``
+    (python, java or mixed); one per client for the session, so the Java driver JVM is built and
+    started once and stopped at the end."""
+    from conformance.targets.pulsar import BrokerTarget
+
+    targets: dict[str, Any] = {}
+
+    def _for(client: str) -> Any:
+        if client not in targets:
+            targets[client] = BrokerTarget(pulsar_broker, client=client)
+        return targets[client]
+
+    yield _for
+    for target in targets.values():
+        target.close()
 
 
 @pytest.fixture(scope="session")

@@ -110,6 +110,11 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
         client = case.clients[0]
         overrides, _ = split_profile(case.profile)  # broker_config stays in the trace header
         target = ModelTarget(profile_for(None, client, overrides or None))
+    elif getattr(target, "name", None) == "model" and client in ("java", "mixed") and getattr(target, "client", None) != client \
+            and getattr(target, "profile", None) is None:
+        from conformance.targets.model import ModelTarget
+
+        target = ModelTarget(client=client)
     if case.not_live and getattr(target, "name", None) != "model":
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules},
                           message=f"not applicable to a live target: {case.not_live}")

@@ -28,6 +28,11 @@ INDETERMINATE = "indeterminate"
 OUTCOME_STATUSES = (OK, REJECTED, INDETERMINATE)
 
 SUBSCRIPTION_TYPES = ("Exclusive", "Shared", "Failover", "Key_Shared")
+SUBSCRIPTION_MODES = ("Durable", "NonDurable")
+# Which client library runs a handle (docs/java-driver.md). A trace that names none runs every
+# handle on the target's client; "python" is the Python client (C++ core).
+CLIENT_NAMES = ("python", "java")
+HASHING_SCHEMES = ("java_string_hash", "murmur3_32")
 INITIAL_POSITIONS = ("Latest", "Earliest")
 ACCESS_MODES = ("Shared", "Exclusive", "ExclusiveWithFencing", "WaitForExclusive")
 
@@ -114,6 +119,8 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "batching_max_delay_ms": _arg(_INT),
         "batching_type": _arg(_STR, choices=("Default", "KeyBased")),
         "wait_ms": _arg(_INT),  # give the creation this long; then ok {"pending": true}
+        "hashing_scheme": _arg(_STR, choices=HASHING_SCHEMES),  # the client's own key hashing (Java only)
+        "client": _arg(_STR, choices=CLIENT_NAMES),
     },
     "send": {
         "producer": _arg(_STR, required=True),
@@ -148,6 +155,11 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "topics_pattern": _arg(_STR),  # a regex over short topic names in the trace's namespace
         "enable_retry": _arg(_BOOL),  # Java client retry letter topic (reconsume_later)
         "read_compacted": _arg(_BOOL),
+        "subscription_mode": _arg(_STR, choices=SUBSCRIPTION_MODES),  # NonDurable: Java only
+        "priority_level": _arg(_INT),  # 0 is the highest priority; Java only
+        "ack_timeout_tick_ms": _arg(_INT),  # Java only (the C++ tick is fixed at 1000 ms)
+        "ack_timeout_backoff": _arg(_DICT),  # Java only, like nack_backoff
+        "client": _arg(_STR, choices=CLIENT_NAMES),
     },
     "receive": {"consumer": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
     "ack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
@@ -173,6 +185,7 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "start": _arg(_STR, _DICT, required=True),
         "inclusive": _arg(_BOOL),
         "read_compacted": _arg(_BOOL),
+        "client": _arg(_STR, choices=CLIENT_NAMES),
     },
     "read_next": {"reader": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
     "advance_time": {"ms": _arg(_INT, required=True)},
@@ -215,6 +228,32 @@ def _check_router(arg: Mapping[str, Any]) -> None:
         raise TraceFormatError(f"op 'create_producer': router hashing is {arg.get('hashing')!r}; allowed: murmur3_32, java_string_hash")
     if arg.get("client", "java") not in ("java", "cpp"):
         raise TraceFormatError(f"op 'create_producer': router client is {arg.get('client')!r}; allowed: java, cpp")
+
+
+def _check_backoff(name: str, backoff: Any) -> None:
+    """A ``MultiplierRedeliveryBackoff``: the Java builder refuses multiplier <= 1 and min > max."""
+    shape = f"op 'subscribe': {name} must be {{'min_delay_ms': int, 'max_delay_ms': int, 'multiplier': number > 1 (default 2.0)}}"
+    if not isinstance(backoff, Mapping) or set(backoff) - {"min_delay_ms", "max_delay_ms", "multiplier"} \
+            or not {"min_delay_ms", "max_delay_ms"} <= set(backoff):
+        raise TraceFormatError(shape)
+    for key in ("min_delay_ms", "max_delay_ms"):
+        if not isinstance(backoff[key], int) or isinstance(backoff[key], bool) or backoff[key] < 0:
+            raise TraceFormatError(f"{shape}; {key} is {backoff[key]!r}")
+    multiplier = backoff.get("multiplier", 2.0)
+    if not isinstance(multiplier, (int, float)) or isinstance(multiplier, bool):
+        raise TraceFormatError(f"{shape}; multiplier is {multiplier!r}")
+
+
+def _check_dead_letter(dead: Any) -> None:
+    allowed = {"max_redeliver_count", "topic", "initial_subscription", "retry_topic"}
+    if not isinstance(dead, Mapping) or set(dead) - allowed:
+        raise TraceFormatError("op 'subscribe': dead_letter must be an object with fields among " + ", ".join(sorted(allowed)))
+    count = dead.get("max_redeliver_count")
+    if count is not None and (not isinstance(count, int) or isinstance(count, bool)):
+        raise TraceFormatError(f"op 'subscribe': dead_letter max_redeliver_count must be an integer, got {count!r}")
+    for key in ("topic", "initial_subscription", "retry_topic"):
+        if key in dead and not isinstance(dead[key], str):
+            raise TraceFormatError(f"op 'subscribe': dead_letter {key} must be a string, got {dead[key]!r}")
 
 
 # ops that create a handle, and the argument that names it
@@ -262,13 +301,11 @@ def validate_op(op: str, args: Mapping[str, Any]) -> None:
         _check_key_shared(args["key_shared"])
     if op == "create_producer" and "router" in args:
         _check_router(args["router"])
-    if op == "subscribe" and "nack_backoff" in args:
-        backoff = args["nack_backoff"]
-        allowed = {"min_delay_ms", "max_delay_ms", "multiplier"}
-        if set(backoff) - allowed or not {"min_delay_ms", "max_delay_ms"} <= set(backoff):
-            raise TraceFormatError(
-                "op 'subscribe': nack_backoff must be {'min_delay_ms': int, 'max_delay_ms': int, 'multiplier': number (default 2.0)}"
-            )
+    for name in ("nack_backoff", "ack_timeout_backoff"):
+        if op == "subscribe" and name in args:
+            _check_backoff(name, args[name])
+    if op == "subscribe" and "dead_letter" in args:
+        _check_dead_letter(args["dead_letter"])
     if op == "seek":
         given = [k for k in ("message", "publish_time_of", "position") if k in args]
         if len(given) != 1:
@@ -290,7 +327,7 @@ def validate_op(op: str, args: Mapping[str, Any]) -> None:
         if why:
             raise TraceFormatError(f"op 'set_policy': {why}")
     for name in ("timeout_ms", "ms", "partitions", "payload_size", "receiver_queue_size", "wait_ms", "seconds",
-                 "batching_max_messages", "batching_max_bytes", "batching_max_delay_ms"):
+                 "batching_max_messages", "batching_max_bytes", "batching_max_delay_ms", "priority_level", "ack_timeout_tick_ms"):
         if name in args and args[name] < 0:
             raise TraceFormatError(f"op {op!r}: argument {name!r} must not be negative")
 

@@ -20,6 +20,10 @@ Producer (PLS-BATCH-002), for each message ``m`` of ``len(m)`` payload bytes:
 KeyBased (PLS-BATCH-003): one sub-batch per key (ordering key if set, else partition key; keyless
 messages share the ``""`` sub-batch); room and fullness are counted over all sub-batches
 together; sending writes one entry per sub-batch, in order of each sub-batch's first sequence id.
+The Java client (PLS-BATCH-003 too, apache/pulsar pulsar-client
+``.../impl/BatchMessageKeyBasedContainer.java#createOpSendMsgs``) first sets each sub-batch's
+lowest sequence id to its highest, then sorts: its entries go out in order of each sub-batch's
+*last* message; and it keys an ordering key by its Base64 text, apart from partition keys.
 
 Ids (PLS-BATCH-001): the messages of one entry get ``(ledger, entry, partition, i)`` for
 ``i = 0 .. n-1`` in the order they were added.
@@ -57,10 +61,13 @@ class BatchConfig:
     max_messages: int = DEFAULT_MAX_MESSAGES
     max_bytes: int = DEFAULT_MAX_BYTES
     key_based: bool = False
+    key_order: str = "first"  # PLS-BATCH-003: "first" (C++) or "last" (Java)
 
     def __post_init__(self) -> None:
         if self.max_messages < 1 or self.max_bytes < 1:
             raise ValueError(f"batch limits must be positive, got {self.max_messages=}, {self.max_bytes=}")
+        if self.key_order not in ("first", "last"):
+            raise ValueError(f"key_order must be 'first' (C++) or 'last' (Java), got {self.key_order!r}")
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,14 @@ class Pending:
         """``BatchMessageKeyBasedContainer`` getKey: ordering key if set, else partition key ('' if none)."""
         return self.ordering_key if self.ordering_key else (self.partition_key or "")
 
+    @property
+    def java_batch_key(self) -> tuple[str, str] | None:
+        """Java getKey: Base64 of the ordering key if set, else the partition key (None if none);
+        tagged so an ordering key never shares a batch with an equal partition key text."""
+        if self.ordering_key:
+            return ("ordering", self.ordering_key)
+        return None if self.partition_key is None else ("partition", self.partition_key)
+
 
 @dataclass(frozen=True)
 class Flush:
@@ -89,13 +104,15 @@ def plan_entries(items: list[Pending | Flush], config: BatchConfig) -> tuple[tup
     The input ends with an implicit flush.
     """
     entries: list[tuple[int, ...]] = []
-    open_batches: dict[str, list[int]] = {}  # key -> indexes (one key, "", when not key based)
-    first_seq: dict[str, int] = {}
+    open_batches: dict[object, list[int]] = {}  # key -> indexes (one key, "", when not key based)
+    first_seq: dict[object, int] = {}
     count = size = 0
 
     def send_open() -> None:
         nonlocal count, size
-        for key in sorted(open_batches, key=lambda k: first_seq[k]):
+        # PLS-BATCH-003: by each sub-batch's first message (C++), or by its last (Java)
+        order = (lambda k: first_seq[k]) if config.key_order == "first" else (lambda k: open_batches[k][-1])
+        for key in sorted(open_batches, key=order):
             entries.append(tuple(open_batches[key]))
         open_batches.clear()
         first_seq.clear()
@@ -110,7 +127,7 @@ def plan_entries(items: list[Pending | Flush], config: BatchConfig) -> tuple[tup
             continue
         if not (count < config.max_messages and size + item.size <= config.max_bytes):  # step 2
             send_open()
-        key = item.batch_key if config.key_based else ""
+        key: object = (item.batch_key if config.key_order == "first" else item.java_batch_key) if config.key_based else ""
         open_batches.setdefault(key, []).append(index)  # step 3
         first_seq.setdefault(key, index)
         count += 1

@@ -4,9 +4,17 @@ Pulsar part: composition of the pieces: ``BrokerService``/``PersistentTopic`` (t
 sequence ids), ``PersistentSubscription`` (durable cursors, initial position, seek, unsubscribe),
 the dispatchers in ``dispatch/`` and the client-side consumer behaviour they include, readers
 (non-durable exclusive cursors).
-Rule ids: PLS-TOPIC-001/003, PLS-MSGID-001/002, PLS-MSG-001, PLS-PROD-001/002, PLS-SUB-001..006,
-PLS-SEEK-001..003, PLS-READER-001..004, PLS-EXCL-001, PLS-SUBTYPE-001, PLS-ACK-001..005,
-PLS-ACKTIMEOUT-001, PLS-BACKLOG-001, PLS-REDELIVER-001.
+Rule ids: PLS-TOPIC-001/003, PLS-MSGID-001/002, PLS-MSG-001, PLS-PROD-001/002, PLS-SUB-001..008,
+PLS-SEEK-001..003, PLS-READER-001..004, PLS-EXCL-001, PLS-SUBTYPE-001, PLS-ACK-001..006,
+PLS-ACKTIMEOUT-001/003, PLS-BACKLOG-001, PLS-REDELIVER-001, PLS-DLQ-001..007, PLS-RETRY-001..003,
+PLS-ROUTE-004.
+
+Clients per handle (``profiles.handle_profile``): a handle-creating op may say ``"client":
+"python"|"java"``; that handle's client-side behaviour (what it refuses at creation, its nack and
+ack-timeout trackers, DLQ copies, retry letters, seek filter, cumulative-ack refusal, routing
+hash, key-based batch order) follows its own client's profile, the broker side the run's. A
+Java-only setting on a Python handle is refused with InvalidArgument, as the Python target does
+(``JAVA_ONLY``).
 
 One object, two uses:
 - a *target* calls ``apply`` for each op at a virtual instant and ``receive``/``read_next`` for
@@ -18,11 +26,13 @@ One object, two uses:
 Handles and labels come from the trace: producers, consumers and readers by handle; messages by
 their payload label (unique per trace).
 
-Dead-letter topics (PLS-DLQ-001, C++ rule, Shared only): with ``max_redeliver_count`` N the
-application sees a message N + 1 times (counts 0..N); when it nacks the delivery with count N,
-the client publishes a copy to the DLQ topic (default ``<topic>-<subscription>-DLQ``, properties
-plus ``ORIGIN_MESSAGE_ID`` and ``REAL_TOPIC``) and acks the original, both when the nack timer
-fires. The copy keeps the payload label; labels are unique per topic.
+Dead-letter topics (PLS-DLQ-001..003, both clients, Shared/Key_Shared only): with
+``max_redeliver_count`` N the application sees a message N + 1 times (counts 0..N); when it nacks
+the delivery with count N, the client publishes a copy to the DLQ topic (default
+``<topic>-<subscription>-DLQ``, properties plus ``ORIGIN_MESSAGE_ID`` and ``REAL_TOPIC``, in the
+consumer's client's format) and acks the original, both when the nack timer fires. The copy keeps
+the payload label; labels are unique per topic, except that a retry letter topic may hold a
+newer copy of a label (``_store_copy``). ``copies`` records which client made which copy.
 
 Partitioned topics (PLS-TOPIC-002): a topic created with k partitions is k topics
 ``<topic>-partition-i``, each with its own ledger, subscriptions and cursors; a producer routes
@@ -36,13 +46,18 @@ message. Failover on a partition p picks ``sorted[p mod k]`` (PLS-FAILOVER-004).
 
 Key_Shared (``dispatch/key_shared.py``): the selector of the broker's release and config
 (``KeySharedSettings``: consistent-hash ring, AUTO_SPLIT ranges, STICKY ranges), 4.x draining
-hashes, per-key order. Retry letter topics (PLS-RETRY-001, Java only): ``enable_retry`` and
-``reconsume_later``.
+hashes, per-key order. Retry letter topics (PLS-RETRY-001..003, Java only): ``enable_retry`` and
+``reconsume_later`` (``dead_letter.py`` has the steps). Non-durable subscriptions (PLS-SUB-007/008,
+Java only): a subscription created by a ``NonDurable`` subscribe disappears with its last
+consumer; its cursor is never kept. Priority levels (PLS-SHARED-003, PLS-FAILOVER-005) are in
+the dispatchers.
 
 Features (dedup, batching, chunking, delayed delivery, access modes, TTL, retention,
 compaction, non-persistent topics): the ``FeatureOps`` mixin, reference_model/feature_ops.py.
 
 Not modelled: seek and readers on partitioned topics, the C++ default routing hash (BoostHash),
+a durable subscribe to a name a non-durable subscription holds, a second subscription on a retry
+topic reading more than one retry copy of one message,
 pattern auto-discovery of topics created after the subscribe, batching and async sends on
 partitioned topics, DLQ via ack timeout or via a delivery whose count already exceeds N, the
 periodic TTL check (only forced expiry passes), consumers reading compacted (readers only).
@@ -53,7 +68,7 @@ time is the virtual instant of the send (ms, integer) unless the checker passes 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from reference_model import names
 from reference_model.cursor import Cursor
@@ -65,10 +80,10 @@ from reference_model.dispatch.shared import SharedDispatcher
 from reference_model import key_shared as ks, routing
 from reference_model.feature_ops import FeatureOps
 from reference_model.ids import FIRST_LEDGER, MessageId
-from reference_model.profiles import Profile, profile_for
-from reference_model.redelivery import ack_timeout_window, check_ack_timeout, multiplier_backoff_ms, nack_window
+from reference_model import dead_letter as dl
+from reference_model.profiles import Profile, handle_profile, profile_for
+from reference_model.redelivery import JavaNackTracker, check_ack_timeout, check_ack_timeout_tick, multiplier_backoff_ms
 from reference_model.spec import dead_letter_topic as spec_dead_letter_topic
-from reference_model.spec import retry_letter_topic as spec_retry_letter_topic
 from reference_model.rejections import ModelError, NotModelledError, Rejected
 from reference_model.timing import Span, Window
 
@@ -79,6 +94,40 @@ DEFAULT_NACK_DELAY_MS = 60_000
 DEFAULT_RECEIVER_QUEUE_SIZE = 1000
 DLQ_PRODUCER = "<dlq-producer>"  # the broker names the C++ DLQ producer; the model cannot know how
 RETRY_PRODUCER = "<retry-producer>"  # likewise the Java client's retry letter producer (PLS-RETRY-001)
+
+# Settings only the Java client has: on a Python (C++) handle the op is refused with
+# InvalidArgument, naming the rule of the setting (the Python target refuses them the same way).
+JAVA_ONLY = {
+    "subscribe": (
+        ("nack_backoff", "PLS-NACK-004", "negative-ack redelivery backoff", "nack_backoff_supported"),
+        ("ack_timeout_backoff", "PLS-ACKTIMEOUT-005", "ack-timeout redelivery backoff", "ack_timeout_backoff_supported"),
+        ("ack_timeout_tick_ms", "PLS-ACKTIMEOUT-004", "settable ack-timeout tick", "ack_timeout_tick_settable"),
+        ("priority_level", "PLS-SHARED-003", "consumer priority levels", "priority_level_supported"),
+        ("enable_retry", "PLS-RETRY-001", "retry letter topic", "retry_letter_supported"),
+    ),
+    "create_producer": (
+        ("hashing_scheme", "PLS-ROUTE-004", "choice of hashing scheme", "hashing_scheme_supported"),
+    ),
+}
+
+
+class DeadLetterPolicy(NamedTuple):
+    """What a consumer's dead-letter policy says: N, the DLQ topic (None: derive it from the
+    consumer's topic), the initial subscription, and whose copy format (``Profile.dlq_properties``)."""
+
+    max_redeliver: int
+    topic: str | None
+    initial_subscription: str | None
+    properties: str = "cpp"
+
+
+class RetryPolicy(NamedTuple):
+    """A Java consumer's retry letter settings (PLS-RETRY-001..003)."""
+
+    retry_topic: str
+    max_redeliver: int
+    dead_letter_topic: str
+    initial_subscription: str | None
 
 
 def split_profile(overrides: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -143,11 +192,13 @@ class Topic:
 
 
 class Subscription:
-    """A durable subscription: its cursor, its dispatcher while consumers are connected."""
+    """A subscription: its cursor, its dispatcher while consumers are connected. Durable unless a
+    Java ``NonDurable`` subscribe created it (PLS-SUB-007)."""
 
     def __init__(self, topic: Topic, name: str, cursor: Cursor, created: Span, start_rule: str):
         self.topic = topic
         self.name = name
+        self.durable = True
         self.cursor = cursor
         self.created = created
         self.start_rule = start_rule  # rule that explains where the first delivery starts
@@ -192,6 +243,7 @@ class Producer:
     keyless_sent: int = 0
     batching: bool = False
     routing_mode: str = "RoundRobin"  # PLS-ROUTE-002 / PLS-ROUTE-003 (keyless messages)
+    hashing: str | None = None  # PLS-ROUTE-004: the client's own hashing scheme (None: not modelled)
 
 
 @dataclass
@@ -233,8 +285,13 @@ class Broker(FeatureOps):
         self.labels: dict[str, tuple[Topic, int]] = {}  # label -> where it was sent
         self._producer_counter = 0
         # consumer -> (N, explicit DLQ topic or None for the default name, initial subscription)
-        self.dead_letter: dict[str, tuple[int, str | None, str | None]] = {}
-        self.retry_topics: dict[str, str] = {}  # consumer -> its retry letter topic (Java enableRetry)
+        self.dead_letter: dict[str, DeadLetterPolicy] = {}
+        self.retry: dict[str, RetryPolicy] = {}  # consumer -> its retry letter settings (Java enableRetry)
+        self.handle_profiles: dict[str, Profile] = {}  # handle -> its own client's profile
+        # (topic full name, position) -> (kind, client) of a copy the client wrote: "dlq" (nack or
+        # ack timeout), "retry" (reconsumeLater), "retry-dlq" (reconsumeLater past the maximum)
+        self.copies: dict[tuple[str, int], tuple[str, str]] = {}
+        self.removed_non_durable: set[tuple[str, str]] = set()  # (topic, subscription) gone with its consumers
         # Client timers whose effect reaches beyond one subscription (DLQ publish + ack):
         # (due instant, sequence, action). Run when time reaches the window's low end.
         self._timers: list[tuple[float, int, Any]] = []
@@ -244,6 +301,29 @@ class Broker(FeatureOps):
         self._init_features()
 
     # ================================================================== lookups
+
+    def args_profile(self, args: Mapping[str, Any]) -> Profile:
+        """The profile of the handle a creating op makes (its ``client`` arg, else the run's)."""
+        return handle_profile(self.profile, args.get("client"))
+
+    def profile_of(self, handle: str) -> Profile:
+        """The client profile of a live (or closed) handle."""
+        return self.handle_profiles.get(handle, self.profile)
+
+    def copy_info(self, stored: "StoredMessage") -> tuple[str, str] | None:
+        """``(kind, client)`` if ``stored`` is a copy a client wrote (DLQ or retry letter), else None."""
+        full = names.expand_trace(stored.topic)
+        return None if isinstance(full, Rejected) else self.copies.get((full, stored.pos))
+
+    def _java_only_refusal(self, op: str, args: Mapping[str, Any], prof: Profile) -> Rejected | None:
+        for arg, rule, what, flag in JAVA_ONLY.get(op, ()):
+            if arg in args and not getattr(prof, flag):
+                return Rejected("InvalidArgument", rule, f"the {prof.client} client has no {what}; {arg} needs the Java client")
+        if op == "subscribe" and not prof.non_durable_supported and args.get("subscription_mode", "Durable") != "Durable":
+            return Rejected("InvalidArgument", "PLS-SUB-007", f"the {prof.client} client has no non-durable subscriptions")
+        if op == "subscribe" and not prof.retry_letter_supported and (args.get("dead_letter") or {}).get("retry_topic"):
+            return Rejected("InvalidArgument", "PLS-RETRY-001", f"the {prof.client} client has no retry letter topic")
+        return None
 
     def message(self, label: str, topic: "Topic | None" = None) -> StoredMessage | None:
         """Message ``label`` as sent, or its copy on ``topic`` (e.g. a dead-letter topic)."""
@@ -392,6 +472,10 @@ class Broker(FeatureOps):
         return {}
 
     def _op_create_producer(self, args, at, dry_run, observed):
+        prof = self.args_profile(args)
+        refused = self._java_only_refusal("create_producer", args, prof)
+        if refused is not None:
+            return refused  # PLS-ROUTE-004: the Python client cannot choose a hashing scheme
         topic = self._topic(args["topic"], create=True, at=at) if not dry_run else self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
@@ -419,7 +503,9 @@ class Broker(FeatureOps):
                                 f"router hashing must be one of {routing.HASHINGS} and client one of {routing.CLIENTS}; got {dict(router)}")
         self.producers[args["producer"]] = Producer(args["producer"], topic, name, last, router=router,
                                                     batching=bool(args.get("batching")),
-                                                    routing_mode=args.get("routing_mode", "RoundRobin"))
+                                                    routing_mode=args.get("routing_mode", "RoundRobin"),
+                                                    hashing=args.get("hashing_scheme") or prof.default_hashing_scheme)
+        self.handle_profiles[args["producer"]] = prof
         self.pfx[args["producer"]] = pf
         return {"producer_name": name, "last_sequence_id": last, **extra}
 
@@ -445,6 +531,14 @@ class Broker(FeatureOps):
             p = producer.keyless_sent % n
             producer.keyless_sent += 1
             return (p,) + tuple(q for q in every if q != p), (), "the custom router sends keyless messages round robin"
+        if key is not None and producer.hashing is not None:
+            # PLS-ROUTE-004: the Java client hashes the partition key with its own scheme
+            # (JavaStringHash unless hashing_scheme says murmur3_32): signSafeMod(hash, N).
+            scheme = producer.hashing
+            p = routing.partition_for_key(key, n, hashing_scheme=scheme, client="java")
+            hash_rule = "PLS-HASH-001" if scheme == "murmur3_32" else "PLS-HASH-002"
+            return (p,), ("PLS-ROUTE-001", "PLS-ROUTE-004", hash_rule), \
+                f"the Java client's {scheme}({key!r}) mod {n} = {p}"
         if key is not None:
             seen = self._key_partition.get((producer.topic.full, key))
             if seen is not None:
@@ -524,6 +618,10 @@ class Broker(FeatureOps):
         return stored
 
     def _op_subscribe(self, args, at, dry_run, observed):
+        prof = self.args_profile(args)
+        refused = self._java_only_refusal("subscribe", args, prof)
+        if refused is not None:
+            return refused
         if args.get("enable_retry"):
             return self._subscribe_with_retry(args, at, dry_run, observed)
         if "topics" in args or "topics_pattern" in args:
@@ -531,22 +629,27 @@ class Broker(FeatureOps):
         sub_type = args.get("type", "Exclusive")
         if sub_type not in DISPATCHERS:
             raise NotModelledError(f"{sub_type} subscriptions")
-        # PLS-ACKTIMEOUT-001: checked by the client before anything is sent.
+        # PLS-ACKTIMEOUT-001 (C++) / -003 (Java): checked by the client before anything is sent.
         ack_timeout = args.get("ack_timeout_ms") or 0
-        why = check_ack_timeout(ack_timeout, self.profile.ack_timeout_min_ms)
+        why = check_ack_timeout(ack_timeout, prof.ack_timeout_min_ms)
         if why:
-            return Rejected(self.profile.ack_timeout_error, "PLS-ACKTIMEOUT-001", why)
-        backoff = args.get("nack_backoff")
-        if backoff is not None:
-            if not self.profile.nack_backoff_supported:
-                # PLS-NACK-004: only the Java client has MultiplierRedeliveryBackoff.
-                return Rejected("InvalidArgument", "PLS-NACK-004",
-                                f"the {self.profile.client} client has no negative-ack redelivery backoff")
-            backoff = (int(backoff["min_delay_ms"]), int(backoff["max_delay_ms"]), float(backoff.get("multiplier", 2.0)))
+            return Rejected(prof.ack_timeout_error, prof.ack_timeout_rule, why)
+        why = check_ack_timeout_tick(args.get("ack_timeout_tick_ms"), prof.ack_timeout_min_tick_ms)
+        if why:
+            return Rejected("InvalidArgument", "PLS-ACKTIMEOUT-003", why)  # ConsumerBuilderImpl#ackTimeoutTickTime
+        backoffs = {}
+        for arg, rule in (("nack_backoff", "PLS-NACK-004"), ("ack_timeout_backoff", "PLS-ACKTIMEOUT-005")):
+            given = args.get(arg)
+            if given is None:
+                continue
+            # PLS-NACK-004 / PLS-ACKTIMEOUT-005: MultiplierRedeliveryBackoff.builder() checks its arguments.
+            backoffs[arg] = (int(given["min_delay_ms"]), int(given["max_delay_ms"]), float(given.get("multiplier", 2.0)))
             try:
-                multiplier_backoff_ms(0, *backoff)
+                multiplier_backoff_ms(0, *backoffs[arg])
             except ValueError as err:
-                return Rejected("InvalidArgument", "PLS-NACK-004", str(err))
+                return Rejected("InvalidArgument", rule, str(err))
+        backoff = backoffs.get("nack_backoff")
+        durable = args.get("subscription_mode", "Durable") == "Durable"
         ks_arg = args.get("key_shared")
         if ks_arg is not None and sub_type == "Key_Shared":
             # PLS-KEYSHARED-005: the client checks the policy (mode, STICKY ranges) first.
@@ -565,16 +668,25 @@ class Broker(FeatureOps):
             receiver_queue_size=int(args.get("receiver_queue_size", DEFAULT_RECEIVER_QUEUE_SIZE)),
             start_message_id_inclusive=bool(args.get("start_message_id_inclusive", False)),
             consumer_name=args.get("consumer_name"), nack_backoff=backoff,
-            key_shared=dict(ks_arg) if (ks_arg is not None and sub_type == "Key_Shared") else None)
+            key_shared=dict(ks_arg) if (ks_arg is not None and sub_type == "Key_Shared") else None,
+            profile=prof, priority_level=int(args.get("priority_level", 0)),
+            ack_timeout_tick_ms=args.get("ack_timeout_tick_ms"), ack_timeout_backoff=backoffs.get("ack_timeout_backoff"),
+            joined_at=at.end, nack_tracker=JavaNackTracker() if prof.nack_timer == "deadline" else None)
         dead = args.get("dead_letter")
         if dead is not None and not (isinstance(dead.get("max_redeliver_count"), int) and dead["max_redeliver_count"] >= 1):
-            # PLS-DLQ-007: Python's ConsumerDeadLetterPolicy raises ValueError.
+            # PLS-DLQ-007: Python's ConsumerDeadLetterPolicy raises ValueError; Java's
+            # ConsumerBuilderImpl#deadLetterPolicy an IllegalArgumentException ("MaxRedeliverCount must be > 0.").
             return Rejected("InvalidArgument", "PLS-DLQ-007", "max_redeliver_count must be greater than 0")
         full = names.expand_trace(args["topic"])
         refused = self._feature_subscribe_check(args, sub_type, full if isinstance(full, str) else None)
         if refused is not None:
             return refused
         sub = topic.subscriptions.get(config.subscription) if topic is not None else None
+        if sub is not None and not durable and sub.durable:
+            # PLS-SUB-008: PersistentTopic#getNonDurableSubscription refuses a name a durable subscription has.
+            return Rejected("NotAllowedError", "PLS-SUB-008", "Durable subscription with the same name already exists.")
+        if sub is not None and durable and not sub.durable:
+            raise NotModelledError("a durable subscribe to a name a non-durable subscription holds")
         if sub is not None and sub.dispatcher is not None and sub.dispatcher.connected():
             current = sub.dispatcher.type_name
             if current != sub_type:
@@ -604,6 +716,10 @@ class Broker(FeatureOps):
                 sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
             else:
                 sub = Subscription(topic, config.subscription, Cursor(n - 1), at, "PLS-SUB-002")
+            sub.durable = durable  # PLS-SUB-007: a non-durable one goes with its last consumer
+            if not durable:
+                sub.start_rule = "PLS-SUB-007"
+            self.removed_non_durable.discard((topic.full, config.subscription))
             topic.subscriptions[config.subscription] = sub
             start_rule = sub.start_rule
         else:
@@ -615,6 +731,7 @@ class Broker(FeatureOps):
         sub.feature_rules = self.delivery_rules
         sub.dispatcher.add_consumer(config, at, start_rule)
         self.consumers[config.handle] = (config, sub)
+        self.handle_profiles[config.handle] = prof
         self._feature_subscribed(config, sub, args)
         if args.get("read_compacted") and self.topic_features(topic).horizon is not None:
             raise NotModelledError("a consumer reading compacted (only readers are modelled)")
@@ -624,7 +741,8 @@ class Broker(FeatureOps):
             dlq = names.expand_trace(dead["topic"]) if dead.get("topic") else None  # None: the default name
             if isinstance(dlq, Rejected):
                 raise NotModelledError("an invalid dead-letter topic name")
-            self.dead_letter[config.handle] = (int(dead["max_redeliver_count"]), dlq, dead.get("initial_subscription"))
+            self.dead_letter[config.handle] = DeadLetterPolicy(int(dead["max_redeliver_count"]), dlq,
+                                                               dead.get("initial_subscription"), prof.dlq_properties)
         return {}
 
     def _new_dispatcher(self, sub_type: str, sub: "Subscription"):
@@ -636,37 +754,64 @@ class Broker(FeatureOps):
         return dispatcher
 
     def _subscribe_with_retry(self, args, at, dry_run, observed):
-        """PLS-RETRY-001 (Java ``enableRetry(true)``): the consumer also subscribes, with the same
-        subscription, to ``<topic>-<subscription>-RETRY`` (``ConsumerBuilderImpl``); the C++ client
-        has no retry topic."""
-        if not self.profile.retry_letter_supported:
-            return Rejected("InvalidArgument", "PLS-RETRY-001",
-                            f"the {self.profile.client} client has no retry letter topic (enable_retry is Java only)")
+        """PLS-RETRY-001 (Java ``enableRetry(true)``, ``ConsumerBuilderImpl#subscribeAsync``): the
+        consumer also subscribes, with the same subscription, to the retry letter topic
+        (``dead_letter.retry_topic``, else ``<topic>-<subscription>-RETRY``), always as Shared
+        (``ConsumerBase#getSubType``: the retry copies are delayed messages). Without a dead-letter
+        policy the builder sets ``maxRedeliverCount`` 16 and the dead-letter topic
+        ``<topic>-<subscription>-DLQ``, both named after the first topic (not per partition), and
+        that policy also dead-letters nacked messages (PLS-DLQ-002)."""
         if "topic" not in args:
             raise NotModelledError("enable_retry with a topic list or pattern")
-        retry = spec_retry_letter_topic(args["topic"], args["subscription"])
-        rest = {k: v for k, v in args.items() if k not in ("enable_retry", "topic")}
+        first = names.expand_trace(args["topic"])
+        if isinstance(first, Rejected):
+            return first
+        dead = dict(args.get("dead_letter") or {})
+        if args.get("dead_letter") is not None and not (isinstance(dead.get("max_redeliver_count"), int)
+                                                        and dead["max_redeliver_count"] >= 1):
+            return Rejected("InvalidArgument", "PLS-DLQ-007", "MaxRedeliverCount must be > 0.")
+        retry = names.expand_trace(dead["retry_topic"]) if dead.get("retry_topic") else f"{first}-{args['subscription']}-RETRY"
+        dlq = names.expand_trace(dead["topic"]) if dead.get("topic") else spec_dead_letter_topic(first, args["subscription"])
+        if isinstance(retry, Rejected) or isinstance(dlq, Rejected):
+            raise NotModelledError("an invalid retry or dead-letter topic name")
+        policy = RetryPolicy(retry, int(dead.get("max_redeliver_count", dl.MAX_RECONSUMETIMES)), dlq,
+                             dead.get("initial_subscription"))
+        member_dead = {"max_redeliver_count": policy.max_redeliver, "topic": dlq}
+        if policy.initial_subscription:
+            member_dead["initial_subscription"] = policy.initial_subscription
+        rest = {k: v for k, v in args.items() if k not in ("enable_retry", "topic", "dead_letter")}
+        rest["dead_letter"] = member_dead
+        parent = self.topics.get(first)
+        if parent is not None and parent.partitions:
+            members = [dict(rest, topic=names.partition_name(first, i)) for i in range(parent.partitions)]
+        else:
+            members = [dict(rest, topic=first)]
+        retry_args = {k: v for k, v in rest.items() if k not in ("key_shared", "read_compacted")}
+        members.append(dict(retry_args, topic=retry, type="Shared"))
         if not dry_run:
             self._topic(retry, create=True, at=at)
-        result = self._subscribe_multi(dict(rest, topics=[args["topic"], retry]), at, dry_run, observed)
+        result = self._attach_all(members, args, at, dry_run, observed)
         if not dry_run and not isinstance(result, Rejected):
-            self.retry_topics[args["consumer"]] = retry
+            self.retry[args["consumer"]] = policy
         return result
 
     def _op_reconsume_later(self, args, at, dry_run, observed):
-        """PLS-RETRY-001, Java ``ConsumerImpl#reconsumeLater(message, delay)``: publish a copy to the
-        retry letter topic with ``REAL_TOPIC``, ``ORIGIN_MESSAGE_ID`` (first time), ``RECONSUMETIMES``
-        (1, then +1) and ``DELAY_TIME`` properties, delivered after ``delay_ms``; then ack the original."""
+        """PLS-RETRY-001..003, Java ``ConsumerImpl#doReconsumeLater(message, delay)``: the copy gets the
+        original's properties plus REAL_TOPIC, ORIGIN_MESSAGE_ID, ORIGIN_MESSAGE_IDY_TIME and
+        REAL_SUBSCRIPTION (each only if absent), RECONSUMETIMES (1, then +1) and DELAY_TIME; it goes
+        to the retry letter topic, delivered after the delay, or once RECONSUMETIMES exceeds
+        ``maxRedeliverCount`` to the dead-letter topic; then the original is acked."""
         handle = args["consumer"]
-        if not self.profile.retry_letter_supported:
-            return Rejected("InvalidArgument", "PLS-RETRY-001",
-                            f"the {self.profile.client} client has no reconsumeLater (Java only)")
+        prof = self.profile_of(handle)
+        if not prof.retry_letter_supported:
+            return Rejected("InvalidArgument", "PLS-RETRY-001", f"the {prof.client} client has no reconsumeLater (Java only)")
         found = self._consumer_or_reject(handle)
         if isinstance(found, Rejected):
             return found
-        retry = self.retry_topics.get(handle)
-        if retry is None:
-            return Rejected("OtherError", "PLS-RETRY-001", "reconsumeLater method not support! (enable_retry is off)")
+        policy = self.retry.get(handle)
+        if policy is None:
+            # ConsumerBase#reconsumeLater: RECONSUME_LATER_ERROR_MSG (a plain PulsarClientException)
+            return Rejected("OtherError", "PLS-RETRY-001", "reconsumeLater method not supported because retryEnabled is set to false")
         resolved = self._resolve(handle, args["message"])
         if isinstance(resolved, Rejected):
             return resolved
@@ -674,29 +819,53 @@ class Broker(FeatureOps):
         if dry_run:
             return {}
         original = sub.topic.entries[pos]
-        props = dict(original.properties)
-        times = int(props.get("RECONSUMETIMES", "0")) + 1
-        if times > 16:
-            raise NotModelledError("reconsumeLater past maxRedeliverCount (dead-lettering from the retry topic)")
-        if "RECONSUMETIMES" not in props:
-            # getPropertiesMap: the first retry records where the message came from
-            props["REAL_TOPIC"] = sub.topic.full
-            props["ORIGIN_MESSAGE_ID"] = f"{original.message_id.ledger}:{original.message_id.entry}:{original.message_id.partition}"
-        props["RECONSUMETIMES"] = str(times)
-        props["DELAY_TIME"] = str(int(args["delay_ms"]))
-        target = self.topics[retry]
-        if original.label in target.by_label:
-            raise NotModelledError("reconsumeLater of a message already on the retry topic")
-        due = at.start + max(0, int(args["delay_ms"]))
-        self._store(target, original.label, key=original.key, ordering_key=original.ordering_key, properties=props,
-                    event_time=original.event_time, publish_time=int(at.start), producer_name=RETRY_PRODUCER,
-                    sequence_id=len(target.entries), at=Span(due, due))
-        # then the original is acknowledged
+        mid = original.message_id
+        origin = dl.java_message_id_text(mid.ledger, mid.entry, mid.partition, mid.batch_index)
+        delay = int(args["delay_ms"])
+        props = dl.retry_properties(dict(original.properties), origin, dl.strip_partition_suffix(sub.topic.full), sub.name, delay)
+        if dl.reconsume_goes_to_dead_letter(props, policy.max_redeliver):
+            # PLS-RETRY-003: past maxRedeliverCount the copy goes to the dead-letter topic, at once
+            target = self._dead_letter_topic(policy.dead_letter_topic, policy.initial_subscription, at)
+            kind, deliver_at = "retry-dlq", None
+        else:
+            target = self.topics[policy.retry_topic]
+            kind = "retry"
+            deliver_at = (at.start + delay, at.end + delay) if delay > 0 else None  # deliverAfter(delay)
+        # the client publishes the copy, then acks the original (the model acks first: the same state)
         if sub.cursor.ack(pos):
             sub.ack_log.append((at.end, 1, handle))
             sub.ack_times[pos] = at.start
             sub.dispatcher.acked([pos], at)
+        stored = self._store_copy(target, original, props, at, RETRY_PRODUCER if kind == "retry" else DLQ_PRODUCER)
+        if deliver_at is not None:
+            self.topic_features(target).deliver_at[stored.pos] = deliver_at
+        self.copies[(target.full, stored.pos)] = (kind, prof.client)
         return {}
+
+    def _store_copy(self, target: Topic, original: "StoredMessage", props: Mapping[str, str], at: Span,
+                    producer_name: str) -> "StoredMessage":
+        """Publish a client-made copy of ``original`` (same label, keys, event time) on ``target``. A
+        label already there (an earlier retry copy) is stored again, and the label then names the new
+        copy; the model cannot tell the copies apart for a subscription still holding the old one."""
+        old = target.by_label.get(original.label)
+        if old is not None:
+            if any(not s.cursor.is_acked(old) for s in target.subscriptions.values()):
+                raise NotModelledError(f"a second copy of {original.label} on {target.short} while a subscription "
+                                       "there has not acked the first one")
+            del target.by_label[original.label]
+        return self._store(target, original.label, key=original.key, ordering_key=original.ordering_key,
+                           properties=dict(props), event_time=original.event_time, publish_time=int(at.start),
+                           producer_name=producer_name, sequence_id=len(target.entries), at=at)
+
+    def _dead_letter_topic(self, full: str, initial_subscription: str | None, at: Span) -> Topic:
+        """The DLQ topic, created with the DLQ producer; ``initialSubscriptionName`` is created with it (PLS-DLQ-004)."""
+        dlq = self.topics.get(full)
+        if dlq is None:
+            dlq = self.topics[full] = Topic(full, FIRST_LEDGER + len(self.topics))
+        if initial_subscription and initial_subscription not in dlq.subscriptions:
+            dlq.subscriptions[initial_subscription] = Subscription(dlq, initial_subscription, Cursor(len(dlq.entries) - 1),
+                                                                   at, "PLS-DLQ-004")
+        return dlq
 
     def _subscribe_multi(self, args, at, dry_run, observed):
         """A consumer of a list of topics, or of every topic whose short name matches a regex
@@ -828,8 +997,9 @@ class Broker(FeatureOps):
         if unroutable is not None:
             return unroutable
         if config.type not in CUMULATIVE_ACK_TYPES:
-            # PLS-ACK-003: refused by the client, nothing is sent.
-            return Rejected(self.profile.cumulative_ack_shared_error, "PLS-ACK-003",
+            # PLS-ACK-003 (C++) / PLS-ACK-006 (Java): refused by the client, nothing is sent.
+            prof = self.profile_of(config.handle)
+            return Rejected(prof.cumulative_ack_shared_error, prof.cumulative_ack_shared_rule,
                             f"cumulative ack is not allowed on a {config.type} subscription")
         found = self._resolve(args["consumer"], args["message"])
         if isinstance(found, Rejected) or dry_run:
@@ -864,15 +1034,15 @@ class Broker(FeatureOps):
         batch = self._feature_nack_positions(config, sub, pos)  # PLS-BATCH-006: the whole entry
         dead = self.dead_letter.get(config.handle)
         slot = getattr(sub.dispatcher, "slots", {}).get(pos)
-        if dead is not None and slot is not None and slot.holder == config.handle and slot.lo >= dead[0]:
-            # PLS-DLQ-001 (C++): the delivery with count N is nacked -> when the nack timer fires,
+        if dead is not None and slot is not None and slot.holder == config.handle and slot.lo >= dead.max_redeliver:
+            # PLS-DLQ-001/002: the delivery with count N is nacked -> when the nack timer fires,
             # publish a copy to the DLQ and ack the original instead of redelivering it.
-            window = nack_window(at, config.nack_delay_ms, self.profile)
+            window = config.nack_window(at, slot.lo, self.profile)
             for p in batch:
                 sub.dispatcher.hold_for_dead_letter(p)
-            if dead[1] is None:
-                # PLS-DLQ-001: C++ names the default DLQ after the topic (partition) the consumer reads.
-                dead = (dead[0], spec_dead_letter_topic(sub.topic.full, sub.name), dead[2])
+            if dead.topic is None:
+                # PLS-DLQ-001: both clients name the default DLQ after the topic (partition) the consumer reads.
+                dead = dead._replace(topic=spec_dead_letter_topic(sub.topic.full, sub.name))
             # PLS-DLQ-006: a batched message takes its whole entry to the DLQ, acked messages included.
             for p in batch:
                 self._schedule(window.low, lambda p=p: self._dead_letter(sub, p, dead, Span(window.low, window.high)))
@@ -886,36 +1056,41 @@ class Broker(FeatureOps):
         """PLS-DLQ-002 (C++): a delivery with count >= N whose ack timeout fires goes to the DLQ, like a nack."""
         dead = self.dead_letter.get(handle)
         config = next((c for c, s in self._pairs(handle) if s is sub), None)
-        if dead is None or config is None or not config.ack_timeout_ms or count < dead[0]:
+        if dead is None or config is None or not config.ack_timeout_ms or count < dead.max_redeliver:
             return
         if candidate is not None and candidate.kind == "ghost":
             return
-        window = ack_timeout_window(at, config.ack_timeout_ms, self.profile)
-        if dead[1] is None:
-            dead = (dead[0], spec_dead_letter_topic(sub.topic.full, sub.name), dead[2])
+        window = config.ack_timeout_window(at, count, self.profile)
+        if dead.topic is None:
+            dead = dead._replace(topic=spec_dead_letter_topic(sub.topic.full, sub.name))
         for p in self._feature_nack_positions(config, sub, pos):
             slot = getattr(sub.dispatcher, "slots", {}).get(p)
             if slot is not None and slot.holder == handle:
                 sub.dispatcher.hold_for_dead_letter(p)  # no ack-timeout redelivery: it goes to the DLQ
             self._schedule(window.low, lambda p=p, dead=dead: self._dead_letter(sub, p, dead, Span(window.low, window.high)))
 
-    def _dead_letter(self, sub: "Subscription", pos: int, dead: tuple[int, str, str | None], at: Span) -> None:
+    def _dead_letter(self, sub: "Subscription", pos: int, dead: DeadLetterPolicy, at: Span) -> None:
         if sub.cursor.is_acked(pos):
             return
         original = sub.topic.entries[pos]
-        dlq = self.topics.get(dead[1])
-        if dlq is None:
-            dlq = self.topics[dead[1]] = Topic(dead[1], FIRST_LEDGER + len(self.topics))
-        if dead[2] and dead[2] not in dlq.subscriptions:
-            # initialSubscriptionName: created with the DLQ producer, before the first copy.
-            dlq.subscriptions[dead[2]] = Subscription(dlq, dead[2], Cursor(len(dlq.entries) - 1), at, "PLS-DLQ-001")
-        props = dict(original.properties)
-        props["ORIGIN_MESSAGE_ID"] = str(original.message_id)
-        props["REAL_TOPIC"] = sub.topic.full
+        # initialSubscriptionName: created with the DLQ producer, before the first copy (PLS-DLQ-004).
+        dlq = self._dead_letter_topic(dead.topic, dead.initial_subscription, at)
+        mid = original.message_id
+        if dead.properties == "java":
+            # PLS-DLQ-003: Java getPropertiesMap, 'l:e:p[:b]', REAL_SUBSCRIPTION, ORIGIN_MESSAGE_IDY_TIME
+            props = dl.java_dead_letter_properties(dict(original.properties),
+                                                   dl.java_message_id_text(mid.ledger, mid.entry, mid.partition, mid.batch_index),
+                                                   sub.topic.full, sub.name)
+        else:
+            # PLS-DLQ-003: C++ '(l,e,p,b)' and REAL_TOPIC
+            props = dict(original.properties)
+            props["ORIGIN_MESSAGE_ID"] = str(original.message_id)
+            props["REAL_TOPIC"] = sub.topic.full
         if original.label not in dlq.by_label:
-            self._store(dlq, original.label, key=original.key, ordering_key=original.ordering_key, properties=props,
-                        event_time=original.event_time, publish_time=int(at.start), producer_name=DLQ_PRODUCER,
-                        sequence_id=len(dlq.entries), at=at)
+            stored = self._store(dlq, original.label, key=original.key, ordering_key=original.ordering_key, properties=props,
+                                 event_time=original.event_time, publish_time=int(at.start), producer_name=DLQ_PRODUCER,
+                                 sequence_id=len(dlq.entries), at=at)
+            self.copies[(dlq.full, stored.pos)] = ("dlq", "java" if dead.properties == "java" else "cpp")
         if sub.cursor.ack(pos):
             sub.ack_log.append((at.end, 1, ""))
             sub.dispatcher.acked([pos], at)
@@ -944,8 +1119,10 @@ class Broker(FeatureOps):
             # PLS-SEEK-001: the broker resets to the id; C++ then skips that message unless inclusive.
             rule = "PLS-SEEK-001"
             start = pos
-            if self.profile.seek_by_id_exclusive and not config.start_message_id_inclusive:
+            exclusive = self.profile_of(config.handle).seek_by_id_exclusive
+            if exclusive and not config.start_message_id_inclusive:
                 filter_for = (config.handle, pos + 1)
+            maybe_skip = exclusive is None and not config.start_message_id_inclusive
         elif "publish_time_of" in args:
             ref = self.message(args["publish_time_of"])
             if ref is None:
@@ -960,6 +1137,8 @@ class Broker(FeatureOps):
         if dry_run:
             return {}
         sub.dispatcher.reset(start, at, rule, filter_for, seeker=config.handle)  # reads the old cursor
+        if "message" in args and maybe_skip:
+            sub.dispatcher.optional_skip(config.handle, start)
         sub.cursor.reset(start)
         sub.ack_log.clear()
         return {}
@@ -987,6 +1166,11 @@ class Broker(FeatureOps):
         for config, sub in self._pairs(handle):
             sub.flushed_at[handle] = at.end
             sub.dispatcher.remove_consumer(handle, at)
+            if not sub.durable and not sub.dispatcher.connected():
+                # PLS-SUB-007: PersistentSubscription#removeConsumer closes a non-durable subscription
+                # with its last consumer; the topic forgets it (and its position).
+                sub.topic.subscriptions.pop(sub.name, None)
+                self.removed_non_durable.add((sub.topic.full, sub.name))
         del self.consumers[handle]
         self.partition_consumers.pop(handle, None)
         self.received_labels.pop(handle, None)
@@ -1222,6 +1406,9 @@ class Broker(FeatureOps):
                 total_low, total_high = total_low + got[0], total_high + got[1]
             return total_low, total_high
         sub = t.subscriptions.get(subscription) if t is not None else None
+        if sub is None and t is not None and (t.full, subscription) in self.removed_non_durable:
+            return Rejected("SubscriptionNotFound", "PLS-SUB-007",
+                            f"the non-durable subscription {subscription!r} on {topic} went with its last consumer")
         if sub is None:
             return Rejected("SubscriptionNotFound", "PLS-BACKLOG-001", f"no subscription {subscription!r} on {topic}", certain=False)
         low = self._feature_backlog(t, sub)  # entries: a batch counts once

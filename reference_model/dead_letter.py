@@ -28,8 +28,25 @@ batch index, the ones the application acked included (PLS-DLQ-006). The default 
 ``<consumer topic>-<subscription>-DLQ`` (PLS-DLQ-001). ``max_redeliver_count`` must be >= 1
 (PLS-DLQ-007).
 
-Not modelled: the retry letter topic (Java only), DLQ producer failures (the message is then
-redelivered instead), chunked messages in the DLQ, schemas.
+The Java client (4.0.8, apache/pulsar pulsar-client ``.../impl/ConsumerImpl.java``
+``messageReceived``, ``processPossibleToDLQ``, ``getPropertiesMap``, ``doReconsumeLater``;
+``.../util/RetryMessageUtil.java``) counts the same way (steps 1-3: N + 1 deliveries, PLS-DLQ-002)
+and names the default DLQ the same way, from the consumer's own (partition) topic; with retry on,
+``ConsumerBuilderImpl`` names both the retry and the dead-letter topic after the first topic
+(the partitioned topic, not a partition). Its copy differs (PLS-DLQ-003, Java part): the properties are
+taken with ``putIfAbsent``, ``ORIGIN_MESSAGE_ID`` is ``MessageId.toString()`` (``"l:e:p"``, or
+``"l:e:p:b"`` for a batched message), and it adds ``REAL_SUBSCRIPTION`` and the legacy
+``ORIGIN_MESSAGE_IDY_TIME`` (same value as ``ORIGIN_MESSAGE_ID``).
+
+Retry letter topic (Java only, PLS-RETRY-001..003): ``reconsumeLater(m, delay)`` publishes a copy
+to the retry topic with the properties above plus ``RECONSUMETIMES`` (1, then +1 per retry) and
+``DELAY_TIME`` (ms, negative -> 0), delivered after the delay, then acks ``m``; ``REAL_TOPIC`` is
+the topic without its partition suffix (the multi-topics consumer's ``TopicMessageId``). When
+``RECONSUMETIMES`` would exceed ``maxRedeliverCount`` (16, ``MAX_RECONSUMETIMES``, when retry is on
+without a dead-letter policy) the copy goes to the dead-letter topic instead.
+
+Not modelled: DLQ producer failures (the message is then redelivered instead), chunked messages
+in the DLQ, schemas, custom properties of ``reconsumeLater``.
 Choices: the ack timeout counts as a nack here (both go through the same redelivery path).
 """
 
@@ -42,6 +59,12 @@ from reference_model.ids import MessageId
 
 ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID"
 REAL_TOPIC = "REAL_TOPIC"
+# Java RetryMessageUtil names (PLS-DLQ-003, PLS-RETRY-002)
+REAL_SUBSCRIPTION = "REAL_SUBSCRIPTION"
+ORIGIN_MESSAGE_ID_LEGACY = "ORIGIN_MESSAGE_IDY_TIME"  # SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID, a historical typo
+RECONSUMETIMES = "RECONSUMETIMES"
+DELAY_TIME = "DELAY_TIME"
+MAX_RECONSUMETIMES = 16
 DLQ_SUFFIX = "-DLQ"
 INVALID_MAX_REDELIVER_COUNT_ERROR = "max_redeliver_count must be greater than 0"
 
@@ -117,3 +140,44 @@ def dead_letters_for_entry(messages: list[tuple[bytes, Mapping[str, str]]], *, l
         origin = MessageId(ledger, entry, partition, index if batched else -1)
         out.append(dead_letter(payload, props, origin, real_topic))
     return tuple(out)
+
+
+# --------------------------------------------------------------------------- Java client
+
+
+def java_message_id_text(ledger: int, entry: int, partition: int, batch_index: int) -> str:
+    """Java ``MessageIdImpl.toString()`` ``"l:e:p"``; ``BatchMessageIdImpl`` ``"l:e:p:b"`` (PLS-DLQ-003)."""
+    base = f"{ledger}:{entry}:{partition}"
+    return base if batch_index < 0 else f"{base}:{batch_index}"
+
+
+def java_dead_letter_properties(original: Mapping[str, str], origin_text: str, real_topic: str,
+                                subscription: str) -> dict[str, str]:
+    """PLS-DLQ-003 (``ConsumerImpl#getPropertiesMap``): each system property only if absent."""
+    props = dict(original)
+    props.setdefault(REAL_TOPIC, real_topic)
+    props.setdefault(ORIGIN_MESSAGE_ID_LEGACY, origin_text)
+    props.setdefault(ORIGIN_MESSAGE_ID, origin_text)
+    props.setdefault(REAL_SUBSCRIPTION, subscription)
+    return props
+
+
+def retry_properties(original: Mapping[str, str], origin_text: str, real_topic: str, subscription: str,
+                     delay_ms: int) -> dict[str, str]:
+    """PLS-RETRY-002: the properties of a ``reconsumeLater`` copy (retry or dead-letter topic)."""
+    props = java_dead_letter_properties(original, origin_text, real_topic, subscription)
+    times = int(props[RECONSUMETIMES]) + 1 if RECONSUMETIMES in props else 1
+    props[RECONSUMETIMES] = str(times)
+    props[DELAY_TIME] = str(max(0, int(delay_ms)))
+    return props
+
+
+def reconsume_goes_to_dead_letter(properties: Mapping[str, str], max_redeliver_count: int) -> bool:
+    """PLS-RETRY-003: the copy goes to the DLQ once its RECONSUMETIMES exceeds ``maxRedeliverCount``."""
+    return int(properties[RECONSUMETIMES]) > max_redeliver_count
+
+
+def strip_partition_suffix(topic: str) -> str:
+    """``REAL_TOPIC`` of a retry copy: the topic without ``-partition-<i>`` (``TopicName.PARTITIONED_TOPIC_SUFFIX``)."""
+    index = topic.rfind("-partition-")
+    return topic if index < 0 else topic[:index]

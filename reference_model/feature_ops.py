@@ -5,7 +5,7 @@ non-persistent topics.
 Pulsar part: ``PersistentTopic#publishMessage`` (dedup, -1/-1 replies), ``NonPersistentTopic``,
 the C++ producer (batch container, chunking, sequence ids, access-mode answers), the
 multiple-consumer dispatchers' delayed tracker, the expiry monitor, the compacted-topic read path.
-Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001..007, PLS-CHUNK-001..006, PLS-DELAY-001..006,
+Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001..008, PLS-CHUNK-001..006, PLS-DELAY-001..006,
 PLS-DLQ-005/006, PLS-ACCESS-001..006, PLS-TTL-001..003, PLS-COMPACT-001..005, PLS-NP-001..004.
 
 ``FeatureOps`` is a mixin of ``reference_model.broker.Broker``: it reads and changes the broker's
@@ -186,7 +186,7 @@ class FeatureOps:
 
     def _feature_create_producer(self, args, topic, name: str | None, dry_run: bool) -> tuple[ProducerFeatures, dict] | Rejected:
         """Access mode (PLS-ACCESS-*), chunking with batching (PLS-CHUNK-004), where sequence ids start (PLS-DEDUP-002/003/005)."""
-        fx = ProducerFeatures.from_args(args)
+        fx = ProducerFeatures.from_args(args, key_order=self.args_profile(args).key_batch_order)
         if fx.chunking and fx.batching:
             return Rejected("InvalidArgument", "PLS-CHUNK-004", chunking.CHUNKING_WITH_BATCHING_ERROR)
         present = []
@@ -319,7 +319,10 @@ class FeatureOps:
             fx = self.topic_features(topic)
             entry = fx.next_entry
             fx.next_entry += 1
-            value = self._write(producer, topic, label, args, at, s, deliver_at, observed, pf, batch_index=0, entry=entry)
+            # PLS-BATCH-008: the Java client sends that batch of one as a plain message (index -1).
+            alone = self.profile_of(producer.handle).single_message_batch_unbatched
+            value = self._write(producer, topic, label, args, at, s, deliver_at, observed, pf,
+                                batch_index=None if alone else 0, entry=None if alone else entry)
         else:
             value = self._write(producer, topic, label, args, at, s, deliver_at, observed, pf, batch_index=None, plan=plan)
         self.facts = {**facts, **self.facts}
@@ -396,7 +399,9 @@ class FeatureOps:
         else:
             entries = tuple((i,) for i in range(len(stored_items)))
         for group in entries:
-            batched = pf.batching and not (len(group) == 1 and stored_items[group[0]].deliver_at is not None)
+            # a delayed message is sent alone (PLS-DELAY-006); a Java batch of one is a plain message (PLS-BATCH-008)
+            batched = pf.batching and not (len(group) == 1 and (stored_items[group[0]].deliver_at is not None
+                                                                or self.profile_of(producer.handle).single_message_batch_unbatched))
             entry = None
             if batched:
                 entry = fx.next_entry  # a batch is one entry
@@ -426,7 +431,7 @@ class FeatureOps:
         ids = {**earlier, **ids}
         rules = ["PLS-BATCH-001", "PLS-BATCH-002"] if pf.batching else ["PLS-BATCH-007"]
         if pf.batching and pf.batch_config.key_based:
-            rules.append("PLS-BATCH-003")
+            rules.append("PLS-BATCH-003")  # C++ first-message order, Java last-message order
         if delayed_any:
             rules.append("PLS-DELAY-006")
         stored = {k: v for k, v in ids.items() if list(v)[:2] != [-1, -1]}
@@ -493,7 +498,8 @@ class FeatureOps:
         may or may not read them. With retention (PLS-RETENTION-002) nothing is trimmable."""
         if self.policies.retention or not is_persistent(topic.full):
             return set()
-        others = [s for s in topic.subscriptions.values() if s is not exclude]
+        # a non-durable subscription (PLS-SUB-007) does not keep data from being deleted
+        others = [s for s in topic.subscriptions.values() if s is not exclude and getattr(s, "durable", True)]
         if not others:
             return set()
         return {m.pos for m in topic.entries if all(s.cursor.is_acked(m.pos) for s in others)}

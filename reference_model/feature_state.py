@@ -88,11 +88,12 @@ class ProducerFeatures:
     pending: list[PendingSend] = field(default_factory=list)
 
     @staticmethod
-    def from_args(args: Mapping[str, Any]) -> "ProducerFeatures":
+    def from_args(args: Mapping[str, Any], *, key_order: str = "first") -> "ProducerFeatures":
+        """``key_order``: the client's KeyBased batch order (PLS-BATCH-003 C++ "first", PLS-BATCH-003 Java "last")."""
         config = batching_model.BatchConfig(
             max_messages=int(args.get("batching_max_messages", batching_model.DEFAULT_MAX_MESSAGES)),
             max_bytes=int(args.get("batching_max_bytes", batching_model.DEFAULT_MAX_BYTES)),
-            key_based=args.get("batching_type", "Default") == "KeyBased")
+            key_based=args.get("batching_type", "Default") == "KeyBased", key_order=key_order)
         return ProducerFeatures(
             batching=bool(args.get("batching", batching_model.PY_DEFAULT_BATCHING_ENABLED)),  # PLS-BATCH-007
             batch_config=config, chunking=bool(args.get("chunking", False)),

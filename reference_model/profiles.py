@@ -2,17 +2,31 @@
 
 Pulsar part: the C++ client (which the Python client wraps) vs the Java client; broker 3.x,
 4.0, 4.1.
-Rule ids: PLS-NACK-001/002/004, PLS-ACKTIMEOUT-001/002, PLS-ACK-003, PLS-ACK-005, PLS-SEEK-001,
-PLS-DLQ-001, PLS-RETRY-001, PLS-BATCH-005, PLS-DELAY-004/005, PLS-CHUNK-002/003,
-PLS-COMPACT-002.
+Rule ids: PLS-NACK-001/002/004/005, PLS-ACKTIMEOUT-001..005, PLS-ACK-003/005/006, PLS-SEEK-001,
+PLS-DLQ-001/003, PLS-RETRY-001, PLS-ROUTE-004, PLS-BATCH-003/005, PLS-SUB-007,
+PLS-SHARED-003, PLS-DELAY-004/005, PLS-CHUNK-002/003, PLS-COMPACT-002.
 
 Every behaviour that differs is a field of the frozen ``Profile``; the rest of the model reads
 fields and never asks "which broker is this?". ``profile_for`` picks the defaults for a broker
 version and client and applies overrides (a trace header's ``profile`` object).
 
-Not modelled: client versions within one kind (the C++ 4.2.0 core of pulsar-client 3.13 is the
-reference). Broker 3.x vs 4.x differences in Key_Shared are not here but in
-``key_shared.KeySharedProfile``, selected per release.
+Clients per handle. A trace may run some handles on the Python client and others on the Java
+client (docs/java-driver.md): a handle-creating op then says ``"client": "python"|"java"`` and
+that handle follows ``profile_for(<broker>, <its client>, <the trace's overrides>)``
+(``handle_profile``); the others follow the trace's profile. A run whose handles used both
+clients is reported with client ``"mixed"``: its profile is the C++ one (an unnamed handle runs
+on the Python client), with ``client == "mixed"``.
+
+The Java values are read in the Java client 4.0.8 sources (apache/pulsar pulsar-client
+``src/main/java/org/apache/pulsar/client/impl/``: ``NegativeAcksTracker``,
+``UnAckedMessageTracker``, ``UnAckedMessageRedeliveryTracker``, ``ConsumerBuilderImpl``,
+``ConsumerImpl``, ``ConsumerBase``, ``BatchMessageKeyBasedContainer``,
+``RoundRobinPartitionMessageRouterImpl``, ``conf/ProducerConfigurationData``); the rules that cite
+them are tentative until a live run confirms them.
+
+Not modelled: client versions within one kind (the C++ 4.2.0 core of pulsar-client 3.13 and the
+Java client 4.0.8 are the references). Broker 3.x vs 4.x differences in Key_Shared are not here
+but in ``key_shared.KeySharedProfile``, selected per release.
 Choices: where the source was read but the behaviour not confirmed live, the field says
 "unknown" (``None``) and the checker accepts either behaviour.
 """
@@ -24,6 +38,7 @@ from typing import Any, Mapping
 
 BROKER_VERSIONS = ("3.x", "4.0", "4.1")
 CLIENTS = ("cpp", "java")
+MIXED = "mixed"  # a run whose handles name their own client (docs/java-driver.md)
 
 
 @dataclass(frozen=True)
@@ -38,17 +53,29 @@ class Profile:
     failover_activation_delay_ms: int = 1000
     # PLS-NACK-001: C++ fires its nack timer every delay/3, so redelivery is in [d, d + d//3].
     nack_timer_divisor: int = 3
-    # Java trims the nack deadline to 8 low bits of a millisecond clock: up to 255 ms early.
+    # PLS-NACK-005: "periodic" (C++: a timer every d/3 sends every due nack) or "deadline" (Java
+    # NegativeAcksTracker: a one-shot timer armed for the first pending nack's delay, re-armed for
+    # the earliest remaining deadline: no d/3 slack, but a later nack waits for a timer already armed).
+    nack_timer: str = "periodic"
+    # PLS-NACK-004/005: Java trims the nack deadline to negativeAckPrecisionBitCnt = 8 low bits of
+    # a millisecond clock (NegativeAcksTracker#trimLowerBit): up to 255 ms early.
     nack_early_ms: int = 0
-    # PLS-NACK-004: Java's MultiplierRedeliveryBackoff exists only in the Java client.
+    # PLS-NACK-004: Java's MultiplierRedeliveryBackoff exists only in the Java client (no 100 ms floor there).
     nack_backoff_supported: bool = False
-    # PLS-ACKTIMEOUT-001: C++ refuses 0 < T < 10 s; Java refuses 0 < T < 1 s.
+    # PLS-ACKTIMEOUT-001/003: C++ refuses 0 < T < 10 s; Java refuses 0 < T < 1 s.
     ack_timeout_min_ms: int = 10_000
     ack_timeout_error: str = "InvalidArgument"
-    # PLS-ACKTIMEOUT-002: tick t = min(tick, T); not settable from Python.
+    ack_timeout_rule: str = "PLS-ACKTIMEOUT-001"
+    # PLS-ACKTIMEOUT-002/004: tick t = min(tick, T); not settable from Python (C++ fixed 1000 ms),
+    # Java ackTimeoutTickTime >= 100 ms (ConsumerBuilderImpl MIN_TICK_TIME_MILLIS).
     ack_timeout_tick_ms: int = 1000
-    # PLS-ACK-003: how cumulative ack on Shared is refused (client side).
+    ack_timeout_tick_settable: bool = False
+    ack_timeout_min_tick_ms: int = 100
+    # PLS-ACKTIMEOUT-005: Java ackTimeoutRedeliveryBackoff (UnAckedMessageRedeliveryTracker).
+    ack_timeout_backoff_supported: bool = False
+    # PLS-ACK-003 / PLS-ACK-006: how cumulative ack on Shared is refused (client side).
     cumulative_ack_shared_error: str = "CumulativeAcknowledgementNotAllowedError"
+    cumulative_ack_shared_rule: str = "PLS-ACK-003"
     # PLS-ACK-005: an Exclusive/Failover rewind does not bump redelivery_count (measured 4.0.8/C++).
     rewind_increments_redelivery_count: bool = False
     # PLS-ACK-005: whether closing a Shared consumer bumps the count of its unacked messages.
@@ -57,11 +84,32 @@ class Profile:
     shared_close_increments_redelivery_count: bool | None = False
     # PLS-REDELIVER-001: C++ keeps its receiver queue on redeliver_unacked (Java clears it).
     redeliver_keeps_receiver_queue: bool = True
-    # PLS-SEEK-001: C++ skips the message at the seek id unless start_message_id_inclusive.
-    seek_by_id_exclusive: bool = True
-    # PLS-DLQ-001: C++ derives the DLQ name per partition; PLS-RETRY-001: Java only.
+    # PLS-SEEK-001: C++ skips the message at the seek id unless start_message_id_inclusive (measured).
+    # Java: None = either. The 4.0.8 source reads exclusive too (ConsumerImpl#seekAsyncInternal sets
+    # startMessageId to the seek id and messageReceived drops that entry unless resetIncludeHead),
+    # older Java clients were inclusive; the model's own choice stays inclusive until a live run decides.
+    seek_by_id_exclusive: bool | None = True
+    # PLS-DLQ-001: both clients derive the DLQ name from the consumer's (partition's) topic (Java:
+    # from the first topic when retry is on); PLS-RETRY-001: Java only.
     dlq_per_partition: bool = True
     retry_letter_supported: bool = False
+    # PLS-DLQ-003: C++ ORIGIN_MESSAGE_ID '(l,e,p,b)'; Java 'l:e:p' or 'l:e:p:b',
+    # plus REAL_SUBSCRIPTION and the legacy ORIGIN_MESSAGE_IDY_TIME).
+    dlq_properties: str = "cpp"
+    # PLS-ROUTE-004: the client's own hashing scheme for keyed messages (None: C++ BoostHash, not
+    # modelled and not settable from Python); Java's default is JavaStringHash.
+    default_hashing_scheme: str | None = None
+    hashing_scheme_supported: bool = False
+    # PLS-BATCH-003: KeyBased batches go out in order of each key's first (C++) or
+    # highest (Java) sequence id; Java keys an ordering key by its Base64 text, apart from partition keys.
+    key_batch_order: str = "first"
+    # PLS-BATCH-008: the Java client sends a batch that holds one message as a plain message
+    # (BatchMessageContainerImpl#createOpSendMsg, OpSendMsg#setMessageId: batch index -1); the C++
+    # client writes it as a batch of one (batch index 0).
+    single_message_batch_unbatched: bool = False
+    # PLS-SUB-007 / PLS-SHARED-003 / PLS-FAILOVER-005: Java-only consumer settings.
+    non_durable_supported: bool = False
+    priority_level_supported: bool = False
     # broker >= 4.1 (PIP-391) enables batch index ack by default (batching is not modelled).
     broker_batch_index_ack_default: bool = False
     # The C++ client groups acks and flushes every 100 ms (AckGroupingTrackerEnabled).
@@ -104,26 +152,40 @@ def _client_kind(client: str | None) -> str:
         return "cpp"
     if c.startswith("java"):
         return "java"
-    raise ValueError(f"unknown client {client!r}; use 'cpp' (also for the Python client) or 'java'")
+    if c == MIXED:
+        return MIXED
+    raise ValueError(f"unknown client {client!r}; use 'cpp' (also for the Python client), 'java' or 'mixed'")
 
 
 def profile_for(broker_version: str | None = None, client: str | None = None,
                 overrides: Mapping[str, Any] | None = None) -> Profile:
     """The model parameters for ``broker_version`` ("3.x", "4.0", "4.1" or a release such as
-    "4.0.8") and ``client`` ("cpp"/"python" or "java"), with ``overrides`` applied by field name."""
+    "4.0.8") and ``client`` ("cpp"/"python", "java", or "mixed": the C++ values, for a run whose
+    handles name their own client), with ``overrides`` applied by field name."""
     broker = _broker_series(broker_version)
     kind = _client_kind(client)
     profile = Profile(broker=broker, client=kind)
     if kind == "java":
         profile = replace(
             profile,
-            nack_early_ms=255,
-            nack_backoff_supported=True,
-            ack_timeout_min_ms=1000,
-            cumulative_ack_shared_error="InvalidConfiguration",
-            redeliver_keeps_receiver_queue=False,
-            seek_by_id_exclusive=False,
-            retry_letter_supported=True,
+            nack_timer="deadline",  # PLS-NACK-005
+            nack_early_ms=255,  # negativeAckPrecisionBitCnt = 8
+            nack_backoff_supported=True,  # PLS-NACK-004
+            ack_timeout_min_ms=1000,  # PLS-ACKTIMEOUT-003: ConsumerBuilderImpl MIN_ACK_TIMEOUT_MILLIS
+            ack_timeout_rule="PLS-ACKTIMEOUT-003",
+            ack_timeout_tick_settable=True,  # PLS-ACKTIMEOUT-004
+            ack_timeout_backoff_supported=True,  # PLS-ACKTIMEOUT-005
+            cumulative_ack_shared_error="InvalidConfiguration",  # PLS-ACK-006
+            cumulative_ack_shared_rule="PLS-ACK-006",
+            redeliver_keeps_receiver_queue=False,  # ConsumerImpl#redeliverUnacknowledgedMessages clears it
+            retry_letter_supported=True,  # PLS-RETRY-001
+            dlq_properties="java",  # PLS-DLQ-003
+            default_hashing_scheme="java_string_hash",  # PLS-ROUTE-004
+            hashing_scheme_supported=True,
+            key_batch_order="last",  # PLS-BATCH-003
+            single_message_batch_unbatched=True,  # PLS-BATCH-008
+            non_durable_supported=True,  # PLS-SUB-007
+            priority_level_supported=True,  # PLS-SHARED-003, PLS-FAILOVER-005
         )
     if broker == "4.1":
         profile = replace(profile, broker_batch_index_ack_default=True, shared_close_increments_redelivery_count=None)
@@ -136,3 +198,22 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             raise ValueError(f"unknown profile field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         profile = replace(profile, **dict(overrides))
     return profile
+
+
+def overrides_of(profile: Profile) -> dict[str, Any]:
+    """The fields of ``profile`` that differ from its broker's and client's defaults: the trace's
+    overrides, recovered (a field overridden to its default value is the same thing)."""
+    base = profile_for(profile.broker, profile.client)
+    return {f.name: getattr(profile, f.name) for f in fields(Profile)
+            if f.name not in ("broker", "client") and getattr(profile, f.name) != getattr(base, f.name)}
+
+
+def handle_profile(profile: Profile, client: str | None) -> Profile:
+    """The profile of a handle whose creating op says ``"client": client`` in a run with ``profile``:
+    ``profile_for(<broker>, <client>, <the run's overrides>)``; ``client`` None: ``profile`` itself."""
+    if client is None:
+        return profile
+    kind = _client_kind(client)
+    if kind == profile.client:
+        return profile
+    return profile_for(profile.broker, kind, overrides_of(profile) or None)

@@ -150,6 +150,7 @@ _CONS = "docs/client-libraries-consumers.md"
 _PY = "apache/pulsar-client-python pulsar/__init__.py"
 _CPPLIB = "apache/pulsar-client-cpp lib/"
 _BROKER = "apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/service/"
+_JCLI = "apache/pulsar pulsar-client/src/main/java/org/apache/pulsar/client/impl/"  # Java client 4.0.8, read
 
 _LIVE = "Live (broker 4.0.8, pulsar-client 3.13.0): "
 
@@ -300,17 +301,49 @@ RULES: tuple[Rule, ...] = (
               "caller is the only connected consumer. "
               f"{_LIVE}after unsubscribe, a message sent, then a Latest re-subscribe: the message is not delivered."),
     ),
+    Rule(
+        id="PLS-SUB-007", area="SUB",
+        title="A NonDurable subscription goes away with its last consumer: its position is not kept, stats then fail with SubscriptionNotFound, and a new subscribe starts at its initial position (Latest by default: messages sent meanwhile are never seen) (java client only)",
+        source=f"{_MSG}#subscription-modes",
+        quote=("Once a broker stops, the cursor is lost and can never be recovered, so that messages can not continue "
+               "to be consumed from the last consumed position."),
+        status="normative", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): non-durable-java passed. '
+              f"The docs speak of a broker restart; the code goes further: {_BROKER}persistent/PersistentSubscription.java"
+              "#removeConsumer closes a non-durable subscription once it has no consumer and PersistentTopic removes it; "
+              "a later subscribe creates a new NonDurableCursorImpl at the initial position (Latest: after the last "
+              "entry; Earliest: the first). Only the Java client sets subscriptionMode; the Python client cannot "
+              "(InvalidArgument). While it has consumers it behaves as a durable one (acks, redeliveries); it does not "
+              "keep data from being deleted (PLS-RETENTION-001). To be confirmed live (case non-durable-java)."),
+    ),
+    Rule(
+        id="PLS-SUB-008", area="SUB",
+        title="A NonDurable subscribe to a name a durable subscription already has is refused with NotAllowedError (java client only)",
+        source=f"{_BROKER}persistent/PersistentTopic.java",
+        quote="", status="inferred", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): non-durable-name-taken-java passed. '
+              "getNonDurableSubscription: 'Durable subscription with the same name already exists.' "
+              "(NotAllowedException -> ServerError NotAllowed -> Java NotAllowedException). Docs vs code: "
+              "concepts-messaging.md#subscription-modes says 'A durable subscription and a non-durable subscription "
+              "can have the same name, they are independent of each other.' A durable subscribe to a name a "
+              "non-durable subscription holds is not modelled. To be confirmed live (case non-durable-name-taken-java)."),
+    ),
     # ---- seek ----------------------------------------------------------------------------
     Rule(
         id="PLS-SEEK-001", area="SEEK",
-        title="Seek to a message id: the C++/Python client skips that message unless start_message_id_inclusive, so delivery resumes after it",
+        title="Seek to a message id: the client skips that message unless start_message_id_inclusive, so delivery resumes after it (C++/Python measured; the Java 4.0.8 source reads the same, either accepted until confirmed live)",
         source=f"{_CPPLIB}ConsumerImpl.cc",
-        quote="", status="inferred", applies_to=_CPP,
+        quote="", status="inferred", applies_to=_ALL,
         note=("Python docstring: seek 'Reset the subscription associated with this consumer to a specific message id "
               "or publish timestamp.' The broker resets the cursor to the id; the C++ client then drops messages at "
               "or before it (isPrior) unless start_message_id_inclusive ('Set the consumer to include the given "
               "position of any reset operation like Consumer::seek.'). Message-id seek is for non-partitioned "
-              f"topics only. {_LIVE}seek(id of m2) -> m3, m4; with start_message_id_inclusive -> m2."),
+              f"topics only. {_LIVE}seek(id of m2) -> m3, m4; with start_message_id_inclusive -> m2. "
+              f"Java 4.0.8: {_JCLI}ConsumerImpl.java#seekAsyncInternal sets startMessageId to the seek id on "
+              "success, and messageReceived drops a message of that entry at or before it (isPriorEntryIndex / "
+              "isPriorBatchIndex) unless resetIncludeHead (startMessageIdInclusive): the same exclusive seek as C++. "
+              "Live 4.0.8 with the Java client 4.0.8: seek(id of m2) -> m3; with startMessageIdInclusive -> m2 "
+              "(older Java clients did not filter, an inclusive seek for non-batched messages). Cases seek-by-id-java, cross-seek-exclusive."),
     ),
     Rule(
         id="PLS-SEEK-002", area="SEEK",
@@ -455,6 +488,23 @@ RULES: tuple[Rule, ...] = (
         note=(f"{_LIVE}s1 (queue 1) held m1 and prefetched m2; after s1 closed, s2 received m1 and m2, both with "
               "redelivery_count 0 (a close does not count as a redelivery on 4.0.8; version dependent)."),
     ),
+    Rule(
+        id="PLS-SHARED-003", area="SHARED",
+        title="Shared with priority levels: a consumer gets a message only when no consumer of a higher priority (lower number) has permits (java client only)",
+        source="static/reference/4.0.x/client/client-configuration-consumer.md#prioritylevel",
+        quote=("In Shared subscription type, the broker first dispatches messages to the max priority level consumers "
+               "if they have permits."),
+        status="normative", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): shared-priority-java passed. '
+              f"{_BROKER}AbstractDispatcherMultipleConsumers.java#getNextConsumer (consumers sorted by priority, round "
+              "robin within a level, a lower level only when no consumer above has permits); the page goes on: "
+              "'Otherwise, the broker considers next priority level consumers.' Permits are hidden, so the checker "
+              "forbids a lower-priority consumer a message only when a higher-priority one was connected before the "
+              "message became available and cannot have filled its receiver queue (a client refills permits after "
+              "half its queue: at least q - (q//2 - 1) messages must be queued for zero permits). Key_Shared ignores "
+              "priority here. Python cannot set priorityLevel (InvalidArgument). To be confirmed live "
+              "(case shared-priority-java)."),
+    ),
     # ---- acknowledgement -----------------------------------------------------------------
     Rule(
         id="PLS-ACK-001", area="ACK",
@@ -503,6 +553,17 @@ RULES: tuple[Rule, ...] = (
               "are position-less rewinds: count stays 0. A consumer close does not increment it on 4.0.8 "
               f"(see PLS-SHARED-002). {_LIVE}Shared nack twice: counts 0, 1, 2; redeliver_unacked: 0 -> 1."),
     ),
+    Rule(
+        id="PLS-ACK-006", area="ACK",
+        title="Cumulative ack on Shared/Key_Shared is refused by the Java client with InvalidConfiguration; nothing is acked",
+        source=f"{_JCLI}ConsumerBase.java",
+        quote="", status="inferred", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): ack-cumulative-shared-java passed. '
+              "acknowledgeCumulativeAsync: isCumulativeAcknowledgementAllowed(type) is false for Shared and "
+              "Key_Shared -> failed future InvalidConfigurationException('Cannot use cumulative acks on a "
+              "non-exclusive/non-failover subscription'); the docs say only 'You cannot use cumulative acknowledgment "
+              "with Shared type.' (PLS-ACK-003 is the C++ error). To be confirmed live (case ack-cumulative-shared-java)."),
+    ),
     # ---- negative acknowledgement --------------------------------------------------------
     Rule(
         id="PLS-NACK-001", area="NACK",
@@ -522,26 +583,50 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="PLS-NACK-003", area="NACK",
-        title="C++/Python on Exclusive/Failover: a nack rewinds the subscription: every unacked message is delivered again, in order",
+        title="On Exclusive/Failover a nack rewinds the subscription: every unacked message is delivered again, in order (C++/Python and Java)",
         source=f"{_CPPLIB}ConsumerImpl.cc",
-        quote="", status="inferred", applies_to=_CPP,
+        quote="", status="inferred", applies_to=_ALL,
         note=("Docs and code disagree: concepts-messaging.md#negative-acknowledgment says 'In Exclusive and Failover "
               "subscription types, consumers only negatively acknowledge the last message they receive.' The C++ "
               "client turns a targeted redelivery into redeliver-all for non-Shared types and the single-active "
               "dispatcher rewinds the cursor (apache/pulsar issues #5344, #6461). "
-              f"{_LIVE}nack (delay 200 ms) redelivered ALL unacked messages in order, redelivery_count 0, after ~273 ms."),
+              f"{_LIVE}nack (delay 200 ms) redelivered ALL unacked messages in order, redelivery_count 0, after ~273 ms. "
+              f"Java: {_JCLI}ConsumerImpl.java#redeliverUnacknowledgedMessages(Set) turns the nack tracker's targeted "
+              "redelivery into redeliverUnacknowledgedMessages() when the type is not Shared/Key_Shared, which also "
+              "clears the receiver queue; timing per PLS-NACK-005 (case nack-exclusive-rewind-java)."),
     ),
     Rule(
         id="PLS-NACK-004", area="NACK",
-        title="Java MultiplierRedeliveryBackoff: delay for redelivery count c is min(min_delay * multiplier^c, max_delay) (java client only)",
+        title="Java nack backoff: a nacked delivery with redelivery count c comes back in [t + next(c) - 255, t + next(c)] ms, next(c) = min(min_delay * multiplier^c, max_delay), no 100 ms floor (java client only)",
         source=f"{_MSG}#negative-acknowledgment",
         quote=("To redeliver messages with different delays, you can use the redelivery backoff mechanism by "
                "setting the number of retries to deliver the messages."),
-        status="tentative", applies_to=_JAVA,
-        note=("Code: apache/pulsar pulsar-client .../impl/MultiplierRedeliveryBackoff.java (next(c): c<=0 -> min; "
-              "beyond maxMultiplierPow -> max). The docs' table ('redelivery count 1 -> 1 s') is next(count-1) "
-              "if 'count N' means the N-th redelivery: the wording is ambiguous. Builder defaults 10 s / 10 min / "
-              "x2 differ from the docs' example values. Not reachable from Python; never confirmed live here."),
+        status="normative", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): nack-backoff-java passed. '
+              f"Code (Java 4.0.8): {_JCLI}MultiplierRedeliveryBackoff.java (next(c): c<=0 or min<=0 -> min; "
+              "c > int(ln(max/min)/ln(multiplier)) + 1 -> max); NegativeAcksTracker#add(Message) passes "
+              "message.getRedeliveryCount(), the count of the delivery the application nacked (add(MessageId) "
+              "passes 0), uses next(c) as is (the 100 ms MIN_NACK_DELAY_MS only applies to the fixed delay), and "
+              "files the id under trimLowerBit(now + next(c), negativeAckPrecisionBitCnt = 8): up to 255 ms early; "
+              "the timer is one-shot (PLS-NACK-005), so a nack also waits for a timer an earlier nack with a longer "
+              "delay armed. The docs' table ('redelivery count 1 -> 1 s') is next(count-1) if 'count N' means the "
+              "N-th redelivery. Builder defaults 10 s / 10 min / x2 differ from the docs' example values. On "
+              "Exclusive/Failover the count stays 0, so every nack waits next(0). Not reachable from Python; checked "
+              "live through the Java driver (case nack-backoff-java)."),
+    ),
+    Rule(
+        id="PLS-NACK-005", area="NACK",
+        title="Java fixed nack delay d = max(configured, 100 ms): redelivered in [t + d - 255, t + d] ms by a one-shot timer (no d/3 period); a nack waits for a timer an earlier, longer nack armed (java client only)",
+        source=f"{_JCLI}NegativeAcksTracker.java",
+        quote="", status="inferred", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): nack-exclusive-rewind-java, nack-fixed-delay-java passed. '
+              "Java 4.0.8 NegativeAcksTracker: nackDelayMs = max(negativeAckRedeliveryDelay, MIN_NACK_DELAY_MS = 100); "
+              "add() files the id under trimLowerBit(currentTimeMillis + delay, 8) and, if no timer is armed, arms one "
+              "for the delay; triggerRedelivery sends every id whose filed time has passed and re-arms the timer for "
+              "the earliest remaining one. So with one delay for every nack the window is [d - 255, d] after the nack "
+              "(C++ instead [d, d + d/3], PLS-NACK-001); the client timer ticks every 1 ms (HashedWheelTimer). "
+              "Docs (#negative-acknowledgment) only show negativeAckRedeliveryDelay. To be confirmed live "
+              "(case nack-fixed-delay-java)."),
     ),
     # ---- ack timeout ---------------------------------------------------------------------
     Rule(
@@ -567,6 +652,46 @@ RULES: tuple[Rule, ...] = (
               "Exclusive (count 0)."),
     ),
     Rule(
+        id="PLS-ACKTIMEOUT-003", area="ACKTIMEOUT",
+        title="Java: an ack timeout 0 < T < 1000 ms or an ack-timeout tick below 100 ms is refused when the consumer is built (InvalidArgument); 0 disables the ack timeout",
+        source=f"{_JCLI}ConsumerBuilderImpl.java",
+        quote="", status="inferred", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): ack-timeout-minimum-java passed. '
+              "ackTimeout: checkArgument(ackTimeout == 0 || ms >= MIN_ACK_TIMEOUT_MILLIS = 1000, 'Ack timeout should be "
+              "greater than 1000 ms'); ackTimeoutTickTime: checkArgument(ms >= MIN_TICK_TIME_MILLIS = 100): "
+              "IllegalArgumentException, which the driver reports as InvalidArgument (docs/java-driver.md). C++ refuses "
+              "below 10 s (PLS-ACKTIMEOUT-001). To be confirmed live (case ack-timeout-minimum-java)."),
+    ),
+    Rule(
+        id="PLS-ACKTIMEOUT-004", area="ACKTIMEOUT",
+        title="Java ack timeout T with ackTimeoutTickTime t0, t = min(t0, T): an unacked message is redelivered in (ceil(T/t)*t, (ceil(T/t)+1)*t] after receive (java client only)",
+        source=f"{_MSG}#acknowledgment-timeout",
+        quote=("You can configure the acknowledgment timeout mechanism to redeliver the message if it is not acknowledged "
+               "after `ackTimeout` or to execute a timer task to check the acknowledgment timeout messages during every "
+               "`ackTimeoutTickTime` period."),
+        status="normative", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): ack-timeout-tick-java passed. '
+              f"{_JCLI}UnAckedMessageTracker.java: tickDurationInMs = min(tick, T), a ring of ceil(T/t) + 1 time "
+              "partitions, the newest takes a message when the application receives it (ConsumerImpl#messageProcessed "
+              "-> trackMessage), each tick pops the oldest and redelivers it: the C++ window (PLS-ACKTIMEOUT-002) with "
+              "a settable tick (default 1000 ms). Exclusive/Failover: a rewind (PLS-NACK-003). To be confirmed live "
+              "(case ack-timeout-tick-java)."),
+    ),
+    Rule(
+        id="PLS-ACKTIMEOUT-005", area="ACKTIMEOUT",
+        title="Java ack-timeout backoff: an unacked delivery with count c is redelivered in (ceil(T/t)*t + next(c), (ceil(T/t)+1)*t + ceil(next(c)/t)*t] after receive (java client only)",
+        source=f"{_MSG}#acknowledgment-timeout",
+        quote=("You can also use the redelivery backoff mechanism to redeliver messages with different delays by "
+               "setting the number of times the messages are retried."),
+        status="normative", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): ack-timeout-backoff-java passed. '
+              f"{_JCLI}UnAckedMessageRedeliveryTracker.java: the same ring as PLS-ACKTIMEOUT-004, but a popped "
+              "partition's ids get the deadline now + next(c) (c = the redelivery count the message was received with, "
+              "UnackMessageIdWrapper) and each tick redelivers those whose deadline passed. The docs' table ('10 + 1 "
+              "seconds' for redelivery count 1 with min 1 s) matches the low end for c = 0. To be confirmed live "
+              "(case ack-timeout-backoff-java)."),
+    ),
+    Rule(
         id="PLS-REDELIVER-001", area="REDELIVER",
         title="redeliver_unacknowledged_messages: every unacked message of that consumer is delivered again (Shared: count+1; Exclusive/Failover: rewind)",
         source=f"{_PY}#Consumer.redeliver_unacknowledged_messages",
@@ -575,7 +700,8 @@ RULES: tuple[Rule, ...] = (
         note=("The C++ client does not clear its receiver queue, so messages already prefetched are delivered "
               "from the queue and again by the broker (duplicates). "
               f"{_LIVE}Shared m1, m2 -> m1, m2 with count 1; Exclusive (m1 acked, m2 received, m3 prefetched): "
-              "m3 (from the queue), m2, m3 with count 0."),
+              "m3 (from the queue), m2, m3 with count 0. Java (ConsumerImpl#redeliverUnacknowledgedMessages) clears "
+              "its receiver queue and its ack-timeout tracker first, so a Java consumer sees no such duplicates."),
     ),
     # ---- backlog, DLQ, retry -------------------------------------------------------------
     Rule(
@@ -602,18 +728,55 @@ RULES: tuple[Rule, ...] = (
               f"consumer's topic ({_CPPLIB}ConsumerImpl.cc), so each partition consumer of a partitioned topic uses "
               "'<T>-partition-<i>-<sub>-DLQ'. Docs: 'dead letter topic is enabled in Shared and Key_Shared "
               f"subscription types.' {_LIVE}Shared, max_redeliver_count 1: m1 delivered with count 0 and 1, the "
-              "second nack moved it to '<ns>/t-s-DLQ' with properties ORIGIN_MESSAGE_ID '(l,e,-1,-1)' and REAL_TOPIC."),
+              "second nack moved it to '<ns>/t-s-DLQ' with properties ORIGIN_MESSAGE_ID '(l,e,-1,-1)' and REAL_TOPIC. "
+              f"Java: {_JCLI}ConsumerImpl.java constructor, RetryMessageUtil.getDLQTopic(topic, subscription) from the "
+              "ConsumerImpl's own topic (a partition's name for a partitioned topic); with enableRetry, "
+              "ConsumerBuilderImpl sets it from the first topic instead (the partitioned topic's name), and falls back "
+              "to '<namespace>/<subscription>-DLQ' if that topic already exists (issue #9327)."),
     ),
     Rule(
         id="PLS-RETRY-001", area="RETRY",
         title="The default retry-letter topic name is <topic>-<subscription>-RETRY (java client only)",
         source=f"{_MSG}#retry-letter-topic",
         quote="Use the Java client to specify the name of the retry letter topic.",
-        status="tentative", applies_to=_JAVA,
-        note=("Docs: 'The default retry letter topic uses this format:' followed by '<topicname>-<subscriptionname>-RETRY'; "
+        status="normative", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): retry-default-name-java passed. '
+              "Docs: 'The default retry letter topic uses this format:' followed by '<topicname>-<subscriptionname>-RETRY'; "
               "Java ConsumerBuilderImpl agrees on current versions (before apache/pulsar #9327 the default was "
               "'<namespace>/<subscription>-RETRY', and the builder still falls back to it when that topic exists). "
-              "C++/Python have no retry letter topic. Not confirmable here (no Java client): tentative."),
+              "C++/Python have no retry letter topic. The retry topic is subscribed with the consumer's subscription "
+              "and always as Shared (ConsumerBase#getSubType); dead_letter.retry_topic names it. Java 4.0.8 source "
+              f"({_JCLI}ConsumerBuilderImpl.java#subscribeAsync); confirmed live (case retry-default-name-java)."),
+    ),
+    Rule(
+        id="PLS-RETRY-002", area="RETRY",
+        title="A retry copy carries the original's payload, keys, event time and properties plus REAL_TOPIC, ORIGIN_MESSAGE_ID (first retry only), RECONSUMETIMES (1, then +1), DELAY_TIME, REAL_SUBSCRIPTION and ORIGIN_MESSAGE_IDY_TIME, and arrives after the delay (java client only)",
+        source=f"{_MSG}#retry-letter-topic",
+        quote="The messages in the retry letter topic contain some special properties that are automatically created by the client.",
+        status="normative", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): retry-properties-java, retry-to-dlq-java passed. '
+              f"{_JCLI}ConsumerImpl.java#doReconsumeLater and #getPropertiesMap (putIfAbsent, so a retried retry copy keeps "
+              "the first REAL_TOPIC and ORIGIN_MESSAGE_ID): ORIGIN_MESSAGE_ID = MessageId.toString() of the message "
+              "('l:e:p', 'l:e:p:b' when batched), REAL_TOPIC = the topic without '-partition-i' (TopicMessageId owner), "
+              "REAL_SUBSCRIPTION = the subscription, ORIGIN_MESSAGE_IDY_TIME = the same id (the deprecated "
+              "RetryMessageUtil.SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID, a historical typo), DELAY_TIME = max(delay, 0) ms; the copy is "
+              "sent with deliverAfter(delay) when delay > 0, and the retry topic is read as Shared, so delayed-delivery "
+              "timing applies (PLS-DELAY-001/004). The docs' table lists four of the properties. To be confirmed live "
+              "(case retry-properties-java)."),
+    ),
+    Rule(
+        id="PLS-RETRY-003", area="RETRY",
+        title="reconsume_later whose RECONSUMETIMES would exceed maxRedeliverCount (16 when retry is on without a dead-letter policy) publishes the copy to the dead-letter topic instead, and acks the original (java client only)",
+        source=f"{_MSG}#retry-letter-topic",
+        quote=("Once the maximum number of retries has been reached, the unconsumed messages are moved to a dead letter "
+               "topic for manual processing."),
+        status="normative", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): retry-to-dlq-java, retry-to-dlq-policy-java passed. '
+              f"{_JCLI}ConsumerImpl.java#doReconsumeLater: reconsumeTimes > deadLetterPolicy.getMaxRedeliverCount() -> "
+              "the DLQ producer, same properties (RECONSUMETIMES = max + 1), no delay. ConsumerBuilderImpl sets "
+              "maxRedeliverCount = RetryMessageUtil.MAX_RECONSUMETIMES (16) and the DLQ '<topic>-<subscription>-DLQ' "
+              "when enableRetry has no dead-letter policy; that policy also dead-letters nacked messages after 16 "
+              "redeliveries (PLS-DLQ-002). To be confirmed live (case retry-to-dlq-java)."),
     ),
 )
 
@@ -831,12 +994,16 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-BATCH-003", area="BATCH",
-        title="KeyBased batching: one batch per key (ordering key, else partition key; keyless together), sent in order of each batch's first message",
+        title="KeyBased batching: one batch per key (ordering key, else partition key; keyless together), sent in order of each batch's first message (C++) or last message (Java)",
         source=f"{_MSG}#batching-for-key-shared-subscriptions",
         quote="This batching method ensures that the producers pack the messages with the same key to the same batch.",
         status="normative", applies_to=_ALL,
         note=(f"Order of the batches: {_CPPLIB}BatchMessageKeyBasedContainer.cc sorts by first sequence id. "
-              f"{_LIVE}keys a,b,a,'',b,a -> a: (l,0,-1,0..2), b: (l,1,-1,0..1), keyless: (l,2,-1,0)."),
+              f"{_LIVE}keys a,b,a,'',b,a -> a: (l,0,-1,0..2), b: (l,1,-1,0..1), keyless: (l,2,-1,0). "
+              f"Java 4.0.8 (confirmed live with the Java client 4.0.8): {_JCLI}BatchMessageKeyBasedContainer.java#createOpSendMsgs "
+              "sets every sub-batch's lowest sequence id to its highest (so the broker's dedup sees a weak order) and "
+              "sorts by it: keys a,b,a,'',b,a go out as '' (last seq 3), b (4), a (5); getKey is Base64 of the ordering "
+              "key if set, else the partition key. Case batch-key-based-java."),
     ),
     Rule(
         id="PLS-BATCH-004", area="BATCH",
@@ -878,27 +1045,47 @@ RULES = RULES + (
         note=(f"create_producer(batching_enabled=False); C++ ProducerConfiguration defaults to true. "
               f"{_LIVE}a default Python producer's ids have batch_index -1."),
     ),
+    Rule(
+        id="PLS-BATCH-008", area="BATCH",
+        title="Java: a batch that holds a single message is sent as a plain message (batch index -1); C++ writes a batch of one (index 0)",
+        source="apache/pulsar pulsar-client/src/main/java/org/apache/pulsar/client/impl/BatchMessageContainerImpl.java#createOpSendMsg",
+        quote="", status="inferred", applies_to=_JAVA,
+        note=("createOpSendMsg copies the one message's own metadata when messages.size() == 1, and "
+              "ProducerImpl.OpSendMsg#setMessageId gives it a MessageIdImpl ('If there is only one message in batch, "
+              "the producer will publish messages like non-batch'). Live 4.0.8 (Java client 4.0.8): KeyBased batching "
+              "of a,b,a,'',b,a wrote the keyless message alone as (l,0,-1,-1) and the others as batches (l,1,-1,0..1), "
+              "(l,2,-1,0..2)."),
+    ),
     # ---- dead-letter topics (reference_model/dead_letter.py) -----------------------------
     Rule(
         id="PLS-DLQ-002", area="DLQ",
-        title="C++/Python DLQ: with max_redeliver_count N, the application sees a message N+1 times (counts 0..N); the next nack moves it to the DLQ and acks it",
+        title="DLQ (C++/Python and Java): with max_redeliver_count N, the application sees a message N+1 times (counts 0..N); the next nack moves it to the DLQ and acks it",
         source=f"{_CPPLIB}ConsumerImpl.cc",
-        quote="", status="inferred", applies_to=_CPP,
+        quote="", status="inferred", applies_to=_ALL,
         note=("messageReceived remembers deliveries with count >= N; a nack or ack timeout of such a message goes "
               "through processPossibleToDLQ (publish, then ack on the source); a delivery with count > N goes "
               "straight to the DLQ. Docs only say 'When the value of `maxRedeliverCount` is reached, the unconsumed "
               f"messages are moved to a dead letter topic.' {_LIVE}Shared and Key_Shared, N=2, nack delay 100 ms: "
-              "counts 0, 1, 2, then the message was in '<topic>-s-DLQ' and the source backlog was 0."),
+              "counts 0, 1, 2, then the message was in '<topic>-s-DLQ' and the source backlog was 0. Java 4.0.8 "
+              f"({_JCLI}ConsumerImpl.java#messageReceived, #processPossibleToDLQ) counts the same way: redeliveryCount "
+              ">= maxRedeliverCount remembers the delivery, > skips it straight to the DLQ (confirmed live with the "
+              "Java client 4.0.8: cases dlq-java, dlq-max-redeliver-java, cross-dlq-origin-id)."),
     ),
     Rule(
         id="PLS-DLQ-003", area="DLQ",
-        title="C++/Python DLQ message: same payload and keys; properties = original + ORIGIN_MESSAGE_ID '(ledger,entry,partition,batch)' + REAL_TOPIC",
+        title="DLQ message: same payload and keys; properties = original + ORIGIN_MESSAGE_ID + REAL_TOPIC; C++ writes the id '(ledger,entry,partition,batch)', Java 'ledger:entry:partition[:batch]' and adds REAL_SUBSCRIPTION and ORIGIN_MESSAGE_IDY_TIME",
         source=f"{_CPPLIB}ConsumerImpl.cc",
-        quote="", status="inferred", applies_to=_CPP,
+        quote="", status="inferred", applies_to=_ALL,
         note=("processPossibleToDLQ; names in lib/ConsumerImpl.h. Java writes ORIGIN_MESSAGE_ID as 'l:e:p' / 'l:e:p:b' "
               "(the docs' example 'ORIGIN_MESSAGE_ID = 1:0:-1:0' is Java's). "
               f"{_LIVE}properties {{'k': 'v', 'ORIGIN_MESSAGE_ID': '(2276,0,-1,-1)', 'REAL_TOPIC': "
-              "'persistent://public/<ns>/dl-Shared'}, partition key 'pk' kept, redelivery_count 0 in the DLQ."),
+              "'persistent://public/<ns>/dl-Shared'}, partition key 'pk' kept, redelivery_count 0 in the DLQ. "
+              f"Java 4.0.8 (confirmed live with the Java client 4.0.8, cases dlq-java and cross-dlq-origin-id): {_JCLI}ConsumerImpl.java#processPossibleToDLQ and "
+              "#getPropertiesMap (each property only if absent): ORIGIN_MESSAGE_ID = MessageId.toString() (MessageIdImpl "
+              "'l:e:p', BatchMessageIdImpl 'l:e:p:b'), REAL_TOPIC = the message's topic (the partition's name), "
+              "REAL_SUBSCRIPTION = the subscription, ORIGIN_MESSAGE_IDY_TIME = the same id (RetryMessageUtil's "
+              "deprecated name, a historical typo); the DLQ producer is '<topic>-<sub>-<consumer>-<5 random>-DLQ', "
+              "batching off; key and event time copied. Case dlq-java."),
     ),
     Rule(
         id="PLS-DLQ-004", area="DLQ",
@@ -931,10 +1118,12 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-DLQ-007", area="DLQ",
-        title="Python refuses max_redeliver_count below 1 with ValueError",
+        title="max_redeliver_count below 1 is refused when the consumer is built (Python ValueError, Java IllegalArgumentException): InvalidArgument",
         source=f"{_PY}#ConsumerDeadLetterPolicy",
-        quote="", status="inferred", applies_to=_PYONLY,
-        note=f"{_LIVE}0 and -1 -> ValueError('max_redeliver_count must be greater than 0')."),
+        quote="", status="inferred", applies_to=AppliesTo("*", ("python", "java")),
+        note=(f"{_LIVE}0 and -1 -> ValueError('max_redeliver_count must be greater than 0'). Java 4.0.8 (read, not yet "
+              "confirmed live): apache/pulsar pulsar-client .../impl/ConsumerBuilderImpl.java#deadLetterPolicy "
+              "checkArgument(maxRedeliverCount > 0, 'MaxRedeliverCount must be > 0.'); case dlq-max-redeliver-java.")),
     # ---- TTL, retention (reference_model/retention.py) -----------------------------------
     Rule(
         id="PLS-TTL-001", area="TTL",
@@ -1180,6 +1369,33 @@ RULES = RULES + (
               "consumer was sorted[p mod k] (Python cannot set priority levels, so all share priority 0)."),
     ),
     Rule(
+        id="PLS-FAILOVER-005", area="FAILOVER",
+        title="Failover with priority levels: only consumers of the best (lowest) priority level can be active, on a non-partitioned topic too; a worse-level consumer only drains what was in flight before the switch (java client only)",
+        source=f"{_BROKER}AbstractDispatcherSingleActiveConsumer.java#pickAndScheduleActiveConsumer",
+        quote="", status="inferred", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): failover-priority-java passed. '
+              "Read in the 4.0.8 jar: the consumers are sorted by priorityLevel then name; when levels differ, only "
+              "the first k (those of the best level) take part, in sorted[p mod k] (partition p) and in the hash ring "
+              "(non-partitioned topic, PLS-FAILOVER-003). A switch after a join takes effect after "
+              "activeConsumerFailoverDelayTimeMillis (1000 ms), so messages published within that time may still reach "
+              "the previous active consumer. The docs (concepts-messaging.md#failover) mention priority only for "
+              "partitioned topics. To be confirmed live (case failover-priority-java)."),
+    ),
+    Rule(
+        id="PLS-ROUTE-004", area="ROUTE",
+        title="The Java producer hashes the partition key with its own scheme, JavaStringHash by default (hashing_scheme: murmur3_32): partition signSafeMod(hash, N); the Python client cannot choose (InvalidArgument) (java client only)",
+        source=f"{_MSG}#hashing-scheme",
+        quote="The default hashing function for producers is `JavaStringHash`.",
+        status="normative", applies_to=_JAVA,
+        note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): route-hashing-scheme-java passed. '
+              "Java 4.0.8: apache/pulsar pulsar-client .../impl/conf/ProducerConfigurationData.java (hashingScheme = "
+              "JavaStringHash), RoundRobinPartitionMessageRouterImpl / SinglePartitionMessageRouterImpl "
+              "(signSafeMod(hash.makeHash(key), N)), JavaStringHash (String.hashCode & INT_MAX, UTF-16), Murmur3Hash32 "
+              "(UTF-8 bytes). Keyless messages without batching: round robin from a random start "
+              "(ThreadLocalRandom.nextInt(N)), as PLS-ROUTE-002. The C++ default (BoostHash) is not modelled and the "
+              "Python client has no hashing_scheme. To be confirmed live (case route-hashing-scheme-java)."),
+    ),
+    Rule(
         id="PLS-KEYSHARED-001", area="KEYSHARED",
         title="The sticky key of a message is its ordering key, else its partition key, else (keyless) a per-version fallback",
         source=f"{_COMMON}protocol/Commands.java#resolveStickyKey",
@@ -1289,11 +1505,18 @@ def active_rules() -> tuple[Rule, ...]:
 
 
 def applies(r: Rule, *, broker_version: str, client: str) -> bool:
-    """Does rule ``r`` speak about this broker version and client? Withdrawn rules apply nowhere."""
+    """Does rule ``r`` speak about this broker version and client? Withdrawn rules apply nowhere.
+    ``client`` "mixed" (a run whose handles name their own client) speaks about every client."""
     if r.status == "withdrawn":
         return False
+    if client == "mixed":  # a run whose handles name their client: every client's rules may apply
+        return _applies_to_version(r, broker_version)
     if client not in r.applies_to.clients:
         return False
+    return _applies_to_version(r, broker_version)
+
+
+def _applies_to_version(r: Rule, broker_version: str) -> bool:
     version = _version_tuple(broker_version)
     return all(_OPS[op](version, bound) for op, bound in _parse_spec(r.applies_to.brokers))
 

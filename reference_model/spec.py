@@ -1,7 +1,7 @@
 """The stable executable-spec API: small functions that answer "what does Pulsar do?".
 
 Pulsar part: client-side rules a user can compute without a broker.
-Rule ids: PLS-NACK-004 (Java backoff), PLS-ACKTIMEOUT-001/002 (C++/Java ack timeout), PLS-DLQ-001,
+Rule ids: PLS-NACK-001/002/004/005 (nack windows), PLS-ACKTIMEOUT-001..004 (C++/Java ack timeout), PLS-DLQ-001,
 PLS-RETRY-001, PLS-TOPIC-001 (names are expanded first); re-exported from ``spec_keyshared``:
 PLS-HASH-001/002, PLS-ROUTE-001, PLS-KEYSHARED-002..005, PLS-FAILOVER-003/004.
 
@@ -22,9 +22,12 @@ from reference_model.redelivery import (
     JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS,
     JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS,
     JAVA_BACKOFF_DEFAULT_MULTIPLIER,
+    JavaNackTracker,
     ack_timeout_offsets,
+    consumer_nack_window,
     multiplier_backoff_ms,
 )
+from reference_model.timing import Span
 from reference_model.rejections import Rejected
 # Key_Shared, hashing, routing and Failover (PLS-HASH-*, PLS-ROUTE-*, PLS-KEYSHARED-*, PLS-FAILOVER-003/004)
 from reference_model.spec_keyshared import (  # noqa: F401 - re-exported
@@ -46,6 +49,7 @@ __all__ = [
     "auto_split_ranges",
     "failover_active_consumer",
     "nack_backoff_delay_ms",
+    "nack_redelivery_window_ms",
     "ack_timeout_redelivery_window_ms",
     "dead_letter_topic",
     "retry_letter_topic",
@@ -72,13 +76,34 @@ def nack_backoff_delay_ms(redelivery_count: int, *, min_delay_ms: int, max_delay
     return multiplier_backoff_ms(redelivery_count, min_delay_ms, max_delay_ms, multiplier)
 
 
+def nack_redelivery_window_ms(nack_delay_ms: int = 60_000, *, client: str = "cpp", redelivery_count: int = 0,
+                              backoff: tuple[int, int, float] | None = None) -> tuple[int, int]:
+    """When a negatively acknowledged message is redelivered: ``(low, high)`` ms after the nack.
+
+    PLS-NACK-001/002 (C++/Python): ``d = max(nack_delay_ms, 100)``, ``[d, d + d // 3]`` (a timer every
+    d/3). PLS-NACK-005 (``client="java"``): the same floor, ``[max(d - 255, 0), d]`` (a one-shot timer,
+    deadline trimmed to 8 low bits of a millisecond clock). PLS-NACK-004 (Java, ``backoff =
+    (min_delay_ms, max_delay_ms, multiplier)``): ``d = next(redelivery_count)``, no floor. A Java nack
+    may also wait for a timer an earlier nack with a longer delay armed (not included here).
+
+    >>> nack_redelivery_window_ms(1000), nack_redelivery_window_ms(1000, client="java")
+    ((1000, 1333), (745, 1000))
+    """
+    profile = profile_for(None, client)
+    if backoff is not None and not profile.nack_backoff_supported:
+        raise ValueError(f"the {profile.client} client has no negative-ack redelivery backoff (PLS-NACK-004)")
+    w = consumer_nack_window(Span(0, 0), nack_delay_ms, backoff, redelivery_count, profile, JavaNackTracker())
+    return int(w.low), int(w.high)
+
+
 def ack_timeout_redelivery_window_ms(ack_timeout_ms: int, tick_ms: int, *, client: str = "cpp") -> tuple[int, int]:
     """When an unacked message comes back after an ack timeout: ``(low, high)`` ms after receive.
 
     PLS-ACKTIMEOUT-002: ``low`` is exclusive, ``high`` inclusive: with ``t = min(tick_ms,
     ack_timeout_ms)``, ``(ceil(T/t)*t, (ceil(T/t)+1)*t]``; T=10000, t=1000 gives (10000, 11000].
-    PLS-ACKTIMEOUT-001: the C++/Python client refuses timeouts below 10 000 ms, the Java client
-    below 1 000 ms (ValueError here, as Python raises).
+    PLS-ACKTIMEOUT-001/003: the C++/Python client refuses timeouts below 10 000 ms, the Java client
+    below 1 000 ms and ticks below 100 ms (ValueError here, as Python raises); only Java can set the
+    tick (PLS-ACKTIMEOUT-004), the C++ one is 1000 ms.
     """
     profile = profile_for(None, client)
     if ack_timeout_ms is None or ack_timeout_ms <= 0:
@@ -89,6 +114,8 @@ def ack_timeout_redelivery_window_ms(ack_timeout_ms: int, tick_ms: int, *, clien
             f"({profile.client} client); got {ack_timeout_ms} ms")
     if tick_ms <= 0:
         raise ValueError(f"tick_ms must be positive, got {tick_ms}")
+    if profile.ack_timeout_tick_settable and tick_ms < profile.ack_timeout_min_tick_ms:
+        raise ValueError(f"Ack timeout tick time should be greater than {profile.ack_timeout_min_tick_ms} ms; got {tick_ms}")
     return ack_timeout_offsets(ack_timeout_ms, tick_ms)
 
 

@@ -6,7 +6,10 @@ as SVG drawn here (no plotting library). Sections:
 1. the headline figures, with rule coverage ("Rules exercised: N of M");
 2. the rule x target/version/client matrix with distinct marks: PASS, FAIL, NOT_APPLICABLE
    (the rule does not speak about that client/version: ``reference_model.rules`` ``applies_to``),
-   NOT_EXERCISED (nothing judged it), and INDETERMINATE where that occurs;
+   NOT_EXERCISED (nothing judged it), and INDETERMINATE where that occurs; with more than one
+   client (python, java, mixed), its columns and the coverage figure are split by client;
+2b. the client x feature matrix (``reports/client_matrix.py``), when the caller gives one: the
+   rows of Pulsar's client feature matrix, its claims, our verdicts per client, disagreements;
 3. one section per failing rule: the rule, where it fails, the minimal witness (shortest failing
    trace) drawn as a sequence diagram with lifelines for the trace's producers, consumers and
    readers and the broker, the checker's explanation, and the witness as a listing;
@@ -77,6 +80,18 @@ pre { background: #f6f8fa; border: 1px solid #e1e4e8; padding: 8px; overflow-x: 
 svg text { font-family: system-ui, sans-serif; }
 .controls { margin: 4px 0 8px; }
 body.only-failing table.matrix tr.no-fail { display: none; }
+table.matrix th.client-group { text-align: center; font-size: 12px; border-bottom: 3px solid #263238; }
+table.matrix th.client-group.model { background: #eef3f8; }
+#coverage-by-client ul { margin: 4px 0; }
+table.client-matrix td.title { font-size: 12px; white-space: nowrap; }
+table.client-matrix td.rules { font-family: ui-monospace, monospace; font-size: 11px; max-width: 420px; }
+table.client-matrix td.cell { width: auto; white-space: nowrap; }
+table.client-matrix tr.cm-section th { background: #eceff1; text-align: left; }
+td.m-nc { color: #9e9e9e; background: #fff; font-weight: 400; font-size: 11px; }
+td.cm-disagree { outline: 3px solid #8a5a00; outline-offset: -3px; }
+.claim { font-weight: 400; }
+.disagree { color: #8a5a00; }
+td.m-fail .disagree { color: #fff; }
 """
 
 JS = """
@@ -114,14 +129,48 @@ def _combo_label(c: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- matrix
 
 
+CLIENT_ORDER = ("python", "java", "mixed")
+
+
+def broker_clients(data: Mapping[str, Any]) -> list[str]:
+    """The clients of the broker combos, python, java, mixed first, then any other, sorted."""
+    found = {c["client"] or "" for c in data["combos"] if c["target"] != MODEL}
+    return [c for c in CLIENT_ORDER if c in found] + sorted(found - set(CLIENT_ORDER))
+
+
+def _client_group(c: Mapping[str, Any]) -> str:
+    return MODEL if c["target"] == MODEL else (c["client"] or "")
+
+
+def ordered_combos(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The model's columns first (the reference), then the brokers' grouped by client (in
+    ``broker_clients`` order); within a group, the corpus order (target, version)."""
+    groups = [MODEL, *broker_clients(data)]
+    return sorted(data["combos"], key=lambda c: groups.index(_client_group(c)))  # stable: keeps the rest
+
+
 def matrix_section(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> str:
-    combos = data["combos"]
+    clients = broker_clients(data)
+    split = len(clients) > 1
+    combos = ordered_combos(data) if split else data["combos"]
     legend = "".join(
         f'<span><span class="mark {cls}" data-mark="{v}">{esc(glyph)}</span>{esc(label)}</span>'
         for v, (glyph, cls, label) in MARKS.items())
     head = "".join(
-        f'<th class="combo{" model" if c["target"] == MODEL else ""}" data-combo="{esc(_key(c["target"], c["broker_version"], c["client"]))}">'
-        f'{esc(_combo_label(c))}</th>' for c in combos)
+        f'<th class="combo{" model" if c["target"] == MODEL else ""}" data-combo="{esc(_key(c["target"], c["broker_version"], c["client"]))}" '
+        f'data-client="{esc(c["client"])}">{esc(_combo_label(c))}</th>' for c in combos)
+    group_head = ""
+    if split:  # one header per client over its columns (the model's columns are the reference)
+        spans: list[list[Any]] = []
+        for c in combos:
+            g = _client_group(c)
+            if spans and spans[-1][0] == g:
+                spans[-1][1] += 1
+            else:
+                spans.append([g, 1])
+        group_head = '<tr><th colspan="2"></th>' + "".join(
+            f'<th class="client-group{" model" if g == MODEL else ""}" data-client-group="{esc(g)}" colspan="{n}">'
+            f'{"model (reference)" if g == MODEL else "client " + esc(g)}</th>' for g, n in spans) + "</tr>"
     rows = []
     failing = set(matrix["failing_rules"])
     for rule in matrix["rules"]:
@@ -142,12 +191,12 @@ def matrix_section(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> str:
         cls = "" if rule["id"] in failing else ' class="no-fail"'
         rows.append(f'<tr{cls}><td class="rule">{esc(rule["id"])}</td><td class="title">{esc(rule["title"])}</td>{"".join(cells)}</tr>')
     return f"""
-<section id="matrix"><h2>Rules x broker version / client</h2>
+<section id="matrix"><h2>Rules x broker version / client</h2>{f'<p class="muted">Columns grouped by client: {esc(", ".join(clients))}.</p>' if split else ''}
 <div class="legend" id="legend">{legend}</div>
 <div class="controls"><label><input type="checkbox" id="only-failing"> show failing rules only</label>
 <span class="muted"> Model columns (blue) are the reference: the model's own histories judged by the checker.
 Each rule's cell is its own verdict at each step (corpus schema v2: failed_rule_ids, indeterminate_rule_ids).</span></div>
-<div style="overflow-x:auto"><table class="matrix" id="rule-matrix"><thead><tr><th>rule</th><th>title</th>{head}</tr></thead>
+<div style="overflow-x:auto"><table class="matrix" id="rule-matrix"><thead>{group_head}<tr><th>rule</th><th>title</th>{head}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div></section>"""
 
 
@@ -423,8 +472,30 @@ def divergence_section(data: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- page
 
 
-def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None) -> str:
+def coverage_by_client(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> str:
+    """"Rules exercised" per client, when the corpus has more than one broker client."""
+    per = matrix["coverage"].get("by_client") or {}
+    clients = [c for c in broker_clients(data) if c in per]
+    if len(clients) < 2:
+        return ""
+    items = "".join(
+        f'<li data-client="{esc(c)}" data-exercised="{per[c]["exercised"]}" data-applicable="{per[c]["applicable"]}" '
+        f'data-of="{per[c]["of"]}" data-failing="{len(per[c]["failing_rules"])}"><b>{esc(c)}</b>: rules exercised '
+        f'{per[c]["exercised"]} of {per[c]["applicable"]} that apply to it ({per[c]["of"]} active); failing: '
+        f'{esc(", ".join(per[c]["failing_rules"]) or "none")}</li>' for c in clients)
+    return f'<div id="coverage-by-client"><b>By client</b><ul>{items}</ul></div>'
+
+
+def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None,
+                client_matrix: Any = None, client_matrix_caption: str = "") -> str:
+    """The report page. ``client_matrix`` (a ``reports.client_matrix.ClientMatrix``), when given,
+    adds the client x feature matrix section after the rule matrix."""
     traces = traces or {}
+    cm_section = ""
+    if client_matrix is not None:
+        from reports.client_matrix import to_html
+
+        cm_section = to_html(client_matrix, caption=client_matrix_caption)
     cov = matrix["coverage"]
     rows = sum(c["rows"] for c in data["combos"])
     runs = len({r["run_id"] for r in data.get("trend", [])})
@@ -433,7 +504,7 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
     seed = (manifest.get("config") or {}).get("seed")
     brokers = [c for c in data["combos"] if c["target"] != MODEL]
     versions = sorted({c["broker_version"] for c in brokers if c["broker_version"]})
-    clients = sorted({c["client"] for c in brokers if c["client"]})
+    clients = broker_clients(data)
     failing = matrix["failing_rules"]
     cards = [
         ("rows", f"{rows:,}", False), ("runs", f"{runs:,}", False),
@@ -455,9 +526,11 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
 <section id="overview"><h2>Overview</h2><div class="cards">{cards_html}</div>
 <p id="coverage" data-exercised="{cov['exercised']}" data-of="{cov['of']}"><b>Rules exercised: {cov['exercised']} of {cov['of']}</b>
  active rules (judged at least once on a broker; the model exercises {cov['exercised_by_model']}). Not exercised: {esc(not_exercised)}.</p>
-<p class="muted">Contents: <a href="#matrix">matrix</a> &middot; <a href="#failing">failing rules</a> &middot; <a href="#timing">timing</a>
+{coverage_by_client(data, matrix)}
+<p class="muted">Contents: <a href="#matrix">matrix</a>{' &middot; <a href="#client-matrix">client x feature matrix</a>' if cm_section else ''} &middot; <a href="#failing">failing rules</a> &middot; <a href="#timing">timing</a>
  &middot; <a href="#trends">trends</a> &middot; <a href="#divergences">model vs broker</a> &middot; <a href="#versions">versions</a> &middot; <a href="#flaky">flaky traces</a></p></section>
 {matrix_section(data, matrix)}
+{cm_section}
 {rule_sections(data, matrix, traces)}
 {timing_section(data)}
 <section id="trends"><h2>Trends across runs</h2>{trend_plot(data)}</section>
@@ -467,13 +540,15 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
 """
 
 
-def write_html(path: Path, data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None) -> Path:
+def write_html(path: Path, data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None,
+               client_matrix: Any = None, client_matrix_caption: str = "") -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_html(data, matrix, traces=traces), encoding="utf-8")
+    tmp.write_text(render_html(data, matrix, traces=traces, client_matrix=client_matrix,
+                               client_matrix_caption=client_matrix_caption), encoding="utf-8")
     tmp.replace(path)
     return path
 
 
-__all__ = ["render_html", "write_html", "sequence_diagram", "timing_plot", "trend_plot", "MARKS"]
+__all__ = ["render_html", "write_html", "sequence_diagram", "timing_plot", "trend_plot", "MARKS", "ordered_combos", "broker_clients"]

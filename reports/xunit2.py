@@ -1,11 +1,14 @@
 """JUnit XML (xunit2 flavour) over an outcome-corpus report, for CI gating.
 
-One ``<testsuite>`` per target x broker version x client (the model's lines included, as the
-reference), one ``<testcase>`` per active rule in it (``name`` = the rule id, ``classname`` =
+One ``<testsuite>`` per target x broker version x client (``python``, ``java``, ``mixed`` for
+cross-client traces; the model's lines included, as the reference), one ``<testcase>`` per
+active rule in it (``name`` = the rule id, ``classname`` =
 ``pulsar-conformance.<target>.<version>.<client>``). A rule that FAILs is a ``<failure>`` whose
 message is the minimal witness (the shortest failing trace, ties by trace id) and whose text is
-the checker's explanation plus the witness listed step by step. NOT_APPLICABLE, NOT_EXERCISED
-and INDETERMINATE are ``<skipped>`` with the reason: they neither pass nor fail a gate.
+the checker's explanation plus the witness listed step by step (with the model's prediction where
+it differs: ``model_key`` finds the model's rows, also for a client ``profile_for`` does not
+know). NOT_APPLICABLE, NOT_EXERCISED and INDETERMINATE are ``<skipped>`` with the reason: they
+neither pass nor fail a gate.
 
 xunit2 allows ``<properties>`` only on ``<testsuite>``, so the facts of a run are suite
 properties: target, broker version, client (and client versions), the corpus, its rows and runs,
@@ -81,17 +84,51 @@ def witness_events(data: Mapping[str, Any], witness: Mapping[str, Any], *, targe
             and r["broker_version"] == witness["broker_version"] and r["client"] == witness["client"]]
 
 
-def model_events(data: Mapping[str, Any], witness: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The model's rows for the witness trace in the same run (its line and client kind)."""
+def _line(version: Any) -> str:
+    """The model line of a broker version, as ``spark_reports.transforms.line_of`` computes it."""
+    v = str(version or "").strip().lower()
+    if v in ("", "4.0") or v.startswith("4.0"):
+        return "4.0"
+    if v in ("3.x", "4.1"):
+        return v
+    if v.startswith("3."):
+        return "3.x"
+    if v.startswith("4."):
+        return "4.1"
+    return v
+
+
+def model_key(broker_version: Any, client: Any) -> tuple[str, str]:
+    """The (line, client kind) of the model rows that predict a broker's rows.
+
+    ``reference_model.profiles.profile_for`` decides the line and the client kind; where it
+    refuses a value (a client it does not know yet, an unreadable version) this falls back
+    instead of failing: the line as ``transforms.line_of`` computes it, the kind ``java`` for
+    ``java*`` else ``cpp``. A cross-client trace (client ``mixed``) is always kind ``mixed``: the
+    model records those histories under client ``mixed`` (``ModelTarget``), whatever a profile says.
+    """
     from reference_model.profiles import profile_for
 
+    c = str(client or "").strip().lower()
     try:
-        p = profile_for(witness["broker_version"], witness["client"])
+        line = profile_for(broker_version, None).broker
     except ValueError:
-        return []
+        line = _line(broker_version)
+    if c == "mixed":
+        return line, "mixed"  # the model's cross-client rows carry client "mixed", whatever a profile says
+    try:
+        kind = profile_for(None, client).client
+    except ValueError:
+        kind = "java" if c.startswith("java") else "cpp"
+    return line, kind
+
+
+def model_events(data: Mapping[str, Any], witness: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The model's rows for the witness trace in the same run (its line and client kind)."""
+    line, kind = model_key(witness["broker_version"], witness["client"])
     return [r for r in data.get("witness_rows", [])
             if r["run_id"] == witness["run_id"] and r["trace_id"] == witness["trace_id"] and r["target"] == MODEL
-            and r["broker_version"] == p.broker and r["client"] == p.client]
+            and r["broker_version"] == line and r["client"] == kind]
 
 
 def witness_listing(events: list[Mapping[str, Any]], trace: Any = None, predicted: list[Mapping[str, Any]] | None = None) -> str:

@@ -8,8 +8,9 @@ the reports print. No transform reads or writes files or creates a Spark session
 Which rows are which:
 - *model rows* have ``target == "model"``: the reference model's prediction for the trace; their
   ``broker_version`` is the line the model describes (``3.x``, ``4.0``, ``4.1``) and their
-  ``client`` the client kind (``cpp``, ``java``).
-- *broker rows* are every other target: what a live broker did, e.g. ``4.0.8`` / ``python``.
+  ``client`` the client kind (``cpp``, ``java``, or ``mixed`` for cross-client traces).
+- *broker rows* are every other target: what a live broker did, e.g. ``4.0.8`` / ``python``
+  (clients ``python``, ``java``, and ``mixed`` for cross-client traces).
   A broker row is paired with the model row of the same run, trace and step whose line and
   client kind match (``line_of`` / ``client_kind_of`` mirror ``reference_model.profiles``).
 
@@ -64,9 +65,13 @@ def line_of(version: Column) -> Column:
 
 
 def client_kind_of(client: Column) -> Column:
-    """``java`` for the Java client, ``cpp`` for everything else (the Python client wraps C++)."""
+    """``java`` for the Java client, ``mixed`` for cross-client traces (a producer in one client,
+    consumers in the other: the model records them as ``mixed`` too), ``cpp`` for everything else
+    (the Python client wraps C++)."""
     c = F.lower(F.trim(client))
-    return F.when(c.startswith("java"), F.lit("java")).otherwise(F.lit("cpp"))
+    return (F.when(c.startswith("java"), F.lit("java"))
+            .when(c == "mixed", F.lit("mixed"))
+            .otherwise(F.lit("cpp")))
 
 
 def _severity(verdict: Column) -> Column:

@@ -26,28 +26,34 @@ NOT_MODELLED = "not modelled: "
 
 
 class ModelTarget:
-    """``ModelTarget(profile=None).run(trace) -> History`` (header target "model")."""
+    """``ModelTarget(profile=None, client=None).run(trace) -> History`` (header target "model").
+
+    ``profile`` fixes every parameter; otherwise each trace gets ``client``'s profile (python by
+    default; "java", or "mixed" where each handle names its client) with the trace header's
+    overrides applied."""
 
     name = "model"
 
-    def __init__(self, profile: Profile | None = None):
+    def __init__(self, profile: Profile | None = None, *, client: str | None = None):
         self.profile = profile
+        self.client = client
 
     def describe(self) -> dict[str, Any]:
-        profile = self.profile or profile_for(None, None)
+        profile = self.profile or profile_for(None, self.client)
         return {"target": self.name, "broker_version": profile.broker, "client": profile.client,
                 "client_version": "reference-model"}
 
     def run(self, trace: Trace) -> History:
         overrides, broker_config = split_profile(trace.header.profile)
-        profile = self.profile or profile_for(None, None, overrides or None)
+        profile = self.profile or profile_for(None, self.client, overrides or None)
         broker = Broker(profile, key_shared=KeySharedSettings.for_broker(profile.broker, broker_config))
         with relaxed_gc():
             events = self._run_ops(broker, trace)
         header = TraceHeader(
             trace_id=trace.header.trace_id, title=trace.header.title, rules=trace.header.rules,
             profile=trace.header.profile, target=self.name, broker_version=profile.broker,
-            client=profile.client, client_version="reference-model")
+            client=self.client if self.client in ("java", "mixed") and self.profile is None else profile.client,
+            client_version="reference-model")
         return History(header, tuple(events))
 
     def _run_ops(self, broker: Broker, trace: Trace) -> list[Event]:

@@ -11,8 +11,13 @@ Choices:
 - A client-side exception the trace format names (``ConsumerBusy`` ...) is a ``rejected``
   outcome. A timeout or lost connection on anything but ``receive``/``read_next`` is
   ``indeterminate``: the op may or may not have acted.
-- The Python client is a wrapper over the C++ client, so this target's client kind is
-  ``python`` with C++ semantics (see reference_model/profiles.py).
+- The Python client is a wrapper over the C++ client, so its client kind is ``python`` with
+  C++ semantics (see reference_model/profiles.py).
+- With ``client="java"`` (or a handle-creating op that says ``"client": "java"``) the handles
+  run on the Java client through the driver (``java_client.py``, docs/java-driver.md); admin
+  ops and ``advance_time`` stay here. A run whose handles used both clients is reported with
+  client ``mixed``, and every handle-creating op of its history names its client, so the model
+  replays each handle with its own client's rules.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from conformance.trace import (
     replace_header,
 )
 from conformance.targets import pulsar_features as fx
+from conformance.targets.java_client import JAVA_OPS, JavaSession
+from conformance.targets.java_driver import JavaDriver, client_version_for, start_driver
 from fixtures.admin import AdminClient
 from fixtures.endpoint import BrokerEndpoint
 from fixtures.errors import AdminError
@@ -42,7 +49,17 @@ from reference_model import routing
 from reference_model.dispatch.key_shared import BROKER_CONFIG_KEYS
 
 CLIENT_KIND = "python"
+RUN_CLIENTS = ("python", "java", "mixed")  # mixed: each handle names its client; unnamed ones are python
 PAD = "|"
+# subscribe/create_producer arguments only the Java client has (docs/java-driver.md)
+_JAVA_ONLY_ARGS = {
+    "nack_backoff": "negative-ack redelivery backoff",
+    "ack_timeout_backoff": "ack-timeout redelivery backoff",
+    "ack_timeout_tick_ms": "a settable ack-timeout tick",
+    "priority_level": "consumer priority levels",
+    "hashing_scheme": "a choice of hashing scheme (use 'router' to reproduce one)",
+    "enable_retry": "a retry letter topic",
+}
 
 _SUB_TYPES = {
     "Exclusive": pulsar.ConsumerType.Exclusive,
@@ -100,6 +117,35 @@ class _Run:
     readers: dict[str, Any] = field(default_factory=dict)
     sent: dict[str, Any] = field(default_factory=dict)  # label -> pulsar MessageId
     publish_times: dict[str, int] = field(default_factory=dict)
+    java_sent: dict[str, tuple[int, ...]] = field(default_factory=dict)  # label -> id sent by the Java client
+    owner: dict[str, str] = field(default_factory=dict)  # handle -> client running it
+    created_by: dict[int, str] = field(default_factory=dict)  # step of a handle-creating op -> its client
+    java: JavaSession | None = None
+
+    def sent_id_tuple(self, label: str) -> tuple[int, ...] | None:
+        """The (ledger, entry, partition, batch) id either client got when it sent ``label``."""
+        if label in self.sent:
+            return _id_tuple(self.sent[label])
+        return self.java_sent.get(label)
+
+    def sent_message_id(self, label: str) -> Any:
+        """A ``pulsar.MessageId`` for ``label``, also for a message the Java client sent; else None."""
+        if label in self.sent:
+            return self.sent[label]
+        found = self.java_sent.get(label)
+        if found is None:
+            return None
+        ledger, entry, partition, batch = found
+        return pulsar.MessageId(partition=partition, ledger_id=ledger, entry_id=entry, batch_index=batch)
+
+    def label_by_id_tuple(self, found: tuple[int, ...]) -> str | None:
+        """The label whose send returned this id (ledger, entry, batch index; either client)."""
+        key = (found[0], found[1], found[3])
+        for label in list(self.sent) + list(self.java_sent):
+            sent = self.sent_id_tuple(label)
+            if sent is not None and (sent[0], sent[1], sent[3]) == key:
+                return label
+        return None
 
     def full(self, short: str) -> str:
         # ``non-persistent://t`` is a short name too (docs/trace-format.md#names)
@@ -112,8 +158,15 @@ class _Run:
 class BrokerTarget:
     """Run traces on the broker at ``endpoint``."""
 
-    def __init__(self, endpoint: BrokerEndpoint, *, tenant: str = "public", operation_timeout_s: int = 15, log_path: str | None = None):
+    def __init__(self, endpoint: BrokerEndpoint, *, tenant: str = "public", operation_timeout_s: int = 15, log_path: str | None = None,
+                 client: str = CLIENT_KIND, java_client_version: str | None = None, progress: Callable[[str], None] | None = None):
+        if client not in RUN_CLIENTS:
+            raise ValueError(f"unknown client {client!r}; use one of {', '.join(RUN_CLIENTS)}")
         self.endpoint = endpoint
+        self.client = client
+        self.java_client_version = java_client_version
+        self.progress = progress
+        self._driver: JavaDriver | None = None
         self.tenant = tenant
         self.operation_timeout_s = operation_timeout_s
         self.log_path = log_path
@@ -153,7 +206,45 @@ class BrokerTarget:
         return self._broker_config
 
     def describe(self) -> dict[str, Any]:
-        return {"target": self.name, "broker_version": self.broker_version(), "client": CLIENT_KIND, "client_version": client_version()}
+        return {"target": self.name, "broker_version": self.broker_version(), "client": self.client,
+                "client_version": self.client_versions()}
+
+    def client_versions(self) -> str:
+        """``3.13.0`` (Python), ``java 4.0.8``, or both for a mixed run."""
+        python = client_version()
+        java = f"java {self.java_driver_version()}"
+        return {"python": python, "java": java}.get(self.client, f"python {python} + {java}")
+
+    def java_driver_version(self) -> str:
+        if self._driver is not None:
+            return self._driver.client_version
+        return self.java_client_version or client_version_for(self.broker_version())
+
+    def java_driver(self) -> JavaDriver:
+        """The driver JVM, built and started on first use and kept for every later run."""
+        if self._driver is None or not self._driver.alive():
+            log = None
+            if self.log_path:
+                from pathlib import Path
+
+                log = Path(self.log_path).with_name(Path(self.log_path).stem + "-java-driver.log")
+            self._driver = start_driver(self.java_driver_version(), log_path=log, progress=self.progress)
+        return self._driver
+
+    def close(self) -> None:
+        """Stop the Java driver, if one was started."""
+        driver, self._driver = self._driver, None
+        if driver is not None:
+            driver.close()
+
+    def _needs_java(self, trace: Trace) -> bool:
+        return self.client == "java" or any(op.args.get("client") == "java" for op in trace.ops)
+
+    def _client_of(self, run: _Run, op: Op) -> str:
+        handle = op.handle()
+        if JAVA_OPS.get(op.op):  # creates a handle
+            return op.args.get("client") or ("java" if self.client == "java" else CLIENT_KIND)
+        return run.owner.get(handle or "", "java" if self.client == "java" else CLIENT_KIND)
 
     def _client(self) -> Any:
         kwargs: dict[str, Any] = {"operation_timeout_seconds": self.operation_timeout_s, "connection_timeout_ms": 5000}
@@ -175,6 +266,9 @@ class BrokerTarget:
         t0 = time.monotonic()
         events: list[Event] = []
         try:
+            if self._needs_java(trace):
+                run.java = JavaSession(self.java_driver(), run, operation_timeout_s=self.operation_timeout_s)
+                run.java.open(self.endpoint.service_url, self.endpoint.token)
             for op in trace.ops:
                 start = (time.monotonic() - t0) * 1000
                 outcome = self._apply(run, op)
@@ -184,6 +278,11 @@ class BrokerTarget:
                 if on_event:
                     on_event(event)
         finally:
+            if run.java is not None:
+                try:
+                    run.java.close()
+                except Exception:  # noqa: BLE001 - a failing close must not hide the history
+                    pass
             try:
                 client.close()
             except Exception:  # noqa: BLE001 - a failing close must not hide the history
@@ -198,16 +297,42 @@ class BrokerTarget:
         config = self.broker_config()
         if config:
             profile["broker_config"] = {**dict(profile.get("broker_config") or {}), **config}
-        header = replace_header(trace.header, target=self.name, broker_version=self.broker_version(), client=CLIENT_KIND,
-                                client_version=client_version(), namespace=namespace, profile=profile)
+        used = set(run.created_by.values())
+        run_client = used.pop() if len(used) == 1 else ("mixed" if used else ("java" if self.client == "java" else CLIENT_KIND))
+        if run_client == "mixed":
+            events = [_name_client(ev, run.created_by) for ev in events]
+        versions = {"python": client_version(), "java": f"java {self.java_driver_version()}"}
+        header = replace_header(trace.header, target=self.name, broker_version=self.broker_version(), client=run_client,
+                                client_version=versions.get(run_client) or self.client_versions(), namespace=namespace, profile=profile)
         return History(header, tuple(events))
 
     # ------------------------------------------------------------------ ops
 
     def _apply(self, run: _Run, op: Op) -> Outcome:
+        args = op.args
+        if op.op in JAVA_OPS:
+            owner = self._client_of(run, op)
+            if JAVA_OPS[op.op]:
+                run.owner[op.handle() or ""] = owner
+                run.created_by[op.step] = owner
+            if owner == "java":
+                assert run.java is not None
+                outcome = run.java.apply(op)  # a JavaDriverError propagates: a harness ERROR
+                if op.op in ("close", "unsubscribe") and outcome.status == "ok":
+                    run.owner.pop(op.handle() or "", None)
+                return outcome
+            args = {k: v for k, v in op.args.items() if k != "client"}
+            java_only = sorted(k for k in args if k in _JAVA_ONLY_ARGS) if op.op in ("subscribe", "create_producer") else []
+            if java_only:
+                return Outcome.rejected("InvalidArgument", f"the Python client (C++ core) has no {_JAVA_ONLY_ARGS[java_only[0]]}; "
+                                        f"{java_only[0]} needs the Java client")
+            if op.op == "subscribe" and args.get("subscription_mode", "Durable") != "Durable":
+                return Outcome.rejected("InvalidArgument", "the Python client (C++ core) has no non-durable subscriptions; subscription_mode NonDurable needs the Java client")
+            if op.op == "subscribe" and (args.get("dead_letter") or {}).get("retry_topic"):
+                return Outcome.rejected("InvalidArgument", "the Python client (C++ core) has no retry letter topic; dead_letter.retry_topic needs the Java client")
         handler = getattr(self, "_op_" + op.op)
         try:
-            return handler(run, op.args)
+            return handler(run, args)
         except pulsar.Timeout as err:
             return Outcome.indeterminate(f"client timeout: {err}")
         except ValueError as err:
@@ -296,8 +421,6 @@ class BrokerTarget:
         return Outcome.ok({"message_id": list(_id_tuple(msg_id)), "sequence_id": producer.last_sequence_id(), "id_text": str(msg_id)})
 
     def _op_subscribe(self, run: _Run, a: dict) -> Outcome:
-        if a.get("enable_retry"):
-            raise ValueError("the Python client (C++ core) has no retry letter topic; enable_retry needs the Java client")
         if "topics_pattern" in a:
             # The broker reads the namespace out of the pattern's text, so it is not escaped
             # (namespace names are [a-z0-9-], nothing a regex treats specially outside a class).
@@ -319,8 +442,6 @@ class BrokerTarget:
         ):
             if arg in a:
                 kwargs[kw] = a[arg]
-        if "nack_backoff" in a:
-            raise ValueError("the Python client (C++ core) has no negative-ack redelivery backoff; nack_backoff needs the Java client")
         if "ack_timeout_ms" in a:
             kwargs["unacked_messages_timeout_ms"] = a["ack_timeout_ms"]
         if "key_shared" in a and sub_type == "Key_Shared":
@@ -345,7 +466,7 @@ class BrokerTarget:
         label = data.split(PAD, 1)[0]
         if not label:
             # a tombstone carries no label: name it by the id its send returned
-            label = fx.label_by_id(run, msg.message_id()) or label
+            label = run.label_by_id_tuple(_id_tuple(msg.message_id())) or label
         run.publish_times[label] = msg.publish_timestamp()
         return {
             "payload": label,
@@ -374,8 +495,9 @@ class BrokerTarget:
     def _message_ref(self, run: _Run, holder: _Consumer, label: str) -> Any:
         if label in holder.received:
             return holder.received[label]
-        if label in run.sent:
-            return run.sent[label]
+        found = run.sent_message_id(label)
+        if found is not None:
+            return found
         raise KeyError(label)
 
     def _with_message(self, run: _Run, a: dict, action: Callable[[Any, Any], None]) -> Outcome:
@@ -409,9 +531,10 @@ class BrokerTarget:
             consumer.seek(pulsar.MessageId.earliest if a["position"] == "earliest" else pulsar.MessageId.latest)
         elif "message" in a:
             label = a["message"]
-            if label not in run.sent:
+            found = run.sent_message_id(label)
+            if found is None:
                 return Outcome.rejected("OtherError", f"message {label!r} was not sent in this run")
-            consumer.seek(run.sent[label])
+            consumer.seek(found)
         else:
             label = a["publish_time_of"]
             if label not in run.publish_times:
@@ -448,9 +571,9 @@ class BrokerTarget:
             start_id = pulsar.MessageId.latest
         else:
             label = start["message"]
-            if label not in run.sent:
+            start_id = run.sent_message_id(label)
+            if start_id is None:
                 return Outcome.rejected("OtherError", f"message {label!r} was not sent in this run")
-            start_id = run.sent[label]
         extra = {"is_read_compacted": True} if a.get("read_compacted") else {}
         reader = run.client.create_reader(run.full(a["topic"]), start_id, start_message_id_inclusive=a.get("inclusive", False), **extra)
         run.readers[a["reader"]] = reader
@@ -494,6 +617,15 @@ class _SchemeRouter:
         p = self.keyless % num_partitions
         self.keyless += 1
         return p
+
+
+def _name_client(event: Event, created_by: dict[int, str]) -> Event:
+    """The event with its handle-creating op naming the client that ran it (mixed histories)."""
+    op = event.op
+    client = created_by.get(op.step)
+    if client is None or "client" in op.args:
+        return event
+    return Event(Op(op.step, op.op, {**op.args, "client": client}), event.outcome, event.t_start_ms, event.t_end_ms)
 
 
 def _nothing_or_unknown(handle: Any, connected_before: bool) -> Outcome:

@@ -150,17 +150,6 @@ def flush(run: Any, producer_handle: str, producer: Any, timeout_s: float, id_tu
     return Outcome.ok({"message_ids": ids, "id_texts": texts})
 
 
-def label_by_id(run: Any, msg_id: Any) -> str | None:
-    """The label of the send that returned ``msg_id`` (for messages whose payload cannot carry one)."""
-    for label, sent in run.sent.items():
-        try:
-            if (sent.ledger_id(), sent.entry_id(), sent.batch_index()) == (msg_id.ledger_id(), msg_id.entry_id(), msg_id.batch_index()):
-                return label
-        except AttributeError:
-            continue
-    return None
-
-
 def set_policy(run: Any, a: dict) -> Outcome:
     if "deduplication" in a:
         run.admin.set_deduplication(run.namespace, bool(a["deduplication"]))

@@ -21,7 +21,7 @@ Choices: positions are entry indexes within the topic; time is virtual ms (``tim
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol
 
 from reference_model.cursor import Cursor
@@ -43,6 +43,42 @@ class ConsumerConfig:
     consumer_name: str | None = None
     nack_backoff: tuple[int, int, float] | None = None  # Java MultiplierRedeliveryBackoff (PLS-NACK-004)
     key_shared: Any = None  # the subscribe arg ``key_shared`` (Key_Shared policy), as given
+    # The handle's own client profile (``profiles.handle_profile``); None: the subscription's.
+    profile: Any = field(default=None, compare=False)
+    priority_level: int = 0  # Java priorityLevel (PLS-SHARED-003, PLS-FAILOVER-005); 0 is the highest
+    ack_timeout_tick_ms: int | None = None  # Java ackTimeoutTickTime (PLS-ACKTIMEOUT-004)
+    ack_timeout_backoff: tuple[int, int, float] | None = None  # Java ackTimeoutRedeliveryBackoff (PLS-ACKTIMEOUT-005)
+    joined_at: float = 0.0  # when the subscribe completed (latest instant), for priority checks
+    # Java NegativeAcksTracker state of this consumer (one per partition), mutable
+    nack_tracker: Any = field(default=None, compare=False, repr=False)
+
+    def client(self, fallback: Any) -> Any:
+        """The profile whose client-side rules this consumer follows."""
+        return self.profile if self.profile is not None else fallback
+
+    def nack_window(self, at: Span, redelivery_count: int, fallback: Any) -> Window:
+        """PLS-NACK-001/004/005: when a nack of a delivery with ``redelivery_count`` is redelivered."""
+        from reference_model.redelivery import consumer_nack_window
+
+        return consumer_nack_window(at, self.nack_delay_ms, self.nack_backoff, redelivery_count,
+                                    self.client(fallback), self.nack_tracker)
+
+    def nack_rule(self, fallback: Any) -> str:
+        if self.nack_backoff is not None:
+            return "PLS-NACK-004"
+        return "PLS-NACK-005" if self.client(fallback).nack_timer == "deadline" else "PLS-NACK-001"
+
+    def ack_timeout_window(self, at: Span, redelivery_count: int, fallback: Any) -> Window:
+        """PLS-ACKTIMEOUT-002/004/005: when an unacked delivery with ``redelivery_count`` is redelivered."""
+        from reference_model.redelivery import ack_timeout_window
+
+        return ack_timeout_window(at, self.ack_timeout_ms, self.client(fallback), tick_ms=self.ack_timeout_tick_ms,
+                                  backoff=self.ack_timeout_backoff, redelivery_count=redelivery_count)
+
+    def ack_timeout_rule(self, fallback: Any) -> str:
+        if self.ack_timeout_backoff is not None:
+            return "PLS-ACKTIMEOUT-005"
+        return "PLS-ACKTIMEOUT-004" if self.client(fallback).ack_timeout_tick_settable else "PLS-ACKTIMEOUT-002"
 
 
 @dataclass(frozen=True)
@@ -118,5 +154,9 @@ class Dispatcher(Protocol):
 
     def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,
               seeker: str | None = None) -> None: ...
+
+    def optional_skip(self, handle: str, pos: int) -> None:
+        """After a seek to ``pos``: ``handle``'s client may or may not drop that message (PLS-SEEK-001
+        with an unconfirmed client: ``Profile.seek_by_id_exclusive`` None); allow both, owe neither."""
 
     def explain(self, handle: str, pos: int, at: Span) -> Refusal: ...

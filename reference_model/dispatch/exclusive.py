@@ -4,8 +4,12 @@ Pulsar part: ``AbstractDispatcherSingleActiveConsumer`` / ``PersistentDispatcher
 (broker) with the C++ client's ``ConsumerImpl`` receiver queue and redelivery trackers.
 Rule ids: PLS-EXCL-001 (a second consumer is refused with ConsumerBusy), PLS-SUBTYPE-001 (a
 consumer of another type is refused), PLS-EXCL-002 / PLS-PROD-002 (delivery in publish order),
-PLS-NACK-003 (a nack rewinds: every unacked message comes again, in order), PLS-ACKTIMEOUT-002,
-PLS-REDELIVER-001, PLS-SUB-005 (a new consumer resumes at the first unacked message).
+PLS-NACK-003 (a nack rewinds: every unacked message comes again, in order; C++ and Java alike:
+Java ``ConsumerImpl#redeliverUnacknowledgedMessages(Set)`` turns it into "redeliver all" on these
+types), PLS-ACKTIMEOUT-002/004/005, PLS-REDELIVER-001, PLS-SUB-005 (a new consumer resumes at the
+first unacked message). The nack and ack-timeout windows follow the consumer's client
+(``ConsumerConfig.client``); the Java client also clears its receiver queue on "redeliver all",
+which the oracle's stream-or-rewind choice already allows.
 
 How it works. The broker reads the topic from a read position and pushes entries, in order, to
 the one active consumer; the client queues them and the application takes them one by one. We
@@ -50,7 +54,6 @@ from reference_model.dispatch.base import (
     SubscriptionView,
 )
 from reference_model.profiles import Profile
-from reference_model.redelivery import ack_timeout_window, consumer_nack_window
 from reference_model.rejections import Rejected
 from reference_model.timing import Span, Window
 
@@ -81,6 +84,7 @@ class ExclusiveDispatcher:
         self.stream_rules: tuple[str, ...] = ()
         self.pending: list[_PendingRewind] = []
         self.skip_before: dict[str, int] = {}  # client-side start filter after a seek by id
+        self.maybe_skip: dict[str, int] = {}  # a seek position the client may or may not drop (optional_skip)
         # Acked messages the active consumer's queue may still hold: position -> ack instant.
         self.ghosts: dict[int, float] = {}
 
@@ -166,6 +170,13 @@ class ExclusiveDispatcher:
             candidates.append(Candidate(
                 head, Window(stored.start, stored.start, due), self.order_rules + self.stream_rules,
                 "next message in publish order", kind="stream"))
+            if self.maybe_skip.get(handle) == head and self._head(handle, head + 1) < n:
+                # PLS-SEEK-001 (client unconfirmed): the client may have dropped the message at the seek id
+                after = self._head(handle, head + 1)
+                s2 = self.sub.stored_span(after)
+                candidates.append(Candidate(
+                    after, Window(s2.start, float("inf"), None), self.order_rules + ("PLS-SEEK-001",),
+                    f"the client may drop {self.sub.label(head)}, the message at the seek id", kind="stream"))
             if must_by is None or due < must_by:
                 must_by, must_rule, must_reason = due, self.order_rule, f"{self.sub.label(head)} was published and not yet delivered"
         return ReceiveOptions(tuple(candidates), must_by, must_rule, must_reason)
@@ -201,12 +212,13 @@ class ExclusiveDispatcher:
                 if p.window.low <= now:
                     p.mandatory = False
         self.stream_next = pos + 1
+        self.maybe_skip.pop(handle, None)
         consumer = self.active()
         if consumer is not None and consumer.ack_timeout_ms:
-            # PLS-ACKTIMEOUT-002: tracked from the moment the application received it.
+            # PLS-ACKTIMEOUT-002/004/005: tracked from the moment the application received it.
             self.pending = [p for p in self.pending if p.pos != pos]
             self.pending.append(_PendingRewind(
-                ack_timeout_window(at, consumer.ack_timeout_ms, self.profile), "PLS-ACKTIMEOUT-002",
+                consumer.ack_timeout_window(at, count, self.profile), consumer.ack_timeout_rule(self.profile),
                 f"the ack timeout of {self.sub.label(pos)} (received at {at.end:g} ms)", pos=pos))
 
     def note_empty_receive(self, handle: str, at: Span) -> None:
@@ -229,7 +241,8 @@ class ExclusiveDispatcher:
             return
         # PLS-NACK-003: on a single-active subscription a nack becomes "redeliver all" = rewind.
         self.pending = [p for p in self.pending if p.pos != pos]
-        window = consumer_nack_window(at, consumer.nack_delay_ms, consumer.nack_backoff, 0, self.profile)
+        # the count of a rewound delivery stays 0, so a Java backoff always waits next(0) (PLS-NACK-004)
+        window = consumer.nack_window(at, 0, self.profile)
         self.pending.append(_PendingRewind(window, "PLS-NACK-003", f"the nack of {self.sub.label(pos)} at {at.start:g} ms"))
 
     def redeliver_unacked(self, handle: str, at: Span) -> None:
@@ -251,6 +264,7 @@ class ExclusiveDispatcher:
             keep = dict(self.ghosts)
             keep.update({p: at.start for p in range(start, self.sub.n_entries())})
         self.skip_before = {}
+        self.maybe_skip = {}
         if filter_for is not None:
             self.skip_before[filter_for[0]] = filter_for[1]
         self.stream_next = pos
@@ -258,6 +272,9 @@ class ExclusiveDispatcher:
         self.stream_rules = (rule,)
         self.pending = []
         self.ghosts = keep
+
+    def optional_skip(self, handle: str, pos: int) -> None:
+        self.maybe_skip[handle] = pos
 
     def _consumer(self, handle: str) -> ConsumerConfig | None:
         return next((c for c in self.consumers if c.handle == handle), None)

@@ -26,7 +26,14 @@ PLS-FAILOVER-004 instead: consumers sorted by name (Java ``String.compareTo``), 
 ``sorted[p mod k]``. That depends on names only, so when every consumer has a ``consumer_name``
 the checker allows a takeover by the predicted consumer alone.
 
-Not modelled: priority levels (not settable from Python).
+Priority levels (Java ``priorityLevel``, PLS-FAILOVER-005): the broker sorts consumers by
+priority level first, and only the consumers sharing the best (lowest) level take part: the ring
+(non-partitioned topic) and ``sorted[p mod k]`` (partition p) are over them alone. So once a
+consumer of a better level has joined, a consumer of a worse level may only drain what was
+already in flight to it: messages published before the switch could take effect (the join plus
+``activeConsumerFailoverDelayTimeMillis``).
+
+Not modelled: priority levels on the partitioned pick beyond the sort (PLS-FAILOVER-004 covers it).
 Choices: consumers without ``consumer_name`` are named by their trace handle in the ring.
 """
 
@@ -58,6 +65,7 @@ class FailoverDispatcher(ExclusiveDispatcher):
         self.former: dict[str, int] = {}  # consumer -> next position of a stream it lost
         self.changed_at = 0.0
         self.takeover_rule = "PLS-FAILOVER-003"
+        self.outranked_at: dict[str, float] = {}  # consumer -> when a better-priority consumer joined
 
     def admit(self, consumer: ConsumerConfig) -> Rejected | None:
         return None  # any number of Failover consumers may connect
@@ -67,14 +75,26 @@ class FailoverDispatcher(ExclusiveDispatcher):
     def _name(self, c: ConsumerConfig) -> str:
         return c.consumer_name or c.handle
 
+    def best(self) -> list[ConsumerConfig]:
+        """PLS-FAILOVER-005: the consumers sharing the best (lowest) priority level, in connection order."""
+        if not self.consumers:
+            return []
+        level = min(c.priority_level for c in self.consumers)
+        return [c for c in self.consumers if c.priority_level == level]
+
+    def in_best(self, handle: str) -> bool:
+        return any(c.handle == handle for c in self.best())
+
     def ring_pick(self) -> str | None:
         """The handle the broker's ring picks for the model's own topic name (canonical)."""
         if self.partition_index >= 0:
-            # PLS-FAILOVER-004: sorted by name (stable), active = sorted[p mod k].
-            ordered = sorted(self.consumers, key=lambda c: utf16_units(self._name(c)))
+            # PLS-FAILOVER-004: sorted by priority, then name (stable); active = sorted[p mod k],
+            # k = how many share the best priority level.
+            best = self.best()
+            ordered = sorted(best, key=lambda c: utf16_units(self._name(c)))
             return ordered[self.partition_index % len(ordered)].handle if ordered else None
         topic = getattr(getattr(self.sub, "topic", None), "full", "")
-        by_name = {self._name(c): c.handle for c in self.consumers}
+        by_name = {self._name(c): c.handle for c in self.best()}
         key = (topic, tuple(sorted(by_name)))
         if key not in _RING_CACHE:
             _RING_CACHE[key] = failover_active(topic, list(by_name))
@@ -87,6 +107,11 @@ class FailoverDispatcher(ExclusiveDispatcher):
         return self._consumer(self.active_handle)
 
     def add_consumer(self, consumer: ConsumerConfig, at: Span, start_rule: str) -> None:
+        for c in self.consumers:
+            if c.priority_level > consumer.priority_level:
+                self.outranked_at.setdefault(c.handle, at.end)  # PLS-FAILOVER-005
+        if any(c.priority_level < consumer.priority_level for c in self.consumers):
+            self.outranked_at[consumer.handle] = float("-inf")  # never eligible while the better one stays
         self.consumers.append(consumer)
         self.changed_at = at.end
         if len(self.consumers) == 1:
@@ -100,6 +125,10 @@ class FailoverDispatcher(ExclusiveDispatcher):
         self.consumers = [c for c in self.consumers if c.handle != handle]
         self.skip_before.pop(handle, None)
         self.former.pop(handle, None)
+        self.outranked_at.pop(handle, None)
+        best = {c.handle for c in self.best()}
+        for h in [h for h in self.outranked_at if h in best]:
+            del self.outranked_at[h]  # nobody better is left: it may be picked again
         self.changed_at = at.end
         if handle == self.active_handle:
             # PLS-FAILOVER-002: another consumer takes over from the first unacked message.
@@ -119,6 +148,8 @@ class FailoverDispatcher(ExclusiveDispatcher):
     def options(self, handle: str, at: Span, focus: int | None = None) -> ReceiveOptions:
         if self._consumer(handle) is None:
             return ReceiveOptions(())
+        if handle in self.outranked_at:
+            return self._outranked_options(handle, at, focus)
         if handle == self.active_handle:
             opts = super().options(handle, at, focus)
             if opts.must_by is not None:
@@ -151,11 +182,33 @@ class FailoverDispatcher(ExclusiveDispatcher):
             if start < n:
                 stored = self.sub.stored_span(start)
                 canonical = stored.start if self.ring_pick() == handle else float("inf")
+                levels = len({c.priority_level for c in self.consumers}) > 1
                 candidates.append(Candidate(
                     start, Window(stored.start, max(canonical, self.changed_at) if canonical != float("inf") else canonical, None),
-                    (self.takeover_rule,) + (("PLS-FAILOVER-004",) if names_known else ()),
+                    (self.takeover_rule,) + (("PLS-FAILOVER-004",) if names_known else ())
+                    + (("PLS-FAILOVER-005",) if levels else ()),
                     f"{handle} may have become the active consumer", kind="takeover"))
         return ReceiveOptions(tuple(candidates))
+
+    def _outranked_options(self, handle: str, at: Span, focus: int | None) -> ReceiveOptions:
+        """PLS-FAILOVER-005: a consumer below the best priority level may only drain what was in flight
+        to it before the switch took effect; nothing is owed to it and the model's choice is to give it nothing."""
+        cutoff = self.outranked_at[handle] + self.profile.failover_activation_delay_ms
+        if handle == self.active_handle:
+            cands = super().options(handle, at, focus).candidates
+        else:
+            cands = ()
+            if handle in self.former:
+                head = self._head(handle, self.former[handle])
+                if head < self.sub.n_entries():
+                    stored = self.sub.stored_span(head)
+                    cands = (Candidate(head, Window(stored.start, float("inf"), None), ("PLS-FAILOVER-005",),
+                                       "already in flight before a consumer of a better priority level took over",
+                                       kind="former"),)
+        kept = tuple(Candidate(c.pos, Window(c.window.low, float("inf"), None), c.rules, c.cause, c.count_low,
+                               c.count_high, c.kind, c.topic)
+                     for c in cands if c.kind == "ghost" or self.sub.stored_span(c.pos).start <= cutoff)
+        return ReceiveOptions(kept)
 
     # ------------------------------------------------------------------ what happened
 
@@ -181,6 +234,16 @@ class FailoverDispatcher(ExclusiveDispatcher):
         super().deliver(handle, pos, at, count, candidate)
 
     def explain(self, handle: str, pos: int, at: Span) -> Refusal:
+        if handle in self.outranked_at and self._consumer(handle) is not None:
+            better = self.best()[0]
+            since = self.outranked_at[handle]
+            when = "before it subscribed" if since == float("-inf") else f"since {since:g} ms"
+            return Refusal("wrong-consumer", "PLS-FAILOVER-005",
+                           f"Let {better.handle} (priority level {better.priority_level}) be connected {when}. Then only "
+                           f"consumers of that level can be active, and {handle} (priority level "
+                           f"{self._consumer(handle).priority_level}) may only drain messages in flight to it before the "
+                           f"switch ({self.profile.failover_activation_delay_ms} ms after that join); it received "
+                           f"{self.sub.label(pos)}, published at {self.sub.stored_span(pos).start:g} ms.")
         if handle != self.active_handle and not self.switch_possible and self.active_handle is not None:
             return Refusal("wrong-consumer", "PLS-FAILOVER-003",
                            f"Let {self.active_handle} be the active consumer (it received messages and no consumer "

@@ -4,9 +4,23 @@ Pulsar part: ``PersistentDispatcherMultipleConsumers`` (broker: round-robin in c
 consumers with permits, a replay set for redeliveries, ``InMemoryRedeliveryTracker``) with the
 C++ client's receiver queue, nack tracker and ack-timeout tracker.
 Rule ids: PLS-SHARED-001 (each message to one consumer at a time; together they get every
-message), PLS-SHARED-002 (a closed consumer's unacked messages go to the others), PLS-ACK-005
-(redelivery count +1 per broker redelivery), PLS-NACK-001 (a nacked message returns after
-[d, d + d/3]), PLS-ACKTIMEOUT-002, PLS-REDELIVER-001, PLS-SUBTYPE-001.
+message), PLS-SHARED-002 (a closed consumer's unacked messages go to the others), PLS-SHARED-003
+(priority levels), PLS-ACK-005 (redelivery count +1 per broker redelivery), PLS-NACK-001
+(C++: a nacked message returns after [d, d + d/3]), PLS-NACK-004/005 (Java nack tracker),
+PLS-ACKTIMEOUT-002/004/005, PLS-REDELIVER-001, PLS-SUBTYPE-001.
+
+Client-side behaviour (nack and ack-timeout windows, whether redeliver_unacked keeps the receiver
+queue) follows each consumer's own client profile (``ConsumerConfig.client``): one subscription
+may have Python and Java consumers.
+
+Priority levels (PLS-SHARED-003, Java ``priorityLevel``; ``getNextConsumer``): the broker hands a
+message to the highest-priority (lowest number) consumers that have permits, round robin among
+them, and to a lower level only when none of them has a permit. Permits are hidden state, so the
+oracle forbids a lower-priority consumer a message only when a higher-priority consumer surely
+had permits from the moment the message became available: it was connected by then, and the
+subscription holds too few messages for its receiver queue to be full (a client asks for more
+permits once half its queue is consumed, so a consumer with queue q runs dry only with at least
+``q - (q//2 - 1)`` messages queued, ``zero_permit_queue``).
 
 State per message position (``_Slot``):
 - ``holder``: the consumer whose *application* received it and has not acked it. While held,
@@ -31,8 +45,8 @@ on 4.0.8 with random traces, see tests/model/live_histories):
 - ``queued_nacks``: a nack of a message the application has not received yet still makes the
   broker redeliver it if it sat in that consumer's queue.
 
-Not modelled: permits, round-robin chunk sizes and priority levels (they only decide *which*
-consumer, which is nondeterministic here); DLQ routing. Key_Shared narrows these allowed sets
+Not modelled: permits, round-robin chunk sizes (they only decide *which* consumer, which is
+nondeterministic here) and priority levels beyond the sure case above; DLQ routing. Key_Shared narrows these allowed sets
 (``key_shared.py``).
 Choices: the model's own choice gives the receiving consumer the first deliverable message
 (lowest position) whose canonical time has come.
@@ -41,7 +55,7 @@ Choices: the model's own choice gives the receiving consumer the first deliverab
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from reference_model.dispatch.base import (
@@ -52,7 +66,6 @@ from reference_model.dispatch.base import (
     SubscriptionView,
 )
 from reference_model.profiles import Profile
-from reference_model.redelivery import ack_timeout_window, consumer_nack_window
 from reference_model.rejections import Rejected
 from reference_model.timing import Span, Window
 
@@ -70,6 +83,17 @@ class _Slot:
     lo: int = 0
     hi: int = 0
     base: int = 0  # hidden events already counted in ``hi``
+
+
+def zero_permit_queue(receiver_queue_size: int) -> int | None:
+    """PLS-SHARED-003: how many messages must sit unprocessed in a consumer's queue before the broker
+    can see it without permits (the client returns permits once half its queue is processed:
+    Java ``ConsumerImpl#increaseAvailablePermits``, C++ ``ConsumerImpl::increaseAvailablePermits``).
+    None: a zero queue (permits only while a receive waits), never surely available."""
+    q = int(receiver_queue_size)
+    if q <= 0:
+        return None
+    return q - max(q // 2 - 1, 0)
 
 
 def ghost_candidate(pos: int, handle: str, acked_at: float) -> Candidate:
@@ -257,6 +281,10 @@ class SharedDispatcher:
                 focus, Window(float("-inf"), float("inf"), None), ("PLS-REDELIVER-001",),
                 "prefetched before redeliver_unacked (C++ keeps its receiver queue)", 0, 1 << 30, kind="stale"))
         candidates.sort(key=lambda c: c.pos)
+        if self.type_name == "Shared" and self._priorities_differ():
+            # PLS-SHARED-003: a higher-priority consumer with permits gets it first.
+            candidates = [replace(c, rules=c.rules + ("PLS-SHARED-003",)) for c in candidates
+                          if c.kind not in ("pool", "release") or self.outranked_by(handle, c.window.low) is None]
         must_by = must_rule = None
         reason = ""
         if len(self.consumers) == 1:
@@ -267,6 +295,23 @@ class SharedDispatcher:
                 must_by, must_rule = due, c.rules[0]
                 reason = f"{self.sub.label(c.pos)} was deliverable ({c.cause}) and {handle} is the only consumer"
         return ReceiveOptions(tuple(candidates), must_by, must_rule, reason)
+
+    def _priorities_differ(self) -> bool:
+        return len({c.priority_level for c in self.consumers.values()}) > 1
+
+    def outranked_by(self, handle: str, available_at: float) -> str | None:
+        """PLS-SHARED-003: a connected consumer of a higher priority than ``handle`` that surely had
+        permits since ``available_at`` (so the broker gives it the message); None if there is none."""
+        me = self.consumers.get(handle)
+        if me is None:
+            return None
+        stored = self.sub.n_entries() - getattr(self.sub, "start_pos", 0)
+        for other, c in self.consumers.items():
+            need = zero_permit_queue(c.receiver_queue_size)
+            if (c.priority_level < me.priority_level and c.joined_at <= available_at and need is not None
+                    and stored - 1 < need):
+                return other
+        return None
 
     def _is_stale(self, handle: str, pos: int) -> bool:
         if pos in self.stale_used.get(handle, ()):
@@ -301,15 +346,15 @@ class SharedDispatcher:
         slot.base = len(self.hidden_times)
         self.held_by.setdefault(handle, set()).add(pos)
         queued = self.queued_nacks.pop(pos, None)
+        consumer = self.consumers.get(handle)
         if queued is not None and queued[0] == handle:
             # It was in this consumer's queue when nacked: the broker redelivers it anyway.
-            self._release(slot, queued[1], "PLS-NACK-001", queued[2])
+            self._release(slot, queued[1], consumer.nack_rule(self.profile) if consumer else "PLS-NACK-001", queued[2])
             self._touch(pos, slot)
             return
-        consumer = self.consumers.get(handle)
         if consumer is not None and consumer.ack_timeout_ms:
-            # PLS-ACKTIMEOUT-002: the client gives it back unless acked in time.
-            self._release(slot, ack_timeout_window(at, consumer.ack_timeout_ms, self.profile), "PLS-ACKTIMEOUT-002",
+            # PLS-ACKTIMEOUT-002/004/005: the client gives it back unless acked in time.
+            self._release(slot, consumer.ack_timeout_window(at, count, self.profile), consumer.ack_timeout_rule(self.profile),
                           f"the ack timeout of {self.sub.label(pos)} (received at {at.end:g} ms)")
         self._touch(pos, slot)
 
@@ -352,8 +397,7 @@ class SharedDispatcher:
                 # The broker's copy is not in this application's hands: a release already under way
                 # (redeliver_unacked, close, an earlier nack) stands, and whether the nack finds a
                 # copy pending here the history cannot show: a later copy is allowed, never owed.
-                w = consumer_nack_window(at, consumer.nack_delay_ms, consumer.nack_backoff,
-                                         slot.lo if slot is not None else 0, self.profile)
+                w = consumer.nack_window(at, slot.lo if slot is not None else 0, self.profile)
                 self.queued_nacks[pos] = (handle, Window(w.low, w.canonical, None),
                                           f"the nack of a stale copy of {self.sub.label(pos)} at {at.start:g} ms")
                 return
@@ -361,14 +405,14 @@ class SharedDispatcher:
         if slot is None or slot.holder is None:
             # Not received by the application, but maybe pushed to this consumer's queue: the
             # broker redelivers it if it is pending there (measured, 4.0.8).
-            window = consumer_nack_window(at, consumer.nack_delay_ms, consumer.nack_backoff, 0, self.profile)
+            window = consumer.nack_window(at, 0, self.profile)
             self.queued_nacks[pos] = (handle, window, f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
             return
         # The broker only redelivers positions pending on this consumer.
         if slot.holder != handle:
             return
-        window = consumer_nack_window(at, consumer.nack_delay_ms, consumer.nack_backoff, slot.lo, self.profile)
-        rule = "PLS-NACK-004" if consumer.nack_backoff else "PLS-NACK-001"
+        window = consumer.nack_window(at, slot.lo, self.profile)
+        rule = consumer.nack_rule(self.profile)
         self._release(slot, window, rule, f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
         self._touch(pos, slot)
 
@@ -382,7 +426,8 @@ class SharedDispatcher:
         # Unheld messages may have sat in its queue: redelivered too (count+1), and C++ keeps
         # its queue, so they may still surface there once more.
         self.hidden_times.append(at.start)
-        if self.profile.redeliver_keeps_receiver_queue:
+        consumer = self.consumers.get(handle)
+        if consumer is not None and consumer.client(self.profile).redeliver_keeps_receiver_queue:
             returned = frozenset(self.open)  # unheld or released: may have been pushed to its queue
             self.stale.setdefault(handle, []).append((self.next_fresh, self.sub.n_entries(), returned))
 
@@ -411,6 +456,11 @@ class SharedDispatcher:
         for h in self.start_rules:
             self.start_rules[h] = (rule,)
 
+    def optional_skip(self, handle: str, pos: int) -> None:
+        # PLS-SEEK-001 (client unconfirmed): if the client dropped it, the broker still counts it as
+        # dispatched to that consumer; the message stays allowed for everyone but is owed to nobody.
+        self.no_deadline.add(pos)
+
     # ------------------------------------------------------------------ why not
 
     def explain(self, handle: str, pos: int, at: Span) -> Refusal:
@@ -425,6 +475,18 @@ class SharedDispatcher:
                 f"Let {label} be held by {slot.holder} (received, not acked, not nacked, not released). "
                 f"Then no consumer may receive it again until {slot.holder} nacks it, times out, "
                 f"calls redeliver_unacked or closes; {handle} received it at {at.end:g} ms while {who} still held it.")
+        if self.type_name == "Shared" and (slot is None or slot.holder is None or slot.release is not None):
+            available = slot.release.low if slot is not None and slot.release is not None else self.sub.stored_span(pos).start
+            better = self.outranked_by(handle, available)
+            if better is not None:
+                mine, theirs = self.consumers[handle].priority_level, self.consumers[better].priority_level
+                return Refusal(
+                    "wrong-consumer", "PLS-SHARED-003",
+                    f"Let {better} (priority level {theirs}) be connected since before {label} became available at "
+                    f"{available:g} ms, with permits to spare (its receiver queue of {self.consumers[better].receiver_queue_size} "
+                    f"cannot be full with {self.sub.n_entries() - getattr(self.sub, 'start_pos', 0)} messages on the subscription). "
+                    f"Then the broker dispatches {label} to it, not to {handle} (priority level {mine}); {handle} received it "
+                    f"at {at.end:g} ms.")
         if pos < self.skip_before.get(handle, 0):
             return Refusal("duplicate-delivery", "PLS-SEEK-001",
                            f"{handle} sought to the id of {self.sub.label(self.skip_before[handle] - 1)}, so its client "

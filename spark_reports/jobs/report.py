@@ -1,4 +1,4 @@
-"""``pulsar-conformance report --outcomes DIR [--out DIR] [--spark-master URL]``: the corpus report.
+"""``pulsar-conformance report --outcomes DIR [--out DIR] [--spark-master URL] [--summary FILE]...``: the corpus report.
 
 Reads an outcome corpus (``docs/outcome-corpus.md``), computes the figures with
 ``spark_reports.transforms`` and writes, into ``--out``:
@@ -6,7 +6,11 @@ Reads an outcome corpus (``docs/outcome-corpus.md``), computes the figures with
 - ``junit.xml``: JUnit XML (xunit2), one test case per rule x target x broker version x client
   (``reports/xunit2.py``);
 - ``index.html``: a static, self-contained HTML report (``reports/html.py``);
-- ``summary.json``: the machine-readable twin (the main job's shape, extended per version/client);
+- ``summary.json``: the machine-readable twin (the main job's shape, extended per version/client
+  and per client);
+- ``client-matrix.json`` / ``client-matrix.md``: the client x feature matrix
+  (``reports/client_matrix.py``), from the corpus's verdicts, or from ``--summary FILE`` (the
+  run's ``summary-<client>.json``), also a section of ``index.html``;
 - ``data/report.json``: every figure the two documents were drawn from.
 
 The job only reads, calls transforms and writes. Bad input (a missing folder, a part file of
@@ -99,9 +103,12 @@ def collect_report_data(spark: Any, corpus_dir: Path, *, log: Any = None) -> dic
         changed = _rows(T.version_vs_version(df, base, other).filter("changed"))
         changed.sort(key=lambda r: (r["trace_id"], r["client"] or "", r["step"]))
         version_diffs.append({"base": base, "other": other, "changed_steps": len(changed), "examples": changed[:50]})
-    # the rows of each failing rule's overall minimal witness trace, every target of that run
+    # the rows of every broker witness trace (each failing rule's minimal witness per target,
+    # version and client: the xunit2 failures list theirs), every target of that run (the model's
+    # rows give the listing its predictions); bounded by failing rules x combos
     rule_witness = _overall_witnesses(witnesses)
-    wanted = sorted({(w["run_id"], w["trace_id"]) for w in rule_witness.values()})
+    wanted = sorted({(w["run_id"], w["trace_id"]) for w in witnesses if w["target"] != T.MODEL}
+                    | {(w["run_id"], w["trace_id"]) for w in rule_witness.values()})
     witness_rows: list[dict[str, Any]] = []
     if wanted:
         keys = [f"{r}\u0000{t}" for r, t in wanted]
@@ -212,6 +219,21 @@ def rule_matrix(data: dict[str, Any]) -> dict[str, Any]:
     exercised = sorted({r for k in broker_keys for r, v in matrix[k].items() if v in _SEV})
     exercised_model = sorted({r for k in matrix if k.startswith(T.MODEL + "|") for r, v in matrix[k].items() if v in _SEV})
     failing = sorted({r for k in broker_keys for r, v in matrix[k].items() if v == "FAIL"})
+    # per client (over its targets and versions): what was exercised, what can be, what fails
+    by_client: dict[str, dict[str, Any]] = {}
+    for combo in data["combos"]:
+        if combo["target"] == T.MODEL:
+            continue
+        row = matrix[combo_key(combo["target"], combo["broker_version"], combo["client"])]
+        c = by_client.setdefault(combo["client"] or "", {"exercised": set(), "applicable": set(), "failing": set()})
+        c["exercised"] |= {r for r, v in row.items() if v in _SEV}
+        c["applicable"] |= {r for r, v in row.items() if v != "NOT_APPLICABLE"}
+        c["failing"] |= {r for r, v in row.items() if v == "FAIL"}
+    coverage_by_client = {
+        client: {"exercised": len(c["exercised"]), "of": len(rules), "applicable": len(c["applicable"]),
+                 "exercised_rules": sorted(c["exercised"]), "failing_rules": sorted(c["failing"]),
+                 "not_exercised_rules": [r.id for r in rules if r.id in c["applicable"] and r.id not in c["exercised"]]}
+        for client, c in sorted(by_client.items())}
     return {
         "rules": [{"id": r.id, "area": r.area, "title": r.title, "status": r.status, "quote": r.quote,
                    "source": r.source, "clients": list(r.applies_to.clients), "brokers": r.applies_to.brokers} for r in rules],
@@ -219,13 +241,19 @@ def rule_matrix(data: dict[str, Any]) -> dict[str, Any]:
         "counts": counts,
         "coverage": {"exercised": len(exercised), "of": len(rules), "exercised_rules": exercised,
                      "not_exercised_rules": [r.id for r in rules if r.id not in exercised],
-                     "exercised_by_model": len(exercised_model)},
+                     "exercised_by_model": len(exercised_model), "by_client": coverage_by_client},
         "failing_rules": failing,
     }
 
 
 def _applies(applies: Any, rule: Any, broker_version: str | None, client: str | None) -> bool:
+    """Registry ``applies`` for a combo. A cross-client trace (client ``mixed``) has handles of
+    both clients, so a rule applies to it when it applies to any client the registry knows."""
+    from reference_model.rules import CLIENTS
+
     try:
+        if (client or "").lower() == "mixed":
+            return any(applies(rule, broker_version=broker_version or "4.0", client=c) for c in CLIENTS)
         return applies(rule, broker_version=broker_version or "4.0", client=(client or "python"))
     except ValueError:
         return True  # an unreadable version: let the data speak
@@ -256,6 +284,19 @@ def summary_json(data: dict[str, Any], matrix: dict[str, Any]) -> dict[str, Any]
     counts: dict[str, int] = {}
     for v in overall.values():
         counts[v] = counts.get(v, 0) + 1
+    by_client: dict[str, dict[str, Any]] = {}
+    for e in brokers:
+        c = by_client.setdefault(e["client"] or "", {"broker_versions": [], "rules": {}})
+        if e["broker_version"] and e["broker_version"] not in c["broker_versions"]:
+            c["broker_versions"].append(e["broker_version"])
+        for r, v in e["rules"].items():
+            if r not in c["rules"] or order[v] > order[c["rules"][r]]:
+                c["rules"][r] = v
+    for c in by_client.values():
+        c["broker_versions"].sort(key=_version_key)
+        c["counts"] = {}
+        for v in c["rules"].values():
+            c["counts"][v] = c["counts"].get(v, 0) + 1
     targets = sorted({e["target"] for e in brokers})
     versions = sorted({e["broker_version"] for e in brokers if e["broker_version"]}, key=_version_key)
     clients = sorted({e["client"] for e in brokers if e["client"]})
@@ -267,6 +308,7 @@ def summary_json(data: dict[str, Any], matrix: dict[str, Any]) -> dict[str, Any]
         "counts": counts,
         "coverage": {k: matrix["coverage"][k] for k in ("exercised", "of")},
         "by_version_client": brokers,
+        "by_client": dict(sorted(by_client.items())),
         "reference": reference,
         "flaky_traces": len(data["flaky"]),
         "corpus": data["corpus"],
@@ -277,18 +319,42 @@ def summary_json(data: dict[str, Any], matrix: dict[str, Any]) -> dict[str, Any]
 # --------------------------------------------------------------------------- writing
 
 
-def write_report(data: dict[str, Any], out_dir: Path, *, traces: dict[str, Any] | None = None) -> dict[str, Path]:
-    """Write every output into ``out_dir`` (which must be new and empty: the caller swaps it in)."""
+def client_summaries(data: dict[str, Any], matrix: dict[str, Any]) -> list[dict[str, Any]]:
+    """The corpus's verdicts as ``summary.json`` documents, one per broker target x version x
+    client (the input ``reports.client_matrix.build`` takes)."""
+    from reports.client_matrix import CLIENT_ORDER
+
+    return [e for e in summary_json(data, matrix)["by_version_client"] if e.get("client") in CLIENT_ORDER]
+
+
+def write_report(data: dict[str, Any], out_dir: Path, *, traces: dict[str, Any] | None = None,
+                 summaries: list[dict[str, Any]] | None = None, summary_sources: list[str] | None = None) -> dict[str, Path]:
+    """Write every output into ``out_dir`` (which must be new and empty: the caller swaps it in).
+
+    The client x feature matrix (``client-matrix.json``/``.md``, and a section of the HTML) is
+    drawn from ``summaries`` (the run's ``summary.json`` documents) when given, else from the
+    corpus's own verdicts per target x version x client."""
+    from reports import client_matrix
     from reports.html import write_html
     from reports.xunit2 import write_xunit2
 
     matrix = rule_matrix(data)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "data").mkdir(exist_ok=True)
+    if summaries:
+        cm = client_matrix.build(summaries, sources=summary_sources)
+        caption = "Verdicts: the run's summary.json documents."
+    else:
+        derived = client_summaries(data, matrix)
+        cm = client_matrix.build(derived, sources=[f"corpus: {e['target']} {e['broker_version']} / {e['client']}" for e in derived]) \
+            if derived else None
+        caption = "Verdicts: this corpus, per target, broker version and client."
     paths = {
         "junit": write_xunit2(out_dir / "junit.xml", data, matrix, traces=traces),
-        "html": write_html(out_dir / "index.html", data, matrix, traces=traces),
+        "html": write_html(out_dir / "index.html", data, matrix, traces=traces, client_matrix=cm, client_matrix_caption=caption),
     }
+    if cm is not None:
+        paths["client_matrix_json"], paths["client_matrix_md"] = client_matrix.write(cm, out_dir)
     summary = summary_json(data, matrix)
     paths["summary"] = out_dir / "summary.json"
     paths["summary"].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -325,6 +391,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"where to write the report (default {DEFAULT_OUT})")
     parser.add_argument("--spark-master", default=None, metavar="URL",
                         help="Spark master URL (default local[2]); e.g. spark://host:7077")
+    parser.add_argument("--summary", action="append", default=[], metavar="FILE",
+                        help="a summary.json of pulsar-conformance run (repeatable, e.g. summary-python.json "
+                             "summary-java.json summary-mixed.json): draw the client x feature matrix from these "
+                             "instead of the corpus's verdicts")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     say = (lambda s: None) if args.quiet else (lambda s: print(f"report: {s}", file=sys.stderr, flush=True))
@@ -335,6 +405,17 @@ def main(argv: list[str] | None = None) -> int:
     except CorpusError as err:
         print(f"pulsar-conformance report: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    summaries: list[dict[str, Any]] | None = None
+    sources: list[str] | None = None
+    if args.summary:
+        from reports import client_matrix
+
+        try:
+            summaries, sources = client_matrix.load_summaries(args.summary)
+            client_matrix.build(summaries, sources=sources)  # refuse bad input before Spark starts
+        except ValueError as err:
+            print(f"pulsar-conformance report: {err}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{uuid.uuid4().hex[:8]}")
@@ -344,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     spark = session(args.spark_master)
     try:
         data = collect_report_data(spark, corpus, log=say)
-        paths = write_report(data, tmp, traces=known_traces())
+        paths = write_report(data, tmp, traces=known_traces(), summaries=summaries, summary_sources=sources)
         swap_in(tmp, out)
     except CorpusError as err:
         print(f"pulsar-conformance report: {err}", file=sys.stderr)

@@ -15,35 +15,44 @@ from conformance.deviations import known_deviation
 from conformance.runner import PASS, run_case
 
 CASES = discover_cases()
-CLIENT = "python"
+LIVE_CLIENTS = ("python", "java", "mixed")
+
+
+def _runs_with(case, client: str) -> bool:
+    return case.runs_on(client) or (client == "python" and case.runs_on("cpp"))
 
 
 def _params(*, live: bool):
     out = []
-    for case in CASES:
-        if live and not case.runs_on(CLIENT):
-            continue  # e.g. Java-client-only rules: not applicable to a Python-driven broker run
-        if live and case.not_live:
-            continue  # e.g. a broker setting the suite's broker does not use: the run reports NOT_APPLICABLE
-        out.append(pytest.param(case, id=case.id, marks=[pytest.mark.rule(*case.rules)]))
+    for client in LIVE_CLIENTS if live else ("python", "java", "mixed"):
+        for case in CASES:
+            if not _runs_with(case, client):
+                if live or client != "python":
+                    continue  # e.g. Java-client-only rules: not applicable to a Python-driven broker run
+            if live and case.not_live:
+                continue  # e.g. a broker setting the suite's broker does not use: the run reports NOT_APPLICABLE
+            out.append(pytest.param(case, client, id=f"{client}-{case.id}", marks=[pytest.mark.rule(*case.rules)]))
     return out
 
 
-@pytest.mark.parametrize("case", _params(live=False))
-def test_case_on_model(case, model_target, tmp_path):
-    result = run_case(case, model_target, client=CLIENT, history_dir=tmp_path)
+@pytest.mark.parametrize(("case", "client"), _params(live=False))
+def test_case_on_model(case, client, model_target, tmp_path):
+    result = run_case(case, model_target, client=client, history_dir=tmp_path)
     assert result.status == PASS, result.failure_text()
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("case", _params(live=True))
-def test_case_on_broker(case, live_target, tmp_path, request):
-    version = live_target.broker_version()
+@pytest.mark.parametrize(("case", "client"), _params(live=True))
+def test_case_on_broker(case, client, live_target_for, tmp_path, request):
+    target = live_target_for(client)
+    version = target.broker_version()
     deviation = known_deviation(case.id, version)
-    result = run_case(case, live_target, client=CLIENT, history_dir=tmp_path)
+    result = run_case(case, target, client=client, history_dir=tmp_path)
+    request.node.user_properties.append(("client", client))
     for rule, verdict in sorted(result.rule_verdicts.items()):
         request.node.user_properties.append((f"verdict:{rule}", verdict))
+    if deviation is not None and result.status != PASS:
+        pytest.xfail(f"known deviation {deviation.id}: {deviation.reason}")
     if deviation is not None:
         assert result.status != PASS, f"known deviation {deviation.id} no longer shows on {version}: the broker now conforms; remove the entry"
-        pytest.xfail(f"known deviation {deviation.id}: {deviation.reason}")
     assert result.status == PASS, result.failure_text()

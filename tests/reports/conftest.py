@@ -1,6 +1,8 @@
 """Fixtures for the report tests: the same local SparkSession as ``tests/spark/conftest.py``
-(``local[2]``, 2 shuffle partitions, no UI), and ``report_dir``: one report, built once through
-the report command over a small generated corpus, shared by every test here."""
+(``local[2]``, 2 shuffle partitions, no UI), ``report_dir``: one report, built once through
+the report command over a small generated corpus (clients python and java), shared by every test
+here; and ``clients_report_dir``: one over the hand-written sample corpus with rows for all three
+clients of the main job (python, java, mixed)."""
 
 from __future__ import annotations
 
@@ -31,3 +33,22 @@ def report_dir(spark, tmp_path_factory):
     (out / "old.txt").write_text("a previous report, replaced only once the new one is complete")
     assert report.main(["--outcomes", str(corpus), "--out", str(out), "--quiet"]) == 0
     return out, manifest
+
+
+@pytest.fixture(scope="session")
+def clients_corpus(tmp_path_factory):
+    """The sample corpus with rows for every client: python, java and mixed (``spark_reports.samples``)."""
+    from spark_reports.samples import write_sample_corpus
+
+    return write_sample_corpus(tmp_path_factory.mktemp("clients-corpus"))
+
+
+@pytest.fixture(scope="session")
+def clients_report_dir(spark, clients_corpus, tmp_path_factory):
+    """A report over the three-client sample corpus, built once through the report command; the
+    client x feature matrix comes from the corpus's own verdicts."""
+    from spark_reports.jobs import report
+
+    out = tmp_path_factory.mktemp("clients-report") / "out"
+    assert report.main(["--outcomes", str(clients_corpus), "--out", str(out), "--quiet"]) == 0
+    return out

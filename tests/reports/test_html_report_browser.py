@@ -158,3 +158,41 @@ def test_screenshots_for_people(rendered, tmp_path_factory):
                   tmp_path_factory.mktemp("chromium-profile"))
     assert result.returncode == 0 and rule.stat().st_size > 20_000, result.stderr[-2000:]
     assert top.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# --------------------------------------------------------------------------- three clients
+
+
+@pytest.fixture(scope="module")
+def rendered_clients(clients_report_dir, tmp_path_factory):
+    index = clients_report_dir / "index.html"
+    result = _run(["--virtual-time-budget=5000", "--dump-dom", index.as_uri()], tmp_path_factory.mktemp("chromium-profile"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(result.stdout)
+    return dom, clients_report_dir
+
+
+def test_three_clients_split_the_matrix_and_show_the_client_feature_matrix(rendered_clients, tmp_path_factory):
+    dom, path = rendered_clients
+    groups = [a["data-client-group"] for a in dom.find("th", data_client_group=True)]
+    assert groups == ["model", "python", "java", "mixed"]
+    assert {a["data-client"] for a in dom.find("li", data_exercised=True)} == {"python", "java", "mixed"}
+    (section,) = dom.find("section", id="client-matrix")
+    text = dom.text["client-matrix"]
+    assert "Client x feature matrix" in text and "Dead letter topic" in text and "NACK Backoff" in text
+    marks = {(a["data-row"], a["data-client"]): a for a in dom.find("td", data_row=True)}
+    assert marks[("Consumer \u203a ACK \u203a NACK Backoff", "java")]["data-row-verdict"] == "PASS"
+    assert marks[("Consumer \u203a ACK \u203a NACK Backoff", "python")]["data-row-verdict"] == "NOT_APPLICABLE"
+    assert marks[("Consumer \u203a Seek \u203a by timestamp", "java")]["data-row-verdict"] == "FAIL"
+    # unsupported, failing and disagreeing cells look different from each other
+    classes = {v: marks[k]["class"] for k, v in (
+        (("Consumer \u203a ACK \u203a NACK Backoff", "python"), "n/a"), (("Consumer \u203a Seek \u203a by timestamp", "java"), "fail"),
+        (("Consumer \u203a Dead letter topic", "python"), "disagree"), (("Client \u203a TLS encryption", "java"), "uncovered"))}
+    assert len(set(classes.values())) == 4, classes
+    assert "cm-disagree" in classes["disagree"]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SCREENSHOTS / "report-client-matrix.png"
+    result = _run(["--window-size=1400,2000", f"--screenshot={shot}", (path / "index.html").as_uri() + "#focus=client-matrix"],
+                  tmp_path_factory.mktemp("chromium-profile"))
+    assert result.returncode == 0 and shot.stat().st_size > 20_000, result.stderr[-2000:]

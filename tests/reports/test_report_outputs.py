@@ -10,7 +10,8 @@ from reference_model.rules import active_rules
 
 def test_the_new_report_replaced_the_old_one_whole(report_dir):
     out, _ = report_dir
-    assert sorted(p.name for p in out.iterdir()) == ["data", "index.html", "junit.xml", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["client-matrix.json", "client-matrix.md", "data", "index.html",
+                                                     "junit.xml", "summary.json"]
     assert not list(out.parent.glob(".out.*"))  # no temporary or old folder left behind
 
 
@@ -31,3 +32,6 @@ def test_summary_json_has_the_main_job_shape_per_version_and_client(report_dir):
     assert {e["target"] for e in summary["reference"]} == {"model"}
     assert all("FAIL" not in e["rules"].values() for e in summary["reference"])
     assert summary["coverage"]["of"] == len(active_rules())
+    assert set(summary["by_client"]) == {"python", "java"}
+    assert summary["by_client"]["java"]["broker_versions"] == ["3.3.9", "4.0.7", "4.0.8", "4.1.2"]
+    assert summary["by_client"]["java"]["rules"]["PLS-NACK-001"] == "NOT_APPLICABLE"

@@ -1,0 +1,182 @@
+"""Trace ops on handles owned by the Java client, for one run of the live target.
+
+``BrokerTarget`` hands every op on a Java handle to ``JavaSession.apply``, which translates it
+for the driver (docs/java-driver.md: full topic names, absolute times, message ids the harness
+knows) and turns the answer back into an ``Outcome`` in the trace's terms (short topic names,
+labels). Messages sent by either client are known to both: a Python consumer can ack, seek to
+or start a reader at a message a Java producer sent, and the other way round.
+
+Choices:
+- A tombstone's empty payload carries no label: it is named by the id its send returned, as in
+  the Python path (``_Run.label_by_id_tuple``).
+- An answer's ``error`` outside the trace format's error names becomes ``OtherError`` with the
+  driver's name kept in ``detail``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from conformance.targets import pulsar_features as fx
+from conformance.targets.java_driver import JavaDriver
+from conformance.trace import ERROR_NAMES, Op, Outcome
+
+PAD = "|"
+
+# op -> whether it creates a handle (True) or acts on one (False)
+JAVA_OPS = {
+    "create_producer": True, "subscribe": True, "create_reader": True,
+    "send": False, "flush": False, "receive": False, "ack": False, "ack_cumulative": False, "nack": False,
+    "reconsume_later": False, "redeliver_unacked": False, "seek": False, "close": False,
+    "unsubscribe": False, "read_next": False,
+}
+
+
+class JavaSession:
+    """The Java side of one trace run: opens the driver's client, applies ops, closes it."""
+
+    def __init__(self, driver: JavaDriver, run: Any, *, operation_timeout_s: float):
+        self.driver = driver
+        self.run = run
+        self.operation_timeout_s = operation_timeout_s
+
+    def open(self, service_url: str, token: str | None) -> None:
+        args: dict[str, Any] = {"service_url": service_url, "operation_timeout_ms": int(self.operation_timeout_s * 1000),
+                                "connection_timeout_ms": 5000}
+        if token:
+            args["token"] = token
+        answer = self.driver.request("open", args, timeout_s=self.operation_timeout_s)
+        if answer["status"] != "ok":
+            from conformance.targets.java_driver import JavaDriverError
+
+            raise JavaDriverError(f"the driver could not create its PulsarClient: {answer.get('error')}: {answer.get('detail')}")
+
+    def close(self) -> None:
+        if self.driver.alive():
+            self.driver.request("close_run", {}, timeout_s=self.operation_timeout_s)
+
+    # ---------------------------------------------------------------- ops
+
+    def apply(self, op: Op) -> Outcome:
+        translate = getattr(self, "_args_" + op.op, None)
+        args = {k: v for k, v in op.args.items() if k != "client"}
+        args = translate(args) if translate else args
+        if isinstance(args, Outcome):  # refused before reaching the driver
+            return args
+        answer = self.driver.request(op.op, args, timeout_s=self._budget_s(op))
+        outcome = self._outcome(answer)
+        after = getattr(self, "_after_" + op.op, None)
+        return after(op.args, outcome) if after and outcome.status == "ok" else outcome
+
+    def _budget_s(self, op: Op) -> float:
+        extra = op.args.get("timeout_ms", 0) + op.args.get("wait_ms", 0)
+        return self.operation_timeout_s + extra / 1000.0
+
+    @staticmethod
+    def _outcome(answer: dict[str, Any]) -> Outcome:
+        status = answer["status"]
+        if status == "ok":
+            return Outcome.ok(answer.get("value") or {})
+        if status == "rejected":
+            error = answer.get("error") or "OtherError"
+            detail = answer.get("detail") or ""
+            if error not in ERROR_NAMES:
+                detail, error = f"{error}: {detail}", "OtherError"
+            return Outcome.rejected(error, detail)
+        return Outcome.indeterminate(answer.get("detail") or "the Java client did not say")
+
+    # ---------------------------------------------------------------- translation, out
+
+    def _full(self, short: str) -> str:
+        return fx.full_name(self.run.namespace, short)
+
+    def _sent_id(self, label: str) -> list[int] | None:
+        found = self.run.sent_id_tuple(label)
+        return list(found) if found is not None else None
+
+    def _with_id(self, args: dict) -> dict:
+        known = self._sent_id(args["message"])
+        return dict(args, message_id=known) if known is not None else args
+
+    def _args_create_producer(self, a: dict) -> dict:
+        return dict(a, topic=self._full(a["topic"]))
+
+    def _args_send(self, a: dict) -> dict:
+        out = {k: v for k, v in a.items() if k not in ("payload_size", "tombstone", "deliver_at_ms")}
+        data = fx.payload_bytes(a, PAD)
+        out["data"] = None if data is None else data.decode("utf-8")
+        if "deliver_at_ms" in a:
+            out["deliver_at_epoch_ms"] = int(self.run.epoch_ms_at_start + a["deliver_at_ms"])
+        self.run.publish_times.setdefault(a["payload"], int(time.time() * 1000))
+        return out
+
+    def _args_subscribe(self, a: dict) -> dict:
+        out = dict(a)
+        if "topic" in a:
+            out["topic"] = self._full(a["topic"])
+        if "topics" in a:
+            out["topics"] = [self._full(t) for t in a["topics"]]
+        if "topics_pattern" in a:
+            out["topics_pattern"] = f"persistent://{self.run.namespace}/" + a["topics_pattern"]
+        if "dead_letter" in a:
+            dead = dict(a["dead_letter"])
+            for key in ("topic", "retry_topic"):
+                if dead.get(key):
+                    dead[key] = self._full(dead[key])
+            out["dead_letter"] = dead
+        return out
+
+    def _args_ack(self, a: dict) -> dict:
+        return self._with_id(a)
+
+    _args_ack_cumulative = _args_nack = _args_reconsume_later = _args_ack
+
+    def _args_seek(self, a: dict) -> dict | Outcome:
+        if "message" in a:
+            known = self._sent_id(a["message"])
+            if known is None:
+                return Outcome.rejected("OtherError", f"message {a['message']!r} was not sent in this run")
+            return {"consumer": a["consumer"], "message_id": known}
+        if "publish_time_of" in a:
+            label = a["publish_time_of"]
+            if label not in self.run.publish_times:
+                return Outcome.rejected("OtherError", f"no publish time known for {label!r}")
+            return {"consumer": a["consumer"], "timestamp": int(self.run.publish_times[label])}
+        return a
+
+    def _args_create_reader(self, a: dict) -> dict | Outcome:
+        out = dict(a, topic=self._full(a["topic"]))
+        if isinstance(a["start"], dict):
+            known = self._sent_id(a["start"]["message"])
+            if known is None:
+                return Outcome.rejected("OtherError", f"message {a['start']['message']!r} was not sent in this run")
+            out["start"] = {"message_id": known}
+        return out
+
+    # ---------------------------------------------------------------- translation, back
+
+    def _after_send(self, a: dict, outcome: Outcome) -> Outcome:
+        value = dict(outcome.value or {})
+        if "message_id" in value:
+            self.run.java_sent[a["payload"]] = tuple(value["message_id"])
+        return outcome
+
+    def _after_flush(self, a: dict, outcome: Outcome) -> Outcome:
+        for label, found in dict((outcome.value or {}).get("message_ids") or {}).items():
+            self.run.java_sent[label] = tuple(found)
+        return outcome
+
+    def _after_receive(self, a: dict, outcome: Outcome) -> Outcome:
+        message = (outcome.value or {}).get("message")
+        if message is None:
+            return outcome
+        message = dict(message)
+        message["topic"] = self.run.short(message["topic"])
+        if not message.get("payload"):
+            message["payload"] = self.run.label_by_id_tuple(tuple(message["message_id"])) or message.get("payload") or ""
+        if message.get("publish_time"):
+            self.run.publish_times[message["payload"]] = message["publish_time"]
+        return Outcome.ok({"message": message})
+
+    _after_read_next = _after_receive
