@@ -629,7 +629,9 @@ def fuzz_model_fast(*, examples: int, seed: int, out_dir: Path, run_id: str, wor
         else:
             import multiprocessing
 
-            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            # forkserver, not fork: a forked child inherits the locks of the parent's other threads (the
+            # pulsar-client C++ threads, a Java driver's reader thread) and can hang on one that was held.
+            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
                 for fut in as_completed([pool.submit(_fast_chunk, job) for job in jobs]):
                     take(fut.result())
     finally:
