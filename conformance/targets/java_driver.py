@@ -207,7 +207,9 @@ class JavaDriver:
 
     def request(self, op: str, args: dict[str, Any] | None = None, *, timeout_s: float = 60.0) -> dict[str, Any]:
         if not self.alive():
-            raise self._fail(f"the driver is not running (needed for op {op!r})")
+            code = self._proc.poll() if self._proc is not None else None
+            raise self._fail(f"the driver exited (code {code}) before op {op!r}" if code is not None
+                             else f"the driver is not running (needed for op {op!r})")
         self._next_id += 1
         rid = self._next_id
         line = json.dumps({"id": rid, "op": op, "args": args or {}}, separators=(",", ":")) + "\n"

@@ -131,3 +131,14 @@ def test_a_failing_build_names_maven_and_keeps_no_half_build(tmp_path):
 def test_a_bad_client_version_is_refused_before_maven(tmp_path):
     with pytest.raises(JavaDriverError, match="not a release like 4.0.8"):
         build_driver("latest", cache=tmp_path)
+
+
+def test_a_driver_that_died_between_requests_says_it_exited(tmp_path):
+    driver = fake_driver(tmp_path, f"""
+        print({READY!r}, flush=True)
+        sys.exit(7)
+    """)
+    with driver:
+        driver._proc.wait(10)
+        with pytest.raises(JavaDriverError, match=r"exited \(code 7\) before op 'receive'"):
+            driver.request("receive", {"consumer": "c1", "timeout_ms": 10})
