@@ -66,7 +66,8 @@ class Case:
     not_live: str = ""
 
     def runs_on(self, client: str) -> bool:
-        return client in self.clients
+        """Whether ``client`` runs this case; C++-core cases (``cpp``) run through the Python client."""
+        return client in self.clients or (client == "python" and "cpp" in self.clients)
 
 
 @dataclass(frozen=True)

@@ -168,9 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     runs = []
     worst_exit = EXIT_OK
 
-    def cases_for(client: str) -> list[Any]:
-        # a cross-client case runs only as "mixed"; the model runs every case of the selection
-        return [c for c in all_cases if c.runs_on(client) or (client == "python" and c.runs_on("cpp"))]
+    cases_for = {client: [c for c in all_cases if c.runs_on(client)] for client in clients}  # mixed: cross-client cases
 
     def run_on(target: Any, label: str, client: str, cases: list[Any]) -> None:
         nonlocal worst_exit
@@ -219,17 +217,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         for client in clients:
-            if cases_for(client):
+            if cases_for[client]:
                 run_on(ModelTarget(client=None if client == "python" else client), "model" if client == "python" else f"model-{client}",
-                       client, cases_for(client))
+                       client, cases_for[client])
         if spec.kind != "model":
             with open_endpoint(spec, args) as endpoint:  # one broker for every client
                 for client in clients:
-                    if not cases_for(client):
+                    if not cases_for[client]:
                         _say(f"== no selected case runs with client {client}; skipped")
                         continue
                     with live_target(endpoint, args, client=client) as target:
-                        run_on(target, spec.kind if client == "python" else f"{spec.kind}-{client}", client, cases_for(client))
+                        run_on(target, spec.kind if client == "python" else f"{spec.kind}-{client}", client, cases_for[client])
     finally:
         writer.close()
     live = [r for r in runs if not r[3].startswith("model")] or runs

@@ -102,19 +102,15 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
     """
     if check is None:
         from conformance.checker import check as check  # noqa: PLW0127 - late import keeps startup light
-    if getattr(target, "name", None) == "model" and not case.runs_on(client):
-        from conformance.targets.model import ModelTarget
-        from reference_model.broker import split_profile
-        from reference_model.profiles import profile_for
+    if getattr(target, "name", None) == "model":
+        # a case for another client runs with that client's profile; a model target not pinned to
+        # a profile follows the client it is asked to play (the trace header's overrides apply)
+        wanted = client if case.runs_on(client) else case.clients[0]
+        unpinned = getattr(target, "profile", None) is None
+        if wanted != client or (unpinned and (getattr(target, "client", None) or "python") != wanted):
+            from conformance.targets.model import ModelTarget
 
-        client = case.clients[0]
-        overrides, _ = split_profile(case.profile)  # broker_config stays in the trace header
-        target = ModelTarget(profile_for(None, client, overrides or None))
-    elif getattr(target, "name", None) == "model" and client in ("java", "mixed") and getattr(target, "client", None) != client \
-            and getattr(target, "profile", None) is None:
-        from conformance.targets.model import ModelTarget
-
-        target = ModelTarget(client=client)
+            target, client = ModelTarget(client=wanted), wanted
     if case.not_live and getattr(target, "name", None) != "model":
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules},
                           message=f"not applicable to a live target: {case.not_live}")

@@ -13,8 +13,8 @@ Clients per handle (``profiles.handle_profile``): a handle-creating op may say `
 "python"|"java"``; that handle's client-side behaviour (what it refuses at creation, its nack and
 ack-timeout trackers, DLQ copies, retry letters, seek filter, cumulative-ack refusal, routing
 hash, key-based batch order) follows its own client's profile, the broker side the run's. A
-Java-only setting on a Python handle is refused with InvalidArgument, as the Python target does
-(``JAVA_ONLY``).
+Java-only setting on a Python handle is refused with InvalidArgument; the Python target refuses it
+with the same function (``profiles.client_refusal``).
 
 One object, two uses:
 - a *target* calls ``apply`` for each op at a virtual instant and ``receive``/``read_next`` for
@@ -81,7 +81,7 @@ from reference_model import key_shared as ks, routing
 from reference_model.feature_ops import FeatureOps
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model import dead_letter as dl
-from reference_model.profiles import Profile, handle_profile, profile_for
+from reference_model.profiles import Profile, client_refusal, handle_profile, profile_for
 from reference_model.redelivery import JavaNackTracker, check_ack_timeout, check_ack_timeout_tick, multiplier_backoff_ms
 from reference_model.spec import dead_letter_topic as spec_dead_letter_topic
 from reference_model.rejections import ModelError, NotModelledError, Rejected
@@ -97,18 +97,7 @@ RETRY_PRODUCER = "<retry-producer>"  # likewise the Java client's retry letter p
 
 # Settings only the Java client has: on a Python (C++) handle the op is refused with
 # InvalidArgument, naming the rule of the setting (the Python target refuses them the same way).
-JAVA_ONLY = {
-    "subscribe": (
-        ("nack_backoff", "PLS-NACK-004", "negative-ack redelivery backoff", "nack_backoff_supported"),
-        ("ack_timeout_backoff", "PLS-ACKTIMEOUT-005", "ack-timeout redelivery backoff", "ack_timeout_backoff_supported"),
-        ("ack_timeout_tick_ms", "PLS-ACKTIMEOUT-004", "settable ack-timeout tick", "ack_timeout_tick_settable"),
-        ("priority_level", "PLS-SHARED-003", "consumer priority levels", "priority_level_supported"),
-        ("enable_retry", "PLS-RETRY-001", "retry letter topic", "retry_letter_supported"),
-    ),
-    "create_producer": (
-        ("hashing_scheme", "PLS-ROUTE-004", "choice of hashing scheme", "hashing_scheme_supported"),
-    ),
-}
+
 
 
 class DeadLetterPolicy(NamedTuple):
@@ -316,14 +305,8 @@ class Broker(FeatureOps):
         return None if isinstance(full, Rejected) else self.copies.get((full, stored.pos))
 
     def _java_only_refusal(self, op: str, args: Mapping[str, Any], prof: Profile) -> Rejected | None:
-        for arg, rule, what, flag in JAVA_ONLY.get(op, ()):
-            if arg in args and not getattr(prof, flag):
-                return Rejected("InvalidArgument", rule, f"the {prof.client} client has no {what}; {arg} needs the Java client")
-        if op == "subscribe" and not prof.non_durable_supported and args.get("subscription_mode", "Durable") != "Durable":
-            return Rejected("InvalidArgument", "PLS-SUB-007", f"the {prof.client} client has no non-durable subscriptions")
-        if op == "subscribe" and not prof.retry_letter_supported and (args.get("dead_letter") or {}).get("retry_topic"):
-            return Rejected("InvalidArgument", "PLS-RETRY-001", f"the {prof.client} client has no retry letter topic")
-        return None
+        refused = client_refusal(op, args, prof)
+        return None if refused is None else Rejected("InvalidArgument", *refused)
 
     def message(self, label: str, topic: "Topic | None" = None) -> StoredMessage | None:
         """Message ``label`` as sent, or its copy on ``topic`` (e.g. a dead-letter topic)."""

@@ -217,3 +217,31 @@ def handle_profile(profile: Profile, client: str | None) -> Profile:
     if kind == profile.client:
         return profile
     return profile_for(profile.broker, kind, overrides_of(profile) or None)
+
+
+# Settings only some clients have: (argument, rule, what it is, the Profile flag saying the client has it).
+CLIENT_ONLY_SETTINGS = {
+    "subscribe": (
+        ("nack_backoff", "PLS-NACK-004", "negative-ack redelivery backoff", "nack_backoff_supported"),
+        ("ack_timeout_backoff", "PLS-ACKTIMEOUT-005", "ack-timeout redelivery backoff", "ack_timeout_backoff_supported"),
+        ("ack_timeout_tick_ms", "PLS-ACKTIMEOUT-004", "settable ack-timeout tick", "ack_timeout_tick_settable"),
+        ("priority_level", "PLS-SHARED-003", "consumer priority levels", "priority_level_supported"),
+        ("enable_retry", "PLS-RETRY-001", "retry letter topic", "retry_letter_supported"),
+    ),
+    "create_producer": (
+        ("hashing_scheme", "PLS-ROUTE-004", "choice of hashing scheme", "hashing_scheme_supported"),
+    ),
+}
+
+
+def client_refusal(op: str, args: Mapping[str, Any], profile: Profile) -> tuple[str, str] | None:
+    """(rule id, why) if ``profile``'s client has no setting ``args`` ask for (a Python handle given a
+    Java-only argument); the client refuses it with InvalidArgument. None: nothing to refuse."""
+    for arg, rule, what, flag in CLIENT_ONLY_SETTINGS.get(op, ()):
+        if arg in args and not getattr(profile, flag):
+            return rule, f"the {profile.client} client has no {what}; {arg} needs the Java client"
+    if op == "subscribe" and not profile.non_durable_supported and args.get("subscription_mode", "Durable") != "Durable":
+        return "PLS-SUB-007", f"the {profile.client} client has no non-durable subscriptions; subscription_mode NonDurable needs the Java client"
+    if op == "subscribe" and not profile.retry_letter_supported and (args.get("dead_letter") or {}).get("retry_topic"):
+        return "PLS-RETRY-001", f"the {profile.client} client has no retry letter topic; dead_letter.retry_topic needs the Java client"
+    return None

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from conformance.targets import pulsar_features as fx
-from conformance.targets.java_driver import JavaDriver
+from conformance.targets.java_driver import JavaDriver, JavaDriverError
 from conformance.trace import ERROR_NAMES, Op, Outcome
 
 PAD = "|"
@@ -48,8 +48,6 @@ class JavaSession:
             args["token"] = token
         answer = self.driver.request("open", args, timeout_s=self.operation_timeout_s)
         if answer["status"] != "ok":
-            from conformance.targets.java_driver import JavaDriverError
-
             raise JavaDriverError(f"the driver could not create its PulsarClient: {answer.get('error')}: {answer.get('detail')}")
 
     def close(self) -> None:

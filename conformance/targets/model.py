@@ -52,8 +52,7 @@ class ModelTarget:
         header = TraceHeader(
             trace_id=trace.header.trace_id, title=trace.header.title, rules=trace.header.rules,
             profile=trace.header.profile, target=self.name, broker_version=profile.broker,
-            client=self.client if self.client in ("java", "mixed") and self.profile is None else profile.client,
-            client_version="reference-model")
+            client=profile.client, client_version="reference-model")
         return History(header, tuple(events))
 
     def _run_ops(self, broker: Broker, trace: Trace) -> list[Event]:

@@ -47,19 +47,13 @@ from fixtures.endpoint import BrokerEndpoint
 from fixtures.errors import AdminError
 from reference_model import routing
 from reference_model.dispatch.key_shared import BROKER_CONFIG_KEYS
+from reference_model.profiles import client_refusal, profile_for
 
 CLIENT_KIND = "python"
 RUN_CLIENTS = ("python", "java", "mixed")  # mixed: each handle names its client; unnamed ones are python
+_PYTHON_PROFILE = profile_for(None, CLIENT_KIND)
 PAD = "|"
-# subscribe/create_producer arguments only the Java client has (docs/java-driver.md)
-_JAVA_ONLY_ARGS = {
-    "nack_backoff": "negative-ack redelivery backoff",
-    "ack_timeout_backoff": "ack-timeout redelivery backoff",
-    "ack_timeout_tick_ms": "a settable ack-timeout tick",
-    "priority_level": "consumer priority levels",
-    "hashing_scheme": "a choice of hashing scheme (use 'router' to reproduce one)",
-    "enable_retry": "a retry letter topic",
-}
+
 
 _SUB_TYPES = {
     "Exclusive": pulsar.ConsumerType.Exclusive,
@@ -237,14 +231,18 @@ class BrokerTarget:
         if driver is not None:
             driver.close()
 
+    @property
+    def default_client(self) -> str:
+        """The client of a handle that names none: java for a Java run, else python (mixed too)."""
+        return "java" if self.client == "java" else CLIENT_KIND
+
     def _needs_java(self, trace: Trace) -> bool:
-        return self.client == "java" or any(op.args.get("client") == "java" for op in trace.ops)
+        return self.default_client == "java" or any(op.args.get("client") == "java" for op in trace.ops)
 
     def _client_of(self, run: _Run, op: Op) -> str:
-        handle = op.handle()
         if JAVA_OPS.get(op.op):  # creates a handle
-            return op.args.get("client") or ("java" if self.client == "java" else CLIENT_KIND)
-        return run.owner.get(handle or "", "java" if self.client == "java" else CLIENT_KIND)
+            return op.args.get("client") or self.default_client
+        return run.owner.get(op.handle() or "", self.default_client)
 
     def _client(self) -> Any:
         kwargs: dict[str, Any] = {"operation_timeout_seconds": self.operation_timeout_s, "connection_timeout_ms": 5000}
@@ -298,7 +296,7 @@ class BrokerTarget:
         if config:
             profile["broker_config"] = {**dict(profile.get("broker_config") or {}), **config}
         used = set(run.created_by.values())
-        run_client = used.pop() if len(used) == 1 else ("mixed" if used else ("java" if self.client == "java" else CLIENT_KIND))
+        run_client = used.pop() if len(used) == 1 else ("mixed" if used else self.default_client)
         if run_client == "mixed":
             events = [_name_client(ev, run.created_by) for ev in events]
         versions = {"python": client_version(), "java": f"java {self.java_driver_version()}"}
@@ -322,14 +320,9 @@ class BrokerTarget:
                     run.owner.pop(op.handle() or "", None)
                 return outcome
             args = {k: v for k, v in op.args.items() if k != "client"}
-            java_only = sorted(k for k in args if k in _JAVA_ONLY_ARGS) if op.op in ("subscribe", "create_producer") else []
-            if java_only:
-                return Outcome.rejected("InvalidArgument", f"the Python client (C++ core) has no {_JAVA_ONLY_ARGS[java_only[0]]}; "
-                                        f"{java_only[0]} needs the Java client")
-            if op.op == "subscribe" and args.get("subscription_mode", "Durable") != "Durable":
-                return Outcome.rejected("InvalidArgument", "the Python client (C++ core) has no non-durable subscriptions; subscription_mode NonDurable needs the Java client")
-            if op.op == "subscribe" and (args.get("dead_letter") or {}).get("retry_topic"):
-                return Outcome.rejected("InvalidArgument", "the Python client (C++ core) has no retry letter topic; dead_letter.retry_topic needs the Java client")
+            refused = client_refusal(op.op, args, _PYTHON_PROFILE)  # what the model refuses a Python handle
+            if refused is not None:
+                return Outcome.rejected("InvalidArgument", refused[1])
         handler = getattr(self, "_op_" + op.op)
         try:
             return handler(run, args)

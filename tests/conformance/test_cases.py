@@ -18,15 +18,11 @@ CASES = discover_cases()
 LIVE_CLIENTS = ("python", "java", "mixed")
 
 
-def _runs_with(case, client: str) -> bool:
-    return case.runs_on(client) or (client == "python" and case.runs_on("cpp"))
-
-
 def _params(*, live: bool):
     out = []
     for client in LIVE_CLIENTS if live else ("python", "java", "mixed"):
         for case in CASES:
-            if not _runs_with(case, client):
+            if not case.runs_on(client):
                 if live or client != "python":
                     continue  # e.g. Java-client-only rules: not applicable to a Python-driven broker run
             if live and case.not_live:
