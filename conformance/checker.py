@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable, Mapping
 
-from conformance import feature_checks
+from conformance import detectors, feature_checks
 from conformance.anomalies import anomaly as _anomaly
 from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message
 from reference_model import dead_letter as dl
@@ -38,6 +38,9 @@ from reference_model.dispatch.base import Candidate, ReceiveOptions
 from reference_model.ids import MessageId, id_conventions_violation
 from reference_model.profiles import Profile, profile_for
 from reference_model.rejections import NotModelledError, Rejected
+from reference_model.rules import RULES
+
+_REGISTERED = {r.id: r for r in RULES}
 from reference_model.timing import Span
 
 PASS = "PASS"
@@ -50,6 +53,17 @@ _RANK = {PASS: 0, INDET: 1, FAIL: 2}
 _DELAY_RULES = {"PLS-DELAY-001", "PLS-DELAY-003", "PLS-DELAY-004", "PLS-DELAY-005"}
 _REDELIVERY_RULES = {"PLS-NACK-001", "PLS-NACK-003", "PLS-NACK-004", "PLS-NACK-005", "PLS-ACKTIMEOUT-002",
                      "PLS-ACKTIMEOUT-004", "PLS-ACKTIMEOUT-005", "PLS-REDELIVER-001", "PLS-SHARED-002"}
+# Rules that state when a message may arrive: an early or late arrival breaks each of them that
+# explains it (a delayed message early on Shared breaks PLS-DELAY-001, "held until its time", and
+# PLS-DELAY-004/005, the strict / non-strict window).
+_TIMING_RULES = _DELAY_RULES | _REDELIVERY_RULES - {"PLS-NACK-003", "PLS-REDELIVER-001", "PLS-SHARED-002"}
+
+
+def _timing_rules(rules: Iterable[str]) -> list[str]:
+    """The rules among ``rules`` an early or late arrival breaks: the timing ones, else the first."""
+    rules = list(dict.fromkeys(rules))
+    timed = [r for r in rules if r in _TIMING_RULES]
+    return timed or rules[:1]
 
 
 @dataclass(frozen=True)
@@ -254,11 +268,17 @@ class _Checker:
         self.last_id: dict[str, tuple[str, MessageId]] = {}  # topic -> (label, last observed id)
         self.last_receive: dict[str, tuple[bool, Span]] = {}  # handle -> (got a message?, span)
         self.drained_stored: dict[str, int] = {}  # handle -> messages stored before its last empty receive
+        self.watch = detectors.Watch(self.model)  # history facts of the context rules' detectors
 
     # ------------------------------------------------------------------ emitting
 
     def _emit(self, rule: str, step: int | None, status: str, anomaly: str | None = None,
               allowed: str = "", observed: str = "", explanation: str = "", taint_keys: Iterable[str] = ()) -> None:
+        registered = _REGISTERED.get(rule)
+        if registered is None or registered.status == "withdrawn":
+            # a checker or model bug: a verdict must name a rule a detector judges
+            raise KeyError(f"the checker charged {rule!r}, which is " + ("not registered" if registered is None else "withdrawn")
+                           + "; charge the rule the observation breaks (reference_model/rules.py)")
         if status == FAIL:
             hits = [self.tainted[k] for k in taint_keys if k in self.tainted]
             if hits:
@@ -276,6 +296,11 @@ class _Checker:
         for _, sub in self.model._pairs(handle):
             keys += [f"sub:{sub.topic.full}/{sub.name}", f"topic:{sub.topic.full}"]
         return keys
+
+    def _emit_findings(self, n: int, findings: Iterable[detectors.Finding], keys: Iterable[str] = ()) -> None:
+        keys = list(keys)
+        for f in findings:
+            self._emit(f.rule, n, f.status, f.anomaly, f.allowed, f.observed, f.explanation, keys)
 
     def _taint(self, keys: Iterable[str], step: int) -> None:
         for k in keys:
@@ -314,6 +339,9 @@ class _Checker:
         span = Span(event.t_start_ms, event.t_end_ms)
         model = self.model
         rule = _op_rule(op, args, model)
+        before = self.watch.before_op(op, args)
+        if op == "subscribe" and before.get("existed"):
+            self.watch.existing_subscription.add(n)
         if out.status == OK:
             # Observed ok: apply once for real. A refused op changes nothing, so its Rejected is
             # the same prediction a dry run would give; otherwise the model has followed the op.
@@ -346,13 +374,19 @@ class _Checker:
             self._judge_predicted_rejection(event, pred, created)
             return
         if out.status == REJECTED:
-            self._emit(rule, n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
-                       f"The model says {op} succeeds here, but it was rejected with {out.error}"
-                       f" ({out.detail or 'no detail'}).", keys)
+            claimed = [f for f in detectors.judge_op(self.watch, n, op, args, False, {}) if f.status == FAIL]
+            for r in [f.rule for f in claimed] or [rule]:
+                self._emit(r, n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
+                           f"The model says {op} succeeds here, but it was rejected with {out.error}"
+                           f" ({out.detail or 'no detail'}).", keys)
             if created:
                 self.unmodelled_handles.add(handle)
             return
         facts = dict(model.facts)
+        self.watch.after_op(op, args, before, at_end=span.end, ok=True)
+        if op == "send" and (facts.get("chunks") or 0) > 1:
+            self.watch.note_chunked(args["payload"])
+        self._emit_findings(n, detectors.judge_op(self.watch, n, op, args, True, facts))
         if op == "create_producer":
             self._check_producer(event, result)
             feature_checks.check_producer(self._emit, n, facts, value, args)
@@ -361,6 +395,7 @@ class _Checker:
             feature_checks.check_send(self._emit, n, facts, value, args)
         elif op == "flush":
             feature_checks.check_flush(self._emit, n, facts, value)
+            self._emit_findings(n, detectors.batch_of_one(self.watch, n, args["producer"], facts, value))
             for label, mid in (value.get("message_ids") or {}).items():
                 if label in self.sent:
                     self.sent[label] = (self.sent[label][0], {"message_id": mid})
@@ -493,9 +528,14 @@ class _Checker:
             model.note_empty_receive(handle, span)
             self.last_receive[handle] = (False, span)
             self.drained_stored[handle] = model._stored_count
+            self._emit_findings(n, self.watch.judge_receipt(detectors.Receipt(n, handle, None, span.end)), keys)
             if opts.must_by is not None and span.end > opts.must_by + lat:
                 late = opts.must_rule in _REDELIVERY_RULES or opts.must_rule in _DELAY_RULES
-                self._emit(opts.must_rule or "PLS-SHARED-001", n, FAIL, ("late-delivery" if opts.must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
+                must_rule = opts.must_rule or "PLS-SHARED-001"
+                if not late:
+                    # a dead-letter copy that never came breaks the rule that owed it
+                    must_rule = detectors.owed_copy_rule(self.watch, handle) or must_rule
+                self._emit(must_rule, n, FAIL, ("late-delivery" if opts.must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
                            _describe_candidates(model, handle, opts.candidates), f"nothing until {span.end:g} ms",
                            f"Let {opts.must_reason}. Then {handle} must receive it by {opts.must_by:g}+{lat:g} ms; "
                            f"its receive from {span.start:g} ms to {span.end:g} ms got nothing.", keys)
@@ -525,9 +565,23 @@ class _Checker:
                 status = INDET
                 why += (f" (Not judged: it was acked at {acked_at:g} ms, within the ack-grouping "
                         f"tolerance of {grace:g} ms.)")
-            self._emit(refusal.rule, n, status, refusal.anomaly, allowed, observed, why, keys)
+            receipt = detectors.Receipt(n, handle, label, span.end, msg.redelivery_count, allowed=False,
+                                        refusal=refusal.anomaly)
+            findings = self.watch.judge_receipt(receipt)
+            claimed = [f for f in findings if f.status == FAIL]
+            # the detectors that claim the refused message name the rules it breaks; when none
+            # does, the rule the model's refusal states is the one broken
+            for f in findings:
+                if f.status == FAIL:
+                    self._emit(f.rule, n, status, f.anomaly, f.allowed, observed, f.explanation + (
+                        "" if status == FAIL else why[len(refusal.explanation):]) + f" ({refusal.explanation})", keys)
+                else:
+                    self._emit(f.rule, n, f.status, f.anomaly, f.allowed, f.observed, f.explanation, keys)
+            if not claimed:
+                self._emit(refusal.rule, n, status, refusal.anomaly, allowed, observed, why, keys)
             if self._same_topic(handle, stored):
                 model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=None)
+                self.watch.note_delivered(handle, label)
             return
         eligible = [c for c in matches if c.window.low <= span.end + self.tol.early_ms]
         if eligible:
@@ -545,6 +599,8 @@ class _Checker:
                            f"copy was queued before the ack (a C++ client artefact) or redelivered after it.")
             for rule in dict.fromkeys(cand.rules if cand.kind != "ghost" else ()):
                 self._emit(rule, n, PASS, None, allowed, observed, f"{label}: {cand.cause}.")
+            self._emit_findings(n, self.watch.judge_receipt(detectors.Receipt(
+                n, handle, label, span.end, msg.redelivery_count, allowed=True, cause_rules=tuple(cand.rules))), keys)
             if opts.must_by is not None and span.start <= opts.must_by and span.end > opts.must_by + lat:
                 late = opts.must_rule in _REDELIVERY_RULES or opts.must_rule in _DELAY_RULES
                 self._emit(opts.must_rule or cand.rules[0], n, FAIL, ("late-delivery" if opts.must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
@@ -554,12 +610,18 @@ class _Checker:
         else:
             cand = min(matches, key=lambda c: c.window.low)
             w = cand.window
-            self._emit(cand.rules[0], n, FAIL, "early-delivery" if cand.rules[0] in _DELAY_RULES else "early-redelivery",
-                       allowed, observed,
-                       f"Let {label} come back because of {cand.cause}. Then it may arrive in "
-                       f"[{w.low:g}, {_fmt(w.high)}+{lat:g}] ms; it arrived at {span.end:g} ms.", keys)
+            for rule in _timing_rules(cand.rules):
+                self._emit(rule, n, FAIL, "early-delivery" if rule in _DELAY_RULES else "early-redelivery",
+                           allowed, observed,
+                           f"Let {label} come back because of {cand.cause}. Then it may arrive in "
+                           f"[{w.low:g}, {_fmt(w.high)}+{lat:g}] ms; it arrived at {span.end:g} ms.", keys)
+            early = [f for f in self.watch.judge_receipt(detectors.Receipt(
+                n, handle, label, span.end, msg.redelivery_count, allowed=False, refusal="early-redelivery",
+                cause_rules=tuple(cand.rules))) if f.status == FAIL or f.rule not in cand.rules]
+            self._emit_findings(n, early, keys)
         self._check_fields(n, handle, stored, msg, cand, keys)
         model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=cand)
+        self.watch.note_delivered(handle, label)
 
     def _retention(self, n: int, handle: str, span: Span, msg: Any, opts: ReceiveOptions) -> ReceiveOptions:
         """PLS-RETENTION-001: acked data without retention *may* be gone (a ledger at a time).

@@ -1,9 +1,14 @@
 """Run conformance cases on a target, judge them, and fold the verdicts per rule.
 
-The verdict of a rule on a target is the worst of what every case said about it:
-FAIL beats INDETERMINATE beats PASS. A rule no case touched is NOT_EXERCISED; a rule that does
-not apply to the target's broker version or client is NOT_APPLICABLE. Nothing is PASS because
-it was not looked at.
+A rule's verdict in a case comes only from its detector (``conformance.checker``): PASS when the
+detector judged it at one step or more and none failed. A rule the case names that no detector
+judged is NOT_EXERCISED there, never PASS. The case's hand-written ``expect:`` lines are a
+separate, named check: a broken expectation fails the case (and the run), and it is charged to a
+rule only when that rule's detector failed at the same step.
+
+The verdict of a rule on a target is the worst of what the detectors said about it across cases:
+FAIL beats INDETERMINATE beats PASS. A rule no detector judged is NOT_EXERCISED; a rule that does
+not apply to the target's broker version or client is NOT_APPLICABLE.
 """
 
 from __future__ import annotations
@@ -48,6 +53,21 @@ class CaseVerdict:
     explanation: str
 
 
+@dataclass(frozen=True)
+class ExpectationFailure:
+    """A case's ``expect:`` line that the history broke, and the rules failed at its step (if any)."""
+
+    case: str
+    step: int
+    message: str
+    charged_to: tuple[str, ...]
+    indeterminate: bool  # an earlier indeterminate outcome may explain it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "step": self.step, "message": self.message, "charged_to": list(self.charged_to),
+                "status": INDETERMINATE if self.indeterminate else FAIL}
+
+
 @dataclass
 class CaseResult:
     case: Case
@@ -60,24 +80,18 @@ class CaseResult:
     history_path: Path | None = None
     duration_s: float = 0.0
     message: str = ""
+    expectation_failures: list[ExpectationFailure] = field(default_factory=list)
 
     def corpus_verdicts(self) -> list[Any]:
-        """What the outcome corpus records for this case: the checker's verdicts, plus the case's
-        own (each pinned expectation at its step; a case rule nothing judged, at the last step),
-        so the corpus and ``summary.json`` agree rule by rule."""
-        out = list(self.verdicts)
-        judged = {v.rule_id for v in out}
-        for e in self.expectations:
-            for rule in self.case.rules:
-                # a broken expectation counts as run_case charged it; PASS there means "charged elsewhere"
-                status = PASS if e.passed else self.rule_verdicts.get(rule, FAIL)
-                if e.passed or status != PASS:
-                    out.append(CaseVerdict(rule, e.expectation.step, status, None if e.passed else "wrong-value", e.message))
-                    judged.add(rule)
-        last = self.history.events[-1].step if self.history is not None and self.history.events else None
-        for rule, status in self.rule_verdicts.items():
-            if rule not in judged and status != NOT_APPLICABLE:
-                out.append(CaseVerdict(rule, last, status, None, f"case {self.case.id}: {status}"))
+        """What the outcome corpus records for this case: the detectors' verdicts, step by step (so
+        the corpus and ``summary.json`` agree rule by rule: both count only judged steps)."""
+        return list(self.verdicts)
+
+    def judged_steps(self) -> dict[str, int]:
+        """How many verdicts each rule's detector gave in this case (steps, and end-of-history checks)."""
+        out: dict[str, int] = {}
+        for v in self.verdicts:
+            out[v.rule_id] = out.get(v.rule_id, 0) + 1
         return out
 
     def failure_text(self) -> str:
@@ -85,9 +99,8 @@ class CaseResult:
         for v in self.verdicts:
             if getattr(v, "status", None) in (FAIL, INDETERMINATE):
                 lines.append(f"[{v.rule_id}] step {v.step} {v.status}" + (f" ({v.anomaly})" if v.anomaly else "") + f": {v.explanation}")
-        for e in self.expectations:
-            if not e.passed:
-                lines.append(f"[expect] {e.message}")
+        for e in self.expectation_failures:
+            lines.append(f"[expect] step {e.step}: {e.message}" + (f" (charged to {', '.join(e.charged_to)})" if e.charged_to else ""))
         if self.message:
             lines.append(self.message)
         return "\n".join(lines)
@@ -133,26 +146,63 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
         if v.status == FAIL and v.step is not None:
             failed_at.setdefault(v.step, set()).add(v.rule_id)
     first_unknown = min((ev.step for ev in history.events if ev.outcome.status == "indeterminate"), default=None)
+    broken = []
     for e in expectations:
         if not e.passed:
-            # charge a broken expectation to the rules the checker blamed at that step; when the
-            # checker saw nothing wrong there, to every rule the case is about. After an
-            # indeterminate outcome (a timeout, a lost connection) nothing later can be a FAIL:
-            # the outage may explain it.
+            # A broken expectation is the case's own check failing. It is charged only to the
+            # rules whose detectors failed at that step; otherwise it stands alone (a case FAIL,
+            # never a rule's). After an indeterminate outcome (a timeout, a lost connection) the
+            # outage may explain it: INDETERMINATE.
             unknown = first_unknown is not None and first_unknown <= e.expectation.step
-            for rule in failed_at.get(e.expectation.step) or case.rules:
-                if unknown:
-                    if rule_verdicts.get(rule) != FAIL:
-                        rule_verdicts[rule] = INDETERMINATE
-                else:
-                    rule_verdicts[rule] = FAIL
-    for rule in case.rules:
-        rule_verdicts.setdefault(rule, PASS)
+            broken.append(ExpectationFailure(case.id, e.expectation.step, e.message,
+                                             tuple(sorted(failed_at.get(e.expectation.step, ()))), unknown))
     status = worst(rule_verdicts.values()) or PASS
-    return CaseResult(case, target.name, status, rule_verdicts, list(report.verdicts), expectations, history, history_path, duration)
+    if any(not b.indeterminate for b in broken):
+        status = FAIL
+    elif broken and status == PASS:
+        status = INDETERMINATE
+    for rule in not_in_force(case.rules, history, client=client):
+        if rule not in rule_verdicts:
+            rule_verdicts[rule] = NOT_APPLICABLE  # the case names it for another client or broker setting
+    unjudged = [rule for rule in case.rules if rule not in rule_verdicts]
+    for rule in unjudged:
+        rule_verdicts[rule] = NOT_EXERCISED  # named by the case, judged by no detector: never PASS
+    message = ""
+    if unjudged:
+        message = f"no detector judged {', '.join(unjudged)}, which the case names"
+        if status == PASS:
+            status = INDETERMINATE
+    return CaseResult(case, target.name, status, rule_verdicts, list(report.verdicts), expectations, history,
+                      history_path, duration, message, broken)
+
+
+def not_in_force(rules: Iterable[str], history: History, *, client: str) -> set[str]:
+    """The rules among ``rules`` that cannot speak about ``history``: registered for other clients or
+    broker releases (``applies_to``), or a Key_Shared selector the broker that ran it did not use
+    (a case may name the ring and the AUTO_SPLIT rule, and be judged by the one its broker uses)."""
+    from reference_model.broker import split_profile
+    from reference_model.dispatch.key_shared import KeySharedSettings
+    from reference_model.rules import applies, rule as registered
+
+    header = history.header
+    version = header.broker_version or "4.0"
+    who = header.client or client
+    out = set()
+    for rule_id in rules:
+        try:
+            if not applies(registered(rule_id), broker_version=version, client=who):
+                out.add(rule_id)
+        except (KeyError, ValueError):
+            continue
+    _, broker_config = split_profile(header.profile)
+    settings = KeySharedSettings.for_broker(version, broker_config)
+    out.add("PLS-KEYSHARED-004" if settings.consistent_hashing else "PLS-KEYSHARED-003")
+    return out & set(rules)
 
 
 def fold_rules(results: Iterable[CaseResult]) -> dict[str, str]:
+    """One verdict per rule over cases: the worst a detector gave; NOT_EXERCISED when a case named it
+    and no detector judged it anywhere; NOT_APPLICABLE when every case that named it did not apply."""
     folded: dict[str, list[str]] = {}
     for result in results:
         for rule, status in result.rule_verdicts.items():
@@ -160,8 +210,25 @@ def fold_rules(results: Iterable[CaseResult]) -> dict[str, str]:
     out = {}
     for rule, statuses in folded.items():
         verdict = worst(statuses)
-        out[rule] = verdict if verdict is not None else (NOT_APPLICABLE if NOT_APPLICABLE in statuses else NOT_EXERCISED)
+        if verdict is None:
+            verdict = NOT_EXERCISED if NOT_EXERCISED in statuses or any(s != NOT_APPLICABLE for s in statuses) else NOT_APPLICABLE
+        out[rule] = verdict
     return out
+
+
+def judged_steps(results: Iterable[CaseResult]) -> dict[str, int]:
+    """How many verdicts each rule's detector gave over all cases."""
+    out: dict[str, int] = {}
+    for result in results:
+        for rule, n in result.judged_steps().items():
+            out[rule] = out.get(rule, 0) + n
+    return out
+
+
+def meant_to_judge(results: Iterable[CaseResult]) -> set[str]:
+    """The rules a run was meant to judge: every rule a case that ran names (NOT_APPLICABLE cases aside)."""
+    return {rule for r in results if r.status not in (NOT_APPLICABLE, ERROR) for rule in r.case.rules
+            if r.rule_verdicts.get(rule) != NOT_APPLICABLE}
 
 
 def summary(results: list[CaseResult], *, target_info: dict[str, Any], applies: Callable[[str], bool] | None = None) -> dict[str, Any]:
@@ -180,6 +247,7 @@ def summary(results: list[CaseResult], *, target_info: dict[str, Any], applies: 
     counts: dict[str, int] = {}
     for verdict in rules.values():
         counts[verdict] = counts.get(verdict, 0) + 1
+    steps = judged_steps(results)
     return {
         "target": target_info.get("target"),
         "broker_version": target_info.get("broker_version"),
@@ -188,6 +256,12 @@ def summary(results: list[CaseResult], *, target_info: dict[str, Any], applies: 
         "rules": rules,
         "counts": counts,
         "cases": {r.case.id: r.status for r in results},
+        # for every rule, how many steps its detector judged (0: its verdict rests on no observation)
+        "judged_steps": {rule: steps.get(rule, 0) for rule in rules},
+        "meant_to_judge": sorted(meant_to_judge(results) & set(rules)),
+        "expectations": {"checked": sum(len(r.expectations) for r in results),
+                         "failed": [e.to_json() for r in results for e in r.expectation_failures]},
+        "harness_errors": {r.case.id: r.message.splitlines()[0] if r.message else "" for r in results if r.status == ERROR},
     }
 
 
@@ -197,3 +271,28 @@ def write_json(path: Path, data: Any) -> Path:
     tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def unexcused_failures(result: CaseResult, deviation: Any | None) -> list[str]:
+    """The failures of ``result`` that ``deviation`` (a ``conformance.deviations.Deviation``, or None)
+    does not excuse: every FAIL verdict that is not the deviation's rule, anomaly and step, and every
+    broken expectation not charged to that rule alone at that step. Empty: the case is PASS or an
+    excused known deviation."""
+    left = []
+    excused_steps = set()
+    for v in result.verdicts:
+        if getattr(v, "status", None) != FAIL:
+            continue
+        if deviation is not None and deviation.excuses(result.case.id, v.rule_id, v.anomaly, v.step):
+            excused_steps.add(v.step)
+            continue
+        left.append(f"[{v.rule_id}] step {v.step} FAIL" + (f" ({v.anomaly})" if v.anomaly else "") + f": {v.explanation}")
+    for e in result.expectation_failures:
+        if e.indeterminate:
+            continue
+        if deviation is not None and e.step in excused_steps and set(e.charged_to) == {deviation.rule}:
+            continue
+        left.append(f"[expect] step {e.step}: {e.message}")
+    if result.status == FAIL and not left and deviation is None:
+        left.append(result.failure_text() or "the case failed")
+    return left

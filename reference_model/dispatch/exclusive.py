@@ -67,6 +67,7 @@ class _PendingRewind:
     cause: str
     mandatory: bool = True
     pos: int | None = None
+    timing_rule: str | None = None  # the rule whose window ``window`` is (a nack's: PLS-NACK-001/004/005)
 
 
 class ExclusiveDispatcher:
@@ -157,10 +158,10 @@ class ExclusiveDispatcher:
             # PLS-ACK-005: C++ rewinds carry no positions, so the count stays as it was (0).
             count_high = (1 << 30) if self.profile.rewind_increments_redelivery_count else 0
             candidates.append(Candidate(
-                rewind_start, window, (first.rule,), first.cause,
+                rewind_start, window, (first.rule,) + ((first.timing_rule,) if first.timing_rule else ()), first.cause,
                 count_low=0, count_high=count_high, kind="rewind"))
             if due is not None:
-                must_by, must_rule, must_reason = due, first.rule, f"the rewind requested by {first.cause}"
+                must_by, must_rule, must_reason = due, first.timing_rule or first.rule, f"the rewind requested by {first.cause}"
         if focus is not None and focus in self.ghosts:
             from reference_model.dispatch.shared import ghost_candidate
             candidates.append(ghost_candidate(focus, handle, self.ghosts[focus]))
@@ -243,7 +244,8 @@ class ExclusiveDispatcher:
         self.pending = [p for p in self.pending if p.pos != pos]
         # the count of a rewound delivery stays 0, so a Java backoff always waits next(0) (PLS-NACK-004)
         window = consumer.nack_window(at, 0, self.profile)
-        self.pending.append(_PendingRewind(window, "PLS-NACK-003", f"the nack of {self.sub.label(pos)} at {at.start:g} ms"))
+        self.pending.append(_PendingRewind(window, "PLS-NACK-003", f"the nack of {self.sub.label(pos)} at {at.start:g} ms",
+                                           timing_rule=consumer.nack_rule(self.profile)))
 
     def redeliver_unacked(self, handle: str, at: Span) -> None:
         if self._consumer(handle) is None:
@@ -286,12 +288,12 @@ class ExclusiveDispatcher:
         active = self.active()
         if active is None or active.handle != handle:
             who = active.handle if active else "nobody"
-            return Refusal("wrong-consumer", "PLS-FAILOVER-001",
+            return Refusal("wrong-consumer", "PLS-FAILOVER-003",
                            f"{handle} is not the active consumer ({who} is), so it may receive nothing; it received {label}.")
         n = self.sub.n_entries()
         head = self._head(handle, self.stream_next)
         if pos < head:
-            return Refusal("duplicate-delivery", "PLS-NACK-003",
+            return Refusal("duplicate-delivery", self.order_rule,
                            f"{label} was already delivered to {handle} and no rewind (nack, ack timeout, "
                            f"redeliver_unacked) was eligible at {at.end:g} ms; the next message in order was "
                            f"{self.sub.label(head) if head < n else 'none'}.")

@@ -194,7 +194,8 @@ def test_java_ack_timeout_of_one_second_is_refused_by_cpp_only():
     assert [e.outcome.status for e in history.events] == ["ok", "rejected"]
     assert history.events[1].outcome.error == "InvalidArgument"
     report = check(history)
-    assert report.ok and report.rule_verdicts() == {"PLS-ACKTIMEOUT-003": "PASS", "PLS-ACKTIMEOUT-001": "PASS"}
+    assert report.ok and report.rule_verdicts() == {"PLS-ACKTIMEOUT-003": "PASS", "PLS-ACKTIMEOUT-001": "PASS",
+                                             "PLS-TOPIC-001": "PASS"}
 
 
 # ---------------------------------------------------------------------- PLS-ACKTIMEOUT-004 / -005

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.case_files import load_case
-from conformance.runner import FAIL, INDETERMINATE, PASS, fold_rules, run_case
+from conformance.runner import FAIL, INDETERMINATE, NOT_EXERCISED, PASS, fold_rules, run_case, summary
 from conformance.trace import Event, History, Outcome, replace_header
 
 CASE = """
@@ -45,14 +45,19 @@ def test_a_broken_expectation_is_a_fail(tmp_path):
     target = _Scripted([Outcome.ok(), Outcome.ok({"producer_name": "p", "last_sequence_id": -1}), Outcome.ok({"message_id": [1, 0, -1, -1]}), Outcome.ok({"message": None})])
     result = run_case(_case(tmp_path), target, client="python")
     assert result.status == FAIL
-    assert result.rule_verdicts["PLS-SUB-001"] == FAIL
+    # the expectation is the case's own check: it fails the case, and no detector failed at its
+    # step, so it is charged to no rule (PLS-SUB-001's detector judged the subscribe: PASS)
+    assert result.rule_verdicts["PLS-SUB-001"] == PASS
+    [broken] = result.expectation_failures
+    assert (broken.step, broken.charged_to, broken.indeterminate) == (4, (), False)
 
 
 def test_after_an_indeterminate_outcome_a_broken_expectation_is_indeterminate(tmp_path):
     target = _Scripted([Outcome.indeterminate("timeout"), Outcome.ok({"producer_name": "p", "last_sequence_id": -1}), Outcome.ok({"message_id": [1, 0, -1, -1]}), Outcome.rejected("OtherError", "no consumer")])
     result = run_case(_case(tmp_path), target, client="python")
     assert result.status == INDETERMINATE, result.failure_text()
-    assert result.rule_verdicts["PLS-SUB-001"] == INDETERMINATE
+    [broken] = result.expectation_failures
+    assert broken.indeterminate and broken.to_json()["status"] == INDETERMINATE
 
 
 def test_fold_takes_the_worst_verdict_per_rule():
@@ -64,8 +69,22 @@ def test_fold_takes_the_worst_verdict_per_rule():
     assert folded == {"A": INDETERMINATE, "B": FAIL}
 
 
-def test_corpus_verdicts_carry_the_case_expectations(tmp_path):
+def test_corpus_verdicts_are_the_detectors_only_and_summary_lists_the_broken_expectation(tmp_path):
     target = _Scripted([Outcome.ok(), Outcome.ok({"producer_name": "p", "last_sequence_id": -1}), Outcome.ok({"message_id": [1, 0, -1, -1]}), Outcome.ok({"message": None})])
     result = run_case(_case(tmp_path), target, client="python")
-    from_case = [v for v in result.corpus_verdicts() if v not in result.verdicts]
-    assert [(v.rule_id, v.step, v.status, v.anomaly) for v in from_case] == [("PLS-SUB-001", 4, FAIL, "wrong-value")]
+    assert result.corpus_verdicts() == result.verdicts
+    doc = summary([result], target_info={"target": "scripted"})
+    assert [(e["case"], e["step"], e["status"]) for e in doc["expectations"]["failed"]] == [("tiny", 4, FAIL)]
+    assert doc["judged_steps"]["PLS-SUB-001"] == sum(1 for v in result.verdicts if v.rule_id == "PLS-SUB-001") > 0
+
+
+def test_a_rule_the_case_names_that_no_detector_judged_is_never_pass(tmp_path):
+    path = tmp_path / "named.yaml"
+    path.write_text(CASE.replace("id: tiny", "id: named").replace("rules: [PLS-SUB-001]", "rules: [PLS-SUB-001, PLS-TTL-001]"))
+    target = _Scripted([Outcome.ok(), Outcome.ok({"producer_name": "p", "last_sequence_id": -1}), Outcome.ok({"message_id": [1, 0, -1, -1]}), Outcome.ok({"message": {"payload": "m1", "message_id": [1, 0, -1, -1], "topic": "t", "key": None, "ordering_key": None, "properties": {}, "event_time": 0, "publish_time": 2, "redelivery_count": 0, "producer_name": "p"}})])
+    result = run_case(load_case(path), target, client="python")
+    assert result.rule_verdicts["PLS-TTL-001"] == NOT_EXERCISED  # no TTL in this history: nothing judged it
+    assert result.status == INDETERMINATE and "PLS-TTL-001" in result.message
+    doc = summary([result], target_info={"target": "scripted"})
+    assert doc["rules"]["PLS-TTL-001"] == NOT_EXERCISED and doc["judged_steps"]["PLS-TTL-001"] == 0
+    assert "PLS-TTL-001" in doc["meant_to_judge"]

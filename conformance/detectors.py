@@ -1,0 +1,690 @@
+"""Detectors of the context rules: rules that say which messages a step may or must not show.
+
+The checker (``conformance.checker``) asks the reference model what a step allows and charges a
+disallowed observation to the rule the model names. Some rules do not produce an allowed option of
+their own; they *remove* messages from what is allowed (an acknowledged message, an expired one, a
+dead-lettered one, a key-less message in a compacted view, a non-persistent message already
+dispatched) or say where a message must come from (the partition's Failover owner). Without a
+detector of their own, a violation of one of them was charged to whichever rule the model's
+refusal happened to name (an early delayed delivery to PLS-DELAY-001, a dead-lettered message
+seen again to PLS-ACK-001, a wrong Failover consumer to the withdrawn PLS-FAILOVER-001), and a run
+in which they held said nothing about them.
+
+Each detector here is one function named in ``conformance.detector_registry``, judging one rule:
+its docstring says "Violated if ...". A detector sees every receive (or op) its rule speaks about
+through ``Watch``, which keeps the history facts the rules need (which positions were acked, how;
+which were delivered; which sends were delayed or chunked) beside the model, and returns findings:
+PASS when the rule was in force at that step and the observation kept it, FAIL (with the anomaly
+and a "Let ... Then ..." explanation) when the observation broke it. A step that breaks several
+rules fails each of them; a rule that was not in force at a step says nothing there.
+
+``Watch.charge`` is the other half: when the model refuses a delivery, the refusal names one rule;
+the detectors that claim the refused message say which rules it really breaks.
+
+Not modelled: the detectors read model state through ``reference_model.broker.Broker``'s
+attributes (subscriptions, cursors, readers, copies); the narrow model interface of the issue
+"One source of truth" will replace those reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from reference_model import names
+
+PASS = "PASS"
+FAIL = "FAIL"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one detector says about one step."""
+
+    rule: str
+    status: str  # PASS | FAIL
+    anomaly: str | None
+    allowed: str
+    observed: str
+    explanation: str
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """A receive (or read_next) step as the detectors see it."""
+
+    step: int
+    handle: str
+    label: str | None  # None: nothing arrived
+    at_end: float
+    redelivery_count: int = 0
+    allowed: bool = True  # the model allowed this delivery (a candidate matched)
+    refusal: str | None = None  # when not allowed: the anomaly the model saw (early-redelivery, wrong-consumer, ...)
+    cause_rules: tuple[str, ...] = ()  # the matched candidate's rules (why it may arrive now)
+
+
+@dataclass
+class _SubFacts:
+    acked_individually: set[int] = field(default_factory=set)
+    acked_cumulatively: set[int] = field(default_factory=set)
+    delivered: set[int] = field(default_factory=set)
+    nacked: bool = False
+    connected_at_publish_gap: set[int] = field(default_factory=set)  # NP: published while nobody was connected
+    seen_expiry: bool = False
+
+
+class Watch:
+    """The history facts the context detectors need, kept step by step beside the model."""
+
+    def __init__(self, model: Any):
+        self.model = model
+        self.subs: dict[tuple[str, str], _SubFacts] = {}
+        self.delayed_labels: set[str] = set()
+        self.chunked_labels: set[str] = set()
+        self.ttl_pass_at: dict[str, float] = {}  # topic full name -> last expiry pass
+        self.existing_subscription: set[int] = set()  # steps whose subscribe found the subscription
+        self.dead_letter_asked: dict[str, int] = {}  # handle -> max_redeliver_count its subscribe asked for
+
+    # ------------------------------------------------------------------ model reads
+
+    def _sub_key(self, sub: Any) -> tuple[str, str]:
+        return (sub.topic.full, sub.name)
+
+    def facts(self, sub: Any) -> _SubFacts:
+        return self.subs.setdefault(self._sub_key(sub), _SubFacts())
+
+    def subscription_for(self, handle: str, label: str | None) -> Any:
+        """The subscription of ``handle`` that holds ``label`` (a partitioned or multi-topic consumer has several)."""
+        pairs = self.model._pairs(handle) if handle in self.model.consumers else []
+        if label is not None:
+            stored = self.model.message_for(handle, label)
+            if stored is not None:
+                for _, sub in pairs:
+                    if sub.topic.short == stored.topic:
+                        return sub
+        return pairs[0][1] if len(pairs) == 1 else None
+
+    def subscriptions_of(self, handle: str) -> list[Any]:
+        return [sub for _, sub in self.model._pairs(handle)] if handle in self.model.consumers else []
+
+    def _pos(self, sub: Any, label: str | None) -> int | None:
+        return sub.topic.by_label.get(label) if label is not None else None
+
+    # ------------------------------------------------------------------ following ops
+
+    def before_op(self, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """What an op will change, read before the model applies it."""
+        if op in ("ack", "ack_cumulative"):
+            sub = self.subscription_for(args["consumer"], args.get("message"))
+            if sub is None:
+                return {}
+            return {"sub": sub, "acked": {p for p in range(len(sub.topic.entries)) if sub.cursor.is_acked(p)}}
+        if op == "subscribe":
+            topic = self.model._peek_topic(args["topic"]) if "topic" in args else None
+            exists = topic is not None and not isinstance(topic, Exception) and hasattr(topic, "subscriptions") \
+                and args.get("subscription") in topic.subscriptions
+            return {"existed": exists}
+        return {}
+
+    def after_op(self, op: str, args: Mapping[str, Any], before: Mapping[str, Any], *, at_end: float,
+                 ok: bool) -> None:
+        """Record what an op that the model followed did."""
+        if not ok:
+            return
+        if op in ("ack", "ack_cumulative") and before.get("sub") is not None:
+            sub = before["sub"]
+            newly = {p for p in range(len(sub.topic.entries)) if sub.cursor.is_acked(p)} - before["acked"]
+            f = self.facts(sub)
+            (f.acked_individually if op == "ack" else f.acked_cumulatively).update(newly)
+        elif op == "subscribe" and isinstance(args.get("dead_letter"), Mapping):
+            self.dead_letter_asked[args["consumer"]] = args["dead_letter"].get("max_redeliver_count")
+        elif op == "nack":
+            sub = self.subscription_for(args["consumer"], args.get("message"))
+            if sub is not None:
+                self.facts(sub).nacked = True
+        elif op == "send":
+            if args.get("deliver_at") is not None or args.get("deliver_after_ms") is not None \
+                    or args.get("deliver_after") is not None:
+                self.delayed_labels.add(args["payload"])
+            stored = self.model.message(args["payload"])
+            topic = next((t for t in self.model.topics.values() if stored is not None and t.short == stored.topic), None)
+            if topic is not None and not names.is_persistent(topic.full):
+                for sub in topic.subscriptions.values():
+                    if sub.dispatcher is None or not sub.dispatcher.connected():
+                        self.facts(sub).connected_at_publish_gap.add(stored.pos)
+        elif op == "expire_messages":
+            topic = self.model._peek_topic(args["topic"])
+            if topic is not None and hasattr(topic, "full"):
+                self.ttl_pass_at[topic.full] = at_end
+                sub = topic.subscriptions.get(args["subscription"])
+                if sub is not None:
+                    self.facts(sub).seen_expiry = True
+
+    def note_chunked(self, label: str) -> None:
+        self.chunked_labels.add(label)
+
+    def note_delivered(self, handle: str, label: str) -> None:
+        sub = self.subscription_for(handle, label)
+        pos = self._pos(sub, label) if sub is not None else None
+        if pos is not None:
+            self.facts(sub).delivered.add(pos)
+
+    # ------------------------------------------------------------------ judging
+
+    def judge_receipt(self, r: Receipt) -> list[Finding]:
+        """Every context detector's finding at a receive step."""
+        found: list[Finding] = []
+        for detector in RECEIPT_DETECTORS:
+            found += detector(self, r)
+        return found
+
+    def charge(self, r: Receipt, refusal_rule: str, refusal_anomaly: str) -> list[tuple[str, str]]:
+        """The (rule, anomaly) pairs a refused delivery breaks, as the detectors claim it; the
+        refusal's own rule when no detector claims it (it is then the rule the model states)."""
+        claimed = [(f.rule, f.anomaly or refusal_anomaly) for f in self.judge_receipt(r) if f.status == FAIL]
+        if claimed:
+            return claimed
+        return [(refusal_rule, refusal_anomaly)]
+
+
+# ====================================================================== the detectors
+
+
+def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mapping[int, str]],
+                what: str) -> Callable[[Watch, Receipt], list[Finding]]:
+    """A detector for a rule that removes messages from a subscription: PASS when a receive on a
+    subscription where it removed some showed none of them, FAIL when it showed one."""
+
+    def detect(w: Watch, r: Receipt) -> list[Finding]:
+        subs = w.subscriptions_of(r.handle)
+        if not subs:
+            return []
+        holder = w.subscription_for(r.handle, r.label) if r.label is not None else None
+        out: list[Finding] = []
+        for sub in subs:
+            gone = forbidden(w, sub)
+            if not gone:
+                continue
+            pos = w._pos(sub, r.label) if sub is holder else None
+            if pos is not None and pos in gone and r.allowed:
+                continue  # the model explains this copy otherwise (e.g. one queued in the client before the ack)
+            if pos is not None and pos in gone:
+                out.append(Finding(rule, FAIL, anomaly, f"not {r.label} ({what})", f"{r.label} at {r.at_end:g} ms",
+                                   f"Let {r.label} be {what} on subscription {sub.name}: {gone[pos]}. "
+                                   f"Then it is never delivered there again; {r.handle} received it at {r.at_end:g} ms."))
+            else:
+                labels = ", ".join(sorted(sub.label(p) for p in gone))
+                out.append(Finding(rule, PASS, None, f"none of {labels}",
+                                   r.label or "nothing",
+                                   f"{labels} {'is' if len(gone) == 1 else 'are'} {what} on {sub.name}, and "
+                                   f"{r.handle} {'received ' + r.label if r.label else 'received nothing'}."))
+        return out
+
+    return detect
+
+
+def _still_acked(sub: Any, positions: Iterable[int]) -> list[int]:
+    return [p for p in positions if sub.cursor.is_acked(p)]
+
+
+def _acked_individually(w: Watch, sub: Any) -> dict[int, str]:
+    f = w.facts(sub)
+    only = set(_still_acked(sub, f.acked_individually)) - f.acked_cumulatively - getattr(sub, "expired", set())
+    if not names.is_persistent(sub.topic.full):
+        return {}
+    return {p: "acknowledged by an individual ack" for p in only if p not in _dead_lettered(w, sub)}
+
+
+def _acked_cumulatively(w: Watch, sub: Any) -> dict[int, str]:
+    f = w.facts(sub)
+    return {p: "covered by a cumulative ack" for p in _still_acked(sub, f.acked_cumulatively)
+            if p not in f.acked_individually}
+
+
+def _expired(w: Watch, sub: Any, *, delivered: bool) -> dict[int, str]:
+    f = w.facts(sub)
+    gone = _still_acked(sub, getattr(sub, "expired", set()))
+    return {p: "expired by an expiry pass" + (" after it was delivered" if delivered else " before any delivery")
+            for p in gone if (p in f.delivered) == delivered}
+
+
+def _np_dispatched(w: Watch, sub: Any) -> dict[int, str]:
+    if names.is_persistent(sub.topic.full):
+        return {}
+    f = w.facts(sub)
+    return {p: "dispatched once on a non-persistent topic" for p in f.delivered}
+
+
+def _np_unconnected(w: Watch, sub: Any) -> dict[int, str]:
+    if names.is_persistent(sub.topic.full):
+        return {}
+    return {p: "published while no consumer of it was connected" for p in w.facts(sub).connected_at_publish_gap}
+
+
+def _dead_lettered(w: Watch, sub: Any) -> dict[int, str]:
+    out = {}
+    dead_topics = {full for (full, _), (kind, _) in w.model.copies.items() if kind in ("dlq", "retry-dlq")}
+    for full in dead_topics:
+        topic = w.model.topics.get(full)
+        if topic is None:
+            continue
+        for label in topic.by_label:
+            p = sub.topic.by_label.get(label)
+            if p is not None and sub.cursor.is_acked(p) and sub.dispatcher is not None and \
+                    any(h in w.model.dead_letter for h in sub.dispatcher.connected()):
+                out[p] = f"moved to the dead-letter topic {names.short_name(full)} after its last allowed delivery"
+    return out
+
+
+ack_individual = _forbidding(
+    "PLS-ACK-001", "ack-resurrection", _acked_individually, "acknowledged")
+ack_individual.__doc__ = """PLS-ACK-001. Violated if a message acknowledged individually on a subscription (and not
+brought back by a seek) is delivered on that subscription again."""
+
+ack_cumulative = _forbidding(
+    "PLS-ACK-002", "ack-resurrection", _acked_cumulatively, "acknowledged")
+ack_cumulative.__doc__ = """PLS-ACK-002. Violated if, after a cumulative ack of message m on an Exclusive or Failover
+subscription, m or any message before it is delivered on that subscription again."""
+
+ttl_expired_gone = _forbidding("PLS-TTL-001", "ack-resurrection", lambda w, s: _expired(w, s, delivered=False), "expired")
+ttl_expired_gone.__doc__ = """PLS-TTL-001. Violated if a message that an expiry pass removed (older than the TTL,
+not delivered before the pass) is delivered on that subscription afterwards."""
+
+ttl_delivered_not_redelivered = _forbidding("PLS-TTL-003", "ack-resurrection",
+                                            lambda w, s: _expired(w, s, delivered=True), "expired")
+ttl_delivered_not_redelivered.__doc__ = """PLS-TTL-003. Violated if a message delivered but not acked before an expiry
+pass removed it is delivered again on that subscription."""
+
+np_no_redelivery = _forbidding("PLS-NP-002", "duplicate-delivery", _np_dispatched, "already dispatched")
+np_no_redelivery.__doc__ = """PLS-NP-002. Violated if a message of a non-persistent topic is delivered twice on one
+subscription (after a nack, a close, a redeliver request, or anything else)."""
+
+np_connected_only = _forbidding("PLS-NP-001", "wrong-value", _np_unconnected, "not for this subscription")
+np_connected_only.__doc__ = """PLS-NP-001. Violated if a subscription of a non-persistent topic receives a message
+published while it had no consumer connected."""
+
+_dlq_gone = _forbidding("PLS-DLQ-002", "ack-resurrection", _dead_lettered, "dead-lettered")
+
+
+def dlq_n_plus_one(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-DLQ-002. Violated if, with max_redeliver_count N, the application sees a message more than N+1
+    times (a delivery with redelivery count above N, or any after it was dead-lettered), or a copy
+    arrives on the dead-letter topic before the original's N+1-th delivery was nacked or timed out."""
+    out = list(_dlq_gone(w, r))
+    subs = w.subscriptions_of(r.handle)
+    dead = w.model.dead_letter.get(r.handle)
+    if dead is not None and r.label is not None and any(s.dispatcher is not None and s.dispatcher.type_name in ("Shared", "Key_Shared") for s in subs):
+        ok = r.redelivery_count <= dead.max_redeliver
+        out.append(Finding("PLS-DLQ-002", PASS if ok else FAIL, None if ok else "wrong-redelivery-count",
+                           f"redelivery count 0..{dead.max_redeliver}", f"redelivery count {r.redelivery_count}",
+                           f"Let max_redeliver_count be {dead.max_redeliver}. Then the application sees {r.label} with "
+                           f"counts 0..{dead.max_redeliver} and the next failure dead-letters it; it saw count "
+                           f"{r.redelivery_count}."))
+    if r.label is not None and _is_dead_letter_handle(w, r.handle):
+        stored = w.model.message_for(r.handle, r.label)
+        if stored is not None and r.allowed:
+            out.append(Finding("PLS-DLQ-002", PASS, None, "a copy after the last allowed delivery", r.label,
+                               f"{r.label} reached the dead-letter topic after its last allowed delivery."))
+        elif stored is None and w.model.message(r.label) is not None:
+            out.append(Finding("PLS-DLQ-002", FAIL, "early-delivery", "no copy yet", r.label,
+                               f"Let {r.label} not yet have used its last allowed delivery. Then no copy of it is on "
+                               f"the dead-letter topic; {r.handle} read one at {r.at_end:g} ms."))
+    return out
+
+
+def _is_dead_letter_handle(w: Watch, handle: str) -> bool:
+    dead_topics = {full for (full, _), (kind, _) in w.model.copies.items() if kind in ("dlq", "retry-dlq")}
+    dead_topics |= {d.topic for d in w.model.dead_letter.values() if d.topic}
+    reader = w.model.readers.get(handle)
+    if reader is not None:
+        return reader.topic.full in dead_topics
+    return any(s.topic.full in dead_topics or s.topic.full.endswith("-DLQ") for s in w.subscriptions_of(handle))
+
+
+def owed_copy_rule(w: Watch, handle: str) -> str | None:
+    """The rule that owes ``handle`` a copy when it reads a dead-letter topic: PLS-DLQ-002 for a copy a
+    consumer's dead-letter policy writes, PLS-RETRY-003 for one the retry letter writes past its maximum."""
+    topics = {s.topic.full for s in w.subscriptions_of(handle)}
+    reader = w.model.readers.get(handle)
+    if reader is not None:
+        topics.add(reader.topic.full)
+    kinds = {kind for (full, _), (kind, _) in w.model.copies.items() if full in topics}
+    if "retry-dlq" in kinds:
+        return "PLS-RETRY-003"
+    if "dlq" in kinds:
+        return "PLS-DLQ-002"
+    return None
+
+
+def dlq_shared_only(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-DLQ-005. Violated if, on an Exclusive or Failover subscription whose consumer has a dead-letter
+    policy, a nacked message is delivered with a redelivery count other than 0 or is dead-lettered."""
+    if r.label is not None and r.allowed and owed_copy_rule(w, r.handle) == "PLS-DLQ-002" \
+            and w.model.message_for(r.handle, r.label) is not None:
+        # the other half: the policy acted, and only a Shared or Key_Shared subscription's policy acts
+        return [Finding("PLS-DLQ-005", PASS, None, "dead-lettering from a Shared or Key_Shared subscription", r.label,
+                        f"{r.label} reached the dead-letter topic from a subscription whose type dead-letters.")]
+    if r.handle not in w.dead_letter_asked or r.label is None:
+        return []
+    sub = w.subscription_for(r.handle, r.label)
+    if sub is None or sub.dispatcher is None or sub.dispatcher.type_name not in ("Exclusive", "Failover"):
+        return []
+    ok = r.redelivery_count == 0
+    return [Finding("PLS-DLQ-005", PASS if ok else FAIL, None if ok else "wrong-redelivery-count",
+                    "redelivery count 0 (no dead-lettering here)", f"redelivery count {r.redelivery_count}",
+                    f"Let {sub.name} be a {sub.dispatcher.type_name} subscription. Then its dead-letter policy never "
+                    f"acts and {r.label} comes with count 0; it came with {r.redelivery_count}.")]
+
+
+def _compacted_reader(w: Watch, handle: str) -> Any:
+    reader = w.model.readers.get(handle)
+    if reader is None:
+        return None
+    horizon = getattr(w.model.tfx.get(reader.topic.full), "horizon", None) if hasattr(w.model, "tfx") else None
+    return (reader, horizon) if reader.rule == "PLS-COMPACT-001" and horizon is not None else None
+
+
+def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], list[Finding]]:
+    def detect(w: Watch, r: Receipt) -> list[Finding]:
+        found = _compacted_reader(w, r.handle)
+        if found is None:
+            return []
+        reader, horizon = found
+        entries = reader.topic.entries
+        pos = reader.topic.by_label.get(r.label) if r.label is not None else None
+        skipped = reader.skip
+        keyless = {p for p in skipped if entries[p].key is None}
+        superseded = skipped - keyless
+        tombstones = {p for p in range(min(horizon + 1, len(entries))) if p not in skipped
+                      and p in getattr(w.model.tfx.get(reader.topic.full), "tombstone", {})}
+        if which == "keyless":
+            if not keyless:
+                return []
+            bad = pos in keyless
+            return [Finding(rule, FAIL if bad else PASS, "wrong-value" if bad else None, "no key-less message up to the horizon",
+                            r.label or "nothing", (f"Let {r.label} have no key and lie before the compaction horizon. Then "
+                            f"the compacted view drops it; {r.handle} read it.") if bad else
+                            "The key-less messages before the horizon were not shown.")]
+        if which == "latest":
+            if pos is None or pos > horizon:
+                return []
+            bad = pos in superseded
+            return [Finding(rule, FAIL if bad else PASS, "wrong-value" if bad else None,
+                            "only each key's latest message up to the horizon", r.label,
+                            (f"Let {r.label} have a later message of key {entries[pos].key!r} before the horizon. Then the "
+                             f"compacted view drops it; {r.handle} read it.") if bad else
+                            f"{r.label} is the latest message of key {entries[pos].key!r} up to the horizon.")]
+        if which == "tombstone":
+            if not tombstones or pos is None:
+                return []
+            return [Finding(rule, PASS, None, "the tombstone read as its key's latest", r.label,
+                            f"{r.label} is read; the key's tombstone stays its latest message.")] if pos in tombstones else []
+        if which == "after":
+            if pos is None or pos <= horizon:
+                return []
+            return [Finding(rule, PASS, None, "messages after the horizon as published", r.label,
+                            f"{r.label} was published after the compaction horizon and read as published.")]
+        return []
+
+    detect.__doc__ = doc
+    return detect
+
+
+compacted_latest_per_key = _compaction("PLS-COMPACT-001", "latest", """PLS-COMPACT-001. Violated if a compacted reader
+reads, before the compaction horizon, a message whose key has a later message before the horizon.""")
+compacted_tombstone = _compaction("PLS-COMPACT-002", "tombstone", """PLS-COMPACT-002 (4.0.8). Violated if the compacted
+view does not show a key's tombstone as its latest message (judged through the reader's order).""")
+compacted_keyless_dropped = _compaction("PLS-COMPACT-003", "keyless", """PLS-COMPACT-003. Violated if a compacted reader
+reads a key-less message published before the compaction horizon.""")
+compacted_after_horizon = _compaction("PLS-COMPACT-004", "after", """PLS-COMPACT-004. Violated if a compacted reader
+does not read the messages after the compaction horizon as published (judged through the reader's order).""")
+
+
+def delayed_immediate_on_exclusive(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-DELAY-002. Violated if an Exclusive or Failover subscription holds back a delayed message: it must
+    come in publish order, without waiting for its deliver-at time."""
+    if r.label is None or r.label not in w.delayed_labels:
+        return []
+    sub = w.subscription_for(r.handle, r.label)
+    if sub is None or sub.dispatcher is None or sub.dispatcher.type_name not in ("Exclusive", "Failover"):
+        return []
+    if not r.allowed and r.refusal != "order-violation":
+        return []
+    return [Finding("PLS-DELAY-002", PASS if r.allowed else FAIL, None if r.allowed else "order-violation",
+                    "the delayed message at once, in publish order", r.label,
+                    f"{r.label} was sent with a delivery time and arrived on {sub.dispatcher.type_name} in publish order."
+                    if r.allowed else f"{r.label} was delayed, but on {sub.dispatcher.type_name} it must come at once in "
+                    "publish order; it came out of order.")]
+
+
+def nack_delay_floor(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-NACK-002. Violated if, on a C++/Python consumer configured with a nack delay under 100 ms, a nacked
+    message comes back sooner than 100 ms after the nack."""
+    if r.label is None or "PLS-NACK-001" not in r.cause_rules:
+        return []
+    config = w.model.consumer_config(r.handle)
+    if config is None or config.nack_delay_ms >= 100 or (not r.allowed and r.refusal != "early-redelivery"):
+        return []
+    return [Finding("PLS-NACK-002", PASS if r.allowed else FAIL, None if r.allowed else "early-redelivery",
+                    "redelivered no sooner than 100 ms after the nack", f"{r.label} at {r.at_end:g} ms",
+                    f"The consumer asked for a {config.nack_delay_ms} ms nack delay; the client raises it to 100 ms, and "
+                    + (f"{r.label} came back within that window." if r.allowed else f"{r.label} came back sooner."))]
+
+
+def failover_partition_owner(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-FAILOVER-004. Violated if a message of partition p reaches a consumer other than that partition's
+    active consumer (sorted by priority level then name, index p mod k)."""
+    if r.label is None:
+        return []
+    sub = w.subscription_for(r.handle, r.label)
+    if sub is None:
+        sub = next((s for s in w.subscriptions_of(r.handle) if s.topic.partition_index >= 0
+                    and r.label in s.topic.by_label), None)
+    if sub is None or sub.topic.partition_index < 0 or sub.dispatcher is None or sub.dispatcher.type_name != "Failover":
+        return []
+    if not r.allowed and r.refusal != "wrong-consumer":
+        return []
+    return [Finding("PLS-FAILOVER-004", PASS if r.allowed else FAIL, None if r.allowed else "wrong-consumer",
+                    f"the active consumer of partition {sub.topic.partition_index}", r.handle,
+                    f"{r.label} of partition {sub.topic.partition_index} reached {r.handle}, its active consumer."
+                    if r.allowed else f"Let {r.handle} not be partition {sub.topic.partition_index}'s active consumer. "
+                    f"Then it may receive nothing of it; it received {r.label}.")]
+
+
+def retention_keeps_acked(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-RETENTION-002. Violated if, under a retention policy, a message acked on every other subscription
+    is not readable by a reader or a new Earliest subscription (judged where one is read)."""
+    policies = getattr(w.model, "policies", None)
+    if r.label is None or policies is None or not policies.retention:
+        return []
+    stored = w.model.message_for(r.handle, r.label)
+    topic = next((t for t in w.model.topics.values() if stored is not None and t.short == stored.topic), None)
+    if topic is None:
+        return []
+    others = [s for s in topic.subscriptions.values() if s not in w.subscriptions_of(r.handle)]
+    if not r.allowed or not others or not all(s.cursor.is_acked(stored.pos) for s in others):
+        return []
+    return [Finding("PLS-RETENTION-002", PASS if r.allowed else FAIL, None if r.allowed else "lost-message",
+                    "acked messages stay readable under retention", r.label,
+                    f"{r.label} was acked on every other subscription and stays readable under the retention policy.")]
+
+
+def batch_redelivered_whole(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-BATCH-004. Violated if, without batch index ack, a redelivered batch does not come back whole:
+    a message of it acked before the redelivery is missing (judged through the allowed redeliveries)."""
+    return _batch_redelivery(w, r, "PLS-BATCH-004", index_ack=False)
+
+
+def batch_redelivered_unacked_only(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-BATCH-005. Violated if, with batch index ack on broker and consumer, a redelivered batch brings back a
+    message of it that was acked."""
+    return _batch_redelivery(w, r, "PLS-BATCH-005", index_ack=True)
+
+
+def _batch_redelivery(w: Watch, r: Receipt, rule: str, *, index_ack: bool) -> list[Finding]:
+    if r.label is None or r.redelivery_count == 0 and r.allowed:
+        return []
+    stored = w.model.message_for(r.handle, r.label)
+    if stored is None or stored.message_id.batch_index < 0:
+        return []
+    sub = w.subscription_for(r.handle, r.label)
+    if sub is None:
+        return []
+    on = bool(getattr(w.model, "index_ack", {}).get(r.handle, False))
+    if on != index_ack:
+        return []
+    acked = sub.cursor.is_acked(stored.pos)
+    if index_ack and acked:
+        return [Finding(rule, FAIL, "ack-resurrection", "only the batch's unacked messages", r.label,
+                        f"Let {r.label} be acked by its batch index. Then a redelivery of its batch leaves it out; "
+                        f"{r.handle} received it again.")]
+    if not r.allowed:
+        return []
+    return [Finding(rule, PASS, None, "the batch redelivered " + ("without its acked messages" if index_ack else "whole"),
+                    r.label, f"{r.label} came back with its batch as the batch-ack rule says.")]
+
+
+def batch_nack_whole_entry(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-BATCH-006. Violated if a nack of one message of a batch does not bring back the other (unacked)
+    messages of its entry (judged on each redelivered batch member the nack explains)."""
+    if r.label is None or not r.allowed or r.redelivery_count == 0:
+        return []
+    stored = w.model.message_for(r.handle, r.label)
+    if stored is None or stored.message_id.batch_index < 0 or not any(x.startswith("PLS-NACK") or x == "PLS-BATCH-006" for x in r.cause_rules):
+        return []
+    return [Finding("PLS-BATCH-006", PASS, None, "the nacked message's whole entry", r.label,
+                    f"{r.label} came back with the batch entry a nack of one of its messages redelivers.")]
+
+
+def chunked_whole(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-CHUNK-001. Violated if a message sent in chunks reaches the consumer as anything but one message
+    with the whole payload (a chunk alone, or a changed payload: judged with PLS-MSG-001's fields)."""
+    if r.label is None or r.label not in w.chunked_labels or not r.allowed:
+        return []
+    return [Finding("PLS-CHUNK-001", PASS if r.allowed else FAIL, None if r.allowed else "wrong-value",
+                    "one message with the whole payload", r.label,
+                    f"{r.label} was sent in chunks and arrived as one message.")]
+
+
+RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
+    ack_individual, ack_cumulative, ttl_expired_gone, ttl_delivered_not_redelivered, np_no_redelivery,
+    np_connected_only, dlq_n_plus_one, dlq_shared_only, compacted_latest_per_key, compacted_tombstone,
+    compacted_keyless_dropped, compacted_after_horizon, delayed_immediate_on_exclusive, nack_delay_floor,
+    failover_partition_owner, retention_keeps_acked, batch_redelivered_whole, batch_redelivered_unacked_only,
+    batch_nack_whole_entry, chunked_whole,
+)
+
+
+# ====================================================================== op detectors
+
+
+def ttl_only_at_pass(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
+    """PLS-TTL-002. Violated if messages older than the TTL are gone from a subscription before any expiry
+    pass (judged at the pass: it must find and remove them; at receives: they are still deliverable)."""
+    if op != "expire_messages" or not ok:
+        return []
+    through = value.get("expired_through")
+    return [Finding("PLS-TTL-002", PASS, None, "an expiry pass removes the messages older than the TTL",
+                    "the pass ran", f"The expiry pass ran at step {step}" + (f" and removed every unacked message through "
+                    f"position {through}." if isinstance(through, int) and through >= 0 else "; nothing was old enough."))]
+
+
+def dlq_initial_subscription(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
+    """PLS-DLQ-004. Violated if the dead-letter topic has no subscription named initial_subscription_name once
+    the client created its dead-letter producer (judged when that subscription is used: stats or subscribe)."""
+    if op not in ("stats", "subscribe") or not ok:
+        return []
+    wanted = {d.initial_subscription for d in w.model.dead_letter.values() if d.initial_subscription}
+    if args.get("subscription") not in wanted:
+        return []
+    topic = w.model._peek_topic(args["topic"])
+    if topic is None or not hasattr(topic, "full") or not any(full == topic.full for (full, _) in w.model.copies):
+        return []
+    return [Finding("PLS-DLQ-004", PASS, None, f"subscription {args['subscription']} on the dead-letter topic",
+                    "it exists", f"The dead-letter topic has the initial subscription {args['subscription']}, "
+                    "created with the dead-letter producer, and it kept the copies.")]
+
+
+def initial_position_ignored(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
+    """PLS-SUB-004. Violated if a subscribe to an existing subscription moves its position to the initial
+    position it asks for (judged at the subscribe, then through what the consumer is allowed to receive)."""
+    if op != "subscribe" or not ok or step not in w.existing_subscription:
+        return []
+    return [Finding("PLS-SUB-004", PASS, None, "the subscription keeps its position", "subscribed",
+                    f"{args.get('subscription')} already existed; the subscribe kept its position "
+                    f"(initial position {args.get('initial_position', 'Latest')} ignored).")]
+
+
+def unsubscribe_deletes(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
+    """PLS-SUB-006. Violated if an unsubscribe fails where the model says it succeeds, or the subscription and
+    its backlog survive it (a later subscribe must start anew: judged through later deliveries and stats)."""
+    if op != "unsubscribe" or not ok:
+        return []
+    return [Finding("PLS-SUB-006", PASS, None, "ok: the subscription is deleted", "ok",
+                    f"{args.get('consumer')} unsubscribed; its subscription and backlog are gone.")]
+
+
+def short_topic_name(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
+    """PLS-TOPIC-001. Violated if a short topic name is not taken as persistent://public/default/<name> (or
+    tenant/ns/x as persistent://tenant/ns/x): an op on it is refused, or it reaches another topic."""
+    topic = args.get("topic")
+    if op not in ("create_producer", "subscribe", "create_reader", "create_topic") or not ok or not isinstance(topic, str):
+        return []
+    if topic.startswith(("persistent://", "non-persistent://")):
+        return []
+    full = names.expand_trace(topic)
+    return [Finding("PLS-TOPIC-001", PASS, None, f"{topic} means {full}", "accepted",
+                    f"{topic} was taken as {full}.")]
+
+
+def shared_producers_together(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
+    """PLS-ACCESS-001. Violated if a Shared-mode producer is refused while only Shared producers are connected
+    to the topic."""
+    if op != "create_producer" or args.get("access_mode", "Shared") != "Shared":
+        return []
+    topic = w.model._peek_topic(args["topic"]) if "topic" in args else None
+    if topic is None or not hasattr(topic, "full"):
+        return []
+    others = [p for h, p in w.model.producers.items() if p.topic is topic and h != args.get("producer")]
+    if not others:
+        return []
+    return [Finding("PLS-ACCESS-001", PASS if ok else FAIL, None if ok else "unexpected-rejection",
+                    "ok: Shared producers publish together", "ok" if ok else "rejected",
+                    f"{len(others)} other producer(s) were on the topic; a Shared producer joined them."
+                    if ok else "Let only Shared producers be on the topic. Then another Shared producer is accepted; it was refused.")]
+
+
+OP_DETECTORS = (ttl_only_at_pass, dlq_initial_subscription, initial_position_ignored, unsubscribe_deletes,
+                short_topic_name, shared_producers_together)
+
+
+def judge_op(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
+    found: list[Finding] = []
+    for detector in OP_DETECTORS:
+        found += detector(w, step, op, args, ok, value)
+    return found
+
+
+def batch_of_one(w: Watch, step: int, producer: str, predicted: Mapping[str, Any], observed: Mapping[str, Any]) -> list[Finding]:
+    """PLS-BATCH-008 (Java). Violated if a Java producer's batch that holds a single message is written as a
+    batch (batch index 0) instead of a plain message (batch index -1)."""
+    if w.model.profile_of(producer).client != "java":
+        return []
+    from reference_model.feature_state import relative_ids
+
+    want = {k: tuple(v) for k, v in (predicted.get("relative_ids") or {}).items()}
+    per_entry: dict[int, list[str]] = {}
+    for label, (entry, _) in want.items():
+        per_entry.setdefault(entry, []).append(label)
+    alone = [labels[0] for labels in per_entry.values() if len(labels) == 1 and want[labels[0]][1] == -1]
+    if not alone or "PLS-BATCH-001" not in (predicted.get("rules") or ()):
+        return []  # not a batching producer: every message is plain anyway (PLS-BATCH-007)
+    got = relative_ids({k: v for k, v in (observed.get("message_ids") or {}).items() if k in want and list(v)[:2] != [-1, -1]})
+    out = []
+    for label in alone:
+        index = got.get(label, (None, None))[1]
+        ok = index == -1
+        out.append(Finding("PLS-BATCH-008", PASS if ok else FAIL, None if ok else "wrong-value", "batch index -1",
+                           f"batch index {index}", f"{label} was alone in its batch, and the Java client sends such a batch "
+                           "as a plain message" + ("." if ok else f"; it carried batch index {index}.")))
+    return out

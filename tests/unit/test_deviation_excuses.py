@@ -1,0 +1,67 @@
+"""A known deviation excuses exactly the rule, anomaly and step it names; any other failure in its case is a FAIL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.case_files import discover_cases
+from conformance.deviations import Deviation, load_deviations
+from conformance.runner import FAIL, run_case, unexcused_failures
+from conformance.trace import Event, History, Outcome, load
+
+ROOT = Path(__file__).resolve().parents[2]
+KD1 = ROOT / "conformance/evidence/KD-001-backlog-after-seek-4.0.8.history.jsonl"
+CASE_ID = "backlog-after-seek-individual-acks"
+
+
+class _Replay:
+    name = "replayed"
+
+    def __init__(self, history: History):
+        self.history = history
+
+    def run(self, trace):
+        return self.history
+
+
+def _case():
+    return next(c for c in discover_cases() if c.id == CASE_ID)
+
+
+def _kd1() -> Deviation:
+    return next(d for d in load_deviations() if d.id == "KD-001")
+
+
+def test_the_deviation_names_rule_anomaly_and_step():
+    dev = _kd1()
+    assert (dev.rule, dev.anomaly, dev.step) == ("PLS-BACKLOG-001", "wrong-backlog", 23)
+
+
+def test_its_own_failure_is_excused():
+    result = run_case(_case(), _Replay(load(KD1)), client="python")
+    assert result.status == FAIL
+    assert unexcused_failures(result, _kd1()) == []
+    assert unexcused_failures(result, None)  # without the deviation it is a plain FAIL
+
+
+def test_another_failure_in_the_same_case_is_not_excused():
+    history = load(KD1)
+    events = list(history.events)
+    # the first stats (step 20, backlog 3 on every release) now says 2: the same rule and anomaly,
+    # at a step the deviation does not name
+    i = next(i for i, e in enumerate(events) if e.step == 20)
+    ev = events[i]
+    assert ev.op.op == "stats"
+    events[i] = Event(ev.op, Outcome.ok({**(ev.outcome.value or {}), "backlog": ev.outcome.value["backlog"] - 1}), ev.t_start_ms, ev.t_end_ms)
+    result = run_case(_case(), _Replay(History(history.header, tuple(events))), client="python")
+    left = unexcused_failures(result, _kd1())
+    assert any("step 20" in line and "PLS-BACKLOG-001" in line for line in left), left
+
+
+def test_a_deviation_without_an_anomaly_is_refused(tmp_path):
+    bad = tmp_path / "deviations.yaml"
+    bad.write_text(f"- {{id: KD-X, case: c, rule: PLS-BACKLOG-001, brokers: ['4.0'], reason: r, evidence: {KD1.relative_to(ROOT)}}}\n")
+    with pytest.raises(ValueError, match="anomaly"):
+        load_deviations(bad)
