@@ -7,7 +7,7 @@ get and the window in which each becomes eligible), compares with what was obser
 with a sentence a user can act on. Then it advances the model *by the observation*, so one
 nondeterministic choice never cascades into later false failures.
 
-Timing is judged against named tolerances (``Tolerances``): zero for the model target, measured
+Timing is judged against timing bands (``conformance.timing.TimingBands``): zero for the model target, measured
 slack for a live broker. An ``indeterminate`` outcome (a timeout, a lost connection) makes what
 it affected INDETERMINATE, never FAIL. Ops the model does not describe are listed in the
 report's ``notes`` and judged no further.
@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping
 
 from conformance import detectors, feature_checks
 from conformance.anomalies import anomaly as _anomaly
+from conformance.timing import TimingBands, bands_from_header
 from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message
 from reference_model import dead_letter as dl
 from reference_model.broker import Broker, split_profile
@@ -66,35 +67,10 @@ def _timing_rules(rules: Iterable[str]) -> list[str]:
     return timed or rules[:1]
 
 
-@dataclass(frozen=True)
-class Tolerances:
-    """Explicit timing slack, in milliseconds, reported with every check.
-
-    - ``dispatch_latency_ms``: how long after its deadline a due message may still arrive
-      (broker dispatch + network + client queue). A redelivery window ``[low, high]`` is judged
-      as ``[low, high + dispatch_latency_ms]``.
-    - ``ack_grouping_ms``: the C++ client sends acks in groups every 100 ms
-      (``AckGroupingTrackerEnabled``), so the broker (stats) may not see an ack for that long.
-    - ``early_ms``: how much before its window opens a message may arrive (timer and clock
-      granularity between the harness and the client).
-    """
-
-    dispatch_latency_ms: float = 0.0
-    ack_grouping_ms: float = 0.0
-    early_ms: float = 0.0
-
-    @staticmethod
-    def for_target(target_name: str | None) -> "Tolerances":
-        """Zero slack for the model target; measured slack for anything live."""
-        if target_name in (None, "model"):
-            return Tolerances()
-        # Live 4.0.8 / C++ 4.2.0 on loopback: a 200 ms nack came back at ~273 ms (7 ms after its
-        # window closed), but after a rewind on a Failover subscription delivery stalled for
-        # ~0.5 s (random trace live-random-13: a fresh message took 481 ms, another > 500 ms).
-        return Tolerances(dispatch_latency_ms=1000.0, ack_grouping_ms=100.0, early_ms=2.0)
-
-    def to_json(self) -> dict[str, float]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+# The timing slack a check allows is a ``conformance.timing.TimingBands``: measured at the start
+# of a live run (``calibrate``), recorded in the history's header, zero for the model target.
+# ``Tolerances`` is its old name, kept for importers.
+Tolerances = TimingBands
 
 
 @dataclass(frozen=True)
@@ -140,7 +116,8 @@ class CheckReport:
         counts = {s: sum(1 for v in rules.values() if v == s) for s in (PASS, INDET, FAIL)}
         lines = [f"{self.trace_id} on {self.target}: {counts[PASS]} rules pass, "
                  f"{counts[INDET]} indeterminate, {counts[FAIL]} fail "
-                 f"(tolerances: {', '.join(f'{k}={v:g}' for k, v in self.tolerances.to_json().items())})"]
+                 f"(tolerances: {', '.join(f'{k}={v:g}' for k, v in self.tolerances.tolerances_json().items())}; "
+                 f"bands {self.tolerances.source}: {self.tolerances.derivation})"]
         for v in self.failures():
             where = f"step {v.step}" if v.step is not None else "end of history"
             lines.append(f"  FAIL {v.rule_id} {v.anomaly} at {where}: {v.explanation}")
@@ -152,7 +129,8 @@ class CheckReport:
             "trace_id": self.trace_id,
             "target": self.target,
             "profile": self.profile.to_json(),
-            "tolerances": self.tolerances.to_json(),
+            "tolerances": self.tolerances.tolerances_json(),
+            "timing": self.tolerances.to_json(),
             "rule_verdicts": self.rule_verdicts(),
             "verdicts": [v.to_json() for v in self.verdicts],
             "notes": list(self.notes),
@@ -175,11 +153,12 @@ def relaxed_gc(gen0_threshold: int = 50_000):
         gc.set_threshold(*old)
 
 
-def check(history: History, *, profile: Profile | None = None, tolerances: Tolerances | None = None) -> CheckReport:
+def check(history: History, *, profile: Profile | None = None, tolerances: TimingBands | None = None) -> CheckReport:
     """Judge ``history`` against the reference model, rule by rule.
 
     ``profile`` defaults to ``profile_for(header.broker_version, header.client, header.profile)``;
-    ``tolerances`` to ``Tolerances.for_target(header.target)``.
+    ``tolerances`` (a ``TimingBands``) to the bands the history's header recorded, else
+    ``TimingBands.for_target(header.target)``: zero on the model, the documented default live.
     """
     header = history.header
     overrides, broker_config = split_profile(header.profile)
@@ -187,7 +166,7 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Toler
         profile = profile_for(header.broker_version, header.client, overrides or None)
     settings = KeySharedSettings.for_broker(header.broker_version or profile.broker, broker_config)
     if tolerances is None:
-        tolerances = Tolerances.for_target(header.target)
+        tolerances = bands_from_header(header) or TimingBands.for_target(header.target)
     checker = _Checker(profile, tolerances, settings)
     with relaxed_gc():
         for event in history.events:
@@ -301,6 +280,42 @@ class _Checker:
         keys = list(keys)
         for f in findings:
             self._emit(f.rule, n, f.status, f.anomaly, f.allowed, f.observed, f.explanation, keys)
+
+    def _late_arrival(self, n: int, handle: str, label: str, span: Span, eligible: list[Candidate], cand: Candidate,
+                      allowed: str, observed: str, keys: list[str]) -> list[str]:
+        """Charge a late arrival to the timing rules that explain it; return them (none: not late).
+
+        Let every explanation of this arrival be a timed one (a nack, an ack timeout, a delay)
+        whose window closed at H, and ``handle`` have waited in this receive since before H. Then
+        the broker owed the message by H + the lateness band: had it dispatched it to ``handle``
+        in time, the waiting receive would have returned then; had it dispatched it to another
+        consumer, it could not reach ``handle`` now without a new cause. So an arrival past
+        H + band breaks the rules that time it, whichever consumer of the subscription waits."""
+        if cand.kind in ("stale", "ghost", "former") or not any(r in _TIMING_RULES for r in cand.rules):
+            return []
+        highs = [c.window.high for c in eligible]
+        if any(h is None or h == float("inf") for h in highs):
+            return []
+        lat = self.tol.dispatch_latency_ms
+        due = max(highs)
+        if not (span.start <= due and span.end > due + lat):
+            return []
+        rules = _timing_rules(cand.rules)
+        for rule in rules:
+            self._emit(rule, n, FAIL, "late-delivery" if rule in _DELAY_RULES else "late-redelivery", allowed, observed,
+                       f"Let {label} come back because of {cand.cause}, due by {due:g} ms. Then {handle}, waiting since "
+                       f"{span.start:g} ms, gets it by {due:g}+{lat:g} ms (timing band: {self.tol.source}); it came at "
+                       f"{span.end:g} ms.", keys)
+        return rules
+
+    def _delivery_rule(self, handle: str) -> str:
+        """The rule that says what ``handle`` is owed next: its subscription type's, or its reader's."""
+        reader = self.model.readers.get(handle)
+        if reader is not None:
+            return reader.rule
+        sub = self.model.subscription_of(handle)
+        kind = getattr(getattr(sub, "dispatcher", None), "type_name", "Shared")
+        return {"Exclusive": "PLS-EXCL-002", "Failover": "PLS-FAILOVER-003", "Key_Shared": "PLS-KEYSHARED-007"}.get(kind, "PLS-SHARED-001")
 
     def _taint(self, keys: Iterable[str], step: int) -> None:
         for k in keys:
@@ -512,7 +527,7 @@ class _Checker:
             self._judge_predicted_rejection(event, opts, False)
             return
         if out.status == INDETERMINATE:
-            self._emit("PLS-SHARED-001" if model.subscription_of(handle) else "PLS-READER-001", n, INDET, None,
+            self._emit(self._delivery_rule(handle), n, INDET, None,
                        _describe_candidates(model, handle, opts.candidates), f"indeterminate: {out.detail}",
                        "The receive may have taken a message the history does not show; later deliveries on "
                        "this subscription are not judged strictly.")
@@ -537,7 +552,8 @@ class _Checker:
                     must_rule = detectors.owed_copy_rule(self.watch, handle) or must_rule
                 self._emit(must_rule, n, FAIL, ("late-delivery" if opts.must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
                            _describe_candidates(model, handle, opts.candidates), f"nothing until {span.end:g} ms",
-                           f"Let {opts.must_reason}. Then {handle} must receive it by {opts.must_by:g}+{lat:g} ms; "
+                           f"Let {opts.must_reason}. Then {handle} must receive it by {opts.must_by:g}+{lat:g} ms "
+                           f"(timing band: {self.tol.source}); "
                            f"its receive from {span.start:g} ms to {span.end:g} ms got nothing.", keys)
             return
         self.last_receive[handle] = (True, span)
@@ -597,16 +613,20 @@ class _Checker:
                 self._emit("PLS-ACK-001", n, INDET, "ack-resurrection", allowed, observed,
                            f"{label} was acknowledged, and {cand.cause}. The history cannot show whether this "
                            f"copy was queued before the ack (a C++ client artefact) or redelivered after it.")
+            late_rules = self._late_arrival(n, handle, label, span, eligible, cand, allowed, observed, keys)
             for rule in dict.fromkeys(cand.rules if cand.kind != "ghost" else ()):
-                self._emit(rule, n, PASS, None, allowed, observed, f"{label}: {cand.cause}.")
+                if rule not in late_rules:
+                    self._emit(rule, n, PASS, None, allowed, observed, f"{label}: {cand.cause}.")
             self._emit_findings(n, self.watch.judge_receipt(detectors.Receipt(
                 n, handle, label, span.end, msg.redelivery_count, allowed=True, cause_rules=tuple(cand.rules))), keys)
-            if opts.must_by is not None and span.start <= opts.must_by and span.end > opts.must_by + lat:
+            if late_rules:
+                pass  # already charged to the timing rules that explain this arrival
+            elif opts.must_by is not None and span.start <= opts.must_by and span.end > opts.must_by + lat:
                 late = opts.must_rule in _REDELIVERY_RULES or opts.must_rule in _DELAY_RULES
                 self._emit(opts.must_rule or cand.rules[0], n, FAIL, ("late-delivery" if opts.must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
                            allowed, observed,
                            f"Let {opts.must_reason}. Then {handle}, waiting since {span.start:g} ms, must get a "
-                           f"message by {opts.must_by:g}+{lat:g} ms; it got {label} only at {span.end:g} ms.", keys)
+                           f"message by {opts.must_by:g}+{lat:g} ms (timing band: {self.tol.source}); it got {label} only at {span.end:g} ms.", keys)
         else:
             cand = min(matches, key=lambda c: c.window.low)
             w = cand.window
@@ -614,7 +634,8 @@ class _Checker:
                 self._emit(rule, n, FAIL, "early-delivery" if rule in _DELAY_RULES else "early-redelivery",
                            allowed, observed,
                            f"Let {label} come back because of {cand.cause}. Then it may arrive in "
-                           f"[{w.low:g}, {_fmt(w.high)}+{lat:g}] ms; it arrived at {span.end:g} ms.", keys)
+                           f"[{w.low:g}-{self.tol.early_ms:g}, {_fmt(w.high)}+{lat:g}] ms (timing bands: {self.tol.source}); "
+                           f"it arrived at {span.end:g} ms.", keys)
             early = [f for f in self.watch.judge_receipt(detectors.Receipt(
                 n, handle, label, span.end, msg.redelivery_count, allowed=False, refusal="early-redelivery",
                 cause_rules=tuple(cand.rules))) if f.status == FAIL or f.rule not in cand.rules]

@@ -21,6 +21,11 @@ from typing import Any, Iterable, Iterator, Mapping
 
 TRACE_FORMAT = "pulsar-conformance-trace"
 TRACE_SCHEMA_VERSION = 1
+# The header's optional ``timing`` object (a run fact: the timing bands the run was judged with
+# and the calibration they came from, ``conformance.timing.TimingBands.to_json``) carries its own
+# version, so the trace schema stays 1: a history without it (every one written before) loads
+# as before, and the checker then uses its defaults.
+TIMING_SCHEMA_VERSIONS = (1,)
 
 OK = "ok"
 REJECTED = "rejected"
@@ -488,6 +493,7 @@ class TraceHeader:
     client: str | None = None
     client_version: str | None = None
     namespace: str | None = None  # where the target placed the trace's short topic names
+    timing: Mapping[str, Any] | None = None  # the run's timing bands + calibration (TIMING_SCHEMA_VERSIONS)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -503,6 +509,8 @@ class TraceHeader:
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
+        if self.timing is not None:
+            out["timing"] = dict(self.timing)
         return out
 
 
@@ -522,7 +530,8 @@ class History:
 
     def trace(self) -> Trace:
         """The trace this history ran: the ops without outcomes, header without run facts."""
-        header = replace(self.header, target=None, broker_version=None, client=None, client_version=None, namespace=None)
+        header = replace(self.header, target=None, broker_version=None, client=None, client_version=None, namespace=None,
+                         timing=None)
         return Trace(header, tuple(e.op for e in self.events))
 
 
@@ -603,6 +612,16 @@ def header_from_json(data: Mapping[str, Any], *, source: str | None = None, line
     profile = data.get("profile", {})
     if not isinstance(profile, Mapping):
         raise TraceFormatError("header profile must be an object", source=source, line=line)
+    timing = data.get("timing")
+    if timing is not None:
+        if not isinstance(timing, Mapping):
+            raise TraceFormatError("header timing must be an object (the run's timing bands)", source=source, line=line)
+        if timing.get("version") not in TIMING_SCHEMA_VERSIONS:
+            raise TraceFormatError(
+                f"header timing version {timing.get('version')!r} is not supported (this reader knows "
+                f"{', '.join(map(str, TIMING_SCHEMA_VERSIONS))}); judge it with a newer pulsar-conformance, "
+                "or delete the header's timing to judge it with the default bands",
+                source=source, line=line)
     return TraceHeader(
         trace_id=trace_id,
         title=str(data.get("title", "")),
@@ -613,6 +632,7 @@ def header_from_json(data: Mapping[str, Any], *, source: str | None = None, line
         client=data.get("client"),
         client_version=data.get("client_version"),
         namespace=data.get("namespace"),
+        timing=dict(timing) if timing is not None else None,
     )
 
 

@@ -3,7 +3,8 @@
 Pulsar part: client-side rules a user can compute without a broker.
 Rule ids: PLS-NACK-001/002/004/005 (nack windows), PLS-ACKTIMEOUT-001..004 (C++/Java ack timeout), PLS-DLQ-001,
 PLS-RETRY-001, PLS-TOPIC-001 (names are expanded first); re-exported from ``spec_keyshared``:
-PLS-HASH-001/002, PLS-ROUTE-001, PLS-KEYSHARED-002..005, PLS-FAILOVER-003/004.
+PLS-HASH-001/002, PLS-ROUTE-001, PLS-KEYSHARED-002..005, PLS-FAILOVER-003/004; from ``chunking``:
+PLS-CHUNK-002 (``chunk_count``).
 
 These signatures are a contract: tests, docs and other tools call them. Each raises
 ``ValueError`` with a message saying what to change when its arguments are out of range, as the
@@ -17,6 +18,7 @@ Choices: a short topic name is expanded to ``persistent://public/default/...`` f
 from __future__ import annotations
 
 from reference_model import names
+from reference_model.chunking import chunk_count  # noqa: F401 - re-exported (PLS-CHUNK-002)
 from reference_model.profiles import profile_for
 from reference_model.redelivery import (
     JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS,
@@ -53,6 +55,7 @@ __all__ = [
     "ack_timeout_redelivery_window_ms",
     "dead_letter_topic",
     "retry_letter_topic",
+    "chunk_count",
     "JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS",
     "JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS",
     "JAVA_BACKOFF_DEFAULT_MULTIPLIER",

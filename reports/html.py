@@ -367,9 +367,11 @@ def timing_plot(rule_id: str, points: list[Mapping[str, Any]], band: tuple[float
 
 
 def timing_section(data: Mapping[str, Any]) -> str:
-    from conformance.checker import Tolerances
+    from conformance.timing import TimingBands
 
-    tol = Tolerances.for_target("embedded")
+    recorded = [TimingBands.from_json(b) for b in data.get("timing_bands", ())]
+    # the bands the run was judged with (widest, if its clients' differ); else the documented live default
+    tol = TimingBands.widest(recorded) if recorded else TimingBands.default_live()
     band = (-tol.early_ms, tol.dispatch_latency_ms)
     points = data.get("timing", [])
     by_rule: dict[str, list[Mapping[str, Any]]] = {}
@@ -382,7 +384,8 @@ def timing_section(data: Mapping[str, Any]) -> str:
     return f"""<section id="timing"><h2>Timing rules: redelivery instants</h2>
 <p class="muted">Each point is a redelivered message (redelivery_count &gt; 0) at a step judged by a timing rule: the broker's
 delivery instant minus the model's (the model delivers at the earliest instant the rule allows). The band is the checker's live
-tolerance around it (early {tol.early_ms:g} ms, dispatch latency {tol.dispatch_latency_ms:g} ms); a rule's own window can be wider
+tolerance around it (early {tol.early_ms:g} ms, dispatch latency {tol.dispatch_latency_ms:g} ms; bands {esc(tol.source)}:
+{esc(tol.derivation)}); a rule's own window can be wider
 (e.g. C++ nack: [d, d + d/3]). {data.get('timing_total', len(points))} points in the corpus.</p>{plots}</section>"""
 
 

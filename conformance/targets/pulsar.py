@@ -166,6 +166,9 @@ class BrokerTarget:
         self.log_path = log_path
         self._broker_version: str | None = endpoint.version
         self._broker_config: dict[str, Any] | None = None
+        # The timing bands (``conformance.timing.TimingBands.to_json``) this run is judged with,
+        # recorded in every history's header; None: the checker's defaults.
+        self.timing: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -301,7 +304,8 @@ class BrokerTarget:
             events = [_name_client(ev, run.created_by) for ev in events]
         versions = {"python": client_version(), "java": f"java {self.java_driver_version()}"}
         header = replace_header(trace.header, target=self.name, broker_version=self.broker_version(), client=run_client,
-                                client_version=versions.get(run_client) or self.client_versions(), namespace=namespace, profile=profile)
+                                client_version=versions.get(run_client) or self.client_versions(), namespace=namespace, profile=profile,
+                                timing=self.timing)
         return History(header, tuple(events))
 
     # ------------------------------------------------------------------ ops

@@ -341,6 +341,7 @@ class KeySharedDispatcher(SharedDispatcher):
             cands.append(Candidate(extra, Window(stored.start, stored.start, None), self.start_rules.get(handle, ()) + ("PLS-SHARED-001",),
                                    "not yet delivered to any consumer", 0, self._fresh_hi(extra), kind="pool"))
         kept: list[Candidate] = []
+        waived: list[Candidate] = []
         for c in cands:
             if c.kind in ("stale", "ghost"):
                 kept.append(c)
@@ -351,6 +352,11 @@ class KeySharedDispatcher(SharedDispatcher):
             rules = c.rules + (RULE_KEY, ks.RULE_SLOT, _SELECTOR_RULE[self.selector or "consistent_hashing"], RULE_ORDER)
             if self.settings.profile.draining_hashes and not self._out_of_order_allowed():
                 rules += (ks.RULE_DRAINING,)
+            elif self._draining_waived(handle, c):
+                # PLS-KEYSHARED-006's stated exception: with allowOutOfOrderDelivery a moved hash is
+                # not drained, so this delivery is the rule's exemption observed, and it is owed now.
+                rules += (ks.RULE_DRAINING,)
+                waived.append(c)
             w = c.window
             if self.current_owner(c.pos) != handle and self.owners(c.pos) is not None:
                 w = Window(w.low, float("inf"), None)  # a former owner: allowed, never due, never the model's choice
@@ -365,7 +371,20 @@ class KeySharedDispatcher(SharedDispatcher):
                 due, c = min(dues, key=lambda d: d[0])
                 must_by, must_rule = due, c.rules[0]
                 reason = f"{self.sub.label(c.pos)} was deliverable ({c.cause}) and {handle} is the only consumer"
+        dues = [(c.window.high, c) for c in waived if c.window.high is not None]
+        if must_by is None and dues:
+            due, c = min(dues, key=lambda d: d[0])
+            other, q = self._holder_of_key(handle, c.pos) or ("another consumer", c.pos)
+            must_by, must_rule = due, ks.RULE_DRAINING
+            reason = (f"Let {other} hold {self.sub.label(q)} of the same key unacked, and the key now belong to {handle}. "
+                      f"Then with allowOutOfOrderDelivery the hash is not drained: {self.sub.label(c.pos)} goes to {handle} at once")
         return ReceiveOptions(tuple(kept), must_by, must_rule, reason)
+
+    def _draining_waived(self, handle: str, c: Candidate) -> bool:
+        """Whether ``c`` is a first delivery that the 4.x draining rule would hold back but allowOutOfOrderDelivery lets through."""
+        return (self.settings.profile.draining_hashes and self._out_of_order_allowed()
+                and c.kind in ("first", "pool") and c.pos not in self.delivered_once
+                and self.current_owner(c.pos) == handle and self._holder_of_key(handle, c.pos) is not None)
 
     # ------------------------------------------------------------------ what happened
 

@@ -9,7 +9,8 @@ import re
 from hypothesis import HealthCheck, given, settings
 
 from conformance.corpus import completed_traces, read_corpus
-from conformance.fuzz import ddmin, main, op_line, program
+from conformance.fuzz import ddmin, op_line, program
+from pulsar_conformance.cli import fuzz_main as main
 from conformance.strategies import LIVE_CONFIG, MODEL_CONFIG, RULES, TraceBuilder, RandomChooser, traces
 from conformance.targets.model import ModelTarget
 from conformance.trace import make_trace

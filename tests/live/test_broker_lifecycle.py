@@ -107,4 +107,4 @@ def test_cli_broker_start_status_stop_leaves_no_java(tmp_path):
     assert stopped.returncode == 0, stopped.stderr
     assert _wait_gone(pid)
     after = subprocess.run(cli + ["status"] + name, capture_output=True, text=True, env=env, timeout=60)
-    assert after.returncode == 1 and "no broker" in after.stderr
+    assert after.returncode == 2 and "no broker" in after.stderr

@@ -145,9 +145,23 @@ def test_a_duplicate_on_exclusive_fails_the_order_rule_not_the_nack_rule():
     assert "PLS-EXCL-002" in rules and "PLS-NACK-003" not in rules
 
 
+def test_a_moved_key_held_back_despite_allow_out_of_order_fails_keyshared_006():
+    # keyshared-out-of-order: both consumers allow out-of-order delivery, so m2 (key-10, now owned by ks-b)
+    # is owed to ks-b at once although ks-a still holds m1; an empty 2 s receive breaks the exemption.
+    h = model_history("keyshared-out-of-order")
+    assert "PLS-KEYSHARED-006" in failed_rules(alter(h, 7, message=None, t=(0, 2000)))
+
+
+def test_a_moved_key_delivered_while_draining_fails_keyshared_006():
+    # keyshared-draining: without allow_out_of_order, ks-b must not get m2 while ks-a holds m1.
+    h = model_history("keyshared-draining")
+    step = next(e.step for e in h.events if e.op.op == "receive" and e.op.args.get("consumer") == "c2")
+    assert ("PLS-KEYSHARED-006", "draining-violation") in failed(alter(h, step, message=_message(h, "m2")))
+
+
 @pytest.mark.parametrize("case_id", ["delay-shared-holds", "dlq-max-plus-one-deliveries", "failover-single-active",
                                      "np-no-redelivery-no-delay", "ack-cumulative", "ttl-expire-pass",
-                                     "compact-latest-per-key"])
+                                     "compact-latest-per-key", "keyshared-out-of-order", "keyshared-draining"])
 def test_the_unaltered_histories_pass_and_judge_every_rule_their_case_names(case_id):
     report = check(model_history(case_id))
     assert not report.failures()

@@ -1,7 +1,6 @@
-"""Differential fuzzing: generated traces on the model and on a target, judged, shrunk, stored.
+"""The generation driver: generated traces on the model and a target, judged, shrunk, recorded.
 
-  pulsar-conformance fuzz --target model|embedded|docker|URL [--examples N] [--seed S]
-                          [--out DIR] [--workers W] [--broker-per-worker] [--resume RUN_ID]
+The fuzz runs behind ``pulsar-conformance fuzz`` and the main job's fuzz budget.
 
 Each generated trace (``conformance.strategies``) runs on the reference model and on the target;
 the checker judges both histories (the model's own history must pass: a FAIL there is a model or
@@ -32,7 +31,6 @@ Choices:
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import queue
@@ -41,328 +39,22 @@ import sys
 import time
 import uuid
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from conformance.corpus import CorpusWriter, completed_traces
+from conformance.fuzz.judge import FAIL, FLAKY, INDET, check_history, error_report, has_signature, run_and_judge, signature, trace_status
+from conformance.fuzz.regressions import REGRESSIONS_DIR, FailureRecord, finish_failure
+from conformance.fuzz.shrink import shrink_keeping_signature
 from conformance.strategies import (
     LIVE_CONFIG,
     MODEL_CONFIG,
     GenConfig,
     random_trace_with_model_history,
-    trace_id_for,
     traces,
 )
-from conformance.trace import History, Op, Trace, TraceFormatError, TraceHeader, check_handles, dumps, save
-
-REGRESSIONS_DIR = Path(__file__).parent / "regressions"
-FAIL, FLAKY, PASS, INDET = "FAIL", "FLAKY", "PASS", "INDETERMINATE"
-
-
-# --------------------------------------------------------------------------- judging
-
-
-def _check(history: History):
-    from conformance.checker import check  # looked up on each call: tests may swap the checker's model
-
-    return check(history)
-
-
-def signature(report: Any) -> tuple[str, str] | None:
-    """The failure's identity: (rule id, anomaly) of its first FAIL verdict, or None."""
-    for v in report.verdicts:
-        if v.status == "FAIL":
-            return (v.rule_id, v.anomaly or "")
-    return None
-
-
-def has_signature(report: Any, sig: tuple[str, str]) -> bool:
-    return any(v.status == "FAIL" and (v.rule_id, v.anomaly or "") == sig for v in report.verdicts)
-
-
-def trace_status(report: Any) -> str:
-    statuses = {v.status for v in report.verdicts}
-    return FAIL if "FAIL" in statuses else INDET if "INDETERMINATE" in statuses else PASS
-
-
-HARNESS_ERROR = "HARNESS-ERROR"
-
-
-@dataclass(frozen=True)
-class _ErrorVerdict:
-    rule_id: str
-    step: int | None
-    status: str
-    anomaly: str | None
-    allowed: str
-    observed: str
-    explanation: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class ErrorReport:
-    """Stands in for a ``CheckReport`` when the target or the checker raised: a crash is a
-    finding too (signature ``HARNESS-ERROR``, ``<where>:<exception>``), shrunk like any FAIL."""
-
-    trace_id: str
-    verdicts: tuple[_ErrorVerdict, ...]
-
-    def failures(self) -> list[_ErrorVerdict]:
-        return list(self.verdicts)
-
-    def rule_verdicts(self) -> dict[str, str]:
-        return {HARNESS_ERROR: "FAIL"}
-
-    def to_json(self) -> dict[str, Any]:
-        return {"trace_id": self.trace_id, "rule_verdicts": self.rule_verdicts(),
-                "verdicts": [v.to_json() for v in self.verdicts]}
-
-
-def _error_report(trace: Trace, where: str, err: BaseException) -> ErrorReport:
-    import traceback
-
-    frame = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
-    at = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
-    return ErrorReport(trace.header.trace_id, (_ErrorVerdict(
-        HARNESS_ERROR, None, "FAIL", f"{where}:{type(err).__name__}", "no exception", f"{type(err).__name__}: {err}",
-        f"The {where} raised {type(err).__name__}{at}: {err}"),))
-
-
-def run_and_judge(target: Any, trace: Trace):
-    """Run ``trace`` on ``target`` and judge it; a crash of either becomes an ``ErrorReport``."""
-    try:
-        history = target.run(trace)
-    except Exception as err:  # noqa: BLE001 - a harness crash is reported, shrunk, never hidden
-        from conformance.trace import Event, Outcome
-
-        events = tuple(Event(op, Outcome.indeterminate("not run: the target crashed"), 0.0, 0.0) for op in trace.ops)
-        return History(trace.header, events), _error_report(trace, "target", err)
-    try:
-        return history, _check(history)
-    except Exception as err:  # noqa: BLE001
-        return history, _error_report(trace, "checker", err)
-
-
-# --------------------------------------------------------------------------- the short program
-
-
-def _lit(v: Any) -> str:
-    return json.dumps(v) if isinstance(v, (str, dict, list)) else repr(v)
-
-
-def _kw(args: dict[str, Any], skip: Iterable[str]) -> str:
-    rest = [f"{k}={_lit(v)}" for k, v in args.items() if k not in skip]
-    return (", " + ", ".join(rest)) if rest else ""
-
-
-def op_line(op: Op) -> str:
-    a, name = op.args, op.op
-    if name == "create_topic":
-        return f"create_topic({_lit(a['topic'])}, partitions={a.get('partitions', 0)})"
-    if name == "create_producer":
-        return f"{a['producer']} = producer({_lit(a['topic'])}{_kw(a, ('producer', 'topic'))})"
-    if name == "send":
-        return f"{a['producer']}.send({_lit(a['payload'])}{_kw(a, ('producer', 'payload'))})"
-    if name == "subscribe":
-        return (f"{a['consumer']} = subscribe({_lit(a.get('topic') or a.get('topics'))}, {_lit(a['subscription'])}, "
-                f"{a.get('type', 'Exclusive')}{_kw(a, ('consumer', 'topic', 'topics', 'subscription', 'type'))})")
-    if name in ("receive", "read_next"):
-        who = a.get("consumer") or a.get("reader")
-        return f"{who}.{name}(timeout_ms={a['timeout_ms']})"
-    if name in ("ack", "ack_cumulative", "nack"):
-        return f"{a['consumer']}.{name}({_lit(a['message'])})"
-    if name in ("redeliver_unacked", "unsubscribe"):
-        return f"{a['consumer']}.{name}()"
-    if name == "seek":
-        return f"{a['consumer']}.seek({_kw(a, ('consumer',))[2:]})"
-    if name == "close":
-        return f"{a['handle']}.close()"
-    if name == "create_reader":
-        return f"{a['reader']} = reader({_lit(a['topic'])}, start={_lit(a['start'])}{_kw(a, ('reader', 'topic', 'start'))})"
-    if name == "advance_time":
-        return f"sleep_ms({a['ms']})"
-    if name == "stats":
-        return f"backlog({_lit(a['topic'])}, {_lit(a['subscription'])})"
-    return f"{name}({_kw(a, ())[2:]})"
-
-
-def program(trace: Trace, history: History | None = None, report: Any = None) -> str:
-    """The trace as a few lines a person reads; with a history, what each op observed."""
-    fails: dict[int | None, list[str]] = {}
-    if report is not None:
-        for v in report.verdicts:
-            if v.status == "FAIL":
-                fails.setdefault(v.step, []).append(f"FAIL {v.rule_id} {v.anomaly or ''}".rstrip())
-    lines = []
-    events = {e.step: e for e in history.events} if history is not None else {}
-    for op in trace.ops:
-        line = op_line(op)
-        notes = []
-        event = events.get(op.step)
-        if event is not None:
-            out = event.outcome
-            if out.status == "rejected":
-                notes.append(f"rejected {out.error}")
-            elif out.status == "indeterminate":
-                notes.append("indeterminate")
-            elif op.op in ("receive", "read_next"):
-                msg = (out.value or {}).get("message")
-                notes.append("nothing" if msg is None else f"{msg['payload']} (redelivery {msg['redelivery_count']})")
-                notes[-1] += f" at {event.t_end_ms:.0f} ms"
-            elif op.op == "stats":
-                notes.append(f"backlog {(out.value or {}).get('backlog')}")
-        notes += fails.get(op.step, [])
-        lines.append(line + (f"   # -> {'; '.join(notes)}" if notes else ""))
-    for note in fails.get(None, []):
-        lines.append(f"# at the end: {note}")
-    return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- structural shrinking
-
-
-def _rebuild(trace: Trace, ops: list[tuple[str, dict[str, Any]]]) -> Trace | None:
-    built = tuple(Op(i, name, dict(args)) for i, (name, args) in enumerate(ops, start=1))
-    try:
-        check_handles(built)
-    except TraceFormatError:
-        return None
-    return Trace(trace.header, built)
-
-
-def _without(ops: list[tuple[str, dict[str, Any]]], index: int) -> list[tuple[str, dict[str, Any]]]:
-    """Drop op ``index`` and every later op that depends on what it created or sent."""
-    name, args = ops[index]
-    handles: set[str] = set()
-    labels: set[str] = set()
-    if name in ("create_producer", "subscribe", "create_reader"):
-        handles.add(args.get("producer") or args.get("consumer") or args.get("reader"))
-    if name == "send":
-        labels.add(args["payload"])
-    out = ops[:index]
-    for later_name, later in ops[index + 1:]:
-        if later_name == "send" and later.get("producer") in handles:
-            labels.add(later["payload"])
-        uses = {later.get("producer"), later.get("consumer"), later.get("reader"), later.get("handle")}
-        named = {later.get("message"), later.get("publish_time_of")}
-        if isinstance(later.get("start"), dict):
-            named.add(later["start"].get("message"))
-        if uses & handles or named & labels:
-            continue
-        out.append((later_name, later))
-    return out
-
-
-OPTIONAL_ARGS = ("key", "ordering_key", "properties", "event_time", "initial_position", "receiver_queue_size",
-                 "inclusive", "consumer_name")
-
-
-def ddmin(trace: Trace, fails: Callable[[Trace], bool], *, max_runs: int = 2000) -> Trace:
-    """Smallest trace (by op deletion with dependents, then argument removal) for which ``fails``."""
-    runs = 0
-    best = trace
-    changed = True
-    while changed and runs < max_runs:
-        changed = False
-        ops = [(op.op, dict(op.args)) for op in best.ops]
-        i = len(ops) - 1
-        while i >= 0 and runs < max_runs:
-            candidate = _rebuild(best, _without(ops, i))
-            if candidate is not None and len(candidate.ops) < len(best.ops):
-                runs += 1
-                if fails(candidate):
-                    best, ops, changed = candidate, [(op.op, dict(op.args)) for op in candidate.ops], True
-                    i = min(i, len(ops)) - 1
-                    continue
-            i -= 1
-        for i, (name, args) in enumerate(list(ops)):
-            for arg in OPTIONAL_ARGS:
-                if arg in args and not (arg == "consumer_name" and args.get("type") == "Failover") and runs < max_runs:
-                    trial = list(ops)
-                    trial[i] = (name, {k: v for k, v in args.items() if k != arg})
-                    candidate = _rebuild(best, trial)
-                    runs += 1
-                    if candidate is not None and fails(candidate):
-                        best, ops, args, changed = candidate, trial, trial[i][1], True
-    return best
-
-
-# --------------------------------------------------------------------------- failures
-
-
-@dataclass
-class FailureRecord:
-    signature: tuple[str, str]
-    status: str  # FAIL or FLAKY
-    target: str
-    trace_id: str
-    original_ops: int
-    shrunk_ops: int
-    reruns_failed: int
-    reruns: int
-    program: str
-    explanation: str
-    found_by: str  # "hypothesis" | "fast"
-    paths: dict[str, str] = field(default_factory=dict)
-    shrunk: Trace | None = field(default=None, repr=False)
-
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.pop("shrunk")
-        out["signature"] = list(self.signature)
-        return out
-
-
-def confirm(target: Any, trace: Trace, sig: tuple[str, str], reruns: int):
-    """Re-run ``trace`` ``reruns`` times: (how many showed ``sig``, last failing history, report)."""
-    failed, last = 0, None
-    for _ in range(reruns):
-        history, report = run_and_judge(target, trace)
-        if has_signature(report, sig):
-            failed += 1
-            last = (history, report)
-        elif last is None:
-            last = (history, report)
-    return failed, last
-
-
-def save_regression(directory: Path, record: FailureRecord, history: History, report: Any) -> dict[str, str]:
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    rid = f"{record.signature[0].lower()}-{record.signature[1] or 'fail'}-{record.trace_id[3:]}"
-    trace = Trace(TraceHeader(trace_id=rid, title=f"fuzz: {record.signature[0]} {record.signature[1]} on {record.target}",
-                              rules=(record.signature[0],)), record.shrunk.ops)
-    paths = {
-        "trace": str(save(trace, directory / f"{rid}.trace.jsonl")),
-        "history": str(save(history, directory / f"{rid}.history.jsonl")),
-    }
-    doc = {"id": rid, "status": record.status, "target": record.target, "signature": list(record.signature),
-           "reruns": [record.reruns_failed, record.reruns], "program": record.program.splitlines(),
-           "classification": "unclassified", "report": report.to_json()}
-    path = directory / f"{rid}.verdicts.json"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    paths["verdicts"] = str(path)
-    return paths
-
-
-def _finish_failure(target: Any, target_name: str, original: Trace, shrunk: Trace, sig: tuple[str, str], *,
-                    reruns: int, regressions_dir: Path | None, found_by: str) -> FailureRecord:
-    failed, last = confirm(target, shrunk, sig, reruns)
-    history, report = last
-    status = FAIL if failed == reruns else FLAKY
-    first = next((v for v in report.verdicts if v.status == "FAIL" and (v.rule_id, v.anomaly or "") == sig), None)
-    record = FailureRecord(sig, status, target_name, trace_id_for(shrunk), len(original.ops), len(shrunk.ops),
-                           failed, reruns, program(shrunk, history, report),
-                           first.explanation if first else "(did not fail on re-run)", found_by, shrunk=shrunk)
-    if regressions_dir is not None:
-        record.paths = save_regression(regressions_dir, record, history, report)
-    return record
+from conformance.trace import History, Trace, dumps
 
 
 # --------------------------------------------------------------------------- Hypothesis search
@@ -556,9 +248,9 @@ def _fast_chunk(job: dict[str, Any]) -> tuple[FuzzSummary, list[tuple[str, tuple
         # The generator ran the model alongside: its history is the model target's (one pass, not two).
         trace, history = random_trace_with_model_history(random.Random(f"{job['seed']}:{i}"), config)
         try:
-            report = _check(history)
+            report = check_history(history)
         except Exception as err:  # noqa: BLE001 - a checker crash is a finding
-            report = _error_report(trace, "checker", err)
+            report = error_report(trace, "checker", err)
         writer.add(history, report.verdicts)
         _tally(summary, trace, report, report)
         sig = signature(report)
@@ -566,14 +258,6 @@ def _fast_chunk(job: dict[str, Any]) -> tuple[FuzzSummary, list[tuple[str, tuple
             new[sig] = dumps(trace)
     writer.close()
     return summary, [(text, sig) for sig, text in new.items()]
-
-
-def _shrink_fast_failure(target: Any, trace: Trace, sig: tuple[str, str], max_runs: int) -> Trace:
-    def fails(candidate: Trace) -> bool:
-        _, report = run_and_judge(target, candidate)
-        return has_signature(report, sig)
-
-    return ddmin(trace, fails, max_runs=max_runs)
 
 
 def _progress(total: int, description: str):
@@ -642,8 +326,8 @@ def fuzz_model_fast(*, examples: int, seed: int, out_dir: Path, run_id: str, wor
     target = ModelTarget()
     for sig, text in sorted(found.items()):
         original = parse(text)
-        shrunk = _shrink_fast_failure(target, original, sig, max_shrink_runs)
-        summary.failures.append(_finish_failure(target, "model", original, shrunk, sig, reruns=1,
+        shrunk = shrink_keeping_signature(target, original, sig, max_shrink_runs)
+        summary.failures.append(finish_failure(target, "model", original, shrunk, sig, reruns=1,
                                                 regressions_dir=regressions_dir, found_by="fast"))
     summary.duration_s = time.monotonic() - t0
     return summary
@@ -709,10 +393,10 @@ def fuzz_hypothesis(target: Any, *, examples: int, seed: int, out_dir: Path, run
             known.add(sig)
             # Polish Hypothesis' result by deleting ops with their dependents (free on the model,
             # ~1 s a run on a broker, hence the smaller budget there).
-            shrunk = _shrink_fast_failure(target, shrunk, sig, 500 if name == "model" else polish_runs)
+            shrunk = shrink_keeping_signature(target, shrunk, sig, 500 if name == "model" else polish_runs)
             if bar:
                 bar.update(task, info=f"{summary.failed} FAIL; confirming {sig[0]}")
-            summary.failures.append(_finish_failure(target, name, original, shrunk, sig, reruns=reruns,
+            summary.failures.append(finish_failure(target, name, original, shrunk, sig, reruns=reruns,
                                                     regressions_dir=regressions_dir, found_by="hypothesis"))
             if stop_when is not None and stop_when(summary.failures[-1]):
                 break
@@ -855,58 +539,3 @@ def fuzz_budget(target: Any, *, examples: int, seed: int, out_dir: Path | str,
     (out_dir / "summary.json").write_text(json.dumps(summary.to_json(), indent=2) + "\n", encoding="utf-8")
     return summary
 
-
-# --------------------------------------------------------------------------- command line
-
-
-def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``fuzz`` to ``pulsar-conformance``'s subcommands (``conformance/cli.py``)."""
-    p = subparsers.add_parser("fuzz", help="generated traces on the model and a target; shrink and save failures",
-                              description=__doc__.split("\n\n")[0] if __doc__ else None,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--target", default="model", help="model (default), embedded, docker, or pulsar://HOST:PORT")
-    p.add_argument("--pulsar-admin-url", default=None, help="an external cluster's admin URL (default http://HOST:8080)")
-    p.add_argument("--token-env", default=None, help="environment variable holding an auth token (external cluster)")
-    p.add_argument("--token-file", default=None, help="file holding an auth token (external cluster)")
-    p.add_argument("--examples", type=int, default=1000, help="traces to generate (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the generator (default 0)")
-    p.add_argument("--out", default="out/fuzz", help="output folder: corpus/ and summary.json (default out/fuzz)")
-    p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
-    p.add_argument("--broker-per-worker", action="store_true", help="each worker starts its own embedded/docker broker")
-    p.add_argument("--resume", default=None, metavar="RUN_ID", help="continue run RUN_ID, skipping traces it recorded")
-    p.add_argument("--generator", choices=("fast", "hypothesis"), default=None,
-                   help="fast (seeded, default on the model) or hypothesis (default on a broker)")
-    p.add_argument("--reruns", type=int, default=None, help="re-runs of a shrunk failure to tell FAIL from FLAKY (default 3 live, 1 model)")
-    p.add_argument("--max-shrinks", type=int, default=60, help="target runs spent shrinking one live failure (default 60)")
-    p.add_argument("--regressions", default=str(REGRESSIONS_DIR), help="where failing traces are saved (default conformance/regressions)")
-    p.add_argument("--no-progress", action="store_true")
-    p.set_defaults(func=cmd_fuzz)
-    return p
-
-
-def cmd_fuzz(args: argparse.Namespace) -> int:
-    from fixtures.endpoint import read_token
-
-    token = read_token(env_var=args.token_env, token_file=args.token_file) if "://" in args.target else None
-    summary = fuzz(args.target, admin_url=args.pulsar_admin_url, token=token, examples=args.examples, seed=args.seed, out_dir=Path(args.out),
-                   run_id=args.resume, workers=args.workers, broker_per_worker=args.broker_per_worker,
-                   generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else None,
-                   reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress)
-    print(summary.text())
-    print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
-    return 0 if not summary.failures and summary.ok else 1
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="pulsar-conformance")
-    add_fuzz_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["fuzz", *(argv if argv is not None else sys.argv[1:])])
-    try:
-        return args.func(args)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

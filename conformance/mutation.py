@@ -1,0 +1,1307 @@
+"""Mutation operators over recorded histories: how much does the checker catch?
+
+Each operator takes a ``History`` that a target really produced and returns ``Mutant`` s: the
+same history with one deliberate lie in it (a redelivery that comes too early, a delivery that
+never came, a duplicate, two same-key messages swapped, ...). A mutant says which rules it is
+*meant* to break, and that set is derived from the history's own ops (the subscription type, the
+client, the consumer's configuration, the op that caused a redelivery) and the rule registry,
+never from what the checker says. ``benchmarks/mutation_score.py`` then asks
+``conformance.checker.check`` about every mutant and counts what it caught.
+
+Rule ids: the operators target PLS-NACK-001/004/005, PLS-ACKTIMEOUT-002/004/005, PLS-DELAY-001/
+003/004/005, PLS-EXCL-002, PLS-PROD-002, PLS-FAILOVER-003/004, PLS-SHARED-001,
+PLS-KEYSHARED-003/004/005/007, PLS-READER-001..004, PLS-SEEK-001..003, PLS-ACK-001/002/005,
+PLS-BACKLOG-001, PLS-DLQ-002, PLS-TTL-001/003, PLS-COMPACT-001/003, PLS-NP-001/002, and the rules
+behind each rejection (``_REJECTION_RULES``).
+
+Honesty: a mutant the spec still allows is not a checker miss. Every operator classifies its
+mutants: ``allowed`` carries the reason when the lie is one Pulsar is allowed to tell (a
+redelivery shifted but still inside its window, a backlog one higher while an ack may still be
+in the client's ack-grouping buffer, ...). Those are counted apart.
+
+Choices:
+- A delivery's time is the ``t_end_ms`` of its receive. Shifting one later moves every later
+  event by the same amount (so the history stays in time order) and widens that receive's
+  ``timeout_ms`` to cover its new duration; shifting one earlier moves only that receive's end
+  (and its start, if needed), never before the previous event's end.
+- Windows are judged with the measurement slack of ``Tolerances.for_target`` (dispatch latency
+  late, ``early_ms`` early): a lie inside the slack is "allowed", since no observer can tell it
+  from the truth. Bounds are taken conservatively (early: from the cause op's *start*; late: from
+  its *end*), so a mutant is only "meant to break" when it breaks under every reading.
+- A receive that waited longer than the dispatch tolerance while a message was available and
+  owed to it, and got nothing, breaks the delivery rule (the suite's reading of "receives every
+  message"; Pulsar states no latency bound, so receives shorter than the tolerance are "allowed").
+- Steps in ``Mutant.steps`` are those of the *original* history; ops inserted or removed are
+  renumbered so the mutant is a well-formed history.
+
+Not modelled: mutations of sends, producers and admin ops (the operators lie only about what
+consumers, readers and stats observed, and about rejection names); redelivery-count lies on
+DLQ/retry copies; timing lies on ``redeliver_unacked`` (REDELIVER-001 states no deadline).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Mapping
+
+from conformance.checker import Tolerances
+from conformance.trace import (
+    OK,
+    REJECTED,
+    Event,
+    History,
+    ObservedMessage,
+    Op,
+    Outcome,
+    received_message,
+)
+from reference_model.rules import RULES
+from reference_model.spec import ack_timeout_redelivery_window_ms, nack_backoff_delay_ms, nack_redelivery_window_ms
+
+ACTIVE_RULES = frozenset(r.id for r in RULES if r.status != "withdrawn")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One lie in a history: what changed, where, and which rules it is meant to break."""
+
+    history: History
+    operator: str
+    steps: tuple[int, ...]
+    meant_to_break: tuple[str, ...]
+    description: str
+    allowed: str | None = None  # not None: the spec still allows this history, and why
+    unstated: str | None = None  # not None: Pulsar does not allow it, but no registered rule states it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"operator": self.operator, "trace_id": self.history.header.trace_id, "steps": list(self.steps),
+                "meant_to_break": list(self.meant_to_break), "description": self.description, "allowed": self.allowed,
+                "unstated": self.unstated}
+
+
+# --------------------------------------------------------------------------- history facts
+
+
+@dataclass
+class _Handle:
+    name: str
+    kind: str  # consumer | reader
+    args: Mapping[str, Any]
+    step: int
+    client: str
+    closed_step: int | None = None
+
+    @property
+    def sub_key(self) -> str:
+        if self.kind == "reader":
+            return f"reader:{self.name}"
+        topic = self.args.get("topic") or ",".join(self.args.get("topics") or []) or self.args.get("topics_pattern", "")
+        return f"{topic}/{self.args['subscription']}"
+
+    @property
+    def sub_type(self) -> str:
+        return "Reader" if self.kind == "reader" else self.args.get("type", "Exclusive")
+
+    @property
+    def topic(self) -> str:
+        return self.args.get("topic") or ""
+
+
+@dataclass
+class _Facts:
+    """What a history did, indexed for the operators (built once per history)."""
+
+    history: History
+    handles: dict[str, list[_Handle]] = field(default_factory=dict)  # name -> incarnations
+    by_step: dict[int, _Handle] = field(default_factory=dict)  # receive/ack/... step -> the handle it used
+    sends: dict[str, int] = field(default_factory=dict)  # label -> index of its ok send
+    producer_topic: dict[str, str] = field(default_factory=dict)
+
+    def handle_at(self, index: int) -> _Handle | None:
+        return self.by_step.get(self.history.events[index].step)
+
+    @property
+    def client(self) -> str:
+        c = self.history.header.client or "python"
+        return "python" if c in ("cpp", "python") else c
+
+
+def _client_of(args: Mapping[str, Any], header_client: str | None) -> str:
+    c = args.get("client") or header_client or "python"
+    return "java" if c == "java" else "python"
+
+
+def facts(history: History) -> _Facts:
+    f = _Facts(history)
+    live: dict[str, _Handle] = {}
+    for i, e in enumerate(history.events):
+        op, args = e.op.op, e.op.args
+        if op in ("subscribe", "create_reader") and e.outcome.status == OK:
+            kind = "consumer" if op == "subscribe" else "reader"
+            h = _Handle(args[kind], kind, args, e.step, _client_of(args, history.header.client))
+            f.handles.setdefault(h.name, []).append(h)
+            live[h.name] = h
+        elif op == "create_producer" and e.outcome.status == OK:
+            f.producer_topic[args["producer"]] = args["topic"]
+        elif op == "send" and e.outcome.status == OK:
+            f.sends.setdefault(args["payload"], i)
+        name = args.get("consumer") or args.get("reader") or args.get("handle")
+        if name in live:
+            f.by_step[e.step] = live[name]
+            if op in ("close", "unsubscribe"):
+                live[name].closed_step = e.step
+                del live[name]
+    return f
+
+
+def _delivery(e: Event) -> ObservedMessage | None:
+    if e.op.op not in ("receive", "read_next"):
+        return None
+    return received_message(e.outcome)
+
+
+def _deliveries(f: _Facts) -> list[tuple[int, _Handle, ObservedMessage]]:
+    out = []
+    for i, e in enumerate(f.history.events):
+        msg = _delivery(e)
+        h = f.handle_at(i)
+        if msg is not None and h is not None:
+            out.append((i, h, msg))
+    return out
+
+
+def _sticky_key(msg: ObservedMessage) -> str | None:
+    return msg.ordering_key or msg.key
+
+
+def _is_copy(msg: ObservedMessage) -> bool:
+    """A DLQ or retry copy made by the client (its own topic, its own counts)."""
+    return msg.topic.endswith("-DLQ") or msg.topic.endswith("-RETRY") or "ORIGIN_MESSAGE_ID" in msg.properties
+
+
+def _non_persistent(h: _Handle) -> bool:
+    return h.topic.startswith("non-persistent://")
+
+
+def _delivery_rules(h: _Handle, f: _Facts, index: int) -> tuple[str, ...]:
+    """The rules that say what ``h`` is owed next: its type's, its reader's, a seek's, compaction's."""
+    events = f.history.events
+    seek = next((events[j] for j in range(index - 1, -1, -1)
+                 if events[j].op.op == "seek" and f.handle_at(j) is h and events[j].outcome.status == OK), None)
+    rules: list[str] = []
+    if seek is not None:
+        a = seek.op.args
+        rules.append("PLS-SEEK-001" if "message" in a else "PLS-SEEK-002" if "publish_time_of" in a else "PLS-SEEK-003")
+    if h.kind == "reader":
+        start = h.args["start"]
+        rules.append("PLS-READER-001" if start == "earliest" else "PLS-READER-002" if start == "latest"
+                     else "PLS-READER-004" if h.args.get("inclusive") else "PLS-READER-003")
+    else:
+        rules += {"Exclusive": ["PLS-EXCL-002", "PLS-PROD-002"], "Failover": ["PLS-FAILOVER-003"],
+                  "Key_Shared": ["PLS-KEYSHARED-007"]}.get(h.sub_type, ["PLS-SHARED-001"])
+    if h.args.get("read_compacted"):
+        rules += ["PLS-COMPACT-001", "PLS-COMPACT-004"]
+    if _non_persistent(h):
+        rules.append("PLS-NP-001")
+    return tuple(dict.fromkeys(rules))
+
+
+# --------------------------------------------------------------------------- editing helpers
+
+
+def _renumber(events: Iterable[Event]) -> tuple[Event, ...]:
+    return tuple(replace(e, op=replace(e.op, step=n)) for n, e in enumerate(events, start=1))
+
+
+def _with_message(e: Event, msg: ObservedMessage | None) -> Event:
+    return replace(e, outcome=Outcome.ok({"message": None if msg is None else msg.to_json()}))
+
+
+def _shift_after(events: list[Event], index: int, delta: float) -> None:
+    """Move every event after ``index`` later by ``delta`` ms (keeps the history in time order)."""
+    for j in range(index + 1, len(events)):
+        e = events[j]
+        events[j] = replace(e, t_start_ms=e.t_start_ms + delta, t_end_ms=e.t_end_ms + delta)
+
+
+def _set_end(events: list[Event], index: int, new_end: float) -> None:
+    """Make receive ``index`` end at ``new_end``: later events move if it got longer; its timeout covers it."""
+    e = events[index]
+    start = min(e.t_start_ms, new_end)
+    need = math.ceil(new_end - start) + 1
+    args = dict(e.op.args)
+    if "timeout_ms" in args and args["timeout_ms"] < need:
+        args["timeout_ms"] = need
+    delta = new_end - e.t_end_ms
+    events[index] = replace(e, op=replace(e.op, args=args), t_start_ms=start, t_end_ms=new_end)
+    if delta > 0:
+        _shift_after(events, index, delta)
+
+
+def _mutant(f: _Facts, events: Iterable[Event], op: str, steps: Iterable[int], rules: Iterable[str], text: str,
+            allowed: str | None = None, unstated: str | None = None) -> Mutant | None:
+    meant = tuple(r for r in dict.fromkeys(rules) if r in ACTIVE_RULES)
+    if not meant and unstated is None:
+        return None
+    return Mutant(History(f.history.header, _renumber(events)), op, tuple(steps), meant, text, allowed, unstated)
+
+
+def _tol(f: _Facts) -> Tolerances:
+    return Tolerances.for_target(f.history.header.target)
+
+
+# --------------------------------------------------------------------------- why a delivery came when it did
+
+
+@dataclass(frozen=True)
+class _Timed:
+    """A delivery whose time a rule fixes: eligible from ``low``, due by ``high`` (absolute ms, conservative)."""
+
+    index: int
+    rules: tuple[str, ...]
+    low: float  # earliest allowed arrival (already loosened by the slack)
+    high: float | None  # latest allowed arrival (already loosened by the slack); None: no deadline
+    band: float  # the width of the rule's own window
+    cause: str
+
+
+def _broker_delay_config(f: _Facts) -> tuple[bool, int]:
+    cfg = (f.history.header.profile or {}).get("broker_config") or {}
+    strict = str(cfg.get("isDelayedDeliveryDeliverAtTimeStrict", "true")).lower() == "true"
+    tick = int(cfg.get("delayedDeliveryTickTimeMillis", 100))
+    return strict, tick
+
+
+def _timed_deliveries(f: _Facts) -> list[_Timed]:
+    """Deliveries a timing rule governs: nack and ack-timeout redeliveries, held delayed messages."""
+    tol = _tol(f)
+    events = f.history.events
+    out: list[_Timed] = []
+    last_seen: dict[tuple[str, str], int] = {}  # (subscription, label) -> index of its previous delivery
+    for i, h, msg in _deliveries(f):
+        label = msg.payload
+        key = (h.sub_key, label)
+        prev = last_seen.get(key)
+        last_seen[key] = i
+        if _is_copy(msg) or h.kind == "reader" or _non_persistent(h):
+            continue
+        if prev is None:
+            if label in f.sends and h.sub_type in ("Shared", "Key_Shared"):
+                send = events[f.sends[label]]
+                a = send.op.args
+                if "deliver_after_ms" in a or "deliver_at_ms" in a:
+                    strict, tick = _broker_delay_config(f)
+                    if "deliver_after_ms" in a:
+                        at_low, at_high = send.t_start_ms + a["deliver_after_ms"], send.t_end_ms + a["deliver_after_ms"]
+                    else:
+                        at_low = at_high = float(a["deliver_at_ms"])
+                    rules = ["PLS-DELAY-001" if h.sub_type == "Shared" else "PLS-DELAY-003",
+                             "PLS-DELAY-004" if strict else "PLS-DELAY-005"]
+                    low = at_low - (0 if strict else tick)
+                    high = at_high + (2 * tick if strict else tick) + 50
+                    out.append(_Timed(i, tuple(rules), low - tol.early_ms, high + tol.dispatch_latency_ms,
+                                      high - low, f"delayed message sent at step {send.step}"))
+            continue
+        # a redelivery: the op between the previous delivery and this one that asked for it
+        between = [j for j in range(prev + 1, i) if f.handle_at(j) is not None
+                   and f.handle_at(j).sub_key == h.sub_key]
+        cause = None
+        for j in between:
+            e = events[j]
+            if e.op.op == "nack" and e.op.args["message"] == label and e.outcome.status == OK:
+                cause = ("nack", j)
+            elif e.op.op in ("ack", "ack_cumulative", "redeliver_unacked", "seek", "close", "unsubscribe",
+                             "reconsume_later") or (e.op.op == "subscribe"):
+                cause = ("other", j)
+        prev_h = f.handle_at(prev)
+        if cause is None and prev_h is h and h.args.get("ack_timeout_ms"):
+            cause = ("ack_timeout", prev)
+        if cause is None or cause[0] == "other":
+            continue
+        kind, j = cause
+        ce = events[j]
+        cfg = prev_h.args if prev_h is not None else h.args
+        prev_count = received_message(events[prev].outcome).redelivery_count
+        if kind == "nack":
+            d = cfg.get("nack_delay_ms", 60_000)
+            if prev_h.client == "java" and cfg.get("nack_backoff"):
+                b = cfg["nack_backoff"]
+                lo, hi = nack_redelivery_window_ms(d, client="java", redelivery_count=prev_count,
+                                                   backoff=(b["min_delay_ms"], b["max_delay_ms"], b.get("multiplier", 2.0)))
+                rules = ("PLS-NACK-004",)
+                # a Java nack may also wait for a timer an earlier, longer nack armed: no sure deadline
+                hi_any = max(hi, b["max_delay_ms"])
+            else:
+                lo, hi = nack_redelivery_window_ms(d, client="java" if prev_h.client == "java" else "cpp")
+                rules = ("PLS-NACK-005",) if prev_h.client == "java" else ("PLS-NACK-001",)
+                hi_any = hi
+            out.append(_Timed(i, rules, ce.t_start_ms + lo - tol.early_ms, ce.t_end_ms + hi_any + tol.dispatch_latency_ms,
+                              max(hi - lo, 1), f"nack at step {ce.step}"))
+        else:
+            T = cfg["ack_timeout_ms"]
+            java = prev_h.client == "java"
+            tick = cfg.get("ack_timeout_tick_ms", 1000) if java else 1000
+            try:
+                lo, hi = ack_timeout_redelivery_window_ms(T, tick, client="java" if java else "cpp")
+            except ValueError:
+                continue
+            rules = ("PLS-ACKTIMEOUT-004",) if java else ("PLS-ACKTIMEOUT-002",)
+            if java and cfg.get("ack_timeout_backoff"):
+                b = cfg["ack_timeout_backoff"]
+                extra = nack_backoff_delay_ms(prev_count, min_delay_ms=b["min_delay_ms"], max_delay_ms=b["max_delay_ms"],
+                                              multiplier=b.get("multiplier", 2.0))
+                lo, hi = lo + extra, hi + extra
+                rules = ("PLS-ACKTIMEOUT-005",)
+            out.append(_Timed(i, rules, ce.t_start_ms + lo - tol.early_ms, ce.t_end_ms + hi + tol.dispatch_latency_ms,
+                              max(hi - lo, 1), f"ack timeout of {T} ms after the delivery at step {ce.step}"))
+    return out
+
+
+# --------------------------------------------------------------------------- operators
+
+
+def shift_delivery_earlier(history: History, ks: tuple[float, ...] = (0.5, 1.0, 3.0)) -> list[Mutant]:
+    """A nack / ack-timeout redelivery, or a held delayed message, arrives k x its window's width earlier."""
+    f = facts(history)
+    out = []
+    for t in _timed_deliveries(f):
+        e = history.events[t.index]
+        floor = history.events[t.index - 1].t_end_ms if t.index > 0 else 0.0
+        seen = set()
+        for k in ks:
+            new_end = max(e.t_end_ms - k * max(t.band, 100.0), floor)
+            if new_end >= e.t_end_ms or new_end in seen:
+                continue
+            seen.add(new_end)
+            events = list(history.events)
+            _set_end(events, t.index, new_end)
+            allowed = None if new_end < t.low else (
+                f"arrives at {new_end:.1f} ms, still inside its window from {t.low:.1f} ms ({t.cause}, measurement slack included)")
+            m = _mutant(f, events, "shift_delivery_earlier", (e.step,), t.rules,
+                        f"step {e.step}: delivery moved {e.t_end_ms - new_end:.0f} ms earlier ({t.cause})", allowed)
+            if m:
+                out.append(m)
+    return out
+
+
+def shift_delivery_later(history: History, ks: tuple[float, ...] = (1.0, 3.0)) -> list[Mutant]:
+    """A nack / ack-timeout redelivery, or a held delayed message, arrives k x its window past its deadline.
+
+    A delivery shifted by less than its window (plus slack) is also made, once, and classified allowed."""
+    f = facts(history)
+    out = []
+    for t in _timed_deliveries(f):
+        if t.high is None:
+            continue
+        e = history.events[t.index]
+        band = max(t.band, 100.0)
+        targets = [(e.t_end_ms + min(band / 4, max(t.high - e.t_end_ms, 0) / 2), "inside")] + \
+                  [(max(t.high, e.t_end_ms) + k * band, "late") for k in ks]
+        for new_end, _ in targets:
+            if new_end <= e.t_end_ms:
+                continue
+            events = list(history.events)
+            _set_end(events, t.index, new_end)
+            allowed = None if new_end > t.high else (
+                f"arrives at {new_end:.1f} ms, still before its deadline {t.high:.1f} ms ({t.cause}, dispatch slack included)")
+            m = _mutant(f, events, "shift_delivery_later", (e.step,), t.rules,
+                        f"step {e.step}: delivery moved {new_end - e.t_end_ms:.0f} ms later ({t.cause})", allowed)
+            if m:
+                out.append(m)
+    return out
+
+
+def _redelivery_cause_rules(f: _Facts, i: int, h: _Handle, msg: ObservedMessage) -> list[str]:
+    """The rules that explain why delivery ``i`` (a redelivery) came: the op between it and the previous copy."""
+    events = f.history.events
+    prev = next((j for j in range(i - 1, -1, -1) if (m := _delivery(events[j])) is not None and m.payload == msg.payload
+                 and f.handle_at(j) is not None and f.handle_at(j).sub_key == h.sub_key), None)
+    if prev is None:
+        return []
+    rules: list[str] = []
+    pm = _delivery(events[prev])
+    for j in range(prev + 1, i):
+        e, hh = events[j], f.handle_at(j)
+        if hh is None or hh.sub_key != h.sub_key:
+            continue
+        if e.op.op == "redeliver_unacked":
+            rules.append("PLS-REDELIVER-001")
+        elif e.op.op == "nack" and h.sub_type in ("Exclusive", "Failover"):
+            rules.append("PLS-NACK-003")
+        elif e.op.op == "nack" and e.op.args["message"] != msg.payload and f.sends.get(e.op.args["message"]) is not None:
+            other = [m for k, hh2, m in _deliveries(f) if m.payload == e.op.args["message"]]
+            if other and other[0].message_id[:2] == pm.message_id[:2] and pm.message_id[3] >= 0:
+                rules.append("PLS-BATCH-006")  # a sibling of its batch was nacked: the whole entry comes back
+        elif e.op.op == "close" and hh is not h:
+            # (Key_Shared: no registered rule states where a closed consumer's messages go)
+            rules += {"Shared": ["PLS-SHARED-002"], "Failover": ["PLS-FAILOVER-002"], "Exclusive": ["PLS-SUB-005"]}.get(h.sub_type, [])
+    return rules
+
+
+def _initial_position_rule(f: _Facts, h: _Handle) -> list[str]:
+    """PLS-SUB-002/003 when ``h``'s subscribe created its subscription in this history (what it starts with)."""
+    if h.kind != "consumer":
+        return []
+    first = min((x.step for xs in f.handles.values() for x in xs if x.sub_key == h.sub_key), default=h.step)
+    if first != h.step:
+        return []
+    return ["PLS-SUB-003" if h.args.get("initial_position") == "Earliest" else "PLS-SUB-002"]
+
+
+def _drop_at(f: _Facts, i: int, h: _Handle, msg: ObservedMessage, op_name: str, rules: Iterable[str],
+             extra_text: str = "") -> Mutant | None:
+    """Receive ``i`` got nothing for its whole timeout; the ack/nack of that message on that handle goes too."""
+    events = list(f.history.events)
+    e = events[i]
+    timeout = e.op.args.get("timeout_ms", 0)
+    events[i] = replace(_with_message(e, None), t_end_ms=e.t_start_ms + timeout)
+    if events[i].t_end_ms > e.t_end_ms:
+        _shift_after(events, i, events[i].t_end_ms - e.t_end_ms)
+    drop = set()
+    for j in range(i + 1, len(events)):
+        o = events[j]
+        if f.handle_at(j) is h and o.op.op in ("ack", "nack", "reconsume_later") and o.op.args.get("message") == msg.payload:
+            drop.add(j)
+            break
+        if f.handle_at(j) is h and o.op.op in ("receive", "read_next") and (_delivery(o) or msg).payload == msg.payload:
+            break
+    tol = _tol(f)
+    later = [j for j in range(i + 1, len(events)) if f.handle_at(j) is not None
+             and f.handle_at(j).sub_key == h.sub_key and events[j].op.op in ("receive", "read_next")]
+    allowed = unstated = None
+    rules = list(rules)
+    if h.sub_type == "Key_Shared" and "PLS-KEYSHARED-007" in rules:
+        key = _sticky_key(msg)
+        same_key_later = [j for j in later if (m := _delivery(events[j])) is not None and _sticky_key(m) == key]
+        if not same_key_later:
+            # KEYSHARED-007 orders a key's messages; no registered rule says a Key_Shared subscription
+            # delivers every message (PLS-SHARED-001 is stated for Shared)
+            rules.remove("PLS-KEYSHARED-007")
+            if not [r for r in rules if r not in _initial_position_rule(f, h)]:
+                rules = []
+                unstated = ("a Key_Shared message is never delivered, and no later message of its key shows a gap: "
+                            "no registered rule states Key_Shared delivers every message")
+    if (h.args.get("dead_letter") and msg.message_id[3] >= 0 and h.client == "python"):
+        allowed = ("a batched message on a dead-letter consumer: the whole batch is dead-lettered together "
+                   "(PLS-DLQ-006), so which deliveries its messages get before the copy is not fixed")
+    elif timeout <= tol.dispatch_latency_ms and not later:
+        allowed = (f"the receive waited {timeout} ms, within the dispatch tolerance {tol.dispatch_latency_ms:g} ms, "
+                   "and nothing later on this subscription shows the message missing")
+    if h.sub_type in ("Shared", "Key_Shared") and not later and allowed is None:
+        others = [x for xs in f.handles.values() for x in xs if x is not h and x.sub_key == h.sub_key]
+        if others:
+            allowed = "another consumer of this subscription may still hold it, and no later receive shows it missing"
+    kept = [ev for j, ev in enumerate(events) if j not in drop]
+    if unstated is None and not rules:
+        return None
+    return _mutant(f, kept, op_name, (e.step,) + tuple(events[j].step for j in sorted(drop)), rules,
+                   f"step {e.step}: {h.name} never got {msg.payload}{extra_text}", allowed, unstated)
+
+
+def drop_delivery(history: History) -> list[Mutant]:
+    """The last delivery of a message on a subscription or reader does not happen."""
+    f = facts(history)
+    dels = _deliveries(f)
+    timed = {t.index: t for t in _timed_deliveries(f)}
+    out = []
+    for n, (i, h, msg) in enumerate(dels):
+        if _is_copy(msg):
+            continue  # drop_dlq_copy
+        if any(j > i and hh.sub_key == h.sub_key and m.payload == msg.payload for j, hh, m in dels):
+            continue  # delivered again later: dropping this one is a different lie (a count change)
+        rules = list(_delivery_rules(h, f, i)) + _redelivery_cause_rules(f, i, h, msg)
+        if msg.redelivery_count == 0:
+            rules += _initial_position_rule(f, h)
+        if i in timed:
+            rules = list(timed[i].rules) + rules
+        m = _drop_at(f, i, h, msg, "drop_delivery", rules)
+        if m:
+            out.append(m)
+    return out
+
+
+def _possible_rewind(f: _Facts, h: _Handle, before: int) -> str | None:
+    """An op before ``before`` on ``h`` that may make Pulsar deliver its unacked messages again."""
+    for j in range(before - 1, -1, -1):
+        e = f.history.events[j]
+        if f.handle_at(j) is h and e.op.op in ("nack", "redeliver_unacked", "seek"):
+            return f"{e.op.op} at step {e.step}"
+    if h.kind == "consumer" and h.args.get("ack_timeout_ms"):
+        return "the consumer's ack timeout"
+    return None
+
+
+def duplicate_delivery(history: History) -> list[Mutant]:
+    """An Exclusive / Failover consumer or a reader gets the same delivery twice in a row."""
+    f = facts(history)
+    out = []
+    for i, h, msg in _deliveries(f):
+        if h.sub_type not in ("Exclusive", "Failover", "Reader") or _is_copy(msg):
+            continue
+        events = list(history.events)
+        e = events[i]
+        dup = replace(e, t_start_ms=e.t_end_ms, t_end_ms=e.t_end_ms + 0.5)
+        events.insert(i + 1, dup)
+        _shift_after(events, i + 1, 0.5)
+        rewind = _possible_rewind(f, h, i)
+        allowed = None if rewind is None else f"{rewind} may redeliver unacked messages"
+        rules = list(_delivery_rules(h, f, i))
+        if _non_persistent(h):
+            rules.append("PLS-NP-002")
+        m = _mutant(f, events, "duplicate_delivery", (e.step,), rules,
+                    f"step {e.step}: {h.name} got {msg.payload} a second time at once", allowed)
+        if m:
+            out.append(m)
+    return out
+
+
+def reorder_same_key(history: History) -> list[Mutant]:
+    """Two consecutive first deliveries on one handle swap: same key on Key_Shared, any two on in-order subs."""
+    f = facts(history)
+    dels = [(i, h, m) for i, h, m in _deliveries(f) if not _is_copy(m) and m.redelivery_count == 0]
+    out = []
+    by_handle: dict[int, list[tuple[int, _Handle, ObservedMessage]]] = {}
+    for d in dels:
+        by_handle.setdefault(id(d[1]), []).append(d)
+    for ds in by_handle.values():
+        for (i, h, a), (j, _, b) in zip(ds, ds[1:]):
+            if a.payload == b.payload or a.topic != b.topic or a.message_id[2] != b.message_id[2]:
+                continue
+            if h.sub_type == "Key_Shared":
+                if _sticky_key(a) is None or _sticky_key(a) != _sticky_key(b):
+                    continue
+                rules = ["PLS-KEYSHARED-007"]
+            elif h.sub_type in ("Exclusive", "Failover", "Reader"):
+                rules = list(_delivery_rules(h, f, i))
+            else:
+                continue
+            if any(history.events[k].op.op in ("seek",) for k in range(i, j)):
+                continue
+            allowed = None
+            if h.sub_type == "Key_Shared" and (h.args.get("key_shared") or {}).get("allow_out_of_order"):
+                allowed = "allow_out_of_order is on: Key_Shared does not order a key's messages"
+            events = list(history.events)
+            events[i], events[j] = _with_message(events[i], b), _with_message(events[j], a)
+            m = _mutant(f, events, "reorder_same_key", (history.events[i].step, history.events[j].step), rules,
+                        f"steps {history.events[i].step}/{history.events[j].step}: {h.name} got {b.payload} before {a.payload}",
+                        allowed)
+            if m:
+                out.append(m)
+    return out
+
+
+def move_to_other_consumer(history: History) -> list[Mutant]:
+    """A Failover delivery goes to a connected inactive consumer; a Key_Shared one to a consumer not serving its key."""
+    f = facts(history)
+    dels = _deliveries(f)
+    out = []
+    for i, h, msg in dels:
+        if h.kind != "consumer" or h.sub_type not in ("Failover", "Key_Shared") or _is_copy(msg):
+            continue
+        step = history.events[i].step
+        peers = [x for xs in f.handles.values() for x in xs if x is not h and x.sub_key == h.sub_key
+                 and x.step < step and (x.closed_step is None or x.closed_step > step)]
+        # membership changes on this subscription before this delivery
+        changes = [e.step for j, e in enumerate(history.events[:i]) if e.op.op in ("subscribe", "close", "unsubscribe")
+                   and f.handle_at(j) is not None and f.handle_at(j).sub_key == h.sub_key]
+        last_change = max(changes, default=0)
+        for peer in peers:
+            if h.sub_type == "Failover":
+                # h must evidently be the active one: it got this delivery after the last membership change
+                got = [j for j, hh, m in dels if hh is peer and history.events[j].step > last_change
+                       and history.events[j].step < step]
+                if got:
+                    continue
+                partitioned = "-partition-" in msg.topic
+                rules = ["PLS-FAILOVER-004"] if partitioned else ["PLS-FAILOVER-003"]
+                if "priority_level" in h.args or "priority_level" in peer.args:
+                    rules.append("PLS-FAILOVER-005")
+                allowed = None
+            else:
+                key = _sticky_key(msg)
+                if key is None:
+                    continue
+                if any(hh is peer and _sticky_key(m) == key for _, hh, m in dels):
+                    continue  # the peer served this key too at some point
+                ks = h.args.get("key_shared") or {}
+                selector = "PLS-KEYSHARED-005" if ks.get("mode") == "Sticky" else None
+                cfg = ((history.header.profile or {}).get("broker_config") or {})
+                if selector is None:
+                    consistent = str(cfg.get("subscriptionKeySharedUseConsistentHashing", "true")).lower() == "true"
+                    selector = "PLS-KEYSHARED-003" if consistent else "PLS-KEYSHARED-004"
+                rules = [selector, "PLS-KEYSHARED-007"]
+                # a key may move when consumers join or leave between its deliveries
+                key_steps = [history.events[j].step for j, hh, m in dels if _sticky_key(m) == key and hh.sub_key == h.sub_key]
+                moved = [c for c in changes if c > min(key_steps)] if key_steps else []
+                allowed = (f"membership changed at step {moved[0]}: the key may have moved"
+                           if moved and min(key_steps) < step else None)
+            events = list(history.events)
+            e = events[i]
+            events[i] = replace(e, op=replace(e.op, args={**e.op.args, "consumer": peer.name}))
+            m = _mutant(f, events, "move_to_other_consumer", (step,), rules,
+                        f"step {step}: {msg.payload} went to {peer.name} instead of {h.name}", allowed)
+            if m:
+                out.append(m)
+            break
+    return out
+
+
+# Which rule a rejection speaks to, from the op and its args (reference_model/rules.py).
+_WRONG_ERROR = {
+    "ConsumerBusy": "NotAllowedError", "NotAllowedError": "ConsumerBusy", "ProducerFenced": "ProducerBusy",
+    "ProducerBusy": "ProducerFenced", "InvalidTopicName": "TopicNotFound", "TopicNotFound": "InvalidTopicName",
+    "CumulativeAcknowledgementNotAllowedError": "InvalidConfiguration",
+    "InvalidConfiguration": "InvalidArgument", "InvalidArgument": "InvalidConfiguration",
+    "ConsumerAssignError": "ConsumerBusy", "MessageTooBig": "InvalidArgument",
+    "SubscriptionNotFound": "TopicNotFound",
+}
+
+
+def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
+    e = f.history.events[i]
+    op, a, err = e.op.op, e.op.args, e.outcome.error
+    if err in ("InvalidTopicName",) or (op in ("create_producer", "subscribe", "create_reader") and err == "TopicNotFound"):
+        return ("PLS-TOPIC-003",)
+    if op == "subscribe":
+        if err == "ConsumerBusy":
+            connected = [x for xs in f.handles.values() for x in xs if x.kind == "consumer"
+                         and x.args.get("subscription") == a["subscription"] and x.args.get("topic") == a.get("topic")
+                         and x.step < e.step and (x.closed_step is None or x.closed_step > e.step)]
+            types = {x.sub_type for x in connected}
+            return ("PLS-SUBTYPE-001",) if types and a.get("type", "Exclusive") not in types else ("PLS-EXCL-001",)
+        if err == "ConsumerAssignError":
+            return ("PLS-KEYSHARED-005",)
+        if err == "NotAllowedError":
+            return ("PLS-SUB-008",)
+        if err == "InvalidConfiguration":
+            if a.get("read_compacted"):
+                return ("PLS-COMPACT-005",)
+            if "ack_timeout_ms" in a or "ack_timeout_tick_ms" in a:
+                return ("PLS-ACKTIMEOUT-003",) if _client_of(a, f.history.header.client) == "java" else ("PLS-ACKTIMEOUT-001",)
+            if "dead_letter" in a:
+                return ("PLS-DLQ-007",)
+    if op == "create_producer":
+        if err == "ProducerFenced":
+            return ("PLS-ACCESS-002",)
+        if err == "ProducerBusy":
+            return ("PLS-ACCESS-003", "PLS-ACCESS-006")
+        if err == "InvalidConfiguration":
+            return ("PLS-CHUNK-004",)
+    if op == "send":
+        if err == "MessageTooBig":
+            return ("PLS-CHUNK-003", "PLS-CHUNK-006")
+        if err == "ProducerFenced":
+            return ("PLS-ACCESS-004",)
+    if op == "ack_cumulative":
+        return ("PLS-ACK-003",) if err == "CumulativeAcknowledgementNotAllowedError" else ("PLS-ACK-006",)
+    if op == "stats" and err == "SubscriptionNotFound":
+        return ("PLS-SUB-007", "PLS-SUB-006")
+    return ()
+
+
+def change_error_name(history: History) -> list[Mutant]:
+    """A rejected op names a different (wrong) error."""
+    f = facts(history)
+    out = []
+    for i, e in enumerate(history.events):
+        if e.outcome.status != REJECTED or e.outcome.error not in _WRONG_ERROR:
+            continue
+        rules = _rejection_rules(f, i)
+        events = list(history.events)
+        wrong = _WRONG_ERROR[e.outcome.error]
+        events[i] = replace(e, outcome=Outcome.rejected(wrong, e.outcome.detail))
+        m = _mutant(f, events, "change_error_name", (e.step,), rules,
+                    f"step {e.step}: {e.op.op} rejected with {wrong} instead of {e.outcome.error}")
+        if m:
+            out.append(m)
+    return out
+
+
+def change_stat(history: History) -> list[Mutant]:
+    """A stats answer reports a backlog one higher or one lower."""
+    f = facts(history)
+    tol = _tol(f)
+    out = []
+    for i, e in enumerate(history.events):
+        if e.op.op != "stats" or e.outcome.status != OK or "backlog" not in (e.outcome.value or {}):
+            continue
+        b = e.outcome.value["backlog"]
+        lag = tol.ack_grouping_ms + tol.dispatch_latency_ms
+        recent_ack = next((x for x in history.events[:i] if x.op.op in ("ack", "ack_cumulative")
+                           and x.outcome.status == OK and e.t_start_ms - x.t_end_ms <= lag), None)
+        for d in (+1, -1):
+            if b + d < 0:
+                continue
+            allowed = None
+            if d == +1 and recent_ack is not None:
+                allowed = (f"an ack at step {recent_ack.step} ended within {lag:g} ms (ack grouping + dispatch) before "
+                           "the stats: the broker may not have counted it yet")
+            events = list(history.events)
+            events[i] = replace(e, outcome=Outcome.ok({**e.outcome.value, "backlog": b + d}))
+            m = _mutant(f, events, "change_stat", (e.step,), ("PLS-BACKLOG-001",),
+                        f"step {e.step}: backlog {b + d} instead of {b}", allowed)
+            if m:
+                out.append(m)
+    return out
+
+
+def _dead_letter_max(h: _Handle) -> int | None:
+    dl = h.args.get("dead_letter") or {}
+    return dl.get("max_redeliver_count")
+
+
+def drop_dlq_copy(history: History) -> list[Mutant]:
+    """The dead-letter copy of a message never reaches the DLQ consumer."""
+    f = facts(history)
+    out = []
+    for i, h, msg in _deliveries(f):
+        if not msg.topic.endswith("-DLQ"):
+            continue
+        retry = any(x.args.get("enable_retry") for xs in f.handles.values() for x in xs)
+        rules = ("PLS-DLQ-002",) + (("PLS-RETRY-003",) if retry else ())
+        m = _drop_at(f, i, h, msg, "drop_dlq_copy", rules, " (its dead-letter copy)")
+        if m:
+            out.append(m)
+    return out
+
+
+def dlq_one_redelivery_fewer(history: History) -> list[Mutant]:
+    """The last redelivery before dead-lettering (count N) never happens: the copy comes one delivery early."""
+    f = facts(history)
+    out = []
+    dels = _deliveries(f)
+    for i, h, msg in dels:
+        n = _dead_letter_max(h) if h.kind == "consumer" else None
+        if n is None or _is_copy(msg) or msg.redelivery_count != n or h.sub_type not in ("Shared", "Key_Shared"):
+            continue
+        copies = [j for j, hh, m in dels if j > i and m.topic.endswith("-DLQ") and m.payload == msg.payload]
+        if not copies:
+            continue
+        events = list(history.events)
+        drop = {i}
+        for j in range(i + 1, len(events)):
+            if f.handle_at(j) is h and events[j].op.op in ("nack", "ack") and events[j].op.args.get("message") == msg.payload:
+                drop.add(j)
+                break
+        kept = [ev for j, ev in enumerate(events) if j not in drop]
+        allowed = None
+        if msg.message_id[3] >= 0 and h.client == "python":
+            allowed = ("a batched message: when one message of a batch is dead-lettered the whole batch goes "
+                       "(PLS-DLQ-006), so its copy may come before its own last delivery")
+        mt = _mutant(f, kept, "dlq_one_redelivery_fewer", tuple(history.events[j].step for j in sorted(drop)),
+                     ("PLS-DLQ-002",), f"step {history.events[i].step}: the delivery of {msg.payload} with count {n} "
+                     f"is gone, yet its dead-letter copy still arrives (max_redeliver_count {n})", allowed)
+        if mt:
+            out.append(mt)
+    return out
+
+
+def change_redelivery_count(history: History) -> list[Mutant]:
+    """A delivery reports a redelivery count one higher or one lower."""
+    f = facts(history)
+    dels = _deliveries(f)
+    timed = {t.index for t in _timed_deliveries(f)}
+    out = []
+    seen: dict[tuple[str, str], int] = {}
+    for i, h, msg in dels:
+        key = (h.sub_key, msg.payload)
+        prev = seen.get(key)
+        seen[key] = i
+        if h.kind != "consumer" or _is_copy(msg):
+            continue
+        # ACK-005 fixes the count after a first delivery (0) and after a nack / ack-timeout redelivery (+1)
+        # (on Shared/Key_Shared; C++ Exclusive/Failover rewinds keep 0, per the rule's note; Java's are not stated)
+        shared = h.sub_type in ("Shared", "Key_Shared")
+        fixed = prev is None or (i in timed and (shared or h.client == "python"))
+        if not fixed and shared:
+            fixed = any(e.op.op == "redeliver_unacked" for e in history.events[prev + 1:i])
+        for d in (+1, -1):
+            c = msg.redelivery_count + d
+            if c < 0:
+                continue
+            allowed = None if fixed else ("the message came back after a reconnect, rewind or seek, where the "
+                                          "count's increment is not fixed by PLS-ACK-005's wording")
+            events = list(history.events)
+            events[i] = _with_message(events[i], replace(msg, redelivery_count=c))
+            m = _mutant(f, events, "change_redelivery_count", (history.events[i].step,), ("PLS-ACK-005",),
+                        f"step {history.events[i].step}: {msg.payload} with redelivery_count {c} instead of {msg.redelivery_count}",
+                        allowed)
+            if m:
+                out.append(m)
+    return out
+
+
+def _observed_from_send(f: _Facts, label: str, like: ObservedMessage, count: int = 0) -> ObservedMessage | None:
+    """The message a consumer would see for ``label``'s send, on ``like``'s topic."""
+    if label not in f.sends:
+        return None
+    s = f.history.events[f.sends[label]]
+    a, v = s.op.args, s.outcome.value or {}
+    if "message_id" not in v:
+        return None
+    return ObservedMessage(payload=label, message_id=tuple(int(x) for x in v["message_id"]), topic=like.topic,
+                           key=a.get("key"), ordering_key=a.get("ordering_key"), properties=dict(a.get("properties") or {}),
+                           event_time=int(a.get("event_time") or 0), publish_time=int(v.get("publish_time") or 0),
+                           redelivery_count=count, producer_name=like.producer_name)
+
+
+def deliver_ttl_expired(history: History) -> list[Mutant]:
+    """After an expiry pass, a receive on that subscription gets a message the pass expired."""
+    f = facts(history)
+    out = []
+    dels = _deliveries(f)
+    for x, ex in enumerate(history.events):
+        if ex.op.op != "expire_messages" or ex.outcome.status != OK:
+            continue
+        topic, sub, secs = ex.op.args["topic"], ex.op.args["subscription"], ex.op.args["seconds"]
+        acked = {e.op.args["message"] for e in history.events[:x] if e.op.op == "ack" and e.outcome.status == OK}
+        cum = any(e.op.op == "ack_cumulative" for e in history.events[:x])
+        expired = [lab for lab, si in f.sends.items() if si < x and f.producer_topic.get(history.events[si].op.args["producer"]) == topic
+                   and ex.t_start_ms - history.events[si].t_end_ms > secs * 1000 and lab not in acked]
+        if cum or not expired:
+            continue
+        later = [(i, h) for i, e in enumerate(history.events) if i > x and e.op.op == "receive"
+                 and (h := f.handle_at(i)) is not None and h.args.get("subscription") == sub and h.topic == topic]
+        like = next((m for _, _, m in dels), None)
+        if not later or like is None:
+            continue
+        i, h = later[0]
+        label = expired[0]
+        before = [m for j, hh, m in dels if j < x and hh.sub_key == h.sub_key and m.payload == label]
+        count = before[-1].redelivery_count + 1 if before else 0
+        msg = _observed_from_send(f, label, like, count)
+        if msg is None:
+            continue
+        events = list(history.events)
+        e = events[i]
+        events[i] = replace(_with_message(e, msg), t_end_ms=min(e.t_end_ms, e.t_start_ms + 5))
+        rules = ("PLS-TTL-003",) if before else ("PLS-TTL-001",)
+        m = _mutant(f, events, "deliver_ttl_expired", (e.step,), rules + ("PLS-TTL-001",),
+                    f"step {e.step}: {h.name} got {label}, which the expiry pass at step {ex.step} removed")
+        if m:
+            out.append(m)
+    return out
+
+
+def compacted_sees_stale(history: History) -> list[Mutant]:
+    """A compacted reader or consumer sees a superseded value of a key, or a key-less message, before the horizon."""
+    f = facts(history)
+    out = []
+    compacts = [(x, e) for x, e in enumerate(history.events) if e.op.op == "compact" and e.outcome.status == OK]
+    if not compacts:
+        return out
+    for i, h, msg in _deliveries(f):
+        if not h.args.get("read_compacted") or msg.payload not in f.sends:
+            continue
+        si = f.sends[msg.payload]
+        x = next((x for x, e in compacts if x > si and x < i and e.op.args["topic"] == h.topic), None)
+        if x is None or msg.key is None:
+            continue
+        older = [lab for lab, j in f.sends.items() if j < si and history.events[j].op.args.get("key") == msg.key
+                 and f.producer_topic.get(history.events[j].op.args["producer"]) == h.topic
+                 and not history.events[j].op.args.get("tombstone")]
+        keyless = [lab for lab, j in f.sends.items() if j < x and "key" not in history.events[j].op.args
+                   and f.producer_topic.get(history.events[j].op.args["producer"]) == h.topic]
+        for lab, rule, why in ([(older[-1], "PLS-COMPACT-001", f"a superseded value of key {msg.key!r}")] if older else []) + \
+                ([(keyless[0], "PLS-COMPACT-003", "a message without a key")] if keyless else []):
+            stale = _observed_from_send(f, lab, msg)
+            if stale is None:
+                continue
+            events = list(history.events)
+            events[i] = _with_message(events[i], stale)
+            m = _mutant(f, events, "compacted_sees_stale", (history.events[i].step,), (rule,),
+                        f"step {history.events[i].step}: {h.name} read {lab} ({why}) instead of {msg.payload}")
+            if m:
+                out.append(m)
+    return out
+
+
+def redeliver_non_persistent(history: History) -> list[Mutant]:
+    """A non-persistent topic's consumer gets a message again (after its nack, or out of nothing)."""
+    f = facts(history)
+    out = []
+    for i, h, msg in _deliveries(f):
+        if h.kind != "consumer" or not _non_persistent(h):
+            continue
+        events = list(history.events)
+        at = i
+        for j in range(i + 1, len(events)):
+            if f.handle_at(j) is h and events[j].op.op == "nack" and events[j].op.args["message"] == msg.payload:
+                at = j
+                break
+        base = events[at]
+        again = Event(Op(0, "receive", {"consumer": h.name, "timeout_ms": 1000}),
+                      Outcome.ok({"message": replace(msg, redelivery_count=msg.redelivery_count + 1).to_json()}),
+                      base.t_end_ms, base.t_end_ms + 1.0)
+        events.insert(at + 1, again)
+        _shift_after(events, at + 1, 1.0)
+        m = _mutant(f, events, "redeliver_non_persistent", (history.events[i].step,), ("PLS-NP-002",),
+                    f"after step {base.step}: {h.name} got {msg.payload} again on a non-persistent topic")
+        if m:
+            out.append(m)
+    return out
+
+
+def cumulative_ack_partial(history: History) -> list[Mutant]:
+    """A message a cumulative ack covered is delivered again right after it (the ack acted on one message only)."""
+    f = facts(history)
+    dels = _deliveries(f)
+    out = []
+    for x, ack in enumerate(history.events):
+        if ack.op.op != "ack_cumulative" or ack.outcome.status != OK:
+            continue
+        h = f.handle_at(x)
+        if h is None or h.sub_type not in ("Exclusive", "Failover"):
+            continue
+        target = ack.op.args["message"]
+        got = [(j, m) for j, hh, m in dels if j < x and hh.sub_key == h.sub_key]
+        labels = [m.payload for _, m in got]
+        if target not in labels:
+            continue
+        covered = [(j, m) for j, m in got if m.payload != target and labels.index(m.payload) < labels.index(target)]
+        if not covered:
+            continue
+        j, msg = covered[-1]
+        last_rx = max(jj for jj, _ in got)
+        pending = next((history.events[k] for k in range(last_rx + 1, x) if f.handle_at(k) is h
+                        and history.events[k].op.op in ("nack", "redeliver_unacked")), None)
+        allowed = None if pending is None else (
+            f"{pending.op.op} at step {pending.step} may still redeliver unacked messages")
+        events = list(history.events)
+        # past the ack-grouping and dispatch slack: the broker has had the ack for certain
+        tol = _tol(f)
+        wait = tol.ack_grouping_ms + tol.dispatch_latency_ms + 10.0
+        again = Event(Op(0, "receive", {"consumer": h.name, "timeout_ms": int(wait) + 1000}),
+                      Outcome.ok({"message": msg.to_json()}), ack.t_end_ms, ack.t_end_ms + wait)
+        events.insert(x + 1, again)
+        _shift_after(events, x + 1, wait)
+        m = _mutant(f, events, "cumulative_ack_partial", (ack.step,), ("PLS-ACK-002",),
+                    f"after step {ack.step}: {msg.payload}, covered by the cumulative ack of {target}, came back", allowed)
+        if m:
+            out.append(m)
+    return out
+
+
+# --------------------------------------------------------------------------- field and outcome lies
+
+
+def _relabel_deliveries(events: list[Event], label: str, change: Callable[[ObservedMessage], ObservedMessage]) -> list[int]:
+    """Apply ``change`` to every delivery of ``label``; the indexes it touched."""
+    hit = []
+    for j, e in enumerate(events):
+        m = _delivery(e)
+        if m is not None and m.payload == label and not _is_copy(m):
+            events[j] = _with_message(e, change(m))
+            hit.append(j)
+    return hit
+
+
+def change_message_field(history: History) -> list[Mutant]:
+    """A delivered message arrives with a changed key, event time or property (a copy: a changed copy property or topic)."""
+    f = facts(history)
+    out = []
+    done: set[str] = set()
+    for i, h, msg in _deliveries(f):
+        step = history.events[i].step
+        if msg.topic.endswith("-DLQ") and "ORIGIN_MESSAGE_ID" in msg.properties:
+            retry = any(x.args.get("enable_retry") for xs in f.handles.values() for x in xs)
+            variants = [("ORIGIN_MESSAGE_ID", replace(msg, properties={k: v for k, v in msg.properties.items() if k != "ORIGIN_MESSAGE_ID"}),
+                         ("PLS-RETRY-003",) if retry else ("PLS-DLQ-003",))]
+        elif msg.topic.endswith("-RETRY"):
+            variants = [("RECONSUMETIMES", replace(msg, properties={**msg.properties, "RECONSUMETIMES": "99"}), ("PLS-RETRY-002",))]
+        elif _is_copy(msg) or msg.payload not in f.sends:
+            continue
+        else:
+            variants = [("key", replace(msg, key=(msg.key or "") + "-x"), ("PLS-MSG-001",)),
+                        ("event_time", replace(msg, event_time=msg.event_time + 1), ("PLS-MSG-001",)),
+                        ("properties", replace(msg, properties={**msg.properties, "mutated": "1"}), ("PLS-MSG-001",))]
+        for what, changed, rules in variants:
+            # one lie of each kind per history: field checks are uniform, so more would only pad the score
+            if what in done:
+                continue
+            done.add(what)
+            events = list(history.events)
+            events[i] = _with_message(events[i], changed)
+            m = _mutant(f, events, "change_message_field", (step,), rules, f"step {step}: {msg.payload} arrived with {what} changed")
+            if m:
+                out.append(m)
+    return out
+
+
+def _partitions(f: _Facts, topic: str) -> int:
+    for e in f.history.events:
+        if e.op.op == "create_topic" and e.op.args["topic"] == topic and e.outcome.status == OK:
+            return int(e.op.args.get("partitions") or 0)
+    return 0
+
+
+def change_send_id(history: History) -> list[Mutant]:
+    """A send's message id lies: another partition (routing), ids out of publish order, or a bad id shape.
+
+    The deliveries of that message carry the same lie, so only the send-side rule is at stake."""
+    f = facts(history)
+    out = []
+    events0 = history.events
+    last_on_topic: dict[str, int] = {}
+    first_keyless: dict[str, int] = {}
+    for label, si in sorted(f.sends.items(), key=lambda kv: kv[1]):
+        e = events0[si]
+        a, v = e.op.args, e.outcome.value or {}
+        if "message_id" not in v:
+            continue
+        mid = [int(x) for x in v["message_id"]]
+        if mid[0] < 0:
+            continue  # a deduplicated send: nothing was stored (PLS-DEDUP-001 ids)
+        prod = a["producer"]
+        topic = f.producer_topic.get(prod, "")
+        pargs = next((x.op.args for x in events0 if x.op.op == "create_producer" and x.op.args["producer"] == prod), {})
+        client = _client_of(pargs, history.header.client)
+        # 1) routing: another partition
+        n = _partitions(f, topic)
+        if n > 1 and mid[2] >= 0:
+            allowed = None
+            if "key" in a:
+                rules = ["PLS-ROUTE-001"]
+                if client == "java":
+                    rules.append("PLS-ROUTE-004")
+                hashing = (pargs.get("router") or {}).get("hashing") or pargs.get("hashing_scheme")
+                rules.append("PLS-HASH-002" if hashing == "java_string_hash" or (client == "java" and hashing is None) else "PLS-HASH-001")
+            else:
+                mode = pargs.get("routing_mode", "RoundRobin")
+                rules = ["PLS-ROUTE-003" if mode == "SinglePartition" else "PLS-ROUTE-002"]
+                first = first_keyless.setdefault(prod, si)
+                if first == si:
+                    allowed = "the first keyless message's partition is chosen at random"
+                elif mode != "SinglePartition" and pargs.get("batching", client == "java"):
+                    allowed = "a batching producer switches partitions per batch, not per message"
+            q = (mid[2] + 1) % n
+            new = mid[:2] + [q] + mid[3:]
+            events = list(events0)
+            events[si] = replace(e, outcome=Outcome.ok({**v, "message_id": new}))
+            base = topic.split("-partition-")[0]
+            _relabel_deliveries(events, label, lambda m: replace(
+                m, message_id=(m.message_id[0], m.message_id[1], q, m.message_id[3]),
+                topic=m.topic.rsplit("-partition-", 1)[0] + f"-partition-{q}"))
+            mt = _mutant(f, events, "change_send_id", (e.step,), rules,
+                         f"step {e.step}: {label} stored on partition {q} instead of {mid[2]} of {base}", allowed)
+            if mt:
+                out.append(mt)
+        # 2) publish order: this send's id swapped with the previous one's on the same topic/partition
+        key = f"{topic}#{mid[2]}"
+        prev = last_on_topic.get(key)
+        last_on_topic[key] = si
+        if prev is not None and mid[2] < 0 and not topic.startswith("non-persistent://"):
+            pe = events0[prev]
+            pv = pe.outcome.value or {}
+            if "message_id" in pv and list(pv["message_id"]) != mid:
+                events = list(events0)
+                events[prev] = replace(pe, outcome=Outcome.ok({**pv, "message_id": mid}))
+                events[si] = replace(e, outcome=Outcome.ok({**v, "message_id": list(pv["message_id"])}))
+                _relabel_deliveries(events, label, lambda m: replace(m, message_id=tuple(pv["message_id"])))
+                _relabel_deliveries(events, pe.op.args["payload"], lambda m: replace(m, message_id=tuple(mid)))
+                mt = _mutant(f, events, "change_send_id", (pe.step, e.step), ("PLS-MSGID-002",),
+                             f"steps {pe.step}/{e.step}: {pe.op.args['payload']} and {label} swapped ids")
+                if mt:
+                    out.append(mt)
+        # 3) shape: a non-persistent id must be (0,0,p,-1); a plain id has batch index -1
+        if topic.startswith("non-persistent://"):
+            new, rules = [mid[0] + 1, mid[1], mid[2], mid[3]], ("PLS-NP-003",)
+        elif mid[3] == -1:
+            new, rules = mid[:3] + [0], ("PLS-MSGID-001",)
+            if not pargs.get("batching", client == "java"):
+                pass
+            else:
+                continue  # a batching producer may write a batch of one (PLS-BATCH-008)
+        else:
+            continue
+        events = list(events0)
+        events[si] = replace(e, outcome=Outcome.ok({**v, "message_id": new}))
+        _relabel_deliveries(events, label, lambda m: replace(m, message_id=tuple(new)))
+        mt = _mutant(f, events, "change_send_id", (e.step,), rules, f"step {e.step}: {label} got id {new} instead of {mid}")
+        if mt:
+            out.append(mt)
+    return out
+
+
+def change_received_id(history: History) -> list[Mutant]:
+    """A delivery carries an id other than the one its send returned (or another partition's topic name)."""
+    f = facts(history)
+    out = []
+    seen = set()
+    for i, h, msg in _deliveries(f):
+        if _is_copy(msg) or msg.payload not in f.sends or h.sub_key in seen:
+            continue
+        seen.add(h.sub_key)  # one per subscription or reader
+        step = history.events[i].step
+        mid = msg.message_id
+        if msg.topic.startswith("non-persistent://") or h.topic.startswith("non-persistent://"):
+            rules, changed = ("PLS-NP-003",), replace(msg, message_id=(mid[0] + 1,) + mid[1:])
+        elif mid[2] >= 0:
+            rules, changed = ("PLS-TOPIC-002",), replace(msg, topic=msg.topic.rsplit("-partition-", 1)[0] + f"-partition-{mid[2] + 7}")
+        else:
+            rules, changed = ("PLS-MSGID-001",), replace(msg, message_id=(mid[0], mid[1] + 1000) + mid[2:])
+        events = list(history.events)
+        events[i] = _with_message(events[i], changed)
+        m = _mutant(f, events, "change_received_id", (step,), rules, f"step {step}: {msg.payload} arrived as {changed.topic} {list(changed.message_id)}")
+        if m:
+            out.append(m)
+    return out
+
+
+def change_last_sequence_id(history: History) -> list[Mutant]:
+    """A new producer reports last_sequence_id one higher than it should."""
+    f = facts(history)
+    dedup = False
+    out = []
+    for i, e in enumerate(history.events):
+        if e.op.op == "set_policy" and "deduplication" in e.op.args and e.outcome.status == OK:
+            dedup = bool(e.op.args["deduplication"])
+        if e.op.op != "create_producer" or e.outcome.status != OK or "last_sequence_id" not in (e.outcome.value or {}):
+            continue
+        a, v = e.op.args, e.outcome.value
+        named_again = "name" in a and any(x.op.op == "create_producer" and x.op.args.get("name") == a["name"]
+                                          for x in history.events[:i])
+        if not named_again and any(x.op.op == "create_producer" for x in history.events[:i]):
+            continue  # one plain PROD-001 lie per history
+        rules = ["PLS-PROD-001"]
+        if named_again:
+            rules = ["PLS-DEDUP-002"] if dedup else ["PLS-DEDUP-003"]
+        if a.get("initial_sequence_id") == 0 and _client_of(a, history.header.client) == "python":
+            rules.append("PLS-DEDUP-005")
+        events = list(history.events)
+        events[i] = replace(e, outcome=Outcome.ok({**v, "last_sequence_id": v["last_sequence_id"] + 1}))
+        m = _mutant(f, events, "change_last_sequence_id", (e.step,), rules,
+                    f"step {e.step}: last_sequence_id {v['last_sequence_id'] + 1} instead of {v['last_sequence_id']}")
+        if m:
+            out.append(m)
+    return out
+
+
+def accept_rejected(history: History) -> list[Mutant]:
+    """An op the target refused succeeds instead (a missing rejection)."""
+    f = facts(history)
+    out = []
+    for i, e in enumerate(history.events):
+        if e.outcome.status != REJECTED or e.op.op not in ("subscribe", "create_producer", "create_reader", "ack_cumulative"):
+            continue
+        rules = _rejection_rules(f, i)
+        value = {"producer_name": f"mutant-{e.step}", "last_sequence_id": -1} if e.op.op == "create_producer" else {}
+        events = list(history.events)
+        events[i] = replace(e, outcome=Outcome.ok(value))
+        m = _mutant(f, events, "accept_rejected", (e.step,), rules, f"step {e.step}: {e.op.op} succeeded instead of {e.outcome.error}")
+        if m:
+            out.append(m)
+    return out
+
+
+def reject_ok_op(history: History) -> list[Mutant]:
+    """An op the rules say succeeds is refused (an unexpected rejection)."""
+    f = facts(history)
+    out = []
+    live_producers: dict[str, list[str]] = {}
+    acked: set[tuple[str, str]] = set()
+    acked_ops: set[str] = set()
+    for i, e in enumerate(history.events):
+        op, a = e.op.op, e.op.args
+        rules: list[str] = []
+        error = "OtherError"
+        if e.outcome.status == OK and op == "create_producer":
+            others = live_producers.setdefault(a["topic"], [])
+            mode = a.get("access_mode", "Shared")
+            if mode == "Shared" and others:
+                rules, error = ["PLS-ACCESS-001"], "ProducerBusy"
+            elif mode == "WaitForExclusive":
+                rules, error = ["PLS-ACCESS-005"], "ProducerBusy"
+            others.append(a["producer"])
+        elif e.outcome.status == OK and op == "subscribe":
+            rules, error = (["PLS-SUB-001"] if "subscribe" not in acked_ops else []), "ConsumerBusy"
+            acked_ops.add("subscribe")  # one plain-subscribe lie per history
+            if a.get("ack_timeout_ms"):
+                # an ack timeout at or above the client's minimum is accepted (PLS-ACKTIMEOUT-001/003)
+                java = _client_of(a, history.header.client) == "java"
+                rules, error = ["PLS-ACKTIMEOUT-003" if java else "PLS-ACKTIMEOUT-001"], "InvalidConfiguration"
+            if any(x.op.op == "subscribe" and x.op.args.get("subscription") == a["subscription"]
+                   and x.op.args.get("topic") == a.get("topic") and x.outcome.status == OK for x in history.events[:i]):
+                rules = ["PLS-SUB-004"] if "initial_position" in a else []
+        elif e.outcome.status == OK and op == "ack":
+            k = (a["consumer"], a["message"])
+            if k in acked:
+                rules, error = ["PLS-ACK-004"], "OtherError"
+            acked.add(k)
+        if not rules:
+            continue
+        events = list(history.events)
+        events[i] = replace(e, outcome=Outcome.rejected(error, "mutant"))
+        m = _mutant(f, events, "reject_ok_op", (e.step,), rules, f"step {e.step}: {op} rejected with {error}")
+        if m:
+            out.append(m)
+    return out
+
+
+def deliver_acked(history: History) -> list[Mutant]:
+    """An individually acked message is delivered again on that subscription (past the ack-grouping slack)."""
+    f = facts(history)
+    out = []
+    tol = _tol(f)
+    dels = _deliveries(f)
+    for x, ack in enumerate(history.events):
+        if ack.op.op != "ack" or ack.outcome.status != OK:
+            continue
+        h = f.handle_at(x)
+        got = [m for j, hh, m in dels if j < x and hh is h and m.payload == ack.op.args["message"]]
+        if h is None or not got or _is_copy(got[-1]) or _non_persistent(h):
+            continue
+        if any(history.events[k].op.op == "seek" and f.handle_at(k) is not None and f.handle_at(k).sub_key == h.sub_key
+               for k in range(x + 1, len(history.events))):
+            continue  # a later seek may legitimately bring it back; insert right after the ack only
+        allowed = None
+        if got[-1].message_id[3] >= 0 and not h.args.get("batch_index_ack"):
+            allowed = ("a batched message without batch index ack: a redelivered batch comes back whole, acked "
+                       "messages included (PLS-BATCH-004)")
+        wait = tol.ack_grouping_ms + tol.dispatch_latency_ms + 10.0
+        events = list(history.events)
+        again = Event(Op(0, "receive", {"consumer": h.name, "timeout_ms": int(wait) + 1000}),
+                      Outcome.ok({"message": replace(got[-1], redelivery_count=got[-1].redelivery_count + 1).to_json()}),
+                      ack.t_end_ms, ack.t_end_ms + wait)
+        events.insert(x + 1, again)
+        _shift_after(events, x + 1, wait)
+        m = _mutant(f, events, "deliver_acked", (ack.step,), ("PLS-ACK-001",),
+                    f"after step {ack.step}: {got[-1].payload} delivered again after its ack", allowed)
+        if m:
+            out.append(m)
+    return out
+
+
+OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
+    "shift_delivery_earlier": shift_delivery_earlier,
+    "shift_delivery_later": shift_delivery_later,
+    "drop_delivery": drop_delivery,
+    "duplicate_delivery": duplicate_delivery,
+    "reorder_same_key": reorder_same_key,
+    "move_to_other_consumer": move_to_other_consumer,
+    "change_error_name": change_error_name,
+    "change_stat": change_stat,
+    "drop_dlq_copy": drop_dlq_copy,
+    "dlq_one_redelivery_fewer": dlq_one_redelivery_fewer,
+    "change_redelivery_count": change_redelivery_count,
+    "deliver_ttl_expired": deliver_ttl_expired,
+    "compacted_sees_stale": compacted_sees_stale,
+    "redeliver_non_persistent": redeliver_non_persistent,
+    "cumulative_ack_partial": cumulative_ack_partial,
+    "change_message_field": change_message_field,
+    "change_send_id": change_send_id,
+    "change_received_id": change_received_id,
+    "change_last_sequence_id": change_last_sequence_id,
+    "accept_rejected": accept_rejected,
+    "reject_ok_op": reject_ok_op,
+    "deliver_acked": deliver_acked,
+}
+
+
+def mutants(history: History, operators: Iterable[str] | None = None) -> list[Mutant]:
+    """Every mutant of ``history`` by every operator (or the named ones), in operator order."""
+    out: list[Mutant] = []
+    for name in operators or OPERATORS:
+        out += OPERATORS[name](history)
+    return out

@@ -1,0 +1,370 @@
+"""``pulsar-conformance``: the command line. It parses arguments, calls the job, and prints.
+
+  run           the main job (``run_job.py``): every case on the model and on the target, per
+                client; a fuzz budget; JUnit XML, summary.json, client matrix, Spark report
+  replay        run one trace (or the trace of a history) on a target and print the verdicts
+  check         judge an existing history file against the model, without running anything
+  diff-clients  one trace with the Python and the Java client: where they agree, differ, and why
+  fuzz          generated traces on the model and a target; failures shrunk and saved
+                (``conformance.fuzz``; docs/fuzzing.md)
+  report        JUnit XML (xunit2), HTML and summary.json from an outcome corpus (Spark)
+  rules         list the rule registry
+  broker        start / status / stop an embedded broker that outlives the command
+
+Exit codes (one function decides them for run, replay and check:
+``conformance.verdict_exit.exit_code``):
+
+  0  every rule the run was meant to judge is PASS, or an excused known deviation
+  1  a conformance FAIL (``fuzz``: a FAIL or FLAKY failure found; ``diff-clients``: a
+     difference no rule explains)
+  2  bad input, bad usage, or no broker (``broker status`` of a broker that is not running)
+  3  inconclusive: a rule the run was meant to judge ended INDETERMINATE or was never judged
+  4  harness error: the suite itself failed (a target raised, the Java driver died, the
+     checker crashed, the client matrix or the report job failed)
+  when several apply: 4, then 1, then 3. ``report`` returns the report job's own code;
+  130 on Ctrl-C.
+
+Layers point one way: reference_model <- conformance <- reports <- spark_reports <- this package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from conformance.targets.java_driver import JavaDriverError
+from conformance.verdict_exit import EXIT_CODES_TEXT, EXIT_FAIL, EXIT_HARNESS, EXIT_OK, EXIT_USAGE, exit_code
+from fixtures.endpoint import TargetSpec, parse_target
+from fixtures.errors import BrokerError, TargetSpecError
+from pulsar_conformance import commands
+from pulsar_conformance.targets import CLIENT_CHOICES, parse_clients, say as _say
+
+
+# --------------------------------------------------------------------------- target options
+
+
+def add_target_options(p: argparse.ArgumentParser, *, default: str | None = "embedded") -> None:
+    g = p.add_argument_group("target")
+    g.add_argument("--target", default=None, help=f"model, embedded, docker, or a broker URL pulsar://HOST:PORT (default: {default})")
+    g.add_argument("--pulsar-url", default=None, help="an existing cluster's service URL (same as --target URL)")
+    g.add_argument("--pulsar-admin-url", default=None, help="its admin URL (default: http://HOST:8080)")
+    g.add_argument("--token-env", default=None, help="environment variable holding an auth token (default PULSAR_CONFORMANCE_TOKEN)")
+    g.add_argument("--token-file", default=None, help="file holding an auth token")
+    g.add_argument("--broker-version", default=None, help="broker version or line for embedded/docker (default 4.0.8)")
+    g.add_argument("--config-override", action="append", default=[], metavar="KEY=VALUE", help="broker config key for embedded/docker; repeatable")
+
+
+TOLERANCE_HELP = ("judge timing with this lateness band (ms) instead of the measured one: run skips calibration; "
+                  "check and replay replace the band the history recorded (docs/timing-bands.md)")
+
+
+def milliseconds(text: str) -> float:
+    """``--timing-tolerance-ms``: a finite number >= 0 (argparse turns the ValueError into a usage error)."""
+    import math
+
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(text)
+    return value
+
+
+def target_spec_from(args: argparse.Namespace, *, default: str = "embedded") -> TargetSpec:
+    if args.pulsar_url and args.target and args.target != args.pulsar_url:
+        raise TargetSpecError("give either --target or --pulsar-url, not both")
+    return parse_target(args.pulsar_url or args.target or default, admin_url=args.pulsar_admin_url)
+
+
+# --------------------------------------------------------------------------- run
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from pulsar_conformance.run_job import RunOptions, run
+
+    options = RunOptions(
+        target=target_spec_from(args), clients=tuple(parse_clients(args.client)), out=Path(args.out),
+        cases=Path(args.cases) if args.cases else None, only=tuple(args.only), fuzz_examples=args.fuzz_examples,
+        fuzz_seed=args.fuzz_seed, no_report=args.no_report, token_env=args.token_env, token_file=args.token_file,
+        broker_version=args.broker_version, config_override=tuple(args.config_override),
+        java_client_version=args.java_client_version, timing_tolerance_ms=args.timing_tolerance_ms)
+    return run(options)
+
+
+# --------------------------------------------------------------------------- replay / check
+
+
+def _print_judged(judged: commands.Judged, *, as_json: bool) -> None:
+    report = judged.report
+    if as_json:
+        print(json.dumps({"rules": report.rule_verdicts(), "verdicts": [v.to_json() if hasattr(v, "to_json") else vars(v) for v in report.verdicts]}, indent=2, default=str))
+        return
+    for v in report.verdicts:
+        if v.status != "PASS":
+            print(f"{v.status:<13} {v.rule_id:<20} step {v.step}" + (f" [{v.anomaly}]" if v.anomaly else ""))
+            print(f"    {v.explanation}")
+    for rule_id, status in sorted(report.rule_verdicts().items()):
+        print(f"{rule_id:<20} {status}")
+    bands = report.tolerances
+    _say(f"timing bands ({bands.source}): late {bands.dispatch_latency_ms:g} ms, early {bands.early_ms:g} ms; {bands.derivation}")
+    unjudged = sorted(r for r, s in judged.rule_verdicts.items() if s == "UNJUDGED")
+    if unjudged:
+        _say(f"the trace names {', '.join(unjudged)}, which no detector judged: inconclusive")
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from conformance.trace import save
+
+    trace = commands.load_trace(args.trace)
+    judged = commands.replay(trace, target_spec_from(args, default="model"), args, client=args.client)
+    if args.save:
+        save(judged.history, args.save)
+        _say(f"history written to {args.save}")
+    _print_judged(judged, as_json=args.json)
+    return exit_code(judged.rule_verdicts)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    judged = commands.check_file(args.history, timing_tolerance_ms=args.timing_tolerance_ms)
+    _print_judged(judged, as_json=args.json)
+    return exit_code(judged.rule_verdicts)
+
+
+# --------------------------------------------------------------------------- diff-clients
+
+
+def cmd_diff_clients(args: argparse.Namespace) -> int:
+    """One trace (a file, or a case id) once per client, compared step by step (conformance/client_diff.py)."""
+    from conformance.client_diff import UNEXPLAINED
+    from conformance.runner import write_json
+
+    diff = commands.diff_clients(args.trace, target_spec_from(args), args)
+    print(diff.text())
+    if args.out:
+        write_json(Path(args.out), diff.to_json())
+        _say(f"wrote {args.out}")
+    return EXIT_FAIL if any(s.verdict == UNEXPLAINED for s in diff.steps) else EXIT_OK
+
+
+# --------------------------------------------------------------------------- fuzz
+
+FUZZ_USAGE = """Differential fuzzing: generated traces on the model and on a target, judged, shrunk, stored.
+
+  pulsar-conformance fuzz --target model|embedded|docker|URL [--examples N] [--seed S]
+                          [--out DIR] [--workers W] [--broker-per-worker] [--resume RUN_ID]
+
+Exit codes: 0 no failure; 1 a FAIL or FLAKY failure was found; 2 bad input or no broker;
+4 a generated trace crashed the target or the checker (HARNESS-ERROR)."""
+
+
+def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``fuzz`` to ``pulsar-conformance``'s subcommands."""
+    from conformance.fuzz import REGRESSIONS_DIR
+
+    p = subparsers.add_parser("fuzz", help="generated traces on the model and a target; shrink and save failures",
+                              description=FUZZ_USAGE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--target", default="model", help="model (default), embedded, docker, or pulsar://HOST:PORT")
+    p.add_argument("--pulsar-admin-url", default=None, help="an external cluster's admin URL (default http://HOST:8080)")
+    p.add_argument("--token-env", default=None, help="environment variable holding an auth token (external cluster)")
+    p.add_argument("--token-file", default=None, help="file holding an auth token (external cluster)")
+    p.add_argument("--examples", type=int, default=1000, help="traces to generate (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generator (default 0)")
+    p.add_argument("--out", default="out/fuzz", help="output folder: corpus/ and summary.json (default out/fuzz)")
+    p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
+    p.add_argument("--broker-per-worker", action="store_true", help="each worker starts its own embedded/docker broker")
+    p.add_argument("--resume", default=None, metavar="RUN_ID", help="continue run RUN_ID, skipping traces it recorded")
+    p.add_argument("--generator", choices=("fast", "hypothesis"), default=None,
+                   help="fast (seeded, default on the model) or hypothesis (default on a broker)")
+    p.add_argument("--reruns", type=int, default=None, help="re-runs of a shrunk failure to tell FAIL from FLAKY (default 3 live, 1 model)")
+    p.add_argument("--max-shrinks", type=int, default=60, help="target runs spent shrinking one live failure (default 60)")
+    p.add_argument("--regressions", default=str(REGRESSIONS_DIR), help="where failing traces are saved (default conformance/regressions)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_fuzz)
+    return p
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    from conformance.fuzz import HARNESS_ERROR, fuzz
+    from fixtures.endpoint import read_token
+
+    token = read_token(env_var=args.token_env, token_file=args.token_file) if "://" in args.target else None
+    summary = fuzz(args.target, admin_url=args.pulsar_admin_url, token=token, examples=args.examples, seed=args.seed, out_dir=Path(args.out),
+                   run_id=args.resume, workers=args.workers, broker_per_worker=args.broker_per_worker,
+                   generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else None,
+                   reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress)
+    print(summary.text())
+    print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
+    if any(f.signature[0] == HARNESS_ERROR for f in summary.failures):
+        return EXIT_HARNESS
+    return EXIT_OK if not summary.failures and summary.ok else EXIT_FAIL
+
+
+def fuzz_main(argv: list[str] | None = None) -> int:
+    """``pulsar-conformance fuzz ARGS`` with ``argv`` = ARGS (the fuzz options alone)."""
+    return main(["fuzz", *(sys.argv[1:] if argv is None else argv)])
+
+
+# --------------------------------------------------------------------------- report / rules / broker
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from spark_reports.jobs.report import main as report_main
+
+    return report_main(list(args.report_args))
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from reference_model import rules as registry
+
+    if args.json:
+        print(registry.to_json())
+        return EXIT_OK
+    for area, items in registry.rules_by_area().items():
+        print(f"{area}")
+        for r in items:
+            print(f"  {r.id:<20} [{r.status}] {r.title}")
+    return EXIT_OK
+
+
+def cmd_broker(args: argparse.Namespace) -> int:
+    if args.action == "start":
+        try:
+            state = commands.broker_start(args.name, version=args.version, config_override=args.config_override)
+        except commands.BrokerRunning as err:
+            _say(str(err))
+            return EXIT_USAGE
+        _print_status(state, as_json=args.json)
+        return EXIT_OK
+    if args.action == "status":
+        state = commands.broker_status(args.name)
+        if state is None:
+            _say(f"no broker named {args.name!r} is recorded; start one with 'pulsar-conformance broker start'")
+            return EXIT_USAGE
+        _print_status(state, as_json=args.json)
+        return EXIT_OK if state["alive"] else EXIT_USAGE
+    state = commands.broker_stop(args.name)
+    if state is None:
+        _say(f"no broker named {args.name!r} is recorded; nothing to stop")
+        return EXIT_OK
+    _say(f"stopped broker pid {state.get('pid')} (Pulsar {state.get('version')})")
+    return EXIT_OK
+
+
+def _print_status(state: dict | None, *, as_json: bool) -> None:
+    if state is None:
+        return
+    if as_json:
+        print(json.dumps(state, indent=2))
+        return
+    for key in ("version", "service_url", "admin_url", "pid", "log_path", "alive", "ready"):
+        if key in state:
+            print(f"{key:<12} {state[key]}")
+
+
+# --------------------------------------------------------------------------- main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pulsar-conformance", description="Apache Pulsar conformance: reference model, checker, live broker",
+                                     epilog=EXIT_CODES_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    codes = {"epilog": EXIT_CODES_TEXT, "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+    p = sub.add_parser("run", help="run every case on the model and on the target; write JUnit XML and summary.json", **codes)
+    add_target_options(p)
+    p.add_argument("--out", default="out/run", help="output folder (default out/run)")
+    p.add_argument("--cases", default=None, help="folder of case files (default: the built-in cases)")
+    p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
+    p.add_argument("--client", default="python,java,mixed", help="clients driving the broker, comma-separated among python, java "
+                   "(the Java driver, built with Maven on first use) and mixed (cross-client cases); default python,java,mixed")
+    p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")
+    p.add_argument("--fuzz-examples", type=int, default=10, help="generated traces per live target (x20 on the model); 0 skips fuzzing (default 10)")
+    p.add_argument("--fuzz-seed", type=int, default=0)
+    p.add_argument("--no-report", action="store_true", help="skip the Spark report at the end")
+    p.add_argument("--timing-tolerance-ms", type=milliseconds, default=None, metavar="MS",
+                   help=TOLERANCE_HELP)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("replay", help="run a trace on a target and print the verdicts", **codes)
+    p.add_argument("trace", help="a trace or history file (JSON lines)")
+    add_target_options(p, default="model")
+    p.add_argument("--client", default="python", choices=CLIENT_CHOICES, help="client driving the broker (default python; a trace "
+                   "whose handles name their client runs mixed)")
+    p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")
+    p.add_argument("--save", default=None, help="write the resulting history here")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--calibrate", action="store_true", help="on a live target, measure the timing bands first (~10 s per client) "
+                   "instead of the documented default (conformance/timing.py)")
+    p.add_argument("--timing-tolerance-ms", type=milliseconds, default=None, metavar="MS",
+                   help=TOLERANCE_HELP)
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("diff-clients", help="run one trace with the Python and the Java client; where they agree and differ, and which rule explains it")
+    p.add_argument("trace", help="a trace or history file, or a case id")
+    add_target_options(p)
+    p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")
+    p.add_argument("--out", default=None, help="also write the comparison as JSON here")
+    p.set_defaults(func=cmd_diff_clients)
+
+    p = sub.add_parser("check", help="judge a history file against the model", **codes)
+    p.add_argument("history")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--timing-tolerance-ms", type=milliseconds, default=None, metavar="MS",
+                   help=TOLERANCE_HELP)
+    p.set_defaults(func=cmd_check)
+
+    add_fuzz_parser(sub)
+
+    p = sub.add_parser("report", help="JUnit XML, HTML report and summary.json from an outcome corpus (Spark)", add_help=False)
+    p.add_argument("report_args", nargs=argparse.REMAINDER, help="--outcomes DIR [--out DIR] [--spark-master URL]")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("rules", help="list the rule registry")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_rules)
+
+    p = sub.add_parser("broker", help="manage an embedded broker that outlives this command")
+    p.add_argument("action", choices=["start", "status", "stop"])
+    p.add_argument("--version", default=None, help="Pulsar version or line (default 4.0.8)")
+    p.add_argument("--config-override", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--name", default="default", help="a name, to run several brokers side by side")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_broker)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["report"]:  # the report job owns its options (argparse cannot forward them)
+        from spark_reports.jobs.report import main as report_main
+
+        return report_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (TargetSpecError, BrokerError) as err:
+        _say(f"error: {err}")
+        return EXIT_USAGE
+    except (JavaDriverError, commands.HarnessError) as err:  # a harness problem, never a conformance verdict
+        _say(f"error: {err}")
+        return EXIT_HARNESS
+    except ValueError as err:  # TraceFormatError and friends: bad input, named
+        _say(f"error: {err}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    except BrokenPipeError:  # the reader of stdout stopped (``| head``): nothing failed
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as err:  # noqa: BLE001 - anything else is the suite failing: say where, exit 4
+        _say("".join(traceback.format_exception(err)).rstrip())
+        _say(f"error: the suite itself failed ({type(err).__name__}: {err}); this is a harness error (exit 4)")
+        return EXIT_HARNESS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

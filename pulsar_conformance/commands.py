@@ -1,0 +1,167 @@
+"""The work behind the smaller commands: replay, check, diff-clients, broker. No printing here;
+``pulsar_conformance.cli`` prints what these return.
+
+Rule ids: none of its own; a replayed or checked history is judged by ``conformance.checker``,
+and the rules its trace header names but no detector judged are ``UNJUDGED``
+(``conformance.verdict_exit``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from fixtures.endpoint import TargetSpec
+from fixtures.errors import BrokerError, TargetSpecError
+from pulsar_conformance.targets import live_target, open_endpoint, open_target, say as _say
+
+
+class HarnessError(RuntimeError):
+    """The suite itself failed (a target or the checker raised): exit code 4, never a verdict."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A history, the checker's report on it, and one verdict per rule the trace was meant to judge."""
+
+    history: Any
+    report: Any
+    rule_verdicts: dict[str, str]
+
+
+def load_trace(path: str) -> Any:
+    """The trace in ``path``: a trace file, or the trace a history file ran."""
+    from conformance.trace import History, load
+
+    item = load(path)
+    return item.trace() if isinstance(item, History) else item
+
+
+def judge(history: Any, *, client: str | None = None, timing_tolerance_ms: float | None = None) -> Judged:
+    """Check ``history``; the rules its header names that no detector judged are UNJUDGED (or
+    NOT_APPLICABLE where they are not in force for its broker and client).
+
+    Timing is judged with the bands the history's header recorded (else the checker's defaults);
+    ``timing_tolerance_ms`` (``--timing-tolerance-ms``) replaces their lateness band."""
+    from conformance.checker import check
+    from conformance.runner import not_in_force
+    from conformance.timing import TimingBands, bands_from_header
+
+    bands = None
+    if timing_tolerance_ms is not None:
+        bands = (bands_from_header(history.header) or TimingBands.for_target(history.header.target)).with_override(timing_tolerance_ms)
+    try:
+        report = check(history, tolerances=bands)
+    except Exception as err:  # noqa: BLE001 - a checker crash is a harness error, not a verdict
+        raise HarnessError(f"the checker raised {type(err).__name__}: {err}") from err
+    verdicts = dict(report.rule_verdicts())
+    named = tuple(history.header.rules)
+    off = not_in_force(named, history, client=client or history.header.client or "python")
+    for rule in named:
+        if rule not in verdicts:
+            verdicts[rule] = "NOT_APPLICABLE" if rule in off else "UNJUDGED"
+    return Judged(history, report, verdicts)
+
+
+def replay(trace: Any, spec: TargetSpec, options: Any, *, client: str = "python") -> Judged:
+    """Run ``trace`` on the target ``spec`` names and judge the history. On a live target with
+    ``options.calibrate`` the timing bands are measured first (``conformance.timing.calibrate``,
+    ~10 s per client) and recorded in the history; ``options.timing_tolerance_ms`` overrides them."""
+    if client == "python" and any(op.args.get("client") for op in trace.ops):
+        client = "mixed"  # the trace names its handles' clients
+    tolerance = getattr(options, "timing_tolerance_ms", None)
+    with open_target(spec, options, client=client) as target:
+        if getattr(target, "endpoint", None) is not None:  # live
+            from conformance.timing import TimingBands
+            from pulsar_conformance.run_job import timing_bands
+
+            if tolerance is not None:
+                target.timing = TimingBands.default_live().with_override(tolerance).to_json()
+            elif getattr(options, "calibrate", False):
+                target.timing = timing_bands(target.endpoint, target, client, options, {}).to_json()
+        try:
+            history = target.run(trace)
+        except (TargetSpecError, BrokerError):
+            raise
+        except Exception as err:  # noqa: BLE001 - the target crashed: a harness error
+            raise HarnessError(f"the target {getattr(target, 'name', '?')} raised {type(err).__name__}: {err}") from err
+    return judge(history, client=client, timing_tolerance_ms=tolerance)
+
+
+def check_file(path: str, *, timing_tolerance_ms: float | None = None) -> Judged:
+    """Judge the history saved in ``path`` (no run)."""
+    from conformance.trace import History, TraceFormatError, load
+
+    item = load(path)
+    if not isinstance(item, History):
+        raise TraceFormatError("this file is a trace without outcomes; run it with 'replay' first", source=path)
+    return judge(item, timing_tolerance_ms=timing_tolerance_ms)
+
+
+def diff_clients(trace_or_case: str, spec: TargetSpec, options: Any) -> Any:
+    """One trace (a file, or a case id) once per client on one broker, compared step by step
+    (``conformance.client_diff``)."""
+    from conformance.case_files import discover_cases
+    from conformance.client_diff import diff_clients as compare
+    from pulsar_conformance.targets import model_target
+
+    if Path(trace_or_case).exists():
+        trace = load_trace(trace_or_case)
+    else:
+        found = [c for c in discover_cases() if c.id == trace_or_case]
+        if not found:
+            raise ValueError(f"{trace_or_case!r} is neither a trace file nor a case id (see conformance/cases/)")
+        trace = found[0].trace
+    if spec.kind == "model":
+        raise ValueError("diff-clients compares what two client libraries do on a broker; give --target embedded or a URL")
+    with open_endpoint(spec, options) as endpoint, live_target(endpoint, options, client="python") as python_target, \
+            live_target(endpoint, options, client="java") as java_target:
+        targets = {"python": python_target, "java": java_target}
+        return compare(trace, run_on=lambda c: targets[c].run(trace), model_on=lambda c: model_target(c).run(trace))
+
+
+# --------------------------------------------------------------------------- broker
+
+
+class BrokerRunning(Exception):
+    """``broker start`` found a live broker recorded under the same name."""
+
+
+def broker_start(name: str, *, version: str | None, config_override: list[str],
+                 progress: Callable[[str], None] = _say) -> dict[str, Any]:
+    """Start a detached embedded broker recorded under ``name``; its recorded state."""
+    from fixtures import embedded
+
+    state = embedded.load_state(name)
+    if state and embedded.process_alive(state.get("pid")):
+        raise BrokerRunning(f"a broker named {name!r} already runs (pid {state['pid']}); stop it first")
+    broker = embedded.EmbeddedBroker(version=version, overrides=embedded.parse_overrides(config_override),
+                                     detached=True, progress=progress)
+    broker.start()
+    embedded.save_state(broker, name)
+    return embedded.load_state(name)
+
+
+def broker_status(name: str) -> dict[str, Any] | None:
+    """The recorded state of broker ``name`` with ``alive`` (and ``ready`` when alive), or None."""
+    from fixtures import embedded
+
+    state = embedded.load_state(name)
+    if state is None:
+        return None
+    state["alive"] = embedded.process_alive(state.get("pid"))
+    if state["alive"]:
+        from fixtures.admin import AdminClient
+
+        admin = AdminClient(state["admin_url"], timeout_s=3)
+        state["ready"] = admin.is_ready()
+        admin.close()
+    return state
+
+
+def broker_stop(name: str) -> dict[str, Any] | None:
+    """Stop broker ``name``; its last recorded state, or None when none was recorded."""
+    from fixtures import embedded
+
+    return embedded.stop_recorded(name)

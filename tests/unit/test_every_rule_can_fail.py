@@ -1,0 +1,137 @@
+"""Every active rule can FAIL: for each, a history that breaks it, and the checker says FAIL on it.
+
+The breaking histories are mutants (``conformance.mutation``) of the recorded live histories in
+``conformance/evidence/mutation/`` and of every case run on the reference model
+(``ModelTarget``, with the case's own client as ``runner.run_case`` picks it). A mutant counts for
+a rule only when the rule is one the mutant was *meant* to break (derived from the history's ops,
+never from the checker) and the unmutated history did not already FAIL it.
+
+Rules for which no breaking history can be produced yet, or where the checker does not FAIL the
+rule a mutant breaks, are listed in ``KNOWN_GAPS`` and xfail strictly: when the checker (or the
+harness) learns to FAIL one, its test XPASSes, fails, and the entry must be removed.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from conformance import mutation
+from conformance.case_files import discover_cases
+from conformance.checker import FAIL, check
+from conformance.targets.model import ModelTarget
+from conformance.trace import History, load
+from reference_model.rules import RULES
+
+EVIDENCE = Path(__file__).resolve().parents[2] / "conformance" / "evidence" / "mutation"
+ACTIVE = [r.id for r in RULES if r.status != "withdrawn"]
+
+_NO_OPERATOR = "no mutation operator produces a history that breaks it yet (harness gap): "
+_CHARGED = "the checker does not FAIL it on the mutants that break it: "
+
+KNOWN_GAPS: dict[str, str] = {
+    # --- the checker charges another rule (or nothing) for histories that break these
+    "PLS-ACCESS-005": _CHARGED + "a refused WaitForExclusive producer (reject_ok_op) is charged to PLS-PROD-001 by _op_rule",
+    "PLS-BATCH-006": _CHARGED + "a nacked batch whose sibling's redelivery never comes (drop_delivery) is charged to the "
+                     "nack timing rule and PLS-SHARED-001, never to PLS-BATCH-006",
+    "PLS-COMPACT-004": _CHARGED + "every compacted-reader lie (drop/duplicate/reorder past the horizon) is charged to PLS-COMPACT-001",
+    "PLS-FAILOVER-002": _CHARGED + "a takeover consumer that never gets the unacked messages (drop_delivery) is charged to PLS-FAILOVER-003",
+    "PLS-NACK-003": _CHARGED + "a missing Exclusive/Failover rewind after a nack (drop_delivery) is charged to PLS-EXCL-002 / "
+                    "PLS-FAILOVER-003 and the nack timing rule",
+    "PLS-NP-001": _CHARGED + "a connected non-persistent consumer that misses a message (drop_delivery) is charged to "
+                  "PLS-EXCL-002 / PLS-SHARED-001 / PLS-NP-004",
+    "PLS-PROD-002": _CHARGED + "Exclusive order lies (reorder/drop/duplicate) are charged to PLS-EXCL-002 only",
+    "PLS-SEEK-001": _CHARGED + "a wrong delivery after a seek by id is charged to PLS-EXCL-002 (the subscription rule)",
+    "PLS-SEEK-002": _CHARGED + "a wrong delivery after a seek by publish time is charged to PLS-EXCL-002",
+    "PLS-SEEK-003": _CHARGED + "a wrong delivery after seek earliest/latest is charged to PLS-EXCL-002",
+    "PLS-SUB-003": _CHARGED + "a message an Earliest subscription never delivers (drop_delivery) is charged to PLS-EXCL-002",
+    "PLS-SUB-004": _CHARGED + "a refused re-subscribe with an initial position (reject_ok_op) is charged to PLS-SUB-001",
+    "PLS-SUB-005": _CHARGED + "a reconnected consumer that misses its first unacked message is charged to PLS-EXCL-002",
+    "PLS-SUB-006": _CHARGED + "stats after unsubscribe failing with a wrong error (change_error_name) is charged to PLS-SUB-007",
+    "PLS-TTL-001": _CHARGED + "an expired message delivered after the expiry pass is charged to PLS-TTL-003 (delivered before) "
+                   "even when it had never been delivered",
+    # --- no operator breaks these yet
+    "PLS-BATCH-001": _NO_OPERATOR + "batch indexes within an entry are never reordered",
+    "PLS-BATCH-002": _NO_OPERATOR + "batch container limits (entry boundaries) are never moved",
+    "PLS-BATCH-003": _NO_OPERATOR + "key-based batch grouping is never changed",
+    "PLS-BATCH-004": _NO_OPERATOR + "a redelivered batch is never trimmed (acked messages left out without batch index ack)",
+    "PLS-BATCH-005": _NO_OPERATOR + "a redelivered batch never brings back an index-acked message",
+    "PLS-BATCH-007": _NO_OPERATOR + "a Python producer's ids are never made batched without batching_enabled",
+    "PLS-BATCH-008": _NO_OPERATOR + "a Java single-message batch is never given a batch index",
+    "PLS-CHUNK-001": _NO_OPERATOR + "chunked payloads are never altered",
+    "PLS-CHUNK-002": _NO_OPERATOR + "chunk counts are never changed",
+    "PLS-CHUNK-004": _NO_OPERATOR + "no recorded history has the chunking+batching refusal (accept_rejected would break it)",
+    "PLS-CHUNK-005": _NO_OPERATOR + "chunked ids are never altered",
+    "PLS-COMPACT-002": _NO_OPERATOR + "tombstones are never dropped from a compacted view",
+    "PLS-DEDUP-001": _NO_OPERATOR + "a deduplicated send is never made to store (or a fresh one to be dropped)",
+    "PLS-DEDUP-004": _NO_OPERATOR + "in-flight duplicates are never altered",
+    "PLS-DEDUP-005": _NO_OPERATOR + "no history has a Python producer with initial_sequence_id 0 (change_last_sequence_id would)",
+    "PLS-DEDUP-006": _NO_OPERATOR + "last_sequence_id() after sends is never altered",
+    "PLS-DELAY-002": _NO_OPERATOR + "delayed messages on Exclusive/Failover are never held back (shifts only target held types)",
+    "PLS-DELAY-005": _NO_OPERATOR + "the recorded broker runs strict delayed delivery; no non-strict history is recorded",
+    "PLS-DELAY-006": _NO_OPERATOR + "a delayed message is never put into a batch",
+    "PLS-DLQ-001": _NO_OPERATOR + "the dead-letter topic name of a copy is never changed",
+    "PLS-DLQ-004": _NO_OPERATOR + "the DLQ initial subscription is never removed",
+    "PLS-DLQ-005": _NO_OPERATOR + "an Exclusive nacked message is never dead-lettered",
+    "PLS-DLQ-006": _NO_OPERATOR + "a batch's siblings are never left out of the DLQ",
+    "PLS-DLQ-007": _NO_OPERATOR + "no recorded history keeps the max_redeliver_count<1 refusal as a rejected op",
+    "PLS-KEYSHARED-001": _NO_OPERATOR + "sticky keys are never changed (move_to_other_consumer targets the selector rules)",
+    "PLS-KEYSHARED-002": _NO_OPERATOR + "slot computation is never lied about",
+    "PLS-KEYSHARED-006": _NO_OPERATOR + "a draining hash is never delivered to its new consumer early",
+    "PLS-NACK-002": _NO_OPERATOR + "nack-delay floor: a redelivery below 100 ms is not produced for delays under the floor",
+    "PLS-NP-004": _NO_OPERATOR + "a non-persistent delayed message is never held back",
+    "PLS-RETENTION-001": _NO_OPERATOR + "retention lies are not produced",
+    "PLS-RETENTION-002": _NO_OPERATOR + "retained acked messages are never hidden from a new Earliest subscription",
+    "PLS-RETRY-001": _NO_OPERATOR + "the retry topic name of a copy is never changed",
+    "PLS-SHARED-003": _NO_OPERATOR + "priority-level dispatch is never lied about",
+    "PLS-TOPIC-001": _NO_OPERATOR + "topic-name expansion is never lied about",
+    "PLS-TTL-002": _NO_OPERATOR + "no history expires messages without an expiry pass",
+}
+
+
+def _histories() -> list[tuple[str, History]]:
+    out = [(f"evidence:{p.relative_to(EVIDENCE)}", load(p)) for p in sorted(EVIDENCE.rglob("*.jsonl"))]
+    for case in discover_cases():
+        client = case.clients[0] if case.clients else "python"
+        client = "java" if client == "java" else "python"
+        try:
+            out.append((f"model:{case.id}", ModelTarget(client=client).run(case.trace)))
+        except Exception:  # a case the model cannot run (mixed clients, ...): no history to mutate
+            continue
+    return out
+
+
+@lru_cache(maxsize=1)
+def breaking_mutants() -> dict[str, tuple[str, mutation.Mutant]]:
+    """rule id -> the first (source, mutant) meant to break it that the checker FAILs on it."""
+    found: dict[str, tuple[str, mutation.Mutant]] = {}
+    for name, history in _histories():
+        base = {v.rule_id for v in check(history).failures()}
+        for m in mutation.mutants(history):
+            if m.allowed is not None or m.unstated is not None or set(m.meant_to_break) <= set(found):
+                continue
+            try:
+                fails = {v.rule_id for v in check(m.history).failures()} - base
+            except Exception:
+                continue
+            for rule in set(m.meant_to_break) & fails:
+                found.setdefault(rule, (name, m))
+    return found
+
+
+def test_known_gaps_name_active_rules():
+    assert set(KNOWN_GAPS) <= set(ACTIVE), sorted(set(KNOWN_GAPS) - set(ACTIVE))
+
+
+@pytest.mark.parametrize("rule_id", [
+    pytest.param(r, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[r])) if r in KNOWN_GAPS else r
+    for r in ACTIVE
+])
+def test_rule_can_fail(rule_id):
+    hit = breaking_mutants().get(rule_id)
+    assert hit is not None, f"no mutant meant to break {rule_id} got FAIL on it from conformance.checker.check"
+    source, m = hit
+    report = check(m.history)
+    assert any(v.rule_id == rule_id and v.status == FAIL for v in report.verdicts), (source, m.description)

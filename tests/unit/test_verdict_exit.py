@@ -1,0 +1,145 @@
+"""The exit code of run / replay / check (``conformance.verdict_exit``), and the one-way layers.
+
+The codes are the documented contract (README "Commands", ``pulsar-conformance --help``):
+0 all judged rules PASS or excused, 1 FAIL, 2 usage / no broker, 3 inconclusive, 4 harness error;
+4 wins over 1, 1 over 3.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.verdict_exit import exit_code
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("verdicts, kw, code", [
+    ({}, {}, 0),
+    ({"PLS-ACK-001": "PASS", "PLS-JAVA-001": "NOT_APPLICABLE"}, {}, 0),
+    ({"PLS-ACK-001": "PASS", "PLS-ACK-002": "FAIL"}, {}, 1),
+    ({"PLS-ACK-001": "INDETERMINATE"}, {}, 3),
+    ({"PLS-ACK-001": "NOT_EXERCISED"}, {}, 3),
+    ({"PLS-ACK-001": "UNJUDGED"}, {}, 3),  # named by a case, judged by no detector
+    ({"PLS-ACK-001": "ERROR"}, {}, 4),
+    ({"PLS-ACK-001": "PASS"}, {"harness_errors": 1}, 4),
+    ({"PLS-ACK-001": "PASS"}, {"failed_cases": 1}, 1),  # a broken expect: line charged to no rule
+    ({"PLS-BACKLOG-001": "FAIL"}, {"excused": {"PLS-BACKLOG-001"}}, 0),  # a known deviation
+    ({"PLS-BACKLOG-001": "FAIL", "PLS-ACK-001": "FAIL"}, {"excused": {"PLS-BACKLOG-001"}}, 1),
+    # precedence: 4 over 1 over 3
+    ({"A": "FAIL", "B": "INDETERMINATE"}, {}, 1),
+    ({"A": "FAIL", "B": "INDETERMINATE"}, {"harness_errors": 2}, 4),
+    ({"A": "INDETERMINATE", "B": "ERROR"}, {}, 4),
+])
+def test_exit_code(verdicts, kw, code):
+    assert exit_code(verdicts, **kw) == code
+
+
+def test_an_unknown_status_is_refused_not_read_as_success():
+    with pytest.raises(ValueError, match="unknown verdict status .*'PLS-ACK-001': 'pass'"):
+        exit_code({"PLS-ACK-001": "pass"})
+    with pytest.raises(ValueError, match="counts must be >= 0"):
+        exit_code({}, harness_errors=-1)
+
+
+def _check_cli(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pulsar_conformance", "check", str(path)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def test_check_exits_by_the_same_function(tmp_path):
+    """``check`` (the real CLI, in a subprocess) on one history: as the model ran it 0; with the
+    broker accepting a cumulative ack on Shared 1; naming a rule nothing judges 3; no file 2."""
+    from dataclasses import replace
+
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import History, Outcome, load, replace_header, save
+
+    trace = load(ROOT / "tests" / "data" / "cumulative-ack-shared.trace.jsonl")
+    history = ModelTarget().run(trace)  # names PLS-ACK-006, a Java-only rule: NOT_APPLICABLE here
+    assert history.events[-1].op.op == "ack_cumulative" and history.events[-1].outcome.status == "rejected"
+    accepted = History(history.header, history.events[:-1] + (replace(history.events[-1], outcome=Outcome.ok()),))
+    unjudged = History(replace_header(history.header, rules=("PLS-ACK-003", "PLS-CHUNK-001")), history.events)
+    codes = {name: _check_cli(save(h, tmp_path / f"{name}.history.jsonl")).returncode
+             for name, h in [("model", history), ("accepted", accepted), ("unjudged", unjudged)]}
+    codes["missing"] = _check_cli(tmp_path / "missing.jsonl").returncode
+    assert codes == {"model": 0, "accepted": 1, "unjudged": 3, "missing": 2}
+
+
+def test_the_main_job_counts_a_crashing_target_as_a_harness_error(tmp_path):
+    """A target that raises mid-case: the case is ERROR (never a verdict) and the run exits 4."""
+    from conformance.case_files import discover_cases
+    from conformance.corpus import CorpusWriter
+    from conformance.targets.model import ModelTarget
+    from pulsar_conformance.run_job import _run_cases, _Tally, run_rule_verdicts
+
+    class DriverDies(ModelTarget):
+        def run(self, trace):
+            raise RuntimeError("the driver process exited")
+
+    cases = [c for c in discover_cases() if c.id in ("ack-individual", "ack-cumulative")]
+    tally, writer = _Tally(), CorpusWriter(tmp_path / "corpus", run_id="t")
+    crashed = _run_cases(DriverDies(), "model", "python", cases[:1], out=tmp_path, writer=writer, tally=tally, say=lambda s: None)
+    fine = _run_cases(ModelTarget(), "model-again", "python", cases[1:], out=tmp_path, writer=writer, tally=tally, say=lambda s: None)
+    writer.close()
+    assert [r.status for r in crashed.results + fine.results] == ["ERROR", "PASS"]
+    verdicts, excused = run_rule_verdicts([crashed, fine])
+    assert verdicts and set(verdicts.values()) <= {"PASS", "NOT_APPLICABLE"}  # the crash left no verdict behind
+    assert (tally.harness_errors, tally.failed_cases) == (1, 0)
+    assert exit_code(verdicts, harness_errors=tally.harness_errors, failed_cases=tally.failed_cases, excused=excused) == 4
+
+
+# --------------------------------------------------------------------------- layers
+
+# Layers point one way: reference_model <- conformance <- reports <- spark_reports <- pulsar_conformance
+# (fixtures obtains brokers; conformance's targets use it).
+MAY_IMPORT = {
+    "reference_model": set(),
+    "fixtures": set(),
+    "conformance": {"reference_model", "fixtures"},
+    "reports": {"reference_model", "fixtures", "conformance"},
+    "spark_reports": {"reference_model", "fixtures", "conformance", "reports"},
+    "pulsar_conformance": {"reference_model", "fixtures", "conformance", "reports", "spark_reports"},
+}
+# The old entry point, kept for ``python -m conformance.cli``; nothing imports it.
+SHIMS = {ROOT / "conformance" / "cli.py"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_layers_point_one_way():
+    wrong = []
+    for package, allowed in MAY_IMPORT.items():
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path in SHIMS:
+                continue
+            upward = (_imports(path) & set(MAY_IMPORT)) - allowed - {package}
+            if upward:
+                wrong.append(f"{path.relative_to(ROOT)} imports {sorted(upward)}")
+    assert not wrong, "imports against the layers:\n" + "\n".join(wrong)
+
+
+def test_nothing_imports_the_old_cli_shim():
+    users = [str(p.relative_to(ROOT)) for package in MAY_IMPORT for p in (ROOT / package).rglob("*.py")
+             if p not in SHIMS and "conformance.cli" in _imports_full(p)]
+    assert users == []
+
+
+def _imports_full(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module} | \
+           {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
