@@ -660,6 +660,13 @@ class _Checker:
                        f"{label}", f"{label} was acked on every other subscription and no retention applies: "
                        "it may be deleted, and it was still readable, which is allowed.")
             return opts
+        if msg is None:
+            # Nothing came: that shows the data gone only if the trimmable message was owed to this
+            # consumer by now (an inactive Failover consumer, or one of several Shared consumers,
+            # getting nothing says nothing about it).
+            owed = opts.must_by is not None and span.end > opts.must_by + self.tol.dispatch_latency_ms
+            if not owed or not any(c.pos in trim for c in opts.candidates):
+                return opts
         if msg is None or not any(c.pos == pos for c in opts.candidates):
             gone = self.model.trim(handle, span)
             self._emit("PLS-RETENTION-001", n, PASS, None, "the acked messages, or nothing (they may be deleted)",

@@ -251,7 +251,7 @@ def _run_cases(target: Any, label: str, client: str, cases: list[Any], *, out: P
     doc = summary(results, target_info=info, applies=applies_for(info))
     doc["known_deviations"] = deviations
     if bands is not None:
-        doc["timing"] = bands.to_json()
+        doc["timing"] = info["timing"] = bands.to_json()
     return _Run(label, client, info, results, doc, excused_rules)
 
 

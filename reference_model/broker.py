@@ -1072,7 +1072,7 @@ class Broker(FeatureOps):
         if original.label not in dlq.by_label:
             stored = self._store(dlq, original.label, key=original.key, ordering_key=original.ordering_key, properties=props,
                                  event_time=original.event_time, publish_time=int(at.start), producer_name=DLQ_PRODUCER,
-                                 sequence_id=len(dlq.entries), at=at)
+                                 sequence_id=len(dlq.entries), at=Span(at.start, at.end + dl.DEAD_LETTER_PUBLISH_MS))
             self.copies[(dlq.full, stored.pos)] = ("dlq", "java" if dead.properties == "java" else "cpp")
         if sub.cursor.ack(pos):
             sub.ack_log.append((at.end, 1, ""))
@@ -1285,6 +1285,11 @@ class Broker(FeatureOps):
         self.received_labels.setdefault(handle, set()).add(label)
         count = redelivery_count if redelivery_count is not None else (candidate.count_low if candidate else 0)
         sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)
+        if getattr(sub, "trimmable", None) and getattr(sub, "durable", True):
+            # PLS-RETENTION-001: the broker deletes whole ledgers, oldest first, and a durable
+            # subscription's cursor keeps what it has not acked. A delivery of this position proves
+            # it was not deleted before the subscription existed, so neither was anything after it.
+            sub.trimmable = {p for p in sub.trimmable if p < stored.pos}
         self._dead_letter_on_ack_timeout(handle, sub, stored.pos, at, count, candidate)
         if not names.is_persistent(sub.topic.full) and sub.cursor.ack(stored.pos):
             # PLS-NP-001/002: nothing is stored; once dispatched, a message is gone from the subscription.

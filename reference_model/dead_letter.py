@@ -70,6 +70,14 @@ INVALID_MAX_REDELIVER_COUNT_ERROR = "max_redeliver_count must be greater than 0"
 
 DELIVER, DELIVER_AND_REMEMBER, TO_DLQ = "deliver", "deliver_and_remember", "to_dlq"
 _DLQ_TYPES = ("Shared", "Key_Shared", "KeyShared")
+# How long after the redelivery that dead-letters a message its copy may first be stored in the
+# DLQ. Both clients create the dead-letter producer lazily, on the first message that goes there
+# (Java ConsumerImpl#initDeadLetterProducerIfNeeded; C++ ConsumerImpl::processPossibleToDLQ), and a
+# producer creation is a lookup plus a broker round trip that no doc bounds. Measured on 4.0.8
+# with the Java client (case dlq-key-shared, 2026-11-24): the copy reached a waiting DLQ consumer
+# 180 ms after the nack timer fired. 1000 ms leaves room for a loaded machine; a copy that never
+# comes still FAILs PLS-DLQ-002.
+DEAD_LETTER_PUBLISH_MS = 1000.0
 
 
 def check_max_redeliver_count(value: int | None) -> str | None:

@@ -34,6 +34,10 @@ def _suite(results: list[CaseResult], info: dict[str, Any]) -> ET.Element:
     for key in ("target", "broker_version", "client", "client_version"):
         if info.get(key) is not None:
             ET.SubElement(props, "property", name=key, value=str(info[key]))
+    timing = info.get("timing")
+    if timing:  # the bands this run's timing rules were judged with (conformance/timing.py)
+        for key in ("source", "dispatch_latency_ms", "early_ms", "delayed_late_ms", "derivation"):
+            ET.SubElement(props, "property", name=f"timing_{key}", value=str(timing.get(key)))
     for r in results:
         case = ET.SubElement(
             suite,
@@ -47,6 +51,8 @@ def _suite(results: list[CaseResult], info: dict[str, Any]) -> ET.Element:
             ET.SubElement(cprops, "property", name="rule", value=rule)
         for rule, verdict in sorted(r.rule_verdicts.items()):
             ET.SubElement(cprops, "property", name=f"verdict:{rule}", value=verdict)
+        for rule, steps in sorted(r.judged_steps().items()):
+            ET.SubElement(cprops, "property", name=f"judged_steps:{rule}", value=str(steps))
         if r.history_path is not None:
             ET.SubElement(cprops, "property", name="history", value=str(r.history_path))
         text = r.failure_text()

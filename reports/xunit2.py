@@ -196,6 +196,9 @@ def build_xunit2(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: 
         for rule in matrix["rules"]:
             verdict = verdicts[rule["id"]]
             case = ET.SubElement(suite, "testcase", classname=classname, name=rule["id"], time="0.000")
+            # xunit2 allows properties on suites only: how many steps judged each rule, on the suite
+            counts = matrix.get("counts", {}).get(key, {}).get(rule["id"]) or {}
+            ET.SubElement(props, "property", name=f"judged_steps:{rule['id']}", value=str(counts.get("rows", 0)))
             if verdict == "FAIL":
                 w = witnesses.get((key, rule["id"]))
                 if w is None:  # cannot happen: a FAIL cell comes from a FAIL row

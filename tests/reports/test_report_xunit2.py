@@ -27,6 +27,11 @@ def test_one_case_per_rule_and_combo_with_witness_failures(report_dir):
         assert props["generator_seed"] == str(manifest["config"]["seed"])
         for case in cases:  # xunit2: no properties below a test case
             assert case.find("properties") is None
+        # how many steps judged each rule: a PASS always rests on one or more
+        for case in cases:
+            steps = int(props[f"judged_steps:{case.get('name')}"])
+            if case.find("failure") is None and case.find("skipped") is None:
+                assert steps > 0, case.get("name")
     total_failures = sum(int(s.get("failures")) for s in suites)
     assert int(root.get("failures")) == total_failures > 0
     # a persistent injected bug fails on its version/client with a witness message and text

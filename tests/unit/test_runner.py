@@ -88,3 +88,21 @@ def test_a_rule_the_case_names_that_no_detector_judged_is_never_pass(tmp_path):
     doc = summary([result], target_info={"target": "scripted"})
     assert doc["rules"]["PLS-TTL-001"] == NOT_EXERCISED and doc["judged_steps"]["PLS-TTL-001"] == 0
     assert "PLS-TTL-001" in doc["meant_to_judge"]
+
+
+def test_the_main_junit_carries_judged_steps_per_rule_and_the_timing_bands(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from conformance.targets.model import ModelTarget
+    from conformance.timing import TimingBands
+    from reports.junit import write_junit
+
+    result = run_case(_case(tmp_path), ModelTarget(), client="python")
+    counted = sum(1 for v in result.verdicts if v.rule_id == "PLS-SUB-001")
+    info = {"target": "model", "timing": TimingBands.for_model().to_json()}
+    root = ET.parse(write_junit(tmp_path / "junit.xml", [([result], info)])).getroot()
+    suite = root.find("testsuite") if root.tag == "testsuites" else root
+    suite_props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert suite_props["timing_source"] == "model" and suite_props["timing_dispatch_latency_ms"] == "0.0"
+    case_props = {p.get("name"): p.get("value") for p in suite.find("testcase").find("properties")}
+    assert case_props["judged_steps:PLS-SUB-001"] == str(counted) and counted > 0

@@ -94,6 +94,44 @@ def test_the_main_job_counts_a_crashing_target_as_a_harness_error(tmp_path):
     assert exit_code(verdicts, harness_errors=tally.harness_errors, failed_cases=tally.failed_cases, excused=excused) == 4
 
 
+class _EveryOpTimesOut:
+    """A broker that answers nothing: every op of every trace ends ``indeterminate`` (a timeout)."""
+
+    name = "pulsar://127.0.0.1:1"
+
+    def run(self, trace):
+        from conformance.trace import Event, History, Outcome, replace_header
+
+        header = replace_header(trace.header, target=self.name, broker_version="4.0.8", client="python")
+        return History(header, tuple(Event(op, Outcome.indeterminate("Timeout: the operation timed out"), 15000.0 * i,
+                                           15000.0 * (i + 1)) for i, op in enumerate(trace.ops)))
+
+    def describe(self):
+        return {"target": self.name, "broker_version": "4.0.8", "client": "python", "client_version": "3.13.0"}
+
+
+def test_a_history_where_every_operation_timed_out_is_inconclusive(tmp_path):
+    """``check`` (the real CLI) on such a history, and the main job's verdict fold over such a run,
+    exit 3 (inconclusive), never 0."""
+    from conformance.case_files import discover_cases
+    from conformance.corpus import CorpusWriter
+    from conformance.trace import save
+    from pulsar_conformance.run_job import _run_cases, _Tally, run_rule_verdicts
+
+    cases = [c for c in discover_cases() if c.id in ("ack-individual", "redelivery-count", "delay-shared-holds")]
+    assert len(cases) == 3
+    history = _EveryOpTimesOut().run(cases[0].trace)
+    assert _check_cli(save(history, tmp_path / "timed-out.history.jsonl")).returncode == 3
+    tally, writer = _Tally(), CorpusWriter(tmp_path / "corpus", run_id="t")
+    live = _run_cases(_EveryOpTimesOut(), "external", "python", cases, out=tmp_path, writer=writer, tally=tally,
+                      say=lambda s: None)
+    writer.close()
+    assert {r.status for r in live.results} == {"INDETERMINATE"}
+    verdicts, excused = run_rule_verdicts([live])
+    assert verdicts and "PASS" not in verdicts.values()
+    assert exit_code(verdicts, harness_errors=tally.harness_errors, failed_cases=tally.failed_cases, excused=excused) == 3
+
+
 # --------------------------------------------------------------------------- layers
 
 # Layers point one way: reference_model <- conformance <- reports <- spark_reports <- pulsar_conformance
