@@ -178,6 +178,25 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
 # ------------------------------------------------------------------------------------------
 
 
+# The rule a producer's plain success speaks to, by access mode (PLS-ACCESS-001..005): a refusal the
+# model does not predict breaks the rule of the mode that was asked for.
+_ACCESS_RULES = {"Shared": "PLS-ACCESS-001", "Exclusive": "PLS-ACCESS-002", "ExclusiveWithFencing": "PLS-ACCESS-004",
+                 "WaitForExclusive": "PLS-ACCESS-005"}
+
+# Rules that owe a delivery: when the message a consumer was owed by a deadline never comes, each of
+# these that explains why it was owed is broken (a key's slot or selector, or the publish order, say
+# which consumer or in what order, not that it comes, so they are not charged for a lost message).
+_OWING_RULES = frozenset({"PLS-EXCL-002", "PLS-SHARED-001", "PLS-FAILOVER-002", "PLS-FAILOVER-003", "PLS-KEYSHARED-007",
+                          "PLS-NACK-001", "PLS-NACK-002", "PLS-NACK-003", "PLS-NACK-004", "PLS-NACK-005",
+                          "PLS-ACKTIMEOUT-002", "PLS-ACKTIMEOUT-004", "PLS-ACKTIMEOUT-005", "PLS-REDELIVER-001",
+                          "PLS-SHARED-002", "PLS-BATCH-006", "PLS-DLQ-002", "PLS-RETRY-003", "PLS-COMPACT-001",
+                          "PLS-COMPACT-004", "PLS-NP-004"}) | _DELAY_RULES
+# Rules that say where delivery starts (a subscription's initial position, a reconnect, a seek):
+# broken by a lost message only when it is the first one owed since that start.
+_START_RULES = frozenset({"PLS-SUB-002", "PLS-SUB-003", "PLS-SUB-005", "PLS-SUB-007", "PLS-SEEK-001", "PLS-SEEK-002",
+                          "PLS-SEEK-003"})
+
+
 def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
     """The rule an op's plain success or failure speaks to."""
     if op == "ack":
@@ -197,6 +216,8 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         return config.nack_rule(model.profile) if config is not None else "PLS-NACK-001"
     if op == "ack_cumulative":
         return "PLS-ACK-002"
+    if op == "create_producer" and args.get("access_mode") in _ACCESS_RULES:
+        return _ACCESS_RULES[args["access_mode"]]
     if op == "subscribe":
         if args.get("ack_timeout_ms"):
             return model.args_profile(args).ack_timeout_rule  # PLS-ACKTIMEOUT-001 (C++) / -003 (Java)
@@ -246,6 +267,8 @@ class _Checker:
         self.producer_args: dict[str, dict[str, Any]] = {}
         self.last_id: dict[str, tuple[str, MessageId]] = {}  # topic -> (label, last observed id)
         self.last_receive: dict[str, tuple[bool, Span]] = {}  # handle -> (got a message?, span)
+        # handles that received nothing since they subscribed, reconnected or sought (_START_RULES)
+        self.fresh_start: set[str] = set()
         self.drained_stored: dict[str, int] = {}  # handle -> messages stored before its last empty receive
         self.watch = detectors.Watch(self.model)  # history facts of the context rules' detectors
 
@@ -280,6 +303,41 @@ class _Checker:
         keys = list(keys)
         for f in findings:
             self._emit(f.rule, n, f.status, f.anomaly, f.allowed, f.observed, f.explanation, keys)
+
+    def _owed_rules(self, handle: str, opts: ReceiveOptions) -> list[str]:
+        """The rules an owed message that never came breaks: the one the model names as owing it,
+        then every owing rule (``_OWING_RULES``) of the candidates due by then, and the start rules
+        (``_START_RULES``) if nothing came since the subscribe, reconnect or seek. A dead-letter copy
+        that never came breaks the rule that owed the copy instead of the subscription's."""
+        first = opts.must_rule or "PLS-SHARED-001"
+        if first not in _REDELIVERY_RULES and first not in _DELAY_RULES:
+            first = detectors.owed_copy_rule(self.watch, handle) or first
+        rules = [first]
+        due = [c for c in opts.candidates if c.kind not in ("stale", "ghost", "former")
+               and c.window.high is not None and c.window.high <= opts.must_by]
+        fresh = handle in self.fresh_start
+        for c in due:
+            rules += [r for r in c.rules if r in _OWING_RULES or (fresh and r in _START_RULES)]
+            if any(r.startswith("PLS-NACK") for r in c.rules) and self._batched(handle, c.pos):
+                rules.append("PLS-BATCH-006")  # a nack brings back its whole batch entry
+        return list(dict.fromkeys(rules))
+
+    def _same_producer_skipped(self, handle: str, stored: Any, opts: ReceiveOptions) -> str | None:
+        """PLS-PROD-002: the label of an earlier message of ``stored``'s producer that ``handle``'s
+        in-order stream still owed when ``stored`` came, or None."""
+        entries = self.model.subscription_of(handle).topic.entries if self.model.subscription_of(handle) else ()
+        for c in sorted(opts.candidates, key=lambda c: c.pos):
+            if c.kind == "stream" and "PLS-PROD-002" in c.rules and c.pos < stored.pos and c.pos < len(entries) \
+                    and entries[c.pos].producer_name == stored.producer_name:
+                return entries[c.pos].label
+        return None
+
+    def _batched(self, handle: str, pos: int) -> bool:
+        """Whether the message at ``pos`` of ``handle``'s subscription was written in a batch."""
+        sub = self.model.subscription_of(handle)
+        if sub is None or not 0 <= pos < len(sub.topic.entries):
+            return False
+        return sub.topic.entries[pos].message_id.batch_index >= 0
 
     def _late_arrival(self, n: int, handle: str, label: str, span: Span, eligible: list[Candidate], cand: Candidate,
                       allowed: str, observed: str, keys: list[str]) -> list[str]:
@@ -357,6 +415,8 @@ class _Checker:
         before = self.watch.before_op(op, args)
         if op == "subscribe" and before.get("existed"):
             self.watch.existing_subscription.add(n)
+            if "initial_position" in args:
+                rule = "PLS-SUB-004"  # the position asked for is ignored: the subscribe is an ordinary one
         if out.status == OK:
             # Observed ok: apply once for real. A refused op changes nothing, so its Rejected is
             # the same prediction a dry run would give; otherwise the model has followed the op.
@@ -399,6 +459,11 @@ class _Checker:
             return
         facts = dict(model.facts)
         self.watch.after_op(op, args, before, at_end=span.end, ok=True)
+        if op == "subscribe":
+            self.fresh_start.add(args["consumer"])
+        elif op == "seek":
+            sub = model.subscription_of(args["consumer"])
+            self.fresh_start |= {h for h in model.consumers if model.subscription_of(h) is sub} if sub is not None else {args["consumer"]}
         if op == "send" and (facts.get("chunks") or 0) > 1:
             self.watch.note_chunked(args["payload"])
         self._emit_findings(n, detectors.judge_op(self.watch, n, op, args, True, facts))
@@ -545,18 +610,15 @@ class _Checker:
             self.drained_stored[handle] = model._stored_count
             self._emit_findings(n, self.watch.judge_receipt(detectors.Receipt(n, handle, None, span.end)), keys)
             if opts.must_by is not None and span.end > opts.must_by + lat:
-                late = opts.must_rule in _REDELIVERY_RULES or opts.must_rule in _DELAY_RULES
-                must_rule = opts.must_rule or "PLS-SHARED-001"
-                if not late:
-                    # a dead-letter copy that never came breaks the rule that owed it
-                    must_rule = detectors.owed_copy_rule(self.watch, handle) or must_rule
-                self._emit(must_rule, n, FAIL, ("late-delivery" if opts.must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
-                           _describe_candidates(model, handle, opts.candidates), f"nothing until {span.end:g} ms",
-                           f"Let {opts.must_reason}. Then {handle} must receive it by {opts.must_by:g}+{lat:g} ms "
-                           f"(timing band: {self.tol.source}); "
-                           f"its receive from {span.start:g} ms to {span.end:g} ms got nothing.", keys)
+                for must_rule in self._owed_rules(handle, opts):
+                    late = must_rule in _REDELIVERY_RULES or must_rule in _DELAY_RULES
+                    self._emit(must_rule, n, FAIL, ("late-delivery" if must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
+                               _describe_candidates(model, handle, opts.candidates), f"nothing until {span.end:g} ms",
+                               f"Let {opts.must_reason}. Then {handle} must receive it by {opts.must_by:g}+{lat:g} ms "
+                               f"(timing band: {self.tol.source}); its receive from {span.start:g} ms to {span.end:g} ms got nothing.", keys)
             return
         self.last_receive[handle] = (True, span)
+        self.fresh_start.discard(handle)
         label = msg.payload
         observed = f"{label} (redelivery_count {msg.redelivery_count}) at {span.end:g} ms"
         if label in self.unmodelled_labels:
@@ -595,6 +657,12 @@ class _Checker:
                     self._emit(f.rule, n, f.status, f.anomaly, f.allowed, f.observed, f.explanation, keys)
             if not claimed:
                 self._emit(refusal.rule, n, status, refusal.anomaly, allowed, observed, why, keys)
+            skipped = self._same_producer_skipped(handle, stored, opts) if refusal.anomaly == "order-violation" else None
+            if skipped is not None:
+                self._emit("PLS-PROD-002", n, status, "order-violation", allowed, observed,
+                           f"Let {skipped} and {label} come from one producer, {skipped} published first. Then an "
+                           f"Exclusive or Failover consumer gets {skipped} first; {handle} got {label} while {skipped} "
+                           f"was still owed.", keys)
             if self._same_topic(handle, stored):
                 model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=None)
                 self.watch.note_delivered(handle, label)

@@ -241,11 +241,13 @@ def _acked_cumulatively(w: Watch, sub: Any) -> dict[int, str]:
             if p not in f.acked_individually}
 
 
-def _expired(w: Watch, sub: Any, *, delivered: bool) -> dict[int, str]:
+def _expired(w: Watch, sub: Any, *, delivered: bool | None) -> dict[int, str]:
+    """Positions an expiry pass removed from ``sub``: those delivered before it (``delivered``
+    True), never delivered (False), or all (None)."""
     f = w.facts(sub)
     gone = _still_acked(sub, getattr(sub, "expired", set()))
-    return {p: "expired by an expiry pass" + (" after it was delivered" if delivered else " before any delivery")
-            for p in gone if (p in f.delivered) == delivered}
+    return {p: "expired by an expiry pass" + (" after it was delivered" if p in f.delivered else " before any delivery")
+            for p in gone if delivered is None or (p in f.delivered) == delivered}
 
 
 def _np_dispatched(w: Watch, sub: Any) -> dict[int, str]:
@@ -286,9 +288,10 @@ ack_cumulative = _forbidding(
 ack_cumulative.__doc__ = """PLS-ACK-002. Violated if, after a cumulative ack of message m on an Exclusive or Failover
 subscription, m or any message before it is delivered on that subscription again."""
 
-ttl_expired_gone = _forbidding("PLS-TTL-001", "ack-resurrection", lambda w, s: _expired(w, s, delivered=False), "expired")
-ttl_expired_gone.__doc__ = """PLS-TTL-001. Violated if a message that an expiry pass removed (older than the TTL,
-not delivered before the pass) is delivered on that subscription afterwards."""
+ttl_expired_gone = _forbidding("PLS-TTL-001", "ack-resurrection", lambda w, s: _expired(w, s, delivered=None), "expired")
+ttl_expired_gone.__doc__ = """PLS-TTL-001. Violated if a message that an expiry pass removed (unacked and older than the
+TTL, delivered before the pass or not) is delivered on that subscription afterwards. One delivered before the pass
+breaks PLS-TTL-003 as well."""
 
 ttl_delivered_not_redelivered = _forbidding("PLS-TTL-003", "ack-resurrection",
                                             lambda w, s: _expired(w, s, delivered=True), "expired")

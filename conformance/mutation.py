@@ -867,20 +867,28 @@ def deliver_ttl_expired(history: History) -> list[Mutant]:
         if not later or like is None:
             continue
         i, h = later[0]
-        label = expired[0]
-        before = [m for j, hh, m in dels if j < x and hh.sub_key == h.sub_key and m.payload == label]
-        count = before[-1].redelivery_count + 1 if before else 0
-        msg = _observed_from_send(f, label, like, count)
-        if msg is None:
-            continue
-        events = list(history.events)
-        e = events[i]
-        events[i] = replace(_with_message(e, msg), t_end_ms=min(e.t_end_ms, e.t_start_ms + 5))
-        rules = ("PLS-TTL-003",) if before else ("PLS-TTL-001",)
-        m = _mutant(f, events, "deliver_ttl_expired", (e.step,), rules + ("PLS-TTL-001",),
-                    f"step {e.step}: {h.name} got {label}, which the expiry pass at step {ex.step} removed")
-        if m:
-            out.append(m)
+
+        def delivered_before(label: str) -> list[Any]:
+            return [m for j, hh, m in dels if j < x and hh.sub_key == h.sub_key and m.payload == label]
+
+        # one expired message that had been delivered (PLS-TTL-003 as well) and one that never was
+        chosen = [lab for lab in (next((lab for lab in expired if delivered_before(lab)), None),
+                                  next((lab for lab in expired if not delivered_before(lab)), None)) if lab is not None]
+        for label in chosen:
+            before = delivered_before(label)
+            count = before[-1].redelivery_count + 1 if before else 0
+            msg = _observed_from_send(f, label, like, count)
+            if msg is None:
+                continue
+            events = list(history.events)
+            e = events[i]
+            events[i] = replace(_with_message(e, msg), t_end_ms=min(e.t_end_ms, e.t_start_ms + 5))
+            rules = ("PLS-TTL-003", "PLS-TTL-001") if before else ("PLS-TTL-001",)
+            m = _mutant(f, events, "deliver_ttl_expired", (e.step,), rules,
+                        f"step {e.step}: {h.name} got {label}, which the expiry pass at step {ex.step} removed"
+                        + (" after it was delivered" if before else " before any delivery"))
+            if m:
+                out.append(m)
     return out
 
 

@@ -33,25 +33,10 @@ _CHARGED = "the checker does not FAIL it on the mutants that break it: "
 
 KNOWN_GAPS: dict[str, str] = {
     # --- the checker charges another rule (or nothing) for histories that break these
-    "PLS-ACCESS-005": _CHARGED + "a refused WaitForExclusive producer (reject_ok_op) is charged to PLS-PROD-001 by _op_rule",
-    "PLS-BATCH-006": _CHARGED + "a nacked batch whose sibling's redelivery never comes (drop_delivery) is charged to the "
-                     "nack timing rule and PLS-SHARED-001, never to PLS-BATCH-006",
     "PLS-COMPACT-004": _CHARGED + "every compacted-reader lie (drop/duplicate/reorder past the horizon) is charged to PLS-COMPACT-001",
-    "PLS-FAILOVER-002": _CHARGED + "a takeover consumer that never gets the unacked messages (drop_delivery) is charged to PLS-FAILOVER-003",
-    "PLS-NACK-003": _CHARGED + "a missing Exclusive/Failover rewind after a nack (drop_delivery) is charged to PLS-EXCL-002 / "
-                    "PLS-FAILOVER-003 and the nack timing rule",
     "PLS-NP-001": _CHARGED + "a connected non-persistent consumer that misses a message (drop_delivery) is charged to "
                   "PLS-EXCL-002 / PLS-SHARED-001 / PLS-NP-004",
-    "PLS-PROD-002": _CHARGED + "Exclusive order lies (reorder/drop/duplicate) are charged to PLS-EXCL-002 only",
-    "PLS-SEEK-001": _CHARGED + "a wrong delivery after a seek by id is charged to PLS-EXCL-002 (the subscription rule)",
-    "PLS-SEEK-002": _CHARGED + "a wrong delivery after a seek by publish time is charged to PLS-EXCL-002",
-    "PLS-SEEK-003": _CHARGED + "a wrong delivery after seek earliest/latest is charged to PLS-EXCL-002",
-    "PLS-SUB-003": _CHARGED + "a message an Earliest subscription never delivers (drop_delivery) is charged to PLS-EXCL-002",
-    "PLS-SUB-004": _CHARGED + "a refused re-subscribe with an initial position (reject_ok_op) is charged to PLS-SUB-001",
-    "PLS-SUB-005": _CHARGED + "a reconnected consumer that misses its first unacked message is charged to PLS-EXCL-002",
     "PLS-SUB-006": _CHARGED + "stats after unsubscribe failing with a wrong error (change_error_name) is charged to PLS-SUB-007",
-    "PLS-TTL-001": _CHARGED + "an expired message delivered after the expiry pass is charged to PLS-TTL-003 (delivered before) "
-                   "even when it had never been delivered",
     # --- no operator breaks these yet
     "PLS-BATCH-001": _NO_OPERATOR + "batch indexes within an entry are never reordered",
     "PLS-BATCH-002": _NO_OPERATOR + "batch container limits (entry boundaries) are never moved",
