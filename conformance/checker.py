@@ -95,6 +95,9 @@ class CheckReport:
     tolerances: Tolerances
     verdicts: tuple[Verdict, ...]
     notes: tuple[str, ...] = ()
+    # ops the harness could not run (an ``UnknownHandle`` outcome: a handle whose creation did not
+    # succeed): a harness error, never a broker verdict
+    harness_errors: tuple[str, ...] = ()
 
     def rule_verdicts(self) -> dict[str, str]:
         """One status per rule id: FAIL beats INDETERMINATE beats PASS."""
@@ -134,6 +137,7 @@ class CheckReport:
             "rule_verdicts": self.rule_verdicts(),
             "verdicts": [v.to_json() for v in self.verdicts],
             "notes": list(self.notes),
+            "harness_errors": list(self.harness_errors),
         }
 
 
@@ -172,7 +176,8 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
         for event in history.events:
             checker.step(event)
         checker.finish()
-    return CheckReport(header.trace_id, header.target, profile, tolerances, tuple(checker.verdicts), tuple(checker.notes))
+    return CheckReport(header.trace_id, header.target, profile, tolerances, tuple(checker.verdicts), tuple(checker.notes),
+                       tuple(checker.harness_errors))
 
 
 # ------------------------------------------------------------------------------------------
@@ -269,6 +274,7 @@ class _Checker:
         self.last_receive: dict[str, tuple[bool, Span]] = {}  # handle -> (got a message?, span)
         # handles that received nothing since they subscribed, reconnected or sought (_START_RULES)
         self.fresh_start: set[str] = set()
+        self.harness_errors: list[str] = []
         self.drained_stored: dict[str, int] = {}  # handle -> messages stored before its last empty receive
         self.watch = detectors.Watch(self.model)  # history facts of the context rules' detectors
 
@@ -384,6 +390,11 @@ class _Checker:
     def step(self, event: Event) -> None:
         op, args = event.op.op, event.op.args
         handle = event.op.handle()
+        if event.outcome.status == REJECTED and event.outcome.error == "UnknownHandle":
+            self.harness_errors.append(f"step {event.step} ({op}): {event.outcome.detail or 'an op on a handle that does not exist'}")
+            if handle is not None:
+                self.unmodelled_handles.add(handle)
+            return
         if handle is not None and handle in self.unmodelled_handles:
             if op in ("create_producer", "subscribe", "create_reader"):
                 self.unmodelled_handles.discard(handle)  # a fresh handle reusing the name

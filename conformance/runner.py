@@ -172,6 +172,10 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
         message = f"no detector judged {', '.join(unjudged)}, which the case names"
         if status == PASS:
             status = INDETERMINATE
+    if report.harness_errors and status != FAIL:
+        # the harness could not run part of the case: not a verdict on the broker
+        status = ERROR
+        message = "the harness could not run every op: " + "; ".join(report.harness_errors) + (f"; {message}" if message else "")
     return CaseResult(case, target.name, status, rule_verdicts, list(report.verdicts), expectations, history,
                       history_path, duration, message, broken)
 

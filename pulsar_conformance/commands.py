@@ -55,6 +55,8 @@ def judge(history: Any, *, client: str | None = None, timing_tolerance_ms: float
         report = check(history, tolerances=bands)
     except Exception as err:  # noqa: BLE001 - a checker crash is a harness error, not a verdict
         raise HarnessError(f"the checker raised {type(err).__name__}: {err}") from err
+    if report.harness_errors:
+        raise HarnessError("the history holds ops the harness could not run: " + "; ".join(report.harness_errors))
     verdicts = dict(report.rule_verdicts())
     named = tuple(history.header.rules)
     off = not_in_force(named, history, client=client or history.header.client or "python")

@@ -115,6 +115,7 @@ class _Run:
     owner: dict[str, str] = field(default_factory=dict)  # handle -> client running it
     created_by: dict[int, str] = field(default_factory=dict)  # step of a handle-creating op -> its client
     java: JavaSession | None = None
+    not_created: dict[str, str] = field(default_factory=dict)  # handle -> the creating op that did not succeed
 
     def sent_id_tuple(self, label: str) -> tuple[int, ...] | None:
         """The (ledger, entry, partition, batch) id either client got when it sent ``label``."""
@@ -311,6 +312,22 @@ class BrokerTarget:
     # ------------------------------------------------------------------ ops
 
     def _apply(self, run: _Run, op: Op) -> Outcome:
+        """Run ``op``; an op on a handle whose creation did not succeed is the harness's
+        ``UnknownHandle`` (never sent to a client, never a broker verdict)."""
+        name = op.handle()
+        creating = op.op in ("create_producer", "subscribe", "create_reader")
+        if not creating and name is not None and name in run.not_created:
+            return Outcome.rejected("UnknownHandle", f"{name} does not exist: its {run.not_created[name]} did not succeed, "
+                                    "so the harness cannot run this op (a harness error, not a verdict)")
+        outcome = self._apply_op(run, op)
+        if creating and name is not None:
+            if outcome.status == "ok":
+                run.not_created.pop(name, None)
+            else:
+                run.not_created[name] = f"{op.op} at step {op.step}"
+        return outcome
+
+    def _apply_op(self, run: _Run, op: Op) -> Outcome:
         args = op.args
         if op.op in JAVA_OPS:
             owner = self._client_of(run, op)

@@ -123,3 +123,40 @@ def test_topic_stats_count_unacked_per_consumer(pulsar_client, topic, pulsar_adm
     assert [c["consumerName"] for c in sub["consumers"]] == ["counted"]
     assert sub["consumers"][0]["unackedMessages"] == 2
     assert "cursors" in pulsar_admin.internal_stats(topic)
+
+
+def test_an_op_on_a_handle_whose_subscribe_was_refused_is_a_harness_error(live_target, tmp_path):
+    """The second Exclusive subscribe is refused (ConsumerBusy, PLS-EXCL-001), so c2 never exists:
+    the receive on c2 is the harness's UnknownHandle, never sent to the client, never charged to a
+    broker rule; the case is ERROR and ``check`` exits 4."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conformance.case_files import load_case
+    from conformance.checker import check
+    from conformance.runner import ERROR, run_case
+    from conformance.trace import save
+
+    path = tmp_path / "refused-then-used.yaml"
+    path.write_text("""
+id: refused-then-used
+title: an op on a handle that was never created
+rules: [PLS-EXCL-001]
+ops:
+  - subscribe: {consumer: c1, topic: t, subscription: s, consumer_name: c1}
+  - subscribe: {consumer: c2, topic: t, subscription: s, consumer_name: c2}
+  - receive: {consumer: c2, timeout_ms: 200}
+""", encoding="utf-8")
+    result = run_case(load_case(path), live_target, client="python")
+    events = result.history.events
+    assert events[1].outcome.error == "ConsumerBusy"
+    assert events[2].outcome.status == "rejected" and events[2].outcome.error == "UnknownHandle"
+    report = check(result.history)
+    assert report.harness_errors and not report.failures()
+    assert result.status == ERROR and "UnknownHandle" not in result.rule_verdicts
+    saved = save(result.history, tmp_path / "h.history.jsonl")
+    root = Path(__file__).resolve().parents[2]
+    code = subprocess.run([sys.executable, "-m", "pulsar_conformance", "check", str(saved)], capture_output=True, text=True,
+                          timeout=120, cwd=root).returncode
+    assert code == 4

@@ -181,3 +181,22 @@ def _imports_full(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module} | \
            {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+
+
+def test_an_op_the_harness_could_not_run_is_a_harness_error_not_a_verdict(tmp_path):
+    """A receive on a consumer whose subscribe timed out comes back as the harness's UnknownHandle:
+    no rule is charged, the checker reports a harness error, and ``check`` exits 4."""
+    from conformance.checker import check
+    from conformance.trace import Event, History, Op, Outcome, TraceHeader, save
+
+    header = TraceHeader(trace_id="t", target="pulsar://127.0.0.1:6650", broker_version="4.0.8", client="python")
+    events = (
+        Event(Op(1, "subscribe", {"consumer": "c1", "topic": "t", "subscription": "s"}), Outcome.indeterminate("client timeout"), 0, 15000),
+        Event(Op(2, "receive", {"consumer": "c1", "timeout_ms": 100}),
+              Outcome.rejected("UnknownHandle", "c1 does not exist: its subscribe at step 1 did not succeed"), 15000, 15001),
+    )
+    history = History(header, events)
+    report = check(history)
+    assert report.harness_errors and "step 2" in report.harness_errors[0]
+    assert not report.failures() and "PLS-SUB-001" not in {v.rule_id for v in report.verdicts if v.step == 2}
+    assert _check_cli(save(history, tmp_path / "h.history.jsonl")).returncode == 4
