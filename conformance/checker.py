@@ -326,6 +326,9 @@ class _Checker:
             rules += [r for r in c.rules if r in _OWING_RULES or (fresh and r in _START_RULES)]
             if any(r.startswith("PLS-NACK") for r in c.rules) and self._batched(handle, c.pos):
                 rules.append("PLS-BATCH-006")  # a nack brings back its whole batch entry
+            compacted = detectors.compacted_reader(self.watch, handle)
+            if compacted is not None and c.pos > compacted[1]:
+                rules.append("PLS-COMPACT-004")  # past the horizon a compacted reader reads every message
         return list(dict.fromkeys(rules))
 
     def _same_producer_skipped(self, handle: str, stored: Any, opts: ReceiveOptions) -> str | None:

@@ -379,7 +379,8 @@ def dlq_shared_only(w: Watch, r: Receipt) -> list[Finding]:
                     f"acts and {r.label} comes with count 0; it came with {r.redelivery_count}.")]
 
 
-def _compacted_reader(w: Watch, handle: str) -> Any:
+def compacted_reader(w: Watch, handle: str) -> Any:
+    """``(reader, horizon)`` when ``handle`` is a compacted reader of a compacted topic, else None."""
     reader = w.model.readers.get(handle)
     if reader is None:
         return None
@@ -389,7 +390,7 @@ def _compacted_reader(w: Watch, handle: str) -> Any:
 
 def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], list[Finding]]:
     def detect(w: Watch, r: Receipt) -> list[Finding]:
-        found = _compacted_reader(w, r.handle)
+        found = compacted_reader(w, r.handle)
         if found is None:
             return []
         reader, horizon = found
@@ -425,6 +426,10 @@ def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], l
         if which == "after":
             if pos is None or pos <= horizon:
                 return []
+            if not r.allowed:  # read out of publish order, twice, or past one it skipped
+                return [Finding(rule, FAIL, r.refusal or "order-violation", "messages after the horizon as published",
+                                r.label, f"Let {r.label} lie after the compaction horizon. Then the compacted reader reads "
+                                f"it as published, in order and once; {r.handle} read it out of that order.")]
             return [Finding(rule, PASS, None, "messages after the horizon as published", r.label,
                             f"{r.label} was published after the compaction horizon and read as published.")]
         return []

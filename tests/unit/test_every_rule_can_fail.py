@@ -33,7 +33,6 @@ _CHARGED = "the checker does not FAIL it on the mutants that break it: "
 
 KNOWN_GAPS: dict[str, str] = {
     # --- the checker charges another rule (or nothing) for histories that break these
-    "PLS-COMPACT-004": _CHARGED + "every compacted-reader lie (drop/duplicate/reorder past the horizon) is charged to PLS-COMPACT-001",
     "PLS-NP-001": _CHARGED + "a connected non-persistent consumer that misses a message (drop_delivery) is charged to "
                   "PLS-EXCL-002 / PLS-SHARED-001 / PLS-NP-004",
     "PLS-SUB-006": _CHARGED + "stats after unsubscribe failing with a wrong error (change_error_name) is charged to PLS-SUB-007",
