@@ -31,9 +31,17 @@ class Judged:
 
 
 def load_trace(path: str) -> Any:
-    """The trace in ``path``: a trace file, or the trace a history file ran."""
+    """The trace in ``path``: a trace file, the trace a history file ran, a case file (``.yaml``),
+    or a built-in case's id (``conformance/cases/``)."""
+    from conformance.case_files import discover_cases, load_case
     from conformance.trace import History, load
 
+    if path.endswith((".yaml", ".yml")) and Path(path).exists():
+        return load_case(Path(path)).trace
+    if not Path(path).exists():
+        found = [c for c in discover_cases() if c.id == path]
+        if found:
+            return found[0].trace
     item = load(path)
     return item.trace() if isinstance(item, History) else item
 
