@@ -200,3 +200,16 @@ def test_an_op_the_harness_could_not_run_is_a_harness_error_not_a_verdict(tmp_pa
     assert report.harness_errors and "step 2" in report.harness_errors[0]
     assert not report.failures() and "PLS-SUB-001" not in {v.rule_id for v in report.verdicts if v.step == 2}
     assert _check_cli(save(history, tmp_path / "h.history.jsonl")).returncode == 4
+
+
+def test_replay_takes_a_case_id_or_a_case_file():
+    def replay(what: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pulsar_conformance", "replay", what], capture_output=True, text=True,
+                              timeout=120, cwd=ROOT)
+
+    by_id = replay("ack-individual")
+    assert by_id.returncode == 0 and "PLS-ACK-001" in by_id.stdout, by_id.stderr
+    case_file = next((ROOT / "conformance" / "cases").rglob("ack-individual.yaml"))
+    assert replay(str(case_file)).returncode == 0
+    missing = replay("no-such-case-or-file")
+    assert missing.returncode == 2 and "no-such-case-or-file" in missing.stderr
