@@ -229,7 +229,7 @@ def _still_acked(sub: Any, positions: Iterable[int]) -> list[int]:
 
 def _acked_individually(w: Watch, sub: Any) -> dict[int, str]:
     f = w.facts(sub)
-    only = set(_still_acked(sub, f.acked_individually)) - f.acked_cumulatively - getattr(sub, "expired", set())
+    only = set(_still_acked(sub, f.acked_individually)) - getattr(sub, "expired", set())
     if not names.is_persistent(sub.topic.full):
         return {}
     return {p: "acknowledged by an individual ack" for p in only if p not in _dead_lettered(w, sub)}
@@ -237,8 +237,8 @@ def _acked_individually(w: Watch, sub: Any) -> dict[int, str]:
 
 def _acked_cumulatively(w: Watch, sub: Any) -> dict[int, str]:
     f = w.facts(sub)
-    return {p: "covered by a cumulative ack" for p in _still_acked(sub, f.acked_cumulatively)
-            if p not in f.acked_individually}
+    # a message acked both ways breaks both rules when it comes back
+    return {p: "covered by a cumulative ack" for p in _still_acked(sub, f.acked_cumulatively)}
 
 
 def _expired(w: Watch, sub: Any, *, delivered: bool | None) -> dict[int, str]:
