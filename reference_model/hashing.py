@@ -7,10 +7,11 @@ Pulsar part: ``Murmur3_32Hash`` (apache/pulsar pulsar-common
 (apache/pulsar pulsar-common ``.../common/protocol/Commands.java#peekStickyKey`` /
 ``resolveStickyKey``; the C++ producer copies the first message's keys into a batch's metadata in
 ``lib/Commands.cc#initBatchMessageMetadata``).
-Rule ids (proposed, to be registered in ``rules.py``): PLS-HASH-001 (murmur3 seed 0, sign bit
-cleared), PLS-HASH-002 (Java ``String.hashCode`` over UTF-16 units vs the C++ client's
-``JavaStringHash`` over UTF-8 bytes), PLS-KEYSHARED-001 (sticky key of a message),
-PLS-FAILOVER-003 (``failover_active``, kept here for ``dispatch/failover.py``).
+Rule ids: PLS-HASH-001 (murmur3 seed 0, sign bit cleared), PLS-HASH-002 (Java ``String.hashCode``
+over UTF-16 units vs the C++ client's ``JavaStringHash`` over UTF-8 bytes), PLS-KEYSHARED-001
+(sticky key of a message), PLS-FAILOVER-003 (the consumer hash ring ``consumer_ring_index``, which
+``routing`` uses; ``failover_active``, kept here for ``dispatch/failover.py``). This module imports
+no other model module: ``routing`` builds on it, never the other way round.
 
 The steps, as the sources do them:
 
@@ -47,6 +48,7 @@ import binascii
 
 INT_MAX = 0x7FFFFFFF
 NONE_KEY = b"NONE_KEY"
+FAILOVER_RING_POINTS = 100  # CONSUMER_CONSISTENT_HASH_REPLICAS: ring points per consumer name
 
 _C1 = 0xCC9E2D51
 _C2 = 0x1B873593
@@ -187,14 +189,37 @@ def batch_sticky_key(messages: list[dict], *, producer_sequence_fallback: bool =
     return sticky_key(**messages[0], producer_sequence_fallback=producer_sequence_fallback)
 
 
-def failover_active(topic_full_name: str, consumer_names: list[str]) -> str | None:
-    """PLS-FAILOVER-003, kept for ``dispatch/failover.py``: see ``routing.failover_active_consumer``.
+def consumer_ring_index(names: list[str], key: str) -> int:
+    """PLS-FAILOVER-003: the broker's consistent-hash ring of consumer names (``makeHashRing``,
+    ``peekConsumerIndexFromHashRing``): the index into ``names`` that ``key`` (a topic name) picks.
 
-    The active consumer of a Failover subscription on a non-partitioned topic (all priorities
-    equal), or ``None`` without consumers.
+    Each name (index i) owns the points ``pulsar_murmur3(name + str(j)) -> i`` for j in 0..99
+    (``TreeMap.put``: a later i overwrites a colliding point); ``key`` hashes to a point and picks
+    the owner of the first point at or after it, wrapping to the lowest point.
+    """
+    if not names:
+        raise ValueError("names must hold at least one consumer name: an empty ring picks no one")
+    ring: dict[int, int] = {}
+    for i, name in enumerate(names):
+        for j in range(FAILOVER_RING_POINTS):
+            ring[pulsar_murmur3(f"{name}{j}")] = i  # TreeMap.put: later i overwrites
+    target = pulsar_murmur3(key)
+    at_or_after = [p for p in ring if p >= target]
+    return ring[min(at_or_after)] if at_or_after else ring[min(ring)]
+
+
+def failover_active(topic_full_name: str, consumer_names: list[str]) -> str | None:
+    """PLS-FAILOVER-003, kept for ``dispatch/failover.py``: ``routing.failover_active_consumer(-1,
+    consumer_names, topic=topic_full_name)`` with every priority level equal.
+
+    The active consumer of a Failover subscription on a non-partitioned topic, or ``None`` without
+    consumers. Names are sorted as Java's ``String.compareTo`` does (UTF-16 units, stable), then
+    the ring keyed by the topic name picks one.
     """
     if not consumer_names:
         return None
-    from reference_model.routing import failover_active_consumer  # routing imports this module
-
-    return failover_active_consumer(-1, list(consumer_names), topic=topic_full_name)
+    if not topic_full_name:
+        raise ValueError("topic is required: the ring is keyed by the topic name; "
+                         "pass the full topic name, e.g. 'persistent://public/default/t' (or 't-partition-0')")
+    names = sorted(consumer_names, key=utf16_units)  # routing.failover_sorted, all priorities equal
+    return names[consumer_ring_index(names, topic_full_name)]

@@ -7,7 +7,7 @@ Pulsar part: producer message routing (C++ ``lib/RoundRobinMessageRouter.cc``,
 ``signSafeMod``), partition topic names, and the Failover active-consumer pick (apache/pulsar
 pulsar-broker ``.../broker/service/AbstractDispatcherSingleActiveConsumer.java``
 ``pickAndScheduleActiveConsumer``, ``makeHashRing``, ``peekConsumerIndexFromHashRing``).
-Rule ids: PLS-TOPIC-002 (partition names); proposed, to be registered: PLS-ROUTE-001 (a keyed
+Rule ids: PLS-TOPIC-002 (partition names), PLS-ROUTE-001 (a keyed
 message goes to ``hash(partition key) mod N``; only the partition key counts, not the ordering
 key), PLS-ROUTE-002 (keyless RoundRobin: per message without batching; C++ with batching per
 batch), PLS-ROUTE-003 (keyless SinglePartition: one partition for the producer's life),
@@ -63,7 +63,7 @@ from reference_model.names import partition_name
 
 HASHINGS = ("murmur3_32", "java_string_hash")
 CLIENTS = ("java", "cpp")
-FAILOVER_RING_POINTS = 100  # CONSUMER_CONSISTENT_HASH_REPLICAS
+FAILOVER_RING_POINTS = hashing.FAILOVER_RING_POINTS  # CONSUMER_CONSISTENT_HASH_REPLICAS
 _U32 = 0xFFFFFFFF
 
 # C++ ProducerConfigurationImpl.h defaults (also the Python create_producer defaults, except
@@ -215,14 +215,9 @@ def failover_sorted(consumers: list[str], priorities: dict[str, int] | None = No
 
 
 def failover_ring_index(names: list[str], topic: str) -> int:
-    """Step 3: index into ``names`` (the sorted best-priority consumers) that the topic's hash picks."""
-    ring: dict[int, int] = {}
-    for i, name in enumerate(names):
-        for j in range(FAILOVER_RING_POINTS):
-            ring[hashing.pulsar_murmur3(f"{name}{j}")] = i  # TreeMap.put: later i overwrites
-    target = hashing.pulsar_murmur3(topic)
-    at_or_after = [p for p in ring if p >= target]
-    return ring[min(at_or_after)] if at_or_after else ring[min(ring)]
+    """Step 3: index into ``names`` (the sorted best-priority consumers) that the topic's hash picks
+    (the ring itself is ``hashing.consumer_ring_index``)."""
+    return hashing.consumer_ring_index(names, topic)
 
 
 def failover_active_consumer(partition: int, consumers: list[str], *, priorities: dict[str, int] | None = None,

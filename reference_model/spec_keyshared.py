@@ -3,7 +3,7 @@
 Pulsar part: where a key goes -- to which partition a producer sends it, to which Key_Shared
 consumer the broker dispatches it, and which Failover consumer is active. The lead re-exports
 these from ``reference_model/spec.py``.
-Rule ids (proposed, to be registered): PLS-HASH-001/002, PLS-ROUTE-001, PLS-KEYSHARED-002..005,
+Rule ids: PLS-HASH-001/002, PLS-ROUTE-001, PLS-KEYSHARED-002..005,
 PLS-FAILOVER-003/004 (see ``hashing``, ``routing`` and ``key_shared`` for the rules step by step).
 
 These signatures are a contract. Bad arguments raise ``ValueError`` naming the argument and the

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from reports.marks import MARKS, esc
+
 PASS, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED = (
     "PASS", "FAIL", "INDETERMINATE", "NOT_APPLICABLE", "NOT_EXERCISED")
 VERDICTS = (PASS, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED)
@@ -473,8 +475,6 @@ def to_html(matrix: ClientMatrix, *, caption: str = "") -> str:
     A cell carries ``data-row``, ``data-client``, ``data-row-verdict`` (NOT_COVERED for a row
     without rules), ``data-claim`` and ``data-disagreement``; ``data-verdict`` stays the rule
     matrix's."""
-    from reports.html import MARKS, esc
-
     head = "".join(f'<th class="client" data-client="{esc(c)}">{esc(c)}<br><span class="muted">broker {esc(_versions(matrix, c))}</span></th>'
                    for c in matrix.clients)
     body = []

@@ -24,21 +24,15 @@ the page is readable printed or without JS.
 
 from __future__ import annotations
 
-import html
 import math
 import zlib
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from reports.client_matrix import CLIENT_ORDER, to_html as client_matrix_html
+from reports.marks import MARKS, esc
 from reports.xunit2 import MODEL, model_events, ms, observation_text, witness_events, witness_listing
 
-MARKS = {
-    "PASS": ("\u2713", "m-pass", "pass"),
-    "FAIL": ("\u2717", "m-fail", "fail"),
-    "NOT_APPLICABLE": ("n/a", "m-na", "not applicable (unsupported by this client/version)"),
-    "NOT_EXERCISED": ("\u2205", "m-nx", "not exercised"),
-    "INDETERMINATE": ("?", "m-indet", "indeterminate"),
-}
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")
 
 CSS = """
@@ -112,10 +106,6 @@ document.addEventListener('DOMContentLoaded', function () {
 """
 
 
-def esc(x: Any) -> str:
-    return html.escape("" if x is None else str(x), quote=True)
-
-
 def _key(target: Any, version: Any, client: Any) -> str:
     return f"{target}|{version}|{client}"
 
@@ -127,9 +117,6 @@ def _combo_label(c: Mapping[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- matrix
-
-
-CLIENT_ORDER = ("python", "java", "mixed")
 
 
 def broker_clients(data: Mapping[str, Any]) -> list[str]:
@@ -496,9 +483,7 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
     traces = traces or {}
     cm_section = ""
     if client_matrix is not None:
-        from reports.client_matrix import to_html
-
-        cm_section = to_html(client_matrix, caption=client_matrix_caption)
+        cm_section = client_matrix_html(client_matrix, caption=client_matrix_caption)
     cov = matrix["coverage"]
     rows = sum(c["rows"] for c in data["combos"])
     runs = len({r["run_id"] for r in data.get("trend", [])})

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.case_files import CASES_DIR, discover_cases, load_case
+from conformance.case_files import CASE_CLIENTS, CASES_DIR, discover_cases, load_case
 from reference_model import rules as R
 
 CASE_FILES = sorted(Path(CASES_DIR).rglob("*.yaml"))
@@ -59,6 +59,20 @@ def test_every_active_rule_has_a_case(cases):
     cited = {rule_id for c in cases for rule_id in c.rules}
     missing = [r.id for r in R.active_rules() if r.id not in cited]
     assert not missing, f"rules without a case: {missing}"
+
+
+def test_cases_stay_by_area():
+    """A case lives in ``cases/<area>/<id>.yaml``: the folder names the area of the spec (the JUnit
+    classname ends with it), the ``clients:`` field names the client; no folder per client."""
+    not_areas = set(CASE_CLIENTS) | {"cross_client", "cross-client"}
+    for path in CASE_FILES:
+        rel = path.relative_to(CASES_DIR)
+        assert len(rel.parts) == 2, f"{rel}: put the case directly in its area's folder, cases/<area>/<id>.yaml"
+        assert rel.parts[0] not in not_areas, (
+            f"{rel}: a folder per client; move it to the folder of its rules' area (clients: says the client)")
+    areas = {p.relative_to(CASES_DIR).parts[0] for p in CASE_FILES}
+    split = sorted((a, b) for a in areas for b in areas if b.startswith(a + "-") or b.startswith(a + "_"))
+    assert not split, f"one folder per area: merge {split}"
 
 
 def test_case_ids_unique(cases):

@@ -106,3 +106,18 @@ def test_the_main_junit_carries_judged_steps_per_rule_and_the_timing_bands(tmp_p
     assert suite_props["timing_source"] == "model" and suite_props["timing_dispatch_latency_ms"] == "0.0"
     case_props = {p.get("name"): p.get("value") for p in suite.find("testcase").find("properties")}
     assert case_props["judged_steps:PLS-SUB-001"] == str(counted) and counted > 0
+
+
+def test_the_junit_classname_ends_with_the_case_area(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from conformance.case_files import discover_cases
+    from conformance.targets.model import ModelTarget
+    from reports.junit import write_junit
+
+    cases = {c.id: c for c in discover_cases()}
+    results = [run_case(cases[i], ModelTarget(), client="python") for i in ("dlq-whole-batch", "dlq-default-name")]
+    root = ET.parse(write_junit(tmp_path / "junit.xml", [(results, {"target": "model"})])).getroot()
+    suite = root.find("testsuite") if root.tag == "testsuites" else root
+    # dlq-whole-batch was in dlq-features/: one area, one folder, one classname
+    assert {t.get("classname") for t in suite.iter("testcase")} == {"pulsar-conformance[model].dlq"}
