@@ -43,7 +43,7 @@ The derivation (``TimingBands.from_calibration``), in milliseconds, with S = ``s
    delayed-message tracker on its tick timer (``delayedDeliveryTickTimeMillis``; the suite's
    broker sets 100 ms), and the docs bound the delay by "deliverAt time plus the tickTimeMillis
    for the topic plus the delayedDeliveryTickTimeMillis" (two ticks); the measured band covers
-   the dispatch after that. ``reference_model.delayed.delivery_window(..., dispatch_slack_ms=0)``
+   the dispatch after that. ``reference_model.delayed.delivery_span(..., dispatch_slack_ms=0)``
    ends at ``deliver_at + 2 * tick``, so judging its ``high + dispatch_latency_ms`` is the same.
 5. ``early_ms = max(MIN_EARLY_MS, ceil(S * max(0, p99.9(nack_earliness))))``: how long before a
    window opens an arrival may be recorded. The harness and the clients read the same monotonic

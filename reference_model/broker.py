@@ -83,7 +83,6 @@ from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model import dead_letter as dl
 from reference_model.profiles import Profile, client_refusal, handle_profile, profile_for
 from reference_model.redelivery import JavaNackTracker, check_ack_timeout, check_ack_timeout_tick, multiplier_backoff_ms
-from reference_model.spec import dead_letter_topic as spec_dead_letter_topic
 from reference_model.rejections import ModelError, NotModelledError, Rejected
 from reference_model.timing import Span, Window
 
@@ -656,10 +655,11 @@ class Broker(FeatureOps):
             ack_timeout_tick_ms=args.get("ack_timeout_tick_ms"), ack_timeout_backoff=backoffs.get("ack_timeout_backoff"),
             joined_at=at.end, nack_tracker=JavaNackTracker() if prof.nack_timer == "deadline" else None)
         dead = args.get("dead_letter")
-        if dead is not None and not (isinstance(dead.get("max_redeliver_count"), int) and dead["max_redeliver_count"] >= 1):
-            # PLS-DLQ-007: Python's ConsumerDeadLetterPolicy raises ValueError; Java's
-            # ConsumerBuilderImpl#deadLetterPolicy an IllegalArgumentException ("MaxRedeliverCount must be > 0.").
-            return Rejected("InvalidArgument", "PLS-DLQ-007", "max_redeliver_count must be greater than 0")
+        refused_count = dl.check_max_redeliver_count(dead.get("max_redeliver_count")) if dead is not None else None
+        if refused_count is not None:
+            # PLS-DLQ-007: Python's ConsumerDeadLetterPolicy raises ValueError (its text here for both
+            # clients: a Java trace reaches this check only through Python-shaped args).
+            return Rejected("InvalidArgument", "PLS-DLQ-007", refused_count)
         full = names.expand_trace(args["topic"])
         refused = self._feature_subscribe_check(args, sub_type, full if isinstance(full, str) else None)
         if refused is not None:
@@ -720,7 +720,7 @@ class Broker(FeatureOps):
             raise NotModelledError("a consumer reading compacted (only readers are modelled)")
         dead = args.get("dead_letter")
         # PLS-DLQ-005: only Shared/Key_Shared count redeliveries; elsewhere the policy never acts.
-        if dead and dead.get("max_redeliver_count") and sub_type in ("Shared", "Key_Shared"):
+        if dead and dead.get("max_redeliver_count") and dl.dlq_applies(sub_type):
             dlq = names.expand_trace(dead["topic"]) if dead.get("topic") else None  # None: the default name
             if isinstance(dlq, Rejected):
                 raise NotModelledError("an invalid dead-letter topic name")
@@ -750,11 +750,13 @@ class Broker(FeatureOps):
         if isinstance(first, Rejected):
             return first
         dead = dict(args.get("dead_letter") or {})
-        if args.get("dead_letter") is not None and not (isinstance(dead.get("max_redeliver_count"), int)
-                                                        and dead["max_redeliver_count"] >= 1):
-            return Rejected("InvalidArgument", "PLS-DLQ-007", "MaxRedeliverCount must be > 0.")
-        retry = names.expand_trace(dead["retry_topic"]) if dead.get("retry_topic") else f"{first}-{args['subscription']}-RETRY"
-        dlq = names.expand_trace(dead["topic"]) if dead.get("topic") else spec_dead_letter_topic(first, args["subscription"])
+        refused_count = (dl.check_max_redeliver_count(dead.get("max_redeliver_count"), "java")
+                         if args.get("dead_letter") is not None else None)
+        if refused_count is not None:
+            return Rejected("InvalidArgument", "PLS-DLQ-007", refused_count)
+        retry = (names.expand_trace(dead["retry_topic"]) if dead.get("retry_topic")
+                 else dl.default_retry_topic(first, args["subscription"]))
+        dlq = names.expand_trace(dead["topic"]) if dead.get("topic") else dl.default_dlq_topic(first, args["subscription"])
         if isinstance(retry, Rejected) or isinstance(dlq, Rejected):
             raise NotModelledError("an invalid retry or dead-letter topic name")
         policy = RetryPolicy(retry, int(dead.get("max_redeliver_count", dl.MAX_RECONSUMETIMES)), dlq,
@@ -1017,7 +1019,8 @@ class Broker(FeatureOps):
         batch = self._feature_nack_positions(config, sub, pos)  # PLS-BATCH-006: the whole entry
         dead = self.dead_letter.get(config.handle)
         slot = getattr(sub.dispatcher, "slots", {}).get(pos)
-        if dead is not None and slot is not None and slot.holder == config.handle and slot.lo >= dead.max_redeliver:
+        if (dead is not None and slot is not None and slot.holder == config.handle
+                and dl.on_delivery(slot.lo, dead.max_redeliver) != dl.DELIVER):
             # PLS-DLQ-001/002: the delivery with count N is nacked -> when the nack timer fires,
             # publish a copy to the DLQ and ack the original instead of redelivering it.
             window = config.nack_window(at, slot.lo, self.profile)
@@ -1025,7 +1028,7 @@ class Broker(FeatureOps):
                 sub.dispatcher.hold_for_dead_letter(p)
             if dead.topic is None:
                 # PLS-DLQ-001: both clients name the default DLQ after the topic (partition) the consumer reads.
-                dead = dead._replace(topic=spec_dead_letter_topic(sub.topic.full, sub.name))
+                dead = dead._replace(topic=dl.default_dlq_topic(sub.topic.full, sub.name))
             # PLS-DLQ-006: a batched message takes its whole entry to the DLQ, acked messages included.
             for p in batch:
                 self._schedule(window.low, lambda p=p: self._dead_letter(sub, p, dead, Span(window.low, window.high)))
@@ -1039,13 +1042,13 @@ class Broker(FeatureOps):
         """PLS-DLQ-002 (C++): a delivery with count >= N whose ack timeout fires goes to the DLQ, like a nack."""
         dead = self.dead_letter.get(handle)
         config = next((c for c, s in self._pairs(handle) if s is sub), None)
-        if dead is None or config is None or not config.ack_timeout_ms or count < dead.max_redeliver:
+        if dead is None or config is None or not config.ack_timeout_ms or dl.on_delivery(count, dead.max_redeliver) == dl.DELIVER:
             return
         if candidate is not None and candidate.kind == "ghost":
             return
         window = config.ack_timeout_window(at, count, self.profile)
         if dead.topic is None:
-            dead = dead._replace(topic=spec_dead_letter_topic(sub.topic.full, sub.name))
+            dead = dead._replace(topic=dl.default_dlq_topic(sub.topic.full, sub.name))
         for p in self._feature_nack_positions(config, sub, pos):
             slot = getattr(sub.dispatcher, "slots", {}).get(p)
             if slot is not None and slot.holder == handle:
@@ -1058,19 +1061,13 @@ class Broker(FeatureOps):
         original = sub.topic.entries[pos]
         # initialSubscriptionName: created with the DLQ producer, before the first copy (PLS-DLQ-004).
         dlq = self._dead_letter_topic(dead.topic, dead.initial_subscription, at)
-        mid = original.message_id
-        if dead.properties == "java":
-            # PLS-DLQ-003: Java getPropertiesMap, 'l:e:p[:b]', REAL_SUBSCRIPTION, ORIGIN_MESSAGE_IDY_TIME
-            props = dl.java_dead_letter_properties(dict(original.properties),
-                                                   dl.java_message_id_text(mid.ledger, mid.entry, mid.partition, mid.batch_index),
-                                                   sub.topic.full, sub.name)
-        else:
-            # PLS-DLQ-003: C++ '(l,e,p,b)' and REAL_TOPIC
-            props = dict(original.properties)
-            props["ORIGIN_MESSAGE_ID"] = str(original.message_id)
-            props["REAL_TOPIC"] = sub.topic.full
+        # PLS-DLQ-003: the copy each client writes (C++ '(l,e,p,b)' + REAL_TOPIC; Java getPropertiesMap)
+        copy = dl.dead_letter(original.label.encode(), dict(original.properties), original.message_id, sub.topic.full,
+                              partition_key=original.key, ordering_key=original.ordering_key,
+                              client=dead.properties, subscription=sub.name)
         if original.label not in dlq.by_label:
-            stored = self._store(dlq, original.label, key=original.key, ordering_key=original.ordering_key, properties=props,
+            stored = self._store(dlq, original.label, key=copy.partition_key, ordering_key=copy.ordering_key,
+                                 properties=copy.properties_dict(),
                                  event_time=original.event_time, publish_time=int(at.start), producer_name=DLQ_PRODUCER,
                                  sequence_id=len(dlq.entries), at=Span(at.start, at.end + dl.DEAD_LETTER_PUBLISH_MS))
             self.copies[(dlq.full, stored.pos)] = ("dlq", "java" if dead.properties == "java" else "cpp")

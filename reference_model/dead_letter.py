@@ -66,7 +66,9 @@ RECONSUMETIMES = "RECONSUMETIMES"
 DELAY_TIME = "DELAY_TIME"
 MAX_RECONSUMETIMES = 16
 DLQ_SUFFIX = "-DLQ"
-INVALID_MAX_REDELIVER_COUNT_ERROR = "max_redeliver_count must be greater than 0"
+RETRY_SUFFIX = "-RETRY"
+INVALID_MAX_REDELIVER_COUNT_ERROR = "max_redeliver_count must be greater than 0"  # Python ConsumerDeadLetterPolicy
+JAVA_INVALID_MAX_REDELIVER_COUNT_ERROR = "MaxRedeliverCount must be > 0."  # Java ConsumerBuilderImpl#deadLetterPolicy
 
 DELIVER, DELIVER_AND_REMEMBER, TO_DLQ = "deliver", "deliver_and_remember", "to_dlq"
 _DLQ_TYPES = ("Shared", "Key_Shared", "KeyShared")
@@ -80,16 +82,22 @@ _DLQ_TYPES = ("Shared", "Key_Shared", "KeyShared")
 DEAD_LETTER_PUBLISH_MS = 1000.0
 
 
-def check_max_redeliver_count(value: int | None) -> str | None:
-    """PLS-DLQ-007: the Python ValueError text, or None when the value is accepted."""
-    if value is None or value < 1:
-        return INVALID_MAX_REDELIVER_COUNT_ERROR
+def check_max_redeliver_count(value: object, client: str = "cpp") -> str | None:
+    """PLS-DLQ-007: the error text the ``client`` ("cpp" for C++/Python, "java") raises when the
+    consumer is built with ``value``, or None when the value is accepted (an int >= 1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return JAVA_INVALID_MAX_REDELIVER_COUNT_ERROR if client == "java" else INVALID_MAX_REDELIVER_COUNT_ERROR
     return None
 
 
 def default_dlq_topic(consumer_topic: str, subscription: str) -> str:
     """PLS-DLQ-001: ``<topic>-<subscription>-DLQ`` from the full topic name the consumer uses."""
     return f"{consumer_topic}-{subscription}{DLQ_SUFFIX}"
+
+
+def default_retry_topic(consumer_topic: str, subscription: str) -> str:
+    """PLS-RETRY-001: ``<topic>-<subscription>-RETRY``, named (like the DLQ then) after the first topic."""
+    return f"{consumer_topic}-{subscription}{RETRY_SUFFIX}"
 
 
 def dlq_applies(subscription_type: str) -> bool:
@@ -104,13 +112,6 @@ def on_delivery(redelivery_count: int, max_redeliver_count: int) -> str:
     if redelivery_count == max_redeliver_count:
         return DELIVER_AND_REMEMBER
     return TO_DLQ
-
-
-def deliveries_before_dead_letter(max_redeliver_count: int) -> tuple[int, ...]:
-    """PLS-DLQ-002: the redelivery counts the application sees when it nacks every time."""
-    if check_max_redeliver_count(max_redeliver_count):
-        raise ValueError(INVALID_MAX_REDELIVER_COUNT_ERROR)
-    return tuple(range(max_redeliver_count + 1))
 
 
 @dataclass(frozen=True)
@@ -135,19 +136,20 @@ def dead_letter_properties(original: Mapping[str, str], origin_id: MessageId, re
 
 
 def dead_letter(payload: bytes, original_properties: Mapping[str, str], origin_id: MessageId, real_topic: str,
-                *, partition_key: str | None = None, ordering_key: str | None = None) -> DeadLetter:
-    props = dead_letter_properties(original_properties, origin_id, real_topic)
+                *, partition_key: str | None = None, ordering_key: str | None = None, client: str = "cpp",
+                subscription: str = "") -> DeadLetter:
+    """PLS-DLQ-003: the copy ``client`` publishes for the message ``origin_id`` read from ``real_topic``.
+
+    The C++/Python client writes ``dead_letter_properties``; the Java client
+    ``java_dead_letter_properties`` (its id text, ``REAL_SUBSCRIPTION``, the legacy id property).
+    A batched message's copy carries its own batch index in ``origin_id`` (PLS-DLQ-006: each
+    message of the entry is a copy of its own)."""
+    if client == "java":
+        text = java_message_id_text(origin_id.ledger, origin_id.entry, origin_id.partition, origin_id.batch_index)
+        props = java_dead_letter_properties(original_properties, text, real_topic, subscription)
+    else:
+        props = dead_letter_properties(original_properties, origin_id, real_topic)
     return DeadLetter(payload, tuple(sorted(props.items())), partition_key or None, ordering_key or None)
-
-
-def dead_letters_for_entry(messages: list[tuple[bytes, Mapping[str, str]]], *, ledger: int, entry: int,
-                           partition: int, real_topic: str, batched: bool) -> tuple[DeadLetter, ...]:
-    """PLS-DLQ-006: every message of the entry goes to the DLQ, acked or not, each with its own id."""
-    out = []
-    for index, (payload, props) in enumerate(messages):
-        origin = MessageId(ledger, entry, partition, index if batched else -1)
-        out.append(dead_letter(payload, props, origin, real_topic))
-    return tuple(out)
 
 
 # --------------------------------------------------------------------------- Java client

@@ -25,14 +25,15 @@ Rule ids: PLS-DELAY-001 .. PLS-DELAY-006, PLS-NP-004.
 Not modelled: the bucket tracker, ``delayedDeliveryMaxDelayInMillis`` (a longer delay refused at
 publish), namespace/topic policies that switch the feature off, clock skew (``deliver_at`` is
 client time and the broker compares it with its own clock), the Failover first-dispatch pause.
-Choices: the window's ``canonical`` instant is ``deliver_at`` (strict) or ``deliver_at - tick``
-(non-strict), the earliest allowed; ``dispatch_slack_ms`` (default 50) covers the broker's
-timer granularity and the trip to the client.
+Choices: a message already due when stored may come at most ``2 * tick + dispatch_slack_ms``
+after its ``deliver_at`` or at once, whichever is later; ``dispatch_slack_ms`` (default 50) covers
+the broker's timer granularity and the trip to the client. The order a consumer sees follows from
+the spans (``spec.delayed_delivery_order`` states it for one consumer).
 """
 
 from __future__ import annotations
 
-from reference_model.timing import Window
+from reference_model.timing import Span
 
 DELAY_HONOURING_TYPES = ("Shared", "Key_Shared")
 _TYPE_ALIASES = {"KeyShared": "Key_Shared", "Key_Shared": "Key_Shared", "Shared": "Shared",
@@ -62,53 +63,59 @@ def is_ready(deliver_at_ms: float, now_ms: float, *, tick_ms: int, strict: bool)
     return deliver_at_ms <= cutoff_time(now_ms, tick_ms=tick_ms, strict=strict)
 
 
-def effective_deliver_at(*, client_now_ms: int, deliver_at_ms: int | None = None, deliver_after_ms: int | None = None) -> int | None:
+def effective_deliver_at(*, client_now_ms: float, deliver_at_ms: int | None = None,
+                         deliver_after_ms: int | None = None) -> float | None:
     """Step 3: the ``deliver_at_time`` the message carries (None: not delayed)."""
-    result = None
+    result: float | None = None
     if deliver_at_ms:  # Python: `if deliver_at:`
         result = int(deliver_at_ms)
     if deliver_after_ms:  # Python: `if deliver_after:`; C++ deliverAfter = now + delay
-        result = int(client_now_ms) + int(deliver_after_ms)
+        result = client_now_ms + int(deliver_after_ms)
     return result
 
 
-def delivery_window(
-    deliver_at_ms: float,
+def deliver_at_range(send: Span, *, deliver_at_ms: int | None = None,
+                     deliver_after_ms: int | None = None) -> tuple[float, float] | None:
+    """Step 3 over a send that took ``send``: the earliest and latest ``deliver_at`` the client
+    could have computed (``deliver_after`` reads the client clock somewhere inside the send)."""
+    low = effective_deliver_at(client_now_ms=send.start, deliver_at_ms=deliver_at_ms, deliver_after_ms=deliver_after_ms)
+    high = effective_deliver_at(client_now_ms=send.end, deliver_at_ms=deliver_at_ms, deliver_after_ms=deliver_after_ms)
+    return None if low is None or high is None else (low, high)
+
+
+def delivery_span(
+    deliver_at: tuple[float, float],
+    stored: Span,
     *,
-    read_at_ms: float,
     subscription_type: str,
     persistent: bool = True,
     tick_ms: int = DEFAULT_TICK_MS,
     strict: bool = DEFAULT_STRICT,
     dispatch_slack_ms: float = DEFAULT_DISPATCH_SLACK_MS,
-) -> Window:
-    """When the consumer may get the message, given the dispatcher reads it at ``read_at_ms``.
+) -> Span:
+    """When a consumer may first get a message stored during ``stored`` with ``deliver_at`` in
+    the given range (steps 1-2).
+
+    A subscription that does not honour the delay, or a message already ready when stored, goes
+    from ``stored``. Otherwise from the first instant the cutoff reaches ``deliver_at``
+    (``deliver_at`` strict, ``deliver_at - tick`` non-strict), and at most two ticks plus
+    ``dispatch_slack_ms`` after ``deliver_at``.
 
     Violated if a Shared consumer on a strict broker receives it before ``deliver_at``.
+
+    >>> delivery_span((1500, 1500), Span(1000, 1000), subscription_type="Shared", tick_ms=100, strict=True)
+    Span(start=1500, end=1750)
     """
-    if not honours_delay(subscription_type, persistent=persistent) or is_ready(deliver_at_ms, read_at_ms, tick_ms=tick_ms, strict=strict):
-        return Window(low=read_at_ms, canonical=read_at_ms, high=read_at_ms + dispatch_slack_ms)
-    if strict:
-        return Window(low=deliver_at_ms, canonical=deliver_at_ms, high=deliver_at_ms + 2 * tick_ms + dispatch_slack_ms)
-    return Window(low=deliver_at_ms - tick_ms, canonical=deliver_at_ms - tick_ms, high=deliver_at_ms + tick_ms + dispatch_slack_ms)
+    if not honours_delay(subscription_type, persistent=persistent):
+        return stored
+    early, late = deliver_at
+    if is_ready(early, stored.start, tick_ms=tick_ms, strict=strict):
+        low = stored.start
+    else:  # the first instant whose cutoff reaches deliver_at
+        low = early - (cutoff_time(0.0, tick_ms=tick_ms, strict=strict))
+    return Span(low, max(stored.end, late + 2 * tick_ms + dispatch_slack_ms))
 
 
-def delivery_order(messages: list[tuple[str, float | None]], *, subscription_type: str, persistent: bool = True,
-                   now_ms: float = 0.0, tick_ms: int = DEFAULT_TICK_MS, strict: bool = DEFAULT_STRICT) -> list[str]:
-    """The order one consumer receives ``(name, deliver_at or None)`` messages published in list order at ``now``.
-
-    Messages not held back come first in publish order; held ones follow in ``deliver_at``
-    order (ties by publish order).
-    """
-    immediate, held = [], []
-    for index, (name, at) in enumerate(messages):
-        if at is None or not honours_delay(subscription_type, persistent=persistent) or is_ready(at, now_ms, tick_ms=tick_ms, strict=strict):
-            immediate.append(name)
-        else:
-            held.append((at, index, name))
-    return immediate + [name for _, _, name in sorted(held)]
-
-
-def batchable(deliver_at_ms: int | None) -> bool:
+def batchable(deliver_at: object | None) -> bool:
     """PLS-DELAY-006: ``canAddToBatch``: a message with a deliver-at time is always sent alone."""
-    return deliver_at_ms is None
+    return deliver_at is None

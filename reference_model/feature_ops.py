@@ -40,15 +40,13 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from reference_model import access_modes as am
-from reference_model import chunking, compaction, dedup
+from reference_model import chunking, compaction, dedup, delayed
 from reference_model.feature_state import (
     NamespacePolicies,
     PendingSend,
     ProducerFeatures,
     TopicFeatures,
     check_policy_args,
-    deliver_at_span,
-    delayed_window,
     plan_batches,
     relative_ids,
     send_plan,
@@ -58,7 +56,6 @@ from reference_model.names import is_persistent
 from reference_model.rejections import NotModelledError, Rejected
 from reference_model.timing import Span
 
-_DELAY_TYPES = ("Shared", "Key_Shared")
 _READ_COMPACTED_TYPES = ("Exclusive", "Failover")
 
 
@@ -87,13 +84,13 @@ class FeatureOps:
         """When ``sub`` may first deliver position ``pos`` (PLS-DELAY-001..005, PLS-NP-004)."""
         stored = sub.topic.entries[pos].stored
         fx = self.tfx.get(sub.topic.full)
-        if fx is None or pos not in fx.deliver_at or not is_persistent(sub.topic.full):
+        if fx is None or pos not in fx.deliver_at or sub.dispatcher is None:
             return stored
-        dispatcher = sub.dispatcher
-        if dispatcher is None or dispatcher.type_name not in _DELAY_TYPES:
-            return stored  # PLS-DELAY-002: Exclusive / Failover dispatch at once
-        return delayed_window(fx.deliver_at[pos], stored, strict=self.profile.delayed_delivery_strict,
-                              tick_ms=self.profile.delayed_delivery_tick_ms)
+        # PLS-DELAY-002: Exclusive / Failover dispatch at once; PLS-NP-004: non-persistent too
+        return delayed.delivery_span(fx.deliver_at[pos], stored, subscription_type=sub.dispatcher.type_name,
+                                     persistent=is_persistent(sub.topic.full),
+                                     strict=self.profile.delayed_delivery_strict,
+                                     tick_ms=self.profile.delayed_delivery_tick_ms)
 
     def delivery_rules(self, sub: Any, pos: int) -> tuple[str, ...]:
         """The feature rules a delivery of ``pos`` on ``sub`` speaks to (cited in verdicts)."""
@@ -265,7 +262,8 @@ class FeatureOps:
         persistent = is_persistent(topic.full)
         seq_before = pf.sequence
         seq, s = dedup.next_sequence_id(pf.sequence, args.get("sequence_id"))  # PLS-DEDUP-005/006
-        deliver_at = deliver_at_span(args, at)
+        deliver_at = delayed.deliver_at_range(at, deliver_at_ms=args.get("deliver_at_ms"),
+                                              deliver_after_ms=args.get("deliver_after_ms"))
         plan = None
         if not pf.batching and not args.get("async"):
             plan = send_plan(pf, producer.name, s, args, persistent=persistent, max_message_size=self.profile.max_message_size)
@@ -313,7 +311,7 @@ class FeatureOps:
             self.facts = facts
             mid = dedup.duplicate_reply_id(topic.partition_index)
             return {"message_id": mid.to_list(), "sequence_id": s, "id_text": str(mid)}
-        if pf.batching and deliver_at is None and is_persistent(topic.full):
+        if pf.batching and delayed.batchable(deliver_at) and is_persistent(topic.full):
             # PLS-BATCH-001: a sync send on a batching producer waits for the batch timer and is
             # written as a batch of one: batch index 0 (measured on 4.0.8: '(l,e,-1,0)').
             fx = self.topic_features(topic)
@@ -400,7 +398,7 @@ class FeatureOps:
             entries = tuple((i,) for i in range(len(stored_items)))
         for group in entries:
             # a delayed message is sent alone (PLS-DELAY-006); a Java batch of one is a plain message (PLS-BATCH-008)
-            batched = pf.batching and not (len(group) == 1 and (stored_items[group[0]].deliver_at is not None
+            batched = pf.batching and not (len(group) == 1 and (not delayed.batchable(stored_items[group[0]].deliver_at)
                                                                 or self.profile_of(producer.handle).single_message_batch_unbatched))
             entry = None
             if batched:

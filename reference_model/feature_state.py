@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from reference_model import batching as batching_model, chunking, delayed
+from reference_model import batching as batching_model, chunking
 from reference_model.dedup import ProducerSequence
 from reference_model.ids import MessageId
 from reference_model.rejections import Rejected
@@ -106,31 +106,6 @@ def payload_size(args: Mapping[str, Any]) -> int:
         return 0
     size = len(str(args["payload"]).encode())
     return max(size, int(args.get("payload_size", 0)))
-
-
-def deliver_at_span(args: Mapping[str, Any], at: Span) -> tuple[float, float] | None:
-    """PLS-DELAY-006 / delayed.effective_deliver_at: when the message may be delivered, as the
-    range of instants the client could have computed during the send (trace time, ms)."""
-    after = args.get("deliver_after_ms")
-    if after:  # Python: `if deliver_after:` wins over deliver_at
-        return (at.start + after, at.end + after)
-    when = args.get("deliver_at_ms")
-    if when:
-        return (float(when), float(when))
-    return None
-
-
-def delayed_window(deliver_at: tuple[float, float], stored: Span, *, strict: bool, tick_ms: int,
-                   dispatch_slack_ms: float = delayed.DEFAULT_DISPATCH_SLACK_MS) -> Span:
-    """PLS-DELAY-001/003/004/005: the span in which a Shared/Key_Shared consumer may first get the message.
-
-    Strict: from deliver-at, never earlier; non-strict: from one tick before. At most about two
-    ticks late (plus ``dispatch_slack_ms``); a message already due when stored goes at once.
-    """
-    early = 0 if strict else tick_ms
-    low = max(stored.start, deliver_at[0] - early)
-    high = max(stored.end, deliver_at[1] + 2 * tick_ms + dispatch_slack_ms)
-    return Span(low, high)
 
 
 def metadata_size(producer_name: str, sequence_id: int, args: Mapping[str, Any]) -> int:

@@ -17,7 +17,7 @@ Choices: a short topic name is expanded to ``persistent://public/default/...`` f
 
 from __future__ import annotations
 
-from reference_model import names
+from reference_model import dead_letter, delayed, names
 from reference_model.chunking import chunk_count  # noqa: F401 - re-exported (PLS-CHUNK-002)
 from reference_model.profiles import profile_for
 from reference_model.redelivery import (
@@ -55,6 +55,8 @@ __all__ = [
     "ack_timeout_redelivery_window_ms",
     "dead_letter_topic",
     "retry_letter_topic",
+    "deliveries_before_dead_letter",
+    "delayed_delivery_order",
     "chunk_count",
     "JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS",
     "JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS",
@@ -138,11 +140,46 @@ def dead_letter_topic(topic: str, subscription: str) -> str:
     """
     if not subscription:
         raise ValueError("subscription must be a non-empty name")
-    return f"{_expanded(topic)}-{subscription}-DLQ"
+    return dead_letter.default_dlq_topic(_expanded(topic), subscription)
 
 
 def retry_letter_topic(topic: str, subscription: str) -> str:
     """The default retry-letter topic: ``<topic>-<subscription>-RETRY`` (Java client only, PLS-RETRY-001)."""
     if not subscription:
         raise ValueError("subscription must be a non-empty name")
-    return f"{_expanded(topic)}-{subscription}-RETRY"
+    return dead_letter.default_retry_topic(_expanded(topic), subscription)
+
+
+def deliveries_before_dead_letter(max_redeliver_count: int) -> tuple[int, ...]:
+    """PLS-DLQ-002: the redelivery counts the application sees when it nacks every delivery
+    (Shared/Key_Shared, either client): ``0 .. max_redeliver_count``, N + 1 deliveries; the next
+    nack moves the message to the DLQ (``dead_letter.on_delivery``).
+
+    >>> deliveries_before_dead_letter(2)
+    (0, 1, 2)
+    """
+    refused = dead_letter.check_max_redeliver_count(max_redeliver_count)
+    if refused is not None:
+        raise ValueError(refused)
+    return tuple(c for c in range(max_redeliver_count + 2)
+                 if dead_letter.on_delivery(c, max_redeliver_count) != dead_letter.TO_DLQ)
+
+
+def delayed_delivery_order(messages: list[tuple[str, float | None]], *, subscription_type: str, persistent: bool = True,
+                           now_ms: float = 0.0, tick_ms: int = delayed.DEFAULT_TICK_MS,
+                           strict: bool = delayed.DEFAULT_STRICT) -> list[str]:
+    """The order one consumer receives ``(name, deliver_at or None)`` messages published in list
+    order at ``now_ms`` (PLS-DELAY-001/002/003): those not held back first, in publish order; the
+    held ones after, by ``deliver_at`` (ties in publish order). Exclusive and Failover hold none.
+
+    >>> delayed_delivery_order([("late", 600.0), ("now", None)], subscription_type="Shared", tick_ms=100, strict=True)
+    ['now', 'late']
+    """
+    immediate, held = [], []
+    for index, (name, at) in enumerate(messages):
+        if (at is None or not delayed.honours_delay(subscription_type, persistent=persistent)
+                or delayed.is_ready(at, now_ms, tick_ms=tick_ms, strict=strict)):
+            immediate.append(name)
+        else:
+            held.append((at, index, name))
+    return immediate + [name for _, _, name in sorted(held)]

@@ -16,8 +16,9 @@ from datetime import timedelta
 import pytest
 
 from reference_model import access_modes as am
-from reference_model import batching, chunking, compaction, dead_letter, dedup, delayed, non_persistent, retention
+from reference_model import batching, chunking, compaction, dead_letter, dedup, delayed, non_persistent, retention, spec
 from reference_model.ids import MessageId
+from reference_model.timing import Span
 
 pulsar = pytest.importorskip("pulsar")
 
@@ -204,7 +205,7 @@ def test_which_subscription_types_hold_delayed_messages(pulsar_client, topic, su
     producer.send(b"now")
     # Failover pauses ~1 s before its first dispatch; the order, not the time, is the observation.
     got = [m.data().decode() for m in drain(consumer, timeout_ms=1500 if sub_type == "Failover" else 600)]
-    assert got == delayed.delivery_order([("late", 400.0), ("now", None)], subscription_type=sub_type, tick_ms=100, strict=True)
+    assert got == spec.delayed_delivery_order([("late", 400.0), ("now", None)], subscription_type=sub_type, tick_ms=100, strict=True)
 
 
 @pytest.mark.rule("PLS-DELAY-004")
@@ -216,9 +217,11 @@ def test_strict_mode_never_delivers_early(pulsar_client, topic):
         producer.send(b"d", deliver_at=deliver_at)
         msg = consumer.receive(timeout_millis=2000)
         received = time.time() * 1000
-        window = delayed.delivery_window(deliver_at, read_at_ms=deliver_at - ahead, subscription_type="Shared",
-                                         tick_ms=100, strict=True, dispatch_slack_ms=100)
-        assert window.low <= received <= window.high, f"received {received - deliver_at:.0f} ms after deliver_at, window {window.describe()}"
+        window = delayed.delivery_span((deliver_at, deliver_at), Span(deliver_at - ahead, deliver_at - ahead),
+                                       subscription_type="Shared", tick_ms=100, strict=True, dispatch_slack_ms=100)
+        assert window.start <= received <= window.end, (
+            f"received {received - deliver_at:.0f} ms after deliver_at, allowed {window.start - deliver_at:.0f}.."
+            f"{window.end - deliver_at:.0f} ms")
         consumer.acknowledge(msg)
 
 
@@ -351,7 +354,7 @@ def test_dead_letter_after_max_plus_one_deliveries(pulsar_client, topic, pulsar_
             break
         counts.append(m.redelivery_count())
         consumer.negative_acknowledge(m)
-    assert tuple(counts) == dead_letter.deliveries_before_dead_letter(n)
+    assert tuple(counts) == spec.deliveries_before_dead_letter(n)
 
     dlq = dead_letter.default_dlq_topic(topic, "s")
     assert pulsar_admin.subscriptions(dlq) == ["dlqsub"]
@@ -381,7 +384,7 @@ def test_no_dead_letter_on_exclusive(pulsar_client, topic, pulsar_admin, pulsar_
             break
         counts.append(m.redelivery_count())
         consumer.negative_acknowledge(m)
-    assert len(counts) > len(dead_letter.deliveries_before_dead_letter(1)) and set(counts) == {0}
+    assert len(counts) > len(spec.deliveries_before_dead_letter(1)) and set(counts) == {0}
     local = dead_letter.default_dlq_topic(topic, "s").split("/")[-1]
     assert local not in [t.split("/")[-1] for t in pulsar_admin.request("GET", f"/admin/v2/namespaces/{pulsar_namespace}/topics")]
 

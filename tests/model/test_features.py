@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from reference_model import access_modes as am
-from reference_model import batching, chunking, compaction, dead_letter, dedup, delayed, non_persistent, retention
+from reference_model import batching, chunking, compaction, dead_letter, dedup, delayed, non_persistent, retention, spec
 from reference_model.ids import MessageId
+from reference_model.timing import Span
 from reference_model.rejections import NotModelledError, Rejected
 from reference_model.rules import RULES, build_registry
 
@@ -169,23 +170,28 @@ def test_cutoff_strict_and_non_strict():
     assert not delayed.is_ready(1101, 1000, tick_ms=100, strict=False)
 
 
-def test_delivery_windows():
-    w = delayed.delivery_window(1500, read_at_ms=1000, subscription_type="Shared", tick_ms=100, strict=True, dispatch_slack_ms=50)
-    assert (w.low, w.canonical, w.high) == (1500, 1500, 1750)
-    w = delayed.delivery_window(1500, read_at_ms=1000, subscription_type="Shared", tick_ms=1000, strict=False, dispatch_slack_ms=0)
-    assert w.low == 1000  # ready at once: inside the next tick
-    w = delayed.delivery_window(5000, read_at_ms=1000, subscription_type="Shared", tick_ms=1000, strict=False, dispatch_slack_ms=0)
-    assert (w.low, w.high) == (4000, 6000)
-    w = delayed.delivery_window(5000, read_at_ms=1000, subscription_type="Exclusive", tick_ms=100, strict=True, dispatch_slack_ms=10)
-    assert (w.low, w.high) == (1000, 1010)
+def test_delivery_spans():
+    def span(deliver_at, stored, **kw):
+        got = delayed.delivery_span((deliver_at, deliver_at), Span(stored, stored), **kw)
+        return got.start, got.end
+    assert span(1500, 1000, subscription_type="Shared", tick_ms=100, strict=True, dispatch_slack_ms=50) == (1500, 1750)
+    # non-strict: ready once deliver_at is within the next tick, so at once here
+    assert span(1500, 1000, subscription_type="Shared", tick_ms=1000, strict=False, dispatch_slack_ms=0)[0] == 1000
+    assert span(5000, 1000, subscription_type="Shared", tick_ms=1000, strict=False, dispatch_slack_ms=0) == (4000, 7000)
+    assert span(5000, 1000, subscription_type="Exclusive", tick_ms=100, strict=True, dispatch_slack_ms=10) == (1000, 1000)
+    assert span(5000, 1000, subscription_type="Shared", persistent=False, tick_ms=100, strict=True) == (1000, 1000)
+    # deliver_after read the client clock somewhere inside the send
+    assert delayed.deliver_at_range(Span(100, 130), deliver_after_ms=200) == (300, 330)
+    assert delayed.deliver_at_range(Span(100, 130), deliver_at_ms=5000) == (5000, 5000)
+    assert delayed.deliver_at_range(Span(100, 130)) is None
 
 
 def test_delivery_order_late_then_now():
     msgs = [("late", 600.0), ("now", None)]
-    assert delayed.delivery_order(msgs, subscription_type="Shared", tick_ms=100, strict=True) == ["now", "late"]
-    assert delayed.delivery_order(msgs, subscription_type="Key_Shared", tick_ms=100, strict=True) == ["now", "late"]
-    assert delayed.delivery_order(msgs, subscription_type="Exclusive", tick_ms=100, strict=True) == ["late", "now"]
-    assert delayed.delivery_order(msgs, subscription_type="Failover", tick_ms=100, strict=True) == ["late", "now"]
+    assert spec.delayed_delivery_order(msgs, subscription_type="Shared", tick_ms=100, strict=True) == ["now", "late"]
+    assert spec.delayed_delivery_order(msgs, subscription_type="Key_Shared", tick_ms=100, strict=True) == ["now", "late"]
+    assert spec.delayed_delivery_order(msgs, subscription_type="Exclusive", tick_ms=100, strict=True) == ["late", "now"]
+    assert spec.delayed_delivery_order(msgs, subscription_type="Failover", tick_ms=100, strict=True) == ["late", "now"]
 
 
 def test_deliver_after_wins_and_falsy_values_are_skipped():
@@ -249,8 +255,8 @@ def test_backlog_counts_entries():
 
 
 def test_dlq_deliveries_are_max_plus_one():
-    assert dead_letter.deliveries_before_dead_letter(2) == (0, 1, 2)
-    assert dead_letter.deliveries_before_dead_letter(1) == (0, 1)
+    assert spec.deliveries_before_dead_letter(2) == (0, 1, 2)
+    assert spec.deliveries_before_dead_letter(1) == (0, 1)
     assert [dead_letter.on_delivery(c, 2) for c in (0, 1, 2, 3)] == ["deliver", "deliver", "deliver_and_remember", "to_dlq"]
 
 
@@ -258,8 +264,10 @@ def test_dlq_validation_and_types():
     assert dead_letter.check_max_redeliver_count(0) == "max_redeliver_count must be greater than 0"
     assert dead_letter.check_max_redeliver_count(-1) == "max_redeliver_count must be greater than 0"
     assert dead_letter.check_max_redeliver_count(1) is None
+    assert dead_letter.check_max_redeliver_count(True) is not None  # a bool is not a count
+    assert dead_letter.check_max_redeliver_count(0, "java") == "MaxRedeliverCount must be > 0."
     with pytest.raises(ValueError):
-        dead_letter.deliveries_before_dead_letter(0)
+        spec.deliveries_before_dead_letter(0)
     assert dead_letter.dlq_applies("Shared") and dead_letter.dlq_applies("Key_Shared")
     assert not dead_letter.dlq_applies("Exclusive") and not dead_letter.dlq_applies("Failover")
 
@@ -273,11 +281,14 @@ def test_dlq_name_and_properties():
     assert dl.partition_key == "pk"
 
 
-def test_dlq_takes_every_message_of_the_batch():
-    out = dead_letter.dead_letters_for_entry([(b"b0", {}), (b"b1", {}), (b"b2", {})], ledger=2303, entry=0, partition=-1,
-                                             real_topic="persistent://public/ns/dl-batch", batched=True)
-    assert [(d.payload, d.properties_dict()["ORIGIN_MESSAGE_ID"]) for d in out] == [
-        (b"b0", "(2303,0,-1,0)"), (b"b1", "(2303,0,-1,1)"), (b"b2", "(2303,0,-1,2)")]
+def test_dlq_copy_of_a_batched_message_names_its_index_in_either_client_text():
+    """PLS-DLQ-003/006: each message of a dead-lettered batch is its own copy, its id with its batch index."""
+    t = "persistent://public/ns/dl-batch"
+    cpp = dead_letter.dead_letter(b"b1", {}, MessageId(2303, 0, -1, 1), t)
+    java = dead_letter.dead_letter(b"b1", {}, MessageId(2303, 0, -1, 1), t, client="java", subscription="s")
+    assert cpp.properties_dict()["ORIGIN_MESSAGE_ID"] == "(2303,0,-1,1)"
+    assert java.properties_dict() == {"ORIGIN_MESSAGE_ID": "2303:0:-1:1", "ORIGIN_MESSAGE_IDY_TIME": "2303:0:-1:1",
+                                      "REAL_TOPIC": t, "REAL_SUBSCRIPTION": "s"}
 
 
 # ---------------------------------------------------------------- PLS-TTL-*, PLS-RETENTION-*
