@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from reference_model import access_modes as am
-from reference_model import chunking, compaction, dedup, delayed
+from reference_model import batching, chunking, compaction, dedup, delayed, retention
 from reference_model.feature_state import (
     NamespacePolicies,
     PendingSend,
@@ -163,11 +163,11 @@ class FeatureOps:
         if dry_run:
             return {}
         # PLS-TTL-001/003: the pass moves the cursor past the last expired message, delivered or not.
-        seconds = int(args["seconds"])
-        last = -1
-        for m in topic.entries:
-            if not sub.cursor.is_acked(m.pos) and m.stored.end + seconds * 1000 < at.start:
-                last = m.pos
+        # Judged surely expired: stored at the latest instant of its store span, the pass at the earliest.
+        unacked = tuple(retention.Stored(str(m.pos), m.stored.end) for m in topic.entries if not sub.cursor.is_acked(m.pos))
+        remaining = retention.expire(unacked, at.start, int(args["seconds"]))
+        expired = unacked[:len(unacked) - len(remaining)]
+        last = int(expired[-1].name) if expired else -1
         if last >= 0:
             newly = [p for p in range(0, last + 1) if not sub.cursor.is_acked(p)]
             sub.cursor.ack_cumulative(last)
@@ -465,7 +465,7 @@ class FeatureOps:
         acked = self.app_acked.setdefault(key, set())
         acked.add(pos)
         members = fx.members[entry]
-        if all(p in acked or sub.cursor.is_acked(p) for p in members):
+        if batching.entry_acked(len(members), {i for i, p in enumerate(members) if p in acked or sub.cursor.is_acked(p)}):
             self.app_acked.pop(key, None)
             return [p for p in members if not sub.cursor.is_acked(p)]
         return []  # held on the client until every index is acked
@@ -475,18 +475,24 @@ class FeatureOps:
         fx = self.tfx.get(sub.topic.full)
         if fx is None or pos not in fx.entry_of:
             return [pos]
-        entry = fx.entry_of[pos][0]
+        entry, index = fx.entry_of[pos]
         self.app_acked.pop((sub.topic.full, sub.name, entry), None)  # the client forgets the entry's acks
-        return [p for p in fx.members[entry] if not sub.cursor.is_acked(p)]
+        members = fx.members[entry]
+        # Without batch index ack the broker holds no partial acks of the entry (they wait on the
+        # client, forgotten now), so its acked indexes are empty or all.
+        again = batching.nack_redelivers(len(members), index, {i for i, p in enumerate(members) if sub.cursor.is_acked(p)},
+                                         batch_index_ack=self.index_ack.get(config.handle, False))
+        return [members[i] for i in again if not sub.cursor.is_acked(members[i])]
 
     def _feature_backlog(self, topic: Any, sub: Any) -> int:
         """PLS-BACKLOG-001: entries (a batch counts once) with an unacked message."""
         fx = self.tfx.get(topic.full)
-        keys = set()
+        entries: dict[tuple[str, int], list[int]] = {}
         for m in topic.entries:
-            if not sub.cursor.is_acked(m.pos):
-                keys.add(fx.entry_key(m.pos) if fx is not None else ("p", m.pos))
-        return len(keys)
+            entries.setdefault(fx.entry_key(m.pos) if fx is not None else ("p", m.pos), []).append(m.pos)
+        groups = list(entries.values())
+        return batching.backlog_entries([len(g) for g in groups],
+                                        [{i for i, p in enumerate(g) if sub.cursor.is_acked(p)} for g in groups])
 
     # ------------------------------------------------------------------ retention
 
@@ -494,7 +500,9 @@ class FeatureOps:
         """PLS-RETENTION-001: positions acked on every other subscription, with no retention policy:
         the broker may delete them (a ledger at a time), so a new Earliest subscription or reader
         may or may not read them. With retention (PLS-RETENTION-002) nothing is trimmable."""
-        if self.policies.retention or not is_persistent(topic.full):
+        if False not in retention.acked_may_be_read(retention_covers=bool(self.policies.retention)):
+            return set()  # PLS-RETENTION-002: retained data must stay readable
+        if not is_persistent(topic.full):
             return set()
         # a non-durable subscription (PLS-SUB-007) does not keep data from being deleted
         others = [s for s in topic.subscriptions.values() if s is not exclude and getattr(s, "durable", True)]

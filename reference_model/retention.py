@@ -23,23 +23,23 @@ new subscription at Earliest or a reader may still read them. With a retention p
 stay readable for the retention time/size. The model therefore treats deletion of acked data
 as "allowed, never required" without retention, and "forbidden" inside retention.
 
-Backlog (PLS-BACKLOG-001): a subscription's ``msgBacklog`` counts entries not yet acked.
+Backlog (PLS-BACKLOG-001): a subscription's ``msgBacklog`` counts entries not yet acked
+(``batching.backlog_entries``: a batch is one entry).
 
 Not modelled: retention limits (the size / time at which retained data goes), backlog quotas,
 TTL at topic level vs namespace level precedence, broker-entry-metadata publish times, ledger
 rollover thresholds, offload.
+Not modelled either: the periodic check itself (it may expire a message any time in
+``[publish + ttl, publish + ttl + interval]``); only a pass the trace asks for runs.
 Choices: ``publish_time`` is the client-set publish timestamp (what ``Message.publish_timestamp()``
-returns); the periodic check is a window ``[publish + ttl, publish + ttl + interval]`` in
-which the expiry may happen.
+returns).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reference_model.timing import Window
-
-DEFAULT_EXPIRY_CHECK_INTERVAL_MINUTES = 5
+DEFAULT_EXPIRY_CHECK_INTERVAL_MINUTES = 5  # ServiceConfiguration messageExpiryCheckIntervalInMinutes (not modelled)
 
 
 @dataclass(frozen=True)
@@ -64,20 +64,7 @@ def expire(backlog: tuple[Stored, ...], now_ms: float, ttl_seconds: int) -> tupl
     return backlog[last + 1:]
 
 
-def expiry_window(publish_time_ms: float, ttl_seconds: int, *, check_interval_minutes: int = DEFAULT_EXPIRY_CHECK_INTERVAL_MINUTES) -> Window:
-    """PLS-TTL-002: without a forced pass, when the periodic check may expire this message."""
-    low = publish_time_ms + ttl_seconds * 1000
-    high = low + check_interval_minutes * 60_000
-    return Window(low=low, canonical=high, high=high)
-
-
 def acked_may_be_read(*, retention_covers: bool) -> frozenset[bool]:
     """PLS-RETENTION-001/002: the allowed answers to "can a new Earliest reader still read an acked message?"."""
     return frozenset({True}) if retention_covers else frozenset({True, False})
 
-
-def backlog(entries: int, fully_acked_entries: int) -> int:
-    """PLS-BACKLOG-001: the subscription's msgBacklog."""
-    if not 0 <= fully_acked_entries <= entries:
-        raise ValueError(f"acked entries {fully_acked_entries} outside 0..{entries}")
-    return entries - fully_acked_entries

@@ -248,7 +248,7 @@ def test_backlog_counts_entries():
     assert batching.backlog_entries([5, 5], [set(), set()]) == 2
     assert batching.backlog_entries([4], [{0, 2}]) == 1
     assert batching.backlog_entries([4, 1], [{0, 1, 2, 3}, set()]) == 1
-    assert retention.backlog(3, 2) == 1
+    assert batching.backlog_entries([1, 1, 1], [{0}, set(), {0}]) == 1  # unbatched: one entry per message
 
 
 # ---------------------------------------------------------------- PLS-DLQ-*
@@ -302,13 +302,11 @@ def test_ttl_expires_a_prefix_and_keeps_younger_messages():
     assert retention.expire(backlog, 10_000, 0) == backlog  # TTL 0: off
 
 
-def test_ttl_check_window_and_retention_answers():
-    w = retention.expiry_window(0, 1)
-    assert (w.low, w.high) == (1000, 1000 + 5 * 60_000)
+def test_retention_answers():
     assert retention.acked_may_be_read(retention_covers=True) == frozenset({True})
     assert retention.acked_may_be_read(retention_covers=False) == frozenset({True, False})
     with pytest.raises(ValueError):
-        retention.backlog(1, 2)
+        batching.backlog_entries([1, 2], [set()])
 
 
 # ---------------------------------------------------------------- PLS-COMPACT-*
