@@ -510,7 +510,8 @@ class Broker(FeatureOps):
                 p = routing.partition_for_key(key, n, hashing_scheme=scheme, client=router.get("client", "java"))
                 hash_rule = "PLS-HASH-001" if scheme == "murmur3_32" else "PLS-HASH-002"
                 return (p,), ("PLS-ROUTE-001", hash_rule), f"{scheme}({key!r}) mod {n} = {p} ({router.get('client', 'java')} client)"
-            p = producer.keyless_sent % n
+            # the trace's router starts its round robin at partition 0
+            p = routing.round_robin_partitions(1, n, start=producer.keyless_sent, client="java")[0]
             producer.keyless_sent += 1
             return (p,) + tuple(q for q in every if q != p), (), "the custom router sends keyless messages round robin"
         if key is not None and producer.hashing is not None:
@@ -534,14 +535,17 @@ class Broker(FeatureOps):
                 start = producer.sent % n
                 return (start,) + tuple(q for q in every if q != start), ("PLS-ROUTE-003",), \
                     "the producer's first keyless message: SinglePartition picks a random partition"
-            return (last,), ("PLS-ROUTE-003",), f"SinglePartition: every keyless message goes to partition {last}"
+            p = routing.single_partition(None, n, selected=last, hashing_scheme=producer.hashing or "murmur3_32")
+            return (p,), ("PLS-ROUTE-003",), f"SinglePartition: every keyless message goes to partition {p}"
         if last is None:
             start = producer.sent % n
             return (start,) + tuple(q for q in every if q != start), ("PLS-ROUTE-002",), \
                 "the producer's first keyless message: round robin starts at a random partition"
         if producer.batching:
             return every, (), "batching: the C++ router switches partition per batch"
-        nxt = (last + 1) % n
+        # the router's cursor is one past the previous keyless message's partition
+        client = "java" if self.profile_of(producer.handle).client == "java" else "cpp"
+        nxt = routing.round_robin_partitions(2, n, start=last, client=client)[1]
         return (nxt,), ("PLS-ROUTE-002",), f"round robin: the previous keyless message went to partition {last}, so this one goes to {nxt}"
 
     def _peek_topic(self, name: str) -> Topic | Rejected | None:

@@ -10,7 +10,7 @@ Pulsar part: ``Murmur3_32Hash`` (apache/pulsar pulsar-common
 Rule ids: PLS-HASH-001 (murmur3 seed 0, sign bit cleared), PLS-HASH-002 (Java ``String.hashCode``
 over UTF-16 units vs the C++ client's ``JavaStringHash`` over UTF-8 bytes), PLS-KEYSHARED-001
 (sticky key of a message), PLS-FAILOVER-003 (the consumer hash ring ``consumer_ring_index``, which
-``routing`` uses; ``failover_active``, kept here for ``dispatch/failover.py``). This module imports
+``routing.failover_active_consumer`` uses). This module imports
 no other model module: ``routing`` builds on it, never the other way round.
 
 The steps, as the sources do them:
@@ -104,11 +104,6 @@ def murmur3_32(data: bytes | str, seed: int = 0) -> int:
 def pulsar_murmur3(key: bytes | str) -> int:
     """PLS-HASH-001: Pulsar's ``Murmur3_32Hash.makeHash``: ``murmur3_32(key) & 0x7fffffff``."""
     return murmur3_32(key) & INT_MAX
-
-
-def make_hash(text: str) -> int:
-    """Alias of ``pulsar_murmur3`` for a string (kept for ``dispatch/failover.py`` and its tests)."""
-    return pulsar_murmur3(text)
 
 
 def to_int32(x: int) -> int:
@@ -206,20 +201,3 @@ def consumer_ring_index(names: list[str], key: str) -> int:
     target = pulsar_murmur3(key)
     at_or_after = [p for p in ring if p >= target]
     return ring[min(at_or_after)] if at_or_after else ring[min(ring)]
-
-
-def failover_active(topic_full_name: str, consumer_names: list[str]) -> str | None:
-    """PLS-FAILOVER-003, kept for ``dispatch/failover.py``: ``routing.failover_active_consumer(-1,
-    consumer_names, topic=topic_full_name)`` with every priority level equal.
-
-    The active consumer of a Failover subscription on a non-partitioned topic, or ``None`` without
-    consumers. Names are sorted as Java's ``String.compareTo`` does (UTF-16 units, stable), then
-    the ring keyed by the topic name picks one.
-    """
-    if not consumer_names:
-        return None
-    if not topic_full_name:
-        raise ValueError("topic is required: the ring is keyed by the topic name; "
-                         "pass the full topic name, e.g. 'persistent://public/default/t' (or 't-partition-0')")
-    names = sorted(consumer_names, key=utf16_units)  # routing.failover_sorted, all priorities equal
-    return names[consumer_ring_index(names, topic_full_name)]

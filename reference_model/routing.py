@@ -59,12 +59,11 @@ Choices: random draws (start cursor, single partition) are parameters; time is a
 from __future__ import annotations
 
 from reference_model import hashing
-from reference_model.names import partition_name
 
 HASHINGS = ("murmur3_32", "java_string_hash")
 CLIENTS = ("java", "cpp")
 FAILOVER_RING_POINTS = hashing.FAILOVER_RING_POINTS  # CONSUMER_CONSISTENT_HASH_REPLICAS
-_U32 = 0xFFFFFFFF
+U32 = 0xFFFFFFFF
 
 # C++ ProducerConfigurationImpl.h defaults (also the Python create_producer defaults, except
 # batching_enabled, which Python 3.13 turns off).
@@ -82,7 +81,7 @@ def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def _check_partitions(num_partitions: int) -> int:
+def check_partitions(num_partitions: int) -> int:
     if not isinstance(num_partitions, int) or isinstance(num_partitions, bool) or num_partitions < 1:
         raise ValueError(f"num_partitions must be an int >= 1 (a partitioned topic); got {num_partitions!r}")
     return num_partitions
@@ -117,7 +116,7 @@ def key_hash(key: str, *, hashing_scheme: str, client: str = "java") -> int:
 
 def partition_for_key(key: str, num_partitions: int, *, hashing_scheme: str, client: str = "java") -> int:
     """PLS-ROUTE-001: the partition of a message with partition key ``key``."""
-    n = _check_partitions(num_partitions)
+    n = check_partitions(num_partitions)
     h = key_hash(key, hashing_scheme=hashing_scheme, client=client)
     if client == "java":
         return sign_safe_mod(h, n)
@@ -133,58 +132,23 @@ def round_robin_partitions(num_messages: int, num_partitions: int, *, start: int
     ``start`` is the router's random initial cursor. C++: ``uint32_t`` cursor, ``cursor++ % N``
     (and always 0 when N == 1); Java: ``int`` counter, ``signSafeMod(counter++, N)``.
     """
-    n = _check_partitions(num_partitions)
+    n = check_partitions(num_partitions)
     _check_choice("client", client, CLIENTS)
     if num_messages < 0:
         raise ValueError(f"num_messages must be >= 0, got {num_messages}")
     out = []
     for i in range(num_messages):
         if client == "cpp":
-            out.append(0 if n == 1 else ((start + i) & _U32) % n)
+            out.append(0 if n == 1 else ((start + i) & U32) % n)
         else:
             out.append(sign_safe_mod(hashing.to_int32(start + i), n))
     return out
 
 
-def cpp_round_robin_batched(messages: list[tuple[int, int]], num_partitions: int, *, start: int, created_at_ms: int,
-                            batching_max_messages: int = CPP_BATCHING_MAX_MESSAGES,
-                            batching_max_allowed_size_in_bytes: int = CPP_BATCHING_MAX_BYTES,
-                            batching_max_publish_delay_ms: int = CPP_BATCHING_MAX_DELAY_MS) -> list[int]:
-    """PLS-ROUTE-002, C++ with batching: partitions for keyless ``messages`` = ``[(size_bytes, now_ms), ...]``.
-
-    ``RoundRobinMessageRouter::getPartition``: the router starts with counters at 0 and its
-    last switch at ``created_at_ms``; a message switches (``++cursor``, counters reset to this
-    message) when ``count >= max_messages`` or ``size >= max_bytes - batched_bytes`` or
-    ``now - last_switch >= max_delay``; otherwise it joins the current partition.
-    """
-    n = _check_partitions(num_partitions)
-    if n == 1:
-        return [0] * len(messages)
-    cursor, count, batched, last_switch = start & _U32, 0, 0, created_at_ms
-    out = []
-    for size, now in messages:
-        if (count >= batching_max_messages or size >= ((batching_max_allowed_size_in_bytes - batched) & _U32)
-                or now - last_switch >= batching_max_publish_delay_ms):
-            cursor = (cursor + 1) & _U32
-            last_switch, batched, count = now, size, 1
-        else:
-            count += 1
-            batched += size
-        out.append(cursor % n)
-    return out
-
-
-def java_round_robin_batched(now_ms: list[int], num_partitions: int, *, start: int, partition_switch_ms: int) -> list[int]:
-    """PLS-ROUTE-002, Java with batching: ``signSafeMod(now_ms // max(1, switch_ms) + start, N)`` per message."""
-    n = _check_partitions(num_partitions)
-    step = max(1, partition_switch_ms)
-    return [sign_safe_mod(t // step + start, n) for t in now_ms]
-
-
 def single_partition(key: str | None, num_partitions: int, *, selected: int, hashing_scheme: str,
                      client: str = "cpp") -> int:
     """PLS-ROUTE-003: SinglePartition mode: keyed -> ``partition_for_key``; keyless -> ``selected``."""
-    n = _check_partitions(num_partitions)
+    n = check_partitions(num_partitions)
     if not 0 <= selected < n:
         raise ValueError(f"selected must be a partition index in [0, {n}); got {selected}")
     if key is not None:
@@ -192,19 +156,7 @@ def single_partition(key: str | None, num_partitions: int, *, selected: int, has
     return selected
 
 
-def partition_topic_name(topic: str, index: int) -> str:
-    """PLS-TOPIC-002: partition ``index`` of ``topic`` is ``<topic>-partition-<index>``."""
-    return partition_name(topic, index)
-
-
 # --------------------------------------------------------------------------- Failover
-
-
-def java_compare(a: str, b: str) -> int:
-    """Java ``String.compareTo``: compare UTF-16 code units (differs from Python's code-point order
-    for astral characters vs U+E000..U+FFFF)."""
-    ua, ub = hashing.utf16_units(a), hashing.utf16_units(b)
-    return (ua > ub) - (ua < ub)
 
 
 def failover_sorted(consumers: list[str], priorities: dict[str, int] | None = None) -> list[tuple[str, int]]:

@@ -28,6 +28,8 @@ __all__ = [
     "key_shared_consumer_for_keys",
     "auto_split_ranges",
     "failover_active_consumer",
+    "cpp_round_robin_batched",
+    "java_round_robin_batched",
 ]
 
 
@@ -181,3 +183,38 @@ def failover_active_consumer(partition: int, consumers: list[str], *, priorities
     """
     return routing.failover_active_consumer(partition, consumers, priorities=priorities, topic=topic,
                                             consistent_hashing=consistent_hashing)
+
+
+def cpp_round_robin_batched(messages: list[tuple[int, int]], num_partitions: int, *, start: int, created_at_ms: int,
+                            batching_max_messages: int = routing.CPP_BATCHING_MAX_MESSAGES,
+                            batching_max_allowed_size_in_bytes: int = routing.CPP_BATCHING_MAX_BYTES,
+                            batching_max_publish_delay_ms: int = routing.CPP_BATCHING_MAX_DELAY_MS) -> list[int]:
+    """PLS-ROUTE-002, C++ with batching: partitions for keyless ``messages`` = ``[(size_bytes, now_ms), ...]``.
+
+    ``RoundRobinMessageRouter::getPartition``: the router starts with counters at 0 and its
+    last switch at ``created_at_ms``; a message switches (``++cursor``, counters reset to this
+    message) when ``count >= max_messages`` or ``size >= max_bytes - batched_bytes`` or
+    ``now - last_switch >= max_delay``; otherwise it joins the current partition.
+    """
+    n = routing.check_partitions(num_partitions)
+    if n == 1:
+        return [0] * len(messages)
+    cursor, count, batched, last_switch = start & routing.U32, 0, 0, created_at_ms
+    out = []
+    for size, now in messages:
+        if (count >= batching_max_messages or size >= ((batching_max_allowed_size_in_bytes - batched) & routing.U32)
+                or now - last_switch >= batching_max_publish_delay_ms):
+            cursor = (cursor + 1) & routing.U32
+            last_switch, batched, count = now, size, 1
+        else:
+            count += 1
+            batched += size
+        out.append(cursor % n)
+    return out
+
+
+def java_round_robin_batched(now_ms: list[int], num_partitions: int, *, start: int, partition_switch_ms: int) -> list[int]:
+    """PLS-ROUTE-002, Java with batching: ``signSafeMod(now_ms // max(1, switch_ms) + start, N)`` per message."""
+    n = routing.check_partitions(num_partitions)
+    step = max(1, partition_switch_ms)
+    return [routing.sign_safe_mod(t // step + start, n) for t in now_ms]

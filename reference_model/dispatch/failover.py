@@ -11,7 +11,7 @@ Delivery to the active consumer is exactly Exclusive's (stream plus rewinds, ``e
 what differs is admission (any number of Failover consumers) and who is active:
 - The broker re-picks the active consumer whenever a consumer joins or leaves: each consumer
   name owns 100 points ``murmur3(name + j)`` of a ring, the topic's full name hashes to a point,
-  and the owner of the next point is active (``hashing.failover_active``). A switch after a join
+  and the owner of the next point is active (``routing.failover_active_consumer``). A switch after a join
   is applied after ``activeConsumerFailoverDelayTimeMillis`` (1000 ms); the new active consumer's
   stream starts at the first unacked message (the cursor is rewound for it).
 - The topic's full name includes the namespace, which a live target picks per run; so the
@@ -43,12 +43,12 @@ from dataclasses import replace
 
 from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal
 from reference_model.dispatch.exclusive import ExclusiveDispatcher
-from reference_model.hashing import failover_active, utf16_units
+from reference_model import routing
 from reference_model.rejections import Rejected
 from reference_model.timing import Span, Window
 
 
-_RING_CACHE: dict[tuple[str, tuple[str, ...]], str | None] = {}  # pure function: safe to memoise
+_RING_CACHE: dict[tuple[int, str, tuple[str, ...]], str] = {}  # pure function: safe to memoise
 
 
 class FailoverDispatcher(ExclusiveDispatcher):
@@ -82,24 +82,20 @@ class FailoverDispatcher(ExclusiveDispatcher):
         level = min(c.priority_level for c in self.consumers)
         return [c for c in self.consumers if c.priority_level == level]
 
-    def in_best(self, handle: str) -> bool:
-        return any(c.handle == handle for c in self.best())
-
     def ring_pick(self) -> str | None:
         """The handle the broker's ring picks for the model's own topic name (canonical)."""
-        if self.partition_index >= 0:
-            # PLS-FAILOVER-004: sorted by priority, then name (stable); active = sorted[p mod k],
-            # k = how many share the best priority level.
-            best = self.best()
-            ordered = sorted(best, key=lambda c: utf16_units(self._name(c)))
-            return ordered[self.partition_index % len(ordered)].handle if ordered else None
-        topic = getattr(getattr(self.sub, "topic", None), "full", "")
-        by_name = {self._name(c): c.handle for c in self.best()}
-        key = (topic, tuple(sorted(by_name)))
+        # PLS-FAILOVER-004 (partition p: sorted by priority, then name; sorted[p mod k]) or
+        # PLS-FAILOVER-003 (the ring keyed by the topic name), over the best priority level only.
+        best = self.best()
+        if not best:
+            return None
+        names = [self._name(c) for c in best]
+        topic = self.sub.topic.full
+        key = (self.partition_index, topic, tuple(names))
         if key not in _RING_CACHE:
-            _RING_CACHE[key] = failover_active(topic, list(by_name))
-        name = _RING_CACHE[key]
-        return None if name is None else by_name[name]
+            _RING_CACHE[key] = routing.failover_active_consumer(self.partition_index, names, topic=topic)
+        # two consumers sharing a name: the first connected of them
+        return next(c.handle for c in best if self._name(c) == _RING_CACHE[key])
 
     def active(self) -> ConsumerConfig | None:
         if self.active_handle is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference_model import hashing, routing
+from reference_model import hashing, names, routing, spec_keyshared
 from reference_model.spec_keyshared import failover_active_consumer, java_string_hash, murmur3_32, partition_for_key
 
 # key -> (Pulsar makeHash = murmur3 & 0x7fffffff, Java hashCode)          source: JAVA
@@ -72,7 +72,7 @@ def test_cpp_and_java_string_hash_agree_on_ascii_only():
 def test_utf16_units_and_java_compare():
     assert hashing.utf16_units("\U0001F600") == [0xD83D, 0xDE00]
     # Java orders by UTF-16 units: a surrogate pair (0xD83D..) sorts before U+FB01; Python does the opposite
-    assert routing.java_compare("\U0001F600", "\uFB01") < 0
+    assert hashing.utf16_units("\U0001F600") < hashing.utf16_units("\uFB01")
     assert "\U0001F600" > "\uFB01"
 
 
@@ -124,17 +124,17 @@ def test_round_robin_without_batching_is_per_message_from_the_random_start():
 @pytest.mark.rule("PLS-ROUTE-002")
 def test_cpp_round_robin_with_batching_switches_per_batch():
     small = [(10, 0)] * 7
-    assert routing.cpp_round_robin_batched(small, 4, start=1, created_at_ms=0, batching_max_messages=3) == [1, 1, 1, 2, 2, 2, 3]
+    assert spec_keyshared.cpp_round_robin_batched(small, 4, start=1, created_at_ms=0, batching_max_messages=3) == [1, 1, 1, 2, 2, 2, 3]
     # the delay since the last switch has passed: the first message already switches
-    assert routing.cpp_round_robin_batched([(10, 50), (10, 51)], 4, start=1, created_at_ms=0) == [2, 2]
+    assert spec_keyshared.cpp_round_robin_batched([(10, 50), (10, 51)], 4, start=1, created_at_ms=0) == [2, 2]
     # a message that does not fit the remaining bytes switches
     sized = [(60, 0), (60, 0), (60, 0)]
-    assert routing.cpp_round_robin_batched(sized, 4, start=0, created_at_ms=0, batching_max_allowed_size_in_bytes=100) == [0, 1, 2]
+    assert spec_keyshared.cpp_round_robin_batched(sized, 4, start=0, created_at_ms=0, batching_max_allowed_size_in_bytes=100) == [0, 1, 2]
 
 
 def test_java_round_robin_with_batching_follows_the_clock():
-    assert routing.java_round_robin_batched([0, 5, 10, 25], 4, start=1, partition_switch_ms=10) == [1, 1, 2, 3]
-    assert routing.java_round_robin_batched([3, 4], 4, start=0, partition_switch_ms=0) == [3, 0]
+    assert spec_keyshared.java_round_robin_batched([0, 5, 10, 25], 4, start=1, partition_switch_ms=10) == [1, 1, 2, 3]
+    assert spec_keyshared.java_round_robin_batched([3, 4], 4, start=0, partition_switch_ms=0) == [3, 0]
 
 
 @pytest.mark.rule("PLS-ROUTE-003", "PLS-TOPIC-002")
@@ -143,7 +143,7 @@ def test_single_partition_and_partition_names():
     assert routing.single_partition("Order-3459134", 5, selected=3, hashing_scheme="murmur3_32") == 964695987 % 5
     with pytest.raises(ValueError, match="selected"):
         routing.single_partition(None, 5, selected=5, hashing_scheme="murmur3_32")
-    assert routing.partition_topic_name("persistent://public/default/t", 2) == "persistent://public/default/t-partition-2"
+    assert names.partition_name("persistent://public/default/t", 2) == "persistent://public/default/t-partition-2"
 
 
 # ---------------------------------------------------------------- Failover
@@ -166,7 +166,6 @@ def test_failover_non_partitioned_uses_the_ring_not_connection_order():
     topic = "persistent://public/default/fo-66109253"
     assert failover_active_consumer(-1, ["c1", "c2"], topic=topic) == "c2"
     assert failover_active_consumer(-1, ["c2", "c1"], topic=topic) == "c2"
-    assert hashing.failover_active(topic, ["c1", "c2"]) == "c2"
     # the ring only holds the best-priority consumers
     assert failover_active_consumer(-1, ["c1", "c2"], topic=topic, priorities={"c2": 5}) == "c1"
     # the broker flag activeConsumerFailoverConsistentHashing puts partitions on the ring too
