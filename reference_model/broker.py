@@ -315,13 +315,6 @@ class Broker(FeatureOps):
         found = self.labels.get(label)
         return None if found is None else found[0].entries[found[1]]
 
-    def topic_of(self, handle: str) -> "Topic | None":
-        reader = self.readers.get(handle)
-        if reader is not None:
-            return reader.topic
-        found = self.consumers.get(handle)
-        return None if found is None or handle in self.partition_consumers else found[1].topic
-
     def _pairs(self, handle: str) -> list[tuple[ConsumerConfig, Subscription]]:
         """Every (config, subscription) ``handle`` is attached to (one per partition)."""
         if handle in self.partition_consumers:
@@ -1369,9 +1362,6 @@ class Broker(FeatureOps):
         reader = self.readers.get(handle)
         topic = reader.topic if reader is not None else self.consumers[handle][1].topic
         return topic.entries[pos].label
-
-    def label_at(self, handle: str, pos: int) -> str:
-        return self._label_of(handle, pos)
 
     # ================================================================== stats
 

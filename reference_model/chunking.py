@@ -148,10 +148,6 @@ class SendPlan:
     chunks: int
     chunk_slices: tuple[tuple[int, int], ...]  # [begin, end) byte ranges of the payload
 
-    @property
-    def chunked(self) -> bool:
-        return self.chunks > 1
-
 
 def chunk_slices(payload_size: int, payload_chunk_size: int, chunks: int) -> tuple[tuple[int, int], ...]:
     """The byte range each chunk carries: consecutive slices of ``payload_chunk_size`` bytes, the last one shorter."""
@@ -185,20 +181,14 @@ def send_plan(
     if chunking_effective(chunking_enabled=chunking_enabled, batching_enabled=batching_enabled, persistent=persistent):
         if metadata_size >= max_message_size:
             return Rejected("MessageTooBig", "PLS-CHUNK-002", f"metadata size {metadata_size} >= max message size {max_message_size}")
-        c = max_message_size - metadata_size
-        n = num_of_chunks(payload_size, c)
-        return SendPlan(n, chunk_slices(payload_size, c, n))
+        n = chunk_count(payload_size, max_message_size=max_message_size, metadata_size=metadata_size)
+        return SendPlan(n, chunk_slices(payload_size, max_message_size - metadata_size, n))
     if metadata_size + payload_size > max_message_size:
         return Rejected(
             "MessageTooBig", "PLS-CHUNK-003",
             f"{metadata_size} + {payload_size} bytes exceed max message size {max_message_size} and chunking is not in effect",
         )
     return SendPlan(1, ((0, payload_size),))
-
-
-def chunk_uuid(producer_name: str, sequence_id: int) -> str:
-    """Step 5: the uuid every chunk of one message carries."""
-    return f"{producer_name}-{sequence_id}"
 
 
 def chunk_message_id_str(first: MessageId, last: MessageId) -> str:

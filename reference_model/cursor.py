@@ -60,11 +60,6 @@ class Cursor:
             p += 1
         return p
 
-    def backlog(self, n_entries: int) -> int:
-        """PLS-BACKLOG-001: entries in ``[0, n_entries)`` not yet acked."""
-        acked = (self.mark_delete + 1) + sum(1 for p in self.holes_acked if p < n_entries)
-        return max(0, n_entries - acked)
-
     def reset(self, pos: int) -> None:
         """Seek: the next position to deliver is ``pos``; acks at or after it are forgotten."""
         self.mark_delete = pos - 1

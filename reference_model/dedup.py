@@ -158,21 +158,3 @@ def next_sequence_id(seq: ProducerSequence, explicit: int | None = None) -> tupl
 def send_acknowledged(seq: ProducerSequence, sequence_id: int) -> ProducerSequence:
     """PLS-DEDUP-006: every acknowledged send (stored or duplicate) sets ``last_sequence_id``."""
     return ProducerSequence(seq.configured_initial, sequence_id, seq.next_generated)
-
-
-@dataclass(frozen=True)
-class SendOutcome:
-    sequence_id: int
-    status: str
-    stored: bool
-
-
-def send(state: DedupState, seq: ProducerSequence, producer: str, explicit_sequence_id: int | None = None) -> tuple[DedupState, ProducerSequence, SendOutcome]:
-    """One synchronous send from the C++/Python producer against the broker's dedup state."""
-    seq, s = next_sequence_id(seq, explicit_sequence_id)
-    state, status = publish_and_persist(state, producer, s)
-    if status == UNKNOWN:  # cannot happen with nothing in flight; a model bug if it does
-        from reference_model.rejections import ModelError
-
-        raise ModelError(f"sequence id {s} classified Unknown with no message in flight")
-    return state, send_acknowledged(seq, s), SendOutcome(s, status, status == NOT_DUP)

@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from reference_model import access_modes as am
-from reference_model import batching, chunking, compaction, dedup, delayed, retention
+from reference_model import batching, chunking, compaction, dedup, delayed, non_persistent, retention
 from reference_model.feature_state import (
     NamespacePolicies,
     PendingSend,
@@ -184,8 +184,9 @@ class FeatureOps:
     def _feature_create_producer(self, args, topic, name: str | None, dry_run: bool) -> tuple[ProducerFeatures, dict] | Rejected:
         """Access mode (PLS-ACCESS-*), chunking with batching (PLS-CHUNK-004), where sequence ids start (PLS-DEDUP-002/003/005)."""
         fx = ProducerFeatures.from_args(args, key_order=self.args_profile(args).key_batch_order)
-        if fx.chunking and fx.batching:
-            return Rejected("InvalidArgument", "PLS-CHUNK-004", chunking.CHUNKING_WITH_BATCHING_ERROR)
+        refused = chunking.check_producer_config(chunking_enabled=fx.chunking, batching_enabled=fx.batching)
+        if refused is not None:
+            return Rejected("InvalidArgument", "PLS-CHUNK-004", refused)
         present = []
         if topic is not None:
             for handle, p in self.producers.items():
@@ -246,8 +247,10 @@ class FeatureOps:
         if pf is None:
             return None
         if pf.fenced:
-            if pf.access_mode in (am.EXCLUSIVE, am.EXCLUSIVE_WITH_FENCING):
-                return Rejected("ProducerFenced", "PLS-ACCESS-004", f"producer {producer.name} was fenced by an ExclusiveWithFencing producer")
+            error = am.fenced_send_error(pf.access_mode)
+            if error == "ProducerFenced":
+                return Rejected(error, "PLS-ACCESS-004", f"producer {producer.name} was fenced by an ExclusiveWithFencing producer")
+            # the send times out: how long depends on send_timeout_ms, which traces do not pin
             raise NotModelledError("the send of a fenced Shared/WaitForExclusive producer (it times out after send_timeout_ms)")
         if pf.waiting:
             raise NotModelledError("a send on a WaitForExclusive producer still waiting for the topic")
@@ -343,7 +346,7 @@ class FeatureOps:
                 facts["chunk_reason"] = (f"{chunking.chunk_count.__name__}: payload {args.get('payload_size', len(label))} bytes, "
                                          f"metadata {chunking.metadata_size.__name__} -> {chunks} entr{'y' if chunks == 1 else 'ies'}")
         if not persistent:
-            mid = MessageId(0, 0, topic.partition_index, -1)  # PLS-NP-003
+            mid = non_persistent.message_id(topic.partition_index)  # PLS-NP-003
             facts["non_persistent"] = True
         else:
             if entry is None:
@@ -366,13 +369,16 @@ class FeatureOps:
             fx.tombstone[stored.pos] = args["tombstone"]
         if not persistent:
             # PLS-NP-001: only subscriptions with a connected consumer get it; the others never will.
-            for sub in topic.subscriptions.values():
-                if sub.dispatcher is None or not sub.dispatcher.connected():
+            getting = non_persistent.receivers({name for name, sub in topic.subscriptions.items()
+                                                if sub.dispatcher is not None and sub.dispatcher.connected()})
+            for name, sub in topic.subscriptions.items():
+                if name not in getting:
                     sub.cursor.ack(stored.pos)
         self.facts = facts
         id_text = str(mid)
         if chunks > 1:
-            id_text = chunking.chunk_message_id_str(MessageId(mid.ledger, mid.entry - chunks + 1, mid.partition, -1), mid)
+            entry_ids = chunking.chunk_entry_ids(MessageId(mid.ledger, mid.entry - chunks + 1, mid.partition, -1), chunks)
+            id_text = chunking.chunk_message_id_str(entry_ids[0], entry_ids[-1])
         return {"message_id": mid.to_list(), "sequence_id": s, "id_text": id_text, "publish_time": publish_time}
 
     def _flush_pending(self, producer, pf: ProducerFeatures, topic, at: Span, observed) -> dict[str, list[int]]:
@@ -543,6 +549,7 @@ class FeatureOps:
             return set()
         msgs = tuple(compaction.KeyedMessage(str(m.pos), m.key, b"" if m.pos in fx.tombstone else b"x",
                                              null_value=fx.tombstone.get(m.pos) == "null")
-                     for m in topic.entries[: fx.horizon + 1])
-        kept = {int(m.name) for m in compaction.compacted_view(msgs, tombstones_kept=self.profile.compaction_keeps_tombstones)}
+                     for m in topic.entries)
+        kept = {int(m.name) for m in compaction.read_compacted(msgs, fx.horizon,
+                                                               tombstones_kept=self.profile.compaction_keeps_tombstones)}
         return {p for p in range(fx.horizon + 1) if p not in kept}

@@ -27,7 +27,7 @@ from reference_model import batching as batching_model, chunking
 from reference_model.dedup import ProducerSequence
 from reference_model.ids import MessageId
 from reference_model.rejections import Rejected
-from reference_model.timing import Span, Window
+from reference_model.timing import Span
 
 NOMINAL_PUBLISH_TIME_MS = 1_750_000_000_000  # 6-byte varint, like every publish time until 2109
 PY_DEFAULT_BATCHING_MAX_DELAY_MS = batching_model.DEFAULT_MAX_PUBLISH_DELAY_MS
@@ -151,14 +151,6 @@ def plan_batches(pending: list[PendingSend], config: batching_model.BatchConfig)
     return batching_model.plan_entries(items, config)
 
 
-def chunk_id_text(ledger: int, first_entry: int, chunks: int, partition: int = -1) -> str:
-    """PLS-CHUNK-005: ``str`` of the id of a message written as ``chunks`` entries from ``first_entry``."""
-    first = MessageId(ledger, first_entry, partition, -1)
-    if chunks <= 1:
-        return str(first)
-    return chunking.chunk_message_id_str(first, MessageId(ledger, first_entry + chunks - 1, partition, -1))
-
-
 def relative_ids(ids: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
     """Ids as (entry offset from the first entry, batch index): what a flush's ids say that does
     not depend on the broker's ledger numbering."""
@@ -167,22 +159,6 @@ def relative_ids(ids: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
         return {}
     first = min(m.entry for m in parsed.values())
     return {label: (m.entry - first, m.batch_index) for label, m in parsed.items()}
-
-
-def expired_positions(publish_times: list[tuple[int, float]], now_ms: float, seconds: int) -> int:
-    """PLS-TTL-001: the last position an expiry pass at ``now_ms`` removes (-1: none).
-
-    ``publish_times``: (position, publish time) of the subscription's unacked messages in order.
-    """
-    last = -1
-    for pos, published in publish_times:
-        if seconds >= 0 and now_ms > published + seconds * 1000:
-            last = pos
-    return last
-
-
-def window_of(span: Span) -> Window:
-    return Window(span.start, span.start, span.end)
 
 
 @dataclass

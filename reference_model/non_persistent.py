@@ -30,29 +30,6 @@ def receivers(subscriptions_with_connected_consumer: frozenset[str] | set[str]) 
     return frozenset(subscriptions_with_connected_consumer)
 
 
-def deliveries(events: list[tuple[str, object]]) -> dict[str, list[str]]:
-    """Replay ``("connect", sub) | ("disconnect", sub) | ("publish", name)`` events: what each subscription got."""
-    connected: set[str] = set()
-    got: dict[str, list[str]] = {}
-    for kind, arg in events:
-        if kind == "connect":
-            connected.add(str(arg))
-            got.setdefault(str(arg), [])
-        elif kind == "disconnect":
-            connected.discard(str(arg))
-        elif kind == "publish":
-            for sub in receivers(connected):
-                got.setdefault(sub, []).append(str(arg))
-        else:
-            raise ValueError(f"unknown event {kind!r}; use connect, disconnect or publish")
-    return got
-
-
-def redelivered_after_nack() -> tuple[str, ...]:
-    """PLS-NP-002: nothing comes back."""
-    return ()
-
-
 def message_id(partition: int = -1) -> MessageId:
     """PLS-NP-003: the id of every non-persistent message."""
     return MessageId(0, 0, partition, -1)

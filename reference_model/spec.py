@@ -17,7 +17,9 @@ Choices: a short topic name is expanded to ``persistent://public/default/...`` f
 
 from __future__ import annotations
 
-from reference_model import dead_letter, delayed, names
+from dataclasses import dataclass
+
+from reference_model import dead_letter, dedup, delayed, names, non_persistent
 from reference_model.chunking import chunk_count  # noqa: F401 - re-exported (PLS-CHUNK-002)
 from reference_model.profiles import profile_for
 from reference_model.redelivery import (
@@ -57,6 +59,9 @@ __all__ = [
     "retry_letter_topic",
     "deliveries_before_dead_letter",
     "delayed_delivery_order",
+    "dedup_send",
+    "DedupSendOutcome",
+    "non_persistent_deliveries",
     "chunk_count",
     "JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS",
     "JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS",
@@ -183,3 +188,42 @@ def delayed_delivery_order(messages: list[tuple[str, float | None]], *, subscrip
         else:
             held.append((at, index, name))
     return immediate + [name for _, _, name in sorted(held)]
+
+
+@dataclass(frozen=True)
+class DedupSendOutcome:
+    sequence_id: int
+    status: str  # dedup.NOT_DUP or dedup.DUP
+    stored: bool
+
+
+def dedup_send(state: dedup.DedupState, seq: dedup.ProducerSequence, producer: str,
+               explicit_sequence_id: int | None = None) -> tuple[dedup.DedupState, dedup.ProducerSequence, DedupSendOutcome]:
+    """One synchronous send from a C++/Python producer against the broker's dedup state
+    (PLS-DEDUP-001/005/006): the sequence id it carries, whether the broker stored it, and the
+    producer's sequence afterwards. The model's broker runs the same steps
+    (``dedup.next_sequence_id``, ``publish_and_persist``, ``send_acknowledged``) per send."""
+    seq, s = dedup.next_sequence_id(seq, explicit_sequence_id)
+    state, status = dedup.publish_and_persist(state, producer, s)
+    if status == dedup.UNKNOWN:  # cannot happen with nothing in flight
+        raise AssertionError(f"sequence id {s} classified Unknown with no message in flight")
+    return state, dedup.send_acknowledged(seq, s), DedupSendOutcome(s, status, status == dedup.NOT_DUP)
+
+
+def non_persistent_deliveries(events: list[tuple[str, object]]) -> dict[str, list[str]]:
+    """PLS-NP-001 replayed: ``("connect", sub) | ("disconnect", sub) | ("publish", name)`` events
+    in order; what each subscription got (only those with a connected consumer at the publish)."""
+    connected: set[str] = set()
+    got: dict[str, list[str]] = {}
+    for kind, arg in events:
+        if kind == "connect":
+            connected.add(str(arg))
+            got.setdefault(str(arg), [])
+        elif kind == "disconnect":
+            connected.discard(str(arg))
+        elif kind == "publish":
+            for sub in non_persistent.receivers(connected):
+                got.setdefault(sub, []).append(str(arg))
+        else:
+            raise ValueError(f"unknown event {kind!r}; use connect, disconnect or publish")
+    return got
