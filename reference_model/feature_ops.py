@@ -398,24 +398,26 @@ class FeatureOps:
         self.dedup_states[topic.full] = state
         producer.last_sequence_id = pf.sequence.last
         fx = self.topic_features(topic)
-        if pf.batching:
-            entries = plan_batches(stored_items, pf.batch_config)
-        else:
-            entries = tuple((i,) for i in range(len(stored_items)))
+        if not pf.batching:
+            for item in stored_items:  # each its own entry, maybe chunked (batch index -1)
+                value = self._write(producer, topic, item.label, item.args, Span(item.at.start, at.end), item.sequence_id,
+                                    item.deliver_at, {}, pf, batch_index=None)
+                ids[item.label] = value["message_id"]
+            return ids
+        entries = plan_batches(stored_items, pf.batch_config)
+        # a delayed message is sent alone (PLS-DELAY-006); a Java batch of one is a plain message (PLS-BATCH-008)
+        java_single = self.profile_of(producer.handle).single_message_batch_unbatched
+        alone = frozenset(group[0] for group in entries
+                          if len(group) == 1 and (not delayed.batchable(stored_items[group[0]].deliver_at) or java_single))
+        planned = batching.assign_ids(entries, ledger=topic.ledger, first_entry=fx.next_entry,
+                                      partition=topic.partition_index, single_messages=alone)  # PLS-BATCH-001
+        fx.next_entry += len(entries)
         for group in entries:
-            # a delayed message is sent alone (PLS-DELAY-006); a Java batch of one is a plain message (PLS-BATCH-008)
-            batched = pf.batching and not (len(group) == 1 and (not delayed.batchable(stored_items[group[0]].deliver_at)
-                                                                or self.profile_of(producer.handle).single_message_batch_unbatched))
-            entry = None
-            if batched:
-                entry = fx.next_entry  # a batch is one entry
-                fx.next_entry += 1
-            for index, i in enumerate(group):
-                item = stored_items[i]
-                at_item = Span(item.at.start, at.end)
-                # a delayed message, or a non-batching producer's message, is its own entry (batch index -1)
-                value = self._write(producer, topic, item.label, item.args, at_item, item.sequence_id, item.deliver_at,
-                                    {}, pf, batch_index=index if batched else None, entry=entry)
+            for i in group:
+                item, mid = stored_items[i], planned[i]
+                value = self._write(producer, topic, item.label, item.args, Span(item.at.start, at.end), item.sequence_id,
+                                    item.deliver_at, {}, pf, batch_index=None if mid.batch_index < 0 else mid.batch_index,
+                                    entry=mid.entry)
                 ids[item.label] = value["message_id"]
         return ids
 
