@@ -1,0 +1,140 @@
+"""One source of truth: the composed model runs the chapter functions a reader learns from.
+
+Every case is run on the model (with each client it names) and judged, and every recorded history
+under ``conformance/evidence`` and ``conformance/regressions`` is judged, while a profiler notes which functions of
+``reference_model`` ran. Every public function and method of a chapter module must be among them:
+a chapter function that only tests call is a second copy of a rule the model states elsewhere
+(issue 13, "One source of truth").
+
+Exempt, by kind rather than by name: the public facade (``spec``, ``spec_keyshared``: functions
+users call without a broker, built on the chapters); the rule registry (``rules``, which runs
+at import); ``typing.Protocol`` classes (their bodies are signatures); failure explanations
+(``explain*``, ``describe``) and serialisation (``to_json``). ``STILL_UNCALLED`` lists, with the
+reason, the functions not yet reached; the test fails when a function outside it is unreached,
+and when one inside it becomes reached (so the list only shrinks).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.case_files import discover_cases
+from conformance.checker import check
+from conformance.targets.model import ModelTarget
+from conformance.trace import History, load
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ROOT / "reference_model"
+FACADE_AND_REGISTRY = {"spec.py", "spec_keyshared.py", "rules.py"}
+EXEMPT_NAMES = {"to_json", "describe"}
+
+# name -> why it is not reached yet. Keep each reason specific; remove the entry once reached.
+STILL_UNCALLED = {
+    "key_shared.slot_for": "dispatch/key_shared.py computes slots with ks.range_slot/ring_position; key_shared.py, "
+                           "dispatch/key_shared.py and spec_keyshared.py still split the Key_Shared chapter (issue 13)",
+    "key_shared.ring_select_key": "Key_Shared chapter split (issue 13): the dispatcher calls ring_select",
+    "key_shared.ring_reported_ranges": "Key_Shared chapter split (issue 13): reported ranges are not observed by any op",
+    "key_shared.ring_assignments": "Key_Shared chapter split (issue 13): only the facade's key_shared_consumer_for_keys",
+    "key_shared.merge_ranges": "Key_Shared chapter split (issue 13): used by ring_reported_ranges only",
+    "key_shared.auto_split_assignments": "Key_Shared chapter split (issue 13): only the facade's auto_split_ranges",
+    "key_shared.sticky_leave": "Key_Shared chapter split (issue 13): the dispatcher rebuilds Sticky state per epoch",
+    "key_shared.register_draining_hashes": "two draining models (issue 13): the dispatcher's _draining_waived is the one used",
+    "key_shared.may_dispatch": "two draining models (issue 13)",
+    "key_shared.acked": "two draining models (issue 13)",
+    "key_shared.consumer_closed": "two draining models (issue 13)",
+    "hashing.batch_sticky_key": "the Key_Shared dispatcher hashes each message's own keys; a batch's entry "
+                                "should hash its first message's (issue 13, with the Key_Shared chapter)",
+    "feature_state.TopicFeatures.batch_of": "to be the dispatcher's view of a batch for batch_sticky_key",
+    "names.TopicName.partition_index": "the broker keeps its own Topic.partition_index; TopicName is parsed for "
+                                       "validation only",
+    "dispatch.exclusive.ExclusiveDispatcher.optional_skip": "reached only with the profile override "
+                                                   "seek_by_id_exclusive=None (a client whose seek-by-id is unknown)",
+    "dispatch.shared.SharedDispatcher.optional_skip": "as ExclusiveDispatcher.optional_skip",
+    "dispatch.shared.SharedDispatcher.reset": "no case seeks on a Shared or Key_Shared subscription yet",
+    "dispatch.key_shared.KeySharedDispatcher.reset": "no case seeks on a Key_Shared subscription yet",
+    "dispatch.shared.ghost_candidate": "a consumer's stale copy after a redelivery to another consumer: no case produces one",
+    "broker.Broker.ack_time": "the checker asks it only to explain an acked message coming back (ack-resurrection); "
+                              "no recorded history shows one (the mutation benchmark's do)",
+    "feature_ops.FeatureOps.trim": "the checker calls it when a live broker deleted acked data (PLS-RETENTION-001); "
+                                   "no recorded history shows a deletion",
+}
+
+
+def _public_functions() -> dict[str, tuple[Path, set[int]]]:
+    """``module.Class.name`` -> (file, the lines a call's code object may start at)."""
+    out: dict[str, tuple[Path, set[int]]] = {}
+    for path in sorted(MODEL.rglob("*.py")):
+        if path.name in FACADE_AND_REGISTRY:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module = ".".join(path.relative_to(MODEL).with_suffix("").parts)
+
+        def walk(node: ast.AST, prefix: str) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.ClassDef):
+                    if any(getattr(b, "id", getattr(b, "attr", None)) == "Protocol" for b in child.bases):
+                        continue
+                    if not child.name.startswith("_"):
+                        walk(child, f"{prefix}{child.name}.")
+                elif isinstance(child, ast.FunctionDef):
+                    name = child.name
+                    if name.startswith("_") or name in EXEMPT_NAMES or name.startswith("explain"):
+                        continue
+                    lines = {child.lineno} | {d.lineno for d in child.decorator_list}
+                    out[f"{module}.{prefix}{name}"] = (path.resolve(), lines)
+
+        walk(tree, "")
+    return out
+
+
+@pytest.fixture(scope="module")
+def reached() -> set[tuple[Path, int]]:
+    seen: set[tuple[Path, int]] = set()
+    model_dir = str(MODEL)
+
+    def profile(frame, event, arg):  # noqa: ARG001 - sys.setprofile's signature
+        if event == "call" and frame.f_code.co_filename.startswith(model_dir):
+            seen.add((Path(frame.f_code.co_filename).resolve(), frame.f_code.co_firstlineno))
+
+    recorded = sorted((ROOT / "conformance" / "evidence").rglob("*.jsonl")) + sorted(
+        (ROOT / "conformance" / "regressions").glob("*.history.jsonl"))
+    histories = [h for p in recorded if isinstance(h := load(p), History)]
+    assert histories, "no recorded live history under conformance/evidence"
+    sys.setprofile(profile)
+    try:
+        for case in discover_cases():
+            for client in case.clients or ("python",):
+                history = ModelTarget(client="python" if client == "cpp" else client).run(case.trace)
+                check(history)
+        for history in histories:
+            check(history)
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+def test_every_chapter_function_runs_in_the_model(reached):
+    functions = _public_functions()
+    unknown = sorted(set(STILL_UNCALLED) - set(functions))
+    assert not unknown, f"STILL_UNCALLED names functions that do not exist (renamed or removed?): {unknown}"
+    unreached = sorted(name for name, (path, lines) in functions.items()
+                       if not any((path, line) in reached for line in lines))
+    new = [name for name in unreached if name not in STILL_UNCALLED]
+    assert not new, ("chapter functions no case, model run or judged history reaches: make the model call "
+                     f"them (or move a user-facing one to the spec facade): {new}")
+    now_reached = sorted(set(STILL_UNCALLED) - set(unreached))
+    assert not now_reached, f"reached now: remove them from STILL_UNCALLED: {now_reached}"
+
+
+def test_the_scan_sees_a_function_nothing_calls(reached):
+    """The scan itself can fail: a public function no case runs is reported as unreached."""
+    functions = _public_functions()
+    assert "dead_letter.on_delivery" in functions and "dispatch.base.Dispatcher.deliver" not in functions
+    path, lines = functions["dead_letter.on_delivery"]
+    assert any((path, line) in reached for line in lines)
+    path, lines = functions["dispatch.shared.ghost_candidate"]
+    assert not any((path, line) in reached for line in lines)
