@@ -72,7 +72,7 @@ from typing import Any, Mapping, NamedTuple
 
 from reference_model import names
 from reference_model.cursor import Cursor
-from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal
+from reference_model.dispatch.base import Candidate, ConsumerConfig, Dispatcher, ReceiveOptions, Refusal
 from reference_model.dispatch.exclusive import ExclusiveDispatcher
 from reference_model.dispatch.failover import FailoverDispatcher
 from reference_model.dispatch.key_shared import KeySharedDispatcher, KeySharedSettings, KeySharedPolicy, check_policy
@@ -190,7 +190,7 @@ class Subscription:
         self.cursor = cursor
         self.created = created
         self.start_rule = start_rule  # rule that explains where the first delivery starts
-        self.dispatcher: Any = None
+        self.dispatcher: Dispatcher | None = None
         # (time, newly acked entries, consumer) for the ack-grouping lag; a close flushes that consumer's
         self.ack_log: list[tuple[float, int, str]] = []
         self.flushed_at: dict[str, float] = {}
@@ -725,7 +725,7 @@ class Broker(FeatureOps):
                                                                dead.get("initial_subscription"), prof.dlq_properties)
         return {}
 
-    def _new_dispatcher(self, sub_type: str, sub: "Subscription"):
+    def _new_dispatcher(self, sub_type: str, sub: "Subscription") -> Dispatcher:
         if sub_type == "Key_Shared":
             return KeySharedDispatcher(sub, self.profile, self.slack_ms, self.key_shared)
         dispatcher = DISPATCHERS[sub_type](sub, self.profile, self.slack_ms)
@@ -1011,16 +1011,15 @@ class Broker(FeatureOps):
             newly = [pos] if sub.cursor.ack(pos) else []
             if newly:
                 sub.dispatcher.acked(newly, at)
-                getattr(sub.dispatcher, "ghosts", {}).pop(pos, None)
+                sub.dispatcher.ghosts.pop(pos, None)
             return {}
         batch = self._feature_nack_positions(config, sub, pos)  # PLS-BATCH-006: the whole entry
         dead = self.dead_letter.get(config.handle)
-        slot = getattr(sub.dispatcher, "slots", {}).get(pos)
-        if (dead is not None and slot is not None and slot.holder == config.handle
-                and dl.on_delivery(slot.lo, dead.max_redeliver) != dl.DELIVER):
+        count = sub.dispatcher.count_held_by(config.handle, pos)
+        if dead is not None and count is not None and dl.on_delivery(count, dead.max_redeliver) != dl.DELIVER:
             # PLS-DLQ-001/002: the delivery with count N is nacked -> when the nack timer fires,
             # publish a copy to the DLQ and ack the original instead of redelivering it.
-            window = config.nack_window(at, slot.lo, self.profile)
+            window = config.nack_window(at, count, self.profile)
             for p in batch:
                 sub.dispatcher.hold_for_dead_letter(p)
             if dead.topic is None:
@@ -1047,8 +1046,7 @@ class Broker(FeatureOps):
         if dead.topic is None:
             dead = dead._replace(topic=dl.default_dlq_topic(sub.topic.full, sub.name))
         for p in self._feature_nack_positions(config, sub, pos):
-            slot = getattr(sub.dispatcher, "slots", {}).get(p)
-            if slot is not None and slot.holder == handle:
+            if sub.dispatcher.count_held_by(handle, p) is not None:
                 sub.dispatcher.hold_for_dead_letter(p)  # no ack-timeout redelivery: it goes to the DLQ
             self._schedule(window.low, lambda p=p, dead=dead: self._dead_letter(sub, p, dead, Span(window.low, window.high)))
 
@@ -1288,7 +1286,7 @@ class Broker(FeatureOps):
         if not names.is_persistent(sub.topic.full) and sub.cursor.ack(stored.pos):
             # PLS-NP-001/002: nothing is stored; once dispatched, a message is gone from the subscription.
             sub.dispatcher.acked([stored.pos], at)
-            getattr(sub.dispatcher, "ghosts", {}).pop(stored.pos, None)
+            sub.dispatcher.ghosts.pop(stored.pos, None)
         return stored.observe(count)
 
     def note_empty_receive(self, handle: str, at: Span) -> None:

@@ -175,7 +175,7 @@ class FeatureOps:
             if sub.dispatcher is not None and newly:
                 sub.dispatcher.acked(newly, at)
                 # The expired copies the consumer holds are gone with the cursor: no ghost copies.
-                getattr(sub.dispatcher, "ghosts", {}).clear()
+                sub.dispatcher.ghosts.clear()
         self.facts = {"expired_through": last}
         return {}
 

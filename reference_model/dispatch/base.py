@@ -127,7 +127,12 @@ class SubscriptionView(Protocol):
 
 
 class Dispatcher(Protocol):
+    """What the composed broker asks of a subscription type's dispatcher (``exclusive``,
+    ``failover``, ``shared``, ``key_shared``); ``Broker`` holds one per subscription with
+    connected consumers and calls nothing else on it."""
+
     type_name: str
+    ghosts: dict[int, Any]  # copies an ack removed at the broker that a client queue may still hold
 
     def admit(self, consumer: ConsumerConfig) -> Rejected | None:
         """Whether the broker lets ``consumer`` join (ConsumerBusy rules)."""
@@ -151,6 +156,13 @@ class Dispatcher(Protocol):
     def nack(self, handle: str, pos: int, at: Span) -> None: ...
 
     def redeliver_unacked(self, handle: str, at: Span) -> None: ...
+
+    def count_held_by(self, handle: str, pos: int) -> int | None:
+        """The redelivery count of ``pos`` as delivered to ``handle``, if ``handle`` holds it and
+        this type counts redeliveries (PLS-DLQ-005: Shared and Key_Shared only); else None."""
+
+    def hold_for_dead_letter(self, pos: int) -> None:
+        """The client will dead-letter this delivery instead of redelivering it (PLS-DLQ-001)."""
 
     def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,
               seeker: str | None = None) -> None: ...

@@ -275,6 +275,12 @@ class ExclusiveDispatcher:
         self.pending = []
         self.ghosts = keep
 
+    def count_held_by(self, handle: str, pos: int) -> int | None:
+        return None  # a rewind redelivers with count 0: nothing is ever dead-lettered (PLS-DLQ-005)
+
+    def hold_for_dead_letter(self, pos: int) -> None:
+        raise AssertionError("Exclusive/Failover never dead-letter (PLS-DLQ-005): count_held_by is None")
+
     def optional_skip(self, handle: str, pos: int) -> None:
         self.maybe_skip[handle] = pos
 

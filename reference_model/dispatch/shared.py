@@ -216,6 +216,10 @@ class SharedDispatcher:
         slot.bump_lo = lo_bump
         slot.bump_hi = hi_bump
 
+    def count_held_by(self, handle: str, pos: int) -> int | None:
+        slot = self.slots.get(pos)
+        return slot.lo if slot is not None and slot.holder == handle else None
+
     def hold_for_dead_letter(self, pos: int) -> None:
         """The client will dead-letter this delivery instead of redelivering it (PLS-DLQ-001)."""
         slot = self.slots.get(pos)

@@ -54,6 +54,8 @@ STILL_UNCALLED = {
     "dispatch.exclusive.ExclusiveDispatcher.optional_skip": "reached only with the profile override "
                                                    "seek_by_id_exclusive=None (a client whose seek-by-id is unknown)",
     "dispatch.shared.SharedDispatcher.optional_skip": "as ExclusiveDispatcher.optional_skip",
+    "dispatch.exclusive.ExclusiveDispatcher.hold_for_dead_letter": "unreachable by design: Exclusive/Failover hold no "
+                                                                   "redelivery count (PLS-DLQ-005), so the broker never asks",
     "dispatch.shared.SharedDispatcher.reset": "no case seeks on a Shared or Key_Shared subscription yet",
     "dispatch.key_shared.KeySharedDispatcher.reset": "no case seeks on a Key_Shared subscription yet",
     "dispatch.shared.ghost_candidate": "a consumer's stale copy after a redelivery to another consumer: no case produces one",
