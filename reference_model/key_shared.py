@@ -9,7 +9,7 @@ Pulsar part: the broker's sticky-key consumer selectors, apache/pulsar
 ``ConsumerHashAssignmentsSnapshot.java`` (reported ranges), ``DrainingHashesTracker.java`` and
 ``persistent/PersistentStickyKeyDispatcherMultipleConsumers.java`` (4.x draining hashes); the
 client side of STICKY ranges is apache/pulsar-client-cpp ``lib/KeySharedPolicy.cc``.
-Rule ids (proposed, to be registered in ``rules.py``): PLS-KEYSHARED-001 (sticky key, in
+Rule ids: PLS-KEYSHARED-001 (sticky key, in
 ``hashing``), PLS-KEYSHARED-002 (slot per broker and selector), PLS-KEYSHARED-003 (consistent
 hashing ring), PLS-KEYSHARED-004 (AUTO_SPLIT hash ranges), PLS-KEYSHARED-005 (STICKY ranges and
 their validation), PLS-KEYSHARED-006 (4.x draining hashes).
