@@ -404,8 +404,9 @@ def test_dead_letter_takes_the_whole_batch(pulsar_client, topic, drain):
             break
         (consumer.negative_acknowledge if m.data() == b"b1" else consumer.acknowledge)(m)
     first = _mid(ids[0])
-    expected = dead_letter.dead_letters_for_entry([(b"b0", {}), (b"b1", {}), (b"b2", {})], ledger=first.ledger,
-                                                  entry=first.entry, partition=-1, real_topic=topic, batched=True)
+    # PLS-DLQ-006: every message of the entry is copied, acked or not, each with its own batch index
+    expected = [dead_letter.dead_letter(payload, {}, MessageId(first.ledger, first.entry, -1, index), topic)
+                for index, payload in enumerate((b"b0", b"b1", b"b2"))]
     got = [(m.data(), m.properties()) for m in drain(dlq_reader, timeout_ms=700)]
     assert got == [(d.payload, d.properties_dict()) for d in expected]
 

@@ -93,6 +93,23 @@ def _public_functions() -> dict[str, tuple[Path, set[int]]]:
     return out
 
 
+def _forget_memos() -> None:
+    """Empty every cache of the model's pure functions (``functools.lru_cache`` and the Failover
+    ring's dict), so that whatever ran earlier in the session cannot hide a call."""
+    import importlib
+    import pkgutil
+
+    import reference_model
+    from reference_model.dispatch import failover
+
+    for info in pkgutil.walk_packages(reference_model.__path__, "reference_model."):
+        module = importlib.import_module(info.name)
+        for value in list(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
+    failover._RING_CACHE.clear()
+
+
 @pytest.fixture(scope="module")
 def reached() -> set[tuple[Path, int]]:
     seen: set[tuple[Path, int]] = set()
@@ -106,6 +123,7 @@ def reached() -> set[tuple[Path, int]]:
         (ROOT / "conformance" / "regressions").glob("*.history.jsonl"))
     histories = [h for p in recorded if isinstance(h := load(p), History)]
     assert histories, "no recorded live history under conformance/evidence"
+    _forget_memos()  # a memoised function answered from its cache never runs
     sys.setprofile(profile)
     try:
         for case in discover_cases():
