@@ -39,13 +39,25 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-DUCKDB_LINE = """CASE
-  WHEN {v} IS NULL OR trim({v}) = '' THEN '4.0'
-  WHEN lower(trim({v})) IN ('3.x', '4.0', '4.1') THEN lower(trim({v}))
-  WHEN starts_with(lower(trim({v})), '3.') THEN '3.x'
-  WHEN starts_with(lower(trim({v})), '4.0') THEN '4.0'
-  WHEN starts_with(lower(trim({v})), '4.') THEN '4.1'
-  ELSE lower(trim({v})) END"""
+def _duckdb_line() -> str:
+    """``transforms.line_of`` in DuckDB SQL, built from the same table (``releases.LINE_SPANS``)."""
+    from reference_model import releases
+
+    v = "lower(trim({v}))"
+    major, minor = f"regexp_extract({v}, '^(\\d+)', 1)", f"regexp_extract({v}, '^\\d+\\.(\\d+)', 1)"
+    lines = ", ".join(f"'{line}'" for line in releases.MODEL_LINES)
+    whens = [f"WHEN {{v}} IS NULL OR trim({{v}}) = '' THEN '{releases.DEFAULT_LINE}'", f"WHEN {v} IN ({lines}) THEN {v}"]
+    for line, line_major, lowest, highest in releases.LINE_SPANS:
+        in_line = f"{major} = '{line_major}' AND {minor} <> '' AND TRY_CAST({minor} AS INTEGER) >= {lowest}"
+        if highest is not None:
+            in_line += f" AND TRY_CAST({minor} AS INTEGER) <= {highest}"
+        if line.endswith(".x"):
+            in_line = f"{major} = '{line_major}' AND ({minor} = '' OR ({in_line}))"
+        whens.append(f"WHEN {in_line} THEN '{line}'")
+    return "CASE\n  " + "\n  ".join(whens) + f"\n  ELSE {v} END"
+
+
+DUCKDB_LINE = _duckdb_line()
 DUCKDB_KIND = "CASE WHEN starts_with(lower(trim({c})), 'java') THEN 'java' ELSE 'cpp' END"
 
 

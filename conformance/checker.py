@@ -32,6 +32,8 @@ from conformance import detectors, feature_checks
 from conformance.anomalies import anomaly as _anomaly
 from conformance.timing import TimingBands, bands_from_header
 from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message
+from conformance.verdicts import FAIL, PASS, worst_judged
+from conformance.verdicts import INDETERMINATE as INDET
 from reference_model import dead_letter as dl
 from reference_model.broker import Broker, split_profile
 from reference_model.dispatch.key_shared import KeySharedSettings
@@ -40,14 +42,10 @@ from reference_model.ids import MessageId, id_conventions_violation
 from reference_model.profiles import Profile, profile_for
 from reference_model.rejections import NotModelledError, Rejected
 from reference_model.rules import RULES
-
-_REGISTERED = {r.id: r for r in RULES}
 from reference_model.timing import Span
 
-PASS = "PASS"
-FAIL = "FAIL"
-INDET = "INDETERMINATE"
-_RANK = {PASS: 0, INDET: 1, FAIL: 2}
+_REGISTERED = {r.id: r for r in RULES}
+
 
 # Rules that explain a redelivery: a due one that does not come is "late", not "lost".
 # Delayed delivery: a delayed message arriving too early / too late.
@@ -101,11 +99,10 @@ class CheckReport:
 
     def rule_verdicts(self) -> dict[str, str]:
         """One status per rule id: FAIL beats INDETERMINATE beats PASS."""
-        out: dict[str, str] = {}
+        statuses: dict[str, list[str]] = {}
         for v in self.verdicts:
-            if v.rule_id not in out or _RANK[v.status] > _RANK[out[v.rule_id]]:
-                out[v.rule_id] = v.status
-        return out
+            statuses.setdefault(v.rule_id, []).append(v.status)
+        return {rule_id: worst_judged(found) for rule_id, found in statuses.items()}
 
     def failures(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.status == FAIL]

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from conformance.trace import History
+from conformance.verdicts import FAIL, INDETERMINATE, PASS, worst_judged
 
 CORPUS_SCHEMA_VERSION = 2
 VERSION_KEY = b"pulsar_conformance_corpus_version"
@@ -52,8 +53,6 @@ SCHEMA = pa.schema(
     ],
     metadata={VERSION_KEY: str(CORPUS_SCHEMA_VERSION).encode()},
 )
-
-_SEVERITY = {"PASS": 0, "NOT_APPLICABLE": 0, "INDETERMINATE": 1, "FAIL": 2}
 
 # Values a broker or client chooses freely (ledger ids, clocks, generated names, error prose):
 # two conforming targets differ in them, so comparisons across targets leave them out.
@@ -93,8 +92,8 @@ def event_rows(history: History, verdicts: Iterable[Any], *, run_id: str) -> lis
     rows = []
     for event in history.events:
         judged = by_step.get(event.step, [])
-        worst = max((v.status for v in judged), key=lambda s: _SEVERITY.get(s, 0), default="PASS")
-        explanation = " | ".join(v.explanation for v in judged if v.status in ("FAIL", "INDETERMINATE")) or None
+        worst = worst_judged((v.status for v in judged), PASS)
+        explanation = " | ".join(v.explanation for v in judged if v.status in (FAIL, INDETERMINATE)) or None
         rows.append(
             {
                 "run_id": run_id,
@@ -108,9 +107,9 @@ def event_rows(history: History, verdicts: Iterable[Any], *, run_id: str) -> lis
                 "profile": json.dumps(dict(header.profile), sort_keys=True),
                 "rule_ids": sorted({v.rule_id for v in judged}),
                 "anomalies": sorted({v.anomaly for v in judged if getattr(v, "anomaly", None)}),
-                "failed_rule_ids": sorted({v.rule_id for v in judged if v.status == "FAIL"}),
-                "indeterminate_rule_ids": sorted({v.rule_id for v in judged if v.status == "INDETERMINATE"}
-                                                 - {v.rule_id for v in judged if v.status == "FAIL"}),
+                "failed_rule_ids": sorted({v.rule_id for v in judged if v.status == FAIL}),
+                "indeterminate_rule_ids": sorted({v.rule_id for v in judged if v.status == INDETERMINATE}
+                                                 - {v.rule_id for v in judged if v.status == FAIL}),
                 "verdict": worst,
                 "outcome_status": event.outcome.status,
                 "observation": json.dumps(event.outcome.to_json(), sort_keys=True),

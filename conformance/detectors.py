@@ -31,10 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
+from conformance.verdicts import FAIL, PASS
 from reference_model import names
 
-PASS = "PASS"
-FAIL = "FAIL"
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
+from conformance.verdicts import FAIL, PASS
 from reference_model.feature_state import relative_ids
 
-PASS = "PASS"
-FAIL = "FAIL"
 
 Emit = Callable[..., None]  # the checker's _emit(rule, step, status, anomaly, allowed, observed, explanation)
 

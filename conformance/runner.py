@@ -22,11 +22,8 @@ from typing import Any, Callable, Iterable, Protocol
 
 from conformance.case_files import Case, ExpectationResult, check_expectations
 from conformance.trace import History, Trace, save
+from conformance.verdicts import ERROR, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, worst_judged
 
-PASS, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, ERROR = (
-    "PASS", "FAIL", "INDETERMINATE", "NOT_APPLICABLE", "NOT_EXERCISED", "ERROR",
-)
-_SEVERITY = {PASS: 0, INDETERMINATE: 1, FAIL: 2}
 
 
 class Target(Protocol):
@@ -35,11 +32,6 @@ class Target(Protocol):
     def run(self, trace: Trace) -> History: ...
 
     def describe(self) -> dict[str, Any]: ...
-
-
-def worst(statuses: Iterable[str]) -> str | None:
-    found = [s for s in statuses if s in _SEVERITY]
-    return max(found, key=_SEVERITY.__getitem__) if found else None
 
 
 @dataclass(frozen=True)
@@ -156,7 +148,7 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
             unknown = first_unknown is not None and first_unknown <= e.expectation.step
             broken.append(ExpectationFailure(case.id, e.expectation.step, e.message,
                                              tuple(sorted(failed_at.get(e.expectation.step, ()))), unknown))
-    status = worst(rule_verdicts.values()) or PASS
+    status = worst_judged(rule_verdicts.values()) or PASS
     if any(not b.indeterminate for b in broken):
         status = FAIL
     elif broken and status == PASS:
@@ -213,7 +205,7 @@ def fold_rules(results: Iterable[CaseResult]) -> dict[str, str]:
             folded.setdefault(rule, []).append(status)
     out = {}
     for rule, statuses in folded.items():
-        verdict = worst(statuses)
+        verdict = worst_judged(statuses)
         if verdict is None:
             verdict = NOT_EXERCISED if NOT_EXERCISED in statuses or any(s != NOT_APPLICABLE for s in statuses) else NOT_APPLICABLE
         out[rule] = verdict

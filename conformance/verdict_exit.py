@@ -25,14 +25,16 @@ from __future__ import annotations
 
 from typing import Collection, Mapping
 
+from conformance.verdicts import (ERROR, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, STATUSES,
+                                  UNJUDGED)
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INCONCLUSIVE, EXIT_HARNESS = 0, 1, 2, 3, 4
 
 # UNJUDGED: a rule a case or trace named that no detector judged (treated as INDETERMINATE).
-FINE = frozenset({"PASS", "NOT_APPLICABLE"})
-FAILED = frozenset({"FAIL"})
-INCONCLUSIVE = frozenset({"INDETERMINATE", "NOT_EXERCISED", "UNJUDGED"})
-BROKEN = frozenset({"ERROR"})
-STATUSES = FINE | FAILED | INCONCLUSIVE | BROKEN
+FINE = frozenset({PASS, NOT_APPLICABLE})
+FAILED = frozenset({FAIL})
+INCONCLUSIVE = frozenset({INDETERMINATE, NOT_EXERCISED, UNJUDGED})
+BROKEN = frozenset({ERROR})
 
 EXIT_CODES_TEXT = """exit codes:
   0  every rule the run was meant to judge is PASS, or an excused known deviation
@@ -58,7 +60,7 @@ def exit_code(rule_verdicts: Mapping[str, str], *, harness_errors: int = 0, fail
         raise ValueError(f"unknown verdict status for {unknown}; use one of {sorted(STATUSES)}")
     if harness_errors < 0 or failed_cases < 0:
         raise ValueError(f"counts must be >= 0; got harness_errors={harness_errors}, failed_cases={failed_cases}")
-    statuses = {status for rule, status in rule_verdicts.items() if not (status == "FAIL" and rule in excused)}
+    statuses = {status for rule, status in rule_verdicts.items() if not (status == FAIL and rule in excused)}
     if harness_errors or statuses & BROKEN:
         return EXIT_HARNESS
     if failed_cases or statuses & FAILED:

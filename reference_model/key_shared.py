@@ -81,11 +81,11 @@ from __future__ import annotations
 
 import functools
 
-import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from typing import Hashable, Iterable, Mapping
 
+from reference_model import releases
 from reference_model.hashing import pulsar_murmur3, utf16_units
 from reference_model.rejections import ModelError, Rejected
 
@@ -143,21 +143,19 @@ PROFILE_4 = KeySharedProfile(
 PROFILE_4_CLASSIC = replace(PROFILE_4, label="4.x classic dispatcher", ring_range=(1, JAVA_INT_MAX - 1),
                             draining_hashes=False)
 
-_VERSION_RE = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?\s*$")
-
 
 def profile_for_broker(broker: str, *, classic_dispatcher: bool = False) -> KeySharedProfile:
-    """The profile for a broker release ("4.0.8") or line ("3.0", "3.3", "4.0", "4.1").
+    """The profile for a broker release ("4.0.8") or line ("3.0", "3.3", "4.0", "4.1"), read by
+    ``releases.parse``; a major ("4.x") is taken as its newest checked line.
 
     A line means its newest release; a release at or above the newest checked release of its
     line is taken to behave like it. Releases where the code is known to have changed but which
     were not checked raise ``ValueError`` rather than guess.
     """
-    m = _VERSION_RE.match(str(broker))
-    if m is None:
-        raise ValueError(f"broker must be a version like '3.0', '3.3', '4.0' or '4.0.8'; got {broker!r}")
-    major, minor = int(m.group(1)), int(m.group(2))
-    patch = int(m.group(3)) if m.group(3) is not None else None
+    release = releases.parse(broker)
+    if release.minor is None and release.major == 3:
+        release = releases.parse("3.3")
+    major, minor, patch = release.major, release.minor, release.patch
     if major >= 4:
         if classic_dispatcher:
             return PROFILE_4_CLASSIC

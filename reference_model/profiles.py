@@ -36,7 +36,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
-BROKER_VERSIONS = ("3.x", "4.0", "4.1")
+from reference_model import releases
+
+BROKER_VERSIONS = releases.MODEL_LINES
 CLIENTS = ("cpp", "java")
 MIXED = "mixed"  # a run whose handles name their own client (docs/java-driver.md)
 
@@ -131,21 +133,6 @@ class Profile:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def _broker_series(version: str | None) -> str:
-    if not version:
-        return "4.0"
-    v = str(version).strip().lower()
-    if v in BROKER_VERSIONS:
-        return v
-    if v.startswith("3."):
-        return "3.x"
-    if v.startswith("4.0"):
-        return "4.0"
-    if v.startswith("4."):
-        return "4.1"  # 4.1 and later keep 4.1's defaults until told otherwise
-    raise ValueError(f"unknown broker version {version!r}; use one of {', '.join(BROKER_VERSIONS)} or a release like 4.0.8")
-
-
 def _client_kind(client: str | None) -> str:
     c = (client or "cpp").strip().lower()
     if c in ("cpp", "c++", "python", "pulsar-client") or c.startswith("python") or c.startswith("pulsar-client"):
@@ -162,7 +149,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
     """The model parameters for ``broker_version`` ("3.x", "4.0", "4.1" or a release such as
     "4.0.8") and ``client`` ("cpp"/"python", "java", or "mixed": the C++ values, for a run whose
     handles name their own client), with ``overrides`` applied by field name."""
-    broker = _broker_series(broker_version)
+    broker = releases.model_line(broker_version)
     kind = _client_kind(client)
     profile = Profile(broker=broker, client=kind)
     if kind == "java":

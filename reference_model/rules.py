@@ -38,6 +38,8 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
+from reference_model import releases
+
 STATUSES = ("normative", "inferred", "tentative", "withdrawn")
 CLIENTS = ("python", "cpp", "java")
 RULE_ID_RE = re.compile(r"^PLS-(?P<area>[A-Z]+)-(?P<num>\d{3})$")
@@ -51,13 +53,6 @@ class RuleRegistryError(ValueError):
 # --------------------------------------------------------------------------- version specs
 
 
-def _version_tuple(text: str) -> tuple[int, int, int]:
-    m = re.match(r"^\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?", text)
-    if m is None:
-        raise ValueError(f"cannot read a version from {text!r}; expected e.g. '4.0.8'")
-    return tuple(int(g) if g is not None else 0 for g in m.groups())  # type: ignore[return-value]
-
-
 def _parse_spec(spec: str) -> tuple[tuple[str, tuple[int, int, int]], ...]:
     if not isinstance(spec, str):
         raise RuleRegistryError(f"broker version spec must be a string, got {spec!r}")
@@ -68,7 +63,7 @@ def _parse_spec(spec: str) -> tuple[tuple[str, tuple[int, int, int]], ...]:
         m = _VERSION_CLAUSE_RE.match(part.strip())
         if m is None:
             raise RuleRegistryError(f"bad broker version clause {part!r} in {spec!r}; use e.g. '>=3.0,<4.1' or '*'")
-        clauses.append((m.group("op") or "==", _version_tuple(m.group("version"))))
+        clauses.append((m.group("op") or "==", releases.version_tuple(m.group("version"))))
     return tuple(clauses)
 
 
@@ -1517,7 +1512,7 @@ def applies(r: Rule, *, broker_version: str, client: str) -> bool:
 
 
 def _applies_to_version(r: Rule, broker_version: str) -> bool:
-    version = _version_tuple(broker_version)
+    version = releases.version_tuple(broker_version)
     return all(_OPS[op](version, bound) for op, bound in _parse_spec(r.applies_to.brokers))
 
 

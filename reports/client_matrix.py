@@ -41,12 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from conformance.verdicts import FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, worst_judged
 from reports.marks import MARKS, esc
 
-PASS, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED = (
-    "PASS", "FAIL", "INDETERMINATE", "NOT_APPLICABLE", "NOT_EXERCISED")
 VERDICTS = (PASS, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED)
-_SEVERITY = {PASS: 0, INDETERMINATE: 1, FAIL: 2}
 
 CLIENT_ORDER = ("python", "java", "mixed")
 SUPPORTED, NOT_SUPPORTED, UNKNOWN = "supported", "not supported", "unknown"
@@ -285,9 +283,9 @@ class ClientMatrix:
 
 def _fold(verdicts: Iterable[str]) -> str:
     vs = list(verdicts)
-    worst = [v for v in vs if v in _SEVERITY]
-    if worst:
-        return max(worst, key=_SEVERITY.__getitem__)
+    judged = worst_judged(vs)
+    if judged is not None:
+        return judged
     if vs and all(v == NOT_APPLICABLE for v in vs):
         return NOT_APPLICABLE
     return NOT_EXERCISED

@@ -24,6 +24,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Mapping
 
+from reference_model import releases
+
 MODEL = "model"
 
 
@@ -84,20 +86,6 @@ def witness_events(data: Mapping[str, Any], witness: Mapping[str, Any], *, targe
             and r["broker_version"] == witness["broker_version"] and r["client"] == witness["client"]]
 
 
-def _line(version: Any) -> str:
-    """The model line of a broker version, as ``spark_reports.transforms.line_of`` computes it."""
-    v = str(version or "").strip().lower()
-    if v in ("", "4.0") or v.startswith("4.0"):
-        return "4.0"
-    if v in ("3.x", "4.1"):
-        return v
-    if v.startswith("3."):
-        return "3.x"
-    if v.startswith("4."):
-        return "4.1"
-    return v
-
-
 def model_key(broker_version: Any, client: Any) -> tuple[str, str]:
     """The (line, client kind) of the model rows that predict a broker's rows.
 
@@ -113,7 +101,7 @@ def model_key(broker_version: Any, client: Any) -> tuple[str, str]:
     try:
         line = profile_for(broker_version, None).broker
     except ValueError:
-        line = _line(broker_version)
+        line = releases.model_line_or_text(broker_version)
     if c == "mixed":
         return line, "mixed"  # the model's cross-client rows carry client "mixed", whatever a profile says
     try:

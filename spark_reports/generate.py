@@ -54,6 +54,8 @@ from conformance.checker import check
 from conformance.corpus import SCHEMA, event_rows
 from conformance.targets.model import ModelTarget
 from conformance.trace import Event, History, Outcome, replace_header
+from conformance.verdicts import FAIL, PASS, worst_judged
+from reference_model import releases
 from reference_model.profiles import profile_for
 
 MANIFEST = "manifest.json"
@@ -97,10 +99,6 @@ class _Instance:
 
 def _client_name(kind: str) -> str:
     return "python" if kind == "cpp" else "java"
-
-
-def _line(version: str) -> str:
-    return profile_for(version, None).broker
 
 
 def _kind(client: str) -> str:
@@ -192,7 +190,7 @@ def find_mutants(history: History, rng: random.Random, limit: int) -> list[dict[
             verdicts = list(check(mutant).verdicts)
         except Exception:  # noqa: BLE001 - a mutant the checker cannot judge is not a usable divergence
             continue
-        fail_steps = sorted({v.step for v in verdicts if v.status == "FAIL" and v.step})
+        fail_steps = sorted({v.step for v in verdicts if v.status == FAIL and v.step})
         if not fail_steps:
             continue
         changed = mutated.outcome != event.outcome
@@ -227,7 +225,7 @@ def build_pool(config: GenerateConfig, cases: list[Case] | None = None, skipped:
     broker_histories = []
     for version in config.broker_versions:
         for client in config.clients:
-            line, kind = _line(version), _kind(client)
+            line, kind = releases.model_line(version), _kind(client)
             for (h_line, h_kind, _), (history, verdicts) in histories.items():
                 if (h_line, h_kind) != (line, kind):
                     continue
@@ -246,7 +244,7 @@ def build_pool(config: GenerateConfig, cases: list[Case] | None = None, skipped:
             assert len(new) == inst.length
             rows.extend(new)
             fails = [{"step": r["step"], "rule_ids": r["failed_rule_ids"], "anomalies": r["anomalies"]}
-                     for r in new if r["verdict"] == "FAIL"]
+                     for r in new if r["verdict"] == FAIL]
             if not fails:
                 del rows[pool_offset:]
                 continue
@@ -377,13 +375,6 @@ def generate(out_dir: str | Path, config: GenerateConfig, *, cases: list[Case] |
     return manifest
 
 
-_SEVERITY = {"PASS": 0, "INDETERMINATE": 1, "FAIL": 2}
-
-
-def _worst(verdicts: list[str]) -> str:
-    return max(verdicts, key=lambda v: _SEVERITY.get(v, 0), default="PASS")
-
-
 def _manifest(config: GenerateConfig, gen_id: str, instances: list[_Instance], plan: dict[int, dict[int, dict[str, Any]]],
               persistent: list[dict[str, Any]], run_ids: list[str], full_runs: int, tail: int, base_verdicts: list[str],
               rows: int, parts: int) -> dict[str, Any]:
@@ -393,8 +384,8 @@ def _manifest(config: GenerateConfig, gen_id: str, instances: list[_Instance], p
     fail_by_anomaly: Counter[str] = Counter()
     divergent_rows = fail_rows = 0
     # rows of the base block that FAIL on their own (none for a model-made block, but be exact)
-    base_fail_rows = sum(v == "FAIL" for v in base_verdicts)
-    fail_rows += base_fail_rows * full_runs + sum(v == "FAIL" for v in base_verdicts[:tail])
+    base_fail_rows = sum(v == FAIL for v in base_verdicts)
+    fail_rows += base_fail_rows * full_runs + sum(v == FAIL for v in base_verdicts[:tail])
     for r in range(full_runs):
         for i, m in sorted(plan.get(r, {}).items()):
             inst = instances[i]
@@ -404,7 +395,7 @@ def _manifest(config: GenerateConfig, gen_id: str, instances: list[_Instance], p
                 "mutation": m["mutation"], "step": m["step"], "observation_changed": m["changed"], "fails": m["fails"],
             })
             divergent_rows += 1 if m["changed"] else 0
-            base_fails = sum(v == "FAIL" for v in base_verdicts[inst.offset:inst.offset + inst.length])
+            base_fails = sum(v == FAIL for v in base_verdicts[inst.offset:inst.offset + inst.length])
             fail_rows += len(m["fails"]) - base_fails
             for f in m["fails"]:
                 fail_by_rule.update(f["rule_ids"])
@@ -412,10 +403,10 @@ def _manifest(config: GenerateConfig, gen_id: str, instances: list[_Instance], p
     # flaky: a trace instance key whose per-run verdict takes more than one value
     flaky = []
     for i, inst in enumerate(instances):
-        base = _worst(base_verdicts[inst.offset:inst.offset + inst.length])
-        seen = {"FAIL" if i in plan.get(r, {}) else base for r in range(full_runs)}
+        base = worst_judged(base_verdicts[inst.offset:inst.offset + inst.length], PASS)
+        seen = {FAIL if i in plan.get(r, {}) else base for r in range(full_runs)}
         if tail > inst.offset:  # the cut-short last run holds a prefix of this instance
-            seen.add(_worst(base_verdicts[inst.offset:min(inst.offset + inst.length, tail)]))
+            seen.add(worst_judged(base_verdicts[inst.offset:min(inst.offset + inst.length, tail)], PASS))
         if len(seen) > 1:
             flaky.append([inst.trace_id, inst.target, inst.broker_version, inst.client, inst.profile])
     return {

@@ -35,8 +35,11 @@ from typing import Iterable
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from conformance import verdicts
+from conformance.verdicts import FAIL, INDETERMINATE, PASS
+from reference_model import releases
+
 MODEL = "model"
-PASS, FAIL, INDETERMINATE = "PASS", "FAIL", "INDETERMINATE"
 
 # Rules whose verdicts are about *when* a message arrives (redelivery and delay windows).
 TIMING_RULES = ("PLS-NACK-001", "PLS-NACK-002", "PLS-NACK-004", "PLS-ACKTIMEOUT-002")
@@ -51,17 +54,21 @@ _TRACE_INSTANCE = ("run_id", "trace_id", "target", "broker_version", "client", "
 
 
 def line_of(version: Column) -> Column:
-    """The model line of a broker version (``reference_model.profiles._broker_series``):
-    ``3.x`` for any 3.*, ``4.0`` for 4.0.*, ``4.1`` for later 4.* (and ``4.0`` when unknown)."""
+    """The model line of a broker version, as ``reference_model.releases.model_line_or_text``
+    reads it, built from the same table (``releases.LINE_SPANS``): ``3.x`` for any 3.*, ``4.0``
+    for 4.0.*, ``4.1`` for later 4.*, ``4.0`` when empty; anything else is kept as written."""
     v = F.lower(F.trim(version))
-    return (
-        F.when(v.isNull() | (v == ""), F.lit("4.0"))
-        .when(v.isin("3.x", "4.0", "4.1"), v)
-        .when(v.startswith("3."), F.lit("3.x"))
-        .when(v.startswith("4.0"), F.lit("4.0"))
-        .when(v.startswith("4."), F.lit("4.1"))
-        .otherwise(v)
-    )
+    major = F.regexp_extract(v, r"^(\d+)", 1)
+    minor = F.regexp_extract(v, r"^\d+\.(\d+)", 1)
+    expr = F.when(v.isNull() | (v == ""), F.lit(releases.DEFAULT_LINE)).when(v.isin(*releases.MODEL_LINES), v)
+    for line, line_major, lowest, highest in releases.LINE_SPANS:
+        in_line = (major == F.lit(str(line_major))) & (minor != "") & (minor.cast("int") >= lowest)
+        if highest is not None:
+            in_line = in_line & (minor.cast("int") <= highest)
+        if line.endswith(".x"):
+            in_line = (major == F.lit(str(line_major))) & ((minor == "") | in_line)
+        expr = expr.when(in_line, F.lit(line))
+    return expr.otherwise(v)
 
 
 def client_kind_of(client: Column) -> Column:
@@ -75,11 +82,17 @@ def client_kind_of(client: Column) -> Column:
 
 
 def _severity(verdict: Column) -> Column:
-    return F.when(verdict == FAIL, 2).when(verdict == INDETERMINATE, 1).otherwise(0)
+    """``conformance.verdicts.severity`` of a row's judged verdict (anything else counts as PASS)."""
+    return reduce(lambda expr, status: expr.when(verdict == status, verdicts.severity(status)),
+                  verdicts.JUDGED[1:], F.when(verdict == verdicts.JUDGED[0], verdicts.severity(verdicts.JUDGED[0]))
+                  ).otherwise(verdicts.severity(PASS))
 
 
 def _verdict_of(severity: Column) -> Column:
-    return F.when(severity == 2, FAIL).when(severity == 1, INDETERMINATE).otherwise(PASS)
+    """The judged verdict whose ``verdicts.severity`` is ``severity`` (PASS when none is)."""
+    return reduce(lambda expr, status: expr.when(severity == verdicts.severity(status), status),
+                  verdicts.JUDGED[1:], F.when(severity == verdicts.severity(verdicts.JUDGED[0]), verdicts.JUDGED[0])
+                  ).otherwise(PASS)
 
 
 def model_rows(corpus: DataFrame) -> DataFrame:

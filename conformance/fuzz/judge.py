@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from conformance.trace import History, Trace
+from conformance.verdicts import FAIL, PASS, worst_judged
+from conformance.verdicts import INDETERMINATE as INDET
 
-FAIL, FLAKY, PASS, INDET = "FAIL", "FLAKY", "PASS", "INDETERMINATE"
+FLAKY = "FLAKY"  # a fuzz outcome, not a rule verdict: failed once, passed on a rerun
 
 
 def check_history(history: History):
@@ -26,18 +28,17 @@ def check_history(history: History):
 def signature(report: Any) -> tuple[str, str] | None:
     """The failure's identity: (rule id, anomaly) of its first FAIL verdict, or None."""
     for v in report.verdicts:
-        if v.status == "FAIL":
+        if v.status == FAIL:
             return (v.rule_id, v.anomaly or "")
     return None
 
 
 def has_signature(report: Any, sig: tuple[str, str]) -> bool:
-    return any(v.status == "FAIL" and (v.rule_id, v.anomaly or "") == sig for v in report.verdicts)
+    return any(v.status == FAIL and (v.rule_id, v.anomaly or "") == sig for v in report.verdicts)
 
 
 def trace_status(report: Any) -> str:
-    statuses = {v.status for v in report.verdicts}
-    return FAIL if "FAIL" in statuses else INDET if "INDETERMINATE" in statuses else PASS
+    return worst_judged((v.status for v in report.verdicts), PASS)
 
 
 HARNESS_ERROR = "HARNESS-ERROR"

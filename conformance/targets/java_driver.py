@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fixtures.embedded import _die_with_parent, cache_root, tail
+from reference_model import releases
 
 DRIVER_SOURCES = Path(__file__).resolve().parents[2] / "drivers" / "java"
 MAIN_CLASS = "io.pulsarconformance.driver.Driver"
@@ -72,8 +73,7 @@ class DriverBuild:
 def client_version_for(broker_version: str | None) -> str:
     """The pulsar-client release to build against: the broker's own release when it is one
     (``4.0.8``, also from ``4.0.8-SNAPSHOT`` or a vendor suffix), else the default."""
-    m = re.match(r"^(\d+\.\d+\.\d+)", (broker_version or "").strip())
-    return m.group(1) if m else DEFAULT_CLIENT_VERSION
+    return releases.release_number(broker_version) or DEFAULT_CLIENT_VERSION
 
 
 def sources_digest(sources: Path = DRIVER_SOURCES) -> str:

@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping
 
-from reference_model import hashing, key_shared as ks
+from reference_model import hashing, key_shared as ks, releases
 from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal, SubscriptionView
 from reference_model.dispatch.shared import SharedDispatcher
 from reference_model.profiles import Profile
@@ -78,17 +78,13 @@ class KeySharedSettings:
     def for_broker(version: str | None, broker_config: Mapping[str, Any] | None = None) -> "KeySharedSettings":
         """Settings for broker ``version`` ("4.0.8", "3.3.6", a line "4.0", "3.x") and its config."""
         config = dict(broker_config or {})
-        v = str(version or "4.0").strip().lower()
-        if v in ("3.x", "3"):
-            v = "3.3"
-        if v in ("4.x", "4"):
-            v = "4.0"
+        release = releases.parse(version or releases.DEFAULT_LINE)
         classic = _flag(config.get("subscriptionKeySharedUseClassicPersistentImplementation"), False)
         try:
-            profile = ks.profile_for_broker(v, classic_dispatcher=classic and not v.startswith("3"))
+            profile = ks.profile_for_broker(release.number, classic_dispatcher=classic and release.major >= 4)
         except ValueError:
             # an unchecked release: take its line's checked release (documented in key_shared)
-            profile = ks.PROFILE_4 if v.startswith("4") or int(v.split(".")[0]) >= 4 else ks.PROFILE_3_NAME_INDEX
+            profile = ks.PROFILE_4 if release.major >= 4 else ks.PROFILE_3_NAME_INDEX
         points = config.get("subscriptionKeySharedConsistentHashingReplicaPoints")
         return KeySharedSettings(
             profile=profile,

@@ -39,6 +39,8 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from conformance.verdicts import FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, is_judged, severity
+from reference_model import releases
 from spark_reports import transforms as T
 from spark_reports.schemas import CorpusError, check_corpus_folder
 
@@ -46,7 +48,6 @@ EXIT_OK, EXIT_BAD_INPUT = 0, 2
 DEFAULT_OUT = "out/report"
 MAX_DIFF_ROWS = 2000
 MAX_TIMING_POINTS_PER_RULE = 3000
-_SEV = {"PASS": 0, "INDETERMINATE": 1, "FAIL": 2}
 
 
 # --------------------------------------------------------------------------- collecting
@@ -95,7 +96,7 @@ def collect_report_data(spark: Any, corpus_dir: Path, *, log: Any = None) -> dic
     unobserved = _rows(T.unobserved_steps(df).groupBy("target", "broker_version", "client")
                        .agg(F.count(F.lit(1)).alias("steps")))
     versions = sorted({c["broker_version"] for c in combos if c["target"] != T.MODEL and c["broker_version"]},
-                      key=_version_key)
+                      key=releases.sort_key)
     version_diffs = []
     for base, other in zip(versions, versions[1:]):
         say(f"version diff {base} vs {other}")
@@ -122,7 +123,7 @@ def collect_report_data(spark: Any, corpus_dir: Path, *, log: Any = None) -> dic
         "spark_version": spark.version,
         "spark_master": spark.sparkContext.master,
         "manifest": {k: manifest[k] for k in ("generator", "generator_id", "config", "persistent") if k in manifest} if manifest else None,
-        "combos": sorted(combos, key=lambda c: (c["target"] != T.MODEL, c["target"], _version_key(c["broker_version"]), c["client"] or "")),
+        "combos": sorted(combos, key=lambda c: (c["target"] != T.MODEL, c["target"], releases.sort_key(c["broker_version"]), c["client"] or "")),
         "summary": summary,
         "diff_counts": diff_counts,
         "diff_rows": diff_rows,
@@ -136,13 +137,6 @@ def collect_report_data(spark: Any, corpus_dir: Path, *, log: Any = None) -> dic
         "unobserved": unobserved,
         "version_diffs": version_diffs,
     }
-
-
-def _version_key(v: str | None) -> tuple:
-    parts = []
-    for p in str(v or "").replace("x", "0").split("."):
-        parts.append(int(p) if p.isdigit() else 0)
-    return tuple(parts)
 
 
 def _overall_witnesses(witnesses: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -166,8 +160,8 @@ def _sample_timing(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
         by_rule.setdefault(p["rule_id"], []).append(p)
     for rule_id, pts in sorted(by_rule.items()):
         pts.sort(key=lambda p: (p["run_id"], p["trace_id"], p["broker_version"] or "", p["client"] or "", p["step"]))
-        bad = [p for p in pts if p["verdict"] != "PASS"]
-        good = [p for p in pts if p["verdict"] == "PASS"]
+        bad = [p for p in pts if p["verdict"] != PASS]
+        good = [p for p in pts if p["verdict"] == PASS]
         room = max(0, MAX_TIMING_POINTS_PER_RULE - len(bad))
         stride = max(1, -(-len(good) // room)) if room else len(good) + 1
         out.extend(bad + good[::stride])
@@ -197,9 +191,9 @@ def rule_matrix(data: dict[str, Any]) -> dict[str, Any]:
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for s in data["summary"]:
         key = combo_key(s["target"], s["broker_version"], s["client"])
-        verdict = "FAIL" if s["fail"] else "INDETERMINATE" if s["indeterminate"] else "PASS"
+        verdict = FAIL if s["fail"] else INDETERMINATE if s["indeterminate"] else PASS
         cur = judged.setdefault(key, {}).get(s["rule_id"])
-        if cur is None or _SEV[verdict] > _SEV[cur]:
+        if cur is None or severity(verdict) > severity(cur):
             judged[key][s["rule_id"]] = verdict
         c = counts.setdefault(key, {}).setdefault(s["rule_id"], {"rows": 0, "fail": 0, "indeterminate": 0})
         c["rows"] += s["rows"]
@@ -211,14 +205,14 @@ def rule_matrix(data: dict[str, Any]) -> dict[str, Any]:
         row = {}
         for r in rules:
             if not _applies(applies, r, combo["broker_version"], combo["client"]):
-                row[r.id] = "NOT_APPLICABLE"
+                row[r.id] = NOT_APPLICABLE
             else:
-                row[r.id] = judged.get(key, {}).get(r.id, "NOT_EXERCISED")
+                row[r.id] = judged.get(key, {}).get(r.id, NOT_EXERCISED)
         matrix[key] = row
     broker_keys = [k for k in matrix if not k.startswith(T.MODEL + "|")]
-    exercised = sorted({r for k in broker_keys for r, v in matrix[k].items() if v in _SEV})
-    exercised_model = sorted({r for k in matrix if k.startswith(T.MODEL + "|") for r, v in matrix[k].items() if v in _SEV})
-    failing = sorted({r for k in broker_keys for r, v in matrix[k].items() if v == "FAIL"})
+    exercised = sorted({r for k in broker_keys for r, v in matrix[k].items() if is_judged(v)})
+    exercised_model = sorted({r for k in matrix if k.startswith(T.MODEL + "|") for r, v in matrix[k].items() if is_judged(v)})
+    failing = sorted({r for k in broker_keys for r, v in matrix[k].items() if v == FAIL})
     # per client (over its targets and versions): what was exercised, what can be, what fails
     by_client: dict[str, dict[str, Any]] = {}
     for combo in data["combos"]:
@@ -226,9 +220,9 @@ def rule_matrix(data: dict[str, Any]) -> dict[str, Any]:
             continue
         row = matrix[combo_key(combo["target"], combo["broker_version"], combo["client"])]
         c = by_client.setdefault(combo["client"] or "", {"exercised": set(), "applicable": set(), "failing": set()})
-        c["exercised"] |= {r for r, v in row.items() if v in _SEV}
-        c["applicable"] |= {r for r, v in row.items() if v != "NOT_APPLICABLE"}
-        c["failing"] |= {r for r, v in row.items() if v == "FAIL"}
+        c["exercised"] |= {r for r, v in row.items() if is_judged(v)}
+        c["applicable"] |= {r for r, v in row.items() if v != NOT_APPLICABLE}
+        c["failing"] |= {r for r, v in row.items() if v == FAIL}
     coverage_by_client = {
         client: {"exercised": len(c["exercised"]), "of": len(rules), "applicable": len(c["applicable"]),
                  "exercised_rules": sorted(c["exercised"]), "failing_rules": sorted(c["failing"]),
@@ -276,10 +270,9 @@ def summary_json(data: dict[str, Any], matrix: dict[str, Any]) -> dict[str, Any]
     brokers = [entry(c) for c in data["combos"] if c["target"] != T.MODEL]
     reference = [entry(c) for c in data["combos"] if c["target"] == T.MODEL]
     overall: dict[str, str] = {}
-    order = {"FAIL": 4, "INDETERMINATE": 3, "PASS": 2, "NOT_EXERCISED": 1, "NOT_APPLICABLE": 0}
     for e in brokers:
         for r, v in e["rules"].items():
-            if r not in overall or order[v] > order[overall[r]]:
+            if r not in overall or severity(v) > severity(overall[r]):
                 overall[r] = v
     counts: dict[str, int] = {}
     for v in overall.values():
@@ -290,15 +283,15 @@ def summary_json(data: dict[str, Any], matrix: dict[str, Any]) -> dict[str, Any]
         if e["broker_version"] and e["broker_version"] not in c["broker_versions"]:
             c["broker_versions"].append(e["broker_version"])
         for r, v in e["rules"].items():
-            if r not in c["rules"] or order[v] > order[c["rules"][r]]:
+            if r not in c["rules"] or severity(v) > severity(c["rules"][r]):
                 c["rules"][r] = v
     for c in by_client.values():
-        c["broker_versions"].sort(key=_version_key)
+        c["broker_versions"].sort(key=releases.sort_key)
         c["counts"] = {}
         for v in c["rules"].values():
             c["counts"][v] = c["counts"].get(v, 0) + 1
     targets = sorted({e["target"] for e in brokers})
-    versions = sorted({e["broker_version"] for e in brokers if e["broker_version"]}, key=_version_key)
+    versions = sorted({e["broker_version"] for e in brokers if e["broker_version"]}, key=releases.sort_key)
     clients = sorted({e["client"] for e in brokers if e["client"]})
     return {
         "target": targets[0] if len(targets) == 1 else ",".join(targets) or None,

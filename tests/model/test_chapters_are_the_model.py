@@ -29,7 +29,9 @@ from conformance.trace import History, load
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "reference_model"
-FACADE_AND_REGISTRY = {"spec.py", "spec_keyshared.py", "rules.py"}
+# the facade, and the two vocabularies every layer reads (the rule registry, broker releases):
+# they are not chapters, and reports, fixtures and the CLI call what the model does not
+FACADE_AND_REGISTRY = {"spec.py", "spec_keyshared.py", "rules.py", "releases.py"}
 EXEMPT_NAMES = {"to_json", "describe"}
 
 # name -> why it is not reached yet. Keep each reason specific; remove the entry once reached.
