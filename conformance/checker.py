@@ -378,7 +378,7 @@ class _Checker:
         if reader is not None:
             return reader.rule
         sub = self.model.subscription_of(handle)
-        kind = getattr(getattr(sub, "dispatcher", None), "type_name", "Shared")
+        kind = sub.dispatcher.type_name if sub is not None and sub.dispatcher is not None else "Shared"
         return {"Exclusive": "PLS-EXCL-002", "Failover": "PLS-FAILOVER-003", "Key_Shared": "PLS-KEYSHARED-007"}.get(kind, "PLS-SHARED-001")
 
     def _taint(self, keys: Iterable[str], step: int) -> None:
@@ -892,8 +892,8 @@ class _Checker:
         if isinstance(pred, Rejected):
             self._judge_predicted_rejection(event, pred, False)
             return
-        topic = self.model._peek_topic(args["topic"])
-        keys = [f"sub:{topic.full}/{args['subscription']}", f"topic:{topic.full}"] if not isinstance(topic, Rejected) and topic else []
+        topic = self.model.topic_named(args["topic"])
+        keys = [f"sub:{topic.full}/{args['subscription']}", f"topic:{topic.full}"] if topic is not None else []
         if out.status == INDETERMINATE:
             self._emit("PLS-BACKLOG-001", n, INDET, None, f"{pred[0]}..{pred[1]}", "indeterminate", "stats did not answer.")
             return

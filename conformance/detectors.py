@@ -119,9 +119,8 @@ class Watch:
                 return {}
             return {"sub": sub, "acked": {p for p in range(len(sub.topic.entries)) if sub.cursor.is_acked(p)}}
         if op == "subscribe":
-            topic = self.model._peek_topic(args["topic"]) if "topic" in args else None
-            exists = topic is not None and not isinstance(topic, Exception) and hasattr(topic, "subscriptions") \
-                and args.get("subscription") in topic.subscriptions
+            topic = self.model.topic_named(args["topic"]) if "topic" in args else None
+            exists = topic is not None and args.get("subscription") in topic.subscriptions
             return {"existed": exists}
         return {}
 
@@ -152,8 +151,8 @@ class Watch:
                     if sub.dispatcher is None or not sub.dispatcher.connected():
                         self.facts(sub).connected_at_publish_gap.add(stored.pos)
         elif op == "expire_messages":
-            topic = self.model._peek_topic(args["topic"])
-            if topic is not None and hasattr(topic, "full"):
+            topic = self.model.topic_named(args["topic"])
+            if topic is not None:
                 self.ttl_pass_at[topic.full] = at_end
                 sub = topic.subscriptions.get(args["subscription"])
                 if sub is not None:
@@ -228,7 +227,7 @@ def _still_acked(sub: Any, positions: Iterable[int]) -> list[int]:
 
 def _acked_individually(w: Watch, sub: Any) -> dict[int, str]:
     f = w.facts(sub)
-    only = set(_still_acked(sub, f.acked_individually)) - getattr(sub, "expired", set())
+    only = set(_still_acked(sub, f.acked_individually)) - sub.expired
     if not names.is_persistent(sub.topic.full):
         return {}
     return {p: "acknowledged by an individual ack" for p in only if p not in _dead_lettered(w, sub)}
@@ -244,7 +243,7 @@ def _expired(w: Watch, sub: Any, *, delivered: bool | None) -> dict[int, str]:
     """Positions an expiry pass removed from ``sub``: those delivered before it (``delivered``
     True), never delivered (False), or all (None)."""
     f = w.facts(sub)
-    gone = _still_acked(sub, getattr(sub, "expired", set()))
+    gone = _still_acked(sub, sub.expired)
     return {p: "expired by an expiry pass" + (" after it was delivered" if p in f.delivered else " before any delivery")
             for p in gone if delivered is None or (p in f.delivered) == delivered}
 
@@ -383,7 +382,8 @@ def compacted_reader(w: Watch, handle: str) -> Any:
     reader = w.model.readers.get(handle)
     if reader is None:
         return None
-    horizon = getattr(w.model.tfx.get(reader.topic.full), "horizon", None) if hasattr(w.model, "tfx") else None
+    features = w.model.tfx.get(reader.topic.full)
+    horizon = features.horizon if features is not None else None
     return (reader, horizon) if reader.rule == "PLS-COMPACT-001" and horizon is not None else None
 
 
@@ -399,7 +399,7 @@ def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], l
         keyless = {p for p in skipped if entries[p].key is None}
         superseded = skipped - keyless
         tombstones = {p for p in range(min(horizon + 1, len(entries))) if p not in skipped
-                      and p in getattr(w.model.tfx.get(reader.topic.full), "tombstone", {})}
+                      and p in w.model.tfx[reader.topic.full].tombstone}
         if which == "keyless":
             if not keyless:
                 return []
@@ -501,8 +501,7 @@ def failover_partition_owner(w: Watch, r: Receipt) -> list[Finding]:
 def retention_keeps_acked(w: Watch, r: Receipt) -> list[Finding]:
     """PLS-RETENTION-002. Violated if, under a retention policy, a message acked on every other subscription
     is not readable by a reader or a new Earliest subscription (judged where one is read)."""
-    policies = getattr(w.model, "policies", None)
-    if r.label is None or policies is None or not policies.retention:
+    if r.label is None or not w.model.policies.retention:
         return []
     stored = w.model.message_for(r.handle, r.label)
     topic = next((t for t in w.model.topics.values() if stored is not None and t.short == stored.topic), None)
@@ -537,7 +536,7 @@ def _batch_redelivery(w: Watch, r: Receipt, rule: str, *, index_ack: bool) -> li
     sub = w.subscription_for(r.handle, r.label)
     if sub is None:
         return []
-    on = bool(getattr(w.model, "index_ack", {}).get(r.handle, False))
+    on = w.model.index_ack.get(r.handle, False)
     if on != index_ack:
         return []
     acked = sub.cursor.is_acked(stored.pos)
@@ -604,8 +603,8 @@ def dlq_initial_subscription(w: Watch, step: int, op: str, args: Mapping[str, An
     wanted = {d.initial_subscription for d in w.model.dead_letter.values() if d.initial_subscription}
     if args.get("subscription") not in wanted:
         return []
-    topic = w.model._peek_topic(args["topic"])
-    if topic is None or not hasattr(topic, "full") or not any(full == topic.full for (full, _) in w.model.copies):
+    topic = w.model.topic_named(args["topic"])
+    if topic is None or not any(full == topic.full for (full, _) in w.model.copies):
         return []
     return [Finding("PLS-DLQ-004", PASS, None, f"subscription {args['subscription']} on the dead-letter topic",
                     "it exists", f"The dead-letter topic has the initial subscription {args['subscription']}, "
@@ -649,8 +648,8 @@ def shared_producers_together(w: Watch, step: int, op: str, args: Mapping[str, A
     to the topic."""
     if op != "create_producer" or args.get("access_mode", "Shared") != "Shared":
         return []
-    topic = w.model._peek_topic(args["topic"]) if "topic" in args else None
-    if topic is None or not hasattr(topic, "full"):
+    topic = w.model.topic_named(args["topic"]) if "topic" in args else None
+    if topic is None:
         return []
     others = [p for h, p in w.model.producers.items() if p.topic is topic and h != args.get("producer")]
     if not others:

@@ -68,6 +68,7 @@ time is the virtual instant of the send (ms, integer) unless the checker passes 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
 from reference_model import names
@@ -198,9 +199,12 @@ class Subscription:
         self.start_pos = cursor.mark_delete + 1  # first position in the subscription at creation
         # (sub, pos) -> when pos may first be delivered here (delayed delivery); set by the broker
         self.delivery_span: Any = None
-
-    def created_start(self) -> int:
-        return self.start_pos
+        # (sub, pos) -> the feature rules a delivery of pos speaks to; set by the broker
+        self.feature_rules: Any = None
+        # PLS-RETENTION-001: positions the broker may have deleted before this subscription could read them
+        self.trimmable: set[int] = set()
+        # PLS-TTL-001/003: positions an expiry pass moved the cursor past (for explanations)
+        self.expired: set[int] = set()
 
     # SubscriptionView
     def n_entries(self) -> int:
@@ -214,7 +218,7 @@ class Subscription:
 
     def delivery_rules(self, pos: int) -> tuple[str, ...]:
         """Feature rules a delivery of ``pos`` speaks to (delayed delivery), for verdicts."""
-        return self.feature_rules(self, pos) if getattr(self, "feature_rules", None) else ()
+        return self.feature_rules(self, pos) if self.feature_rules is not None else ()
 
     def label(self, pos: int) -> str:
         return self.topic.entries[pos].label
@@ -243,6 +247,7 @@ class Reader:
     created: Span
     delivered: list[int] = field(default_factory=list)
     skip: set[int] = field(default_factory=set)  # positions a compacted reader does not see
+    trimmable: set[int] = field(default_factory=set)  # PLS-RETENTION-001, as on Subscription
 
 
 class Broker(FeatureOps):
@@ -420,12 +425,12 @@ class Broker(FeatureOps):
         With ``dry_run`` nothing changes: the caller learns what the spec predicts. ``observed``
         lets the checker pass what a real target reported (``send``: ``publish_time``).
         """
-        handler = getattr(self, "_op_" + op, None)
-        if handler is None:
-            raise ModelError(f"op {op!r} is not applied with Broker.apply")
+        step = self.STEPS.get(op)
+        if step is None:
+            raise ModelError(f"op {op!r} is not applied with Broker.apply; it applies {', '.join(self.STEPS)}")
         self.advance(at.start)
         self.facts = {}
-        return handler(args, at, dry_run, observed or {})
+        return step(self, args, at, dry_run, observed or {})
 
     def _op_advance_time(self, args, at, dry_run, observed):
         return {}
@@ -544,6 +549,11 @@ class Broker(FeatureOps):
     def _peek_topic(self, name: str) -> Topic | Rejected | None:
         full = names.expand_trace(name)
         return full if isinstance(full, Rejected) else self.topics.get(full)
+
+    def topic_named(self, name: str) -> Topic | None:
+        """The topic a trace's ``name`` refers to, if the model has it (None for an invalid name)."""
+        topic = self._peek_topic(name)
+        return topic if isinstance(topic, Topic) else None
 
     def _op_send(self, args, at, dry_run, observed):
         producer = self.producers.get(args["producer"])
@@ -1277,7 +1287,7 @@ class Broker(FeatureOps):
         self.received_labels.setdefault(handle, set()).add(label)
         count = redelivery_count if redelivery_count is not None else (candidate.count_low if candidate else 0)
         sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)
-        if getattr(sub, "trimmable", None) and getattr(sub, "durable", True):
+        if sub.trimmable and sub.durable:
             # PLS-RETENTION-001: the broker deletes whole ledgers, oldest first, and a durable
             # subscription's cursor keeps what it has not acked. A delivery of this position proves
             # it was not deleted before the subscription existed, so neither was anything after it.
@@ -1312,11 +1322,11 @@ class Broker(FeatureOps):
         if stored.topic != sub.topic.short:
             return Refusal("wrong-value", "PLS-SUB-001", f"{label} is on topic {stored.topic}, not on {sub.topic.short}.")
         if sub.cursor.is_acked(stored.pos):
-            if stored.pos in getattr(sub, "expired", ()):
+            if stored.pos in sub.expired:
                 return Refusal("ack-resurrection", "PLS-TTL-003",
                                f"Let {label} be expired on subscription {sub.name} by an expiry pass (older than the TTL). "
                                f"Then it is gone from the subscription, delivered before or not; {handle} received it at {at.end:g} ms.")
-            if stored.pos < sub.created_start():
+            if stored.pos < sub.start_pos:
                 return Refusal("wrong-value", sub.start_rule,
                                f"{label} was published before subscription {sub.name} was created at its initial position "
                                f"(Latest), so it is not in the subscription.")
@@ -1392,3 +1402,31 @@ class Broker(FeatureOps):
         lagging = sum(n for (when, n, who) in sub.ack_log
                       if when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
         return low, low + lagging
+
+    # ================================================================== the composition
+
+    # Each op a trace applies, and the step that applies it: the chapter functions it calls are
+    # named in each step. ``receive``/``read_next`` are followed through ``receive_options`` and
+    # ``take``, ``stats`` through ``backlog``. A variant of the model (a broken one in the tests,
+    # a vendor's) replaces steps here: ``STEPS = {**Broker.STEPS, "ack": my_ack}``.
+    STEPS: Mapping[str, Any] = MappingProxyType({
+        "advance_time": _op_advance_time,
+        "create_topic": _op_create_topic,
+        "create_producer": _op_create_producer,
+        "send": _op_send,
+        "flush": FeatureOps._op_flush,
+        "subscribe": _op_subscribe,
+        "ack": _op_ack,
+        "ack_cumulative": _op_ack_cumulative,
+        "nack": _op_nack,
+        "reconsume_later": _op_reconsume_later,
+        "redeliver_unacked": _op_redeliver_unacked,
+        "seek": _op_seek,
+        "close": _op_close,
+        "unsubscribe": _op_unsubscribe,
+        "create_reader": _op_create_reader,
+        "set_policy": FeatureOps._op_set_policy,
+        "compact": FeatureOps._op_compact,
+        "unload_topic": FeatureOps._op_unload_topic,
+        "expire_messages": FeatureOps._op_expire_messages,
+    })

@@ -171,7 +171,7 @@ class FeatureOps:
         if last >= 0:
             newly = [p for p in range(0, last + 1) if not sub.cursor.is_acked(p)]
             sub.cursor.ack_cumulative(last)
-            sub.expired = getattr(sub, "expired", set()) | set(newly)  # for the checker's explanations
+            sub.expired |= set(newly)  # for the checker's explanations
             if sub.dispatcher is not None and newly:
                 sub.dispatcher.acked(newly, at)
                 # The expired copies the consumer holds are gone with the cursor: no ghost copies.
@@ -513,7 +513,7 @@ class FeatureOps:
         if not is_persistent(topic.full):
             return set()
         # a non-durable subscription (PLS-SUB-007) does not keep data from being deleted
-        others = [s for s in topic.subscriptions.values() if s is not exclude and getattr(s, "durable", True)]
+        others = [s for s in topic.subscriptions.values() if s is not exclude and s.durable]
         if not others:
             return set()
         return {m.pos for m in topic.entries if all(s.cursor.is_acked(m.pos) for s in others)}
@@ -522,12 +522,12 @@ class FeatureOps:
         """Positions ``handle`` may find deleted and not yet read or acked (checker: allowed-outcome set)."""
         reader = self.readers.get(handle)
         if reader is not None:
-            return {p for p in getattr(reader, "trimmable", set()) if p >= reader.next_pos}
+            return {p for p in reader.trimmable if p >= reader.next_pos}
         found = self.consumers.get(handle)
         if found is None or handle in self.partition_consumers:
             return set()
         sub = found[1]
-        return {p for p in getattr(sub, "trimmable", set()) if not sub.cursor.is_acked(p)}
+        return {p for p in sub.trimmable if not sub.cursor.is_acked(p)}
 
     def trim(self, handle: str, at: Span) -> list[str]:
         """The broker deleted the trimmable data: it is gone for ``handle`` (returns the labels)."""

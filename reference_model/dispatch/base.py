@@ -118,10 +118,14 @@ class SubscriptionView(Protocol):
     """What a dispatcher may read from its subscription."""
 
     cursor: Cursor
+    start_pos: int  # the first position in the subscription when it was created
 
     def n_entries(self) -> int: ...
 
     def stored_span(self, pos: int) -> Span: ...
+
+    def delivery_rules(self, pos: int) -> tuple[str, ...]:
+        """Feature rules a delivery of ``pos`` also speaks to (delayed delivery), for verdicts."""
 
     def label(self, pos: int) -> str: ...
 

@@ -88,6 +88,9 @@ class ExclusiveDispatcher:
         self.maybe_skip: dict[str, int] = {}  # a seek position the client may or may not drop (optional_skip)
         # Acked messages the active consumer's queue may still hold: position -> ack instant.
         self.ghosts: dict[int, float] = {}
+        # Failover only: the active consumer may change at the next dispatch (membership changed);
+        # an Exclusive subscription's one consumer is always the active one.
+        self.switch_possible = False
 
     # ------------------------------------------------------------------ membership
 
@@ -260,7 +263,7 @@ class ExclusiveDispatcher:
         # queue, but another (active) consumer keeps what it had prefetched (measured, 4.0.8).
         active = self.active()
         keep = {}
-        uncertain = active is None or getattr(self, "switch_possible", False)
+        uncertain = active is None or self.switch_possible
         if uncertain or active.handle != seeker:
             start = self.sub.cursor.first_unacked() if uncertain else self.stream_next
             keep = dict(self.ghosts)

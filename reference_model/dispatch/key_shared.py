@@ -211,7 +211,7 @@ class KeySharedDispatcher(SharedDispatcher):
     def _earlier_undelivered(self, pos: int) -> int | None:
         key = self.sticky_key(pos)
         cursor = self.sub.cursor
-        for q in range(self.sub.created_start() if hasattr(self.sub, "created_start") else 0, pos):  # type: ignore[attr-defined]
+        for q in range(self.sub.start_pos, pos):
             if q not in self.delivered_once and not cursor.is_acked(q) and self.sticky_key(q) == key:
                 return q
         return None

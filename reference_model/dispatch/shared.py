@@ -251,7 +251,7 @@ class SharedDispatcher:
                     slot.lo + slot.bump_lo, self._hi(slot) + slot.bump_hi, kind="release"))
             else:
                 stored = self.sub.stored_span(pos)
-                delay_rules = self.sub.delivery_rules(pos) if hasattr(self.sub, "delivery_rules") else ()
+                delay_rules = self.sub.delivery_rules(pos)
                 candidates.append(Candidate(
                     pos, Window(stored.start, stored.start,
                                 None if pos in self.no_deadline else max(stored.end, self.sole_since)),
@@ -268,10 +268,9 @@ class SharedDispatcher:
         if focus is not None and focus > fresh and focus >= self.next_fresh and focus < n and not cursor.is_acked(focus) \
                 and focus not in wanted:
             wanted.append(focus)
-        feature_rules = getattr(self.sub, "delivery_rules", None)
         for pos in wanted:
             stored = self.sub.stored_span(pos)
-            extra = feature_rules(pos) if feature_rules else ()
+            extra = self.sub.delivery_rules(pos)
             candidates.append(Candidate(
                 pos, Window(stored.start, stored.start,
                             None if pos in self.no_deadline else max(stored.end, self.sole_since)),
@@ -309,7 +308,7 @@ class SharedDispatcher:
         me = self.consumers.get(handle)
         if me is None:
             return None
-        stored = self.sub.n_entries() - getattr(self.sub, "start_pos", 0)
+        stored = self.sub.n_entries() - self.sub.start_pos
         for other, c in self.consumers.items():
             need = zero_permit_queue(c.receiver_queue_size)
             if (c.priority_level < me.priority_level and c.joined_at <= available_at and need is not None
@@ -488,7 +487,7 @@ class SharedDispatcher:
                     "wrong-consumer", "PLS-SHARED-003",
                     f"Let {better} (priority level {theirs}) be connected since before {label} became available at "
                     f"{available:g} ms, with permits to spare (its receiver queue of {self.consumers[better].receiver_queue_size} "
-                    f"cannot be full with {self.sub.n_entries() - getattr(self.sub, 'start_pos', 0)} messages on the subscription). "
+                    f"cannot be full with {self.sub.n_entries() - self.sub.start_pos} messages on the subscription). "
                     f"Then the broker dispatches {label} to it, not to {handle} (priority level {mine}); {handle} received it "
                     f"at {at.end:g} ms.")
         if pos < self.skip_before.get(handle, 0):

@@ -23,13 +23,15 @@ from reference_model.broker import Broker
 class ForgetsSharedCumulativeRefusal(Broker):
     """Broken PLS-ACK-003: forgets that cumulative acks are refused on Shared/Key_Shared."""
 
-    def _op_ack_cumulative(self, args, at, dry_run, observed):
+    def _ack_cumulative_anywhere(self, args, at, dry_run, observed):
         saved = broker_module.CUMULATIVE_ACK_TYPES
         broker_module.CUMULATIVE_ACK_TYPES = ("Exclusive", "Failover", "Shared", "Key_Shared")
         try:
-            return super()._op_ack_cumulative(args, at, dry_run, observed)
+            return Broker.STEPS["ack_cumulative"](self, args, at, dry_run, observed)
         finally:
             broker_module.CUMULATIVE_ACK_TYPES = saved
+
+    STEPS = {**Broker.STEPS, "ack_cumulative": _ack_cumulative_anywhere}
 
 
 class SlowNackBroker(Broker):

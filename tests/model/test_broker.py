@@ -8,7 +8,7 @@ from conformance.checker import check
 from conformance.targets.model import ModelTarget
 from conformance.trace import make_trace
 from reference_model.broker import Broker
-from reference_model.rejections import Rejected
+from reference_model.rejections import ModelError, Rejected
 from reference_model.timing import Span
 
 
@@ -229,3 +229,14 @@ def test_dead_letter_after_max_redeliveries():
     assert dlq["topic"] == "t-s-DLQ" and dlq["properties"]["REAL_TOPIC"] == "persistent://public/default/t"
     assert dlq["properties"]["ORIGIN_MESSAGE_ID"] == "(2,0,-1,-1)"
     assert labels(h)[-1] is None and h.events[-1].outcome.value == {"backlog": 0}
+
+
+def test_the_op_table_covers_the_trace_vocabulary():
+    """Every op the trace format defines is either a step of the composition (``Broker.STEPS``)
+    or an observation the model follows elsewhere (receive/read_next, stats)."""
+    from conformance.trace import OP_SPECS
+
+    observations = {"receive", "read_next", "stats"}
+    assert set(Broker.STEPS) == set(OP_SPECS) - observations
+    with pytest.raises(ModelError, match="op 'receive' is not applied with Broker.apply; it applies advance_time"):
+        Broker().apply("receive", {"consumer": "c"}, Span.at(0))
