@@ -1,4 +1,4 @@
-"""Every Python example in README.md and docs/*.md runs, and shows what the code returns.
+"""Every Python example in README.md, reference_model/README.md and docs/*.md runs, and shows what the code returns.
 
 Each ```python block is executed as written, in a fresh namespace, from an empty working
 folder (so an example that writes ``out/...`` writes there, never into the source tree). Where
@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", ROOT / "reference_model" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 SHOWN = re.compile(r"#\s*->\s*(.*)$")
 
@@ -141,3 +141,15 @@ def test_shown_value_reads_literal_then_prose():
     assert shown_value("{'a': 'c2'}") == {"a": "c2"}
     with pytest.raises(AssertionError, match="not a Python literal"):
         shown_value("'b', whatever the order")
+
+
+def test_the_model_readme_lists_every_module_once():
+    """reference_model/README.md's tables name every module of the model, so a reader who
+    follows it reads the whole spec, and a new chapter cannot be added without its row."""
+    text = (ROOT / "reference_model" / "README.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\|[^|]*\|[^|]*\| `([\w/]+\.py)` \|", text, re.MULTILINE) + \
+        re.findall(r"^\| `([\w/]+\.py)` \|", text, re.MULTILINE)
+    modules = sorted(str(p.relative_to(ROOT / "reference_model")) for p in (ROOT / "reference_model").rglob("*.py")
+                     if p.name != "__init__.py")
+    assert sorted(set(listed)) == modules
+    assert len(listed) == len(set(listed)), "a module is listed twice"
