@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable, Mapping
 
 from conformance import detectors, feature_checks
-from conformance.anomalies import anomaly as _anomaly
+from reference_model.anomalies import anomaly as _anomaly
 from conformance.timing import TimingBands, bands_from_header
 from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message
 from conformance.verdicts import FAIL, PASS, worst_judged

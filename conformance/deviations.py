@@ -46,7 +46,7 @@ def load_deviations(path: Path = DEVIATIONS_FILE) -> list[Deviation]:
         if missing:
             raise ValueError(f"{path}: deviation {i} lacks {sorted(missing)} (a deviation names what it excuses: "
                              "rule, anomaly and, where it can be known, step)")
-        from conformance.anomalies import ANOMALIES
+        from reference_model.anomalies import ANOMALIES
 
         if raw["anomaly"] not in ANOMALIES:
             raise ValueError(f"{path}: deviation {raw['id']} names anomaly {raw['anomaly']!r}, which is not in "

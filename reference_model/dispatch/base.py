@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol
 
+from reference_model.anomalies import anomaly
 from reference_model.cursor import Cursor
 from reference_model.rejections import Rejected
 from reference_model.timing import Span, Window
@@ -109,9 +110,12 @@ class ReceiveOptions:
 class Refusal:
     """Why a delivery is not allowed: an anomaly name, a rule id and a sentence."""
 
-    anomaly: str
+    anomaly: str  # a name from reference_model.anomalies
     rule: str
     explanation: str
+
+    def __post_init__(self) -> None:
+        anomaly(self.anomaly)
 
 
 class SubscriptionView(Protocol):

@@ -240,3 +240,11 @@ def test_the_op_table_covers_the_trace_vocabulary():
     assert set(Broker.STEPS) == set(OP_SPECS) - observations
     with pytest.raises(ModelError, match="op 'receive' is not applied with Broker.apply; it applies advance_time"):
         Broker().apply("receive", {"consumer": "c"}, Span.at(0))
+
+
+def test_a_refusal_names_an_anomaly_from_the_vocabulary():
+    from reference_model.dispatch.base import Refusal
+
+    assert Refusal("lost-message", "PLS-SHARED-001", "why").anomaly == "lost-message"
+    with pytest.raises(KeyError, match="unknown anomaly 'message-lost'; add it to reference_model.anomalies"):
+        Refusal("message-lost", "PLS-SHARED-001", "why")

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from conformance.anomalies import ANOMALIES
+from reference_model.anomalies import ANOMALIES
 from conformance.checker import CheckReport, Tolerances, Verdict, check
 from conformance.targets.model import ModelTarget
 from conformance.trace import make_trace

@@ -1,8 +1,10 @@
-"""The closed vocabulary of anomalies the checker reports.
+"""The closed vocabulary of anomalies: the ways a broker can do what the model does not allow.
 
 Like Jepsen's Elle, every failure names an anomaly from a fixed list, each with one definition,
 so reports from different traces, targets and broker versions can be counted together. The
-checker never invents a name: ``anomaly(name)`` refuses one that is not here.
+model names them where it produces them (a dispatcher's ``Refusal`` says why a delivery is not
+allowed: ``dispatch/base.py`` refuses a name that is not here), and the checker reports them;
+neither invents a name: ``anomaly(name)`` refuses one that is not here.
 """
 
 from __future__ import annotations
@@ -76,5 +78,5 @@ ANOMALIES: dict[str, Anomaly] = {a.name: a for a in (
 def anomaly(name: str) -> str:
     """``name`` if it is in the vocabulary; a ``KeyError`` (a checker bug) otherwise."""
     if name not in ANOMALIES:
-        raise KeyError(f"unknown anomaly {name!r}; add it to conformance.anomalies.ANOMALIES with a definition")
+        raise KeyError(f"unknown anomaly {name!r}; add it to reference_model.anomalies.ANOMALIES with a definition")
     return name
