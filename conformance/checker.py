@@ -428,14 +428,17 @@ class _Checker:
             self.watch.existing_subscription.add(n)
             if "initial_position" in args:
                 rule = "PLS-SUB-004"  # the position asked for is ignored: the subscribe is an ordinary one
+        facts: Mapping[str, Any] = {}
         if out.status == OK:
-            # Observed ok: apply once for real. A refused op changes nothing, so its Rejected is
-            # the same prediction a dry run would give; otherwise the model has followed the op.
+            # Observed ok: follow the op. A refused op changes nothing, so its Rejected is the
+            # model's prediction; otherwise the model has followed the op.
             value = out.value or {}
-            pred = result = model.apply(op, args, span, observed=value)
+            followed = model.step(op, args, span, observed=value)
+            pred = result = followed.outcome
+            facts = followed.facts
         else:
-            # Rejected or indeterminate: only ask what the model predicts (it applies below if so).
-            pred = model.apply(op, args, span, dry_run=True)
+            # Rejected or indeterminate: only ask what the model predicts (it follows below if so).
+            pred = model.predict(op, args, span)
         handle = event.op.handle()
         created = op in ("create_producer", "subscribe", "create_reader")
         # (only the non-ok paths use them, and there the model has not moved)
@@ -468,7 +471,6 @@ class _Checker:
             if created:
                 self.unmodelled_handles.add(handle)
             return
-        facts = dict(model.facts)
         self.watch.after_op(op, args, before, at_end=span.end, ok=True)
         if op == "subscribe":
             self.fresh_start.add(args["consumer"])

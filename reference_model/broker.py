@@ -19,9 +19,15 @@ with the same function (``profiles.client_refusal``).
 One object, two uses:
 - a *target* calls ``apply`` for each op at a virtual instant and ``receive``/``read_next`` for
   the canonical choice (``reference_model.dispatch.base`` explains canonical order);
-- the *checker* calls ``apply(..., dry_run=True)`` to learn the predicted outcome, then
-  ``apply`` to advance, and ``receive_options``/``take`` to judge and record what a real client
-  received. Ops that the spec says fail return a ``Rejected`` value and change nothing.
+- the *checker* calls ``predict`` to learn what the spec allows (a ``Rejected`` or None), ``step``
+  to follow an op a real target applied (its outcome and the facts the detectors need), and
+  ``receive_options``/``take`` to judge and record what a real client received. Ops that the
+  spec says fail return a ``Rejected`` value and change nothing.
+
+The composition is a table (``Broker.STEPS``): op -> step. A step is a generator that decides
+first and acts after: it returns a ``Rejected`` (or its value, when there is nothing to do)
+before its one ``yield``, the decision point, and changes state only after it. ``predict`` runs
+a step to its decision; ``step`` runs it to the end (``decide_then``).
 
 Handles and labels come from the trace: producers, consumers and readers by handle; messages by
 their payload label (unique per trace).
@@ -69,7 +75,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Generator, Mapping, NamedTuple
 
 from reference_model import names
 from reference_model.cursor import Cursor
@@ -98,6 +104,33 @@ RETRY_PRODUCER = "<retry-producer>"  # likewise the Java client's retry letter p
 # Settings only the Java client has: on a Python (C++) handle the op is refused with
 # InvalidArgument, naming the rule of the setting (the Python target refuses them the same way).
 
+
+
+class StepResult(NamedTuple):
+    """What one step did: its outcome (the op's ok value, or the ``Rejected`` the spec predicts)
+    and the facts the detectors need (a send's sequence and dedup rules, a flush's ids, ...)."""
+
+    outcome: dict[str, Any] | Rejected
+    facts: Mapping[str, Any]
+
+
+def decide_then(run: Generator[None, None, Any], *, commit: bool) -> Any:
+    """Drive one step (a generator, see ``Broker.STEPS``) to its decision, and on to the end when
+    ``commit``: a step that returns before its ``yield`` refused the op (or had nothing to do),
+    and that return is the outcome; a step that reaches it is allowed (outcome ``{}`` when not
+    committed) and, committed, returns its ok value."""
+    try:
+        next(run)
+    except StopIteration as done:
+        return done.value
+    if not commit:
+        run.close()
+        return {}
+    try:
+        next(run)
+    except StopIteration as done:
+        return done.value
+    raise ModelError("a step yields once, at its decision point")
 
 
 class DeadLetterPolicy(NamedTuple):
@@ -418,32 +451,46 @@ class Broker(FeatureOps):
 
     # ================================================================== ops
 
-    def apply(self, op: str, args: Mapping[str, Any], at: Span, *, dry_run: bool = False,
-              observed: Mapping[str, Any] | None = None) -> dict[str, Any] | Rejected:
-        """Run one op (not ``receive``/``read_next``/``stats``): its ok value or a ``Rejected``.
+    def step(self, op: str, args: Mapping[str, Any], at: Span, *,
+             observed: Mapping[str, Any] | None = None) -> StepResult:
+        """Apply one op (not ``receive``/``read_next``/``stats``) at ``at``: its outcome (the ok
+        value or a ``Rejected``) and the facts the detectors need. ``observed`` lets the checker
+        pass what a real target reported (``send``: ``publish_time`` and the partition)."""
+        outcome = self._run(op, args, at, observed or {}, commit=True)
+        return StepResult(outcome, dict(self.facts))
 
-        With ``dry_run`` nothing changes: the caller learns what the spec predicts. ``observed``
-        lets the checker pass what a real target reported (``send``: ``publish_time``).
-        """
+    def apply(self, op: str, args: Mapping[str, Any], at: Span, *,
+              observed: Mapping[str, Any] | None = None) -> dict[str, Any] | Rejected:
+        """``step(...).outcome``: the ok value or the ``Rejected``."""
+        return self.step(op, args, at, observed=observed).outcome
+
+    def predict(self, op: str, args: Mapping[str, Any], at: Span) -> Rejected | None:
+        """What the spec allows for this op now: the ``Rejected`` it predicts, or None when the op
+        succeeds. Only the clock moves (to ``at.start``); the op is not applied."""
+        outcome = self._run(op, args, at, {}, commit=False)
+        return outcome if isinstance(outcome, Rejected) else None
+
+    def _run(self, op: str, args: Mapping[str, Any], at: Span, observed: Mapping[str, Any], *, commit: bool):
         step = self.STEPS.get(op)
         if step is None:
             raise ModelError(f"op {op!r} is not applied with Broker.apply; it applies {', '.join(self.STEPS)}")
         self.advance(at.start)
-        self.facts = {}
-        return step(self, args, at, dry_run, observed or {})
+        if commit:
+            self.facts = {}  # the step's facts, returned with its outcome by ``step``
+        return decide_then(step(self, args, at, observed), commit=commit)
 
-    def _op_advance_time(self, args, at, dry_run, observed):
+    def _op_advance_time(self, args, at, observed):
+        yield  # decided: time moves (apply already advanced the clock)
         return {}
 
-    def _op_create_topic(self, args, at, dry_run, observed):
+    def _op_create_topic(self, args, at, observed):
         full = names.expand_trace(args["topic"])
         if isinstance(full, Rejected):
             return full
         partitions = int(args.get("partitions", 0))
         if full in self.topics:
             return Rejected("OtherError", "PLS-TOPIC-001", f"topic {full} already exists", certain=False)
-        if dry_run:
-            return {}
+        yield  # decided: the topic is created
         self.topics[full] = Topic(full, FIRST_LEDGER + len(self.topics), partitions)
         for i in range(partitions):
             # PLS-TOPIC-002: partition i is the topic <topic>-partition-i.
@@ -451,24 +498,24 @@ class Broker(FeatureOps):
             self.topics[part] = Topic(part, FIRST_LEDGER + len(self.topics), partition_index=i)
         return {}
 
-    def _op_create_producer(self, args, at, dry_run, observed):
+    def _op_create_producer(self, args, at, observed):
         prof = self.args_profile(args)
         refused = self._java_only_refusal("create_producer", args, prof)
         if refused is not None:
             return refused  # PLS-ROUTE-004: the Python client cannot choose a hashing scheme
-        topic = self._topic(args["topic"], create=True, at=at) if not dry_run else self._peek_topic(args["topic"])
+        topic = self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
         name = args.get("name")
         if name is not None and topic is not None and name in topic.producer_names:
             # PLS-ACCESS-006: "Producer with name ... is already connected to topic".
             return Rejected("ProducerBusy", "PLS-ACCESS-006", f"producer with name {name!r} is already connected")
-        features = self._feature_create_producer(args, topic, name, dry_run)
+        features = self._feature_create_producer(args, topic, name)
         if isinstance(features, Rejected):
             return features
-        pf, extra = features
-        if dry_run:
-            return {"producer_name": name or "?", "last_sequence_id": pf.sequence.last, **extra}
+        yield  # decided: the producer is created
+        topic = self._topic(args["topic"], create=True, at=at)
+        pf, extra = self._feature_producer_created(topic, features)
         if name is None:
             name = observed.get("producer_name") or f"model-{self._producer_counter}"
             self._producer_counter += 1
@@ -555,7 +602,7 @@ class Broker(FeatureOps):
         topic = self._peek_topic(name)
         return topic if isinstance(topic, Topic) else None
 
-    def _op_send(self, args, at, dry_run, observed):
+    def _op_send(self, args, at, observed):
         producer = self.producers.get(args["producer"])
         if producer is None:
             return self._handle_missing(args["producer"], "producer")
@@ -566,8 +613,11 @@ class Broker(FeatureOps):
         if refused is not None:
             return refused
         topic = producer.topic
-        if dry_run:
-            return self._feature_send(producer, topic, args, at, True, observed) if not topic.partitions else {}
+        if not topic.partitions:
+            plan = self._send_plan(producer, topic, args)
+            if isinstance(plan, Rejected):
+                return plan
+        yield  # decided: the message is sent (a partitioned topic routes it first)
         if topic.partitions and (args.get("async") or self.pfx.get(producer.handle) and self.pfx[producer.handle].batching):
             raise NotModelledError("batching and async sends on partitioned topics")
         if topic.partitions:
@@ -584,7 +634,7 @@ class Broker(FeatureOps):
         producer.sent += 1
         # PLS-PROD-001 / PLS-DEDUP-*: sequence ids, dedup, batching, chunking, delay (feature_ops).
         # PLS-MSGID-001: non-partitioned -> partition -1; not batched -> batch_index -1.
-        return self._feature_send(producer, topic, args, at, False, observed)
+        return self._feature_send(producer, topic, args, at, observed)
 
     def _store(self, topic: Topic, label: str, *, key, ordering_key, properties, event_time, publish_time,
                producer_name, sequence_id, at: Span, message_id: MessageId | None = None) -> StoredMessage:
@@ -606,15 +656,15 @@ class Broker(FeatureOps):
         topic.by_label[label] = pos
         return stored
 
-    def _op_subscribe(self, args, at, dry_run, observed):
+    def _op_subscribe(self, args, at, observed):
         prof = self.args_profile(args)
         refused = self._java_only_refusal("subscribe", args, prof)
         if refused is not None:
             return refused
         if args.get("enable_retry"):
-            return self._subscribe_with_retry(args, at, dry_run, observed)
+            return (yield from self._subscribe_with_retry(args, at, observed))
         if "topics" in args or "topics_pattern" in args:
-            return self._subscribe_multi(args, at, dry_run, observed)
+            return (yield from self._subscribe_multi(args, at, observed))
         sub_type = args.get("type", "Exclusive")
         if sub_type not in DISPATCHERS:
             raise NotModelledError(f"{sub_type} subscriptions")
@@ -649,7 +699,7 @@ class Broker(FeatureOps):
         if isinstance(topic, Rejected):
             return topic
         if topic is not None and topic.partitions:
-            return self._subscribe_partitioned(topic, args, at, dry_run, observed)
+            return (yield from self._subscribe_partitioned(topic, args, at, observed))
         config = ConsumerConfig(
             handle=args["consumer"], subscription=args["subscription"], type=sub_type,
             nack_delay_ms=int(args.get("nack_delay_ms", DEFAULT_NACK_DELAY_MS)),
@@ -694,8 +744,7 @@ class Broker(FeatureOps):
                 joined = ks.sticky_join(ks.Sticky(self.key_shared.profile), config.handle, list(policy.ranges))
                 if isinstance(joined, Rejected):
                     return joined
-        if dry_run:
-            return {}
+        yield  # decided: the consumer joins the subscription
         topic = self._topic(args["topic"], create=True, at=at)
         if sub is None:
             # PLS-SUB-001: created by the first subscribe. PLS-SUB-002/003: initial position.
@@ -743,7 +792,7 @@ class Broker(FeatureOps):
             dispatcher.partition_index = sub.topic.partition_index  # PLS-FAILOVER-004
         return dispatcher
 
-    def _subscribe_with_retry(self, args, at, dry_run, observed):
+    def _subscribe_with_retry(self, args, at, observed):
         """PLS-RETRY-001 (Java ``enableRetry(true)``, ``ConsumerBuilderImpl#subscribeAsync``): the
         consumer also subscribes, with the same subscription, to the retry letter topic
         (``dead_letter.retry_topic``, else ``<topic>-<subscription>-RETRY``), always as Shared
@@ -780,14 +829,16 @@ class Broker(FeatureOps):
             members = [dict(rest, topic=first)]
         retry_args = {k: v for k, v in rest.items() if k not in ("key_shared", "read_compacted")}
         members.append(dict(retry_args, topic=retry, type="Shared"))
-        if not dry_run:
-            self._topic(retry, create=True, at=at)
-        result = self._attach_all(members, args, at, dry_run, observed)
-        if not dry_run and not isinstance(result, Rejected):
-            self.retry[args["consumer"]] = policy
-        return result
+        refused = self._admit_all(members, at, observed)
+        if refused is not None:
+            return refused
+        yield  # decided: the consumer joins the topic's and the retry topic's subscriptions
+        self._topic(retry, create=True, at=at)
+        self._attach_all(members, args, at, observed)
+        self.retry[args["consumer"]] = policy
+        return {}
 
-    def _op_reconsume_later(self, args, at, dry_run, observed):
+    def _op_reconsume_later(self, args, at, observed):
         """PLS-RETRY-001..003, Java ``ConsumerImpl#doReconsumeLater(message, delay)``: the copy gets the
         original's properties plus REAL_TOPIC, ORIGIN_MESSAGE_ID, ORIGIN_MESSAGE_IDY_TIME and
         REAL_SUBSCRIPTION (each only if absent), RECONSUMETIMES (1, then +1) and DELAY_TIME; it goes
@@ -808,8 +859,7 @@ class Broker(FeatureOps):
         if isinstance(resolved, Rejected):
             return resolved
         config, sub, pos = resolved
-        if dry_run:
-            return {}
+        yield  # decided: the copy goes to the retry (or dead-letter) topic
         original = sub.topic.entries[pos]
         mid = original.message_id
         origin = dl.java_message_id_text(mid.ledger, mid.entry, mid.partition, mid.batch_index)
@@ -859,7 +909,7 @@ class Broker(FeatureOps):
                                                                    at, "PLS-DLQ-004")
         return dlq
 
-    def _subscribe_multi(self, args, at, dry_run, observed):
+    def _subscribe_multi(self, args, at, observed):
         """A consumer of a list of topics, or of every topic whose short name matches a regex
         (at subscribe time; partitioned topics count by their own name, and bring all partitions)."""
         rest = {k: v for k, v in args.items() if k not in ("topics", "topics_pattern")}
@@ -886,30 +936,37 @@ class Broker(FeatureOps):
                 member_args += [dict(rest, topic=names.partition_name(full, i)) for i in range(t.partitions)]
             else:
                 member_args.append(dict(rest, topic=full))
-        return self._attach_all(member_args, args, at, dry_run, observed)
+        refused = self._admit_all(member_args, at, observed)
+        if refused is not None:
+            return refused
+        yield  # decided: the consumer joins every member topic's subscription
+        self._attach_all(member_args, args, at, observed)
+        return {}
 
-    def _subscribe_partitioned(self, parent: Topic, args, at, dry_run, observed):
-        pairs = []
-        for i in range(parent.partitions):
-            part_args = dict(args, topic=names.partition_name(parent.full, i))
-            pairs.append(part_args)
-        return self._attach_all(pairs, args, at, dry_run, observed)
+    def _subscribe_partitioned(self, parent: Topic, args, at, observed):
+        pairs = [dict(args, topic=names.partition_name(parent.full, i)) for i in range(parent.partitions)]
+        refused = self._admit_all(pairs, at, observed)
+        if refused is not None:
+            return refused
+        yield  # decided: the consumer joins every partition's subscription
+        self._attach_all(pairs, args, at, observed)
+        return {}
 
-    def _attach_all(self, pairs, args, at, dry_run, observed):
-        # Admission on every partition first: the first refusal aborts the whole subscribe.
+    def _admit_all(self, pairs, at, observed) -> Rejected | None:
+        """Admission on every member topic first: the first refusal refuses the whole subscribe."""
         for part_args in pairs:
-            refused = self._op_subscribe(part_args, at, True, observed)
+            refused = decide_then(self._op_subscribe(part_args, at, observed), commit=False)
             if isinstance(refused, Rejected):
                 return refused
-        if dry_run:
-            return {}
+        return None
+
+    def _attach_all(self, pairs, args, at, observed) -> None:
         attached = []
         for part_args in pairs:
-            self._op_subscribe(part_args, at, False, observed)
+            decide_then(self._op_subscribe(part_args, at, observed), commit=True)
             attached.append(self.consumers.pop(args["consumer"]))
         self.partition_consumers[args["consumer"]] = attached
         self.consumers[args["consumer"]] = attached[0]
-        return {}
 
     def _resolve(self, handle: str, label: str):
         """(config, subscription, position) of message ``label`` for consumer ``handle``."""
@@ -962,10 +1019,11 @@ class Broker(FeatureOps):
             sub.ack_log.append((at.start, len(newly), handle))
             sub.dispatcher.acked(newly, at)
 
-    def _op_ack(self, args, at, dry_run, observed):
+    def _op_ack(self, args, at, observed):
         found = self._resolve(args["consumer"], args["message"])
-        if isinstance(found, Rejected) or dry_run:
-            return found if isinstance(found, Rejected) else {}
+        if isinstance(found, Rejected):
+            return found
+        yield  # decided: the message is acked
         config, sub, pos = found
         batch = self._feature_ack(config, sub, pos, at)
         if batch is not None:
@@ -978,7 +1036,7 @@ class Broker(FeatureOps):
         self._log_ack(sub, newly, at, config.handle)
         return {}
 
-    def _op_ack_cumulative(self, args, at, dry_run, observed):
+    def _op_ack_cumulative(self, args, at, observed):
         found = self._consumer_or_reject(args["consumer"])
         if isinstance(found, Rejected):
             return found
@@ -994,8 +1052,9 @@ class Broker(FeatureOps):
             return Rejected(prof.cumulative_ack_shared_error, prof.cumulative_ack_shared_rule,
                             f"cumulative ack is not allowed on a {config.type} subscription")
         found = self._resolve(args["consumer"], args["message"])
-        if isinstance(found, Rejected) or dry_run:
-            return found if isinstance(found, Rejected) else {}
+        if isinstance(found, Rejected):
+            return found
+        yield  # decided: everything up to the message is acked
         config, sub, pos = found  # on a partitioned topic: that partition only
         # PLS-ACK-002: everything up to and including pos.
         before = [p for p in range(sub.cursor.mark_delete + 1, pos + 1) if not sub.cursor.is_acked(p)]
@@ -1003,12 +1062,13 @@ class Broker(FeatureOps):
         self._log_ack(sub, before, at, config.handle)
         return {}
 
-    def _op_nack(self, args, at, dry_run, observed):
+    def _op_nack(self, args, at, observed):
         found = self._resolve(args["consumer"], args["message"])
         if isinstance(found, Rejected) and found.error == "OtherError":
             return {}  # a partitioned consumer ignores a nack of an id without a topic
-        if isinstance(found, Rejected) or dry_run:
-            return found if isinstance(found, Rejected) else {}
+        if isinstance(found, Rejected):
+            return found
+        yield  # decided: the client tracks the nack
         config, sub, pos = found
         if sub.cursor.is_acked(pos):
             if config.type in CUMULATIVE_ACK_TYPES:
@@ -1080,15 +1140,16 @@ class Broker(FeatureOps):
             sub.ack_log.append((at.end, 1, ""))
             sub.dispatcher.acked([pos], at)
 
-    def _op_redeliver_unacked(self, args, at, dry_run, observed):
+    def _op_redeliver_unacked(self, args, at, observed):
         found = self._consumer_or_reject(args["consumer"])
-        if isinstance(found, Rejected) or dry_run:
-            return found if isinstance(found, Rejected) else {}
+        if isinstance(found, Rejected):
+            return found
+        yield  # decided: the consumer asks for its unacked messages again
         for config, sub in self._pairs(args["consumer"]):
             sub.dispatcher.redeliver_unacked(config.handle, at)
         return {}
 
-    def _op_seek(self, args, at, dry_run, observed):
+    def _op_seek(self, args, at, observed):
         found = self._consumer_or_reject(args["consumer"])
         if isinstance(found, Rejected):
             return found
@@ -1119,8 +1180,7 @@ class Broker(FeatureOps):
             # PLS-SEEK-003: earliest = first retained message; latest = after the last one.
             rule = "PLS-SEEK-003"
             start = 0 if args["position"] == "earliest" else len(entries)
-        if dry_run:
-            return {}
+        yield  # decided: the cursor is reset
         sub.dispatcher.reset(start, at, rule, filter_for, seeker=config.handle)  # reads the old cursor
         if "message" in args and maybe_skip:
             sub.dispatcher.optional_skip(config.handle, start)
@@ -1128,25 +1188,26 @@ class Broker(FeatureOps):
         sub.ack_log.clear()
         return {}
 
-    def _op_close(self, args, at, dry_run, observed):
+    def _op_close(self, args, at, observed):
         handle = args["handle"]
         if handle in self.producers:
-            if not dry_run:
-                producer = self.producers.pop(handle)
-                pf = self.pfx.pop(handle, None)
-                if pf is None or not pf.fenced:
-                    producer.topic.producer_names.discard(producer.name)
-                self.closed.add(handle)
-                self._feature_producer_closed(producer)
+            yield  # decided: the producer closes
+            producer = self.producers.pop(handle)
+            pf = self.pfx.pop(handle, None)
+            if pf is None or not pf.fenced:
+                producer.topic.producer_names.discard(producer.name)
+            self.closed.add(handle)
+            self._feature_producer_closed(producer)
             return {}
         if handle in self.readers:
-            if not dry_run:
-                self.readers.pop(handle)
-                self.closed.add(handle)
+            yield  # decided: the reader closes
+            self.readers.pop(handle)
+            self.closed.add(handle)
             return {}
         found = self._consumer_or_reject(handle)
-        if isinstance(found, Rejected) or dry_run:
-            return found if isinstance(found, Rejected) else {}
+        if isinstance(found, Rejected):
+            return found
+        yield  # decided: the consumer closes
         # Close flushes pending grouped acks, then the broker re-queues what it held.
         for config, sub in self._pairs(handle):
             sub.flushed_at[handle] = at.end
@@ -1162,7 +1223,7 @@ class Broker(FeatureOps):
         self.closed.add(handle)
         return {}
 
-    def _op_unsubscribe(self, args, at, dry_run, observed):
+    def _op_unsubscribe(self, args, at, observed):
         found = self._consumer_or_reject(args["consumer"])
         if isinstance(found, Rejected):
             return found
@@ -1174,8 +1235,7 @@ class Broker(FeatureOps):
             return Rejected("ConsumerBusy", "PLS-SUB-006",
                             f"Unconnected or shared consumer attempting to unsubscribe ({', '.join(others)} still connected)",
                             certain=False)
-        if dry_run:
-            return {}
+        yield  # decided: the subscription is deleted
         # PLS-SUB-006: the subscription and its backlog are deleted.
         for _, s in self._pairs(config.handle):
             s.dispatcher.remove_consumer(config.handle, at)
@@ -1185,7 +1245,7 @@ class Broker(FeatureOps):
         self.closed.add(config.handle)
         return {}
 
-    def _op_create_reader(self, args, at, dry_run, observed):
+    def _op_create_reader(self, args, at, observed):
         topic = self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
@@ -1209,8 +1269,7 @@ class Broker(FeatureOps):
             inclusive = bool(args.get("inclusive", False))
             # PLS-READER-003/004: C++ drops messages "prior" to the start id on the client.
             pos, rule = (found, "PLS-READER-004") if inclusive else (found + 1, "PLS-READER-003")
-        if dry_run:
-            return {}
+        yield  # decided: the reader is created
         topic = self._topic(args["topic"], create=True, at=at)
         reader = Reader(args["reader"], topic, pos, rule, at)
         if start == "earliest":

@@ -8,11 +8,12 @@ multiple-consumer dispatchers' delayed tracker, the expiry monitor, the compacte
 Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001..008, PLS-CHUNK-001..006, PLS-DELAY-001..006,
 PLS-DLQ-005/006, PLS-ACCESS-001..006, PLS-TTL-001..003, PLS-COMPACT-001..005, PLS-NP-001..004.
 
-``FeatureOps`` is a mixin of ``reference_model.broker.Broker``: it reads and changes the broker's
-topics, producers and subscriptions, and leaves in ``self.facts`` what the last op decided that
-its ok value does not show (a duplicate, a chunk count, the rule that decided) so the checker
-can judge the observation (``conformance.feature_checks``). The ok values themselves look exactly
-like a live target's.
+``FeatureOps`` is a mixin of ``reference_model.broker.Broker``: its steps (``Broker.STEPS``:
+decide, ``yield``, then act) read and change the broker's topics, producers and subscriptions,
+and note in the step's facts what the op decided that its ok value does not show (a duplicate,
+a chunk count, the rule that decided); ``Broker.step`` returns them with the outcome, so the
+checker can judge the observation (``conformance.feature_checks``). The ok values themselves
+look exactly like a live target's.
 
 How the features meet the core:
 - *Positions* stay one per message: the cursor and the dispatchers work on messages. A batch is
@@ -37,7 +38,7 @@ next flush or sync send of its producer (so a sync duplicate in between is Unkno
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from reference_model import access_modes as am
 from reference_model import batching, chunking, compaction, dedup, delayed, non_persistent, retention
@@ -57,6 +58,15 @@ from reference_model.rejections import NotModelledError, Rejected
 from reference_model.timing import Span
 
 _READ_COMPACTED_TYPES = ("Exclusive", "Failover")
+
+
+class ProducerDecision(NamedTuple):
+    """What creating a producer decides before anything changes (``_feature_create_producer``)."""
+
+    features: ProducerFeatures
+    extra: dict  # what the create's ok value adds (``pending`` for a waiting WaitForExclusive producer)
+    facts: Mapping[str, Any]  # for the detectors: where its sequence ids start, and why
+    fences: tuple[str, ...]  # PLS-ACCESS-004: producers an ExclusiveWithFencing creation fences
 
 
 class FeatureOps:
@@ -106,36 +116,40 @@ class FeatureOps:
             return ("PLS-DELAY-003", "PLS-DELAY-004" if self.profile.delayed_delivery_strict else "PLS-DELAY-005")
         return ("PLS-DELAY-002",)
 
-    def _dedup_state(self, topic: Any) -> dedup.DedupState:
+    def _current_dedup_state(self, topic: Any) -> dedup.DedupState:
+        """The topic's dedup maps under the namespace's current policy (changes nothing)."""
         state = self.dedup_states.get(topic.full)
         if state is None or state.enabled != self.policies.deduplication:
             state = dedup.DedupState(enabled=self.policies.deduplication,
                                      pushed=state.pushed if state else (), persisted=state.persisted if state else ())
-            self.dedup_states[topic.full] = state
+        return state
+
+    def _dedup_state(self, topic: Any) -> dedup.DedupState:
+        state = self.dedup_states[topic.full] = self._current_dedup_state(topic)
         return state
 
     # ------------------------------------------------------------------ policies, admin ops
 
-    def _op_set_policy(self, args, at, dry_run, observed):
+    def _op_set_policy(self, args, at, observed):
         why = check_policy_args(args)
         if why:
             return Rejected("InvalidArgument", "PLS-DEDUP-001", why)
-        if not dry_run:
-            self.policies.apply(args)
+        yield  # decided: the namespace policy is set
+        self.policies.apply(args)
         return {}
 
-    def _op_compact(self, args, at, dry_run, observed):
+    def _op_compact(self, args, at, observed):
         topic = self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
         if topic is None:
             return Rejected("TopicNotFound", "PLS-COMPACT-001", f"topic {args['topic']} does not exist", certain=False)
-        if not dry_run:
-            # PLS-COMPACT-004: the horizon is the last message when compaction started.
-            self.topic_features(topic).horizon = len(topic.entries) - 1
+        yield  # decided: compaction runs
+        # PLS-COMPACT-004: the horizon is the last message when compaction started.
+        self.topic_features(topic).horizon = len(topic.entries) - 1
         return {}
 
-    def _op_unload_topic(self, args, at, dry_run, observed):
+    def _op_unload_topic(self, args, at, observed):
         """The topic is closed and loaded again; what it stored, its cursors and its dedup state stay.
 
         PLS-DEDUP-001/002: the broker rebuilds the dedup maps from its snapshot and the ledger, so a
@@ -150,9 +164,10 @@ class FeatureOps:
             raise NotModelledError("unloading a topic with connected consumers (their in-flight messages are redelivered)")
         if any(pf.pending for h, pf in self.pfx.items() if h in self.producers and self.producers[h].topic is topic):
             raise NotModelledError("unloading a topic while async sends are pending")
+        yield  # decided: the topic is reloaded, with everything it kept
         return {}
 
-    def _op_expire_messages(self, args, at, dry_run, observed):
+    def _op_expire_messages(self, args, at, observed):
         topic = self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
@@ -160,8 +175,7 @@ class FeatureOps:
         if sub is None:
             return Rejected("SubscriptionNotFound", "PLS-TTL-002", f"no subscription {args['subscription']!r} on {args['topic']}",
                             certain=False)
-        if dry_run:
-            return {}
+        yield  # decided: the expiry pass runs
         # PLS-TTL-001/003: the pass moves the cursor past the last expired message, delivered or not.
         # Judged surely expired: stored at the latest instant of its store span, the pass at the earliest.
         unacked = tuple(retention.Stored(str(m.pos), m.stored.end) for m in topic.entries if not sub.cursor.is_acked(m.pos))
@@ -181,8 +195,9 @@ class FeatureOps:
 
     # ------------------------------------------------------------------ producers
 
-    def _feature_create_producer(self, args, topic, name: str | None, dry_run: bool) -> tuple[ProducerFeatures, dict] | Rejected:
-        """Access mode (PLS-ACCESS-*), chunking with batching (PLS-CHUNK-004), where sequence ids start (PLS-DEDUP-002/003/005)."""
+    def _feature_create_producer(self, args, topic, name: str | None) -> ProducerDecision | Rejected:
+        """Access mode (PLS-ACCESS-*), chunking with batching (PLS-CHUNK-004), where sequence ids
+        start (PLS-DEDUP-002/003/005): what the producer's creation decides; changes nothing."""
         fx = ProducerFeatures.from_args(args, key_order=self.args_profile(args).key_batch_order)
         refused = chunking.check_producer_config(chunking_enabled=fx.chunking, batching_enabled=fx.batching)
         if refused is not None:
@@ -208,7 +223,7 @@ class FeatureOps:
             facts["pending"] = decided.result == "waiting"
         # PLS-DEDUP-005: Python drops initial_sequence_id=0.
         seq = dedup.ProducerSequence.create(args.get("initial_sequence_id"))
-        state = self._dedup_state(topic) if topic is not None else dedup.DedupState(enabled=self.policies.deduplication)
+        state = self._current_dedup_state(topic) if topic is not None else dedup.DedupState(enabled=self.policies.deduplication)
         if name is not None:
             seq = dedup.producer_connected(seq, dedup.broker_last_sequence_id(state, name))
             configured = dedup.python_sequence_argument(args.get("initial_sequence_id")) is not None
@@ -219,15 +234,18 @@ class FeatureOps:
                                           f"producer {name}: deduplication is {'on' if state.enabled else 'off'}, so it "
                                           f"starts after the broker's last persisted sequence id for its name ({seq.last})"))
         fx.sequence = seq
-        if not dry_run:
-            self.facts = facts
-            for fenced in decided.fences:
-                # PLS-ACCESS-004: the fenced producers lose the topic.
-                for handle, p in self.producers.items():
-                    if p.topic is topic and p.name == fenced:
-                        self.pfx.setdefault(handle, ProducerFeatures()).fenced = True
-                        topic.producer_names.discard(p.name)
-        return fx, extra
+        return ProducerDecision(fx, extra, facts, tuple(decided.fences))
+
+    def _feature_producer_created(self, topic: Any, decision: ProducerDecision) -> tuple[ProducerFeatures, dict]:
+        """Apply what ``_feature_create_producer`` decided: its facts, and the producers it fences."""
+        self.facts = dict(decision.facts)
+        for fenced in decision.fences:
+            # PLS-ACCESS-004: the fenced producers lose the topic.
+            for handle, p in self.producers.items():
+                if p.topic is topic and p.name == fenced:
+                    self.pfx.setdefault(handle, ProducerFeatures()).fenced = True
+                    topic.producer_names.discard(p.name)
+        return decision.features, decision.extra
 
     def _feature_producer_closed(self, producer: Any) -> None:
         """PLS-ACCESS-005: a waiting WaitForExclusive producer gets the topic when nobody else holds it."""
@@ -258,24 +276,29 @@ class FeatureOps:
 
     # ------------------------------------------------------------------ sends
 
-    def _feature_send(self, producer: Any, topic: Any, args, at: Span, dry_run: bool, observed) -> dict | Rejected:
+    def _send_plan(self, producer: Any, topic: Any, args) -> Any:
+        """PLS-CHUNK-002/003/006: the entries a plain (not batched, not async) send on ``topic``
+        writes, or the ``Rejected`` its size earns; None for a batched or async send."""
+        pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
+        if pf.batching or args.get("async"):
+            return None
+        persistent = is_persistent(topic.full)
+        _, s = dedup.next_sequence_id(pf.sequence, args.get("sequence_id"))  # PLS-DEDUP-005/006
+        plan = send_plan(pf, producer.name, s, args, persistent=persistent, max_message_size=self.profile.max_message_size)
+        if isinstance(plan, Rejected) and not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
+            plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
+        return plan
+
+    def _feature_send(self, producer: Any, topic: Any, args, at: Span, observed) -> dict | Rejected:
         """One send on ``topic`` (already routed): async, batched, chunked, delayed, deduplicated, non-persistent."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         label = args["payload"]
-        persistent = is_persistent(topic.full)
-        seq_before = pf.sequence
         seq, s = dedup.next_sequence_id(pf.sequence, args.get("sequence_id"))  # PLS-DEDUP-005/006
         deliver_at = delayed.deliver_at_range(at, deliver_at_ms=args.get("deliver_at_ms"),
                                               deliver_after_ms=args.get("deliver_after_ms"))
-        plan = None
-        if not pf.batching and not args.get("async"):
-            plan = send_plan(pf, producer.name, s, args, persistent=persistent, max_message_size=self.profile.max_message_size)
-            if isinstance(plan, Rejected):
-                if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
-                    plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
-                return plan
-        if dry_run:
-            return {}
+        plan = self._send_plan(producer, topic, args)
+        if isinstance(plan, Rejected):
+            return plan
         pf.sequence = seq
         state = self._dedup_state(topic)
         if args.get("async"):
@@ -421,13 +444,12 @@ class FeatureOps:
                 ids[item.label] = value["message_id"]
         return ids
 
-    def _op_flush(self, args, at, dry_run, observed):
+    def _op_flush(self, args, at, observed):
         producer = self.producers.get(args["producer"])
         if producer is None:
             return self._handle_missing(args["producer"], "producer")
+        yield  # decided: the producer's pending messages are written
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
-        if dry_run:
-            return {}
         if producer.topic.partitions:
             raise NotModelledError("flush on a partitioned producer (batches per partition)")
         labels = [p.label for p in pf.pending]

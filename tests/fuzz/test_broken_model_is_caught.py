@@ -23,11 +23,11 @@ from reference_model.broker import Broker
 class ForgetsSharedCumulativeRefusal(Broker):
     """Broken PLS-ACK-003: forgets that cumulative acks are refused on Shared/Key_Shared."""
 
-    def _ack_cumulative_anywhere(self, args, at, dry_run, observed):
+    def _ack_cumulative_anywhere(self, args, at, observed):
         saved = broker_module.CUMULATIVE_ACK_TYPES
         broker_module.CUMULATIVE_ACK_TYPES = ("Exclusive", "Failover", "Shared", "Key_Shared")
         try:
-            return Broker.STEPS["ack_cumulative"](self, args, at, dry_run, observed)
+            return (yield from Broker.STEPS["ack_cumulative"](self, args, at, observed))
         finally:
             broker_module.CUMULATIVE_ACK_TYPES = saved
 

@@ -248,3 +248,54 @@ def test_a_refusal_names_an_anomaly_from_the_vocabulary():
     assert Refusal("lost-message", "PLS-SHARED-001", "why").anomaly == "lost-message"
     with pytest.raises(KeyError, match="unknown anomaly 'message-lost'; add it to reference_model.anomalies"):
         Refusal("message-lost", "PLS-SHARED-001", "why")
+
+
+def _state(value, seen=None):
+    """A comparable picture of everything reachable from ``value`` (callables left out)."""
+    seen = set() if seen is None else seen
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        return value
+    if callable(value) and not hasattr(value, "__dict__") or type(value).__name__ in ("function", "method"):
+        return "<callable>"
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return [_state(v, seen) for v in value]
+    if id(value) in seen:
+        return f"<seen {type(value).__name__}>"
+    seen.add(id(value))
+    if isinstance(value, dict):
+        return [(repr(k), _state(v, seen)) for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))]
+    if isinstance(value, (set, frozenset)):
+        return sorted(repr(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return [_state(v, seen) for v in value]
+    if hasattr(value, "__dict__"):
+        return (type(value).__name__, _state(vars(value), seen))
+    if hasattr(value, "__slots__"):
+        return (type(value).__name__, [_state(getattr(value, s, None), seen) for s in value.__slots__])
+    return repr(value)
+
+
+def test_predict_changes_nothing_and_agrees_with_step(monkeypatch):
+    """``predict`` runs a step to its decision only: across every case, predicting an op leaves
+    the model as it was (but for the clock), and a refusal it predicts is the one the step gives."""
+    import conformance.targets.model as model_target
+    from conformance.case_files import discover_cases
+
+    checked = []
+
+    class Watched(Broker):
+        def apply(self, op, args, at, *, observed=None):
+            self.advance(at.start)
+            before = _state(self)
+            predicted = self.predict(op, args, at)
+            assert _state(self) == before, f"predict({op}) changed the model"
+            outcome = super().apply(op, args, at, observed=observed)
+            if predicted is not None:
+                assert outcome == predicted, (op, predicted, outcome)
+            checked.append(op)
+            return outcome
+
+    monkeypatch.setattr(model_target, "Broker", Watched)
+    for case in discover_cases():
+        model_target.ModelTarget().run(case.trace)
+    assert {"subscribe", "send", "ack", "nack", "create_producer", "seek", "close", "flush"} <= set(checked)
