@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping
 
 from conformance import detectors, feature_checks
 from reference_model.anomalies import anomaly as _anomaly
+from conformance.model_view import ModelView
 from conformance.timing import TimingBands, bands_from_header
 from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message
 from conformance.verdicts import FAIL, PASS, worst_judged
@@ -257,7 +258,7 @@ class _Checker:
     def __init__(self, profile: Profile, tol: Tolerances, key_shared: KeySharedSettings | None = None):
         self.profile = profile
         self.tol = tol
-        self.model = Broker(profile, slack_ms=tol.dispatch_latency_ms, key_shared=key_shared)
+        self.model: ModelView = Broker(profile, slack_ms=tol.dispatch_latency_ms, key_shared=key_shared)
         self.verdicts: list[Verdict] = []
         self.notes: list[str] = []
         self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
@@ -298,7 +299,7 @@ class _Checker:
         if reader is not None:
             return [f"topic:{reader.topic.full}"]
         keys = []
-        for _, sub in self.model._pairs(handle):
+        for _, sub in self.model.attachments(handle):
             keys += [f"sub:{sub.topic.full}/{sub.name}", f"topic:{sub.topic.full}"]
         return keys
 
@@ -620,7 +621,7 @@ class _Checker:
         if msg is None:
             model.note_empty_receive(handle, span)
             self.last_receive[handle] = (False, span)
-            self.drained_stored[handle] = model._stored_count
+            self.drained_stored[handle] = model.stored_count
             self._emit_findings(n, self.watch.judge_receipt(detectors.Receipt(n, handle, None, span.end)), keys)
             if opts.must_by is not None and span.end > opts.must_by + lat:
                 for must_rule in self._owed_rules(handle, opts):

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
+from conformance.model_view import ModelView
 from conformance.verdicts import FAIL, PASS
 from reference_model import names
 
@@ -75,7 +76,7 @@ class _SubFacts:
 class Watch:
     """The history facts the context detectors need, kept step by step beside the model."""
 
-    def __init__(self, model: Any):
+    def __init__(self, model: ModelView):
         self.model = model
         self.subs: dict[tuple[str, str], _SubFacts] = {}
         self.delayed_labels: set[str] = set()
@@ -94,7 +95,7 @@ class Watch:
 
     def subscription_for(self, handle: str, label: str | None) -> Any:
         """The subscription of ``handle`` that holds ``label`` (a partitioned or multi-topic consumer has several)."""
-        pairs = self.model._pairs(handle) if handle in self.model.consumers else []
+        pairs = self.model.attachments(handle) if handle in self.model.consumers else []
         if label is not None:
             stored = self.model.message_for(handle, label)
             if stored is not None:
@@ -104,7 +105,7 @@ class Watch:
         return pairs[0][1] if len(pairs) == 1 else None
 
     def subscriptions_of(self, handle: str) -> list[Any]:
-        return [sub for _, sub in self.model._pairs(handle)] if handle in self.model.consumers else []
+        return [sub for _, sub in self.model.attachments(handle)] if handle in self.model.consumers else []
 
     def _pos(self, sub: Any, label: str | None) -> int | None:
         return sub.topic.by_label.get(label) if label is not None else None

@@ -353,7 +353,12 @@ class Broker(FeatureOps):
         found = self.labels.get(label)
         return None if found is None else found[0].entries[found[1]]
 
-    def _pairs(self, handle: str) -> list[tuple[ConsumerConfig, Subscription]]:
+    @property
+    def stored_count(self) -> int:
+        """How many messages the broker has stored so far, on every topic."""
+        return self._stored_count
+
+    def attachments(self, handle: str) -> list[tuple[ConsumerConfig, Subscription]]:
         """Every (config, subscription) ``handle`` is attached to (one per partition)."""
         if handle in self.partition_consumers:
             return self.partition_consumers[handle]
@@ -367,7 +372,7 @@ class Broker(FeatureOps):
             pos = reader.topic.by_label.get(label)
             return None if pos is None else reader.topic.entries[pos]
         first = None
-        for _, sub in self._pairs(handle):
+        for _, sub in self.attachments(handle):
             pos = sub.topic.by_label.get(label)
             if pos is not None:
                 if not sub.cursor.is_acked(pos):
@@ -379,10 +384,10 @@ class Broker(FeatureOps):
         reader = self.readers.get(handle)
         if reader is not None:
             return {reader.topic.short}
-        return {sub.topic.short for _, sub in self._pairs(handle)}
+        return {sub.topic.short for _, sub in self.attachments(handle)}
 
     def is_acked(self, handle: str, label: str) -> bool:
-        for _, sub in self._pairs(handle):
+        for _, sub in self.attachments(handle):
             pos = sub.topic.by_label.get(label)
             if pos is not None:
                 return sub.cursor.is_acked(pos)
@@ -390,7 +395,7 @@ class Broker(FeatureOps):
 
     def ack_time(self, handle: str, label: str) -> float | None:
         """When ``handle``'s application acked ``label`` (None: not acked by an op, or unknown)."""
-        for _, sub in self._pairs(handle):
+        for _, sub in self.attachments(handle):
             pos = sub.topic.by_label.get(label)
             if pos is not None:
                 return sub.ack_times.get(pos)
@@ -398,7 +403,7 @@ class Broker(FeatureOps):
 
     def candidate_label(self, handle: str, candidate: Candidate) -> str:
         if candidate.topic:
-            for _, sub in self._pairs(handle):
+            for _, sub in self.attachments(handle):
                 if sub.topic.short == candidate.topic:
                     return sub.label(candidate.pos)
         return self._label_of(handle, candidate.pos)
@@ -977,7 +982,7 @@ class Broker(FeatureOps):
         if unroutable is not None:
             return unroutable
         found_any = None
-        for config, sub in self._pairs(handle):
+        for config, sub in self.attachments(handle):
             pos = sub.topic.by_label.get(label)
             if pos is not None:
                 if not sub.cursor.is_acked(pos):
@@ -1107,7 +1112,7 @@ class Broker(FeatureOps):
                                     candidate: Candidate | None) -> None:
         """PLS-DLQ-002 (C++): a delivery with count >= N whose ack timeout fires goes to the DLQ, like a nack."""
         dead = self.dead_letter.get(handle)
-        config = next((c for c, s in self._pairs(handle) if s is sub), None)
+        config = next((c for c, s in self.attachments(handle) if s is sub), None)
         if dead is None or config is None or not config.ack_timeout_ms or dl.on_delivery(count, dead.max_redeliver) == dl.DELIVER:
             return
         if candidate is not None and candidate.kind == "ghost":
@@ -1145,7 +1150,7 @@ class Broker(FeatureOps):
         if isinstance(found, Rejected):
             return found
         yield  # decided: the consumer asks for its unacked messages again
-        for config, sub in self._pairs(args["consumer"]):
+        for config, sub in self.attachments(args["consumer"]):
             sub.dispatcher.redeliver_unacked(config.handle, at)
         return {}
 
@@ -1209,7 +1214,7 @@ class Broker(FeatureOps):
             return found
         yield  # decided: the consumer closes
         # Close flushes pending grouped acks, then the broker re-queues what it held.
-        for config, sub in self._pairs(handle):
+        for config, sub in self.attachments(handle):
             sub.flushed_at[handle] = at.end
             sub.dispatcher.remove_consumer(handle, at)
             if not sub.durable and not sub.dispatcher.connected():
@@ -1228,7 +1233,7 @@ class Broker(FeatureOps):
         if isinstance(found, Rejected):
             return found
         config, sub = found
-        others = sorted({h for _, s in self._pairs(config.handle) for h in s.dispatcher.connected() if h != config.handle})
+        others = sorted({h for _, s in self.attachments(config.handle) for h in s.dispatcher.connected() if h != config.handle})
         if others:
             # Source: "Unconnected or shared consumer attempting to unsubscribe"; measured on 4.0.8
             # the Python client raised BrokerMetadataError. Either way the op fails.
@@ -1237,7 +1242,7 @@ class Broker(FeatureOps):
                             certain=False)
         yield  # decided: the subscription is deleted
         # PLS-SUB-006: the subscription and its backlog are deleted.
-        for _, s in self._pairs(config.handle):
+        for _, s in self.attachments(config.handle):
             s.dispatcher.remove_consumer(config.handle, at)
             del s.topic.subscriptions[s.name]
         del self.consumers[config.handle]
@@ -1342,7 +1347,7 @@ class Broker(FeatureOps):
             reader.next_pos = stored.pos + 1
             self._reader_skip(reader)
             return stored.observe(0)
-        sub = next(s for _, s in self._pairs(handle) if s.topic.short == stored.topic)
+        sub = next(s for _, s in self.attachments(handle) if s.topic.short == stored.topic)
         self.received_labels.setdefault(handle, set()).add(label)
         count = redelivery_count if redelivery_count is not None else (candidate.count_low if candidate else 0)
         sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)
@@ -1359,7 +1364,7 @@ class Broker(FeatureOps):
         return stored.observe(count)
 
     def note_empty_receive(self, handle: str, at: Span) -> None:
-        for _, sub in self._pairs(handle):
+        for _, sub in self.attachments(handle):
             sub.dispatcher.note_empty_receive(handle, at)
 
     def explain_refusal(self, handle: str, label: str, at: Span) -> Refusal:
@@ -1377,7 +1382,7 @@ class Broker(FeatureOps):
         found = self.consumers.get(handle)
         if found is None:
             return Refusal("wrong-consumer", "PLS-SUB-001", f"{handle} is not connected, yet it received {label}.")
-        config, sub = next(((c, s) for c, s in self._pairs(handle) if s.topic.short == stored.topic), found)
+        config, sub = next(((c, s) for c, s in self.attachments(handle) if s.topic.short == stored.topic), found)
         if stored.topic != sub.topic.short:
             return Refusal("wrong-value", "PLS-SUB-001", f"{label} is on topic {stored.topic}, not on {sub.topic.short}.")
         if sub.cursor.is_acked(stored.pos):

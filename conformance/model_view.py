@@ -1,0 +1,102 @@
+"""What the checker and its detectors may ask of the model: one typed, declared interface.
+
+The checker judges an observation by asking the model (``reference_model.broker.Broker``) three
+kinds of question, and nothing else:
+
+1. *What is allowed now?* ``predict`` an op (the ``Rejected`` the spec predicts, or None);
+   ``receive_options`` for a receive (every message allowed, and by when one must come);
+   ``explain_refusal`` for a delivery it does not allow; ``backlog`` for stats.
+2. *Follow this observation.* ``step`` an op a target applied (its outcome and the facts the
+   detectors need); ``take`` a delivery; ``note_empty_receive``; ``trim`` what retention
+   deleted.
+3. *Look up what the model holds* to word a verdict or to judge a rule across steps: messages
+   by label, a handle's subscriptions and profile, the topics, readers, consumers, producers,
+   dead-letter policies and copies, feature state.
+
+``ModelView`` lists them; ``Broker`` provides them. ``tests/unit/test_model_view.py`` fails when
+the checker or a detector reaches for a member not declared here, or a private one, so the model
+can change inside without the checker noticing.
+
+Not here: the values those questions return (``Topic``, ``Subscription``, ``StoredMessage``,
+``ReceiveOptions``, ...) are the model's own frozen or plain values, read as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Protocol
+
+from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal
+from reference_model.profiles import Profile
+from reference_model.rejections import Rejected
+from reference_model.timing import Span
+
+
+class ModelView(Protocol):
+    """The model as the checker sees it (implemented by ``reference_model.broker.Broker``)."""
+
+    # ---- state read to judge rules across steps and to word verdicts
+    profile: Profile
+    topics: Mapping[str, Any]  # full name -> Topic
+    readers: Mapping[str, Any]  # handle -> Reader
+    consumers: Mapping[str, Any]  # handle -> (ConsumerConfig, Subscription)
+    producers: Mapping[str, Any]  # handle -> Producer
+    dead_letter: Mapping[str, Any]  # consumer handle -> DeadLetterPolicy
+    copies: Mapping[tuple[str, int], tuple[str, str]]  # (topic, position) -> (kind, client) of a client's copy
+    routes: Mapping[str, Any]  # label -> (allowed partitions, rules, reason) of a partitioned send
+    tfx: Mapping[str, Any]  # topic full name -> TopicFeatures
+    index_ack: Mapping[str, bool]  # consumer handle -> batch index ack in effect
+    policies: Any  # NamespacePolicies
+
+    @property
+    def stored_count(self) -> int: ...
+
+    # ---- 1. what is allowed now
+    def predict(self, op: str, args: Mapping[str, Any], at: Span) -> Rejected | None: ...
+
+    def receive_options(self, handle: str, at: Span, focus: str | None = None) -> ReceiveOptions | Rejected: ...
+
+    def explain_refusal(self, handle: str, label: str, at: Span) -> Refusal: ...
+
+    def backlog(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> tuple[int, int] | Rejected: ...
+
+    def trimmable(self, handle: str) -> set[int]: ...
+
+    # ---- 2. follow an observation
+    def step(self, op: str, args: Mapping[str, Any], at: Span, *, observed: Mapping[str, Any] | None = None) -> Any: ...
+
+    def apply(self, op: str, args: Mapping[str, Any], at: Span, *,
+              observed: Mapping[str, Any] | None = None) -> dict[str, Any] | Rejected: ...
+
+    def take(self, handle: str, label: str, at: Span, *, redelivery_count: int | None = None,
+             candidate: Candidate | None = None) -> Any: ...
+
+    def note_empty_receive(self, handle: str, at: Span) -> None: ...
+
+    def trim(self, handle: str, at: Span) -> list[str]: ...
+
+    # ---- 3. look-ups
+    def message(self, label: str, topic: Any = None) -> Any: ...
+
+    def message_for(self, handle: str, label: str) -> Any: ...
+
+    def topic_named(self, name: str) -> Any: ...
+
+    def topic_names_of(self, handle: str) -> set[str]: ...
+
+    def attachments(self, handle: str) -> list[tuple[ConsumerConfig, Any]]: ...
+
+    def subscription_of(self, handle: str) -> Any: ...
+
+    def consumer_config(self, handle: str) -> ConsumerConfig | None: ...
+
+    def profile_of(self, handle: str) -> Profile: ...
+
+    def args_profile(self, args: Mapping[str, Any]) -> Profile: ...
+
+    def is_acked(self, handle: str, label: str) -> bool: ...
+
+    def ack_time(self, handle: str, label: str) -> float | None: ...
+
+    def candidate_label(self, handle: str, candidate: Candidate) -> str: ...
+
+    def copy_info(self, stored: Any) -> tuple[str, str] | None: ...
