@@ -381,10 +381,6 @@ def ring_select(ring: Ring, slot: int) -> KsConsumer | None:
     return consumers[0]
 
 
-def ring_select_key(ring: Ring, key: bytes | str) -> KsConsumer | None:
-    return ring_select(ring, ring_position(ring.profile, key))
-
-
 def ring_reported_ranges(ring: Ring) -> dict[KsConsumer, list[tuple[int, int]]]:
     """The ranges consumer stats report as ``keyHashRanges``, per consumer, inclusive.
 
@@ -654,6 +650,22 @@ def sticky_select(state: Sticky, slot: int) -> Hashable | None:
     if ceil_i >= len(keys) or floor_i < 0:
         return None
     return endpoints[ceil_i][1] if endpoints[ceil_i][1] == endpoints[floor_i][1] else None
+
+
+# =========================================================================== the selector in effect
+
+
+def owner_of(selector: str, state: Ring | AutoSplit | Sticky, profile: KeySharedProfile,
+             key: bytes | str) -> Hashable | None:
+    """PLS-KEYSHARED-002..005: the consumer that ``selector`` (in state ``state``) gives the sticky
+    key ``key``: its slot (``slot_for``), then the ring's, AUTO_SPLIT's or STICKY's select (a
+    ``KsConsumer`` on the ring, the consumer's identity otherwise); None when nobody serves it."""
+    slot = slot_for(profile, selector, key)
+    if selector == "consistent_hashing":
+        return ring_select(state, slot)  # type: ignore[arg-type]
+    if selector == "auto_split":
+        return auto_split_select(state, slot)  # type: ignore[arg-type]
+    return sticky_select(state, slot)  # type: ignore[arg-type]
 
 
 # =========================================================================== draining hashes (4.x)

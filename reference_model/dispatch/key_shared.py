@@ -160,15 +160,12 @@ class KeySharedDispatcher(SharedDispatcher):
 
     def _owner(self, epoch: _Epoch, key: bytes) -> str | None:
         """The handle serving ``key`` in ``epoch`` (None: nobody, the message waits)."""
-        p = self.settings.profile
         if epoch.state is None:
             return None
+        owner = ks.owner_of(self.selector or "consistent_hashing", epoch.state, self.settings.profile, key)
         if self.selector == "consistent_hashing":
-            c = ks.ring_select(epoch.state, ks.ring_position(p, key))
-            return None if c is None else epoch.handle_of.get(c)
-        if self.selector == "auto_split":
-            return ks.auto_split_select(epoch.state, ks.range_slot(p, key))  # type: ignore[return-value]
-        return ks.sticky_select(epoch.state, ks.range_slot(p, key))  # type: ignore[return-value]
+            return None if owner is None else epoch.handle_of.get(owner)  # a ring consumer is a KsConsumer
+        return owner  # type: ignore[return-value]
 
     def _epochs_since(self, t: float) -> list[_Epoch]:
         out = []

@@ -36,9 +36,6 @@ EXEMPT_NAMES = {"to_json", "describe"}
 
 # name -> why it is not reached yet. Keep each reason specific; remove the entry once reached.
 STILL_UNCALLED = {
-    "key_shared.slot_for": "dispatch/key_shared.py computes slots with ks.range_slot/ring_position; key_shared.py, "
-                           "dispatch/key_shared.py and spec_keyshared.py still split the Key_Shared chapter (issue 13)",
-    "key_shared.ring_select_key": "Key_Shared chapter split (issue 13): the dispatcher calls ring_select",
     "key_shared.ring_reported_ranges": "Key_Shared chapter split (issue 13): reported ranges are not observed by any op",
     "key_shared.ring_assignments": "Key_Shared chapter split (issue 13): only the facade's key_shared_consumer_for_keys",
     "key_shared.merge_ranges": "Key_Shared chapter split (issue 13): used by ring_reported_ranges only",

@@ -334,9 +334,9 @@ def test_draining_hash_unblocks_when_the_owner_closes_or_gets_it_back():
 
 def test_keyless_messages_differ_between_3x_and_4x():
     ring, _ = _ring(ks.PROFILE_4, ["c1", "c2", "c3"])
-    owners = {ks.ring_select_key(ring, hashing.sticky_key(producer_name="p", sequence_id=s, producer_sequence_fallback=True)).name
+    owners = {ks.owner_of("consistent_hashing", ring, ring.profile, hashing.sticky_key(producer_name="p", sequence_id=s, producer_sequence_fallback=True)).name
               for s in range(30)}
     assert len(owners) > 1  # 4.x spreads keyless messages ("p-<seq>")
     ring3, _ = _ring(ks.PROFILE_3_NAME_INDEX, ["c1", "c2", "c3"])
-    owners3 = {ks.ring_select_key(ring3, hashing.sticky_key(producer_name="p", sequence_id=s)).name for s in range(30)}
+    owners3 = {ks.owner_of("consistent_hashing", ring3, ring3.profile, hashing.sticky_key(producer_name="p", sequence_id=s)).name for s in range(30)}
     assert len(owners3) == 1  # 3.x: all NONE_KEY
