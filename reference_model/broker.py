@@ -498,9 +498,13 @@ class Broker(FeatureOps):
         yield  # decided: the topic is created
         self.topics[full] = Topic(full, FIRST_LEDGER + len(self.topics), partitions)
         for i in range(partitions):
-            # PLS-TOPIC-002: partition i is the topic <topic>-partition-i.
+            # PLS-TOPIC-002: partition i is the topic <topic>-partition-i, and its index is read back
+            # from that name as the broker's TopicName.getPartitionIndex does.
             part = names.partition_name(full, i)
-            self.topics[part] = Topic(part, FIRST_LEDGER + len(self.topics), partition_index=i)
+            parsed = names.parse_topic(part)
+            if isinstance(parsed, Rejected) or parsed.partition_index != i:
+                raise ModelError(f"partition {i} of {full} is named {part}, which does not parse back to index {i}")
+            self.topics[part] = Topic(part, FIRST_LEDGER + len(self.topics), partition_index=parsed.partition_index)
         return {}
 
     def _op_create_producer(self, args, at, observed):
@@ -1173,7 +1177,6 @@ class Broker(FeatureOps):
             exclusive = self.profile_of(config.handle).seek_by_id_exclusive
             if exclusive and not config.start_message_id_inclusive:
                 filter_for = (config.handle, pos + 1)
-            maybe_skip = exclusive is None and not config.start_message_id_inclusive
         elif "publish_time_of" in args:
             ref = self.message(args["publish_time_of"])
             if ref is None:
@@ -1187,8 +1190,6 @@ class Broker(FeatureOps):
             start = 0 if args["position"] == "earliest" else len(entries)
         yield  # decided: the cursor is reset
         sub.dispatcher.reset(start, at, rule, filter_for, seeker=config.handle)  # reads the old cursor
-        if "message" in args and maybe_skip:
-            sub.dispatcher.optional_skip(config.handle, start)
         sub.cursor.reset(start)
         sub.ack_log.clear()
         return {}

@@ -86,11 +86,12 @@ class Profile:
     shared_close_increments_redelivery_count: bool | None = False
     # PLS-REDELIVER-001: C++ keeps its receiver queue on redeliver_unacked (Java clears it).
     redeliver_keeps_receiver_queue: bool = True
-    # PLS-SEEK-001: C++ skips the message at the seek id unless start_message_id_inclusive (measured).
-    # Java: None = either. The 4.0.8 source reads exclusive too (ConsumerImpl#seekAsyncInternal sets
-    # startMessageId to the seek id and messageReceived drops that entry unless resetIncludeHead),
-    # older Java clients were inclusive; the model's own choice stays inclusive until a live run decides.
-    seek_by_id_exclusive: bool | None = True
+    # PLS-SEEK-001: after seek(id) the client skips the message at the seek id unless
+    # start_message_id_inclusive. Measured on C++ (pulsar-client 3.13.0) and Java 4.0.8
+    # (ConsumerImpl#seekAsyncInternal sets startMessageId to the seek id; messageReceived drops that
+    # entry unless resetIncludeHead). A client that differs says False here: the Go client did
+    # before v0.17 (apache/pulsar-client-go#919; milvus-io/milvus#46591 on the change).
+    seek_by_id_exclusive: bool = True
     # PLS-DLQ-001: both clients derive the DLQ name from the consumer's (partition's) topic (Java:
     # from the first topic when retry is on); PLS-RETRY-001: Java only.
     dlq_per_partition: bool = True

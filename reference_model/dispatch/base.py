@@ -175,8 +175,4 @@ class Dispatcher(Protocol):
     def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,
               seeker: str | None = None) -> None: ...
 
-    def optional_skip(self, handle: str, pos: int) -> None:
-        """After a seek to ``pos``: ``handle``'s client may or may not drop that message (PLS-SEEK-001
-        with an unconfirmed client: ``Profile.seek_by_id_exclusive`` None); allow both, owe neither."""
-
     def explain(self, handle: str, pos: int, at: Span) -> Refusal: ...

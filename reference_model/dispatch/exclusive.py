@@ -85,7 +85,6 @@ class ExclusiveDispatcher:
         self.stream_rules: tuple[str, ...] = ()
         self.pending: list[_PendingRewind] = []
         self.skip_before: dict[str, int] = {}  # client-side start filter after a seek by id
-        self.maybe_skip: dict[str, int] = {}  # a seek position the client may or may not drop (optional_skip)
         # Acked messages the active consumer's queue may still hold: position -> ack instant.
         self.ghosts: dict[int, float] = {}
         # Failover only: the active consumer may change at the next dispatch (membership changed);
@@ -174,13 +173,6 @@ class ExclusiveDispatcher:
             candidates.append(Candidate(
                 head, Window(stored.start, stored.start, due), self.order_rules + self.stream_rules,
                 "next message in publish order", kind="stream"))
-            if self.maybe_skip.get(handle) == head and self._head(handle, head + 1) < n:
-                # PLS-SEEK-001 (client unconfirmed): the client may have dropped the message at the seek id
-                after = self._head(handle, head + 1)
-                s2 = self.sub.stored_span(after)
-                candidates.append(Candidate(
-                    after, Window(s2.start, float("inf"), None), self.order_rules + ("PLS-SEEK-001",),
-                    f"the client may drop {self.sub.label(head)}, the message at the seek id", kind="stream"))
             if must_by is None or due < must_by:
                 must_by, must_rule, must_reason = due, self.order_rule, f"{self.sub.label(head)} was published and not yet delivered"
         return ReceiveOptions(tuple(candidates), must_by, must_rule, must_reason)
@@ -216,7 +208,6 @@ class ExclusiveDispatcher:
                 if p.window.low <= now:
                     p.mandatory = False
         self.stream_next = pos + 1
-        self.maybe_skip.pop(handle, None)
         consumer = self.active()
         if consumer is not None and consumer.ack_timeout_ms:
             # PLS-ACKTIMEOUT-002/004/005: tracked from the moment the application received it.
@@ -269,7 +260,6 @@ class ExclusiveDispatcher:
             keep = dict(self.ghosts)
             keep.update({p: at.start for p in range(start, self.sub.n_entries())})
         self.skip_before = {}
-        self.maybe_skip = {}
         if filter_for is not None:
             self.skip_before[filter_for[0]] = filter_for[1]
         self.stream_next = pos
@@ -283,9 +273,6 @@ class ExclusiveDispatcher:
 
     def hold_for_dead_letter(self, pos: int) -> None:
         raise AssertionError("Exclusive/Failover never dead-letter (PLS-DLQ-005): count_held_by is None")
-
-    def optional_skip(self, handle: str, pos: int) -> None:
-        self.maybe_skip[handle] = pos
 
     def _consumer(self, handle: str) -> ConsumerConfig | None:
         return next((c for c in self.consumers if c.handle == handle), None)

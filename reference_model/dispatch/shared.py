@@ -459,11 +459,6 @@ class SharedDispatcher:
         for h in self.start_rules:
             self.start_rules[h] = (rule,)
 
-    def optional_skip(self, handle: str, pos: int) -> None:
-        # PLS-SEEK-001 (client unconfirmed): if the client dropped it, the broker still counts it as
-        # dispatched to that consumer; the message stays allowed for everyone but is owed to nobody.
-        self.no_deadline.add(pos)
-
     # ------------------------------------------------------------------ why not
 
     def explain(self, handle: str, pos: int, at: Span) -> Refusal:

@@ -1,7 +1,8 @@
 """One source of truth: the composed model runs the chapter functions a reader learns from.
 
 Every case is run on the model (with each client it names) and judged, and every recorded history
-under ``conformance/evidence`` and ``conformance/regressions`` is judged, while a profiler notes which functions of
+(``conformance/evidence``, ``conformance/regressions`` and the live histories the model tests pin,
+``tests/model/live_histories``) is judged, while a profiler notes which functions of
 ``reference_model`` ran. Every public function and method of a chapter module must be among them:
 a chapter function that only tests call is a second copy of a rule the model states elsewhere
 (issue 13, "One source of truth").
@@ -9,7 +10,9 @@ a chapter function that only tests call is a second copy of a rule the model sta
 Exempt, by kind rather than by name: the public facade (``spec``, ``spec_keyshared``: functions
 users call without a broker, built on the chapters); the rule registry (``rules``, which runs
 at import); ``typing.Protocol`` classes (their bodies are signatures); failure explanations
-(``explain*``, ``describe``) and serialisation (``to_json``). ``STILL_UNCALLED`` lists, with the
+(``explain*``, ``describe``) and serialisation (``to_json``); a method whose body only raises (the
+model stating that a call cannot happen, a crash rather than a rule: the Dispatcher protocol asks
+every dispatcher for ``hold_for_dead_letter``, and Exclusive/Failover never count a redelivery). ``STILL_UNCALLED`` lists, with the
 reason, the functions not yet reached; the test fails when a function outside it is unreached,
 and when one inside it becomes reached (so the list only shrinks).
 """
@@ -48,21 +51,13 @@ STILL_UNCALLED = {
     "hashing.batch_sticky_key": "the Key_Shared dispatcher hashes each message's own keys; a batch's entry "
                                 "should hash its first message's (issue 13, with the Key_Shared chapter)",
     "feature_state.TopicFeatures.batch_of": "to be the dispatcher's view of a batch for batch_sticky_key",
-    "names.TopicName.partition_index": "the broker keeps its own Topic.partition_index; TopicName is parsed for "
-                                       "validation only",
-    "dispatch.exclusive.ExclusiveDispatcher.optional_skip": "reached only with the profile override "
-                                                   "seek_by_id_exclusive=None (a client whose seek-by-id is unknown)",
-    "dispatch.shared.SharedDispatcher.optional_skip": "as ExclusiveDispatcher.optional_skip",
-    "dispatch.exclusive.ExclusiveDispatcher.hold_for_dead_letter": "unreachable by design: Exclusive/Failover hold no "
-                                                                   "redelivery count (PLS-DLQ-005), so the broker never asks",
-    "dispatch.shared.SharedDispatcher.reset": "no case seeks on a Shared or Key_Shared subscription yet",
-    "dispatch.key_shared.KeySharedDispatcher.reset": "no case seeks on a Key_Shared subscription yet",
-    "dispatch.shared.ghost_candidate": "a consumer's stale copy after a redelivery to another consumer: no case produces one",
-    "broker.Broker.ack_time": "the checker asks it only to explain an acked message coming back (ack-resurrection); "
-                              "no recorded history shows one (the mutation benchmark's do)",
-    "feature_ops.FeatureOps.trim": "the checker calls it when a live broker deleted acked data (PLS-RETENTION-001); "
-                                   "no recorded history shows a deletion",
 }
+
+
+def _only_raises(function: ast.FunctionDef) -> bool:
+    """The body is a docstring at most and one ``raise``: a call the model says cannot happen."""
+    body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return len(body) == 1 and isinstance(body[0], ast.Raise)
 
 
 def _public_functions() -> dict[str, tuple[Path, set[int]]]:
@@ -83,7 +78,7 @@ def _public_functions() -> dict[str, tuple[Path, set[int]]]:
                         walk(child, f"{prefix}{child.name}.")
                 elif isinstance(child, ast.FunctionDef):
                     name = child.name
-                    if name.startswith("_") or name in EXEMPT_NAMES or name.startswith("explain"):
+                    if name.startswith("_") or name in EXEMPT_NAMES or name.startswith("explain") or _only_raises(child):
                         continue
                     lines = {child.lineno} | {d.lineno for d in child.decorator_list}
                     out[f"{module}.{prefix}{name}"] = (path.resolve(), lines)
@@ -118,8 +113,9 @@ def reached() -> set[tuple[Path, int]]:
         if event == "call" and frame.f_code.co_filename.startswith(model_dir):
             seen.add((Path(frame.f_code.co_filename).resolve(), frame.f_code.co_firstlineno))
 
-    recorded = sorted((ROOT / "conformance" / "evidence").rglob("*.jsonl")) + sorted(
-        (ROOT / "conformance" / "regressions").glob("*.history.jsonl"))
+    recorded = (sorted((ROOT / "conformance" / "evidence").rglob("*.jsonl"))
+                + sorted((ROOT / "conformance" / "regressions").glob("*.history.jsonl"))
+                + sorted((ROOT / "tests" / "model" / "live_histories").glob("*.jsonl")))
     histories = [h for p in recorded if isinstance(h := load(p), History)]
     assert histories, "no recorded live history under conformance/evidence"
     _forget_memos()  # a memoised function answered from its cache never runs

@@ -49,3 +49,20 @@ def test_live_history_verdicts(name):
     assert failed == must_fail, f"{why}\n{report.summary()}"
     indeterminate = {v.anomaly for v in report.verdicts if v.status == "INDETERMINATE"}
     assert must_be_indeterminate <= indeterminate, f"{why}\n{report.summary()}"
+
+
+RETENTION_EVIDENCE = (Path(__file__).resolve().parents[2] / "conformance" / "evidence" / "retention"
+                      / "retention-none-acked-deleted-after-unload-4.0.8.history.jsonl")
+
+
+def test_acked_data_deleted_after_unload_is_followed_not_failed():
+    """Live, 4.0.8: r0..r2 were acked on the only subscription, their ledger closed by an unload, and
+    a new Earliest subscription got nothing. PLS-RETENTION-001 allows that (no retention: acked data
+    may be deleted a ledger at a time); the checker follows the broker and says so at that receive."""
+    history = load(RETENTION_EVIDENCE)
+    assert history.events[-1].outcome.value == {"message": None}, "the recording shows the deletion"
+    report = check(history)
+    assert not report.failures(), report.summary()
+    retention = [v for v in report.verdicts if v.rule_id == "PLS-RETENTION-001"]
+    assert [v.status for v in retention] == ["PASS"], report.summary()
+    assert "r0, r1, r2 were acked" in retention[0].explanation and "it did" in retention[0].explanation
