@@ -32,7 +32,7 @@ from conformance import detectors, feature_checks
 from reference_model.anomalies import anomaly as _anomaly
 from conformance.model_view import ModelView
 from conformance.timing import TimingBands, bands_from_header
-from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message
+from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message, reported_consumers
 from conformance.verdicts import FAIL, PASS, worst_judged
 from conformance.verdicts import INDETERMINATE as INDET
 from reference_model import dead_letter as dl
@@ -913,6 +913,12 @@ class _Checker:
                    f"Let {low} entries be unacknowledged on {args['subscription']}"
                    + (f" ({high - low} more acked within the last {lag:g} ms may not have reached the broker)" if high > low else "")
                    + f". Then the backlog is {rng}; stats said {got}.", keys)
+        # PLS-KEYSHARED-003/004/005: each Key_Shared consumer's reported hash ranges (non-partitioned topics)
+        reported = reported_consumers(out)
+        if reported is not None:
+            expected = self.model.key_hash_ranges(args["topic"], args["subscription"], span)
+            reported = [r for r in reported if r.consumer not in self.unmodelled_handles]
+            self._emit_findings(n, detectors.judge_reported_ranges(self.watch, n, expected, reported), keys)
 
     # ------------------------------------------------------------------ end of history
 

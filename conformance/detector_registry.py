@@ -18,7 +18,10 @@ rule, a missing active rule, a duplicate, or a sentence that does not start "Vio
 Not modelled: which *other* functions still emit a verdict for a rule. Several rules are still
 charged from more than one place (for example the checker's generic paths charge an op's own rule
 when the op is unexpectedly rejected or its outcome is indeterminate); ``judged_by`` names the
-function that judges the rule's substance, and issue 12 tracks routing the others through it.
+function that judges the rule's substance, and issue 12 tracks routing the others through it. The
+Key_Shared selector rules (PLS-KEYSHARED-003/004/005) are judged at ``receive`` by the checker and,
+at ``stats``, on the hash ranges each consumer reports, by one detector each in
+``conformance.detectors.RANGE_DETECTORS`` (their rows list both step kinds).
 
 Choices: ``judged_by`` is a dotted name, not the function object, so this module imports nothing
 from the checker and stays importable while the checker changes; the test resolves every name.
@@ -476,16 +479,18 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-KEYSHARED-002", RECEIVE, (R,),
      "Violated if a Key_Shared delivery is routed by a slot other than the broker version's and selector's slot of "
      "its sticky key (4.x ring h % 65535 + 1; hash ranges h % 65536 with 0 as 1 on 4.x; 3.x ring the 31-bit h)."),
-    ("PLS-KEYSHARED-003", RECEIVE, (R,),
+    ("PLS-KEYSHARED-003", RECEIVE, (R, "stats"),
      "Violated if under consistent hashing, a key's message reaches a consumer other than the owner of the first "
-     "replica point at or after its slot on the ring (wrapping)."),
-    ("PLS-KEYSHARED-004", RECEIVE, (R,),
+     "replica point at or after its slot on the ring (wrapping), or a consumer's stats report hash ranges other "
+     "than its cut of that ring."),
+    ("PLS-KEYSHARED-004", RECEIVE, (R, "stats"),
      "Violated if under AUTO_SPLIT hash ranges, a key's message reaches a consumer other than the owner of its "
-     "slot's range (a joiner takes the lower half of the largest range; a leaver's range merges into the next)."),
-    ("PLS-KEYSHARED-005", RECEIVE, (R,),
+     "slot's range (a joiner takes the lower half of the largest range; a leaver's range merges into the next), "
+     "or a consumer's stats report a range other than that one."),
+    ("PLS-KEYSHARED-005", RECEIVE, (R, "stats"),
      "Violated if under STICKY ranges, a key's message reaches a consumer whose declared ranges do not cover its "
-     "slot, a message of an uncovered slot is dispatched, or a conflicting range is not refused with "
-     "ConsumerAssignError."),
+     "slot, a message of an uncovered slot is dispatched, a conflicting range is not refused with "
+     "ConsumerAssignError, or a consumer's stats report ranges other than the ones it declared."),
     ("PLS-KEYSHARED-006", RECEIVE, (R,),
      "Violated if on broker 4.x, a message of a hash that moved to a new consumer reaches it while the previous "
      "consumer still holds unacknowledged messages of that hash."),

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from conformance.model_view import ModelView
-from conformance.verdicts import FAIL, PASS
+from conformance.verdicts import FAIL, INDETERMINATE, PASS
 from reference_model import names
 
 
@@ -670,6 +670,128 @@ def judge_op(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, va
     for detector in OP_DETECTORS:
         found += detector(w, step, op, args, ok, value)
     return found
+
+
+# ====================================================================== stats: reported hash ranges
+
+
+def _ranges_text(ranges: Iterable[tuple[int, int]]) -> str:
+    """``[[s, e], ...]``; a long list (a ring's) as its first three and last two ranges and the count."""
+    rs = [f"[{s}, {e}]" for s, e in ranges]
+    if len(rs) > 6:
+        rs = rs[:3] + [f"... {len(rs) - 5} more ..."] + rs[-2:]
+    return "[" + ", ".join(rs) + "]"
+
+
+def _reported_ranges(rule: str, how: str, expected: Any, reported: Iterable[Any]) -> list[Finding]:
+    """Compare the hash ranges a stats op reported per consumer with the model's (``ModelView.key_hash_ranges``).
+
+    A reported consumer is matched to its trace handle (the target's, else the one connected handle
+    with that fixed ``consumer_name``); consumers sharing a name are compared as a group (as multisets).
+    Ranges that cannot be attributed are INDETERMINATE; so are all of them when the model cannot
+    predict them (``expected.unknown``: a ring with consumers of random names).
+    """
+    if expected is None or expected.rule != rule:
+        return []
+    reported = list(reported)
+    if expected.unknown:
+        return [Finding(rule, INDETERMINATE, None, "the reported ranges the model cannot predict",
+                        f"{len(reported)} consumer(s) reported", f"Not judged: {expected.unknown}.")]
+    want = {h: tuple(rs) for h, rs in expected.ranges.items()}
+    mismatches: list[str] = []
+    judged: list[str] = []
+    leftover = []
+    for r in reported:
+        if r.consumer is not None and r.consumer in want:
+            got, exp = tuple(r.key_hash_ranges), want.pop(r.consumer)
+            judged.append(r.consumer)
+            if got != exp:
+                mismatches.append(f"{r.consumer} ({r.consumer_name}) reported {_ranges_text(got)}, "
+                                  f"expected {_ranges_text(exp)}")
+        elif r.consumer is not None:
+            mismatches.append(f"{r.consumer} ({r.consumer_name}) reported {_ranges_text(r.key_hash_ranges)} but is not "
+                              "connected in the model")
+        else:
+            leftover.append(r)
+    # consumers the target could not attribute: by their fixed name, a group of same-named handles at once
+    by_name: dict[str, list[str]] = {}
+    for h in want:
+        name = expected.names.get(h)
+        if name:
+            by_name.setdefault(name, []).append(h)
+    for name in sorted({r.consumer_name for r in leftover if r.consumer_name in by_name}):
+        group = [r for r in leftover if r.consumer_name == name]
+        handles = by_name[name]
+        got_set = sorted(tuple(r.key_hash_ranges) for r in group)
+        exp_set = sorted(want.pop(h) for h in handles)
+        judged += handles
+        if got_set != exp_set:
+            mismatches.append(f"consumers named {name} ({', '.join(handles)}) reported "
+                              f"{', '.join(_ranges_text(g) for g in got_set) or 'nothing'}, expected "
+                              f"{', '.join(_ranges_text(e) for e in exp_set)}")
+    unattributed = [r for r in leftover if r.consumer_name not in by_name]
+    unnamed_left = [h for h in want if not expected.names.get(h)]
+    # a handle the stats do not list: named ones always; unnamed ones when no unmatched consumer could be them
+    missing = [h for h in want if expected.names.get(h) or not unattributed]
+    if missing:
+        mismatches.append(f"{', '.join(missing)} reported no ranges: the stats list no such consumer")
+    if unattributed and not unnamed_left:
+        mismatches.append("the stats list consumer(s) " + ", ".join(repr(r.consumer_name) for r in unattributed)
+                          + " the model does not know")
+    out: list[Finding] = []
+    allowed = "; ".join(f"{h}: {_ranges_text(expected.ranges[h])}" for h in expected.ranges) or "no consumer"
+    if mismatches:
+        out.append(Finding(rule, FAIL, "wrong-value", allowed, "; ".join(mismatches),
+                           f"Let {how}. Then each consumer's stats report its share of the hash space as the model "
+                           "cuts it; instead " + "; ".join(mismatches) + "."))
+    elif judged:
+        out.append(Finding(rule, PASS, None, allowed, allowed,
+                           f"Let {how}. Then the stats of {', '.join(judged)} show the ranges the model gives, "
+                           "range for range."))
+    if unattributed and unnamed_left:
+        names_ = ", ".join(repr(r.consumer_name) for r in unattributed)
+        out.append(Finding(rule, INDETERMINATE, None, f"{', '.join(unnamed_left)}: {allowed}", f"consumer(s) {names_}",
+                           f"Not judged: the stats list consumer(s) {names_} that could not be matched to "
+                           f"{', '.join(unnamed_left)} (no fixed consumer_name in the trace, and the target could "
+                           "not tell)."))
+    return out
+
+
+def ring_ranges_reported(w: Watch, step: int, expected: Any, reported: Iterable[Any]) -> list[Finding]:
+    """PLS-KEYSHARED-003 at stats. Violated if under consistent hashing a consumer's stats report hash ranges
+    other than its cut of the ring (``key_shared.ring_reported_ranges``: 4.x the ring cut at its points from
+    1, the wrap-around to the lowest point's owner, a consumer's ranges merged; 3.x per point), apache/pulsar
+    ``ConsistentHashingStickyKeyConsumerSelector.java`` and ``ConsumerHashAssignmentsSnapshot.java``."""
+    return _reported_ranges("PLS-KEYSHARED-003", "the consistent-hash ring of the connected consumers place "
+                            "each one's replica points by its name", expected, reported)
+
+
+def auto_split_ranges_reported(w: Watch, step: int, expected: Any, reported: Iterable[Any]) -> list[Finding]:
+    """PLS-KEYSHARED-004 at stats. Violated if under AUTO_SPLIT hash ranges a consumer's stats report a range
+    other than the one the joins and leaves so far give it (``key_shared.auto_split_assignments``; the top
+    range ends at 65536), apache/pulsar ``HashRangeAutoSplitStickyKeyConsumerSelector.java``."""
+    return _reported_ranges("PLS-KEYSHARED-004", "AUTO_SPLIT split the largest range at each join and merge "
+                            "each leaver's range into the next", expected, reported)
+
+
+def sticky_ranges_reported(w: Watch, step: int, expected: Any, reported: Iterable[Any]) -> list[Finding]:
+    """PLS-KEYSHARED-005 at stats. Violated if a STICKY consumer's stats report ranges other than the ones it
+    declared (4.x: sorted and merged when adjacent), apache/pulsar
+    ``HashRangeExclusiveStickyKeyConsumerSelector.java`` and ``ConsumerHashAssignmentsSnapshot.java``."""
+    return _reported_ranges("PLS-KEYSHARED-005", "each STICKY consumer serve the ranges it declared",
+                            expected, reported)
+
+
+# rule -> the detector of its reported ranges (the checker's ``_stats`` runs the one the model's rule names)
+RANGE_DETECTORS = {"PLS-KEYSHARED-003": ring_ranges_reported, "PLS-KEYSHARED-004": auto_split_ranges_reported,
+                   "PLS-KEYSHARED-005": sticky_ranges_reported}
+
+
+def judge_reported_ranges(w: Watch, step: int, expected: Any, reported: Iterable[Any]) -> list[Finding]:
+    """The findings of the detector whose rule states the ranges of ``expected`` (None: nothing stated)."""
+    if expected is None:
+        return []
+    return RANGE_DETECTORS[expected.rule](w, step, expected, reported)
 
 
 def batch_of_one(w: Watch, step: int, producer: str, predicted: Mapping[str, Any], observed: Mapping[str, Any]) -> list[Finding]:

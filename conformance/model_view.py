@@ -5,7 +5,8 @@ kinds of question, and nothing else:
 
 1. *What is allowed now?* ``predict`` an op (the ``Rejected`` the spec predicts, or None);
    ``receive_options`` for a receive (every message allowed, and by when one must come);
-   ``explain_refusal`` for a delivery it does not allow; ``backlog`` for stats.
+   ``explain_refusal`` for a delivery it does not allow; ``backlog`` and ``key_hash_ranges``
+   (each Key_Shared consumer's reported hash ranges) for stats.
 2. *Follow this observation.* ``step`` an op a target applied (its outcome and the facts the
    detectors need); ``take`` a delivery; ``note_empty_receive``; ``trim`` what retention
    deleted.
@@ -58,6 +59,8 @@ class ModelView(Protocol):
     def explain_refusal(self, handle: str, label: str, at: Span) -> Refusal: ...
 
     def backlog(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> tuple[int, int] | Rejected: ...
+
+    def key_hash_ranges(self, topic: str, subscription: str, at: Span) -> Any: ...  # ReportedRanges | None
 
     def trimmable(self, handle: str) -> set[int]: ...
 

@@ -10,9 +10,10 @@ never from what the checker says. ``benchmarks/mutation_score.py`` then asks
 
 Rule ids: the operators target PLS-NACK-001/004/005, PLS-ACKTIMEOUT-002/004/005, PLS-DELAY-001/
 003/004/005, PLS-EXCL-002, PLS-PROD-002, PLS-FAILOVER-003/004, PLS-SHARED-001,
-PLS-KEYSHARED-003/004/005/007, PLS-READER-001..004, PLS-SEEK-001..003, PLS-ACK-001/002/005,
-PLS-BACKLOG-001, PLS-DLQ-002, PLS-TTL-001/003, PLS-COMPACT-001/003, PLS-NP-001/002, and the rules
-behind each rejection (``_REJECTION_RULES``).
+PLS-KEYSHARED-003/004/005/007 (deliveries; 003/004/005 also the hash ranges stats report),
+PLS-READER-001..004, PLS-SEEK-001..003, PLS-ACK-001/002/005, PLS-BACKLOG-001, PLS-DLQ-002,
+PLS-TTL-001/003, PLS-COMPACT-001/003, PLS-NP-001/002, and the rules behind each rejection
+(``_REJECTION_RULES``).
 
 Honesty: a mutant the spec still allows is not a checker miss. Every operator classifies its
 mutants: ``allowed`` carries the reason when the lie is one Pulsar is allowed to tell (a
@@ -35,8 +36,9 @@ Choices:
   renumbered so the mutant is a well-formed history.
 
 Not modelled: mutations of sends, producers and admin ops (the operators lie only about what
-consumers, readers and stats observed, and about rejection names); redelivery-count lies on
-DLQ/retry copies; timing lies on ``redeliver_unacked`` (REDELIVER-001 states no deadline).
+consumers, readers and stats observed (backlog, Key_Shared hash ranges), and about rejection
+names); redelivery-count lies on DLQ/retry copies; timing lies on ``redeliver_unacked``
+(REDELIVER-001 states no deadline).
 """
 
 from __future__ import annotations
@@ -746,6 +748,50 @@ def change_stat(history: History) -> list[Mutant]:
     return out
 
 
+def _selector_rule(history: History, h: _Handle) -> str:
+    """The Key_Shared rule that states ``h``'s hash ranges, from its subscribe and the broker config."""
+    if (h.args.get("key_shared") or {}).get("mode") == "Sticky":
+        return "PLS-KEYSHARED-005"
+    cfg = (history.header.profile or {}).get("broker_config") or {}
+    consistent = str(cfg.get("subscriptionKeySharedUseConsistentHashing", "true")).lower() == "true"
+    return "PLS-KEYSHARED-003" if consistent else "PLS-KEYSHARED-004"
+
+
+def change_reported_ranges(history: History) -> list[Mutant]:
+    """A Key_Shared stats answer reports one consumer's hash ranges one slot short (its first range ends
+    one slot earlier; a one-slot range grows by one)."""
+    f = facts(history)
+    out = []
+    for i, e in enumerate(history.events):
+        consumers = (e.outcome.value or {}).get("consumers") if e.op.op == "stats" and e.outcome.status == OK else None
+        if not consumers:
+            continue
+        sub_key = f"{e.op.args['topic']}/{e.op.args['subscription']}"
+        live = [h for hs in f.handles.values() for h in hs if h.kind == "consumer" and h.sub_key == sub_key
+                and h.step < e.step and (h.closed_step is None or h.closed_step > e.step)]
+        for k, c in enumerate(consumers):
+            ranges = [list(r) for r in c.get("key_hash_ranges") or []]
+            named = [h for h in live if h.name == c.get("consumer")] or [
+                h for h in live if c.get("consumer_name") and h.args.get("consumer_name") == c.get("consumer_name")]
+            if not ranges or not named:
+                continue  # nobody the trace knows: no rule can say what it reports
+            rule = _selector_rule(history, named[0])
+            if rule == "PLS-KEYSHARED-003" and any(not h.args.get("consumer_name") for h in live):
+                continue  # a ring of random names: nobody can predict the ranges, a lie is not observable
+            start, end = ranges[0]
+            ranges[0] = [start, end - 1] if end > start else [start, end + 1]
+            events = list(history.events)
+            changed = [dict(x) for x in consumers]
+            changed[k] = {**changed[k], "key_hash_ranges": ranges}
+            events[i] = replace(e, outcome=Outcome.ok({**e.outcome.value, "consumers": changed}))
+            who = c.get("consumer") or c.get("consumer_name")
+            m = _mutant(f, events, "change_reported_ranges", (e.step,), (rule,),
+                        f"step {e.step}: {who} reports [{ranges[0][0]}, {ranges[0][1]}] instead of [{start}, {end}]")
+            if m:
+                out.append(m)
+    return out
+
+
 def _dead_letter_max(h: _Handle) -> int | None:
     dl = h.args.get("dead_letter") or {}
     return dl.get("max_redeliver_count")
@@ -1290,6 +1336,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "move_to_other_consumer": move_to_other_consumer,
     "change_error_name": change_error_name,
     "change_stat": change_stat,
+    "change_reported_ranges": change_reported_ranges,
     "drop_dlq_copy": drop_dlq_copy,
     "dlq_one_redelivery_fewer": dlq_one_redelivery_fewer,
     "change_redelivery_count": change_redelivery_count,

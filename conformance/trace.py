@@ -469,6 +469,37 @@ def received_message(outcome: Outcome) -> ObservedMessage | None:
 
 
 @dataclass(frozen=True)
+class ReportedConsumer:
+    """One consumer of a Key_Shared ``stats`` value (``"consumers"``): the trace handle the target
+    matched it to (None: it could not tell), the ``consumerName`` the broker reported and the hash
+    ranges the consumer stats report (``keyHashRanges``), inclusive ``(start, end)`` pairs, sorted."""
+
+    consumer: str | None
+    consumer_name: str | None
+    key_hash_ranges: tuple[tuple[int, int], ...]
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> "ReportedConsumer":
+        ranges = data.get("key_hash_ranges")
+        if not isinstance(ranges, (list, tuple)) or not all(
+                isinstance(r, (list, tuple)) and len(r) == 2 and all(isinstance(x, int) for x in r) for r in ranges):
+            raise TraceFormatError(f"stats consumer key_hash_ranges must be [[start, end], ...], got {ranges!r}")
+        return ReportedConsumer(consumer=data.get("consumer"), consumer_name=data.get("consumer_name"),
+                                key_hash_ranges=tuple(sorted((int(r[0]), int(r[1])) for r in ranges)))
+
+
+def reported_consumers(outcome: Outcome) -> tuple[ReportedConsumer, ...] | None:
+    """The consumers a ``stats`` outcome reports on a Key_Shared subscription, or None: not reported
+    (another subscription type, a partitioned topic, or a history written before they were)."""
+    if outcome.status != OK or not outcome.value or outcome.value.get("consumers") is None:
+        return None
+    data = outcome.value["consumers"]
+    if not isinstance(data, (list, tuple)) or not all(isinstance(c, Mapping) for c in data):
+        raise TraceFormatError(f"a stats value's consumers must be a list of objects, got {data!r}")
+    return tuple(ReportedConsumer.from_json(c) for c in data)
+
+
+@dataclass(frozen=True)
 class Event:
     """One op of a history, with its outcome and when it started and ended (ms)."""
 

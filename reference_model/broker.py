@@ -1468,6 +1468,57 @@ class Broker(FeatureOps):
                       if when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
         return low, low + lagging
 
+    def key_hash_ranges(self, topic: str, subscription: str, at: Span) -> "ReportedRanges | None":
+        """PLS-KEYSHARED-003/004/005: the hash ranges each connected consumer of a Key_Shared
+        subscription reports in its stats (``keyHashRanges``; 4.x also ``keyHashRangeArrays``).
+
+        Pulsar: ``Consumer.getStats`` fills ``ConsumerStatsImpl.keyHashRanges`` from the selector
+        (apache/pulsar ``pulsar-broker/.../service/Consumer.java``, ``ConsumerStatsImpl.java``); on 4.x
+        through ``ConsumerHashAssignmentsSnapshot.getRangesByConsumer`` (sorted, adjacent ranges merged).
+        Each selector's chapter function states them: ``key_shared.ring_reported_ranges`` for the ring,
+        ``key_shared.auto_split_assignments`` for AUTO_SPLIT, the consumer's own ranges for STICKY
+        (merged by ``key_shared.merge_ranges`` where the release's snapshot merges them).
+
+        None when nothing is stated: not a Key_Shared subscription with a dispatcher, or a partitioned
+        topic (each partition is its own subscription; the stats op judges non-partitioned topics only).
+        """
+        self.advance(at.start)
+        t = self._peek_topic(topic)
+        if isinstance(t, Rejected) or t is None or t.partitions:
+            return None
+        sub = t.subscriptions.get(subscription)
+        d = sub.dispatcher if sub is not None else None
+        if not isinstance(d, KeySharedDispatcher):
+            return None
+        profile = d.settings.profile
+        selector = d.selector or ("consistent_hashing" if d.settings.consistent_hashing else "auto_split")
+        handles = list(d.consumers)
+        per_handle: dict[str, list[tuple[int, int]]] = {h: [] for h in handles}
+        unknown = ""
+        if d.state is not None and selector == "consistent_hashing":
+            # PLS-KEYSHARED-003: the ring's cut, in the release's report style
+            reported = ks.ring_reported_ranges(d.state)
+            for h in handles:
+                per_handle[h] = list(reported.get(d.ident.get(h), ()))
+            unnamed = [h for h in handles if not d.consumers[h].consumer_name]
+            if unnamed:
+                unknown = (f"the ring places consumers by name and {', '.join(unnamed)} subscribed without a "
+                           "consumer_name (the client drew one): nobody's ranges can be predicted")
+        elif d.state is not None and selector == "auto_split":
+            # PLS-KEYSHARED-004: one range per consumer, the top one ending at 65536
+            for start, end, h in ks.auto_split_assignments(d.state):
+                per_handle.setdefault(h, []).append((start, end))
+        elif d.state is not None:
+            # PLS-KEYSHARED-005: the ranges each consumer declared
+            for start, end, h in d.state.ranges:
+                per_handle.setdefault(h, []).append((start, end))
+            if profile.ring_report == "merged":  # 4.x: ConsumerHashAssignmentsSnapshot merges per consumer
+                per_handle = {h: ks.merge_ranges(rs) for h, rs in per_handle.items()}
+        rule = {"consistent_hashing": ks.RULE_RING, "auto_split": ks.RULE_AUTO_SPLIT}.get(selector, ks.RULE_STICKY)
+        return ReportedRanges(rule, selector,
+                              MappingProxyType({h: tuple(sorted(rs)) for h, rs in per_handle.items()}),
+                              MappingProxyType({h: d.consumers[h].consumer_name for h in handles}), unknown)
+
     # ================================================================== the composition
 
     # Each op a trace applies, and the step that applies it: the chapter functions it calls are
@@ -1495,3 +1546,17 @@ class Broker(FeatureOps):
         "unload_topic": FeatureOps._op_unload_topic,
         "expire_messages": FeatureOps._op_expire_messages,
     })
+
+
+# ====================================================================== stats values
+
+
+class ReportedRanges(NamedTuple):
+    """The hash ranges the consumers of one Key_Shared subscription report in their stats
+    (``Broker.key_hash_ranges``; PLS-KEYSHARED-003/004/005)."""
+
+    rule: str  # the rule that states them: the selector in effect
+    selector: str  # consistent_hashing | auto_split | sticky
+    ranges: Mapping[str, tuple[tuple[int, int], ...]]  # connected handle -> its ranges, inclusive, sorted
+    names: Mapping[str, str | None]  # handle -> the consumer_name it subscribed with (None: the client drew one)
+    unknown: str  # why the ranges cannot be predicted; "" when they can

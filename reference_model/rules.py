@@ -1415,7 +1415,11 @@ RULES = RULES + (
               "3.2.3 name\\0i; 3.0.7/3.3.6 name\\0nameIndex\\0i, newcomer wins; 4.x the same key, first owner keeps the "
               "point and others queue FIFO. The docs' description (name + i for i in 1..100, hash % list size) is "
               f"outdated. {_LIVE_KS}120/120 messages reached the predicted consumer and reported hash ranges matched "
-              "range for range, including a collision and a hand-over on leave."),
+              "range for range, including a collision and a hand-over on leave. "
+              "Reported ranges (consumer stats keyHashRanges, ConsumerHashAssignmentsSnapshot on 4.x): the ring cut at "
+              "its points, each consumer's ranges merged (key_shared.ring_reported_ranges); judged at every stats op "
+              "on a Key_Shared subscription (case keyshared-ring-reported-ranges, live 4.0.8: all 6 stats matched "
+              "across joins, a leave and a same-name rejoin)."),
     ),
     Rule(
         id="PLS-KEYSHARED-004", area="KEYSHARED",
@@ -1424,7 +1428,10 @@ RULES = RULES + (
         quote="", status="inferred", applies_to=_ALL,
         note=("Ties pick the lowest range end; when the top range's owner leaves, the next-lower owner takes the top. "
               "No range left to split: ConsumerAssignError. Only with subscriptionKeySharedUseConsistentHashing=false. "
-              f"{_LIVE_KS}ranges after 4 joins matched the docs diagram; leaves matched the merge rules."),
+              f"{_LIVE_KS}ranges after 4 joins matched the docs diagram; leaves matched the merge rules. "
+              "Reported ranges (consumer stats keyHashRanges): one range per consumer, the top one ending at 65536 "
+              "(key_shared.auto_split_assignments); judged at every stats op (case keyshared-auto-split-reported-ranges, "
+              "live 4.0.8 with the override: all 4 stats matched)."),
     ),
     Rule(
         id="PLS-KEYSHARED-005", area="KEYSHARED",
@@ -1433,7 +1440,10 @@ RULES = RULES + (
         quote="", status="inferred", applies_to=_ALL,
         note=("Client (lib/KeySharedPolicy.cc): empty list and bounds outside [0, 65535] refused; reversed or identical "
               "duplicate ranges get through. 4.0.8 refuses start > end, a consumer's own overlaps and overlaps with "
-              "others; 3.x checks only start > end. Python sees ResultConsumerAssignError (the text is in the broker log)."),
+              "others; 3.x checks only start > end. Python sees ResultConsumerAssignError (the text is in the broker log). "
+              "Reported ranges (consumer stats keyHashRanges): the declared ranges, on 4.x sorted and merged when "
+              "adjacent (ConsumerHashAssignmentsSnapshot: live 4.0.8 reports [0, 99] + [100, 199] as [0, 199]); judged "
+              "at every stats op (case keyshared-sticky-reported-ranges)."),
     ),
     Rule(
         id="PLS-KEYSHARED-006", area="KEYSHARED",

@@ -92,7 +92,12 @@ class ModelTarget:
             got = broker.backlog(args["topic"], args["subscription"], Span.at(now))
             if isinstance(got, Rejected):
                 return Outcome.rejected(got.error, got.detail), now
-            return Outcome.ok({"backlog": got[0]}), now
+            value: dict[str, Any] = {"backlog": got[0]}
+            ranges = broker.key_hash_ranges(args["topic"], args["subscription"], Span.at(now))
+            if ranges is not None:  # a Key_Shared subscription: each consumer's reported hash ranges
+                value["consumers"] = [{"consumer": h, "consumer_name": ranges.names[h],
+                                       "key_hash_ranges": [list(r) for r in rs]} for h, rs in ranges.ranges.items()]
+            return Outcome.ok(value), now
         value = broker.apply(op, args, Span.at(now))
         if isinstance(value, Rejected):
             return Outcome.rejected(value.error, value.detail), now

@@ -608,11 +608,17 @@ class BrokerTarget:
 
     def _op_stats(self, run: _Run, a: dict) -> Outcome:
         topic = run.full(a["topic"])
-        stats = run.admin.topic_stats(topic) if not _is_partitioned(run.admin, topic) else run.admin.partitioned_stats(topic)
+        partitioned = _is_partitioned(run.admin, topic)
+        stats = run.admin.topic_stats(topic) if not partitioned else run.admin.partitioned_stats(topic)
         sub = stats.get("subscriptions", {}).get(a["subscription"])
         if sub is None:
             return Outcome.rejected("SubscriptionNotFound", f"no subscription {a['subscription']!r} on {a['topic']}")
-        return Outcome.ok({"backlog": int(sub.get("msgBacklog", 0))})
+        value: dict[str, Any] = {"backlog": int(sub.get("msgBacklog", 0))}
+        if sub.get("type") == "Key_Shared" and not partitioned:
+            # PLS-KEYSHARED-003/004/005: each connected consumer's reported hash ranges. Partitioned
+            # topics are not reported: each partition has its own selector (not judged).
+            value["consumers"] = _key_hash_ranges(run, topic, a["subscription"], sub.get("consumers") or [])
+        return Outcome.ok(value)
 
 
 class _SchemeRouter:
@@ -647,6 +653,42 @@ def _nothing_or_unknown(handle: Any, connected_before: bool) -> Outcome:
     if connected_before and handle.is_connected():
         return Outcome.ok({"message": None})
     return Outcome.indeterminate("nothing received while the consumer was disconnected from the broker: a message may have been withheld by the outage, not by the broker's rules")
+
+
+_RANGE_TEXT = re.compile(r"\[\s*(\d+)\s*,\s*(\d+)\s*\]")
+
+
+def _key_hash_ranges(run: _Run, topic: str, subscription: str, reported: list[dict]) -> list[dict[str, Any]]:
+    """The ``consumers`` of a Key_Shared stats value: per consumer the stats list, its trace handle
+    (None when it cannot be told: several connected handles share its name, or a Java handle), its
+    ``consumerName`` and its ranges.
+
+    The broker fills them in ``Consumer.getStats`` (apache/pulsar ``pulsar-broker/.../service/Consumer.java``
+    into ``ConsumerStatsImpl.java``): ``keyHashRangeArrays`` (4.x, ``[[start, end], ...]``) or the
+    ``keyHashRanges`` strings (``"[start, end]"``, every release). A handle is found by the name its
+    Python consumer reports (``consumer_name()``: the trace's ``consumer_name``, or the one the client drew).
+    """
+    names: dict[str, list[str]] = {}
+    for handle, holder in run.consumers.items():
+        c = holder.consumer
+        try:
+            if holder.type != "Key_Shared" or c.subscription_name() != subscription or c.topic() != topic:
+                continue
+            names.setdefault(c.consumer_name(), []).append(handle)
+        except Exception:  # noqa: BLE001 - a multi-topic consumer or a closed one: not attributable
+            continue
+    out = []
+    for entry in reported:
+        if entry.get("keyHashRangeArrays") is not None:
+            ranges = [[int(r[0]), int(r[1])] for r in entry["keyHashRangeArrays"]]
+        else:
+            ranges = [[int(x) for x in m.groups()] for r in entry.get("keyHashRanges") or []
+                      if (m := _RANGE_TEXT.match(str(r))) is not None]
+        name = entry.get("consumerName")
+        handles = names.get(name, [])
+        out.append({"consumer": handles[0] if len(handles) == 1 else None, "consumer_name": name,
+                    "key_hash_ranges": sorted(ranges)})
+    return out
 
 
 def _is_partitioned(admin: AdminClient, topic: str) -> bool:
