@@ -39,11 +39,6 @@ EXEMPT_NAMES = {"to_json", "describe"}
 
 # name -> why it is not reached yet. Keep each reason specific; remove the entry once reached.
 STILL_UNCALLED = {
-    "key_shared.ring_reported_ranges": "Key_Shared chapter split (issue 13): reported ranges are not observed by any op",
-    "key_shared.ring_assignments": "Key_Shared chapter split (issue 13): only the facade's key_shared_consumer_for_keys",
-    "key_shared.merge_ranges": "Key_Shared chapter split (issue 13): used by ring_reported_ranges only",
-    "key_shared.auto_split_assignments": "Key_Shared chapter split (issue 13): only the facade's auto_split_ranges",
-    "key_shared.sticky_leave": "Key_Shared chapter split (issue 13): the dispatcher rebuilds Sticky state per epoch",
     "key_shared.register_draining_hashes": "two draining models (issue 13): the dispatcher's _draining_waived is the one used",
     "key_shared.may_dispatch": "two draining models (issue 13)",
     "key_shared.acked": "two draining models (issue 13)",
