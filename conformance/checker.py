@@ -892,6 +892,8 @@ class _Checker:
         span = Span(event.t_start_ms, event.t_end_ms)
         lag = self.tol.ack_grouping_ms + self.tol.dispatch_latency_ms
         pred = self.model.backlog(args["topic"], args["subscription"], span, ack_lag_ms=lag)
+        if isinstance(pred, Rejected) and pred.error == "SubscriptionNotFound":
+            pred = self._unsubscribed(args, pred)
         if isinstance(pred, Rejected):
             self._judge_predicted_rejection(event, pred, False)
             return
@@ -919,6 +921,22 @@ class _Checker:
             expected = self.model.key_hash_ranges(args["topic"], args["subscription"], span)
             reported = [r for r in reported if r.consumer not in self.unmodelled_handles]
             self._emit_findings(n, detectors.judge_reported_ranges(self.watch, n, expected, reported), keys)
+
+    def _unsubscribed(self, args: Mapping[str, Any], pred: Rejected) -> Rejected:
+        """PLS-SUB-006: stats on a subscription an unsubscribe deleted (and nothing re-created) fail for sure.
+
+        Let an unsubscribe have deleted subscription s and no subscribe have created it again. Then
+        s does not exist: stats on it fail with SubscriptionNotFound, and an answer (a backlog, or
+        another error) says s survived the unsubscribe."""
+        topic = self.model.topic_named(args["topic"])
+        if topic is None or pred.rule not in ("PLS-BACKLOG-001",):
+            return pred
+        sub = args["subscription"]
+        gone = [k for k in self.watch.unsubscribed if k[1] == sub and (k[0] == topic.full or k[0].startswith(topic.full + "-partition-"))]
+        if not gone:
+            return pred
+        return Rejected("SubscriptionNotFound", "PLS-SUB-006",
+                        f"an unsubscribe deleted subscription {sub!r} on {args['topic']} and no subscribe created it again")
 
     # ------------------------------------------------------------------ end of history
 

@@ -84,6 +84,7 @@ class Watch:
         self.ttl_pass_at: dict[str, float] = {}  # topic full name -> last expiry pass
         self.existing_subscription: set[int] = set()  # steps whose subscribe found the subscription
         self.dead_letter_asked: dict[str, int] = {}  # handle -> max_redeliver_count its subscribe asked for
+        self.unsubscribed: dict[tuple[str, str], float] = {}  # (topic full name, subscription) -> when an unsubscribe deleted it
 
     # ------------------------------------------------------------------ model reads
 
@@ -123,6 +124,8 @@ class Watch:
             topic = self.model.topic_named(args["topic"]) if "topic" in args else None
             exists = topic is not None and args.get("subscription") in topic.subscriptions
             return {"existed": exists}
+        if op == "unsubscribe" and args.get("consumer") in self.model.consumers:
+            return {"deleted": [self._sub_key(s) for s in self.subscriptions_of(args["consumer"])]}
         return {}
 
     def after_op(self, op: str, args: Mapping[str, Any], before: Mapping[str, Any], *, at_end: float,
@@ -135,6 +138,9 @@ class Watch:
             newly = {p for p in range(len(sub.topic.entries)) if sub.cursor.is_acked(p)} - before["acked"]
             f = self.facts(sub)
             (f.acked_individually if op == "ack" else f.acked_cumulatively).update(newly)
+        elif op == "unsubscribe":
+            for key in before.get("deleted", ()):
+                self.unsubscribed[key] = at_end
         elif op == "subscribe" and isinstance(args.get("dead_letter"), Mapping):
             self.dead_letter_asked[args["consumer"]] = args["dead_letter"].get("max_redeliver_count")
         elif op == "nack":

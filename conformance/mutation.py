@@ -676,6 +676,8 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
             return ("PLS-KEYSHARED-005",)
         if err == "NotAllowedError":
             return ("PLS-SUB-008",)
+        if err == "InvalidArgument" and (a.get("dead_letter") or {}).get("max_redeliver_count", 1) < 1:
+            return ("PLS-DLQ-007",)  # the client refuses the policy when the consumer is built
         if err == "InvalidConfiguration":
             if a.get("read_compacted"):
                 return ("PLS-COMPACT-005",)
@@ -698,8 +700,31 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
     if op == "ack_cumulative":
         return ("PLS-ACK-003",) if err == "CumulativeAcknowledgementNotAllowedError" else ("PLS-ACK-006",)
     if op == "stats" and err == "SubscriptionNotFound":
-        return ("PLS-SUB-007", "PLS-SUB-006")
+        return {"unsubscribe": ("PLS-SUB-006",), "non-durable": ("PLS-SUB-007",)}.get(
+            _why_subscription_gone(f, i, a["topic"], a["subscription"]), ())
     return ()
+
+
+def _why_subscription_gone(f: _Facts, i: int, topic: str, subscription: str) -> str | None:
+    """Why subscription ``topic``/``subscription`` does not exist at event ``i``: an ok unsubscribe deleted it
+    ("unsubscribe", PLS-SUB-006), or the last consumer of a NonDurable one left ("non-durable", PLS-SUB-007)."""
+    why: str | None = None
+    connected: set[str] = set()
+    for j, e in enumerate(f.history.events[:i]):
+        h = f.handle_at(j)
+        if e.outcome.status != OK or h is None or h.kind != "consumer" or h.sub_key != f"{topic}/{subscription}":
+            continue
+        if e.op.op == "subscribe":
+            why = None
+            connected.add(h.name)
+        elif e.op.op == "unsubscribe":
+            why = "unsubscribe"
+            connected.discard(h.name)
+        elif e.op.op == "close":
+            connected.discard(h.name)
+            if not connected and h.args.get("subscription_mode") == "NonDurable":
+                why = "non-durable"
+    return why
 
 
 def change_error_name(history: History) -> list[Mutant]:
@@ -743,6 +768,28 @@ def change_stat(history: History) -> list[Mutant]:
             events[i] = replace(e, outcome=Outcome.ok({**e.outcome.value, "backlog": b + d}))
             m = _mutant(f, events, "change_stat", (e.step,), ("PLS-BACKLOG-001",),
                         f"step {e.step}: backlog {b + d} instead of {b}", allowed)
+            if m:
+                out.append(m)
+    return out
+
+
+def stats_after_unsubscribe(history: History) -> list[Mutant]:
+    """Stats asked right after an ok unsubscribe say the subscription is still there (a backlog), or fail
+    with an error other than SubscriptionNotFound (PLS-SUB-006: the subscription and its backlog are gone)."""
+    f = facts(history)
+    out = []
+    for x, e in enumerate(history.events):
+        h = f.handle_at(x)
+        if e.op.op != "unsubscribe" or e.outcome.status != OK or h is None or h.kind != "consumer" or not h.topic:
+            continue
+        args = {"topic": h.topic, "subscription": h.args["subscription"]}
+        for outcome, text in ((Outcome.ok({"backlog": 0}), "answered backlog 0: the subscription survived"),
+                              (Outcome.rejected("TopicNotFound", "mutant"), "failed with TopicNotFound")):
+            events = list(history.events)
+            events.insert(x + 1, Event(Op(0, "stats", args), outcome, e.t_end_ms, e.t_end_ms + 1.0))
+            _shift_after(events, x + 1, 1.0)
+            m = _mutant(f, events, "stats_after_unsubscribe", (e.step,), ("PLS-SUB-006",),
+                        f"after step {e.step}: stats on {args['subscription']} {text} instead of SubscriptionNotFound")
             if m:
                 out.append(m)
     return out
@@ -1336,6 +1383,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "move_to_other_consumer": move_to_other_consumer,
     "change_error_name": change_error_name,
     "change_stat": change_stat,
+    "stats_after_unsubscribe": stats_after_unsubscribe,
     "change_reported_ranges": change_reported_ranges,
     "drop_dlq_copy": drop_dlq_copy,
     "dlq_one_redelivery_fewer": dlq_one_redelivery_fewer,

@@ -35,7 +35,6 @@ KNOWN_GAPS: dict[str, str] = {
     # --- the checker charges another rule (or nothing) for histories that break these
     "PLS-NP-001": _CHARGED + "a connected non-persistent consumer that misses a message (drop_delivery) is charged to "
                   "PLS-EXCL-002 / PLS-SHARED-001 / PLS-NP-004",
-    "PLS-SUB-006": _CHARGED + "stats after unsubscribe failing with a wrong error (change_error_name) is charged to PLS-SUB-007",
     # --- no operator breaks these yet
     "PLS-BATCH-001": _NO_OPERATOR + "batch indexes within an entry are never reordered",
     "PLS-BATCH-002": _NO_OPERATOR + "batch container limits (entry boundaries) are never moved",
@@ -60,7 +59,6 @@ KNOWN_GAPS: dict[str, str] = {
     "PLS-DLQ-004": _NO_OPERATOR + "the DLQ initial subscription is never removed",
     "PLS-DLQ-005": _NO_OPERATOR + "an Exclusive nacked message is never dead-lettered",
     "PLS-DLQ-006": _NO_OPERATOR + "a batch's siblings are never left out of the DLQ",
-    "PLS-DLQ-007": _NO_OPERATOR + "no recorded history keeps the max_redeliver_count<1 refusal as a rejected op",
     "PLS-KEYSHARED-001": _NO_OPERATOR + "sticky keys are never changed (move_to_other_consumer targets the selector rules)",
     "PLS-KEYSHARED-002": _NO_OPERATOR + "slot computation is never lied about",
     "PLS-KEYSHARED-006": _NO_OPERATOR + "a draining hash is never delivered to its new consumer early",
