@@ -266,6 +266,7 @@ class _Timed:
     high: float | None  # latest allowed arrival (already loosened by the slack); None: no deadline
     band: float  # the width of the rule's own window
     cause: str
+    floor_rules: tuple[str, ...] = ()  # rules an arrival before ``low`` breaks besides ``rules`` (a delay floor)
 
 
 def _broker_delay_config(f: _Facts) -> tuple[bool, int]:
@@ -338,8 +339,10 @@ def _timed_deliveries(f: _Facts) -> list[_Timed]:
                 lo, hi = nack_redelivery_window_ms(d, client="java" if prev_h.client == "java" else "cpp")
                 rules = ("PLS-NACK-005",) if prev_h.client == "java" else ("PLS-NACK-001",)
                 hi_any = hi
+            # PLS-NACK-002: a C++/Python delay under 100 ms is raised to 100 ms, so an early arrival is below the floor
+            floor = ("PLS-NACK-002",) if rules == ("PLS-NACK-001",) and d < 100 else ()
             out.append(_Timed(i, rules, ce.t_start_ms + lo - tol.early_ms, ce.t_end_ms + hi_any + tol.dispatch_latency_ms,
-                              max(hi - lo, 1), f"nack at step {ce.step}"))
+                              max(hi - lo, 1), f"nack at step {ce.step}", floor))
         else:
             T = cfg["ack_timeout_ms"]
             java = prev_h.client == "java"
@@ -380,7 +383,7 @@ def shift_delivery_earlier(history: History, ks: tuple[float, ...] = (0.5, 1.0, 
             _set_end(events, t.index, new_end)
             allowed = None if new_end < t.low else (
                 f"arrives at {new_end:.1f} ms, still inside its window from {t.low:.1f} ms ({t.cause}, measurement slack included)")
-            m = _mutant(f, events, "shift_delivery_earlier", (e.step,), t.rules,
+            m = _mutant(f, events, "shift_delivery_earlier", (e.step,), t.rules + t.floor_rules,
                         f"step {e.step}: delivery moved {e.t_end_ms - new_end:.0f} ms earlier ({t.cause})", allowed)
             if m:
                 out.append(m)

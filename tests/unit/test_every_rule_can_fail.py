@@ -62,7 +62,6 @@ KNOWN_GAPS: dict[str, str] = {
     "PLS-KEYSHARED-001": _NO_OPERATOR + "sticky keys are never changed (move_to_other_consumer targets the selector rules)",
     "PLS-KEYSHARED-002": _NO_OPERATOR + "slot computation is never lied about",
     "PLS-KEYSHARED-006": _NO_OPERATOR + "a draining hash is never delivered to its new consumer early",
-    "PLS-NACK-002": _NO_OPERATOR + "nack-delay floor: a redelivery below 100 ms is not produced for delays under the floor",
     "PLS-NP-004": _NO_OPERATOR + "a non-persistent delayed message is never held back",
     "PLS-RETENTION-001": _NO_OPERATOR + "retention lies are not produced",
     "PLS-RETENTION-002": _NO_OPERATOR + "retained acked messages are never hidden from a new Earliest subscription",
