@@ -69,6 +69,7 @@ class _SubFacts:
     acked_cumulatively: set[int] = field(default_factory=set)
     delivered: set[int] = field(default_factory=set)
     nacked: bool = False
+    nacked_positions: set[int] = field(default_factory=set)
     connected_at_publish_gap: set[int] = field(default_factory=set)  # NP: published while nobody was connected
     seen_expiry: bool = False
 
@@ -147,6 +148,9 @@ class Watch:
             sub = self.subscription_for(args["consumer"], args.get("message"))
             if sub is not None:
                 self.facts(sub).nacked = True
+                pos = self._pos(sub, args.get("message"))
+                if pos is not None:
+                    self.facts(sub).nacked_positions.add(pos)
         elif op == "send":
             if args.get("deliver_at") is not None or args.get("deliver_after_ms") is not None \
                     or args.get("deliver_after") is not None:
@@ -377,6 +381,8 @@ def dlq_shared_only(w: Watch, r: Receipt) -> list[Finding]:
     sub = w.subscription_for(r.handle, r.label)
     if sub is None or sub.dispatcher is None or sub.dispatcher.type_name not in ("Exclusive", "Failover"):
         return []
+    if w._pos(sub, r.label) not in w.facts(sub).nacked_positions:
+        return []  # never nacked here: PLS-ACK-005 alone fixes its count
     ok = r.redelivery_count == 0
     return [Finding("PLS-DLQ-005", PASS if ok else FAIL, None if ok else "wrong-redelivery-count",
                     "redelivery count 0 (no dead-lettering here)", f"redelivery count {r.redelivery_count}",

@@ -912,15 +912,23 @@ def change_redelivery_count(history: History) -> list[Mutant]:
         fixed = prev is None or (i in timed and (shared or h.client == "python"))
         if not fixed and shared:
             fixed = any(e.op.op == "redeliver_unacked" for e in history.events[prev + 1:i])
+        # PLS-DLQ-005: a nacked message on an Exclusive/Failover dead-letter consumer always comes back with count 0
+        nacked = any(e.op.op == "nack" and e.outcome.status == OK and e.op.args.get("message") == msg.payload
+                     and (hh := f.handle_at(k)) is not None and hh.sub_key == h.sub_key
+                     for k, e in enumerate(history.events[:i]))
+        dlq_zero = nacked and h.sub_type in ("Exclusive", "Failover") and bool(h.args.get("dead_letter"))
         for d in (+1, -1):
             c = msg.redelivery_count + d
             if c < 0:
                 continue
-            allowed = None if fixed else ("the message came back after a reconnect, rewind or seek, where the "
+            rules = ["PLS-ACK-005"] if fixed else []
+            if dlq_zero and c != 0:
+                rules.append("PLS-DLQ-005")
+            allowed = None if rules else ("the message came back after a reconnect, rewind or seek, where the "
                                           "count's increment is not fixed by PLS-ACK-005's wording")
             events = list(history.events)
             events[i] = _with_message(events[i], replace(msg, redelivery_count=c))
-            m = _mutant(f, events, "change_redelivery_count", (history.events[i].step,), ("PLS-ACK-005",),
+            m = _mutant(f, events, "change_redelivery_count", (history.events[i].step,), rules or ("PLS-ACK-005",),
                         f"step {history.events[i].step}: {msg.payload} with redelivery_count {c} instead of {msg.redelivery_count}",
                         allowed)
             if m:

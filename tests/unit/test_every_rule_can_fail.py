@@ -57,7 +57,6 @@ KNOWN_GAPS: dict[str, str] = {
     "PLS-DELAY-006": _NO_OPERATOR + "a delayed message is never put into a batch",
     "PLS-DLQ-001": _NO_OPERATOR + "the dead-letter topic name of a copy is never changed",
     "PLS-DLQ-004": _NO_OPERATOR + "the DLQ initial subscription is never removed",
-    "PLS-DLQ-005": _NO_OPERATOR + "an Exclusive nacked message is never dead-lettered",
     "PLS-DLQ-006": _NO_OPERATOR + "a batch's siblings are never left out of the DLQ",
     "PLS-KEYSHARED-001": _NO_OPERATOR + "sticky keys are never changed (move_to_other_consumer targets the selector rules)",
     "PLS-KEYSHARED-002": _NO_OPERATOR + "slot computation is never lied about",
