@@ -488,7 +488,7 @@ class _Checker:
             self._check_send(event, facts)
             feature_checks.check_send(self._emit, n, facts, value, args)
         elif op == "flush":
-            feature_checks.check_flush(self._emit, n, facts, value)
+            feature_checks.check_flush(self._emit, n, facts, value, {k: a for k, (a, _) in self.sent.items()})
             self._emit_findings(n, detectors.batch_of_one(self.watch, n, args["producer"], facts, value))
             for label, mid in (value.get("message_ids") or {}).items():
                 if label in self.sent:
@@ -822,6 +822,12 @@ class _Checker:
         return "(" + ",".join(map(str, mid)) + ")", dl.java_message_id_text(*mid)
 
     @staticmethod
+    def _copy_topic_diff(msg: Any, expected: dict[str, Any]) -> list[str]:
+        """Whether a client-made copy arrived on the topic the model made it on (``expected``'s topic, popped)."""
+        topic = expected.pop("topic")
+        return [] if msg.topic == topic else [f"it arrived on {msg.topic!r}, expected the copy's topic {topic!r}"]
+
+    @staticmethod
     def _copy_diffs(msg: Any, expected: dict[str, Any], props: Mapping[str, str], real_topic: str,
                     exact_ids: Mapping[str, str]) -> list[str]:
         """What differs between a client-made copy and the model's: fields, properties (REAL_TOPIC by its last
@@ -851,16 +857,20 @@ class _Checker:
             props.pop(k, None)
         texts = self._origin_texts(sent_value)
         exact = {k: texts[1] if java else texts[0] for k in id_keys} if texts else {}
+        where = self._copy_topic_diff(msg, expected)
         diffs = self._copy_diffs(msg, expected, props, real_topic, exact)
-        rules = ["PLS-DLQ-001", "PLS-DLQ-003"]
+        # the topic the copy arrived on is PLS-DLQ-001's alone (the dead-letter topic's name); what the copy
+        # carries is PLS-DLQ-001's (a copy of the original) and PLS-DLQ-003's (the added properties)
+        charges = {"PLS-DLQ-001": where + diffs, "PLS-DLQ-003": diffs}
         if "message_id" in sent_value and int(sent_value["message_id"][3]) >= 0 and not java:
-            rules.append("PLS-DLQ-006")  # a batched message: its own ORIGIN_MESSAGE_ID with the batch index
+            charges["PLS-DLQ-006"] = diffs  # a batched message: its own ORIGIN_MESSAGE_ID with the batch index
         what = "ORIGIN_MESSAGE_ID 'l:e:p', REAL_TOPIC, REAL_SUBSCRIPTION" if java else "ORIGIN_MESSAGE_ID '(l,e,p,b)' and REAL_TOPIC"
-        for rule in rules:
+        for rule, diffs in charges.items():
             self._emit(rule, n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
                        f"the original message plus {what}", str(dict(msg.properties)),
                        f"{stored.label} reached the dead-letter topic {stored.topic} as the rule says." if not diffs
-                       else f"The dead-letter copy of {stored.label} differs: " + "; ".join(diffs) + ".", keys)
+                       else f"Let {stored.label} be dead-lettered: its copy goes to {stored.topic} with the original's "
+                       f"fields and properties plus {what}. Then that is what arrives; instead " + "; ".join(diffs) + ".", keys)
 
     def _check_retry_copy(self, n: int, stored: Any, msg: Any, sent_value: Mapping[str, Any], expected: dict[str, Any],
                           keys: list[str], *, to_dead_letter: bool = False) -> None:
@@ -873,17 +883,22 @@ class _Checker:
             props.pop(k, None)
         texts = self._origin_texts(sent_value)
         exact = {k: texts[1] for k in (dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY)} if texts else {}
+        wrong_topic = self._copy_topic_diff(msg, expected)
         diffs = self._copy_diffs(msg, expected, props, real_topic, exact)
         if not texts and len(str(dict(msg.properties).get(dl.ORIGIN_MESSAGE_ID, "")).split(":")) < 3:
             diffs.append(f"ORIGIN_MESSAGE_ID is {dict(msg.properties).get(dl.ORIGIN_MESSAGE_ID)!r}, expected ledger:entry:partition")
-        rules = ["PLS-RETRY-003"] if to_dead_letter else ["PLS-RETRY-001", "PLS-RETRY-002"]
+        # the topic the copy arrived on is the name rule's (PLS-RETRY-001; past the maximum, PLS-DLQ-001's
+        # dead-letter name and PLS-RETRY-003's "publishes the copy to the dead-letter topic")
+        charges = ({"PLS-RETRY-003": wrong_topic + diffs, "PLS-DLQ-001": wrong_topic} if to_dead_letter
+                   else {"PLS-RETRY-001": wrong_topic + diffs, "PLS-RETRY-002": diffs})
         where = "the dead-letter topic (past maxRedeliverCount)" if to_dead_letter else "the retry letter topic"
-        for rule in rules:
+        for rule, diffs in charges.items():
             self._emit(rule, n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
                        "the original message plus REAL_TOPIC, ORIGIN_MESSAGE_ID, RECONSUMETIMES, DELAY_TIME, "
                        "REAL_SUBSCRIPTION, ORIGIN_MESSAGE_IDY_TIME", str(dict(msg.properties)),
                        f"{stored.label} came back through {where} {stored.topic}." if not diffs
-                       else f"The copy of {stored.label} on {stored.topic} differs: " + "; ".join(diffs) + ".", keys)
+                       else f"Let {stored.label} come back through {where} {stored.topic} as a copy of the original "
+                       "with the retry properties. Then that is what arrives; instead " + "; ".join(diffs) + ".", keys)
 
     # ------------------------------------------------------------------ stats
 

@@ -90,17 +90,97 @@ def check_send(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Ma
              str(observed["message_id"]), f"{label} went to a non-persistent topic, whose ids are all (0,0,p,-1).")
 
 
-def check_flush(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
-    """The ids of the messages a flush wrote, relative to the first entry (PLS-BATCH-001/002/003/007, PLS-DELAY-006)."""
+def _entry_key(args: Mapping[str, Any]) -> str:
+    """PLS-BATCH-003: the key a KeyBased container groups by (ordering key, else partition key; keyless: '')."""
+    return str(args.get("ordering_key") or args.get("key") or "")
+
+
+def _flush_breaks(want: Mapping[str, tuple[int, int]], got: Mapping[str, tuple[int, int]], rules: list[str],
+                  sends: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Which of the flush rules the observed ids break, each with what it saw (rule -> differences).
+
+    Each rule is judged on the part of the ids it states: PLS-DELAY-006 where a delayed message
+    lies (alone, index -1, with the same messages written before it); PLS-BATCH-007 that a
+    non-batching producer's messages are each alone with index -1; PLS-BATCH-001 that each
+    entry's messages carry indexes 0..n-1 in send order; PLS-BATCH-003 that KeyBased entries hold
+    one key each and go out in the planned key order; PLS-BATCH-002 which (non-delayed) messages
+    share an entry. A difference none of them states is charged to the first rule the model names."""
+    order = {label: i for i, label in enumerate([x for x in sends if x in want] + [x for x in want if x not in sends])}
+    delayed = {x for x in want if {"deliver_after_ms", "deliver_at_ms"} & set(sends.get(x, {}))}
+    batching = "PLS-BATCH-001" in rules
+
+    def entries(ids: Mapping[str, tuple[int, int]]) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for label in sorted(ids, key=lambda x: order.get(x, len(order))):
+            out.setdefault(ids[label][0], []).append(label)
+        return dict(sorted(out.items()))
+
+    w_entries, g_entries = entries(want), entries(got)
+    broken: dict[str, list[str]] = {}
+    if set(got) != set(want):
+        broken.setdefault(rules[0], []).append(f"labels {sorted(set(want) ^ set(got))} missing or extra")
+    for d in sorted(delayed & set(got)):  # PLS-DELAY-006: alone, at once, ahead of the open batch
+        before_w = {x for x in want if want[x][0] < want[d][0]}
+        before_g = {x for x in got if got[x][0] < got[d][0]}
+        if g_entries[got[d][0]] != [d] or got[d][1] != -1:
+            broken.setdefault("PLS-DELAY-006", []).append(f"{d} (delayed) shares an entry or has batch index {got[d][1]}")
+        elif before_w != before_g:
+            broken.setdefault("PLS-DELAY-006", []).append(f"{d} (delayed) written after {sorted(before_g)}, "
+                                                          f"expected after {sorted(before_w)}")
+    plain = {e: [x for x in labels if x not in delayed] for e, labels in g_entries.items()}
+    if not batching:  # PLS-BATCH-007
+        for labels in plain.values():
+            if len(labels) > 1 or any(got[x][1] != -1 for x in labels):
+                broken.setdefault("PLS-BATCH-007", []).append(f"{', '.join(labels)} written as a batch")
+    else:
+        for labels in g_entries.values():  # PLS-BATCH-001 (a batch of one: index 0, unless sent as a plain message)
+            if len(labels) > 1 and [got[x][1] for x in labels] != list(range(len(labels))):
+                broken.setdefault("PLS-BATCH-001", []).append(
+                    f"entry of {', '.join(labels)} has indexes {[got[x][1] for x in labels]}, expected 0..{len(labels) - 1} in send order")
+            elif len(labels) == 1 and labels[0] in want and want[labels[0]][1] >= 0 and got[labels[0]][1] != 0:
+                broken.setdefault("PLS-BATCH-001", []).append(f"{labels[0]} alone with index {got[labels[0]][1]}, expected 0")
+        if "PLS-BATCH-003" in rules:
+            w_keys = [_entry_key(sends.get(x[0], {})) for x in entries({k: v for k, v in want.items() if k not in delayed}).values()]
+            g_keys = []
+            for labels in plain.values():
+                keys = {_entry_key(sends.get(x, {})) for x in labels}
+                if len(keys) > 1:
+                    broken.setdefault("PLS-BATCH-003", []).append(f"one entry holds keys {sorted(keys)}")
+                if labels:
+                    g_keys.append(_entry_key(sends.get(labels[0], {})))
+            if g_keys != w_keys:
+                broken.setdefault("PLS-BATCH-003", []).append(f"entries by key {g_keys}, expected {w_keys}")
+        partition = lambda es: sorted(sorted(x for x in labels if x not in delayed) for labels in es.values()
+                                      if any(x not in delayed for x in labels))
+        if partition(g_entries) != partition(w_entries):  # PLS-BATCH-002
+            broken.setdefault("PLS-BATCH-002" if "PLS-BATCH-002" in rules else rules[0], []).append(
+                f"entries {partition(g_entries)}, expected {partition(w_entries)}")
+    if not broken and any(got.get(x) != w for x, w in want.items()):
+        java_single = [x for x in want if x not in delayed and batching and want[x][1] == -1
+                       and len(w_entries[want[x][0]]) == 1 and got.get(x, (None, -1))[1] != -1]
+        if {x for x, w in want.items() if got.get(x) != w} - set(java_single):
+            broken.setdefault(rules[0], []).append("entry offsets differ from the plan")
+    return broken
+
+
+def check_flush(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Mapping[str, Any],
+                sends: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    """The ids of the messages a flush wrote, relative to the first entry (PLS-BATCH-001/002/003/007, PLS-DELAY-006).
+
+    ``sends``: label -> send args, in send order (the keys, delays and order the rules speak of).
+    A Java batch of one written with index 0 is PLS-BATCH-008's (``detectors.batch_of_one``)."""
     want = {k: tuple(v) for k, v in (predicted.get("relative_ids") or {}).items()}
     got_ids = {k: v for k, v in (observed.get("message_ids") or {}).items() if k in want and list(v)[:2] != [-1, -1]}
     got = relative_ids(got_ids)
     if not want:
         return
-    diffs = [f"{label}: (entry +{got.get(label, ('?', '?'))[0]}, index {got.get(label, ('?', '?'))[1]}), expected "
-             f"(entry +{w[0]}, index {w[1]})" for label, w in want.items() if got.get(label) != w]
-    ok = not diffs
-    for rule in predicted.get("rules") or ("PLS-BATCH-001",):
+    rules = list(predicted.get("rules") or ("PLS-BATCH-001",))
+    broken = _flush_breaks(want, got, rules, sends or {})
+    for rule in list(dict.fromkeys(rules + list(broken))):
+        ok = rule not in broken
         emit(rule, step, _status(ok), None if ok else "wrong-value",
              ", ".join(f"{k} +{v[0]}/{v[1]}" for k, v in want.items()), ", ".join(f"{k} +{v[0]}/{v[1]}" for k, v in got.items()),
-             predicted.get("reason", "") if ok else "The flush wrote other entries than the batch rules say: " + "; ".join(diffs) + ".")
+             predicted.get("reason", "") if ok else
+             f"Let the batch rules plan this flush as {', '.join(f'{k} +{v[0]}/{v[1]}' for k, v in want.items())} "
+             f"(entry offset / batch index). Then the ids keep what {rule} states; they do not: "
+             + "; ".join(broken[rule]) + ".")

@@ -1385,6 +1385,153 @@ def deliver_acked(history: History) -> list[Mutant]:
     return out
 
 
+# --------------------------------------------------------------------------- feature lies (batches, chunks, dedup)
+
+
+def _producer_args(history: History, producer: str, before: int) -> dict[str, Any]:
+    """The args of the create_producer that made ``producer`` (the last one before event ``before``)."""
+    return next((dict(e.op.args) for e in reversed(history.events[:before]) if e.op.op == "create_producer"
+                 and e.op.args.get("producer") == producer and e.outcome.status == OK), {})
+
+
+def _is_delayed(args: Mapping[str, Any]) -> bool:
+    return "deliver_after_ms" in args or "deliver_at_ms" in args
+
+
+def _flush_mutant(f: _Facts, x: int, ids: Mapping[str, list[int]], new: Mapping[str, list[int]], rules: Iterable[str],
+                  text: str, unstated: str | None = None) -> Mutant | None:
+    """Flush ``x`` reports ``new`` ids for some of its messages; their deliveries carry the same ids."""
+    events = list(f.history.events)
+    e = events[x]
+    v = dict(e.outcome.value or {})
+    merged = {**{k: list(m) for k, m in v["message_ids"].items()}, **{k: list(m) for k, m in new.items()}}
+    value = {**v, "message_ids": merged}
+    if "id_texts" in v:
+        value["id_texts"] = {k: "(" + ",".join(map(str, merged[k])) + ")" if k in new else t for k, t in v["id_texts"].items()}
+    events[x] = replace(e, outcome=Outcome.ok(value))
+    for label, mid in new.items():
+        _relabel_deliveries(events, label, lambda m, mid=mid: replace(m, message_id=tuple(mid)))
+    return _mutant(f, events, "change_flush_ids", (e.step,), rules, f"step {e.step}: {text}", unstated=unstated)
+
+
+def change_flush_ids(history: History) -> list[Mutant]:
+    """A flush reports entries and batch indexes other than the batch rules plan (the deliveries agree):
+
+    two indexes of one batch swapped (PLS-BATCH-001); one message moved across the boundary of two
+    batches of one container (PLS-BATCH-002, C++/Python); two KeyBased batches of different keys
+    written in swapped order (PLS-BATCH-003); two messages of a non-batching Python producer written
+    as one batch (PLS-BATCH-007); a Java batch of one written with index 0 (PLS-BATCH-008); a delayed
+    message written inside a batch, or after the batch that was open when it was sent (PLS-DELAY-006)."""
+    f = facts(history)
+    out: list[Mutant] = []
+    tol = _tol(f)
+    for x, e in enumerate(history.events):
+        if e.op.op != "flush" or e.outcome.status != OK:
+            continue
+        ids = {k: [int(y) for y in m] for k, m in ((e.outcome.value or {}).get("message_ids") or {}).items() if list(m)[:2] != [-1, -1]}
+        if len(ids) < 2:
+            continue
+        prod = e.op.args["producer"]
+        pargs = _producer_args(history, prod, x)
+        client = _client_of(pargs, history.header.client)
+        batching = bool(pargs.get("batching", client == "java"))
+        key_based = batching and pargs.get("batching_type") == "KeyBased"
+        sends = {ev.op.args["payload"]: (j, ev) for j, ev in enumerate(history.events[:x])
+                 if ev.op.op == "send" and ev.op.args.get("producer") == prod and ev.op.args["payload"] in ids}
+        order = sorted(ids, key=lambda k: sends[k][0] if k in sends else len(history.events))
+        delayed = {k for k in ids if k in sends and _is_delayed(sends[k][1].op.args)}
+        entries: dict[tuple[int, int, int], list[str]] = {}
+        for k in order:
+            entries.setdefault((ids[k][0], ids[k][1], ids[k][2]), []).append(k)
+        groups = [entries[k] for k in sorted(entries)]
+        batches = [g for g in groups if not set(g) & delayed and all(ids[k][3] >= 0 for k in g)]
+        # 1) PLS-BATCH-001: two indexes of one batch swapped
+        big = next((g for g in batches if len(g) >= 2), None)
+        if big is not None:
+            a, b = big[0], big[1]
+            m = _flush_mutant(f, x, ids, {a: ids[a][:3] + [ids[b][3]], b: ids[b][:3] + [ids[a][3]]}, ("PLS-BATCH-001",),
+                              f"{a} and {b} of one batch carry each other's batch index")
+            if m:
+                out.append(m)
+        # 2) PLS-BATCH-002: a message moved across the boundary of two consecutive batches (one key, if KeyBased)
+        first_send = min((sends[k][1].t_start_ms for k in ids if k in sends), default=e.t_start_ms)
+        timer = float(pargs.get("batching_max_delay_ms", 10))
+        # a batch the publish-delay timer may have closed is left alone: which messages it held depends on timing
+        timed_out = e.t_end_ms - first_send + tol.dispatch_latency_ms >= timer
+        key = lambda k: str(sends[k][1].op.args.get("ordering_key") or sends[k][1].op.args.get("key") or "") if k in sends else ""
+        for g1, g2 in zip(batches, batches[1:]):
+            if timed_out or groups.index(g2) != groups.index(g1) + 1 or (key_based and {key(k) for k in g1 + g2} != {key(g1[0])}):
+                continue
+            if len(g2) >= 2:  # the first of g2 joins g1 at its end
+                moved, new = g2[0], {g2[0]: ids[g1[0]][:3] + [len(g1)]}
+                new.update({k: ids[k][:3] + [i] for i, k in enumerate(g2[1:])})
+            elif len(g1) >= 2:  # the last of g1 opens g2
+                moved, new = g1[-1], {g1[-1]: ids[g2[0]][:3] + [0]}
+                new.update({k: ids[k][:3] + [i + 1] for i, k in enumerate(g2)})
+            else:
+                continue
+            stated = client == "python"  # PLS-BATCH-002 states the C++ container (the Python client's core)
+            m = _flush_mutant(f, x, ids, new, ("PLS-BATCH-002",) if stated else (),
+                              f"{moved} moved across the boundary of the batches {g1} and {g2}",
+                              unstated=None if stated else "the Java batch container's limits are not a registered rule")
+            if m:
+                out.append(m)
+            break
+        # 3) PLS-BATCH-003: two consecutive KeyBased batches of different keys written in swapped order
+        if key_based:
+            plain = [g for g in groups if not set(g) & delayed]
+            pair = next(((g1, g2) for g1, g2 in zip(plain, plain[1:]) if key(g1[0]) != key(g2[0])), None)
+            if pair is not None:
+                g1, g2 = pair
+                e1, e2 = ids[g1[0]][:3], ids[g2[0]][:3]
+                new = {k: e2 + [ids[k][3]] for k in g1}
+                new.update({k: e1 + [ids[k][3]] for k in g2})
+                m = _flush_mutant(f, x, ids, new, ("PLS-BATCH-003",),
+                                  f"the batch of key {key(g2[0])!r} written before that of key {key(g1[0])!r}")
+                if m:
+                    out.append(m)
+        # 4) PLS-BATCH-007: two messages of a non-batching Python producer written as one batch
+        if not batching:
+            alone = [g[0] for g in groups if len(g) == 1 and g[0] not in delayed and ids[g[0]][3] == -1]
+            if len(alone) >= 2:
+                a, b = alone[0], alone[1]
+                stated = client == "python"
+                m = _flush_mutant(f, x, ids, {a: ids[a][:3] + [0], b: ids[a][:3] + [1]}, ("PLS-BATCH-007",) if stated else (),
+                                  f"{a} and {b} of a producer without batching written as one batch",
+                                  unstated=None if stated else "no registered rule says a Java producer with batching "
+                                  "off writes no batch")
+                if m:
+                    out.append(m)
+        # 5) PLS-BATCH-008: a Java batch of one written as a batch (index 0)
+        if batching and client == "java":
+            single = next((g[0] for g in groups if len(g) == 1 and g[0] not in delayed and ids[g[0]][3] == -1), None)
+            if single is not None:
+                m = _flush_mutant(f, x, ids, {single: ids[single][:3] + [0]}, ("PLS-BATCH-008",),
+                                  f"{single}, alone in its batch, written with batch index 0")
+                if m:
+                    out.append(m)
+        # 6) PLS-DELAY-006: a delayed message inside the next batch, or written after it
+        for d in sorted(delayed, key=order.index):
+            if ids[d][3] != -1:
+                continue
+            after = [g for g in batches if (ids[g[0]][0], ids[g[0]][1]) > (ids[d][0], ids[d][1])]
+            if not after:
+                continue
+            g = after[0]
+            members = sorted(g + [d], key=order.index)
+            m = _flush_mutant(f, x, ids, {k: ids[g[0]][:3] + [i] for i, k in enumerate(members)}, ("PLS-DELAY-006",),
+                              f"the delayed {d} written inside the batch {g}")
+            if m:
+                out.append(m)
+            last = ids[g[-1]]
+            m = _flush_mutant(f, x, ids, {d: [last[0], last[1] + 1, last[2], -1]}, ("PLS-DELAY-006",),
+                              f"the delayed {d} written after the batch {g} that was open when it was sent")
+            if m:
+                out.append(m)
+            break
+    return out
+
+
 OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "shift_delivery_earlier": shift_delivery_earlier,
     "shift_delivery_later": shift_delivery_later,
@@ -1410,6 +1557,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "accept_rejected": accept_rejected,
     "reject_ok_op": reject_ok_op,
     "deliver_acked": deliver_acked,
+    "change_flush_ids": change_flush_ids,
 }
 
 
