@@ -58,6 +58,7 @@ from conformance.trace import (
     Outcome,
     received_message,
 )
+from reference_model import dead_letter as dl
 from reference_model.rules import RULES
 from reference_model.spec import ack_timeout_redelivery_window_ms, nack_backoff_delay_ms, nack_redelivery_window_ms
 
@@ -848,15 +849,30 @@ def _dead_letter_max(h: _Handle) -> int | None:
 
 
 def drop_dlq_copy(history: History) -> list[Mutant]:
-    """The dead-letter copy of a message never reaches the DLQ consumer."""
+    """The dead-letter copy of a message never reaches the DLQ consumer.
+
+    A C++/Python copy of a batched message that the application never nacked is a batch sibling
+    (PLS-DLQ-006: the whole batch goes); the nacked one's copy is PLS-DLQ-002's too. The receive
+    that misses the copy waits past the copy's latest publication: the longest nack window of a
+    dead-letter consumer, plus ``DEAD_LETTER_PUBLISH_MS``, plus twice the dispatch tolerance, after
+    the copy was in fact observed."""
     f = facts(history)
     out = []
+    tol = _tol(f)
+    makers = [x for xs in f.handles.values() for x in xs if x.kind == "consumer" and x.args.get("dead_letter")]
+    width = max((max(x.args.get("nack_delay_ms", 60_000), 100) // 3 + 256 for x in makers), default=0)
     for i, h, msg in _deliveries(f):
         if not msg.topic.endswith("-DLQ"):
             continue
         retry = any(x.args.get("enable_retry") for xs in f.handles.values() for x in xs)
-        rules = ("PLS-DLQ-002",) + (("PLS-RETRY-003",) if retry else ())
-        m = _drop_at(f, i, h, msg, "drop_dlq_copy", rules, " (its dead-letter copy)")
+        nacked = any(e.op.op == "nack" and e.op.args.get("message") == msg.payload for e in history.events[:i])
+        if not retry and _batched_copy(f, msg):
+            rules: tuple[str, ...] = ("PLS-DLQ-006",) + (("PLS-DLQ-002",) if nacked else ())
+        else:
+            rules = ("PLS-DLQ-002",) + (("PLS-RETRY-003",) if retry else ())
+        e = history.events[i]
+        wait = math.ceil(e.t_end_ms - e.t_start_ms + width + dl.DEAD_LETTER_PUBLISH_MS + 2 * tol.dispatch_latency_ms)
+        m = _drop_at(f, i, h, msg, "drop_dlq_copy", rules, " (its dead-letter copy)", min_timeout_ms=wait)
         if m:
             out.append(m)
     return out
@@ -1107,6 +1123,28 @@ def _relabel_deliveries(events: list[Event], label: str, change: Callable[[Obser
             events[j] = _with_message(e, change(m))
             hit.append(j)
     return hit
+
+
+def _legacy_copy_topic(f: _Facts, msg: ObservedMessage, suffix: str) -> str | None:
+    """A wrong name for the copy's topic: the namespace-level ``<subscription><suffix>`` (the default before
+    apache/pulsar #9327) instead of the ``<topic>-<subscription><suffix>`` it arrived on; None when the copy's
+    topic is not the default name of a consumer in the history (a name the policy gave explicitly)."""
+    for xs in f.handles.values():
+        for x in xs:
+            if x.kind == "consumer" and x.topic and msg.topic == f"{x.topic}-{x.args['subscription']}{suffix}":
+                return f"{x.args['subscription']}{suffix}"
+    return None
+
+
+def _batched_copy(f: _Facts, msg: ObservedMessage) -> bool:
+    """Whether a C++/Python dead-letter copy is of a batched message (its ORIGIN_MESSAGE_ID '(l,e,p,b)' has b >= 0)."""
+    text = str(msg.properties.get("ORIGIN_MESSAGE_ID", ""))
+    if not (text.startswith("(") and text.endswith(")")):
+        return False  # not the C++ form (Java writes 'l:e:p[:b]')
+    try:
+        return int(text[1:-1].split(",")[3]) >= 0
+    except (IndexError, ValueError):
+        return False
 
 
 def change_message_field(history: History) -> list[Mutant]:
