@@ -694,8 +694,8 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
             return ("PLS-ACCESS-002",)
         if err == "ProducerBusy":
             return ("PLS-ACCESS-003", "PLS-ACCESS-006")
-        if err == "InvalidConfiguration":
-            return ("PLS-CHUNK-004",)
+        if err in ("InvalidConfiguration", "InvalidArgument") and a.get("chunking") and a.get("batching"):
+            return ("PLS-CHUNK-004",)  # Python's ValueError: chunking and batching together
     if op == "send":
         if err == "MessageTooBig":
             return ("PLS-CHUNK-003", "PLS-CHUNK-006")
@@ -1570,6 +1570,163 @@ def change_flush_ids(history: History) -> list[Mutant]:
     return out
 
 
+def _shift_entries(events: list[Event], after: int, topic: str, f: _Facts, ledger: int, from_entry: int) -> None:
+    """Every id on ``topic``'s ledger at or past ``from_entry`` that a send or flush after event ``after``
+    returned moves one entry on (its deliveries too): room for one more stored entry."""
+    def bump(mid: list[int]) -> list[int]:
+        return [mid[0], mid[1] + 1] + list(mid[2:]) if mid[0] == ledger and mid[1] >= from_entry else list(mid)
+
+    for j in range(after + 1, len(events)):
+        e = events[j]
+        v = e.outcome.value or {}
+        if e.outcome.status != OK or f.producer_topic.get(e.op.args.get("producer", "")) != topic:
+            continue
+        if e.op.op == "send" and "message_id" in v:
+            new = bump([int(x) for x in v["message_id"]])
+            if new != list(v["message_id"]):
+                events[j] = replace(e, outcome=Outcome.ok({**v, "message_id": new, "id_text": "(" + ",".join(map(str, new)) + ")"}))
+                _relabel_deliveries(events, e.op.args["payload"], lambda m, new=new: replace(m, message_id=tuple(new)))
+        elif e.op.op == "flush" and v.get("message_ids"):
+            ids = {k: bump([int(x) for x in m]) for k, m in v["message_ids"].items()}
+            texts = {k: "(" + ",".join(map(str, m)) + ")" for k, m in ids.items()}
+            events[j] = replace(e, outcome=Outcome.ok({**v, "message_ids": ids, "id_texts": texts}))
+            for k, m in ids.items():
+                _relabel_deliveries(events, k, lambda msg, m=m: replace(msg, message_id=tuple(m)))
+
+
+def change_send_outcome(history: History) -> list[Mutant]:
+    """A synchronous send reports another outcome than the producer rules give it:
+
+    a duplicate reported stored, or a fresh message reported dropped as a duplicate (PLS-DEDUP-001; a
+    duplicate of a message still in flight, PLS-DEDUP-004; with deduplication off, a re-sent sequence
+    id, PLS-DEDUP-003); last_sequence_id one higher after the send (PLS-DEDUP-006), or 0 after a
+    Python send(sequence_id=0) (PLS-DEDUP-005); a chunked id text spanning one chunk more
+    (PLS-CHUNK-002), or a chunked message id carrying its first chunk's entry (PLS-CHUNK-005)."""
+    f = facts(history)
+    out: list[Mutant] = []
+    events0 = history.events
+    dedup = False
+    persisted: dict[str, int] = {}  # producer name -> highest sequence id a send of it stored
+    in_flight: dict[str, set[int]] = {}  # producer name -> explicit sequence ids of async sends not yet flushed
+    seen_seq: dict[str, set[int]] = {}
+    done: set[str] = set()
+    for i, e in enumerate(events0):
+        a, v = e.op.args, e.outcome.value or {}
+        if e.op.op == "set_policy" and "deduplication" in a and e.outcome.status == OK:
+            dedup = bool(a["deduplication"])
+        if e.op.op == "flush":
+            pname = _producer_args(history, a.get("producer", ""), i).get("name") or a.get("producer", "")
+            in_flight.pop(pname, None)
+        if e.op.op != "send" or e.outcome.status != OK:
+            continue
+        pargs = _producer_args(history, a["producer"], i)
+        pname = pargs.get("name") or a["producer"]
+        client = _client_of(pargs, history.header.client)
+        topic = f.producer_topic.get(a["producer"], "")
+        if a.get("async"):
+            if "sequence_id" in a:
+                in_flight.setdefault(pname, set()).add(int(a["sequence_id"]))
+            continue
+        if "message_id" not in v:
+            continue
+        mid = [int(x) for x in v["message_id"]]
+        dup = mid[:2] == [-1, -1]
+        seq = a.get("sequence_id")
+        # 1) dedup: stored <-> dropped
+        if not topic.startswith("non-persistent://") and (dedup or (seq is not None and int(seq) in seen_seq.get(pname, set()))):
+            if not dedup:
+                rules = ("PLS-DEDUP-003",)
+            elif seq is not None and int(seq) in in_flight.get(pname, set()):
+                rules = ("PLS-DEDUP-004",)
+            else:
+                rules = ("PLS-DEDUP-001",)
+            kind = rules[0] + ("dup" if dup else "stored")  # one lie of each kind per rule and history
+            if kind not in done:
+                done.add(kind)
+                events = list(events0)
+                if dup:
+                    # written after every message stored before it, the async ones still pending included
+                    pending = {x.op.args["payload"] for x in events0[:i] if x.op.op == "send" and x.op.args.get("async")
+                               and x.op.args.get("producer") == a["producer"]}
+                    later = [[int(y) for y in m] for x in events0[i + 1:] if x.op.op == "flush" and x.outcome.status == OK
+                             for k, m in ((x.outcome.value or {}).get("message_ids") or {}).items()
+                             if k in pending and list(m)[:2] != [-1, -1]]
+                    prev = [m for m in _stored_ids_before(history, f, i, topic) + later if m[2] == (mid[2] if mid[2] >= 0 else -1)]
+                    if prev:
+                        last = max(prev, key=lambda m: (m[0], m[1]))
+                        new = [last[0], last[1] + 1, last[2], -1]
+                        _shift_entries(events, i, topic, f, new[0], new[1])
+                        events[i] = replace(e, outcome=Outcome.ok({**v, "message_id": new, "id_text": "(" + ",".join(map(str, new)) + ")"}))
+                        m = _mutant(f, events, "change_send_outcome", (e.step,), rules,
+                                    f"step {e.step}: {a['payload']} (a duplicate) reported stored as {new}")
+                        if m:
+                            out.append(m)
+                elif dedup or rules == ("PLS-DEDUP-003",):
+                    events[i] = replace(e, outcome=Outcome.ok({**{k: x for k, x in v.items() if k != "publish_time"},
+                                                               "message_id": [-1, -1, -1, -1], "id_text": "(-1,-1,-1,-1)"}))
+                    m = _mutant(f, events, "change_send_outcome", (e.step,), rules,
+                                f"step {e.step}: {a['payload']} (a fresh sequence id) reported dropped as a duplicate")
+                    if m:
+                        out.append(m)
+        # 2) last_sequence_id after the send (C++/Python; judged on non-partitioned producers)
+        if "sequence_id" in v and client == "python" and _partitions(f, topic) == 0:
+            if seq == 0 and int(v["sequence_id"]) != 0:
+                new_seq, rules = 0, ("PLS-DEDUP-005",)
+            elif seq != 0:
+                new_seq, rules = int(v["sequence_id"]) + 1, ("PLS-DEDUP-006",)
+            else:
+                new_seq = None
+            if new_seq is not None and rules[0] not in done:
+                done.add(rules[0])
+                events = list(events0)
+                events[i] = replace(e, outcome=Outcome.ok({**v, "sequence_id": new_seq}))
+                m = _mutant(f, events, "change_send_outcome", (e.step,), rules,
+                            f"step {e.step}: last_sequence_id {new_seq} after {a['payload']} instead of {v['sequence_id']}")
+                if m:
+                    out.append(m)
+        # 3) chunks (C++/Python chunking producer): the id text spans one chunk more; the id names the first chunk
+        text = str(v.get("id_text") or "")
+        if pargs.get("chunking") and client == "python" and text and not dup:
+            first = text.split(";")[0].strip("()").split(",")
+            # a chunked id spans one chunk fewer (its first chunk one entry on); a plain one, one chunk more
+            moved = [int(first[0]), int(first[1]) + (1 if ";" in text else -1)] + [int(x) for x in first[2:]]
+            other = "(" + ",".join(map(str, moved)) + ");" + "(" + ",".join(map(str, mid)) + ")"
+            if moved[1] >= 0:
+                events = list(events0)
+                events[i] = replace(e, outcome=Outcome.ok({**v, "id_text": other}))
+                m = _mutant(f, events, "change_send_outcome", (e.step,), ("PLS-CHUNK-002",),
+                            f"step {e.step}: {a['payload']} reported as {other} instead of {text}")
+                if m:
+                    out.append(m)
+            if ";" in text:
+                head = [int(x) for x in first]
+                events = list(events0)
+                events[i] = replace(e, outcome=Outcome.ok({**v, "message_id": head}))
+                _relabel_deliveries(events, a["payload"], lambda msg: replace(msg, message_id=tuple(head)))
+                m = _mutant(f, events, "change_send_outcome", (e.step,), ("PLS-CHUNK-005",),
+                            f"step {e.step}: chunked {a['payload']} got id {head} (its first chunk) instead of {mid}")
+                if m:
+                    out.append(m)
+        if not dup and seq is not None:
+            seen_seq.setdefault(pname, set()).add(int(seq))
+        elif not dup and "sequence_id" in v:
+            seen_seq.setdefault(pname, set()).add(int(v["sequence_id"]))
+    return out
+
+
+def _stored_ids_before(history: History, f: _Facts, before: int, topic: str) -> list[list[int]]:
+    """The ids sends and flushes on ``topic`` returned for stored messages before event ``before``."""
+    out = []
+    for e in history.events[:before]:
+        v = e.outcome.value or {}
+        if e.outcome.status != OK or f.producer_topic.get(e.op.args.get("producer", "")) != topic:
+            continue
+        ids = [v["message_id"]] if e.op.op == "send" and "message_id" in v else \
+            list((v.get("message_ids") or {}).values()) if e.op.op == "flush" else []
+        out += [[int(x) for x in m] for m in ids if list(m)[:2] != [-1, -1]]
+    return out
+
+
 OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "shift_delivery_earlier": shift_delivery_earlier,
     "shift_delivery_later": shift_delivery_later,
@@ -1596,6 +1753,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "reject_ok_op": reject_ok_op,
     "deliver_acked": deliver_acked,
     "change_flush_ids": change_flush_ids,
+    "change_send_outcome": change_send_outcome,
 }
 
 
