@@ -314,11 +314,15 @@ class _Checker:
         (``_START_RULES``) if nothing came since the subscribe, reconnect or seek. A dead-letter copy
         that never came breaks the rule that owed the copy instead of the subscription's."""
         first = opts.must_rule or "PLS-SHARED-001"
-        if first not in _REDELIVERY_RULES and first not in _DELAY_RULES:
-            first = detectors.owed_copy_rule(self.watch, handle) or first
-        rules = [first]
         due = [c for c in opts.candidates if c.kind not in ("stale", "ghost", "former")
                and c.window.high is not None and c.window.high <= opts.must_by]
+        rules = []
+        if first not in _REDELIVERY_RULES and first not in _DELAY_RULES:
+            # a batched C++/Python message's copies: PLS-DLQ-006 for each, PLS-DLQ-002 for the nacked one's
+            rules = [r for c in due for r in detectors.owed_copy_rules_at(self.watch, handle, c.pos)]
+            if not rules:
+                first = detectors.owed_copy_rule(self.watch, handle) or first
+        rules = rules or [first]
         fresh = handle in self.fresh_start
         for c in due:
             rules += [r for r in c.rules if r in _OWING_RULES or (fresh and r in _START_RULES)]

@@ -368,6 +368,38 @@ def owed_copy_rule(w: Watch, handle: str) -> str | None:
     return None
 
 
+def owed_copy_rules_at(w: Watch, handle: str, pos: int) -> list[str]:
+    """The rules a missing C++/Python dead-letter copy of a batched message breaks ([] if the message at
+    ``pos`` of ``handle``'s dead-letter topic is no such copy).
+
+    Let a batched message be dead-lettered. Then every message of its batch is copied to the DLQ, each
+    with its own ORIGIN_MESSAGE_ID (PLS-DLQ-006); the copy of the one whose redeliveries ran out is
+    PLS-DLQ-002's as well. A sibling the application acked or never nacked owes its copy to PLS-DLQ-006
+    alone."""
+    if owed_copy_rule(w, handle) != "PLS-DLQ-002":
+        return []
+    subs = w.subscriptions_of(handle)
+    reader = w.model.readers.get(handle)
+    topic = reader.topic if reader is not None else (subs[0].topic if len(subs) == 1 else None)
+    if topic is None or not 0 <= pos < len(topic.entries):
+        return []
+    stored = topic.entries[pos]
+    copy = w.model.copy_info(stored)
+    origin = str(dict(stored.properties).get("ORIGIN_MESSAGE_ID", ""))
+    if copy is None or copy[0] != "dlq" or copy[1] == "java" or not origin.startswith("("):
+        return []
+    try:
+        batched = int(origin.strip("()").split(",")[3]) >= 0
+    except (IndexError, ValueError):
+        return []
+    if not batched:
+        return []
+    original = w.model.topics.get(str(dict(stored.properties).get("REAL_TOPIC", "")))
+    at = original.by_label.get(stored.label) if original is not None else None
+    nacked = at is not None and any(at in w.facts(s).nacked_positions for s in original.subscriptions.values())
+    return ["PLS-DLQ-006"] + (["PLS-DLQ-002"] if nacked else [])
+
+
 def dlq_shared_only(w: Watch, r: Receipt) -> list[Finding]:
     """PLS-DLQ-005. Violated if, on an Exclusive or Failover subscription whose consumer has a dead-letter
     policy, a nacked message is delivered with a redelivery count other than 0 or is dead-lettered."""

@@ -271,9 +271,11 @@ class _Timed:
 
 
 def _broker_delay_config(f: _Facts) -> tuple[bool, int]:
-    cfg = (f.history.header.profile or {}).get("broker_config") or {}
-    strict = str(cfg.get("isDelayedDeliveryDeliverAtTimeStrict", "true")).lower() == "true"
-    tick = int(cfg.get("delayedDeliveryTickTimeMillis", 100))
+    profile = f.history.header.profile or {}
+    cfg = profile.get("broker_config") or {}
+    # the broker's own setting, or the profile override a model run names (delayed_delivery_strict / _tick_ms)
+    strict = str(cfg.get("isDelayedDeliveryDeliverAtTimeStrict", profile.get("delayed_delivery_strict", "true"))).lower() == "true"
+    tick = int(cfg.get("delayedDeliveryTickTimeMillis", profile.get("delayed_delivery_tick_ms", 100)))
     return strict, tick
 
 
@@ -456,11 +458,14 @@ def _initial_position_rule(f: _Facts, h: _Handle) -> list[str]:
 
 
 def _drop_at(f: _Facts, i: int, h: _Handle, msg: ObservedMessage, op_name: str, rules: Iterable[str],
-             extra_text: str = "") -> Mutant | None:
-    """Receive ``i`` got nothing for its whole timeout; the ack/nack of that message on that handle goes too."""
+             extra_text: str = "", min_timeout_ms: int = 0) -> Mutant | None:
+    """Receive ``i`` got nothing for its whole timeout (at least ``min_timeout_ms``); the ack/nack of that
+    message on that handle goes too."""
     events = list(f.history.events)
     e = events[i]
-    timeout = e.op.args.get("timeout_ms", 0)
+    timeout = max(e.op.args.get("timeout_ms", 0), min_timeout_ms)
+    if timeout != e.op.args.get("timeout_ms", 0):
+        e = replace(e, op=replace(e.op, args={**e.op.args, "timeout_ms": timeout}))
     events[i] = replace(_with_message(e, None), t_end_ms=e.t_start_ms + timeout)
     if events[i].t_end_ms > e.t_end_ms:
         _shift_after(events, i, events[i].t_end_ms - e.t_end_ms)
@@ -522,6 +527,12 @@ def drop_delivery(history: History) -> list[Mutant]:
         if i in timed:
             rules = list(timed[i].rules) + rules
         m = _drop_at(f, i, h, msg, "drop_delivery", rules)
+        if m is not None and m.allowed is None and i in timed and timed[i].high is not None:
+            e = history.events[i]
+            end = e.t_start_ms + e.op.args.get("timeout_ms", 0)
+            if end <= timed[i].high:
+                m = replace(m, allowed=f"the receive ended at {end:.1f} ms, before {msg.payload} was due "
+                                       f"({timed[i].cause}, due by {timed[i].high:.1f} ms with the slack)")
         if m:
             out.append(m)
     return out
@@ -1156,10 +1167,23 @@ def change_message_field(history: History) -> list[Mutant]:
         step = history.events[i].step
         if msg.topic.endswith("-DLQ") and "ORIGIN_MESSAGE_ID" in msg.properties:
             retry = any(x.args.get("enable_retry") for xs in f.handles.values() for x in xs)
+            # (PLS-DLQ-001: the copy is the original plus ORIGIN_MESSAGE_ID and REAL_TOPIC)
+            origin_rules = ("PLS-RETRY-003",) if retry else ("PLS-DLQ-001", "PLS-DLQ-003")
+            if not retry and _batched_copy(f, msg):
+                origin_rules += ("PLS-DLQ-006",)  # each batched copy carries its own ORIGIN_MESSAGE_ID
             variants = [("ORIGIN_MESSAGE_ID", replace(msg, properties={k: v for k, v in msg.properties.items() if k != "ORIGIN_MESSAGE_ID"}),
-                         ("PLS-RETRY-003",) if retry else ("PLS-DLQ-003",))]
+                         origin_rules)]
+            legacy = _legacy_copy_topic(f, msg, "-DLQ")
+            if legacy is not None:
+                # past the retry maximum the copy is published "to the dead-letter topic instead" (PLS-RETRY-003)
+                variants.append(("DLQ topic", replace(msg, topic=legacy), ("PLS-DLQ-001",) + (("PLS-RETRY-003",) if retry else ())))
         elif msg.topic.endswith("-RETRY"):
-            variants = [("RECONSUMETIMES", replace(msg, properties={**msg.properties, "RECONSUMETIMES": "99"}), ("PLS-RETRY-002",))]
+            # (PLS-RETRY-001: the retry topic holds a copy of the original with the retry properties)
+            variants = [("RECONSUMETIMES", replace(msg, properties={**msg.properties, "RECONSUMETIMES": "99"}),
+                         ("PLS-RETRY-002", "PLS-RETRY-001"))]
+            legacy = _legacy_copy_topic(f, msg, "-RETRY")
+            if legacy is not None:
+                variants.append(("retry topic", replace(msg, topic=legacy), ("PLS-RETRY-001",)))
         elif _is_copy(msg) or msg.payload not in f.sends:
             continue
         else:
