@@ -6,8 +6,9 @@ Pulsar part: the broker's sticky-key consumer selectors, apache/pulsar
 ``STICKY_KEY_HASH_NOT_SET = 0``), ``StickyKeyConsumerSelectorUtils.java`` (4.x slot),
 ``ConsistentHashingStickyKeyConsumerSelector.java``, ``ConsumerNameIndexTracker.java``,
 ``HashRangeAutoSplitStickyKeyConsumerSelector.java``, ``HashRangeExclusiveStickyKeyConsumerSelector.java``,
-``ConsumerHashAssignmentsSnapshot.java`` (reported ranges), ``DrainingHashesTracker.java`` and
-``persistent/PersistentStickyKeyDispatcherMultipleConsumers.java`` (4.x draining hashes); the
+``ConsumerHashAssignmentsSnapshot.java`` (reported ranges), ``DrainingHashesTracker.java``,
+``PendingAcksMap.java`` and ``persistent/PersistentStickyKeyDispatcherMultipleConsumers.java`` (4.x
+draining hashes); the
 client side of STICKY ranges is apache/pulsar-client-cpp ``lib/KeySharedPolicy.cc``.
 Rule ids: PLS-KEYSHARED-001 (sticky key, in
 ``hashing``), PLS-KEYSHARED-002 (slot per broker and selector), PLS-KEYSHARED-003 (consistent
@@ -65,9 +66,20 @@ broker refuses a consumer whose ranges are reversed or overlap another connected
 (``ConsumerAssignError``). A slot no range covers goes to nobody: those messages stay in the
 backlog.
 
-Draining hashes (4.x, AUTO_SPLIT mode without ``allowOutOfOrderDelivery``): after a join or leave,
-every hash that moved away from a consumer X that still has unacked messages of that hash is
-*draining*: the broker sends messages of it to no other consumer until X acks them or closes.
+Draining hashes (4.x, AUTO_SPLIT mode without ``allowOutOfOrderDelivery``; the dispatcher sets
+``drainingHashesRequired`` only then, so STICKY consumers never drain), by sticky-key hash = slot:
+
+1. After a join or leave of X, for every other consumer C and every entry C has pending (sent to C,
+   not acked, not given back: ``PendingAcksMap``, receiver queues included) whose slot C served
+   before and not after, the slot drains for C: its count grows by one per such entry
+   (``registerDrainingHashes``, ``DrainingHashesTracker.addEntry``).
+2. A message of a draining slot goes to no consumer but C (``shouldBlockStickyKeyHash``,
+   ``handleAddingPendingAck``); one that goes to C itself (the slot came back) ends the draining.
+   Measured on 4.0.8 (tests/live/test_key_shared_live.py): a slot that comes back to C stops
+   draining at the change already, before any new message of it is sent.
+3. Every removal of one of C's pending entries of that slot counts down: an ack, a redelivery
+   request (nack, ack timeout, ``redeliverUnacknowledgedMessages``), C's close (``PendingAcksMap``
+   calls ``reduceRefCount``); at zero the slot stops draining.
 
 Not modelled: dispatch itself (permits, read batches, look-ahead limits, replay queue), the 3.x
 "recently joined consumers" rule, priority levels of Key_Shared consumers, the Java client's own
@@ -660,12 +672,19 @@ def owner_of(selector: str, state: Ring | AutoSplit | Sticky, profile: KeyShared
     """PLS-KEYSHARED-002..005: the consumer that ``selector`` (in state ``state``) gives the sticky
     key ``key``: its slot (``slot_for``), then the ring's, AUTO_SPLIT's or STICKY's select (a
     ``KsConsumer`` on the ring, the consumer's identity otherwise); None when nobody serves it."""
-    slot = slot_for(profile, selector, key)
+    return owner_of_slot(selector, state, slot_for(profile, selector, key))
+
+
+def owner_of_slot(selector: str, state: Ring | AutoSplit | Sticky, slot: int) -> Hashable | None:
+    """The consumer that ``selector`` (in state ``state``) gives ``slot``: the ring's, AUTO_SPLIT's or
+    STICKY's select. The 4.x draining hashes compare owners slot by slot (``ImpactedConsumersResult``)."""
     if selector == "consistent_hashing":
         return ring_select(state, slot)  # type: ignore[arg-type]
     if selector == "auto_split":
         return auto_split_select(state, slot)  # type: ignore[arg-type]
-    return sticky_select(state, slot)  # type: ignore[arg-type]
+    if selector == "sticky":
+        return sticky_select(state, slot)  # type: ignore[arg-type]
+    raise ValueError(f"selector must be one of {', '.join(repr(s) for s in SELECTORS)}; got {selector!r}")
 
 
 # =========================================================================== draining hashes (4.x)
@@ -679,14 +698,15 @@ class DrainingHash:
 
 def register_draining_hashes(draining: Mapping[int, DrainingHash], *, owner_before, owner_after,
                              changed: Hashable, pending: Mapping[Hashable, Mapping[int, int]]) -> dict[int, DrainingHash]:
-    """PLS-KEYSHARED-006: the draining hashes after a join or leave of ``changed``.
+    """PLS-KEYSHARED-006 step 1: the draining hashes after a join or leave of ``changed``.
 
     ``owner_before(h)`` / ``owner_after(h)`` give the consumer serving slot ``h`` before and after;
     ``pending[c][h]`` is how many messages of slot ``h`` consumer ``c`` holds unacked. For every
     consumer ``c`` other than ``changed`` and every pending slot ``h`` that ``c`` served before and
     does not serve after, ``h`` drains for ``c`` (its count grows by ``c``'s unacked messages).
     The broker's ``registerDrainingHashes`` skips ``changed``: a joining consumer has nothing
-    pending, a leaving one's messages are redelivered.
+    pending, a leaving one's messages are redelivered. A slot already draining for ``c`` counts on
+    (``addEntry`` increments an existing entry of the same consumer).
     """
     out = dict(draining)
     for c, by_hash in pending.items():
@@ -704,7 +724,7 @@ def register_draining_hashes(draining: Mapping[int, DrainingHash], *, owner_befo
 
 
 def may_dispatch(draining: Mapping[int, DrainingHash], slot: int, consumer: Hashable) -> tuple[bool, dict[int, DrainingHash]]:
-    """``shouldBlockStickyKeyHash``: may a message of ``slot`` go to ``consumer`` now?
+    """Step 2, ``shouldBlockStickyKeyHash``: may a message of ``slot`` go to ``consumer`` now?
 
     Blocked while another consumer drains the slot; if the slot is draining for ``consumer``
     itself (it came back), the entry is dropped and the message may go. Returns the answer and
@@ -721,7 +741,8 @@ def may_dispatch(draining: Mapping[int, DrainingHash], slot: int, consumer: Hash
 
 
 def acked(draining: Mapping[int, DrainingHash], slot: int, consumer: Hashable, count: int = 1) -> dict[int, DrainingHash]:
-    """``reduceRefCount``: ``consumer`` acked (or, closing, dropped) ``count`` messages of ``slot``."""
+    """Step 3, ``reduceRefCount``: ``count`` of ``consumer``'s pending entries of ``slot`` were removed
+    (acked, given back for redelivery, or dropped by its close)."""
     out = dict(draining)
     entry = out.get(slot)
     if entry is None:
@@ -737,5 +758,7 @@ def acked(draining: Mapping[int, DrainingHash], slot: int, consumer: Hashable, c
 
 
 def consumer_closed(draining: Mapping[int, DrainingHash], consumer: Hashable) -> dict[int, DrainingHash]:
-    """A closing consumer's pending acks are removed: every slot it drained is unblocked."""
+    """Step 3 for all of ``consumer``'s pending entries at once (it closes): every slot it drained
+    is unblocked. The broker counts each entry down (``reduceRefCount`` with ``closing``), which
+    ends every draining whose count was its pending entries of the slot."""
     return {h: e for h, e in draining.items() if e.consumer != consumer}

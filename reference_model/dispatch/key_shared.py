@@ -17,11 +17,17 @@ What a consumer may receive, on top of Shared's allowed set:
    surfaces there (prefetch is hidden state). The model's own choice is the current owner.
    The ring depends on consumer *names*: when a consumer has no ``consumer_name`` (the client
    draws a random one) the owner in that epoch is unknown and only rule 3 judges.
-2. Not while another consumer holds the key (its application received a message of that key
-   and has not acked, nacked or lost it). On 4.x this is the draining rule (PLS-KEYSHARED-006:
-   the old owner drains first); on 3.x the recently-joined rule gives the same for *first*
-   deliveries only (replays are not restricted there), so 3.x judges first deliveries only.
-   ``allow_out_of_order`` turns the rule off.
+2. Not while its slot drains for another consumer. On 4.x (AUTO_SPLIT mode) this is the draining
+   rule, kept as a map with the chapter's functions (PLS-KEYSHARED-006,
+   ``key_shared.register_draining_hashes`` on every join and leave, ``may_dispatch`` per delivery,
+   ``acked`` when a message leaves a consumer's hands, ``consumer_closed`` on a leave). What a
+   consumer has *pending* is what its application received and has not acked, nacked or lost:
+   the broker's pending acks also hold what sits unseen in receiver queues, so the model's draining
+   starts with fewer messages and ends no later than the broker's (the sound direction for a
+   judge). On 3.x the recently-joined rule holds a key back while another consumer holds a
+   message of it, for *first* deliveries only (replays are not restricted there).
+   ``allow_out_of_order`` turns the rule off; STICKY consumers never drain (4.x sets
+   ``drainingHashesRequired`` for AUTO_SPLIT mode only).
 3. In key order: a first delivery of a key is refused while an earlier message of the same key
    has never been delivered to anyone (PLS-KEYSHARED-007); redeliveries may come in any order.
    Within one epoch with unknown owners, a key's first deliveries go to one consumer only.
@@ -32,12 +38,24 @@ subscription (refused as not modelled), 3.x recently-joined rule's full effect o
 own choice (it is an over-approximation: the model may deliver sooner than a 3.x broker).
 Choices: a consumer's selector identity is its handle (AUTO_SPLIT, STICKY) or a ``KsConsumer``
 of its name (ring); a keyless message's 4.x sticky key uses the producer name the history reports.
+A batched entry is hashed by its batch's keys: the clients fill the batch metadata from the
+batch's first message (C++ ``Commands::initBatchMessageMetadata`` from
+``BatchMessageContainer::add``; Java ``Commands.initBatchMessageMetadata`` from
+``BatchMessageContainerImpl.add``), and the broker hashes the entry's metadata
+(``Commands.resolveStickyKey``). Draining where the model cannot see the broker's state is
+settled in the broker's favour: a slot whose owner is unknown (ring consumers without names) never
+starts draining; a slot that comes back to the consumer draining it stops draining at once (as
+measured on 4.0.8, see ``key_shared`` step 2); a
+``redeliver_unacked`` gives back everything the consumer had pending, so its drainings end; a
+message under an ack timeout is counted as given back from its delivery; a batch counts once per
+message received (the broker: once per entry, which leaves its pending acks only with the batch's
+last message), so the model's count never outlasts the broker's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable, Mapping
+from typing import Any, Hashable, Iterable, Mapping
 
 from reference_model import hashing, key_shared as ks, releases
 from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal, SubscriptionView
@@ -146,17 +164,50 @@ class KeySharedDispatcher(SharedDispatcher):
         self.learned: dict[bytes, str] = {}  # key -> consumer, this epoch, when owners are unknown
         self.ever_multi = False
         self._keys: dict[int, bytes] = {}
+        self._hash_slots: dict[int, int] = {}
+        # PLS-KEYSHARED-006 (4.x, AUTO_SPLIT mode): slot -> DrainingHash(handle, count), and for
+        # explanations slot -> the change that started it. Kept with allow_out_of_order too, to
+        # tell the deliveries that rule exempts (``_draining_waived``).
+        self.draining: dict[int, ks.DrainingHash] = {}
+        self.drain_cause: dict[int, str] = {}
 
     # ------------------------------------------------------------------ keys and owners
 
     def sticky_key(self, pos: int) -> bytes:
-        """PLS-KEYSHARED-001: the bytes the broker hashes for the entry at ``pos``."""
+        """PLS-KEYSHARED-001: the bytes the broker hashes for the entry at ``pos``: a batch's entry
+        is hashed by its first message's keys (``hashing.batch_sticky_key``)."""
         if pos not in self._keys:
-            m = self.sub.topic.entries[pos]  # type: ignore[attr-defined]
-            self._keys[pos] = hashing.sticky_key(
-                ordering_key=m.ordering_key, partition_key=m.key, producer_name=m.producer_name,
-                sequence_id=m.sequence_id, producer_sequence_fallback=self.settings.profile.keyless_producer_sequence)
+            entries = self.sub.topic.entries  # type: ignore[attr-defined]
+            members = self._batch_of(pos)
+            key = hashing.batch_sticky_key(
+                [{"ordering_key": entries[p].ordering_key, "partition_key": entries[p].key,
+                  "producer_name": entries[p].producer_name, "sequence_id": entries[p].sequence_id} for p in members],
+                producer_sequence_fallback=self.settings.profile.keyless_producer_sequence)
+            for p in members:
+                self._keys[p] = key
         return self._keys[pos]
+
+    def _batch_of(self, pos: int) -> list[int]:
+        """The positions stored in the entry of ``pos``, in batch-index order: the storage
+        features' ``TopicFeatures.batch_of`` (``[pos]`` for a message that is its own entry)."""
+        batch_of = getattr(self.sub, "batch_of", None)
+        if batch_of is not None:
+            return list(batch_of(pos))
+        # Until the subscription view offers batch_of, read the features of the broker whose
+        # delivery_span the subscription calls (FeatureOps keeps one TopicFeatures per topic).
+        owner = getattr(getattr(self.sub, "delivery_span", None), "__self__", None)
+        features = getattr(owner, "tfx", {}).get(self.sub.topic.full)  # type: ignore[attr-defined]
+        return features.batch_of(pos) if features is not None else [pos]
+
+    def hash_slot(self, pos: int) -> int:
+        """PLS-KEYSHARED-002: the sticky-key hash (slot) of ``pos`` for the selector in effect, the
+        number the broker's draining hashes are kept by."""
+        slot = self._hash_slots.get(pos)
+        if slot is None:
+            slot = ks.slot_for(self.settings.profile, self.selector or "consistent_hashing", self.sticky_key(pos))
+            if self.selector is not None:  # fixed by the first consumer for this dispatcher's life
+                self._hash_slots[pos] = slot
+        return slot
 
     def _owner(self, epoch: _Epoch, key: bytes) -> str | None:
         """The handle serving ``key`` in ``epoch`` (None: nobody, the message waits)."""
@@ -205,6 +256,83 @@ class KeySharedDispatcher(SharedDispatcher):
                     return other, q
         return None
 
+    # ------------------------------------------------------------------ draining hashes (PLS-KEYSHARED-006)
+
+    def _draining_kept(self) -> bool:
+        """The broker keeps draining hashes: 4.x default dispatcher, AUTO_SPLIT mode (ring or ranges)."""
+        return self.settings.profile.draining_hashes and self.selector in ("consistent_hashing", "auto_split")
+
+    def _drained_by_other(self, handle: str, pos: int) -> tuple[int, ks.DrainingHash] | None:
+        """The slot of ``pos`` and its draining entry, when it drains for a consumer other than ``handle``."""
+        if not self.draining:
+            return None
+        slot = self.hash_slot(pos)
+        allowed, _ = ks.may_dispatch(self.draining, slot, handle)
+        return None if allowed else (slot, self.draining[slot])
+
+    def _pending(self, handle: str) -> dict[int, int]:
+        """Slot -> how many messages ``handle``'s application holds unacked (received, not acked,
+        not nacked, not released)."""
+        out: dict[int, int] = {}
+        for q in self.held_by.get(handle, ()):
+            slot = self.slots.get(q)
+            if slot is not None and slot.holder == handle and slot.release is None:
+                h = self.hash_slot(q)
+                out[h] = out.get(h, 0) + 1
+        return out
+
+    def _slot_owner(self, epoch: _Epoch, slot: int) -> str | None:
+        if epoch.state is None:
+            return None
+        owner = ks.owner_of_slot(self.selector or "consistent_hashing", epoch.state, slot)
+        if self.selector == "consistent_hashing":
+            return None if owner is None else epoch.handle_of.get(owner)  # type: ignore[arg-type]
+        return owner  # type: ignore[return-value]
+
+    def _register_draining(self, before: _Epoch | None, changed: str, cause: str) -> None:
+        """Step 1 after a join or leave of ``changed`` (the new epoch is in effect)."""
+        after = self.epochs[-1]
+        if not self._draining_kept() or before is None or not (before.known and after.known):
+            return  # an owner the model cannot name never starts a draining (the broker's favour)
+        pending: dict[str, dict[int, int]] = {}
+        for h in self.consumers:
+            mine = self._pending(h)
+            # A slot draining for someone else cannot be pending here at the broker (its addEntry
+            # would refuse); such a copy came from a receiver queue filled earlier: not counted.
+            mine = {s: n for s, n in mine.items() if s not in self.draining or self.draining[s].consumer == h}
+            if mine:
+                pending[h] = mine
+        drained = ks.register_draining_hashes(
+            self.draining, owner_before=lambda s: self._slot_owner(before, s),
+            owner_after=lambda s: self._slot_owner(after, s), changed=changed, pending=pending)
+        for s in drained.keys() - self.draining.keys():
+            self.drain_cause[s] = cause
+        # A slot back with the consumer draining it stops draining (step 2: the broker lets that
+        # consumer have it again; measured on 4.0.8, the draining is gone at the change already).
+        for s, entry in list(drained.items()):
+            if self._slot_owner(after, s) == entry.consumer:
+                _, drained = ks.may_dispatch(drained, s, entry.consumer)
+        self.draining = drained
+        self._forget_causes()
+
+    def _count_down(self, handle: str, pos: int) -> None:
+        """Step 3: one of ``handle``'s pending messages at ``pos`` left its hands."""
+        if not self.draining:
+            return
+        slot = self.hash_slot(pos)
+        entry = self.draining.get(slot)
+        if entry is not None and entry.consumer == handle:
+            self.draining = ks.acked(self.draining, slot, handle)
+            self._forget_causes()
+
+    def _pending_holder(self, pos: int) -> str | None:
+        slot = self.slots.get(pos)
+        return slot.holder if slot is not None and slot.release is None else None
+
+    def _forget_causes(self) -> None:
+        for s in self.drain_cause.keys() - self.draining.keys():
+            del self.drain_cause[s]
+
     def _earlier_undelivered(self, pos: int) -> int | None:
         key = self.sticky_key(pos)
         cursor = self.sub.cursor
@@ -224,17 +352,24 @@ class KeySharedDispatcher(SharedDispatcher):
             return Refusal("key-stickiness-violation", rule,
                            f"Let the sticky key of {label} be {key!r}. Then the {self.selector} selector gives it to "
                            f"{who} (every epoch since {label} was stored); {handle} received it.")
-        if not self._out_of_order_allowed() and (first or self.settings.profile.draining_hashes):
-            held = self._holder_of_key(handle, pos)
-            if held is not None:
-                other, q = held
-                if self.settings.profile.draining_hashes:
+        if not self._out_of_order_allowed():
+            if self._draining_kept():
+                drained = self._drained_by_other(handle, pos)
+                if drained is not None:
+                    slot, entry = drained
                     return Refusal("draining-violation", ks.RULE_DRAINING,
-                                   f"Let {other} hold {self.sub.label(q)} (key {key!r}) unacked. Then no message of that "
-                                   f"key goes to another consumer until {other} acks it or closes; {handle} received {label}.")
-                return Refusal("key-stickiness-violation", RULE_ORDER,
-                               f"Let {other} hold {self.sub.label(q)} (key {key!r}) unacked. Then the key is served by "
-                               f"{other} alone; {handle} received {label} first-hand.")
+                                   f"Let {entry.consumer} hold {entry.unacked} unacked message(s) of hash {slot} when "
+                                   f"{self.drain_cause.get(slot, 'a join or leave')} moved that hash away from it. Then no "
+                                   f"message of hash {slot} goes to another consumer until {entry.consumer} acks them or "
+                                   f"closes; {handle} received {label} (key {key!r}, hash {slot}).")
+            elif first and not self.settings.profile.draining_hashes:
+                # 3.x: the recently-joined rule, for first deliveries only
+                held = self._holder_of_key(handle, pos)
+                if held is not None:
+                    other, q = held
+                    return Refusal("key-stickiness-violation", RULE_ORDER,
+                                   f"Let {other} hold {self.sub.label(q)} (key {key!r}) unacked. Then the key is served by "
+                                   f"{other} alone; {handle} received {label} first-hand.")
         if first and not self._out_of_order_allowed():
             earlier = self._earlier_undelivered(pos)
             if earlier is not None:
@@ -289,10 +424,16 @@ class KeySharedDispatcher(SharedDispatcher):
         else:
             self.state = ks.sticky_join(self.state or ks.Sticky(self.settings.profile), consumer.handle, list(policy.ranges))
             self.ident[consumer.handle] = consumer.handle
+        before = self.epochs[-1] if self.epochs else None
         self._new_epoch(at)
+        self._register_draining(before, consumer.handle, f"the join of {consumer.handle} at {at.start:g} ms")
 
     def remove_consumer(self, handle: str, at: Span) -> None:
+        # PersistentStickyKeyDispatcherMultipleConsumers.removeConsumer: the selector first, then
+        # the leaver's pending acks go (its drainings end), then the others' moved slots drain.
         super().remove_consumer(handle, at)
+        self.draining = ks.consumer_closed(self.draining, handle)
+        self._forget_causes()
         self.policies.pop(handle, None)
         c = self.ident.pop(handle, None)
         if c is not None and self.state is not None:
@@ -302,7 +443,9 @@ class KeySharedDispatcher(SharedDispatcher):
                 self.state = ks.auto_split_leave(self.state, c)
             else:
                 self.state = ks.sticky_leave(self.state, c)
+        before = self.epochs[-1] if self.epochs else None
         self._new_epoch(at)
+        self._register_draining(before, handle, f"the close of {handle} at {at.start:g} ms")
 
     def _new_epoch(self, at: Span) -> None:
         handle_of = {c: h for h, c in self.ident.items()}
@@ -343,7 +486,7 @@ class KeySharedDispatcher(SharedDispatcher):
             if self.refusal(handle, c.pos, first) is not None:
                 continue
             rules = c.rules + (RULE_KEY, ks.RULE_SLOT, _SELECTOR_RULE[self.selector or "consistent_hashing"], RULE_ORDER)
-            if self.settings.profile.draining_hashes and not self._out_of_order_allowed():
+            if self._draining_kept() and not self._out_of_order_allowed():
                 rules += (ks.RULE_DRAINING,)
             elif self._draining_waived(handle, c):
                 # PLS-KEYSHARED-006's stated exception: with allowOutOfOrderDelivery a moved hash is
@@ -367,17 +510,18 @@ class KeySharedDispatcher(SharedDispatcher):
         dues = [(c.window.high, c) for c in waived if c.window.high is not None]
         if must_by is None and dues:
             due, c = min(dues, key=lambda d: d[0])
-            other, q = self._holder_of_key(handle, c.pos) or ("another consumer", c.pos)
+            slot, entry = self._drained_by_other(handle, c.pos) or (self.hash_slot(c.pos), None)
+            other = entry.consumer if entry is not None else "another consumer"
             must_by, must_rule = due, ks.RULE_DRAINING
-            reason = (f"Let {other} hold {self.sub.label(q)} of the same key unacked, and the key now belong to {handle}. "
-                      f"Then with allowOutOfOrderDelivery the hash is not drained: {self.sub.label(c.pos)} goes to {handle} at once")
+            reason = (f"Let {other} hold unacked messages of hash {slot} that moved to {handle}. Then with "
+                      f"allowOutOfOrderDelivery the hash is not drained: {self.sub.label(c.pos)} goes to {handle} at once")
         return ReceiveOptions(tuple(kept), must_by, must_rule, reason)
 
     def _draining_waived(self, handle: str, c: Candidate) -> bool:
         """Whether ``c`` is a first delivery that the 4.x draining rule would hold back but allowOutOfOrderDelivery lets through."""
-        return (self.settings.profile.draining_hashes and self._out_of_order_allowed()
+        return (self._draining_kept() and self._out_of_order_allowed()
                 and c.kind in ("first", "pool") and c.pos not in self.delivered_once
-                and self.current_owner(c.pos) == handle and self._holder_of_key(handle, c.pos) is not None)
+                and self.current_owner(c.pos) == handle and self._drained_by_other(handle, c.pos) is not None)
 
     # ------------------------------------------------------------------ what happened
 
@@ -389,13 +533,41 @@ class KeySharedDispatcher(SharedDispatcher):
         # a receiver queue before, so its message has been dispatched once either way, and later
         # messages of its key are no longer held back by it.
         self.delivered_once.add(pos)
+        if self.draining:
+            # Step 2: a message of a slot draining for this very consumer ends that draining.
+            self.draining = ks.may_dispatch(self.draining, self.hash_slot(pos), handle)[1]
+            self._forget_causes()
         super().deliver(handle, pos, at, count, candidate)
+
+    def acked(self, positions: Iterable[int], at: Span) -> None:
+        positions = list(positions)
+        for pos in positions:
+            holder = self._pending_holder(pos)
+            if holder is not None:
+                self._count_down(holder, pos)  # step 3: an ack
+        super().acked(positions, at)
+
+    def nack(self, handle: str, pos: int, at: Span) -> None:
+        holder = self._pending_holder(pos)
+        super().nack(handle, pos, at)
+        if holder is not None and self._pending_holder(pos) is None:
+            self._count_down(holder, pos)  # step 3: given back for redelivery
+
+    def redeliver_unacked(self, handle: str, at: Span) -> None:
+        super().redeliver_unacked(handle, at)
+        # Step 3 for every pending entry of ``handle``, its receiver queue's included.
+        self.draining = ks.consumer_closed(self.draining, handle)
+        self._forget_causes()
 
     def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,
               seeker: str | None = None) -> None:
         super().reset(pos, at, rule, filter_for, seeker)
         self.delivered_once = {p for p in self.delivered_once if p < pos}
         self.learned.clear()
+        # A seek disconnects every consumer: their pending acks go, and with them every draining.
+        for h in list(self.consumers):
+            self.draining = ks.consumer_closed(self.draining, h)
+        self._forget_causes()
 
     def explain(self, handle: str, pos: int, at: Span) -> Refusal:
         base = super().explain(handle, pos, at)

@@ -152,6 +152,97 @@ def test_same_name_consumers_leave_and_rejoin_follow_the_ring(pulsar_client, pul
     assert got == expected
 
 
+# ---------------------------------------------------------------- draining hashes (4.x)
+
+
+def _draining(stats: dict, name: str, sub: str = "s") -> dict[int, int]:
+    """hash -> unacked messages, as consumer ``name``'s stats report its draining hashes (4.x)."""
+    for c in stats["subscriptions"][sub]["consumers"]:
+        if c["consumerName"] == name:
+            return {int(d["hash"]): int(d["unackMsgs"]) for d in c.get("drainingHashes") or ()}
+    return {}
+
+
+@pytest.mark.rule("PLS-KEYSHARED-006")
+def test_draining_hashes_match_the_brokers_stats(pulsar_client, pulsar_admin, topic):
+    """The chapter's draining functions predict, hash by hash, what consumer stats report as
+    ``drainingHashes`` (``DrainingHashesTracker.updateConsumerStats``): after a join, after acks,
+    after the old owner closes."""
+    profile = _profile(pulsar_admin)
+    if not profile.draining_hashes:
+        pytest.skip("draining hashes are a 4.x (PIP-379) feature")
+    ring, a = ks.ring_join(ks.new_ring(profile), "ks-a")
+    ca = _key_shared(pulsar_client, topic, "ks-a")
+    producer = pulsar_client.create_producer(topic, batching_enabled=False)
+    keys = [f"key-{i % 10}" for i in range(30)]
+    for i, key in enumerate(keys):
+        producer.send(f"m{i}".encode(), partition_key=key)
+    held = [ca.receive(timeout_millis=5000) for _ in keys]  # ks-a's application holds all 30
+    slots = {key: ks.slot_for(profile, "consistent_hashing", key) for key in keys}
+    pending: dict = {}
+    for key in keys:
+        pending[slots[key]] = pending.get(slots[key], 0) + 1
+
+    before = ring
+    ring, b = ks.ring_join(ring, "ks-b")
+    cb = _key_shared(pulsar_client, topic, "ks-b")
+    draining = ks.register_draining_hashes({}, owner_before=lambda h: ks.ring_select(before, h),
+                                           owner_after=lambda h: ks.ring_select(ring, h), changed=b, pending={a: pending})
+    assert draining, "some of the ten keys should move to ks-b"
+    time.sleep(0.5)
+    assert _draining(pulsar_admin.topic_stats(topic), "ks-a") == {h: e.unacked for h, e in draining.items()}
+
+    # ks-a acks every message of one moved key and one message of another: counts go down
+    moved = [key for key in dict.fromkeys(keys) if slots[key] in draining]
+    acks = [m for m in held if m.partition_key() == moved[0]]
+    if len(moved) > 1:
+        acks.append(next(m for m in held if m.partition_key() == moved[1]))
+    for m in acks:
+        ca.acknowledge(m)
+        draining = ks.acked(draining, slots[m.partition_key()], a)
+    time.sleep(0.5)  # the client groups acks (100 ms)
+    assert _draining(pulsar_admin.topic_stats(topic), "ks-a") == {h: e.unacked for h, e in draining.items()}
+
+    ca.close()
+    draining = ks.consumer_closed(draining, a)
+    time.sleep(0.5)
+    assert draining == {} and _draining(pulsar_admin.topic_stats(topic), "ks-b") == {}
+    cb.close()
+
+
+@pytest.mark.rule("PLS-KEYSHARED-006")
+def test_a_draining_hash_back_with_its_consumer_stops_draining(pulsar_client, pulsar_admin, topic):
+    """A hash that drains for ks-a and returns to ks-a (ks-b leaves) no longer drains, though no
+    message of it was sent since: when ks-b joins again the count starts afresh from ks-a's pending
+    messages, not on top of the old one (the dispatcher's choice in ``_register_draining``)."""
+    profile = _profile(pulsar_admin)
+    if not profile.draining_hashes:
+        pytest.skip("draining hashes are a 4.x (PIP-379) feature")
+    alone, a = ks.ring_join(ks.new_ring(profile), "ks-a")
+    both, b = ks.ring_join(alone, "ks-b")
+    key = next(k for k in (f"key-{i}" for i in range(100))
+               if ks.owner_of("consistent_hashing", alone, profile, k) == a and ks.owner_of("consistent_hashing", both, profile, k) == b)
+    h = ks.slot_for(profile, "consistent_hashing", key)
+    ca = _key_shared(pulsar_client, topic, "ks-a")
+    producer = pulsar_client.create_producer(topic, batching_enabled=False)
+    producer.send(b"m1", partition_key=key)
+    m1 = ca.receive(timeout_millis=5000)
+    cb = _key_shared(pulsar_client, topic, "ks-b")
+    time.sleep(0.5)
+    assert _draining(pulsar_admin.topic_stats(topic), "ks-a") == {h: 1}
+    cb.close()
+    time.sleep(0.5)
+    assert _draining(pulsar_admin.topic_stats(topic), "ks-a") == {}
+    cb = _key_shared(pulsar_client, topic, "ks-b")
+    time.sleep(0.5)
+    assert _draining(pulsar_admin.topic_stats(topic), "ks-a") == {h: 1}  # 1, not 2
+    ca.acknowledge(m1)
+    time.sleep(0.5)
+    assert _draining(pulsar_admin.topic_stats(topic), "ks-a") == {}
+    producer.send(b"m2", partition_key=key)
+    assert cb.receive(timeout_millis=3000).data() == b"m2"
+
+
 # ---------------------------------------------------------------- STICKY
 
 

@@ -195,3 +195,95 @@ def test_reconsume_later_is_java_only():
     assert check(java).ok
     cpp = run(*ops)
     assert cpp.events[0].outcome.error == "InvalidArgument"
+
+
+# ---------------------------------------------------------------- one draining model (PLS-KEYSHARED-006)
+# The dispatcher keeps the chapter's draining map (key_shared.register_draining_hashes, may_dispatch,
+# acked, consumer_closed): by hash slot, started by a join or leave, from what the old owner's
+# application held at that moment.
+
+# "k36290" is another key whose 4.x ring slot is key-10's: pulsar_murmur3 & 0x7fffffff, % 65535, + 1
+# gives 37838 for both (found by search over "k<i>"; checked here so the test states it).
+SAME_SLOT_KEY = "k36290"
+
+
+def test_a_draining_slot_holds_back_every_key_of_that_slot():
+    from reference_model import key_shared as ks
+    slot = ks.slot_for(ks.PROFILE_4, "consistent_hashing", "key-10")
+    assert ks.slot_for(ks.PROFILE_4, "consistent_hashing", SAME_SLOT_KEY) == slot
+    # key-10's slot is ks-a's while it is alone, ks-b's once ks-b joins (the docs case keyshared-draining).
+    ops = DRAIN[:5] + [send("m2", SAME_SLOT_KEY), recv("c2"), ("ack", {"consumer": "c1", "message": "m1"}), recv("c2")]
+    h = run(*ops)
+    # c1 holds m1 when ks-b joins: slot 37838 drains for c1, so m2 (another key, same slot) waits for the ack.
+    assert [e.outcome.value.get("message") for e in h.events[6:7]] == [None]
+    assert received(h)[-1] == ("c2", "m2")
+    assert check(h).ok
+    # The broker sent m2 to c2 before c1 acked m1: a draining violation although the keys differ.
+    early = swap_receive(h, 7, 9)
+    assert ("PLS-KEYSHARED-006", "draining-violation") in failures(check(early)), check(early).summary()
+
+
+def test_draining_starts_from_what_the_old_owner_held_at_the_join():
+    # c1 receives m1 only after ks-b joined (a copy the broker pushed to its queue before): at the
+    # join its application held nothing, so the model starts no draining and lets m2 go to c2.
+    # (The broker counted m1 as pending then and would have held m2 back: the model is the laxer judge.)
+    ops = [sub("c1", "ks-a"), ("create_producer", {"producer": "p1", "topic": "t"}), send("m1", "key-10"),
+           sub("c2", "ks-b"), recv("c1"), send("m2", "key-10"), recv("c2")]
+    h = run(*ops)
+    got = received(h)
+    assert ("c2", "m2") in got or ("c2", "m1") in got
+    events = list(h.events)
+    m1_value = next(e.outcome.value for e in h.events if e.op.op == "send" and e.op.args["payload"] == "m1")
+    m2_value = next(e.outcome.value for e in h.events if e.op.op == "send" and e.op.args["payload"] == "m2")
+    base = {"topic": "t", "properties": {}, "event_time": 0, "redelivery_count": 0, "producer_name": "model-0",
+            "ordering_key": None}
+    events[4] = replace(events[4], outcome=Outcome.ok({"message": dict(base, payload="m1", key="key-10",
+                                                                       message_id=m1_value["message_id"],
+                                                                       publish_time=m1_value["publish_time"])}))
+    events[6] = replace(events[6], outcome=Outcome.ok({"message": dict(base, payload="m2", key="key-10",
+                                                                       message_id=m2_value["message_id"],
+                                                                       publish_time=m2_value["publish_time"])}))
+    report = check(History(h.header, tuple(events)))
+    assert not any(v.anomaly == "draining-violation" for v in report.failures()), report.summary()
+
+
+def test_draining_ends_when_the_old_owner_nacks():
+    # c1 gives m1 back (nack): its pending message of the slot is gone, the slot stops draining, and
+    # c2 (the owner now) may get m2 at once (m1 itself comes back only after the nack delay).
+    ops = DRAIN[:6] + [("nack", {"consumer": "c1", "message": "m1"}), recv("c2")]
+    h = run(*ops)
+    assert received(h)[1:] == [("c2", "m2")]
+    assert check(h).ok
+
+
+def test_a_batch_is_hashed_by_its_first_message_key():
+    # One batch [m1 key-1, m2 key-0]: the entry's metadata carries key-1 (the first message's), so both
+    # go to key-1's owner ks-b, although key-0 alone belongs to ks-a.
+    owners = key_shared_consumer_for_keys(["ks-a", "ks-b"], ["key-0", "key-1"], broker="4.0")
+    assert owners == {"key-0": "ks-a", "key-1": "ks-b"}
+    # (time advances after the joins, so that no message was stored while c1 was alone)
+    ops = [sub("c1", "ks-a"), sub("c2", "ks-b"), ("advance_time", {"ms": 10}),
+           ("create_producer", {"producer": "p1", "topic": "t", "batching": True}),
+           send("m1", "key-1", **{"async": True}), send("m2", "key-0", **{"async": True}), ("flush", {"producer": "p1"}),
+           recv("c2"), recv("c1"), recv("c2")]
+    h = run(*ops)
+    assert h.events[6].outcome.value["message_ids"]["m2"][3] == 1  # one entry, batch index 1
+    assert received(h) == [("c2", "m1"), ("c2", "m2")]
+    assert check(h).ok
+    # c1 gets m2 after c2 got m1: right by m2's own key (ks-a's), wrong by the batch's (ks-b's).
+    bad = swap_receive(h, 9, 10)
+    assert ("PLS-KEYSHARED-003", "key-stickiness-violation") in failures(check(bad)), check(bad).summary()
+
+
+def test_a_slot_back_with_its_draining_consumer_starts_afresh():
+    # key-10 drains for c1 when ks-b joins; ks-b leaves (the slot is c1's again: no more draining,
+    # as measured on 4.0.8 in tests/live/test_key_shared_live.py); ks-b joins again: the slot drains
+    # for c1 with c1's one pending message, not two. One ack of m1 ends it, and m2 goes to c3.
+    ops = DRAIN[:5] + [("close", {"handle": "c2"}), sub("c3", "ks-b"), send("m2", "key-10"), recv("c3"),
+                       ("ack", {"consumer": "c1", "message": "m1"}), recv("c3")]
+    h = run(*ops)
+    assert h.events[8].outcome.value["message"] is None  # still draining: c1 holds m1
+    assert received(h)[-1] == ("c3", "m2")
+    assert check(h).ok
+    early = swap_receive(h, 9, 11)
+    assert ("PLS-KEYSHARED-006", "draining-violation") in failures(check(early)), check(early).summary()
