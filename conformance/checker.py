@@ -707,12 +707,12 @@ class _Checker:
                 n, handle, label, span.end, msg.redelivery_count, allowed=True, cause_rules=tuple(cand.rules))), keys)
             if late_rules:
                 pass  # already charged to the timing rules that explain this arrival
-            elif opts.must_by is not None and span.start <= opts.must_by and span.end > opts.must_by + lat:
+            elif opts.must_by is not None and span.end > max(span.start, opts.must_by) + lat:
                 late = opts.must_rule in _REDELIVERY_RULES or opts.must_rule in _DELAY_RULES
                 self._emit(opts.must_rule or cand.rules[0], n, FAIL, ("late-delivery" if opts.must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
                            allowed, observed,
                            f"Let {opts.must_reason}. Then {handle}, waiting since {span.start:g} ms, must get a "
-                           f"message by {opts.must_by:g}+{lat:g} ms (timing band: {self.tol.source}); it got {label} only at {span.end:g} ms.", keys)
+                           f"message by {max(span.start, opts.must_by):g}+{lat:g} ms (timing band: {self.tol.source}); it got {label} only at {span.end:g} ms.", keys)
         else:
             cand = min(matches, key=lambda c: c.window.low)
             w = cand.window
@@ -934,6 +934,7 @@ class _Checker:
                    f"Let {low} entries be unacknowledged on {args['subscription']}"
                    + (f" ({high - low} more acked within the last {lag:g} ms may not have reached the broker)" if high > low else "")
                    + f". Then the backlog is {rng}; stats said {got}.", keys)
+        self._emit_findings(n, detectors.ttl_pass_kept(self.watch, n, args["topic"], args["subscription"], got, high), keys)
         # PLS-KEYSHARED-003/004/005: each Key_Shared consumer's reported hash ranges (non-partitioned topics)
         reported = reported_consumers(out)
         if reported is not None:

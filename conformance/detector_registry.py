@@ -390,7 +390,7 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-TTL-001", _det("ttl_expired_gone"), (R,),
      "Violated if a message that an expiry pass removed (older than the TTL, not delivered before the pass) is "
      "delivered on that subscription afterwards."),
-    ("PLS-TTL-002", _det("ttl_only_at_pass"), ("expire_messages",),
+    ("PLS-TTL-002", _det("ttl_only_at_pass"), ("expire_messages", "stats"),
      "Violated if messages older than the TTL are gone from a subscription before any expiry pass, or an expiry "
      "pass does not remove them."),
     ("PLS-TTL-003", _det("ttl_delivered_not_redelivered"), (R,),

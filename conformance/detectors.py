@@ -494,12 +494,23 @@ does not read the messages after the compaction horizon as published (judged thr
 
 def delayed_immediate_on_exclusive(w: Watch, r: Receipt) -> list[Finding]:
     """PLS-DELAY-002. Violated if an Exclusive or Failover subscription holds back a delayed message: it must
-    come in publish order, without waiting for its deliver-at time."""
-    if r.label is None or r.label not in w.delayed_labels:
+    come in publish order, without waiting for its deliver-at time (a later message that overtakes a delayed
+    one still owed shows the delayed one held back)."""
+    if r.label is None:
         return []
     sub = w.subscription_for(r.handle, r.label)
     if sub is None or sub.dispatcher is None or sub.dispatcher.type_name not in ("Exclusive", "Failover"):
         return []
+    if r.label not in w.delayed_labels:
+        pos = w._pos(sub, r.label)
+        held = [x for x in sorted(w.delayed_labels) if (q := w._pos(sub, x)) is not None and pos is not None and q < pos
+                and q not in w.facts(sub).delivered and not sub.cursor.is_acked(q)]
+        if r.allowed or r.refusal != "order-violation" or not held:
+            return []
+        return [Finding("PLS-DELAY-002", FAIL, "order-violation", f"{held[0]} (delayed) first, at once", r.label,
+                        f"Let {held[0]} be published with a delivery time before {r.label}. Then "
+                        f"{sub.dispatcher.type_name} delivers it at once, in publish order; {r.handle} got {r.label} "
+                        f"while {held[0]} was held back.")]
     if not r.allowed and r.refusal != "order-violation":
         return []
     return [Finding("PLS-DELAY-002", PASS if r.allowed else FAIL, None if r.allowed else "order-violation",
@@ -631,13 +642,38 @@ RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
 
 def ttl_only_at_pass(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
     """PLS-TTL-002. Violated if messages older than the TTL are gone from a subscription before any expiry
-    pass (judged at the pass: it must find and remove them; at receives: they are still deliverable)."""
+    pass, or a pass leaves them (judged at the pass: it must find and remove them; at receives: they are still
+    deliverable; at stats after the pass: ``ttl_pass_kept``)."""
     if op != "expire_messages" or not ok:
         return []
     through = value.get("expired_through")
     return [Finding("PLS-TTL-002", PASS, None, "an expiry pass removes the messages older than the TTL",
                     "the pass ran", f"The expiry pass ran at step {step}" + (f" and removed every unacked message through "
                     f"position {through}." if isinstance(through, int) and through >= 0 else "; nothing was old enough."))]
+
+
+def ttl_pass_kept(w: Watch, step: int, topic_name: str, subscription: str, got: Any, high: int) -> list[Finding]:
+    """PLS-TTL-002 at stats. Violated if, after an expiry pass, the subscription's backlog still counts messages
+    the pass removed: stats above the model's highest count by no more than the pass removed, with no ack on the
+    subscription since the pass that could explain it."""
+    topic = w.model.topic_named(topic_name)
+    sub = topic.subscriptions.get(subscription) if topic is not None else None
+    if sub is None or not w.facts(sub).seen_expiry or not isinstance(got, int):
+        return []
+    removed = len(_still_acked(sub, sub.expired))
+    passed_at = w.ttl_pass_at.get(topic.full)
+    if not removed or passed_at is None or any(when > passed_at for when, _, _ in sub.ack_log):
+        return []
+    kept = got - high
+    if kept <= 0:
+        return [Finding("PLS-TTL-002", PASS, None, f"backlog without the {removed} expired message(s)", f"backlog {got}",
+                        f"The expiry pass removed {removed} message(s) from {subscription}; the backlog no longer counts them.")]
+    if kept > removed:
+        return []
+    return [Finding("PLS-TTL-002", FAIL, "wrong-backlog", f"backlog without the {removed} expired message(s)",
+                    f"backlog {got}", f"Let the expiry pass at {passed_at:g} ms remove {removed} message(s) older than the "
+                    f"TTL from {subscription}. Then the backlog is at most {high}; stats said {got}, as if {kept} of them "
+                    "were still there.")]
 
 
 def dlq_initial_subscription(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:

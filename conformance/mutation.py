@@ -290,6 +290,13 @@ def _timed_deliveries(f: _Facts) -> list[_Timed]:
         key = (h.sub_key, label)
         prev = last_seen.get(key)
         last_seen[key] = i
+        if prev is None and _non_persistent(h) and h.kind == "consumer" and label in f.sends \
+                and _is_delayed(events[f.sends[label]].op.args):
+            # PLS-NP-004: no delayed tracker on a non-persistent topic: due at once, whatever the type
+            send = events[f.sends[label]]
+            out.append(_Timed(i, ("PLS-NP-004",), send.t_start_ms - tol.early_ms, send.t_end_ms + tol.dispatch_latency_ms,
+                              0.0, f"delayed message sent at step {send.step} to a non-persistent topic"))
+            continue
         if _is_copy(msg) or h.kind == "reader" or _non_persistent(h):
             continue
         if prev is None:
@@ -374,6 +381,8 @@ def shift_delivery_earlier(history: History, ks: tuple[float, ...] = (0.5, 1.0, 
     f = facts(history)
     out = []
     for t in _timed_deliveries(f):
+        if t.rules == ("PLS-NP-004",):
+            continue  # due at once: nothing to arrive early for
         e = history.events[t.index]
         floor = history.events[t.index - 1].t_end_ms if t.index > 0 else 0.0
         seen = set()
@@ -591,6 +600,9 @@ def reorder_same_key(history: History) -> list[Mutant]:
                 rules = ["PLS-KEYSHARED-007"]
             elif h.sub_type in ("Exclusive", "Failover", "Reader"):
                 rules = list(_delivery_rules(h, f, i))
+                if h.sub_type != "Reader" and not _non_persistent(h) and a.payload in f.sends and \
+                        _is_delayed(history.events[f.sends[a.payload]].op.args):
+                    rules.append("PLS-DELAY-002")  # the delayed message is held back behind a later one
             else:
                 continue
             if any(history.events[k].op.op in ("seek",) for k in range(i, j)):
@@ -1020,6 +1032,41 @@ def deliver_ttl_expired(history: History) -> list[Mutant]:
                         + (" after it was delivered" if before else " before any delivery"))
             if m:
                 out.append(m)
+    return out
+
+
+def expiry_pass_kept(history: History) -> list[Mutant]:
+    """Stats after an expiry pass still count the messages it expired (the pass removed nothing)."""
+    f = facts(history)
+    out = []
+    tol = _tol(f)
+    for x, ex in enumerate(history.events):
+        if ex.op.op != "expire_messages" or ex.outcome.status != OK:
+            continue
+        topic, sub, secs = ex.op.args["topic"], ex.op.args["subscription"], ex.op.args["seconds"]
+        acked = {e.op.args["message"] for e in history.events[:x] if e.op.op == "ack" and e.outcome.status == OK}
+        if any(e.op.op == "ack_cumulative" for e in history.events[:x]):
+            continue  # which messages a cumulative ack covered is not read here
+        # older than `seconds` for sure: the send ended that long before the pass started
+        expired = [lab for lab, si in f.sends.items() if si < x and f.producer_topic.get(history.events[si].op.args["producer"]) == topic
+                   and ex.t_start_ms - history.events[si].t_end_ms > secs * 1000 and lab not in acked]
+        stats = next((i for i in range(x + 1, len(history.events)) if history.events[i].op.op == "stats"
+                      and history.events[i].op.args == {"topic": topic, "subscription": sub}
+                      and history.events[i].outcome.status == OK), None)
+        if not expired or stats is None:
+            continue
+        between = [e for e in history.events[x + 1:stats] if e.op.op in ("ack", "ack_cumulative", "expire_messages", "seek")]
+        if between:
+            continue  # another op moved the cursor since the pass: the backlog says nothing about the pass alone
+        e = history.events[stats]
+        b = e.outcome.value["backlog"]
+        events = list(history.events)
+        events[stats] = replace(e, outcome=Outcome.ok({**e.outcome.value, "backlog": b + len(expired)}))
+        m = _mutant(f, events, "expiry_pass_kept", (ex.step, e.step), ("PLS-TTL-002", "PLS-BACKLOG-001"),
+                    f"step {e.step}: backlog {b + len(expired)} instead of {b}: the expiry pass at step {ex.step} "
+                    f"left {', '.join(expired)}")
+        if m:
+            out.append(m)
     return out
 
 
@@ -1766,6 +1813,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "dlq_one_redelivery_fewer": dlq_one_redelivery_fewer,
     "change_redelivery_count": change_redelivery_count,
     "deliver_ttl_expired": deliver_ttl_expired,
+    "expiry_pass_kept": expiry_pass_kept,
     "compacted_sees_stale": compacted_sees_stale,
     "redeliver_non_persistent": redeliver_non_persistent,
     "cumulative_ack_partial": cumulative_ack_partial,
