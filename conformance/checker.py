@@ -36,6 +36,7 @@ from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, recei
 from conformance.verdicts import FAIL, PASS, worst_judged
 from conformance.verdicts import INDETERMINATE as INDET
 from reference_model import dead_letter as dl
+from reference_model import names
 from reference_model.broker import Broker, split_profile
 from reference_model.dispatch.key_shared import KeySharedSettings
 from reference_model.dispatch.base import Candidate, ReceiveOptions
@@ -331,6 +332,13 @@ class _Checker:
             compacted = detectors.compacted_reader(self.watch, handle)
             if compacted is not None and c.pos > compacted[1]:
                 rules.append("PLS-COMPACT-004")  # past the horizon a compacted reader reads every message
+            sub = self.model.subscription_of(handle)
+            if sub is not None and not names.is_persistent(sub.topic.full):
+                # PLS-NP-001: a message still owed on a non-persistent subscription was published while it had a
+                # consumer connected (the model drops the others), and such messages go to every connected one
+                rules.append("PLS-NP-001")
+            if detectors.compacted_tombstone_at(self.watch, handle, c.pos):
+                rules.append("PLS-COMPACT-002")  # 4.0.8 keeps a tombstone as its key's latest message
         return list(dict.fromkeys(rules))
 
     def _same_producer_skipped(self, handle: str, stored: Any, opts: ReceiveOptions) -> str | None:

@@ -438,7 +438,7 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     # ------------------------------------------------------------------ non-persistent topics
     ("PLS-NP-001", _det("np_connected_only"), (R,),
      "Violated if a subscription of a non-persistent topic receives a message published while it had no consumer "
-     "connected."),
+     "connected, or a message published while it had one never reaches it."),
     ("PLS-NP-002", _det("np_no_redelivery"), (R,),
      "Violated if a message of a non-persistent topic is delivered twice on one subscription (after a nack, a "
      "close, a redeliver request, or anything else)."),

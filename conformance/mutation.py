@@ -574,7 +574,8 @@ def duplicate_delivery(history: History) -> list[Mutant]:
         allowed = None if rewind is None else f"{rewind} may redeliver unacked messages"
         rules = list(_delivery_rules(h, f, i))
         if _non_persistent(h):
-            rules.append("PLS-NP-002")
+            # never redelivered (PLS-NP-002); which subscriptions get it (PLS-NP-001) is not at stake
+            rules = [r for r in rules if r != "PLS-NP-001"] + ["PLS-NP-002"]
         m = _mutant(f, events, "duplicate_delivery", (e.step,), rules,
                     f"step {e.step}: {h.name} got {msg.payload} a second time at once", allowed)
         if m:
