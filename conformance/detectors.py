@@ -432,6 +432,15 @@ def compacted_reader(w: Watch, handle: str) -> Any:
     return (reader, horizon) if reader.rule == "PLS-COMPACT-001" and horizon is not None else None
 
 
+def compacted_tombstone_at(w: Watch, handle: str, pos: int) -> bool:
+    """Whether ``pos`` is a tombstone that ``handle``'s compacted view keeps (PLS-COMPACT-002, broker 4.0.8)."""
+    found = compacted_reader(w, handle)
+    if found is None:
+        return False
+    reader, horizon = found
+    return pos <= horizon and pos not in reader.skip and pos in w.model.tfx[reader.topic.full].tombstone
+
+
 def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], list[Finding]]:
     def detect(w: Watch, r: Receipt) -> list[Finding]:
         found = compacted_reader(w, r.handle)
@@ -463,6 +472,13 @@ def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], l
                              f"compacted view drops it; {r.handle} read it.") if bad else
                             f"{r.label} is the latest message of key {entries[pos].key!r} up to the horizon.")]
         if which == "tombstone":
+            owed = reader.next_pos
+            if tombstones and not r.allowed and pos is not None and owed in tombstones and pos > owed:
+                tomb = entries[owed].label
+                return [Finding(rule, FAIL, "lost-message", f"{tomb} (the latest message of key {entries[owed].key!r})",
+                                r.label, f"Let {tomb} be a tombstone, the latest message of key {entries[owed].key!r} before "
+                                f"the compaction horizon. Then broker 4.0.8 keeps it in the compacted view and "
+                                f"{r.handle} reads it before {r.label}; it read {r.label} first.")]
             if not tombstones or pos is None:
                 return []
             return [Finding(rule, PASS, None, "the tombstone read as its key's latest", r.label,

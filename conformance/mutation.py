@@ -59,7 +59,7 @@ from conformance.trace import (
     received_message,
 )
 from reference_model import dead_letter as dl
-from reference_model.rules import RULES
+from reference_model.rules import RULES, applies as _applies, rule as _rule
 from reference_model.spec import ack_timeout_redelivery_window_ms, nack_backoff_delay_ms, nack_redelivery_window_ms
 
 ACTIVE_RULES = frozenset(r.id for r in RULES if r.status != "withdrawn")
@@ -1104,6 +1104,31 @@ def compacted_sees_stale(history: History) -> list[Mutant]:
     return out
 
 
+def drop_tombstone(history: History) -> list[Mutant]:
+    """A compacted reader or consumer never reads a tombstone (an empty or null value) sent before the compaction:
+    the compacted view dropped it, as the docs say, where broker 4.0.8 keeps it (PLS-COMPACT-002)."""
+    f = facts(history)
+    out = []
+    broker = history.header.broker_version
+    if broker is None or not _applies(_rule("PLS-COMPACT-002"), broker_version=broker, client=f.client):
+        return out
+    compacts = [x for x, e in enumerate(history.events) if e.op.op == "compact" and e.outcome.status == OK]
+    for i, h, msg in _deliveries(f):
+        si = f.sends.get(msg.payload)
+        if not h.args.get("read_compacted") or si is None or not history.events[si].op.args.get("tombstone"):
+            continue
+        if not any(si < x < i and history.events[x].op.args["topic"] == h.topic for x in compacts):
+            continue  # sent after the last compaction: read as published (PLS-COMPACT-004)
+        drop = {i} | {j for j in range(i + 1, len(history.events)) if f.handle_at(j) is h
+                      and history.events[j].op.op in ("ack", "ack_cumulative") and history.events[j].op.args.get("message") == msg.payload}
+        kept = [ev for j, ev in enumerate(history.events) if j not in drop]
+        m = _mutant(f, kept, "drop_tombstone", tuple(history.events[j].step for j in sorted(drop)), ("PLS-COMPACT-002",),
+                    f"step {history.events[i].step}: {h.name} never read the tombstone {msg.payload} (key {msg.key!r})")
+        if m:
+            out.append(m)
+    return out
+
+
 def redeliver_non_persistent(history: History) -> list[Mutant]:
     """A non-persistent topic's consumer gets a message again (after its nack, or out of nothing)."""
     f = facts(history)
@@ -1816,6 +1841,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "deliver_ttl_expired": deliver_ttl_expired,
     "expiry_pass_kept": expiry_pass_kept,
     "compacted_sees_stale": compacted_sees_stale,
+    "drop_tombstone": drop_tombstone,
     "redeliver_non_persistent": redeliver_non_persistent,
     "cumulative_ack_partial": cumulative_ack_partial,
     "change_message_field": change_message_field,

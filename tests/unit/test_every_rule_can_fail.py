@@ -47,7 +47,6 @@ KNOWN_GAPS: dict[str, str] = {
     "PLS-CHUNK-002": _NO_OPERATOR + "chunk counts are never changed",
     "PLS-CHUNK-004": _NO_OPERATOR + "no recorded history has the chunking+batching refusal (accept_rejected would break it)",
     "PLS-CHUNK-005": _NO_OPERATOR + "chunked ids are never altered",
-    "PLS-COMPACT-002": _NO_OPERATOR + "tombstones are never dropped from a compacted view",
     "PLS-DEDUP-001": _NO_OPERATOR + "a deduplicated send is never made to store (or a fresh one to be dropped)",
     "PLS-DEDUP-004": _NO_OPERATOR + "in-flight duplicates are never altered",
     "PLS-DEDUP-005": _NO_OPERATOR + "no history has a Python producer with initial_sequence_id 0 (change_last_sequence_id would)",
