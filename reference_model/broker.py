@@ -234,6 +234,8 @@ class Subscription:
         self.delivery_span: Any = None
         # (sub, pos) -> the feature rules a delivery of pos speaks to; set by the broker
         self.feature_rules: Any = None
+        # (sub, pos) -> the positions stored in pos's entry (a batch), in batch-index order; set by the broker
+        self.entry_members: Any = None
         # PLS-RETENTION-001: positions the broker may have deleted before this subscription could read them
         self.trimmable: set[int] = set()
         # PLS-TTL-001/003: positions an expiry pass moved the cursor past (for explanations)
@@ -255,6 +257,10 @@ class Subscription:
 
     def label(self, pos: int) -> str:
         return self.topic.entries[pos].label
+
+    def batch_of(self, pos: int) -> list[int]:
+        """The positions stored in the same entry as ``pos`` (a batch), ``[pos]`` when it is its own entry."""
+        return self.entry_members(self, pos) if self.entry_members is not None else [pos]
 
 
 @dataclass
@@ -777,6 +783,7 @@ class Broker(FeatureOps):
             sub.dispatcher = self._new_dispatcher(sub_type, sub)
         sub.delivery_span = self.delivery_span
         sub.feature_rules = self.delivery_rules
+        sub.entry_members = self.entry_members
         sub.dispatcher.add_consumer(config, at, start_rule)
         self.consumers[config.handle] = (config, sub)
         self.handle_profiles[config.handle] = prof

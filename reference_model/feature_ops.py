@@ -102,6 +102,11 @@ class FeatureOps:
                                      strict=self.profile.delayed_delivery_strict,
                                      tick_ms=self.profile.delayed_delivery_tick_ms)
 
+    def entry_members(self, sub: Any, pos: int) -> list[int]:
+        """The positions stored in ``pos``'s entry on ``sub``'s topic (PLS-BATCH-001: a batch is one entry)."""
+        fx = self.tfx.get(sub.topic.full)
+        return fx.batch_of(pos) if fx is not None else [pos]
+
     def delivery_rules(self, sub: Any, pos: int) -> tuple[str, ...]:
         """The feature rules a delivery of ``pos`` on ``sub`` speaks to (cited in verdicts)."""
         fx = self.tfx.get(sub.topic.full)

@@ -133,6 +133,9 @@ class SubscriptionView(Protocol):
 
     def label(self, pos: int) -> str: ...
 
+    def batch_of(self, pos: int) -> list[int]:
+        """The positions stored in the same entry as ``pos`` (a batch), ``[pos]`` when it is its own entry."""
+
 
 class Dispatcher(Protocol):
     """What the composed broker asks of a subscription type's dispatcher (``exclusive``,

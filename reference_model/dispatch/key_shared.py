@@ -190,14 +190,7 @@ class KeySharedDispatcher(SharedDispatcher):
     def _batch_of(self, pos: int) -> list[int]:
         """The positions stored in the entry of ``pos``, in batch-index order: the storage
         features' ``TopicFeatures.batch_of`` (``[pos]`` for a message that is its own entry)."""
-        batch_of = getattr(self.sub, "batch_of", None)
-        if batch_of is not None:
-            return list(batch_of(pos))
-        # Until the subscription view offers batch_of, read the features of the broker whose
-        # delivery_span the subscription calls (FeatureOps keeps one TopicFeatures per topic).
-        owner = getattr(getattr(self.sub, "delivery_span", None), "__self__", None)
-        features = getattr(owner, "tfx", {}).get(self.sub.topic.full)  # type: ignore[attr-defined]
-        return features.batch_of(pos) if features is not None else [pos]
+        return list(self.sub.batch_of(pos))
 
     def hash_slot(self, pos: int) -> int:
         """PLS-KEYSHARED-002: the sticky-key hash (slot) of ``pos`` for the selector in effect, the
