@@ -476,7 +476,7 @@ class _Checker:
             self._judge_predicted_rejection(event, pred, created)
             return
         if out.status == REJECTED:
-            claimed = [f for f in detectors.judge_op(self.watch, n, op, args, False, {}) if f.status == FAIL]
+            claimed = [f for f in detectors.judge_op(self.watch, n, op, args, False, {"error": out.error}) if f.status == FAIL]
             for r in [f.rule for f in claimed] or [rule]:
                 self._emit(r, n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
                            f"The model says {op} succeeds here, but it was rejected with {out.error}"

@@ -731,11 +731,19 @@ def short_topic_name(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: 
     """PLS-TOPIC-001. Violated if a short topic name is not taken as persistent://public/default/<name> (or
     tenant/ns/x as persistent://tenant/ns/x): an op on it is refused, or it reaches another topic."""
     topic = args.get("topic")
-    if op not in ("create_producer", "subscribe", "create_reader", "create_topic") or not ok or not isinstance(topic, str):
+    if op not in ("create_producer", "subscribe", "create_reader", "create_topic") or not isinstance(topic, str):
         return []
     if topic.startswith(("persistent://", "non-persistent://")):
         return []
     full = names.expand_trace(topic)
+    if not ok:
+        # judge_op sees a refusal only where the model accepts the op; one that names the topic is this rule's
+        error = value.get("error")
+        if error not in ("InvalidTopicName", "TopicNotFound"):
+            return []
+        return [Finding("PLS-TOPIC-001", FAIL, "unexpected-rejection", f"{topic} means {full}", f"rejected {error}",
+                        f"Let {topic} be a short topic name. Then it means {full}, a valid topic the model accepts "
+                        f"this {op} on; it was refused with {error}.")]
     return [Finding("PLS-TOPIC-001", PASS, None, f"{topic} means {full}", "accepted",
                     f"{topic} was taken as {full}.")]
 

@@ -1486,6 +1486,25 @@ def reject_ok_op(history: History) -> list[Mutant]:
     return out
 
 
+def refuse_short_topic_name(history: History) -> list[Mutant]:
+    """The first accepted subscribe or reader that names a topic by its short form (``t``, ``tenant/ns/t``) is refused with
+    InvalidTopicName: the client did not expand the name to ``persistent://public/default/t`` (PLS-TOPIC-001)."""
+    f = facts(history)
+    # a refused consumer or reader leaves no trace in later ops (the checker follows it no further); a refused
+    # create_topic or producer would leave later sends and deliveries on a topic the history says was never made
+    for i, e in enumerate(history.events):
+        topic = e.op.args.get("topic")
+        if e.op.op not in ("subscribe", "create_reader") or e.outcome.status != OK \
+                or not isinstance(topic, str) or "://" in topic:
+            continue
+        events = list(history.events)
+        events[i] = replace(e, outcome=Outcome.rejected("InvalidTopicName", "mutant"))
+        m = _mutant(f, events, "refuse_short_topic_name", (e.step,), ("PLS-TOPIC-001",),
+                    f"step {e.step}: {e.op.op} on {topic!r} rejected with InvalidTopicName")
+        return [m] if m else []
+    return []
+
+
 def deliver_acked(history: History) -> list[Mutant]:
     """An individually acked message is delivered again on that subscription (past the ack-grouping slack)."""
     f = facts(history)
@@ -1850,6 +1869,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "change_last_sequence_id": change_last_sequence_id,
     "accept_rejected": accept_rejected,
     "reject_ok_op": reject_ok_op,
+    "refuse_short_topic_name": refuse_short_topic_name,
     "deliver_acked": deliver_acked,
     "change_flush_ids": change_flush_ids,
     "change_send_outcome": change_send_outcome,

@@ -62,7 +62,6 @@ KNOWN_GAPS: dict[str, str] = {
     "PLS-RETENTION-001": _NO_OPERATOR + "retention lies are not produced",
     "PLS-RETENTION-002": _NO_OPERATOR + "retained acked messages are never hidden from a new Earliest subscription",
     "PLS-SHARED-003": _NO_OPERATOR + "priority-level dispatch is never lied about",
-    "PLS-TOPIC-001": _NO_OPERATOR + "topic-name expansion is never lied about",
 }
 
 
