@@ -276,6 +276,7 @@ class _Checker:
         self.harness_errors: list[str] = []
         self.drained_stored: dict[str, int] = {}  # handle -> messages stored before its last empty receive
         self.watch = detectors.Watch(self.model)  # history facts of the context rules' detectors
+        self.app_acked: set[tuple[str, str, str]] = set()  # (topic, subscription, label) the application acked
 
     # ------------------------------------------------------------------ emitting
 
@@ -333,6 +334,10 @@ class _Checker:
             if compacted is not None and c.pos > compacted[1]:
                 rules.append("PLS-COMPACT-004")  # past the horizon a compacted reader reads every message
             sub = self.model.subscription_of(handle)
+            if sub is not None and self._batched(handle, c.pos) and not self.model.index_ack.get(handle, False) \
+                    and (sub.topic.full, sub.name, sub.label(c.pos)) in self.app_acked:
+                # PLS-BATCH-004: without batch index ack, a message the application acked comes back with its batch
+                rules.append("PLS-BATCH-004")
             if sub is not None and not names.is_persistent(sub.topic.full):
                 # PLS-NP-001: a message still owed on a non-persistent subscription was published while it had a
                 # consumer connected (the model drops the others), and such messages go to every connected one
@@ -485,6 +490,8 @@ class _Checker:
                 self.unmodelled_handles.add(handle)
             return
         self.watch.after_op(op, args, before, at_end=span.end, ok=True)
+        if op == "ack" and (acked_sub := model.subscription_of(args["consumer"])) is not None:
+            self.app_acked.add((acked_sub.topic.full, acked_sub.name, args["message"]))
         if op == "subscribe":
             self.fresh_start.add(args["consumer"])
         elif op == "seek":

@@ -535,6 +535,10 @@ def drop_delivery(history: History) -> list[Mutant]:
             rules += _initial_position_rule(f, h)
         if i in timed:
             rules = list(timed[i].rules) + rules
+        if msg.message_id[3] >= 0 and h.kind == "consumer" and not _index_ack(f, h) and any(
+                e.op.op == "ack" and e.outcome.status == OK and e.op.args.get("message") == msg.payload
+                and (hh := f.handle_at(j)) is not None and hh.sub_key == h.sub_key for j, e in enumerate(history.events[:i])):
+            rules.append("PLS-BATCH-004")  # acked, but without batch index ack its batch comes back whole
         m = _drop_at(f, i, h, msg, "drop_delivery", rules)
         if m is not None and m.allowed is None and i in timed and timed[i].high is not None:
             e = history.events[i]
@@ -545,6 +549,15 @@ def drop_delivery(history: History) -> list[Mutant]:
         if m:
             out.append(m)
     return out
+
+
+def _index_ack(f: _Facts, h: _Handle) -> bool:
+    """PLS-BATCH-005: batch index ack is in effect for ``h`` (asked by the consumer and on at the broker:
+    the profile's ``broker_batch_index_ack``, true for the suite's broker, or acknowledgmentAtBatchIndexLevelEnabled)."""
+    profile = f.history.header.profile or {}
+    cfg = profile.get("broker_config") or {}
+    broker = str(cfg.get("acknowledgmentAtBatchIndexLevelEnabled", profile.get("broker_batch_index_ack", True))).lower() == "true"
+    return bool(h.args.get("batch_index_ack")) and broker
 
 
 def _possible_rewind(f: _Facts, h: _Handle, before: int) -> str | None:
@@ -1532,7 +1545,9 @@ def deliver_acked(history: History) -> list[Mutant]:
                       ack.t_end_ms, ack.t_end_ms + wait)
         events.insert(x + 1, again)
         _shift_after(events, x + 1, wait)
-        m = _mutant(f, events, "deliver_acked", (ack.step,), ("PLS-ACK-001",),
+        # a batched message comes back only with its entry: with batch index ack, one that brings back an acked index
+        rules = ("PLS-ACK-001", "PLS-BATCH-005") if got[-1].message_id[3] >= 0 and _index_ack(f, h) else ("PLS-ACK-001",)
+        m = _mutant(f, events, "deliver_acked", (ack.step,), rules,
                     f"after step {ack.step}: {got[-1].payload} delivered again after its ack", allowed)
         if m:
             out.append(m)
