@@ -498,7 +498,7 @@ class _Checker:
             sub = model.subscription_of(args["consumer"])
             self.fresh_start |= {h for h in model.consumers if model.subscription_of(h) is sub} if sub is not None else {args["consumer"]}
         if op == "send" and (facts.get("chunks") or 0) > 1:
-            self.watch.note_chunked(args["payload"])
+            self.watch.note_chunked(args["payload"], (out.value or {}).get("id_text"), (out.value or {}).get("message_id"))
         self._emit_findings(n, detectors.judge_op(self.watch, n, op, args, True, facts))
         if op == "create_producer":
             self._check_producer(event, result)
@@ -719,7 +719,8 @@ class _Checker:
                 if rule not in late_rules:
                     self._emit(rule, n, PASS, None, allowed, observed, f"{label}: {cand.cause}.")
             self._emit_findings(n, self.watch.judge_receipt(detectors.Receipt(
-                n, handle, label, span.end, msg.redelivery_count, allowed=True, cause_rules=tuple(cand.rules))), keys)
+                n, handle, label, span.end, msg.redelivery_count, allowed=True, cause_rules=tuple(cand.rules),
+                message_id=tuple(msg.message_id))), keys)
             if late_rules:
                 pass  # already charged to the timing rules that explain this arrival
             elif opts.must_by is not None and span.end > max(span.start, opts.must_by) + lat:
@@ -823,6 +824,13 @@ class _Checker:
                        str(list(sent_id)), str(list(msg.message_id)),
                        "The received id is the id the send returned." if ok else
                        f"{stored.label} was sent as {list(sent_id)} but received as {list(msg.message_id)}.", keys)
+            if stored.label in self.watch.chunked_labels:
+                # PLS-CHUNK-005: the consumer reports the chunked message's id as its send returned it
+                self._emit("PLS-CHUNK-005", n, PASS if ok else FAIL, None if ok else "wrong-value",
+                           str(list(sent_id)), str(list(msg.message_id)),
+                           f"{stored.label} was chunked; the consumer reports the id its send returned."
+                           if ok else f"Let {stored.label} be sent in chunks with id {list(sent_id)} (the last chunk's). "
+                           f"Then the consumer reports that id; it reported {list(msg.message_id)}.", keys)
         if self.model.subscription_of(handle) is not None:
             count = msg.redelivery_count
             ok = cand.count_low <= count <= cand.count_high

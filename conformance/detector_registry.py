@@ -285,7 +285,7 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     # ------------------------------------------------------------------ chunking
     ("PLS-CHUNK-001", _det("chunked_whole"), (R,),
      "Violated if a message sent in chunks reaches the consumer as anything but one message with the whole payload "
-     "(a chunk alone, or a changed payload)."),
+     "(a chunk alone, seen as a delivery carrying a chunk's id other than the last, or a changed payload)."),
     ("PLS-CHUNK-002", FEATURE_SEND, ("send",),
      "Violated if a C++/Python chunked send spans a number of entries other than ceil(s/c) for payload size s >= c, "
      "c = maxMessageSize - metadata size (one unchunked entry if s < c)."),
@@ -297,7 +297,7 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "InvalidArgument, Python ValueError)."),
     ("PLS-CHUNK-005", FEATURE_SEND, ("send",),
      "Violated if a chunked message's id text is not '(first chunk id);(last chunk id)' or its message id does not "
-     "carry the last chunk's ledger, entry, partition and batch index."),
+     "carry the last chunk's ledger, entry, partition and batch index, or the consumer reports another id."),
     ("PLS-CHUNK-006", REJECTION, ("send",),
      "Violated if an oversize send to a non-persistent topic by a chunking producer succeeds, or fails with an "
      "error other than MessageTooBig."),

@@ -61,6 +61,7 @@ class Receipt:
     allowed: bool = True  # the model allowed this delivery (a candidate matched)
     refusal: str | None = None  # when not allowed: the anomaly the model saw (early-redelivery, wrong-consumer, ...)
     cause_rules: tuple[str, ...] = ()  # the matched candidate's rules (why it may arrive now)
+    message_id: tuple[int, ...] | None = None  # the id the consumer reported (None: not given)
 
 
 @dataclass
@@ -82,6 +83,8 @@ class Watch:
         self.subs: dict[tuple[str, str], _SubFacts] = {}
         self.delayed_labels: set[str] = set()
         self.chunked_labels: set[str] = set()
+        self.chunk_ids: dict[str, tuple[tuple[int, ...], ...]] = {}  # chunked label -> its chunks' ids, in order
+        self.chunk_sent_id: dict[str, tuple[int, ...]] = {}  # chunked label -> the id its send returned
         self.ttl_pass_at: dict[str, float] = {}  # topic full name -> last expiry pass
         self.existing_subscription: set[int] = set()  # steps whose subscribe found the subscription
         self.dead_letter_asked: dict[str, int] = {}  # handle -> max_redeliver_count its subscribe asked for
@@ -169,8 +172,16 @@ class Watch:
                 if sub is not None:
                     self.facts(sub).seen_expiry = True
 
-    def note_chunked(self, label: str) -> None:
+    def note_chunked(self, label: str, id_text: str | None = None, message_id: Iterable[int] | None = None) -> None:
+        """``label`` was sent in chunks; ``id_text`` ('(l,a,p,b);(l,z,p,b)', PLS-CHUNK-005) names its chunks' entries,
+        ``message_id`` is the id its send returned."""
         self.chunked_labels.add(label)
+        if message_id is not None:
+            self.chunk_sent_id[label] = tuple(int(x) for x in message_id)
+        parts = [p.strip("()").split(",") for p in str(id_text or "").split(";")]
+        if len(parts) == 2 and all(len(x) == 4 for x in parts):
+            (l, a, p, b), (_, z, _, _) = [[int(v) for v in x] for x in parts]
+            self.chunk_ids[label] = tuple((l, e, p, b) for e in range(a, z + 1))
 
     def note_delivered(self, handle: str, label: str) -> None:
         sub = self.subscription_for(handle, label)
@@ -639,8 +650,15 @@ def chunked_whole(w: Watch, r: Receipt) -> list[Finding]:
     with the whole payload (a chunk alone, or a changed payload: judged with PLS-MSG-001's fields)."""
     if r.label is None or r.label not in w.chunked_labels or not r.allowed:
         return []
-    return [Finding("PLS-CHUNK-001", PASS if r.allowed else FAIL, None if r.allowed else "wrong-value",
-                    "one message with the whole payload", r.label,
+    chunks = w.chunk_ids.get(r.label, ())
+    # (an id equal to the one the send returned is the send's claim, judged by PLS-CHUNK-005 there)
+    if r.message_id is not None and tuple(r.message_id) in chunks[:-1] and tuple(r.message_id) != w.chunk_sent_id.get(r.label):
+        k = chunks.index(tuple(r.message_id))
+        return [Finding("PLS-CHUNK-001", FAIL, "wrong-value", "one message with the whole payload",
+                        f"{r.label} as chunk {k + 1} of {len(chunks)} {list(r.message_id)}",
+                        f"Let {r.label} be sent in {len(chunks)} chunks. Then the consumer aggregates them and receives "
+                        f"one message, with the last chunk's id; {r.handle} received chunk {k + 1} alone.")]
+    return [Finding("PLS-CHUNK-001", PASS, None, "one message with the whole payload", r.label,
                     f"{r.label} was sent in chunks and arrived as one message.")]
 
 

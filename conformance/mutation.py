@@ -1858,6 +1858,36 @@ def _stored_ids_before(history: History, f: _Facts, before: int, topic: str) -> 
     return out
 
 
+def deliver_chunk_alone(history: History) -> list[Mutant]:
+    """A message sent in chunks reaches a consumer as its first chunk alone (that chunk's id), never whole
+    (PLS-CHUNK-001; the consumer reports another id than the send returned: PLS-CHUNK-005 (C++/Python), PLS-MSGID-001)."""
+    f = facts(history)
+    out: list[Mutant] = []
+    seen: set[tuple[str, str]] = set()
+    for i, h, msg in _deliveries(f):
+        if h.kind != "consumer" or _is_copy(msg) or msg.payload not in f.sends or (h.sub_key, msg.payload) in seen:
+            continue
+        send = history.events[f.sends[msg.payload]]
+        text = str((send.outcome.value or {}).get("id_text") or "")
+        if ";" not in text:
+            continue
+        seen.add((h.sub_key, msg.payload))
+        first = tuple(int(x) for x in text.split(";")[0].strip("()").split(","))
+        if first == tuple(msg.message_id):
+            continue
+        pargs = _producer_args(history, send.op.args["producer"], f.sends[msg.payload])
+        rules = ["PLS-CHUNK-001", "PLS-MSGID-001"]
+        if _client_of(pargs, history.header.client) == "python":
+            rules.insert(1, "PLS-CHUNK-005")
+        events = list(history.events)
+        events[i] = _with_message(events[i], replace(msg, message_id=first))  # type: ignore[arg-type]
+        m = _mutant(f, events, "deliver_chunk_alone", (history.events[i].step,), rules,
+                    f"step {history.events[i].step}: {h.name} got the first chunk of {msg.payload} {list(first)} alone")
+        if m:
+            out.append(m)
+    return out
+
+
 OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "shift_delivery_earlier": shift_delivery_earlier,
     "shift_delivery_later": shift_delivery_later,
@@ -1888,6 +1918,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "deliver_acked": deliver_acked,
     "change_flush_ids": change_flush_ids,
     "change_send_outcome": change_send_outcome,
+    "deliver_chunk_alone": deliver_chunk_alone,
 }
 
 
