@@ -33,32 +33,11 @@ _CHARGED = "the checker does not FAIL it on the mutants that break it: "
 
 KNOWN_GAPS: dict[str, str] = {
     # --- the checker charges another rule (or nothing) for histories that break these
-    "PLS-NP-001": _CHARGED + "a connected non-persistent consumer that misses a message (drop_delivery) is charged to "
-                  "PLS-EXCL-002 / PLS-SHARED-001 / PLS-NP-004",
     # --- no operator breaks these yet
-    "PLS-BATCH-001": _NO_OPERATOR + "batch indexes within an entry are never reordered",
-    "PLS-BATCH-002": _NO_OPERATOR + "batch container limits (entry boundaries) are never moved",
-    "PLS-BATCH-003": _NO_OPERATOR + "key-based batch grouping is never changed",
-    "PLS-BATCH-004": _NO_OPERATOR + "a redelivered batch is never trimmed (acked messages left out without batch index ack)",
-    "PLS-BATCH-005": _NO_OPERATOR + "a redelivered batch never brings back an index-acked message",
-    "PLS-BATCH-007": _NO_OPERATOR + "a Python producer's ids are never made batched without batching_enabled",
-    "PLS-BATCH-008": _NO_OPERATOR + "a Java single-message batch is never given a batch index",
-    "PLS-CHUNK-001": _NO_OPERATOR + "chunked payloads are never altered",
-    "PLS-CHUNK-002": _NO_OPERATOR + "chunk counts are never changed",
-    "PLS-CHUNK-004": _NO_OPERATOR + "no recorded history has the chunking+batching refusal (accept_rejected would break it)",
-    "PLS-CHUNK-005": _NO_OPERATOR + "chunked ids are never altered",
-    "PLS-DEDUP-001": _NO_OPERATOR + "a deduplicated send is never made to store (or a fresh one to be dropped)",
-    "PLS-DEDUP-004": _NO_OPERATOR + "in-flight duplicates are never altered",
-    "PLS-DEDUP-005": _NO_OPERATOR + "no history has a Python producer with initial_sequence_id 0 (change_last_sequence_id would)",
-    "PLS-DEDUP-006": _NO_OPERATOR + "last_sequence_id() after sends is never altered",
-    "PLS-DELAY-002": _NO_OPERATOR + "delayed messages on Exclusive/Failover are never held back (shifts only target held types)",
-    "PLS-DELAY-005": _NO_OPERATOR + "the recorded broker runs strict delayed delivery; no non-strict history is recorded",
-    "PLS-DELAY-006": _NO_OPERATOR + "a delayed message is never put into a batch",
     "PLS-DLQ-004": _NO_OPERATOR + "the DLQ initial subscription is never removed",
     "PLS-KEYSHARED-001": _NO_OPERATOR + "sticky keys are never changed (move_to_other_consumer targets the selector rules)",
     "PLS-KEYSHARED-002": _NO_OPERATOR + "slot computation is never lied about",
     "PLS-KEYSHARED-006": _NO_OPERATOR + "a draining hash is never delivered to its new consumer early",
-    "PLS-NP-004": _NO_OPERATOR + "a non-persistent delayed message is never held back",
     "PLS-RETENTION-001": _NO_OPERATOR + "retention lies are not produced",
     "PLS-RETENTION-002": _NO_OPERATOR + "retained acked messages are never hidden from a new Earliest subscription",
     "PLS-SHARED-003": _NO_OPERATOR + "priority-level dispatch is never lied about",
