@@ -89,6 +89,7 @@ class Watch:
         self.existing_subscription: set[int] = set()  # steps whose subscribe found the subscription
         self.dead_letter_asked: dict[str, int] = {}  # handle -> max_redeliver_count its subscribe asked for
         self.unsubscribed: dict[tuple[str, str], float] = {}  # (topic full name, subscription) -> when an unsubscribe deleted it
+        self.unloaded: dict[str, list[float]] = {}  # topic full name -> when an unload closed its ledger
 
     # ------------------------------------------------------------------ model reads
 
@@ -142,6 +143,10 @@ class Watch:
             newly = {p for p in range(len(sub.topic.entries)) if sub.cursor.is_acked(p)} - before["acked"]
             f = self.facts(sub)
             (f.acked_individually if op == "ack" else f.acked_cumulatively).update(newly)
+        elif op == "unload_topic":
+            topic = self.model.topic_named(args["topic"])
+            if topic is not None:
+                self.unloaded.setdefault(topic.full, []).append(at_end)
         elif op == "unsubscribe":
             for key in before.get("deleted", ()):
                 self.unsubscribed[key] = at_end
@@ -579,6 +584,23 @@ def failover_partition_owner(w: Watch, r: Receipt) -> list[Finding]:
                     f"{r.label} of partition {sub.topic.partition_index} reached {r.handle}, its active consumer."
                     if r.allowed else f"Let {r.handle} not be partition {sub.topic.partition_index}'s active consumer. "
                     f"Then it may receive nothing of it; it received {r.label}.")]
+
+
+def retained_acked_at(w: Watch, handle: str, pos: int) -> bool:
+    """PLS-RETENTION-002: whether, under a retention policy, the message at ``pos`` of ``handle``'s topic was acked on
+    every other durable subscription before ``handle``'s subscription (or reader) was created: it must stay readable
+    there, so a receive that owed it and got nothing breaks PLS-RETENTION-002 as well."""
+    if not w.model.policies.retention:
+        return False
+    reader = w.model.readers.get(handle)
+    subs = w.subscriptions_of(handle)
+    mine = None if reader is not None else (subs[0] if len(subs) == 1 else None)
+    holder = reader if reader is not None else mine
+    if holder is None:
+        return False
+    created = getattr(holder.created, "start", holder.created)
+    others = [s for s in holder.topic.subscriptions.values() if s is not mine and s.durable]
+    return bool(others) and all(s.cursor.is_acked(pos) and s.ack_times.get(pos, float("inf")) <= created for s in others)
 
 
 def retention_keeps_acked(w: Watch, r: Receipt) -> list[Finding]:

@@ -466,6 +466,72 @@ def _initial_position_rule(f: _Facts, h: _Handle) -> list[str]:
     return ["PLS-SUB-003" if h.args.get("initial_position") == "Earliest" else "PLS-SUB-002"]
 
 
+# PLS-RETENTION-001: a ledger rolls over (and may then be trimmed) only after an unload, once it is this old
+# (managedLedgerMinLedgerRolloverTimeMinutes, default 10) or with this many entries (managedLedgerMaxEntriesPerLedger).
+_MIN_LEDGER_ROLLOVER_MS = 10 * 60_000
+_MAX_ENTRIES_PER_LEDGER = 50_000
+
+
+def _retention_policy(f: _Facts, before: int) -> bool:
+    """Whether a retention policy (time and size) is in force at event ``before``."""
+    on = False
+    for e in f.history.events[:before]:
+        a = e.op.args
+        if e.op.op == "set_policy" and e.outcome.status == OK and "retention_minutes" in a:
+            on = bool(a.get("retention_minutes")) and bool(a.get("retention_size_mb"))
+    return on
+
+
+def _acked_everywhere_else(f: _Facts, h: _Handle, label: str) -> bool:
+    """Whether ``label`` was acked on every other durable subscription of ``h``'s topic before ``h`` was created
+    (and there is at least one): the data PLS-RETENTION-001/002 speak of, read by a new subscription or reader."""
+    events = f.history.events
+    si = f.sends.get(label)
+    created = next((j for j, e in enumerate(events) if e.step == h.step), None)
+    if si is None or created is None or not h.topic or f.producer_topic.get(events[si].op.args["producer"]) != h.topic:
+        return False
+    order = [lab for lab, j in sorted(f.sends.items(), key=lambda kv: kv[1])
+             if f.producer_topic.get(events[j].op.args["producer"]) == h.topic]
+    subs: dict[str, bool] = {}  # subscription -> acked label
+    for j, e in enumerate(events[:created]):
+        x = f.handle_at(j)
+        if x is None or x.kind != "consumer" or x.topic != h.topic or x.sub_key == h.sub_key or e.outcome.status != OK:
+            continue
+        name = x.args["subscription"]
+        if e.op.op == "subscribe" and x.args.get("subscription_mode") != "NonDurable":
+            subs.setdefault(name, False)
+        elif e.op.op == "unsubscribe":
+            subs.pop(name, None)
+        elif e.op.op == "ack" and e.op.args.get("message") == label and name in subs:
+            subs[name] = True
+        elif e.op.op == "ack_cumulative" and name in subs and e.op.args.get("message") in order \
+                and order.index(e.op.args["message"]) >= order.index(label):
+            subs[name] = True
+    return bool(subs) and all(subs.values())
+
+
+def _retention_rules(f: _Facts, i: int, h: _Handle, msg: ObservedMessage) -> tuple[list[str], str | None]:
+    """The retention rule a missing delivery ``i`` of ``msg`` to ``h`` breaks, or why its absence is allowed.
+
+    Let ``msg`` be acked on every other durable subscription before ``h`` (a new Earliest subscription or
+    reader) came. Under a retention policy it must stay readable (PLS-RETENTION-002). Without one the
+    broker may delete it, but only once its ledger is closed (an unload, or a rollover after 10 minutes
+    or 50 000 entries): before that, its absence breaks PLS-RETENTION-001."""
+    events = f.history.events
+    if h.kind == "reader" or not _acked_everywhere_else(f, h, msg.payload):
+        return [], None
+    if _retention_policy(f, i):
+        return ["PLS-RETENTION-002"], None
+    si = f.sends[msg.payload]
+    unload = next((e for e in events[si:i] if e.op.op == "unload_topic" and e.outcome.status == OK
+                   and e.op.args.get("topic") == h.topic), None)
+    if unload is not None:
+        return [], f"the unload at step {unload.step} closed its ledger: acked data may then be deleted (PLS-RETENTION-001)"
+    if events[i].t_end_ms - events[si].t_start_ms >= _MIN_LEDGER_ROLLOVER_MS or len(f.sends) >= _MAX_ENTRIES_PER_LEDGER:
+        return [], "its ledger may have rolled over: acked data may then be deleted (PLS-RETENTION-001)"
+    return ["PLS-RETENTION-001"], None
+
+
 def _drop_at(f: _Facts, i: int, h: _Handle, msg: ObservedMessage, op_name: str, rules: Iterable[str],
              extra_text: str = "", min_timeout_ms: int = 0) -> Mutant | None:
     """Receive ``i`` got nothing for its whole timeout (at least ``min_timeout_ms``); the ack/nack of that
@@ -539,7 +605,11 @@ def drop_delivery(history: History) -> list[Mutant]:
                 e.op.op == "ack" and e.outcome.status == OK and e.op.args.get("message") == msg.payload
                 and (hh := f.handle_at(j)) is not None and hh.sub_key == h.sub_key for j, e in enumerate(history.events[:i])):
             rules.append("PLS-BATCH-004")  # acked, but without batch index ack its batch comes back whole
+        retained, deletable = _retention_rules(f, i, h, msg)
+        rules += retained
         m = _drop_at(f, i, h, msg, "drop_delivery", rules)
+        if m is not None and m.allowed is None and deletable is not None:
+            m = replace(m, allowed=deletable)
         if m is not None and m.allowed is None and i in timed and timed[i].high is not None:
             e = history.events[i]
             end = e.t_start_ms + e.op.args.get("timeout_ms", 0)
@@ -1001,6 +1071,41 @@ def _observed_from_send(f: _Facts, label: str, like: ObservedMessage, count: int
                            key=a.get("key"), ordering_key=a.get("ordering_key"), properties=dict(a.get("properties") or {}),
                            event_time=int(a.get("event_time") or 0), publish_time=int(v.get("publish_time") or 0),
                            redelivery_count=count, producer_name=like.producer_name)
+
+
+def delete_without_rollover(history: History) -> list[Mutant]:
+    """Acked data a new Earliest subscription found deleted, with the unload that closed its ledger taken out of
+    the history: the broker deleted it from a ledger still open (PLS-RETENTION-001: deletion is never immediate)."""
+    f = facts(history)
+    out = []
+    events = history.events
+    tol = _tol(f)
+    for x, un in enumerate(events):
+        if un.op.op != "unload_topic" or un.outcome.status != OK or _retention_policy(f, x):
+            continue
+        topic = un.op.args["topic"]
+        for i, e in enumerate(events):
+            h = f.handle_at(i)
+            if i <= x or e.op.op != "receive" or e.outcome.status != OK or _delivery(e) is not None or h is None \
+                    or h.topic != topic or h.step <= un.step or h.args.get("initial_position") != "Earliest" \
+                    or e.op.args.get("timeout_ms", 0) <= tol.dispatch_latency_ms:
+                continue
+            gone = [lab for lab, si in f.sends.items() if si < x and _acked_everywhere_else(f, h, lab)
+                    and not any(d.payload == lab for j, hh, d in _deliveries(f) if hh is h and j < i)]
+            first = min((f.sends[lab] for lab in gone), default=None)
+            if first is None or e.t_end_ms - events[first].t_start_ms >= _MIN_LEDGER_ROLLOVER_MS \
+                    or len(f.sends) >= _MAX_ENTRIES_PER_LEDGER \
+                    or any(o.op.op == "unload_topic" and o.op.args.get("topic") == topic for o in events[first:i] if o is not un):
+                continue
+            kept = [ev for j, ev in enumerate(events) if j != x]
+            rules = ["PLS-RETENTION-001"] + list(_delivery_rules(h, f, i)) + _initial_position_rule(f, h)
+            m = _mutant(f, kept, "delete_without_rollover", (un.step, e.step), rules,
+                        f"step {e.step}: {h.name} found {', '.join(gone)} deleted, and no unload (step {un.step} removed) "
+                        "closed their ledger")
+            if m:
+                out.append(m)
+            break
+    return out
 
 
 def deliver_ttl_expired(history: History) -> list[Mutant]:
@@ -1904,6 +2009,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "change_redelivery_count": change_redelivery_count,
     "deliver_ttl_expired": deliver_ttl_expired,
     "expiry_pass_kept": expiry_pass_kept,
+    "delete_without_rollover": delete_without_rollover,
     "compacted_sees_stale": compacted_sees_stale,
     "drop_tombstone": drop_tombstone,
     "redeliver_non_persistent": redeliver_non_persistent,

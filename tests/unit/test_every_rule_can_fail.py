@@ -1,7 +1,7 @@
 """Every active rule can FAIL: for each, a history that breaks it, and the checker says FAIL on it.
 
 The breaking histories are mutants (``conformance.mutation``) of the recorded live histories in
-``conformance/evidence/mutation/`` and of every case run on the reference model
+``conformance/evidence/mutation/`` (and ``EXTRA_EVIDENCE``) and of every case run on the reference model
 (``ModelTarget``, with the case's own client as ``runner.run_case`` picks it). A mutant counts for
 a rule only when the rule is one the mutant was *meant* to break (derived from the history's ops,
 never from the checker) and the unmutated history did not already FAIL it.
@@ -26,6 +26,8 @@ from conformance.trace import History, load
 from reference_model.rules import RULES
 
 EVIDENCE = Path(__file__).resolve().parents[2] / "conformance" / "evidence" / "mutation"
+# live recordings kept beside a case of their own (e.g. acked data deleted after an unload, PLS-RETENTION-001)
+EXTRA_EVIDENCE = (EVIDENCE.parent / "retention",)
 ACTIVE = [r.id for r in RULES if r.status != "withdrawn"]
 
 _NO_OPERATOR = "no mutation operator produces a history that breaks it yet (harness gap): "
@@ -38,14 +40,13 @@ KNOWN_GAPS: dict[str, str] = {
     "PLS-KEYSHARED-001": _NO_OPERATOR + "sticky keys are never changed (move_to_other_consumer targets the selector rules)",
     "PLS-KEYSHARED-002": _NO_OPERATOR + "slot computation is never lied about",
     "PLS-KEYSHARED-006": _NO_OPERATOR + "a draining hash is never delivered to its new consumer early",
-    "PLS-RETENTION-001": _NO_OPERATOR + "retention lies are not produced",
-    "PLS-RETENTION-002": _NO_OPERATOR + "retained acked messages are never hidden from a new Earliest subscription",
     "PLS-SHARED-003": _NO_OPERATOR + "priority-level dispatch is never lied about",
 }
 
 
 def _histories() -> list[tuple[str, History]]:
-    out = [(f"evidence:{p.relative_to(EVIDENCE)}", load(p)) for p in sorted(EVIDENCE.rglob("*.jsonl"))]
+    out = [(f"evidence:{p.relative_to(EVIDENCE.parent)}", load(p))
+           for root in (EVIDENCE, *EXTRA_EVIDENCE) for p in sorted(root.rglob("*.jsonl"))]
     for case in discover_cases():
         client = case.clients[0] if case.clients else "python"
         client = "java" if client == "java" else "python"
