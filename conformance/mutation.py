@@ -760,6 +760,44 @@ def move_to_other_consumer(history: History) -> list[Mutant]:
     return out
 
 
+def move_to_lower_priority(history: History) -> list[Mutant]:
+    """A Shared delivery goes to a connected consumer of a lower priority (a higher priority_level number) while
+    the consumer that got it, connected before the message was sent, still had permits (PLS-SHARED-003)."""
+    f = facts(history)
+    dels = _deliveries(f)
+    out = []
+    for n, (i, h, msg) in enumerate(dels):
+        if h.kind != "consumer" or h.sub_type != "Shared" or _is_copy(msg) or msg.redelivery_count != 0:
+            continue
+        step = history.events[i].step
+        si = f.sends.get(msg.payload)
+        if si is None or h.step > history.events[si].step:
+            continue  # h came after the message: the broker may have dispatched it elsewhere first
+        level = h.args.get("priority_level", 0)
+        lower = [x for xs in f.handles.values() for x in xs if x is not h and x.sub_key == h.sub_key and x.kind == "consumer"
+                 and x.args.get("priority_level", 0) > level and x.step < step and (x.closed_step is None or x.closed_step > step)]
+        if not lower:
+            continue
+        # h has no permits only with at least q - (q//2 - 1) messages queued (the client refills at half its queue);
+        # at most the messages published so far and not yet received on the subscription can be queued there
+        q = h.args.get("receiver_queue_size", 1000)
+        received = {m.payload for j, hh, m in dels[:n] if hh.sub_key == h.sub_key}
+        queued = sum(1 for lab, j in f.sends.items() if j < i and lab not in received
+                     and f.producer_topic.get(history.events[j].op.args["producer"]) == h.topic)
+        allowed = None if queued < q - (q // 2 - 1) else (
+            f"up to {queued} messages may have been queued at {h.name}: its receiver queue of {q} may have been full")
+        peer = lower[0]
+        events = list(history.events)
+        e = events[i]
+        events[i] = replace(e, op=replace(e.op, args={**e.op.args, "consumer": peer.name}))
+        m = _mutant(f, events, "move_to_lower_priority", (step,), ("PLS-SHARED-003",),
+                    f"step {step}: {msg.payload} went to {peer.name} (priority {peer.args.get('priority_level', 0)}) "
+                    f"instead of {h.name} (priority {level})", allowed)
+        if m:
+            out.append(m)
+    return out
+
+
 # Which rule a rejection speaks to, from the op and its args (reference_model/rules.py).
 _WRONG_ERROR = {
     "ConsumerBusy": "NotAllowedError", "NotAllowedError": "ConsumerBusy", "ProducerFenced": "ProducerBusy",
@@ -2000,6 +2038,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "duplicate_delivery": duplicate_delivery,
     "reorder_same_key": reorder_same_key,
     "move_to_other_consumer": move_to_other_consumer,
+    "move_to_lower_priority": move_to_lower_priority,
     "change_error_name": change_error_name,
     "change_stat": change_stat,
     "stats_after_unsubscribe": stats_after_unsubscribe,

@@ -40,7 +40,6 @@ KNOWN_GAPS: dict[str, str] = {
     "PLS-KEYSHARED-001": _NO_OPERATOR + "sticky keys are never changed (move_to_other_consumer targets the selector rules)",
     "PLS-KEYSHARED-002": _NO_OPERATOR + "slot computation is never lied about",
     "PLS-KEYSHARED-006": _NO_OPERATOR + "a draining hash is never delivered to its new consumer early",
-    "PLS-SHARED-003": _NO_OPERATOR + "priority-level dispatch is never lied about",
 }
 
 
