@@ -6,7 +6,7 @@
   commands.py  the work behind replay, check, diff-clients and broker
   targets.py   obtaining a target: the model, or a live broker driven by one client
 
-Layers point one way: reference_model <- conformance <- reports <- spark_reports <- pulsar_conformance.
-Nothing below imports this package (``conformance/cli.py``, the old entry point kept for
-``python -m conformance.cli``, aside; tests/unit/test_verdict_exit.py checks the layers).
+Layers point one way: reference_model <- fixtures <- conformance <- reports <- spark_reports <-
+pulsar_conformance. Nothing below imports this package (tests/unit/test_verdict_exit.py checks the
+layers; the old ``python -m conformance.cli`` entry point, an upward import, is gone).
 """

@@ -88,7 +88,7 @@ def test_failed_jvm_start_names_the_step_and_shows_the_log():
 
 def test_cli_broker_start_status_stop_leaves_no_java(tmp_path):
     env = dict(os.environ)
-    cli = [sys.executable, "-m", "conformance.cli", "broker"]
+    cli = [sys.executable, "-m", "pulsar_conformance", "broker"]
     name = ["--name", f"test-{os.getpid()}"]
     started = subprocess.run(cli + ["start", "--json"] + name, capture_output=True, text=True, env=env, timeout=300)
     assert started.returncode == 0, started.stderr

@@ -145,8 +145,6 @@ MAY_IMPORT = {
     "spark_reports": {"reference_model", "fixtures", "conformance", "reports"},
     "pulsar_conformance": {"reference_model", "fixtures", "conformance", "reports", "spark_reports"},
 }
-# The old entry point, kept for ``python -m conformance.cli``; nothing imports it.
-SHIMS = {ROOT / "conformance" / "cli.py"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -164,24 +162,12 @@ def test_layers_point_one_way():
     wrong = []
     for package, allowed in MAY_IMPORT.items():
         for path in sorted((ROOT / package).rglob("*.py")):
-            if path in SHIMS:
-                continue
             upward = (_imports(path) & set(MAY_IMPORT)) - allowed - {package}
             if upward:
                 wrong.append(f"{path.relative_to(ROOT)} imports {sorted(upward)}")
     assert not wrong, "imports against the layers:\n" + "\n".join(wrong)
 
 
-def test_nothing_imports_the_old_cli_shim():
-    users = [str(p.relative_to(ROOT)) for package in MAY_IMPORT for p in (ROOT / package).rglob("*.py")
-             if p not in SHIMS and "conformance.cli" in _imports_full(p)]
-    assert users == []
-
-
-def _imports_full(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module} | \
-           {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
 
 
 def test_an_op_the_harness_could_not_run_is_a_harness_error_not_a_verdict(tmp_path):
