@@ -871,6 +871,15 @@ class _Checker:
                        str(list(sent_id)), str(list(msg.message_id)),
                        "The received id is the id the send returned." if ok else
                        f"{stored.label} was sent as {list(sent_id)} but received as {list(msg.message_id)}.", keys)
+            np_topic = self.model.topic_named(stored.topic)
+            if np_topic is not None and not names.is_persistent(np_topic.full):
+                # PLS-NP-003: on receive too, a non-persistent message's id is (0, 0, partition, -1)
+                np_ok = list(msg.message_id)[:2] == [0, 0] and msg.message_id[3] == -1
+                self._emit("PLS-NP-003", n, PASS if np_ok else FAIL, None if np_ok else "wrong-value",
+                           "[0, 0, partition, -1]", str(list(msg.message_id)),
+                           f"{stored.label} is on a non-persistent topic, whose ids are (0,0,p,-1) on receive too."
+                           if np_ok else f"Let {stored.label} be on a non-persistent topic. Then the consumer reports "
+                           f"(0,0,p,-1); it reported {list(msg.message_id)}.", keys)
             if stored.label in self.watch.chunked_labels:
                 # PLS-CHUNK-005: the consumer reports the chunked message's id as its send returned it
                 self._emit("PLS-CHUNK-005", n, PASS if ok else FAIL, None if ok else "wrong-value",

@@ -12,8 +12,14 @@ Rule ids: the operators target PLS-NACK-001/004/005, PLS-ACKTIMEOUT-002/004/005,
 003/004/005, PLS-EXCL-002, PLS-PROD-002, PLS-FAILOVER-003/004, PLS-SHARED-001,
 PLS-KEYSHARED-003/004/005/007 (deliveries; 003/004/005 also the hash ranges stats report),
 PLS-READER-001..004, PLS-SEEK-001..003, PLS-ACK-001/002/005, PLS-BACKLOG-001, PLS-DLQ-002,
-PLS-TTL-001/003, PLS-COMPACT-001/003, PLS-NP-001/002, and the rules behind each rejection
-(``_REJECTION_RULES``).
+PLS-TTL-001/003, PLS-COMPACT-001/003, PLS-NP-001/002/004, and the rules behind each rejection
+(``_REJECTION_RULES``). Feature lies: ``change_flush_ids`` (PLS-BATCH-001/002/003/007/008,
+PLS-DELAY-006: a flush's entries and batch indexes), ``change_send_outcome`` (PLS-DEDUP-001/003/004/
+005/006, PLS-CHUNK-002/005: a send's duplicate verdict, last_sequence_id, chunk id),
+``deliver_chunk_alone`` (PLS-CHUNK-001); PLS-BATCH-004 (drop_delivery of an acked batch member's
+redelivery without batch index ack), PLS-BATCH-005 (deliver_acked with batch index ack), PLS-DELAY-002
+(reorder_same_key holding a delayed message back on Exclusive/Failover), PLS-CHUNK-004 (the
+chunking+batching refusal accepted or misnamed).
 
 Honesty: a mutant the spec still allows is not a checker miss. Every operator classifies its
 mutants: ``allowed`` carries the reason when the lie is one Pulsar is allowed to tell (a
@@ -35,9 +41,11 @@ Choices:
 - Steps in ``Mutant.steps`` are those of the *original* history; ops inserted or removed are
   renumbered so the mutant is a well-formed history.
 
-Not modelled: mutations of sends, producers and admin ops (the operators lie only about what
+Not modelled: mutations of admin ops, and of sends and producers beyond their reported outcome
+(ids, duplicate verdicts, sequence ids, flush ids; the operators otherwise lie only about what
 consumers, readers and stats observed (backlog, Key_Shared hash ranges), and about rejection
-names); redelivery-count lies on DLQ/retry copies; timing lies on ``redeliver_unacked``
+names); a chunked payload's bytes (a delivery carries the send's label only, so a changed payload
+is a label no send produced, PLS-MSG-001's); redelivery-count lies on DLQ/retry copies; timing lies on ``redeliver_unacked``
 (REDELIVER-001 states no deadline).
 """
 

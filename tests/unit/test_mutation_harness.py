@@ -194,6 +194,70 @@ def test_change_error_name_changes_only_the_error_and_names_the_rule_of_the_reje
         _unchanged_but(h, m.history, set(m.steps))
 
 
+def _received_id(h: History, step: int) -> list[int]:
+    return list(received_message(h.events[step - 1].outcome).message_id)
+
+
+def _batch_history() -> History:
+    ok = Outcome.ok
+    msg = lambda label, mid: {"message": {**_msg(label)["message"], "message_id": mid}}
+    return _history([
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"}, ok(), 0, 1),
+        ("create_producer", {"producer": "p", "topic": "t", "batching": True, "batching_max_messages": 2,
+                             "batching_max_delay_ms": 1000}, ok({"producer_name": "p", "last_sequence_id": -1}), 1, 2),
+        ("send", {"producer": "p", "payload": "a", "async": True}, ok(), 2, 3),
+        ("send", {"producer": "p", "payload": "b", "async": True}, ok(), 3, 4),
+        ("send", {"producer": "p", "payload": "c", "async": True}, ok(), 4, 5),
+        ("flush", {"producer": "p"}, ok({"message_ids": {"a": [7, 0, -1, 0], "b": [7, 0, -1, 1], "c": [7, 1, -1, 0]}}), 5, 6),
+        ("receive", {"consumer": "c1", "timeout_ms": 1000}, ok(msg("a", [7, 0, -1, 0])), 6, 7),
+        ("receive", {"consumer": "c1", "timeout_ms": 1000}, ok(msg("b", [7, 0, -1, 1])), 7, 8),
+        ("receive", {"consumer": "c1", "timeout_ms": 1000}, ok(msg("c", [7, 1, -1, 0])), 8, 9),
+    ])
+
+
+def test_change_flush_ids_swaps_indexes_or_moves_a_boundary_and_the_deliveries_agree():
+    h = _batch_history()
+    by_rule = {m.meant_to_break: m for m in mutation.change_flush_ids(h)}
+    assert set(by_rule) == {("PLS-BATCH-001",), ("PLS-BATCH-002",)}
+    swapped = by_rule[("PLS-BATCH-001",)].history
+    assert swapped.events[5].outcome.value["message_ids"] == {"a": [7, 0, -1, 1], "b": [7, 0, -1, 0], "c": [7, 1, -1, 0]}
+    assert _received_id(swapped, 7) == [7, 0, -1, 1] and _received_id(swapped, 8) == [7, 0, -1, 0]
+    _unchanged_but(h, swapped, {6, 7, 8})
+    moved = by_rule[("PLS-BATCH-002",)].history  # b opens the second batch: a alone, then b, c
+    assert moved.events[5].outcome.value["message_ids"] == {"a": [7, 0, -1, 0], "b": [7, 1, -1, 0], "c": [7, 1, -1, 1]}
+    assert _received_id(moved, 9) == [7, 1, -1, 1]
+
+
+def test_change_send_outcome_reports_a_duplicate_stored_and_a_fresh_send_dropped():
+    ok = Outcome.ok
+    h = _history([
+        ("set_policy", {"deduplication": True}, ok(), 0, 1),
+        ("create_producer", {"producer": "p", "topic": "t", "name": "pd"}, ok({"producer_name": "pd", "last_sequence_id": -1}), 1, 2),
+        ("send", {"producer": "p", "payload": "m0"}, ok({"message_id": [7, 0, -1, -1], "sequence_id": 0}), 2, 3),
+        ("send", {"producer": "p", "payload": "r0", "sequence_id": 0}, ok({"message_id": [-1, -1, -1, -1], "sequence_id": 0}), 3, 4),
+    ])
+    ms = [m for m in mutation.change_send_outcome(h) if m.meant_to_break == ("PLS-DEDUP-001",)]
+    outcomes = {m.steps: m.history.events[m.steps[0] - 1].outcome.value["message_id"] for m in ms}
+    assert outcomes == {(3,): [-1, -1, -1, -1], (4,): [7, 1, -1, -1]}
+    seq = [m for m in mutation.change_send_outcome(h) if m.meant_to_break == ("PLS-DEDUP-006",)]
+    assert len(seq) == 1 and seq[0].history.events[2].outcome.value["sequence_id"] == 1
+
+
+def test_deliver_chunk_alone_gives_the_delivery_its_first_chunk_id():
+    ok = Outcome.ok
+    h = _history([
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"}, ok(), 0, 1),
+        ("create_producer", {"producer": "p", "topic": "t", "chunking": True}, ok({"producer_name": "p", "last_sequence_id": -1}), 1, 2),
+        ("send", {"producer": "p", "payload": "big", "payload_size": 6_000_000},
+         ok({"message_id": [7, 2, -1, -1], "id_text": "(7,1,-1,-1);(7,2,-1,-1)"}), 2, 3),
+        ("receive", {"consumer": "c1", "timeout_ms": 1000}, ok({"message": {**_msg("big")["message"], "message_id": [7, 2, -1, -1]}}), 3, 4),
+    ])
+    (m,) = mutation.deliver_chunk_alone(h)
+    assert m.meant_to_break == ("PLS-CHUNK-001", "PLS-CHUNK-005", "PLS-MSGID-001")
+    assert _received_id(m.history, 4) == [7, 1, -1, -1]
+    _unchanged_but(h, m.history, {4})
+
+
 def test_an_operator_with_nothing_to_mutate_yields_nothing():
     h = _exclusive_history()
     assert mutation.shift_delivery_earlier(h) == []  # no nack, ack timeout or delayed message
