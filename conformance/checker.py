@@ -1001,9 +1001,15 @@ class _Checker:
             self._emit("PLS-BACKLOG-001", n, INDET, None, f"{pred[0]}..{pred[1]}", "indeterminate", "stats did not answer.")
             return
         if out.status == REJECTED:
-            self._emit("PLS-BACKLOG-001", n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
-                       f"stats on an existing subscription failed with {out.error}.", keys)
+            # a dead-letter topic's initial subscription that is not there breaks PLS-DLQ-004, not the backlog rule
+            claimed = [f for f in detectors.dlq_initial_subscription(self.watch, n, "stats", args, False, {"error": out.error})
+                       if f.status == FAIL]
+            self._emit_findings(n, claimed, keys)
+            if not claimed:
+                self._emit("PLS-BACKLOG-001", n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
+                           f"stats on an existing subscription failed with {out.error}.", keys)
             return
+        self._emit_findings(n, detectors.dlq_initial_subscription(self.watch, n, "stats", args, True, out.value or {}), keys)
         got = (out.value or {}).get("backlog")
         low, high = pred
         ok = got is not None and low <= got <= high

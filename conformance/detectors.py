@@ -735,7 +735,7 @@ def ttl_pass_kept(w: Watch, step: int, topic_name: str, subscription: str, got: 
 def dlq_initial_subscription(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
     """PLS-DLQ-004. Violated if the dead-letter topic has no subscription named initial_subscription_name once
     the client created its dead-letter producer (judged when that subscription is used: stats or subscribe)."""
-    if op not in ("stats", "subscribe") or not ok:
+    if op not in ("stats", "subscribe"):
         return []
     wanted = {d.initial_subscription for d in w.model.dead_letter.values() if d.initial_subscription}
     if args.get("subscription") not in wanted:
@@ -743,6 +743,14 @@ def dlq_initial_subscription(w: Watch, step: int, op: str, args: Mapping[str, An
     topic = w.model.topic_named(args["topic"])
     if topic is None or not any(full == topic.full for (full, _) in w.model.copies):
         return []
+    if not ok:
+        if op != "stats" or value.get("error") != "SubscriptionNotFound" or args["subscription"] not in topic.subscriptions:
+            return []
+        return [Finding("PLS-DLQ-004", FAIL, "unexpected-rejection", f"subscription {args['subscription']} on the dead-letter topic",
+                        "rejected SubscriptionNotFound", f"Let a dead-letter policy name the initial subscription "
+                        f"{args['subscription']}, and the client have written a copy to {topic.short}. Then the client "
+                        f"created {args['subscription']} with its dead-letter producer, before the first copy; stats "
+                        "said it does not exist.")]
     return [Finding("PLS-DLQ-004", PASS, None, f"subscription {args['subscription']} on the dead-letter topic",
                     "it exists", f"The dead-letter topic has the initial subscription {args['subscription']}, "
                     "created with the dead-letter producer, and it kept the copies.")]

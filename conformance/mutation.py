@@ -1031,6 +1031,48 @@ def drop_dlq_copy(history: History) -> list[Mutant]:
     return out
 
 
+def drop_initial_subscription(history: History) -> list[Mutant]:
+    """Stats on the dead-letter topic's initial subscription, asked once the copy must have been written (and before
+    anyone subscribes to it), fail with SubscriptionNotFound: the client never created it (PLS-DLQ-004).
+
+    The stats come after the nack that dead-letters a message (a delivery with count max_redeliver_count,
+    then a nack) by the longest nack window, ``DEAD_LETTER_PUBLISH_MS`` and twice the dispatch tolerance;
+    later events move later by as much as the stats had to wait."""
+    f = facts(history)
+    out = []
+    tol = _tol(f)
+    events0 = history.events
+    dels = _deliveries(f)
+    for c in (x for xs in f.handles.values() for x in xs):
+        dead = c.args.get("dead_letter") or {}
+        initial, n_max = dead.get("initial_subscription"), dead.get("max_redeliver_count")
+        if c.kind != "consumer" or not initial or n_max is None or c.args.get("enable_retry") or not c.topic \
+                or c.sub_type not in ("Shared", "Key_Shared"):
+            continue
+        dlq = dead.get("topic") or f"{c.topic}-{c.args['subscription']}-DLQ"
+        last = {m.payload: j for j, hh, m in dels if hh is c and m.redelivery_count == n_max}
+        nack = next((k for k, e in enumerate(events0) if e.op.op == "nack" and f.handle_at(k) is c and e.outcome.status == OK
+                     and last.get(e.op.args.get("message"), len(events0)) < k), None)
+        if nack is None:
+            continue
+        at = next((k for k in range(nack + 1, len(events0)) if events0[k].op.op == "subscribe"
+                   and events0[k].op.args.get("topic") == dlq and events0[k].op.args.get("subscription") == initial), len(events0))
+        d = max(c.args.get("nack_delay_ms", 60_000), 100)
+        due = events0[nack].t_end_ms + d + d / 3 + dl.DEAD_LETTER_PUBLISH_MS + 2 * tol.dispatch_latency_ms
+        start = max(due, events0[at - 1].t_end_ms)
+        events = list(events0)
+        events.insert(at, Event(Op(0, "stats", {"topic": dlq, "subscription": initial}),
+                                Outcome.rejected("SubscriptionNotFound", "mutant"), start, start + 1.0))
+        if at + 1 < len(events):
+            _shift_after(events, at, max(0.0, start + 1.0 - events[at + 1].t_start_ms))
+        m = _mutant(f, events, "drop_initial_subscription", (events0[nack].step,), ("PLS-DLQ-004",),
+                    f"after step {events0[at - 1].step}: stats on {dlq}/{initial} fail with SubscriptionNotFound, though "
+                    f"the nack at step {events0[nack].step} dead-lettered a message")
+        if m:
+            out.append(m)
+    return out
+
+
 def dlq_one_redelivery_fewer(history: History) -> list[Mutant]:
     """The last redelivery before dead-lettering (count N) never happens: the copy comes one delivery early."""
     f = facts(history)
@@ -2053,6 +2095,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "change_reported_ranges": change_reported_ranges,
     "drop_dlq_copy": drop_dlq_copy,
     "dlq_one_redelivery_fewer": dlq_one_redelivery_fewer,
+    "drop_initial_subscription": drop_initial_subscription,
     "change_redelivery_count": change_redelivery_count,
     "deliver_ttl_expired": deliver_ttl_expired,
     "expiry_pass_kept": expiry_pass_kept,
