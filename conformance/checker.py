@@ -207,6 +207,13 @@ _MIN_LEDGER_ROLLOVER_MS = 10 * 60_000
 _MAX_ENTRIES_PER_LEDGER = 50_000
 
 
+# Rules whose detectors claim a refused Key_Shared delivery as a second explanation, not instead of the
+# selector's: let the consumer it reached own the slot of another sticky key (PLS-KEYSHARED-001) or of another
+# slot formula (PLS-KEYSHARED-002). Then either that rule or the selector rule the model names is broken, and
+# the observation cannot tell which: both are charged.
+_ALTERNATIVE_RULES = frozenset({"PLS-KEYSHARED-001", "PLS-KEYSHARED-002"})
+
+
 def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
     """The rule an op's plain success or failure speaks to."""
     if op == "ack":
@@ -696,7 +703,7 @@ class _Checker:
                         "" if status == FAIL else why[len(refusal.explanation):]) + f" ({refusal.explanation})", keys)
                 else:
                     self._emit(f.rule, n, f.status, f.anomaly, f.allowed, f.observed, f.explanation, keys)
-            if not claimed:
+            if not claimed or all(f.rule in _ALTERNATIVE_RULES for f in claimed):
                 self._emit(refusal.rule, n, status, refusal.anomaly, allowed, observed, why, keys)
             skipped = self._same_producer_skipped(handle, stored, opts) if refusal.anomaly == "order-violation" else None
             if skipped is not None:

@@ -473,10 +473,10 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "Violated if a keyed message of a Java producer goes to a partition other than signSafeMod(hash, N) with its "
      "hashing scheme (JavaStringHash by default, Murmur3_32Hash with murmur3_32)."),
     # ------------------------------------------------------------------ Key_Shared
-    ("PLS-KEYSHARED-001", RECEIVE, (R,),
+    ("PLS-KEYSHARED-001", _det("sticky_key_routing"), (R,),
      "Violated if a Key_Shared delivery is routed by a sticky key other than the message's ordering key, else its "
      "partition key, else the broker version's keyless fallback."),
-    ("PLS-KEYSHARED-002", RECEIVE, (R,),
+    ("PLS-KEYSHARED-002", _det("slot_routing"), (R,),
      "Violated if a Key_Shared delivery is routed by a slot other than the broker version's and selector's slot of "
      "its sticky key (4.x ring h % 65535 + 1; hash ranges h % 65536 with 0 as 1 on 4.x; 3.x ring the 31-bit h)."),
     ("PLS-KEYSHARED-003", RECEIVE, (R, "stats"),

@@ -90,6 +90,7 @@ class Watch:
         self.dead_letter_asked: dict[str, int] = {}  # handle -> max_redeliver_count its subscribe asked for
         self.unsubscribed: dict[tuple[str, str], float] = {}  # (topic full name, subscription) -> when an unsubscribe deleted it
         self.unloaded: dict[str, list[float]] = {}  # topic full name -> when an unload closed its ledger
+        self.ks_delivered: dict[tuple[str, str], list[tuple[int, int, str]]] = {}  # Key_Shared deliveries per subscription
 
     # ------------------------------------------------------------------ model reads
 
@@ -193,6 +194,10 @@ class Watch:
         pos = self._pos(sub, label) if sub is not None else None
         if pos is not None:
             self.facts(sub).delivered.add(pos)
+            d = sub.dispatcher
+            if d is not None and d.type_name == "Key_Shared":
+                # (epoch count, position, consumer) for PLS-KEYSHARED-001/002: who got what since the last change
+                self.ks_delivered.setdefault(self._sub_key(sub), []).append((len(d.epochs), pos, handle))
 
     # ------------------------------------------------------------------ judging
 
@@ -584,6 +589,118 @@ def failover_partition_owner(w: Watch, r: Receipt) -> list[Finding]:
                     f"{r.label} of partition {sub.topic.partition_index} reached {r.handle}, its active consumer."
                     if r.allowed else f"Let {r.handle} not be partition {sub.topic.partition_index}'s active consumer. "
                     f"Then it may receive nothing of it; it received {r.label}.")]
+
+
+# PLS-KEYSHARED-001/002: the ways a broker could resolve a message's sticky key or its slot wrongly. Each is a
+# function of the message (ordering key, partition key, producer name, sequence id) and the broker profile; a
+# message it does not apply to keeps its right key or slot.
+def _key_partition_over_ordering(profile: Any, m: Any) -> bytes:
+    from reference_model import hashing
+
+    if m.ordering_key is not None and m.key is not None:
+        return hashing.to_bytes(m.key)
+    return _right_key(profile, m)
+
+
+def _key_other_keyless_fallback(profile: Any, m: Any) -> bytes:
+    from reference_model import hashing
+
+    if m.ordering_key is not None or m.key is not None:
+        return _right_key(profile, m)
+    return hashing.sticky_key(producer_name=m.producer_name, sequence_id=m.sequence_id,
+                              producer_sequence_fallback=not profile.keyless_producer_sequence)
+
+
+def _right_key(profile: Any, m: Any) -> bytes:
+    from reference_model import hashing
+
+    return hashing.sticky_key(ordering_key=m.ordering_key, partition_key=m.key, producer_name=m.producer_name,
+                              sequence_id=m.sequence_id, producer_sequence_fallback=profile.keyless_producer_sequence)
+
+
+STICKY_KEY_LIES: tuple[tuple[str, Callable[[Any, Any], bytes]], ...] = (
+    ("its partition key instead of its ordering key", _key_partition_over_ordering),
+    ("the other broker line's keyless fallback", _key_other_keyless_fallback),
+)
+
+
+def _slot_formula(start: int | None, end: int | None, remap_zero: bool) -> Callable[[int], int]:
+    from reference_model import key_shared as ks
+
+    if start is None:
+        return lambda h: h  # the 3.x ring: the full 31-bit hash
+    if remap_zero:
+        return lambda h: ks.make_sticky_key_hash(h, start, end)
+    return lambda h: h % (end - start + 1) + start
+
+
+SLOT_LIES: tuple[tuple[str, Callable[[int], int]], ...] = (
+    ("the 4.x ring's h % 65535 + 1", _slot_formula(1, 65535, True)),
+    ("the 4.x hash ranges' h % 65536 with 0 as 1", _slot_formula(0, 65535, True)),
+    ("3.x hash ranges' h % 65536", _slot_formula(0, 65535, False)),
+    ("3.x ring's full 31-bit hash", _slot_formula(None, None, False)),
+)
+
+
+def ks_owner_under_lie(d: Any, epoch: Any, m: Any, rule: str, lie: Callable[..., Any]) -> Any:
+    """The handle that ``epoch``'s selector gives message ``m`` when its sticky key (PLS-KEYSHARED-001) or its slot
+    (PLS-KEYSHARED-002) is computed by ``lie`` instead of the rule."""
+    from reference_model import hashing, key_shared as ks
+
+    profile = d.settings.profile
+    if rule == "PLS-KEYSHARED-001":
+        slot = ks.slot_for(profile, d.selector, lie(profile, m))
+    else:
+        slot = lie(hashing.pulsar_murmur3(_right_key(profile, m)))
+    owner = ks.owner_of_slot(d.selector, epoch.state, slot)
+    return epoch.handle_of.get(owner) if d.selector == "consistent_hashing" and owner is not None else owner
+
+
+def _keyshared_misrouted(w: Watch, r: Receipt, rule: str, lies: Iterable[tuple[str, Callable[..., Any]]]) -> list[Finding]:
+    """Let a Key_Shared delivery go to a consumer the selector does not give its key (the model refuses it). Then
+    either the selector (PLS-KEYSHARED-003/004/005) misplaced it, or the broker computed its sticky key or slot
+    another way. The second is charged only when one such way explains this delivery *and* every earlier
+    delivery on the subscription since its membership last changed: a broker that resolves keys wrongly does so
+    for every message, while a selector slip is one delivery among correct ones."""
+    if r.label is None or r.allowed or r.refusal not in ("wrong-consumer", "key-stickiness-violation"):
+        return []
+    sub = w.subscription_for(r.handle, r.label)
+    d = sub.dispatcher if sub is not None else None
+    pos = w._pos(sub, r.label) if sub is not None else None
+    if d is None or d.type_name != "Key_Shared" or pos is None or d.selector is None or not d.epochs:
+        return []
+    epoch = d.epochs[-1]
+    if not epoch.known or epoch.state is None or d._batch_of(pos)[0] != pos:
+        return []  # owners unknown; a batch goes by its first message's keys
+    entries = sub.topic.entries
+    before = [(q, h) for e, q, h in w.ks_delivered.get(w._sub_key(sub), ()) if e == len(d.epochs)]
+    for why, lie in lies:
+        if ks_owner_under_lie(d, epoch, entries[pos], rule, lie) != r.handle:
+            continue
+        if all(ks_owner_under_lie(d, epoch, entries[q], rule, lie) == h for q, h in before):
+            what = "sticky key" if rule == "PLS-KEYSHARED-001" else "slot"
+            return [Finding(rule, FAIL, r.refusal, f"{d.current_owner(pos)} (the owner of {r.label}'s {what})", r.handle,
+                            f"Let {r.label}'s {what} be computed as the rule says for broker {d.settings.profile.label} "
+                            f"(sticky key {d.sticky_key(pos)!r}, slot {d.hash_slot(pos)}). Then it goes to "
+                            f"{d.current_owner(pos)}; it reached {r.handle}, which owns it when the {what} is taken "
+                            f"from {why}, as every delivery on {sub.name} since its consumers last changed agrees "
+                            "(or the selector misplaced it).")]
+    return []
+
+
+def sticky_key_routing(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-KEYSHARED-001. Violated if Key_Shared messages reach the consumers that own the slots of sticky keys
+    other than their own (the partition key though there is an ordering key, the other broker line's keyless
+    fallback): a delivery the selector does not explain, that such a key explains along with every delivery on
+    the subscription since its consumers last changed."""
+    return _keyshared_misrouted(w, r, "PLS-KEYSHARED-001", STICKY_KEY_LIES)
+
+
+def slot_routing(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-KEYSHARED-002. Violated if Key_Shared messages reach the consumers that own slots of their sticky keys
+    computed by another selector's or broker line's formula: a delivery the selector does not explain, that such
+    a formula explains along with every delivery on the subscription since its consumers last changed."""
+    return _keyshared_misrouted(w, r, "PLS-KEYSHARED-002", SLOT_LIES)
 
 
 def retained_acked_at(w: Watch, handle: str, pos: int) -> bool:

@@ -806,6 +806,129 @@ def move_to_lower_priority(history: History) -> list[Mutant]:
     return out
 
 
+def _ks_selector_state(f: _Facts, h: _Handle, i: int) -> tuple[Any, str, Any, dict[Any, str], int] | None:
+    """The Key_Shared selector of ``h``'s subscription just before event ``i``, replayed from the history's joins and
+    leaves with the reference model's pure selector functions: ``(settings, selector, state, handle_of, since)``
+    (``since``: the index of the last membership change); None when the owners cannot be known (a ring
+    consumer without a fixed name, a refused join)."""
+    from reference_model import key_shared as ks
+    from reference_model.dispatch.key_shared import KeySharedPolicy, KeySharedSettings
+    from reference_model.rejections import Rejected
+
+    cfg = (f.history.header.profile or {}).get("broker_config") or {}
+    try:
+        settings = KeySharedSettings.for_broker(f.history.header.broker_version, cfg)
+    except ValueError:
+        return None
+    selector = state = None
+    ident: dict[str, Any] = {}
+    since = -1
+    for j, e in enumerate(f.history.events[:i]):
+        x = f.handle_at(j)
+        if x is None or x.kind != "consumer" or x.sub_key != h.sub_key or e.outcome.status != OK:
+            continue
+        if e.op.op == "subscribe":
+            policy = KeySharedPolicy.from_arg(x.args.get("key_shared"))
+            if selector is None:
+                selector = "sticky" if policy.mode == "Sticky" else (
+                    "consistent_hashing" if settings.consistent_hashing else "auto_split")
+            if selector == "consistent_hashing":
+                if not x.args.get("consumer_name"):
+                    return None
+                state, ident[x.name] = ks.ring_join(state or ks.new_ring(settings.profile, settings.replica_points),
+                                                    x.args["consumer_name"])
+            elif selector == "auto_split":
+                state, ident[x.name] = ks.auto_split_join(state or ks.AutoSplit(), x.name), x.name
+            else:
+                state, ident[x.name] = ks.sticky_join(state or ks.Sticky(settings.profile), x.name, list(policy.ranges)), x.name
+            if isinstance(state, Rejected):
+                return None
+            since = j
+        elif e.op.op in ("close", "unsubscribe") and x.name in ident:
+            c = ident.pop(x.name)
+            state = (ks.ring_leave if selector == "consistent_hashing" else ks.auto_split_leave
+                     if selector == "auto_split" else ks.sticky_leave)(state, c)
+            since = j
+    if state is None:
+        return None
+    return settings, selector, state, {c: name for name, c in ident.items()}, since
+
+
+def misroute_key_shared(history: History) -> list[Mutant]:
+    """On a Key_Shared subscription, between two changes of its consumers, every delivery goes to the consumer that
+    owns its message when the sticky key is resolved wrongly (the partition key over the ordering key, the other
+    broker line's keyless fallback: PLS-KEYSHARED-001) or its slot computed by another formula (another selector's
+    or broker line's: PLS-KEYSHARED-002). A broker that gets keys or slots wrong gets them wrong for every message,
+    so the lie is told for the whole stretch.
+
+    The selector is replayed from the history's joins and leaves (``_ks_selector_state``); a stretch whose owners
+    the replay does not confirm, or with a message sent before its last membership change, is left alone."""
+    from types import SimpleNamespace
+
+    from conformance.detectors import SLOT_LIES, STICKY_KEY_LIES, ks_owner_under_lie
+
+    f = facts(history)
+    out = []
+    done: set[str] = set()
+    stretches: dict[tuple[str, int], list[tuple[int, _Handle, ObservedMessage, Any]]] = {}
+    for i, h, msg in _deliveries(f):
+        if h.kind != "consumer" or h.sub_type != "Key_Shared" or "-partition-" in msg.topic:
+            continue
+        replay = _ks_selector_state(f, h, i)
+        key = (h.sub_key, replay[4] if replay is not None else -1)
+        si = f.sends.get(msg.payload)
+        ok = replay is not None and not _is_copy(msg) and msg.message_id[3] < 0 and msg.redelivery_count == 0 \
+            and si is not None and si > replay[4]
+        stretches.setdefault(key, []).append((i, h, msg, replay if ok else None))
+    for (_, since), dels in stretches.items():
+        if any(r is None for *_, r in dels):
+            continue
+        settings, selector, state, handle_of, _ = dels[-1][3]
+        d = SimpleNamespace(settings=settings, selector=selector)
+        epoch = SimpleNamespace(state=state, handle_of=handle_of)
+        stored = {}
+        for i, h, msg, _ in dels:
+            seq = (history.events[f.sends[msg.payload]].outcome.value or {}).get("sequence_id")
+            stored[i] = SimpleNamespace(ordering_key=msg.ordering_key, key=msg.key, producer_name=msg.producer_name,
+                                        sequence_id=seq)
+        own = {i: ks_owner_under_lie(d, epoch, stored[i], "PLS-KEYSHARED-002", lambda hv: _right_slot(settings, selector, hv))
+               for i, *_ in dels}
+        if any(own[i] != h.name for i, h, *_ in dels):
+            continue  # the replay disagrees with the history: no claim
+        for rule_id, lies in (("PLS-KEYSHARED-001", STICKY_KEY_LIES), ("PLS-KEYSHARED-002", SLOT_LIES)):
+            if rule_id in done:
+                continue
+            for why, lie in lies:
+                moved = {i: ks_owner_under_lie(d, epoch, stored[i], rule_id, lie) for i, *_ in dels}
+                changed = [i for i, h, *_ in dels if moved[i] is not None and moved[i] != h.name]
+                if not changed or any(moved[i] is None for i in moved):
+                    continue
+                events = list(history.events)
+                for i in changed:
+                    e = events[i]
+                    events[i] = replace(e, op=replace(e.op, args={**e.op.args, "consumer": moved[i]}))
+                steps = tuple(history.events[i].step for i in changed)
+                m = _mutant(f, events, "misroute_key_shared", steps, (rule_id,),
+                            f"steps {', '.join(map(str, steps))}: {len(changed)} of {len(dels)} deliveries moved to the "
+                            f"consumers that own them with the {'sticky key' if rule_id == 'PLS-KEYSHARED-001' else 'slot'} "
+                            f"taken from {why}")
+                if m:
+                    out.append(m)
+                    done.add(rule_id)  # one lie of each kind per history: the checks are uniform
+                break
+    return out
+
+
+def _right_slot(settings: Any, selector: str, hv: int) -> int:
+    """PLS-KEYSHARED-002: the slot of hash ``hv`` for ``selector`` on the broker of ``settings`` (``key_shared.slot_for``)."""
+    from reference_model import key_shared as ks
+
+    profile = settings.profile
+    if selector == "consistent_hashing":
+        return hv if profile.ring_range is None else ks.make_sticky_key_hash(hv, *profile.ring_range)
+    return ks.make_sticky_key_hash(hv, 0, ks.RANGE_SIZE - 1) if profile.range_slot_remap_zero else hv % ks.RANGE_SIZE
+
+
 # Which rule a rejection speaks to, from the op and its args (reference_model/rules.py).
 _WRONG_ERROR = {
     "ConsumerBusy": "NotAllowedError", "NotAllowedError": "ConsumerBusy", "ProducerFenced": "ProducerBusy",
@@ -2089,6 +2212,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "reorder_same_key": reorder_same_key,
     "move_to_other_consumer": move_to_other_consumer,
     "move_to_lower_priority": move_to_lower_priority,
+    "misroute_key_shared": misroute_key_shared,
     "change_error_name": change_error_name,
     "change_stat": change_stat,
     "stats_after_unsubscribe": stats_after_unsubscribe,

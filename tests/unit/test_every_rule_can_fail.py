@@ -36,8 +36,6 @@ _CHARGED = "the checker does not FAIL it on the mutants that break it: "
 KNOWN_GAPS: dict[str, str] = {
     # --- the checker charges another rule (or nothing) for histories that break these
     # --- no operator breaks these yet
-    "PLS-KEYSHARED-001": _NO_OPERATOR + "sticky keys are never changed (move_to_other_consumer targets the selector rules)",
-    "PLS-KEYSHARED-002": _NO_OPERATOR + "slot computation is never lied about",
     "PLS-KEYSHARED-006": _NO_OPERATOR + "a draining hash is never delivered to its new consumer early",
 }
 
