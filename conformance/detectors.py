@@ -805,7 +805,8 @@ RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
     ack_individual, ack_cumulative, ttl_expired_gone, ttl_delivered_not_redelivered, np_no_redelivery,
     np_connected_only, dlq_n_plus_one, dlq_shared_only, compacted_latest_per_key, compacted_tombstone,
     compacted_keyless_dropped, compacted_after_horizon, delayed_immediate_on_exclusive, nack_delay_floor,
-    failover_partition_owner, retention_keeps_acked, batch_redelivered_whole, batch_redelivered_unacked_only,
+    failover_partition_owner, retention_keeps_acked, sticky_key_routing, slot_routing, batch_redelivered_whole,
+    batch_redelivered_unacked_only,
     batch_nack_whole_entry, chunked_whole,
 )
 
