@@ -19,7 +19,16 @@ PLS-DELAY-006: a flush's entries and batch indexes), ``change_send_outcome`` (PL
 ``deliver_chunk_alone`` (PLS-CHUNK-001); PLS-BATCH-004 (drop_delivery of an acked batch member's
 redelivery without batch index ack), PLS-BATCH-005 (deliver_acked with batch index ack), PLS-DELAY-002
 (reorder_same_key holding a delayed message back on Exclusive/Failover), PLS-CHUNK-004 (the
-chunking+batching refusal accepted or misnamed).
+chunking+batching refusal accepted or misnamed). Dead letters, retention and the rest:
+PLS-DLQ-001/RETRY-001 (``change_message_field`` moves a copy to the pre-#9327 name), PLS-DLQ-004
+(``drop_initial_subscription``), PLS-DLQ-005 (``change_redelivery_count`` on an Exclusive/Failover
+dead-letter consumer), PLS-DLQ-006 (``drop_dlq_copy`` of a batch sibling), PLS-DLQ-007 (the
+max_redeliver_count refusal accepted or misnamed), PLS-NACK-002 (``shift_delivery_earlier`` under a
+delay below the floor), PLS-TTL-002 (``expiry_pass_kept``), PLS-RETENTION-001 (``delete_without_rollover``,
+``drop_delivery`` with no ledger rollover), PLS-RETENTION-002 (``drop_delivery`` under retention),
+PLS-COMPACT-002 (``drop_tombstone``), PLS-SHARED-003 (``move_to_lower_priority``), PLS-KEYSHARED-001/002
+(``misroute_key_shared``), PLS-TOPIC-001 (``refuse_short_topic_name``), PLS-SUB-006
+(``stats_after_unsubscribe``).
 
 Honesty: a mutant the spec still allows is not a checker miss. Every operator classifies its
 mutants: ``allowed`` carries the reason when the lie is one Pulsar is allowed to tell (a
@@ -44,7 +53,7 @@ Choices:
 Not modelled: mutations of admin ops, and of sends and producers beyond their reported outcome
 (ids, duplicate verdicts, sequence ids, flush ids; the operators otherwise lie only about what
 consumers, readers and stats observed (backlog, Key_Shared hash ranges), and about rejection
-names); a chunked payload's bytes (a delivery carries the send's label only, so a changed payload
+names; and, to tell a retention or expiry lie, an unload taken out or stats put in); a chunked payload's bytes (a delivery carries the send's label only, so a changed payload
 is a label no send produced, PLS-MSG-001's); redelivery-count lies on DLQ/retry copies; timing lies on ``redeliver_unacked``
 (REDELIVER-001 states no deadline).
 """

@@ -258,11 +258,55 @@ def test_deliver_chunk_alone_gives_the_delivery_its_first_chunk_id():
     _unchanged_but(h, m.history, {4})
 
 
+def test_stats_after_unsubscribe_lies_about_the_deleted_subscription_and_names_sub_006_not_sub_007():
+    ok = Outcome.ok
+    h = _history([
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"}, ok(), 0, 1),
+        ("unsubscribe", {"consumer": "c1"}, ok(), 1, 2),
+        ("stats", {"topic": "t", "subscription": "s"}, Outcome.rejected("SubscriptionNotFound"), 2, 3),
+    ])
+    assert [v.status for v in check(h).verdicts if v.rule_id == "PLS-SUB-006"] == ["PASS", "PASS"]
+    (wrong,) = mutation.change_error_name(h)
+    assert wrong.meant_to_break == ("PLS-SUB-006",)  # an unsubscribe deleted it, not a NonDurable close
+    lies = mutation.stats_after_unsubscribe(h)
+    assert [m.meant_to_break for m in lies] == [("PLS-SUB-006",)] * 2
+    assert [m.history.events[2].outcome.status for m in lies] == ["ok", "rejected"]
+    for m in [wrong] + lies:
+        assert "PLS-SUB-006" in {v.rule_id for v in check(m.history).failures()}
+
+
+def test_dropping_acked_data_is_allowed_after_an_unload_and_breaks_retention_001_without_one():
+    ok = Outcome.ok
+    rows = [
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "a", "type": "Exclusive",
+                       "initial_position": "Earliest"}, ok(), 0, 1),
+        ("create_producer", {"producer": "p", "topic": "t"}, ok({"producer_name": "p", "last_sequence_id": -1}), 1, 2),
+        ("send", {"producer": "p", "payload": "m1"}, ok({"message_id": [7, 0, -1, -1], "publish_time": 1}), 2, 3),
+        ("receive", {"consumer": "c1", "timeout_ms": 1000}, ok(_msg("m1")), 3, 4),
+        ("ack", {"consumer": "c1", "message": "m1"}, ok(), 4, 5),
+        ("close", {"handle": "c1"}, ok(), 5, 6),
+        ("close", {"handle": "p"}, ok(), 6, 7),
+        ("unload_topic", {"topic": "t"}, ok(), 7, 8),
+        ("subscribe", {"consumer": "c2", "topic": "t", "subscription": "b", "type": "Exclusive",
+                       "initial_position": "Earliest"}, ok(), 8, 9),
+        ("receive", {"consumer": "c2", "timeout_ms": 1000}, ok(_msg("m1")), 9, 10),
+    ]
+    after_unload = [m for m in mutation.drop_delivery(_history(rows)) if m.steps[0] == 10]
+    assert after_unload and all(m.allowed and "unload" in m.allowed for m in after_unload)
+    no_unload = _history([r for r in rows if r[0] != "unload_topic"])
+    (m,) = [m for m in mutation.drop_delivery(no_unload) if m.steps[0] == 9]
+    assert m.allowed is None and "PLS-RETENTION-001" in m.meant_to_break
+    assert "PLS-RETENTION-001" in {v.rule_id for v in check(m.history).failures()}
+
+
 def test_an_operator_with_nothing_to_mutate_yields_nothing():
     h = _exclusive_history()
     assert mutation.shift_delivery_earlier(h) == []  # no nack, ack timeout or delayed message
     assert mutation.drop_dlq_copy(h) == [] and mutation.deliver_ttl_expired(h) == []
     assert mutation.redeliver_non_persistent(h) == [] and mutation.compacted_sees_stale(h) == []
+    assert mutation.drop_tombstone(h) == [] and mutation.expiry_pass_kept(h) == []
+    assert mutation.drop_initial_subscription(h) == [] and mutation.move_to_lower_priority(h) == []
+    assert mutation.delete_without_rollover(h) == [] and mutation.stats_after_unsubscribe(h) == []
 
 
 # ------------------------------------------------------------------ recorded histories
