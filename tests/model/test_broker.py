@@ -1,51 +1,17 @@
-"""The model as a target: what it does, op by op, in virtual time (rule ids per test)."""
+"""The composition broker.py: subscriptions, readers, producers, the op table (PLS-SUB, READER, PROD, MSG, ACK-003/006)."""
 
 from __future__ import annotations
 
 import pytest
 
+from broker_trace_helpers import P, labels, received, recv, run, send, sub
+from case_history_helpers import failures, java_history, replace_outcome
 from conformance.checker import check
 from conformance.targets.model import ModelTarget
-from conformance.trace import make_trace
+from conformance.trace import Outcome, make_trace, received_message
 from reference_model.broker import Broker
 from reference_model.rejections import ModelError, Rejected
 from reference_model.timing import Span
-
-
-def run(*ops, **header):
-    trace = make_trace("t", ops, **header)
-    history = ModelTarget().run(trace)
-    report = check(history)
-    assert report.ok and not [v for v in report.verdicts if v.status != "PASS"], report.summary()
-    return history
-
-
-def received(history):
-    out = []
-    for e in history.events:
-        if e.op.op in ("receive", "read_next") and e.outcome.status == "ok":
-            m = e.outcome.value["message"]
-            out.append(None if m is None else (m["payload"], m["redelivery_count"], e.t_end_ms))
-    return out
-
-
-def labels(history):
-    return [None if r is None else r[0] for r in received(history)]
-
-
-P = ("create_producer", {"producer": "p", "topic": "t"})
-
-
-def send(label, **kw):
-    return ("send", {"producer": "p", "payload": label, **kw})
-
-
-def sub(c, type_="Exclusive", **kw):
-    return ("subscribe", {"consumer": c, "topic": "t", "subscription": "s", "type": type_, **kw})
-
-
-def recv(c, timeout=1000):
-    return ("receive", {"consumer": c, "timeout_ms": timeout})
 
 
 def test_latest_skips_earlier_messages_and_earliest_does_not():
@@ -72,83 +38,10 @@ def test_unsubscribe_deletes_subscription():
     assert labels(h) == ["m2", None]
 
 
-def test_exclusive_nack_rewinds_everything_unacked_in_order():
-    # PLS-NACK-003 with the model's canonical choice (no prefetch): m2 first, then the rewind.
-    h = run(sub("c1", nack_delay_ms=200), P, send("m0"), send("m1"), send("m2"), recv("c1"), recv("c1"),
-            ("nack", {"consumer": "c1", "message": "m0"}), recv("c1"), recv("c1"), recv("c1"), recv("c1"), recv("c1"))
-    assert received(h) == [("m0", 0, 0), ("m1", 0, 0), ("m2", 0, 0), ("m0", 0, 200), ("m1", 0, 200), ("m2", 0, 200), None]
-
-
-def test_nack_floor_and_shared_count():
-    # PLS-NACK-002: 10 ms becomes 100 ms. PLS-ACK-005: count 1 after the nack.
-    h = run(sub("c1", "Shared", nack_delay_ms=10), P, send("m0"), recv("c1"), ("nack", {"consumer": "c1", "message": "m0"}),
-            recv("c1"), ("nack", {"consumer": "c1", "message": "m0"}), recv("c1"))
-    assert received(h) == [("m0", 0, 0), ("m0", 1, 100), ("m0", 2, 200)]
-
-
-def test_ack_timeout_redelivers_at_end_of_window():
-    # PLS-ACKTIMEOUT-002: T=10 s, t=1 s: the model redelivers at 11 s (inside (10 s, 11 s]).
-    h = run(sub("c1", "Shared", ack_timeout_ms=10_000), P, send("m0"), recv("c1"), recv("c1", 20_000))
-    assert received(h) == [("m0", 0, 0), ("m0", 1, 11_000)]
-
-
-def test_ack_timeout_below_minimum_is_rejected():
-    # PLS-ACKTIMEOUT-001
-    h = run(sub("c1", ack_timeout_ms=5000))
-    assert h.events[0].outcome.error == "InvalidArgument"
-
-
-def test_shared_close_gives_unacked_to_others():
-    # PLS-SHARED-002
-    h = run(sub("c1", "Shared"), sub("c2", "Shared"), P, send("m0"), send("m1"), recv("c1"), recv("c1"),
-            ("ack", {"consumer": "c1", "message": "m0"}), ("close", {"handle": "c1"}), recv("c2"), recv("c2"))
-    assert labels(h) == ["m0", "m1", "m1", None]
-
-
 def test_shared_cumulative_ack_refused():
     # PLS-ACK-003
     h = run(sub("c1", "Shared"), P, send("m0"), recv("c1"), ("ack_cumulative", {"consumer": "c1", "message": "m0"}))
     assert h.events[-1].outcome.error == "CumulativeAcknowledgementNotAllowedError"
-
-
-def test_cumulative_ack_on_exclusive():
-    # PLS-ACK-002 / PLS-BACKLOG-001
-    h = run(sub("c1"), P, send("m0"), send("m1"), send("m2"), recv("c1"), recv("c1"),
-            ("ack_cumulative", {"consumer": "c1", "message": "m1"}), ("stats", {"topic": "t", "subscription": "s"}),
-            ("redeliver_unacked", {"consumer": "c1"}), recv("c1"), recv("c1"))
-    assert h.events[8].outcome.value == {"backlog": 1}
-    assert labels(h) == ["m0", "m1", "m2", None]
-
-
-def test_failover_first_connected_is_active_then_next():
-    # PLS-FAILOVER-001 / PLS-FAILOVER-002
-    h = run(sub("c1", "Failover"), sub("c2", "Failover"), P, send("m0"), send("m1"), recv("c2", 100), recv("c1"),
-            ("close", {"handle": "c1"}), recv("c2"), recv("c2"))
-    assert labels(h) == [None, "m0", "m0", "m1"]
-
-
-def test_seek_by_id_time_earliest_latest():
-    # PLS-SEEK-001 (skips the message unless inclusive), PLS-SEEK-002, PLS-SEEK-003
-    base = [sub("c1"), P, send("m0"), send("m1"), send("m2"), recv("c1"), recv("c1"), recv("c1"),
-            ("ack_cumulative", {"consumer": "c1", "message": "m2"})]
-    h = run(*base, ("seek", {"consumer": "c1", "message": "m0"}), recv("c1"), recv("c1"), recv("c1"))
-    assert labels(h)[3:] == ["m1", "m2", None]
-    h = run(*base, ("seek", {"consumer": "c1", "position": "earliest"}), recv("c1"))
-    assert labels(h)[3:] == ["m0"]
-    h = run(*base, ("seek", {"consumer": "c1", "position": "latest"}), recv("c1", 10))
-    assert labels(h)[3:] == [None]
-    # all three sends share publish time 0 in virtual time, so the first with time >= is m0
-    h = run(*base, ("seek", {"consumer": "c1", "publish_time_of": "m2"}), recv("c1"))
-    assert labels(h)[3:] == ["m0"]
-    h = run(*base[:-1], ("advance_time", {"ms": 5}), send("m3"), recv("c1"),
-            ("seek", {"consumer": "c1", "publish_time_of": "m3"}), recv("c1"))
-    assert labels(h)[-1] == "m3"
-
-
-def test_seek_inclusive():
-    h = run(sub("c1", start_message_id_inclusive=True), P, send("m0"), send("m1"), recv("c1"),
-            ("seek", {"consumer": "c1", "message": "m0"}), recv("c1"))
-    assert labels(h) == ["m0", "m0"]
 
 
 def test_readers():
@@ -184,12 +77,6 @@ def test_message_fields_kept():
     m = h.events[-1].outcome.value["message"]
     assert (m["key"], m["ordering_key"], m["properties"], m["event_time"], m["topic"]) == ("k", "ok", {"a": "1"}, 42, "t")
     assert m["message_id"][2:] == [-1, -1]
-
-
-def test_invalid_topic_rejected():
-    # PLS-TOPIC-003
-    h = run(("subscribe", {"consumer": "c1", "topic": "a/b", "subscription": "s"}))
-    assert h.events[0].outcome.error == "InvalidTopicName"
 
 
 def test_unmodelled_ops_are_indeterminate_not_wrong():
@@ -299,3 +186,42 @@ def test_predict_changes_nothing_and_agrees_with_step(monkeypatch):
     for case in discover_cases():
         model_target.ModelTarget().run(case.trace)
     assert {"subscribe", "send", "ack", "nack", "create_producer", "seek", "close", "flush"} <= set(checked)
+
+
+# ---------------------------------------------------------------- PLS-ACK-006 (Java)
+
+
+def test_java_cumulative_ack_on_shared():
+    history = java_history("ack-cumulative-shared-java")
+    assert check(history).ok
+    assert ("PLS-ACK-006", "wrong-error") in failures(
+        replace_outcome(history, 7, Outcome.rejected("CumulativeAcknowledgementNotAllowedError")))
+    assert ("PLS-ACK-006", "missing-rejection") in failures(replace_outcome(history, 8, Outcome.ok({})))
+
+
+# ---------------------------------------------------------------- PLS-SUB-007 / -008 (Java)
+
+
+def test_non_durable_case_passes():
+    report = check(java_history("non-durable-java"))
+    assert report.ok, report.summary()
+    assert report.rule_verdicts()["PLS-SUB-007"] == "PASS"
+
+
+def test_stats_of_a_gone_non_durable_subscription_must_fail():
+    history = java_history("non-durable-java")
+    assert ("PLS-SUB-007", "missing-rejection") in failures(replace_outcome(history, 10, Outcome.ok({"backlog": 1})))
+
+
+def test_a_non_durable_resubscribe_must_not_see_messages_sent_meanwhile():
+    history = java_history("non-durable-java")
+    m2 = history.events[10].outcome.value["message_id"]
+    m3 = received_message(history.events[14].outcome)
+    broken = replace_outcome(history, 13, Outcome.ok({"message": dict(m3.to_json(), payload="m2", message_id=m2)}))
+    assert ("PLS-SUB-007", "wrong-value") in failures(broken)
+
+
+def test_non_durable_on_a_durable_name():
+    history = java_history("non-durable-name-taken-java")
+    assert check(history).ok
+    assert ("PLS-SUB-008", "missing-rejection") in failures(replace_outcome(history, 3, Outcome.ok({})))

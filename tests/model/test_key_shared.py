@@ -1,4 +1,4 @@
-"""Key_Shared selectors: exact vectors and the rules step by step.
+"""Chapter key_shared.py: Key_Shared selectors per release, exact vectors (PLS-KEYSHARED-002..006).
 
 External vectors: the Pulsar docs (AUTO_SPLIT diagram, ``Order-3459134``), the upstream unit test
 ``HashRangeAutoSplitStickyKeyConsumerSelectorTest`` (range 64), the ring point hash of ``c1``
@@ -60,17 +60,6 @@ def test_profiles_by_broker_version():
     for unchecked in ("3.0.5", "3.1", "3.3.2", "x.y"):
         with pytest.raises(ValueError, match="broker"):
             ks.profile_for_broker(unchecked)
-
-
-def test_spec_functions_refuse_bad_selector_and_broker():
-    with pytest.raises(ValueError, match="selector must be one of 'consistent_hashing', 'auto_split', 'sticky'"):
-        sticky_key_slot("k", broker="4.0", selector="hash")
-    with pytest.raises(ValueError, match="broker"):
-        sticky_key_slot("k", broker="four", selector="sticky")
-    with pytest.raises(ValueError, match="sticky_ranges"):
-        key_shared_consumer_for_keys(["a"], ["k"], broker="4.0", selector="sticky")
-    with pytest.raises(ValueError, match="replica_points"):
-        key_shared_consumer_for_keys(["a"], ["k"], broker="4.0", replica_points=0)
 
 
 # ---------------------------------------------------------------- consistent hashing (PLS-KEYSHARED-003)

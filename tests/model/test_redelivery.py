@@ -1,6 +1,6 @@
-"""Java client redelivery: the nack tracker (PLS-NACK-004/005), ack timeout (PLS-ACKTIMEOUT-003..005).
+"""Chapter redelivery.py: nacks, ack timeouts, backoff, C++ and Java (PLS-NACK-001/002/004/005, PLS-ACKTIMEOUT-001..005).
 
-Each rule: the model's window, a Java case's model history that passes, and the same history
+The Java rules: the model's window, a Java case's model history that passes, and the same history
 mutated so that it breaks the rule, which the checker must FAIL (anomaly named).
 """
 
@@ -10,21 +10,28 @@ from dataclasses import replace
 
 import pytest
 
-from conformance.case_files import discover_cases
+from broker_trace_helpers import P, received, recv, run, send, sub
+from case_history_helpers import failures, java_history
 from conformance.checker import check
 from conformance.targets.model import ModelTarget
 from conformance.trace import Event, History, Outcome, make_trace, received_message
-from reference_model.profiles import profile_for
-from reference_model.redelivery import JavaNackTracker, ack_timeout_window, consumer_nack_window
+from reference_model import spec
+from reference_model.profiles import Profile, profile_for
+from reference_model.redelivery import (
+    JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS,
+    JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS,
+    JavaNackTracker,
+    ack_timeout_window,
+    check_ack_timeout,
+    consumer_nack_window,
+    effective_nack_delay_ms,
+    nack_window,
+    nack_window_offsets,
+)
 from reference_model.timing import Span
 
-CASES = {c.id: c for c in discover_cases()}
 JAVA = profile_for("4.0.8", "java")
 CPP = profile_for("4.0.8", "python")
-
-
-def java_history(case_id: str) -> History:
-    return ModelTarget(client="java").run(CASES[case_id].trace)
 
 
 def retime(history: History, step: int, t_end: float) -> History:
@@ -39,19 +46,57 @@ def retime(history: History, step: int, t_end: float) -> History:
     return History(history.header, tuple(events))
 
 
-def set_message(history: History, step: int, **changes) -> History:
-    events = list(history.events)
-    ev = events[step - 1]
-    message = dict(ev.outcome.value["message"], **changes)
-    events[step - 1] = Event(ev.op, Outcome.ok({"message": message}), ev.t_start_ms, ev.t_end_ms)
-    return History(history.header, tuple(events))
+# ---------------------------------------------------------------- PLS-NACK-001/002 (C++)
 
 
-def failures(history: History) -> set[tuple[str, str | None]]:
-    return {(v.rule_id, v.anomaly) for v in check(history).failures()}
+def test_cpp_nack_window_and_floor():
+    p = Profile()
+    assert nack_window_offsets(300, p) == (300, 400)
+    assert nack_window_offsets(200, p) == (200, 266)
+    assert effective_nack_delay_ms(10, p) == 100  # PLS-NACK-002
+    assert nack_window_offsets(10, p) == (100, 133)
+    w = nack_window(Span(412, 415), 300, p)
+    assert (w.low, w.canonical, w.high) == (712, 712, 815)
 
 
-# ---------------------------------------------------------------------- PLS-NACK-005 / -004 windows
+def test_nack_floor_and_shared_count():
+    # PLS-NACK-002: 10 ms becomes 100 ms. PLS-ACK-005: count 1 after the nack.
+    h = run(sub("c1", "Shared", nack_delay_ms=10), P, send("m0"), recv("c1"), ("nack", {"consumer": "c1", "message": "m0"}),
+            recv("c1"), ("nack", {"consumer": "c1", "message": "m0"}), recv("c1"))
+    assert received(h) == [("m0", 0, 0), ("m0", 1, 100), ("m0", 2, 200)]
+
+
+# ---------------------------------------------------------------- PLS-NACK-004 backoff
+
+
+def test_java_backoff_vectors_match_docs_table_shifted_by_one():
+    # Docs: "redelivery count 1 -> 1 s, 2 -> 2 s, ..., 7 -> 60 s" with min 1 s, max 60 s.
+    got = [spec.nack_backoff_delay_ms(c, min_delay_ms=1000, max_delay_ms=60000) for c in range(8)]
+    assert got == [1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000]
+    assert spec.nack_backoff_delay_ms(100, min_delay_ms=1000, max_delay_ms=60000) == 60000
+    assert spec.nack_backoff_delay_ms(3, min_delay_ms=0, max_delay_ms=60000) == 0
+    assert spec.nack_backoff_delay_ms(2, min_delay_ms=100, max_delay_ms=10_000, multiplier=3.0) == 900
+
+
+def test_java_backoff_builder_defaults():
+    assert (JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS, JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS) == (10_000, 600_000)
+    assert spec.JAVA_BACKOFF_DEFAULT_MULTIPLIER == 2.0
+    got = [spec.nack_backoff_delay_ms(c, min_delay_ms=spec.JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS,
+                                      max_delay_ms=spec.JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS) for c in range(8)]
+    assert got == [10_000, 20_000, 40_000, 80_000, 160_000, 320_000, 600_000, 600_000]
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"min_delay_ms": 1000, "max_delay_ms": 60000, "multiplier": 1.0}, "multiplier"),
+    ({"min_delay_ms": -1, "max_delay_ms": 60000}, "min_delay_ms"),
+    ({"min_delay_ms": 1000, "max_delay_ms": 999}, "max_delay_ms"),
+])
+def test_java_backoff_argument_checks(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        spec.nack_backoff_delay_ms(1, **kwargs)
+
+
+# ---------------------------------------------------------------- PLS-NACK-005 / -004 windows (Java)
 
 
 def test_java_fixed_nack_window_is_d_minus_255_to_d_without_the_cpp_third():
@@ -92,7 +137,7 @@ def test_cpp_consumer_refuses_a_backoff_window():
         consumer_nack_window(Span(0, 0), 0, (500, 2000, 2.0), 0, CPP)
 
 
-# ---------------------------------------------------------------------- PLS-NACK-004 case
+# ---------------------------------------------------------------- PLS-NACK-004 case
 
 
 def test_nack_backoff_case_passes_and_its_windows_are_exact():
@@ -119,7 +164,7 @@ def test_nack_backoff_up_to_255_ms_early_passes():
     assert report.ok, report.summary()
 
 
-# ---------------------------------------------------------------------- PLS-NACK-005 case
+# ---------------------------------------------------------------- PLS-NACK-005 case
 
 
 def test_nack_fixed_delay_java_case_passes():
@@ -153,21 +198,40 @@ def test_the_same_history_judged_as_cpp_fails_early():
     assert ("PLS-NACK-001", "early-redelivery") in failures(as_cpp)
 
 
-# ---------------------------------------------------------------------- PLS-NACK-003 (Java)
+# ---------------------------------------------------------------- PLS-ACKTIMEOUT-001/002
 
 
-def test_java_exclusive_nack_rewinds():
-    report = check(java_history("nack-exclusive-rewind-java"))
-    assert report.ok, report.summary()
-    assert report.rule_verdicts()["PLS-NACK-003"] == "PASS"
+def test_ack_timeout_window():
+    assert spec.ack_timeout_redelivery_window_ms(10_000, 1000) == (10_000, 11_000)
+    assert spec.ack_timeout_redelivery_window_ms(10_500, 1000) == (11_000, 12_000)
+    assert spec.ack_timeout_redelivery_window_ms(2000, 1000, client="java") == (2000, 3000)
+    assert spec.ack_timeout_redelivery_window_ms(1500, 5000, client="java") == (1500, 3000)  # t = min(tick, T)
 
 
-def test_java_exclusive_rewind_with_a_count_fails():
-    broken = set_message(java_history("nack-exclusive-rewind-java"), 11, redelivery_count=1)
-    assert ("PLS-ACK-005", "wrong-redelivery-count") in failures(broken)
+def test_ack_timeout_minimums():
+    with pytest.raises(ValueError, match="greater than 10 seconds"):
+        spec.ack_timeout_redelivery_window_ms(5000, 1000)
+    with pytest.raises(ValueError, match="greater than 1 seconds"):
+        spec.ack_timeout_redelivery_window_ms(500, 1000, client="java")
+    with pytest.raises(ValueError):
+        spec.ack_timeout_redelivery_window_ms(0, 1000)
+    assert check_ack_timeout(0, 10_000) is None and check_ack_timeout(None, 10_000) is None
+    assert check_ack_timeout(5000, 10_000) == "Unacknowledged message timeout should be greater than 10 seconds."
 
 
-# ---------------------------------------------------------------------- PLS-ACKTIMEOUT-003
+def test_ack_timeout_redelivers_at_end_of_window():
+    # PLS-ACKTIMEOUT-002: T=10 s, t=1 s: the model redelivers at 11 s (inside (10 s, 11 s]).
+    h = run(sub("c1", "Shared", ack_timeout_ms=10_000), P, send("m0"), recv("c1"), recv("c1", 20_000))
+    assert received(h) == [("m0", 0, 0), ("m0", 1, 11_000)]
+
+
+def test_ack_timeout_below_minimum_is_rejected():
+    # PLS-ACKTIMEOUT-001
+    h = run(sub("c1", ack_timeout_ms=5000))
+    assert h.events[0].outcome.error == "InvalidArgument"
+
+
+# ---------------------------------------------------------------- PLS-ACKTIMEOUT-003
 
 
 def test_java_ack_timeout_minimum_case_passes():
@@ -198,7 +262,7 @@ def test_java_ack_timeout_of_one_second_is_refused_by_cpp_only():
                                              "PLS-TOPIC-001": "PASS"}
 
 
-# ---------------------------------------------------------------------- PLS-ACKTIMEOUT-004 / -005
+# ---------------------------------------------------------------- PLS-ACKTIMEOUT-004 / -005
 
 
 def test_java_ack_timeout_window_with_a_tick():

@@ -1,60 +1,20 @@
-"""The Key_Shared dispatcher, routing and retry topics in the trace -> model -> checker path.
+"""Chapter dispatch/key_shared.py: Key_Shared dispatch, trace -> model -> checker (PLS-KEYSHARED-003/005/006/007).
 
 Each test runs a trace on the model, checks that the model's own history passes, then breaks
 the history the way a faulty broker would and checks that the checker names the right anomaly
-and rule (PLS-KEYSHARED-003/006/007, PLS-ROUTE-001/002, PLS-FAILOVER-004, PLS-RETRY-001).
+and rule.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from case_history_helpers import failures
 from conformance.checker import check
-from conformance.targets.model import ModelTarget
-from conformance.trace import Event, History, Outcome, make_trace, replace_header
+from conformance.trace import History, Outcome, replace_header
+from key_shared_trace_helpers import received, recv, run, send, sub, swap_receive
 from reference_model.profiles import profile_for
 from reference_model.spec_keyshared import key_shared_consumer_for_keys
-
-KS = {"subscription": "s", "type": "Key_Shared", "topic": "t"}
-
-
-def sub(handle, name, **extra):
-    return ("subscribe", dict(KS, consumer=handle, consumer_name=name, **extra))
-
-
-def send(label, key=None, producer="p1", **extra):
-    args = {"producer": producer, "payload": label, **extra}
-    if key is not None:
-        args["key"] = key
-    return ("send", args)
-
-
-def recv(handle, ms=500):
-    return ("receive", {"consumer": handle, "timeout_ms": ms})
-
-
-def run(*ops, profile=None, header_profile=None):
-    trace = make_trace("t", ops, profile=header_profile or {})
-    return ModelTarget(profile).run(trace)
-
-
-def received(h):
-    return [(e.op.args["consumer"], e.outcome.value["message"]["payload"])
-            for e in h.events if e.op.op == "receive" and e.outcome.value.get("message")]
-
-
-def swap_receive(h: History, step: int, other_step: int) -> History:
-    """The receive at ``step`` got what the receive at ``other_step`` got instead (and vice versa)."""
-    events = list(h.events)
-    a, b = events[step - 1], events[other_step - 1]
-    events[step - 1] = replace(a, outcome=b.outcome)
-    events[other_step - 1] = replace(b, outcome=a.outcome)
-    return History(h.header, tuple(events))
-
-
-def failures(report):
-    return {(v.rule_id, v.anomaly) for v in report.failures()}
-
 
 PINNED = [sub("c1", "ks-a"), sub("c2", "ks-b"), ("create_producer", {"producer": "p1", "topic": "t"}),
           send("m1", "key-0"), send("m2", "key-1"), send("m3", "key-0"),
@@ -145,62 +105,11 @@ def test_sticky_ranges_validation():
     assert [e.outcome.error for e in h.events] == [None, "ConsumerAssignError", "InvalidArgument", "ConsumerAssignError"]
 
 
-def test_routing_with_a_scheme_router_is_exact():
-    ops = [("create_topic", {"topic": "t", "partitions": 4}),
-           ("create_producer", {"producer": "p1", "topic": "t", "router": {"hashing": "murmur3_32"}}),
-           send("m1", "alpha"), send("m2", "gamma")]
-    h = run(*ops)
-    assert [e.outcome.value["message_id"][2] for e in h.events[2:]] == [1, 2]
-    assert check(h).ok
-    events = list(h.events)
-    events[3] = replace(events[3], outcome=Outcome.ok(dict(events[3].outcome.value, message_id=[5, 0, 3, -1])))
-    report = check(History(h.header, tuple(events)))
-    assert ("PLS-ROUTE-001", "wrong-partition") in failures(report), report.summary()
-
-
-def test_round_robin_keyless_is_judged():
-    ops = [("create_topic", {"topic": "t", "partitions": 3}), ("create_producer", {"producer": "p1", "topic": "t"}),
-           send("m1"), send("m2"), send("m3")]
-    h = run(*ops)
-    assert check(h).ok
-    events = list(h.events)
-    events[3] = replace(events[3], outcome=Outcome.ok(dict(events[3].outcome.value, message_id=[2, 1, 0, -1])))
-    report = check(History(h.header, tuple(events)))
-    assert ("PLS-ROUTE-002", "wrong-partition") in failures(report), report.summary()
-
-
-def test_failover_partitioned_active_is_sorted_p_mod_k():
-    ops = [("create_topic", {"topic": "t", "partitions": 2}),
-           ("subscribe", {"consumer": "cb", "topic": "t", "subscription": "s", "type": "Failover", "consumer_name": "fo-b"}),
-           ("subscribe", {"consumer": "ca", "topic": "t", "subscription": "s", "type": "Failover", "consumer_name": "fo-a"}),
-           ("create_producer", {"producer": "p1", "topic": "t"}), send("m1"), send("m2"),
-           recv("ca"), recv("ca"), recv("cb"), recv("cb")]
-    h = run(*ops)
-    got = received(h)
-    topics = {e.outcome.value["message"]["payload"]: e.outcome.value["message"]["topic"]
-              for e in h.events if e.op.op == "receive" and e.outcome.value.get("message")}
-    assert {(handle, topics[label]) for handle, label in got} == {("ca", "t-partition-0"), ("cb", "t-partition-1")}
-    assert check(h).ok
-
-
-def test_reconsume_later_is_java_only():
-    ops = [("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Shared", "consumer_name": "c1",
-                          "enable_retry": True}),
-           ("create_producer", {"producer": "p1", "topic": "t"}), send("m1"), recv("c1"),
-           ("reconsume_later", {"consumer": "c1", "message": "m1", "delay_ms": 300}), recv("c1", 1000)]
-    java = run(*ops, profile=profile_for(None, "java"))
-    msg = java.events[-1].outcome.value["message"]
-    assert msg["topic"] == "t-s-RETRY" and java.events[-1].t_end_ms == 300
-    assert {k: msg["properties"][k] for k in ("RECONSUMETIMES", "DELAY_TIME")} == {"RECONSUMETIMES": "1", "DELAY_TIME": "300"}
-    assert check(java).ok
-    cpp = run(*ops)
-    assert cpp.events[0].outcome.error == "InvalidArgument"
-
-
 # ---------------------------------------------------------------- one draining model (PLS-KEYSHARED-006)
 # The dispatcher keeps the chapter's draining map (key_shared.register_draining_hashes, may_dispatch,
 # acked, consumer_closed): by hash slot, started by a join or leave, from what the old owner's
 # application held at that moment.
+
 
 # "k36290" is another key whose 4.x ring slot is key-10's: pulsar_murmur3 & 0x7fffffff, % 65535, + 1
 # gives 37838 for both (found by search over "k<i>"; checked here so the test states it).

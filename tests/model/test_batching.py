@@ -1,0 +1,81 @@
+"""Chapter batching.py: batches, their ids, redelivery and backlog (PLS-BATCH-001..007, PLS-BACKLOG-001)."""
+
+from __future__ import annotations
+
+import pytest
+
+from case_history_helpers import failures, java_history, replace_outcome
+from conformance.checker import check
+from conformance.trace import Outcome
+from reference_model import batching
+
+
+# ---------------------------------------------------------------- PLS-BATCH-*
+
+
+def test_size_flush_makes_entries_of_two_two_one():
+    items = [batching.Pending(40) for _ in range(5)]
+    assert batching.plan_entries(items, batching.BatchConfig(max_bytes=100)) == ((0, 1), (2, 3), (4,))
+
+
+def test_count_flush_and_exact_fit():
+    items = [batching.Pending(1) for _ in range(10)]
+    assert batching.plan_entries(items, batching.BatchConfig(max_messages=5)) == ((0, 1, 2, 3, 4), (5, 6, 7, 8, 9))
+    # bytes == max: added (<= max), then full, sent alone
+    assert batching.plan_entries([batching.Pending(100), batching.Pending(1)], batching.BatchConfig(max_bytes=100)) == ((0,), (1,))
+
+
+def test_explicit_flush_and_delayed_message_bypass():
+    items = [batching.Pending(1), batching.Pending(1, delayed=True), batching.Pending(1), batching.Flush(), batching.Pending(1)]
+    entries = batching.plan_entries(items, batching.BatchConfig())
+    assert entries == ((1,), (0, 2), (4,))
+    ids = batching.assign_ids(entries, ledger=2108, single_messages=frozenset({1}))
+    assert [str(ids[i]) for i in (1, 0, 2)] == ["(2108,0,-1,-1)", "(2108,1,-1,0)", "(2108,1,-1,1)"]
+
+
+def test_key_based_batching_groups_by_key_in_first_sequence_order():
+    keys = ["a", "b", "a", "", "b", "a"]
+    items = [batching.Pending(2, partition_key=k or None) for k in keys]
+    entries = batching.plan_entries(items, batching.BatchConfig(key_based=True))
+    assert entries == ((0, 2, 5), (1, 4), (3,))
+    ids = batching.assign_ids(entries, ledger=2054)
+    assert [str(ids[i]) for i in range(6)] == [
+        "(2054,0,-1,0)", "(2054,1,-1,0)", "(2054,0,-1,1)", "(2054,2,-1,0)", "(2054,1,-1,1)", "(2054,0,-1,2)"]
+    assert batching.Pending(1, partition_key="p", ordering_key="o").batch_key == "o"
+
+
+def test_redelivered_indexes_with_and_without_batch_index_ack():
+    assert batching.nack_redelivers(4, 1, {0, 2}, batch_index_ack=False) == (0, 1, 2, 3)
+    assert batching.nack_redelivers(4, 1, {0, 2}, batch_index_ack=True) == (1, 3)
+    assert batching.redelivered_indexes(4, {0, 3}, batch_index_ack=True) == (1, 2)
+    assert batching.redelivered_indexes(4, {0, 1, 2, 3}, batch_index_ack=False) == ()
+    with pytest.raises(ValueError):
+        batching.nack_redelivers(4, 4, set(), batch_index_ack=False)
+
+
+def test_backlog_counts_entries():
+    assert batching.backlog_entries([5, 5], [set(), set()]) == 2
+    assert batching.backlog_entries([4], [{0, 2}]) == 1
+    assert batching.backlog_entries([4, 1], [{0, 1, 2, 3}, set()]) == 1
+    assert batching.backlog_entries([1, 1, 1], [{0}, set(), {0}]) == 1  # unbatched: one entry per message
+
+
+# ---------------------------------------------------------------- PLS-BATCH-003 (Java order)
+
+
+def test_java_key_based_batches_go_out_by_their_last_message():
+    history = java_history("batch-key-based-java")
+    report = check(history)
+    assert report.ok, report.summary()
+    flush = next(e for e in history.events if e.op.op == "flush")
+    ids = flush.outcome.value["message_ids"]
+    assert [ids[k][1] for k in ("k3", "k1", "k4", "k0", "k2", "k5")] == [0, 1, 1, 2, 2, 2]
+
+
+def test_cpp_batch_order_from_a_java_producer_fails():
+    history = java_history("batch-key-based-java")
+    flush = next(e for e in history.events if e.op.op == "flush")
+    cpp_order = {"k0": [1, 0, -1, 0], "k2": [1, 0, -1, 1], "k5": [1, 0, -1, 2], "k1": [1, 1, -1, 0], "k4": [1, 1, -1, 1],
+                 "k3": [1, 2, -1, 0]}
+    broken = replace_outcome(history, flush.step, Outcome.ok({"message_ids": cpp_order, "id_texts": {}}))
+    assert ("PLS-BATCH-003", "wrong-value") in failures(broken)
