@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping
 
 from conformance import detectors, feature_checks
 from reference_model.anomalies import anomaly as _anomaly
+from reference_model import retention
 from conformance.model_view import ModelView
 from conformance.timing import TimingBands, bands_from_header
 from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message, reported_consumers
@@ -199,12 +200,6 @@ _OWING_RULES = frozenset({"PLS-EXCL-002", "PLS-SHARED-001", "PLS-FAILOVER-002", 
 # broken by a lost message only when it is the first one owed since that start.
 _START_RULES = frozenset({"PLS-SUB-002", "PLS-SUB-003", "PLS-SUB-005", "PLS-SUB-007", "PLS-SEEK-001", "PLS-SEEK-002",
                           "PLS-SEEK-003"})
-
-
-# PLS-RETENTION-001: a ledger rolls over (and may then be trimmed) only after an unload, once it is this old
-# (managedLedgerMinLedgerRolloverTimeMinutes, default 10) or with this many entries (managedLedgerMaxEntriesPerLedger).
-_MIN_LEDGER_ROLLOVER_MS = 10 * 60_000
-_MAX_ENTRIES_PER_LEDGER = 50_000
 
 
 # Rules whose detectors claim a refused Key_Shared delivery as a second explanation, not instead of the
@@ -785,7 +780,7 @@ class _Checker:
             if not owed or not any(c.pos in trim for c in opts.candidates):
                 return opts
         if msg is None or not any(c.pos == pos for c in opts.candidates):
-            labels, closed = self._ledger_closed(handle, trim, span)
+            labels, closed = self.model.ledger_closed_by(handle, trim, span)
             if closed is None:
                 # Let the acked messages sit in the topic's open ledger. Then no trim can have deleted them yet:
                 # they are still owed (the lost-message path charges the rules that owe them).
@@ -794,7 +789,8 @@ class _Checker:
                            "nothing" if msg is None else f"{label}",
                            f"Let {', '.join(labels)} be acked on every other subscription with no retention policy, and "
                            f"no unload or ledger rollover have closed the ledger that holds them (written within the last "
-                           f"{_MIN_LEDGER_ROLLOVER_MS / 60_000:g} minutes, fewer than {_MAX_ENTRIES_PER_LEDGER} entries). "
+                           f"{retention.MIN_LEDGER_ROLLOVER_MS / 60_000:g} minutes, fewer than "
+                           f"{retention.MAX_ENTRIES_PER_LEDGER} entries). "
                            f"Then the broker deletes acked data a closed ledger at a time and cannot have deleted them: "
                            f"{handle} reads them; it got {'nothing' if msg is None else label}.",
                            self._sub_keys(handle))
@@ -806,31 +802,6 @@ class _Checker:
                        "broker may delete them, and it did.")
             return self.model.receive_options(handle, span, focus=label)
         return opts
-
-    def _ledger_closed(self, handle: str, trim: set[int], span: Span) -> tuple[list[str], str | None]:
-        """PLS-RETENTION-001: the labels at ``trim``, and what may have closed the ledger holding them (None: nothing).
-
-        A managed ledger rolls over when the topic is unloaded (or the broker restarts), or once it is
-        at least ``managedLedgerMinLedgerRolloverTimeMinutes`` old and full or old enough, or when it
-        holds ``managedLedgerMaxEntriesPerLedger`` entries; only closed ledgers are trimmed."""
-        reader = self.model.readers.get(handle)
-        sub = self.model.subscription_of(handle)
-        topic = reader.topic if reader is not None else sub.topic if sub is not None else None
-        if topic is None or not trim:
-            return [], "unknown topic"
-        entries = [topic.entries[p] for p in sorted(trim) if 0 <= p < len(topic.entries)]
-        labels = [m.label for m in entries]
-        if not entries:
-            return labels, "nothing stored"
-        written = max(m.stored.end for m in entries)
-        unloads = [t for t in self.watch.unloaded.get(topic.full, []) if t >= written]
-        if unloads:
-            return labels, f"the unload at {unloads[0]:g} ms"
-        if span.end - min(m.stored.start for m in entries) >= _MIN_LEDGER_ROLLOVER_MS:
-            return labels, "a rollover once the ledger was old enough"
-        if len(topic.entries) >= _MAX_ENTRIES_PER_LEDGER:
-            return labels, "a rollover of a full ledger"
-        return labels, None
 
     def _same_topic(self, handle: str, stored: Any) -> bool:
         return stored.topic in self.model.topic_names_of(handle)

@@ -89,7 +89,6 @@ class Watch:
         self.existing_subscription: set[int] = set()  # steps whose subscribe found the subscription
         self.dead_letter_asked: dict[str, int] = {}  # handle -> max_redeliver_count its subscribe asked for
         self.unsubscribed: dict[tuple[str, str], float] = {}  # (topic full name, subscription) -> when an unsubscribe deleted it
-        self.unloaded: dict[str, list[float]] = {}  # topic full name -> when an unload closed its ledger
         self.ks_delivered: dict[tuple[str, str], list[tuple[int, int, str]]] = {}  # Key_Shared deliveries per subscription
 
     # ------------------------------------------------------------------ model reads
@@ -144,10 +143,6 @@ class Watch:
             newly = {p for p in range(len(sub.topic.entries)) if sub.cursor.is_acked(p)} - before["acked"]
             f = self.facts(sub)
             (f.acked_individually if op == "ack" else f.acked_cumulatively).update(newly)
-        elif op == "unload_topic":
-            topic = self.model.topic_named(args["topic"])
-            if topic is not None:
-                self.unloaded.setdefault(topic.full, []).append(at_end)
         elif op == "unsubscribe":
             for key in before.get("deleted", ()):
                 self.unsubscribed[key] = at_end
@@ -197,7 +192,7 @@ class Watch:
             d = sub.dispatcher
             if d is not None and d.type_name == "Key_Shared":
                 # (epoch count, position, consumer) for PLS-KEYSHARED-001/002: who got what since the last change
-                self.ks_delivered.setdefault(self._sub_key(sub), []).append((len(d.epochs), pos, handle))
+                self.ks_delivered.setdefault(self._sub_key(sub), []).append((d.epoch_number(), pos, handle))
 
     # ------------------------------------------------------------------ judging
 
@@ -642,9 +637,9 @@ SLOT_LIES: tuple[tuple[str, Callable[[int], int]], ...] = (
 )
 
 
-def ks_owner_under_lie(d: Any, epoch: Any, m: Any, rule: str, lie: Callable[..., Any]) -> Any:
-    """The handle that ``epoch``'s selector gives message ``m`` when its sticky key (PLS-KEYSHARED-001) or its slot
-    (PLS-KEYSHARED-002) is computed by ``lie`` instead of the rule."""
+def ks_owner_under_lie(d: Any, m: Any, rule: str, lie: Callable[..., Any]) -> Any:
+    """The handle that the selector in effect on dispatcher ``d`` gives message ``m`` when its sticky key
+    (PLS-KEYSHARED-001) or its slot (PLS-KEYSHARED-002) is computed by ``lie`` instead of the rule."""
     from reference_model import hashing, key_shared as ks
 
     profile = d.settings.profile
@@ -652,8 +647,7 @@ def ks_owner_under_lie(d: Any, epoch: Any, m: Any, rule: str, lie: Callable[...,
         slot = ks.slot_for(profile, d.selector, lie(profile, m))
     else:
         slot = lie(hashing.pulsar_murmur3(_right_key(profile, m)))
-    owner = ks.owner_of_slot(d.selector, epoch.state, slot)
-    return epoch.handle_of.get(owner) if d.selector == "consistent_hashing" and owner is not None else owner
+    return d.current_owner_of_slot(slot)
 
 
 def _keyshared_misrouted(w: Watch, r: Receipt, rule: str, lies: Iterable[tuple[str, Callable[..., Any]]]) -> list[Finding]:
@@ -667,17 +661,16 @@ def _keyshared_misrouted(w: Watch, r: Receipt, rule: str, lies: Iterable[tuple[s
     sub = w.subscription_for(r.handle, r.label)
     d = sub.dispatcher if sub is not None else None
     pos = w._pos(sub, r.label) if sub is not None else None
-    if d is None or d.type_name != "Key_Shared" or pos is None or d.selector is None or not d.epochs:
+    if d is None or d.type_name != "Key_Shared" or pos is None or d.selector is None or not d.epoch_number():
         return []
-    epoch = d.epochs[-1]
-    if not epoch.known or epoch.state is None or d._batch_of(pos)[0] != pos:
+    if not d.owners_known() or d.batch_members(pos)[0] != pos:
         return []  # owners unknown; a batch goes by its first message's keys
     entries = sub.topic.entries
-    before = [(q, h) for e, q, h in w.ks_delivered.get(w._sub_key(sub), ()) if e == len(d.epochs)]
+    before = [(q, h) for e, q, h in w.ks_delivered.get(w._sub_key(sub), ()) if e == d.epoch_number()]
     for why, lie in lies:
-        if ks_owner_under_lie(d, epoch, entries[pos], rule, lie) != r.handle:
+        if ks_owner_under_lie(d, entries[pos], rule, lie) != r.handle:
             continue
-        if all(ks_owner_under_lie(d, epoch, entries[q], rule, lie) == h for q, h in before):
+        if all(ks_owner_under_lie(d, entries[q], rule, lie) == h for q, h in before):
             what = "sticky key" if rule == "PLS-KEYSHARED-001" else "slot"
             return [Finding(rule, FAIL, r.refusal, f"{d.current_owner(pos)} (the owner of {r.label}'s {what})", r.handle,
                             f"Let {r.label}'s {what} be computed as the rule says for broker {d.settings.profile.label} "
@@ -715,7 +708,7 @@ def retained_acked_at(w: Watch, handle: str, pos: int) -> bool:
     holder = reader if reader is not None else mine
     if holder is None:
         return False
-    created = getattr(holder.created, "start", holder.created)
+    created = holder.created.start
     others = [s for s in holder.topic.subscriptions.values() if s is not mine and s.durable]
     return bool(others) and all(s.cursor.is_acked(pos) and s.ack_times.get(pos, float("inf")) <= created for s in others)
 

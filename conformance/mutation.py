@@ -863,6 +863,19 @@ def _ks_selector_state(f: _Facts, h: _Handle, i: int) -> tuple[Any, str, Any, di
     return settings, selector, state, {c: name for name, c in ident.items()}, since
 
 
+def _replayed_owner_of_slot(selector: str, state: Any, handle_of: Mapping[Any, str]) -> Callable[[int], Any]:
+    """``KeySharedDispatcher.current_owner_of_slot`` for a selector replayed from a history (``_ks_selector_state``):
+    the handle owning a slot, None for a slot outside the selector's slot space."""
+    from reference_model import key_shared as ks
+
+    def owner(slot: int) -> Any:
+        if selector != "consistent_hashing" and not 0 <= slot <= ks.RANGE_SIZE:
+            return None
+        found = ks.owner_of_slot(selector, state, slot)
+        return handle_of.get(found) if selector == "consistent_hashing" and found is not None else found
+    return owner
+
+
 def misroute_key_shared(history: History) -> list[Mutant]:
     """On a Key_Shared subscription, between two changes of its consumers, every delivery goes to the consumer that
     owns its message when the sticky key is resolved wrongly (the partition key over the ordering key, the other
@@ -893,14 +906,14 @@ def misroute_key_shared(history: History) -> list[Mutant]:
         if any(r is None for *_, r in dels):
             continue
         settings, selector, state, handle_of, _ = dels[-1][3]
-        d = SimpleNamespace(settings=settings, selector=selector)
-        epoch = SimpleNamespace(state=state, handle_of=handle_of)
+        d = SimpleNamespace(settings=settings, selector=selector,
+                            current_owner_of_slot=_replayed_owner_of_slot(selector, state, handle_of))
         stored = {}
         for i, h, msg, _ in dels:
             seq = (history.events[f.sends[msg.payload]].outcome.value or {}).get("sequence_id")
             stored[i] = SimpleNamespace(ordering_key=msg.ordering_key, key=msg.key, producer_name=msg.producer_name,
                                         sequence_id=seq)
-        own = {i: ks_owner_under_lie(d, epoch, stored[i], "PLS-KEYSHARED-002", lambda hv: _right_slot(settings, selector, hv))
+        own = {i: ks_owner_under_lie(d, stored[i], "PLS-KEYSHARED-002", lambda hv: _right_slot(settings, selector, hv))
                for i, *_ in dels}
         if any(own[i] != h.name for i, h, *_ in dels):
             continue  # the replay disagrees with the history: no claim
@@ -908,7 +921,7 @@ def misroute_key_shared(history: History) -> list[Mutant]:
             if rule_id in done:
                 continue
             for why, lie in lies:
-                moved = {i: ks_owner_under_lie(d, epoch, stored[i], rule_id, lie) for i, *_ in dels}
+                moved = {i: ks_owner_under_lie(d, stored[i], rule_id, lie) for i, *_ in dels}
                 changed = [i for i, h, *_ in dels if moved[i] is not None and moved[i] != h.name]
                 if not changed or any(moved[i] is None for i in moved):
                     continue

@@ -77,6 +77,7 @@ class FeatureOps:
         self.dedup_states: dict[str, dedup.DedupState] = {}  # topic full name -> broker dedup maps
         self.pfx: dict[str, ProducerFeatures] = {}  # producer handle -> its features
         self.tfx: dict[str, TopicFeatures] = {}  # topic full name -> its features
+        self.unloads: dict[str, list[float]] = {}  # topic full name -> when an unload closed its ledger (PLS-RETENTION-001)
         self.index_ack: dict[str, bool] = {}  # consumer handle -> batch index ack in effect
         self.app_acked: dict[tuple[str, str, int], set[int]] = {}  # (topic, sub, entry) -> positions acked by the app
         self.facts: dict[str, Any] = {}
@@ -170,6 +171,7 @@ class FeatureOps:
         if any(pf.pending for h, pf in self.pfx.items() if h in self.producers and self.producers[h].topic is topic):
             raise NotModelledError("unloading a topic while async sends are pending")
         yield  # decided: the topic is reloaded, with everything it kept
+        self.unloads.setdefault(topic.full, []).append(at.end)  # its ledger is closed (PLS-RETENTION-001)
         return {}
 
     def _op_expire_messages(self, args, at, observed):
@@ -555,6 +557,22 @@ class FeatureOps:
             return set()
         sub = found[1]
         return {p for p in sub.trimmable if not sub.cursor.is_acked(p)}
+
+    def ledger_closed_by(self, handle: str, positions: set[int], at: Span) -> tuple[list[str], str | None]:
+        """PLS-RETENTION-001: the labels at ``positions`` of ``handle``'s topic, and what may have closed
+        the ledger holding them by ``at`` (``retention.ledger_closed_by``; None: it is still open)."""
+        reader = self.readers.get(handle)
+        found = self.consumers.get(handle)
+        topic = reader.topic if reader is not None else found[1].topic if found is not None else None
+        if topic is None:
+            return [], "an unknown topic"
+        stored = [topic.entries[p] for p in sorted(positions) if 0 <= p < len(topic.entries)]
+        labels = [m.label for m in stored]
+        if not stored:
+            return labels, "nothing stored"
+        return labels, retention.ledger_closed_by(
+            first_written_ms=min(m.stored.start for m in stored), last_written_ms=max(m.stored.end for m in stored),
+            now_ms=at.end, unloads_ms=tuple(self.unloads.get(topic.full, ())), entries_in_topic=len(topic.entries))
 
     def trim(self, handle: str, at: Span) -> list[str]:
         """The broker deleted the trimmable data: it is gone for ``handle`` (returns the labels)."""

@@ -18,17 +18,18 @@ When (PLS-TTL-002): only when a pass runs, i.e. at the periodic check (every
 are still delivered.
 
 Retention (PLS-RETENTION-001/002): without a retention policy acked messages *may* be deleted;
-they are removed only when the ledger holding them is trimmed (after a ledger rollover), so a
-new subscription at Earliest or a reader may still read them. With a retention policy they must
-stay readable for the retention time/size. The model therefore treats deletion of acked data
-as "allowed, never required" without retention, and "forbidden" inside retention.
+they are removed only when the ledger holding them is trimmed, and only a closed ledger is
+(``ledger_closed_by``: an unload, or a rollover), so a new subscription at Earliest or a reader
+may still read them. With a retention policy they must stay readable for the retention
+time/size. The model therefore treats deletion of acked data as "allowed once their ledger may
+be closed, never required" without retention, and "forbidden" inside retention.
 
 Backlog (PLS-BACKLOG-001): a subscription's ``msgBacklog`` counts entries not yet acked
 (``batching.backlog_entries``: a batch is one entry).
 
 Not modelled: retention limits (the size / time at which retained data goes), backlog quotas,
-TTL at topic level vs namespace level precedence, broker-entry-metadata publish times, ledger
-rollover thresholds, offload.
+TTL at topic level vs namespace level precedence, broker-entry-metadata publish times, the
+ledger size threshold (``managedLedgerMaxSizePerLedgerMbytes``: payloads are not sized), offload.
 Not modelled either: the periodic check itself (it may expire a message any time in
 ``[publish + ttl, publish + ttl + interval]``); only a pass the trace asks for runs.
 Choices: ``publish_time`` is the client-set publish timestamp (what ``Message.publish_timestamp()``
@@ -62,6 +63,39 @@ def expire(backlog: tuple[Stored, ...], now_ms: float, ttl_seconds: int) -> tupl
         if is_expired(m.publish_time_ms, now_ms, ttl_seconds):
             last = i
     return backlog[last + 1:]
+
+
+# ManagedLedgerConfig defaults, as ServiceConfiguration sets them (managedLedgerMinLedgerRolloverTimeMinutes,
+# managedLedgerMaxLedgerRolloverTimeMinutes, managedLedgerMaxEntriesPerLedger); the suite's broker keeps them.
+MIN_LEDGER_ROLLOVER_MS = 10 * 60_000
+MAX_LEDGER_ROLLOVER_MS = 240 * 60_000
+MAX_ENTRIES_PER_LEDGER = 50_000
+
+
+def ledger_closed_by(*, first_written_ms: float, last_written_ms: float, now_ms: float,
+                     unloads_ms: tuple[float, ...], entries_in_topic: int) -> str | None:
+    """PLS-RETENTION-001: what may have closed the ledger holding messages written from
+    ``first_written_ms`` to ``last_written_ms`` by ``now_ms`` (None: nothing; it is still open, so
+    nothing in it can have been trimmed).
+
+    A topic's current ledger is closed when the topic is unloaded (or its broker restarts) and,
+    while it is written, when ``ManagedLedgerImpl#currentLedgerIsFull`` says so: it holds
+    ``managedLedgerMaxEntriesPerLedger`` entries (or its size limit) or is
+    ``managedLedgerMaxLedgerRolloverTimeMinutes`` old, *and* it is older than
+    ``managedLedgerMinLedgerRolloverTimeMinutes``; ``trimConsumedLedgersInBackground`` deletes
+    closed ledgers only. The ledger's creation time is not observed, so its age is taken from
+    the first message the model knows in it (a lower bound), and either threshold alone is
+    accepted: the answer may say "closed" where the broker would not, never the reverse.
+    """
+    after = [t for t in unloads_ms if t >= last_written_ms]
+    if after:
+        return f"the unload at {min(after):g} ms"
+    age = now_ms - first_written_ms
+    if age >= MIN_LEDGER_ROLLOVER_MS:
+        return f"a rollover once the ledger was {MIN_LEDGER_ROLLOVER_MS // 60_000} minutes old"
+    if entries_in_topic >= MAX_ENTRIES_PER_LEDGER:
+        return f"a rollover at {MAX_ENTRIES_PER_LEDGER} entries"
+    return None
 
 
 def acked_may_be_read(*, retention_covers: bool) -> frozenset[bool]:

@@ -1154,8 +1154,13 @@ RULES = RULES + (
         note=("Docs vs live: concepts-messaging.md#message-retention-and-expiry says brokers 'immediately delete all "
               "messages that have been acknowledged by a consumer'; data goes a ledger at a time (trimConsumedLedgersInBackground) "
               f"after a rollover. {_LIVE}3 messages acked on 'a', then a new Earliest subscription 'b' got all 3; "
-              "a reader on a topic that never had a subscription read all 3. The checker allows both outcomes for "
-              "messages acked on every other subscription (reference_model/feature_ops.py, trimmable)."),
+              "a reader on a topic that never had a subscription read all 3. Only a closed ledger is trimmed "
+              "(ManagedLedgerImpl#currentLedgerIsFull, trimConsumedLedgersInBackground): live 4.0.8, 2026-11-25, after "
+              "an unload closed the ledger of 3 acked messages, a new Earliest subscription got none of them, three runs "
+              "of three (conformance/evidence/retention/). The checker allows both outcomes for messages acked on every "
+              "other subscription once their ledger may be closed (retention.ledger_closed_by: an unload, or a rollover "
+              "threshold), and FAILs a deletion from a ledger that is still open (reference_model/feature_ops.py, "
+              "trimmable, ledger_closed_by)."),
     ),
     Rule(
         id="PLS-RETENTION-002", area="RETENTION",

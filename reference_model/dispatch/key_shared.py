@@ -178,7 +178,7 @@ class KeySharedDispatcher(SharedDispatcher):
         is hashed by its first message's keys (``hashing.batch_sticky_key``)."""
         if pos not in self._keys:
             entries = self.sub.topic.entries  # type: ignore[attr-defined]
-            members = self._batch_of(pos)
+            members = self.batch_members(pos)
             key = hashing.batch_sticky_key(
                 [{"ordering_key": entries[p].ordering_key, "partition_key": entries[p].key,
                   "producer_name": entries[p].producer_name, "sequence_id": entries[p].sequence_id} for p in members],
@@ -187,7 +187,7 @@ class KeySharedDispatcher(SharedDispatcher):
                 self._keys[p] = key
         return self._keys[pos]
 
-    def _batch_of(self, pos: int) -> list[int]:
+    def batch_members(self, pos: int) -> list[int]:
         """The positions stored in the entry of ``pos``, in batch-index order: the storage
         features' ``TopicFeatures.batch_of`` (``[pos]`` for a message that is its own entry)."""
         return list(self.sub.batch_of(pos))
@@ -232,7 +232,34 @@ class KeySharedDispatcher(SharedDispatcher):
         return owners
 
     def current_owner(self, pos: int) -> str | None:
+        """The handle the selector in effect gives ``pos`` now: the owner of its slot when every owner
+        is known, else the model's own guess (a ring consumer without a fixed name placed by its handle)."""
+        if self.owners_known():
+            return self.current_owner_of_slot(self.hash_slot(pos))
         return self._owner(self.epochs[-1], self.sticky_key(pos)) if self.epochs else None
+
+    def epoch_number(self) -> int:
+        """How many joins and leaves this subscription's selector has seen (the current epoch's number)."""
+        return len(self.epochs)
+
+    def owners_known(self) -> bool:
+        """Whether the selector in effect has a state and every owner in it is determined (a ring
+        of consumers that all have fixed names, or AUTO_SPLIT / STICKY)."""
+        return bool(self.epochs) and self.epochs[-1].state is not None and self.epochs[-1].known
+
+    def current_owner_of_slot(self, slot: int) -> str | None:
+        """The handle the selector in effect gives ``slot`` now; None when nobody serves it, when the
+        owners are unknown (a ring of random names), or when ``slot`` is outside the selector's
+        slot space (so a slot computed by another release's formula simply finds no owner)."""
+        if self.selector is None or not self.owners_known():
+            return None
+        epoch = self.epochs[-1]
+        if self.selector != "consistent_hashing" and not 0 <= slot <= ks.RANGE_SIZE:
+            return None
+        owner = ks.owner_of_slot(self.selector, epoch.state, slot)
+        if self.selector == "consistent_hashing":
+            return None if owner is None else epoch.handle_of.get(owner)  # a ring consumer is a KsConsumer
+        return owner  # type: ignore[return-value]
 
     def _out_of_order_allowed(self) -> bool:
         return any(p.allow_out_of_order for p in self.policies.values())
