@@ -665,6 +665,8 @@ def _keyshared_misrouted(w: Watch, r: Receipt, rule: str, lies: Iterable[tuple[s
         return []
     if not d.owners_known() or d.batch_members(pos)[0] != pos:
         return []  # owners unknown; a batch goes by its first message's keys
+    if d.current_owner(pos) == r.handle:
+        return []  # the right key and slot give it this very consumer: refused for another reason (a held key)
     entries = sub.topic.entries
     before = [(q, h) for e, q, h in w.ks_delivered.get(w._sub_key(sub), ()) if e == d.epoch_number()]
     for why, lie in lies:

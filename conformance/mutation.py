@@ -27,7 +27,8 @@ max_redeliver_count refusal accepted or misnamed), PLS-NACK-002 (``shift_deliver
 delay below the floor), PLS-TTL-002 (``expiry_pass_kept``), PLS-RETENTION-001 (``delete_without_rollover``,
 ``drop_delivery`` with no ledger rollover), PLS-RETENTION-002 (``drop_delivery`` under retention),
 PLS-COMPACT-002 (``drop_tombstone``), PLS-SHARED-003 (``move_to_lower_priority``), PLS-KEYSHARED-001/002
-(``misroute_key_shared``), PLS-TOPIC-001 (``refuse_short_topic_name``), PLS-SUB-006
+(``misroute_key_shared``), PLS-KEYSHARED-006 (``deliver_before_drained``: a moved hash reaches its new owner
+while the old one still holds a message of it), PLS-TOPIC-001 (``refuse_short_topic_name``), PLS-SUB-006
 (``stats_after_unsubscribe``).
 
 Honesty: a mutant the spec still allows is not a checker miss. Every operator classifies its
@@ -939,6 +940,153 @@ def misroute_key_shared(history: History) -> list[Mutant]:
                     done.add(rule_id)  # one lie of each kind per history: the checks are uniform
                 break
     return out
+
+
+# Ops that leave a Key_Shared subscription's pending acks alone (besides the consumers' own acks and receives);
+# anything else between a join and the delivery (a seek, an unload, expiry, policies, compaction) is left alone.
+_DRAIN_NEUTRAL_OPS = frozenset({"receive", "read_next", "send", "ack", "nack", "ack_cumulative", "reconsume_later",
+                                "redeliver_unacked", "create_producer", "flush", "advance_time", "create_reader",
+                                "create_topic", "subscribe", "close", "unsubscribe", "stats"})
+
+
+def deliver_before_drained(history: History) -> list[Mutant]:
+    """PLS-KEYSHARED-006: after a join (or leave) on a Key_Shared subscription moved a hash slot away from a consumer C
+    that held unacked messages of it, the slot's new owner N got a message of it only after C's ack ended the
+    draining; the lie moves that ack to just after N's delivery, so N got the message while C still held one.
+
+    Replayed from the history's own ops: the selector before and after the change (``_ks_selector_state``, the
+    chapter's pure functions), C's pending messages at the change (received, not acked, nacked or given back) and
+    their slots (``key_shared.slot_for``), and the broker line and config from the header. What C holds is what its
+    application received, so the broker's draining is at least as long: the lie is one under every reading. The
+    ack moved is the one that brought C's count of the slot to zero; a draining that ended otherwise (a nack, a
+    cumulative ack, a close, a redelivery request), a later membership change, or a seek, unload, expiry, policy or
+    compaction before the delivery is left alone; so are keyless, batched, partitioned and DLQ/retry messages, and
+    consumers with an ack timeout (the model counts those messages as given back at once). A stats op between the
+    ack and the delivery is left alone too (the backlog it reports would change with the ack).
+
+    Classified: Sticky mode (its ranges never move) and allowOutOfOrderDelivery (no draining) are ``allowed``; a
+    broker without draining hashes (3.x, the 4.x classic dispatcher) holds the message back through its
+    recently-joined-consumers rule instead: meant to break PLS-KEYSHARED-007 when N's message shares its key with a
+    message C holds (a key served by two consumers at once), ``unstated`` otherwise."""
+    from reference_model import key_shared as ks
+
+    f = facts(history)
+    events = history.events
+    out: list[Mutant] = []
+    pending: dict[tuple[str, str], dict[str, ObservedMessage]] = {}  # (subscription, handle) -> label -> message held
+    seen: set[tuple[str, str]] = set()  # (subscription, slot) already lied about
+    for j, e in enumerate(events):
+        x = f.handle_at(j)
+        if x is None or x.kind != "consumer" or x.sub_type != "Key_Shared" or e.outcome.status != OK:
+            continue
+        op = e.op.op
+        msg = _delivery(e)
+        if msg is not None:
+            pending.setdefault((x.sub_key, x.name), {})[msg.payload] = msg
+        elif op in ("ack", "nack", "reconsume_later"):  # an ack through any consumer of the subscription counts
+            for (sub, _), held in pending.items():
+                if sub == x.sub_key:
+                    held.pop(e.op.args.get("message"), None)
+        elif op in ("ack_cumulative", "redeliver_unacked", "seek", "close", "unsubscribe"):
+            pending.pop((x.sub_key, x.name), None)
+        if op not in ("subscribe", "close", "unsubscribe"):
+            continue
+        before, after = _ks_selector_state(f, x, j), _ks_selector_state(f, x, j + 1)
+        if before is None or after is None:
+            continue
+        settings, selector = after[0], after[1]
+        owner_before = _replayed_owner_of_slot(selector, before[2], before[3])
+        owner_after = _replayed_owner_of_slot(selector, after[2], after[3])
+        for (sub, c), held in list(pending.items()):
+            if sub != x.sub_key:
+                continue
+            hc = next((y for y in f.handles.get(c, ()) if y.sub_key == x.sub_key and y.step <= e.step
+                       and (y.closed_step is None or y.closed_step > e.step)), None)
+            if c == x.name or hc is None or hc.args.get("ack_timeout_ms"):
+                continue
+            by_slot: dict[int, list[ObservedMessage]] = {}
+            for m in held.values():
+                key = _sticky_key(m)
+                if key is None or _is_copy(m) or m.message_id[3] >= 0 or "-partition-" in m.topic:
+                    by_slot = {}
+                    break  # a message whose slot the replay cannot name: C's counts are not known
+                by_slot.setdefault(ks.slot_for(settings.profile, selector, key), []).append(m)
+            for slot, msgs in by_slot.items():
+                new = owner_after(slot)
+                if owner_before(slot) != c or new in (None, c) or (x.sub_key, slot) in seen:
+                    continue
+                m = _drain_lie(f, j, hc, new, slot, msgs, settings, selector)
+                if m is not None:
+                    seen.add((x.sub_key, slot))
+                    out.append(m)
+    return out
+
+
+def _drain_lie(f: _Facts, j: int, c: _Handle, new: str, slot: int, held: list[ObservedMessage], settings: Any,
+               selector: str) -> Mutant | None:
+    """``deliver_before_drained`` for one moved slot: the ack of C that ended its draining moves after N's delivery."""
+    from reference_model import key_shared as ks
+    from reference_model.dispatch.key_shared import KeySharedPolicy
+
+    events, sub_key = f.history.events, c.sub_key
+    labels = {m.payload for m in held}
+    left, ended = set(labels), None
+    for k in range(j + 1, len(events)):
+        e = events[k]
+        y = f.handle_at(k)
+        if e.op.op not in _DRAIN_NEUTRAL_OPS:
+            return None  # a seek, an unload, expiry, a policy, compaction: not followed
+        if y is None or y.sub_key != sub_key or e.outcome.status != OK:
+            continue
+        if e.op.op in ("subscribe", "close", "unsubscribe"):
+            return None  # the next membership change (or C's close) before N got a message of the slot
+        msg = _delivery(e)
+        named = e.op.args.get("message")
+        if named in labels:
+            if y is c and e.op.op == "ack" and named in left and ended is None:
+                left.discard(named)
+                ended = k if not left else None
+                continue
+            return None  # given back, acked twice or through another consumer: not followed
+        if y is c:
+            if e.op.op in ("ack_cumulative", "redeliver_unacked"):
+                return None
+            continue
+        if msg is None or _is_copy(msg) or msg.message_id[3] >= 0 or msg.payload in labels:
+            continue
+        key = _sticky_key(msg)
+        if key is None or ks.slot_for(settings.profile, selector, key) != slot:
+            continue
+        if ended is None or y.name != new or msg.redelivery_count != 0:
+            return None  # delivered while C still held the slot (already told), or not the first-hand new owner's
+        if any(events[i].op.op == "stats" for i in range(ended + 1, k)):
+            return None
+        ack = events[ended]
+        dur = ack.t_end_ms - ack.t_start_ms
+        moved = replace(ack, t_start_ms=e.t_end_ms, t_end_ms=e.t_end_ms + dur)
+        rows = list(events[:ended]) + list(events[ended + 1:k + 1]) + [moved] + list(events[k + 1:])
+        _shift_after(rows, k, dur)
+        policies = [KeySharedPolicy.from_arg(z.args.get("key_shared")) for zs in f.handles.values() for z in zs
+                    if z.sub_key == sub_key and z.kind == "consumer" and z.step < e.step
+                    and (z.closed_step is None or z.closed_step > e.step)]
+        allowed = unstated = None
+        rules: tuple[str, ...] = (ks.RULE_DRAINING,)
+        if selector == "sticky":
+            allowed = "Sticky mode: STICKY consumers never drain (the broker sets drainingHashesRequired for AUTO_SPLIT only)"
+        elif any(p.allow_out_of_order for p in policies):
+            allowed = "allowOutOfOrderDelivery is on: a moved hash is not drained (PLS-KEYSHARED-006's exception)"
+        elif not settings.profile.draining_hashes:
+            same_key = any(_sticky_key(m) == key for m in held)
+            rules = ("PLS-KEYSHARED-007",) if same_key else ()
+            if not same_key:
+                unstated = (f"broker {settings.profile.label} has no draining hashes; its recently-joined-consumers "
+                            "rule holds the message back, which no registered rule states for another key of the slot")
+        held_labels = ", ".join(sorted(labels))
+        return _mutant(f, rows, "deliver_before_drained", (ack.step, e.step), rules,
+                       f"steps {ack.step}/{e.step}: {new} got {msg.payload} (hash {slot}) while {c.name} still held "
+                       f"{held_labels} of that hash, moved away from it at step {events[j].step} (its ack now after)",
+                       allowed, unstated)
+    return None
 
 
 def _right_slot(settings: Any, selector: str, hv: int) -> int:
@@ -2235,6 +2383,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "move_to_other_consumer": move_to_other_consumer,
     "move_to_lower_priority": move_to_lower_priority,
     "misroute_key_shared": misroute_key_shared,
+    "deliver_before_drained": deliver_before_drained,
     "change_error_name": change_error_name,
     "change_stat": change_stat,
     "stats_after_unsubscribe": stats_after_unsubscribe,

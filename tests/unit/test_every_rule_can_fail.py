@@ -36,7 +36,6 @@ _CHARGED = "the checker does not FAIL it on the mutants that break it: "
 KNOWN_GAPS: dict[str, str] = {
     # --- the checker charges another rule (or nothing) for histories that break these
     # --- no operator breaks these yet
-    "PLS-KEYSHARED-006": _NO_OPERATOR + "a draining hash is never delivered to its new consumer early",
 }
 
 
