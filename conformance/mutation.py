@@ -484,12 +484,6 @@ def _initial_position_rule(f: _Facts, h: _Handle) -> list[str]:
     return ["PLS-SUB-003" if h.args.get("initial_position") == "Earliest" else "PLS-SUB-002"]
 
 
-# PLS-RETENTION-001: a ledger rolls over (and may then be trimmed) only after an unload, once it is this old
-# (managedLedgerMinLedgerRolloverTimeMinutes, default 10) or with this many entries (managedLedgerMaxEntriesPerLedger).
-_MIN_LEDGER_ROLLOVER_MS = 10 * 60_000
-_MAX_ENTRIES_PER_LEDGER = 50_000
-
-
 def _retention_policy(f: _Facts, before: int) -> bool:
     """Whether a retention policy (time and size) is in force at event ``before``."""
     on = False
@@ -533,21 +527,30 @@ def _retention_rules(f: _Facts, i: int, h: _Handle, msg: ObservedMessage) -> tup
 
     Let ``msg`` be acked on every other durable subscription before ``h`` (a new Earliest subscription or
     reader) came. Under a retention policy it must stay readable (PLS-RETENTION-002). Without one the
-    broker may delete it, but only once its ledger is closed (an unload, or a rollover after 10 minutes
-    or 50 000 entries): before that, its absence breaks PLS-RETENTION-001."""
+    broker may delete it, but only once its ledger may be closed (``retention.ledger_closed_by``: an unload,
+    or a rollover threshold): before that, its absence breaks PLS-RETENTION-001."""
     events = f.history.events
     if h.kind == "reader" or not _acked_everywhere_else(f, h, msg.payload):
         return [], None
     if _retention_policy(f, i):
         return ["PLS-RETENTION-002"], None
     si = f.sends[msg.payload]
-    unload = next((e for e in events[si:i] if e.op.op == "unload_topic" and e.outcome.status == OK
-                   and e.op.args.get("topic") == h.topic), None)
-    if unload is not None:
-        return [], f"the unload at step {unload.step} closed its ledger: acked data may then be deleted (PLS-RETENTION-001)"
-    if events[i].t_end_ms - events[si].t_start_ms >= _MIN_LEDGER_ROLLOVER_MS or len(f.sends) >= _MAX_ENTRIES_PER_LEDGER:
-        return [], "its ledger may have rolled over: acked data may then be deleted (PLS-RETENTION-001)"
+    closed = _ledger_closed_by(f, h.topic, first=si, last=si, at=i)
+    if closed is not None:
+        return [], f"{closed} may have closed its ledger: acked data may then be deleted (PLS-RETENTION-001)"
     return ["PLS-RETENTION-001"], None
+
+
+def _ledger_closed_by(f: _Facts, topic: str, *, first: int, last: int, at: int, without: int | None = None) -> str | None:
+    """``retention.ledger_closed_by`` for the messages sent at events ``first`` .. ``last``, as of event ``at``,
+    from the history's unloads of ``topic`` (leaving out event ``without``) and its sends."""
+    from reference_model import retention
+
+    events = f.history.events
+    unloads = tuple(e.t_end_ms for x, e in enumerate(events[:at]) if x != without and e.op.op == "unload_topic"
+                    and e.outcome.status == OK and e.op.args.get("topic") == topic)
+    return retention.ledger_closed_by(first_written_ms=events[first].t_start_ms, last_written_ms=events[last].t_end_ms,
+                                      now_ms=events[at].t_end_ms, unloads_ms=unloads, entries_in_topic=len(f.sends))
 
 
 def _drop_at(f: _Facts, i: int, h: _Handle, msg: ObservedMessage, op_name: str, rules: Iterable[str],
@@ -1474,9 +1477,8 @@ def delete_without_rollover(history: History) -> list[Mutant]:
             gone = [lab for lab, si in f.sends.items() if si < x and _acked_everywhere_else(f, h, lab)
                     and not any(d.payload == lab for j, hh, d in _deliveries(f) if hh is h and j < i)]
             first = min((f.sends[lab] for lab in gone), default=None)
-            if first is None or e.t_end_ms - events[first].t_start_ms >= _MIN_LEDGER_ROLLOVER_MS \
-                    or len(f.sends) >= _MAX_ENTRIES_PER_LEDGER \
-                    or any(o.op.op == "unload_topic" and o.op.args.get("topic") == topic for o in events[first:i] if o is not un):
+            last = max((f.sends[lab] for lab in gone), default=None)
+            if first is None or _ledger_closed_by(f, topic, first=first, last=last, at=i, without=x) is not None:
                 continue
             kept = [ev for j, ev in enumerate(events) if j != x]
             rules = ["PLS-RETENTION-001"] + list(_delivery_rules(h, f, i)) + _initial_position_rule(f, h)

@@ -34,7 +34,7 @@ State per message position (``_Slot``):
 Prefetch is hidden state. A message pushed to A's queue and never received by A could have
 gone to B instead, so the allowed set for any consumer is every unacked message nobody holds.
 What a C++ receiver queue holds is never purged, and that allows a few duplicates (all measured
-on 4.0.8 with random traces, see tests/model/live_histories):
+on 4.0.8 with random traces, see tests/conformance/live_histories):
 - ``stale``: after ``redeliver_unacked`` (or a seek by *another* consumer) messages the queue
   had may surface there once more while the broker also gives them to others;
   a nack of such a stale copy cannot pull back the broker's own copy: a release already

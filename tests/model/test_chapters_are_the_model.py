@@ -2,7 +2,7 @@
 
 Every case is run on the model (with each client it names) and judged, and every recorded history
 (``conformance/evidence``, ``conformance/regressions`` and the live histories the model tests pin,
-``tests/model/live_histories``) is judged, while a profiler notes which functions of
+``tests/conformance/live_histories``) is judged, while a profiler notes which functions of
 ``reference_model`` ran. Every public function and method of a chapter module must be among them:
 a chapter function that only tests call is a second copy of a rule the model states elsewhere
 (issue 13, "One source of truth").
@@ -120,7 +120,7 @@ def _reached_by(cases, histories) -> set[tuple[Path, int]]:
 def reached() -> set[tuple[Path, int]]:
     recorded = (sorted((ROOT / "conformance" / "evidence").rglob("*.jsonl"))
                 + sorted((ROOT / "conformance" / "regressions").glob("*.history.jsonl"))
-                + sorted((ROOT / "tests" / "model" / "live_histories").glob("*.jsonl")))
+                + sorted((ROOT / "tests" / "conformance" / "live_histories").glob("*.jsonl")))
     histories = [h for p in recorded if isinstance(h := load(p), History)]
     assert histories, "no recorded live history under conformance/evidence"
     return _reached_by(discover_cases(), histories)

@@ -13,7 +13,7 @@ from conformance.targets.model import ModelTarget
 from conformance.trace import make_trace
 from reference_model import names
 from reference_model.feature_state import relative_ids
-from tests.model.model_history_helpers import H, msg
+from model_history_helpers import H, msg
 
 
 def _fails(report):
