@@ -700,6 +700,14 @@ class _Checker:
                     self._emit(f.rule, n, f.status, f.anomaly, f.allowed, f.observed, f.explanation, keys)
             if not claimed or all(f.rule in _ALTERNATIVE_RULES for f in claimed):
                 self._emit(refusal.rule, n, status, refusal.anomaly, allowed, observed, why, keys)
+            held = detectors.key_held_elsewhere_at(self.watch, handle, label) \
+                if refusal.anomaly == "key-stickiness-violation" and refusal.rule != "PLS-KEYSHARED-007" else None
+            if held is not None:
+                other, q, gives = held
+                self._emit("PLS-KEYSHARED-007", n, status, "key-stickiness-violation", f"{other} alone (it holds {q})",
+                           observed, f"Let {other} hold {q} unacked, of the same sticky key as {label}. Then the key is "
+                           f"served by {other} alone until it acks, nacks or closes; {handle} received {label} as well "
+                           f"(and the selector gives that key to {gives}).", keys)
             skipped = self._same_producer_skipped(handle, stored, opts) if refusal.anomaly == "order-violation" else None
             if skipped is not None:
                 self._emit("PLS-PROD-002", n, status, "order-violation", allowed, observed,

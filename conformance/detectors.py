@@ -203,14 +203,6 @@ class Watch:
             found += detector(self, r)
         return found
 
-    def charge(self, r: Receipt, refusal_rule: str, refusal_anomaly: str) -> list[tuple[str, str]]:
-        """The (rule, anomaly) pairs a refused delivery breaks, as the detectors claim it; the
-        refusal's own rule when no detector claims it (it is then the rule the model states)."""
-        claimed = [(f.rule, f.anomaly or refusal_anomaly) for f in self.judge_receipt(r) if f.status == FAIL]
-        if claimed:
-            return claimed
-        return [(refusal_rule, refusal_anomaly)]
-
 
 # ====================================================================== the detectors
 
@@ -696,6 +688,27 @@ def slot_routing(w: Watch, r: Receipt) -> list[Finding]:
     computed by another selector's or broker line's formula: a delivery the selector does not explain, that such
     a formula explains along with every delivery on the subscription since its consumers last changed."""
     return _keyshared_misrouted(w, r, "PLS-KEYSHARED-002", SLOT_LIES)
+
+
+def key_held_elsewhere_at(w: Watch, handle: str, label: str) -> tuple[str, str, str] | None:
+    """PLS-KEYSHARED-007 beside the selector rule: for a Key_Shared delivery of ``label`` to ``handle`` that the
+    selector does not give ``handle``, the other consumer that holds (received, not acked, nacked or released) a
+    message of the same sticky key, that message, and who the selector gives the key to; None when nobody holds
+    it, when owners are unknown, or with allowOutOfOrderDelivery. The key then has two consumers at once, which
+    breaks PLS-KEYSHARED-007 as well as the selector rule (the checker's receive judges both)."""
+    sub = w.subscription_for(handle, label)
+    d = sub.dispatcher if sub is not None else None
+    pos = w._pos(sub, label) if sub is not None else None
+    if d is None or d.type_name != "Key_Shared" or pos is None or d.out_of_order_allowed():
+        return None
+    owners = d.owners(pos)
+    if owners is None or handle in owners:
+        return None
+    held = d.holder_of_key(handle, pos)
+    if held is None:
+        return None
+    other, q = held
+    return other, sub.label(q), ", ".join(sorted(owners)) or "nobody"
 
 
 def retained_acked_at(w: Watch, handle: str, pos: int) -> bool:

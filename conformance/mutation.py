@@ -211,7 +211,9 @@ def _delivery_rules(h: _Handle, f: _Facts, index: int) -> tuple[str, ...]:
     seek = next((events[j] for j in range(index - 1, -1, -1)
                  if events[j].op.op == "seek" and f.handle_at(j) is h and events[j].outcome.status == OK), None)
     rules: list[str] = []
-    if seek is not None:
+    # a seek's rule says where delivery resumes: at stake for the first delivery after it only
+    if seek is not None and not any(_delivery(events[j]) is not None and f.handle_at(j) is h
+                                    for j in range(events.index(seek) + 1, index)):
         a = seek.op.args
         rules.append("PLS-SEEK-001" if "message" in a else "PLS-SEEK-002" if "publish_time_of" in a else "PLS-SEEK-003")
     if h.kind == "reader":
@@ -219,7 +221,8 @@ def _delivery_rules(h: _Handle, f: _Facts, index: int) -> tuple[str, ...]:
         rules.append("PLS-READER-001" if start == "earliest" else "PLS-READER-002" if start == "latest"
                      else "PLS-READER-004" if h.args.get("inclusive") else "PLS-READER-003")
     else:
-        rules += {"Exclusive": ["PLS-EXCL-002", "PLS-PROD-002"], "Failover": ["PLS-FAILOVER-003"],
+        # PLS-PROD-002 (publish order on Exclusive) is at stake only when two deliveries swap (reorder_same_key)
+        rules += {"Exclusive": ["PLS-EXCL-002"], "Failover": ["PLS-FAILOVER-003"],
                   "Key_Shared": ["PLS-KEYSHARED-007"]}.get(h.sub_type, ["PLS-SHARED-001"])
     if h.args.get("read_compacted"):
         rules += ["PLS-COMPACT-001", "PLS-COMPACT-004"]
@@ -474,12 +477,15 @@ def _redelivery_cause_rules(f: _Facts, i: int, h: _Handle, msg: ObservedMessage)
     return rules
 
 
-def _initial_position_rule(f: _Facts, h: _Handle) -> list[str]:
-    """PLS-SUB-002/003 when ``h``'s subscribe created its subscription in this history (what it starts with)."""
+def _initial_position_rule(f: _Facts, h: _Handle, index: int | None = None) -> list[str]:
+    """PLS-SUB-002/003 when ``h``'s subscribe created its subscription in this history (what it starts with),
+    and, given ``index``, no delivery on that subscription came before event ``index`` (the start is shown once)."""
     if h.kind != "consumer":
         return []
     first = min((x.step for xs in f.handles.values() for x in xs if x.sub_key == h.sub_key), default=h.step)
     if first != h.step:
+        return []
+    if index is not None and any(j < index and hh.sub_key == h.sub_key for j, hh, _ in _deliveries(f)):
         return []
     return ["PLS-SUB-003" if h.args.get("initial_position") == "Earliest" else "PLS-SUB-002"]
 
@@ -619,7 +625,7 @@ def drop_delivery(history: History) -> list[Mutant]:
             continue  # delivered again later: dropping this one is a different lie (a count change)
         rules = list(_delivery_rules(h, f, i)) + _redelivery_cause_rules(f, i, h, msg)
         if msg.redelivery_count == 0:
-            rules += _initial_position_rule(f, h)
+            rules += _initial_position_rule(f, h, i)
         if i in timed:
             rules = list(timed[i].rules) + rules
         if msg.message_id[3] >= 0 and h.kind == "consumer" and not _index_ack(f, h) and any(
@@ -704,7 +710,7 @@ def reorder_same_key(history: History) -> list[Mutant]:
                     continue
                 rules = ["PLS-KEYSHARED-007"]
             elif h.sub_type in ("Exclusive", "Failover", "Reader"):
-                rules = list(_delivery_rules(h, f, i))
+                rules = list(_delivery_rules(h, f, i)) + (["PLS-PROD-002"] if h.sub_type == "Exclusive" else [])
                 if h.sub_type != "Reader" and not _non_persistent(h) and a.payload in f.sends and \
                         _is_delayed(history.events[f.sends[a.payload]].op.args):
                     rules.append("PLS-DELAY-002")  # the delayed message is held back behind a later one
@@ -764,7 +770,15 @@ def move_to_other_consumer(history: History) -> list[Mutant]:
                 if selector is None:
                     consistent = str(cfg.get("subscriptionKeySharedUseConsistentHashing", "true")).lower() == "true"
                     selector = "PLS-KEYSHARED-003" if consistent else "PLS-KEYSHARED-004"
-                rules = [selector, "PLS-KEYSHARED-007"]
+                # PLS-KEYSHARED-007 (one consumer at a time) is at stake when h still holds a message of this
+                # key (received, not yet acked or nacked): then the key has two consumers at once; otherwise
+                # the misplaced delivery breaks the selector alone
+                settled = {e.op.args.get("message") for j, e in enumerate(history.events[:i])
+                           if f.handle_at(j) is h and e.op.op in ("ack", "nack", "ack_cumulative") and e.outcome.status == OK}
+                holding = any(hh is h and _sticky_key(m) == key and j < i and m.payload not in settled
+                              and history.events[j].op.op != "ack_cumulative" for j, hh, m in dels)
+                cumulative = any(f.handle_at(j) is h and e.op.op == "ack_cumulative" for j, e in enumerate(history.events[:i]))
+                rules = [selector] + (["PLS-KEYSHARED-007"] if holding and not cumulative else [])
                 # a key may move when consumers join or leave between its deliveries
                 key_steps = [history.events[j].step for j, hh, m in dels if _sticky_key(m) == key and hh.sub_key == h.sub_key]
                 moved = [c for c in changes if c > min(key_steps)] if key_steps else []

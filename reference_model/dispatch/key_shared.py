@@ -261,11 +261,13 @@ class KeySharedDispatcher(SharedDispatcher):
             return None if owner is None else epoch.handle_of.get(owner)  # a ring consumer is a KsConsumer
         return owner  # type: ignore[return-value]
 
-    def _out_of_order_allowed(self) -> bool:
+    def out_of_order_allowed(self) -> bool:
+        """allowOutOfOrderDelivery on a consumer of this subscription: key order and draining are off."""
         return any(p.allow_out_of_order for p in self.policies.values())
 
-    def _holder_of_key(self, handle: str, pos: int) -> tuple[str, int] | None:
-        """Another consumer holding a message of the same key (and which)."""
+    def holder_of_key(self, handle: str, pos: int) -> tuple[str, int] | None:
+        """Another consumer holding (received, not acked, nacked or released) a message of the same
+        sticky key as ``pos``, and which message: PLS-KEYSHARED-007's "one consumer at a time"."""
         key = self.sticky_key(pos)
         for other, held in self.held_by.items():
             if other == handle:
@@ -372,7 +374,7 @@ class KeySharedDispatcher(SharedDispatcher):
             return Refusal("key-stickiness-violation", rule,
                            f"Let the sticky key of {label} be {key!r}. Then the {self.selector} selector gives it to "
                            f"{who} (every epoch since {label} was stored); {handle} received it.")
-        if not self._out_of_order_allowed():
+        if not self.out_of_order_allowed():
             if self._draining_kept():
                 drained = self._drained_by_other(handle, pos)
                 if drained is not None:
@@ -384,13 +386,13 @@ class KeySharedDispatcher(SharedDispatcher):
                                    f"closes; {handle} received {label} (key {key!r}, hash {slot}).")
             elif first and not self.settings.profile.draining_hashes:
                 # 3.x: the recently-joined rule, for first deliveries only
-                held = self._holder_of_key(handle, pos)
+                held = self.holder_of_key(handle, pos)
                 if held is not None:
                     other, q = held
                     return Refusal("key-stickiness-violation", RULE_ORDER,
                                    f"Let {other} hold {self.sub.label(q)} (key {key!r}) unacked. Then the key is served by "
                                    f"{other} alone; {handle} received {label} first-hand.")
-        if first and not self._out_of_order_allowed():
+        if first and not self.out_of_order_allowed():
             earlier = self._earlier_undelivered(pos)
             if earlier is not None:
                 return Refusal("key-order-violation", RULE_ORDER,
@@ -506,7 +508,7 @@ class KeySharedDispatcher(SharedDispatcher):
             if self.refusal(handle, c.pos, first) is not None:
                 continue
             rules = c.rules + (RULE_KEY, ks.RULE_SLOT, _SELECTOR_RULE[self.selector or "consistent_hashing"], RULE_ORDER)
-            if self._draining_kept() and not self._out_of_order_allowed():
+            if self._draining_kept() and not self.out_of_order_allowed():
                 rules += (ks.RULE_DRAINING,)
             elif self._draining_waived(handle, c):
                 # PLS-KEYSHARED-006's stated exception: with allowOutOfOrderDelivery a moved hash is
@@ -539,7 +541,7 @@ class KeySharedDispatcher(SharedDispatcher):
 
     def _draining_waived(self, handle: str, c: Candidate) -> bool:
         """Whether ``c`` is a first delivery that the 4.x draining rule would hold back but allowOutOfOrderDelivery lets through."""
-        return (self._draining_kept() and self._out_of_order_allowed()
+        return (self._draining_kept() and self.out_of_order_allowed()
                 and c.kind in ("first", "pool") and c.pos not in self.delivered_once
                 and self.current_owner(c.pos) == handle and self._drained_by_other(handle, c.pos) is not None)
 

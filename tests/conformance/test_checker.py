@@ -306,3 +306,26 @@ def test_tolerances_for_targets():
     assert Tolerances.for_target("model") == Tolerances()
     live = Tolerances.for_target("pulsar")
     assert live.ack_grouping_ms == 100 and live.dispatch_latency_ms > 0
+
+
+def test_key_shared_delivery_to_a_non_owner_while_another_holds_the_key_breaks_both_rules():
+    """One delivery, two rules: the selector's (PLS-KEYSHARED-003, the ring gives the key elsewhere) and
+    PLS-KEYSHARED-007 (the consumer that got the key's earlier message still holds it: two consumers at once)."""
+    from pathlib import Path
+
+    from conformance import mutation
+    from conformance.trace import load
+
+    history = load(Path(__file__).resolve().parents[2] / "conformance" / "evidence" / "mutation" / "python"
+                   / "keyshared-join-leave.history.jsonl")
+    assert not check(history).failures()
+    moved = [m for m in mutation.move_to_other_consumer(history)
+             if m.allowed is None and "PLS-KEYSHARED-007" in m.meant_to_break]
+    assert moved, "the join/leave history has a delivery whose key another consumer still holds"
+    for m in moved:
+        failed = {v.rule_id for v in check(m.history).failures()}
+        assert {"PLS-KEYSHARED-003", "PLS-KEYSHARED-007"} <= failed, (m.description, failed)
+    held_elsewhere = [m for m in mutation.move_to_other_consumer(history)
+                      if m.allowed is None and "PLS-KEYSHARED-007" not in m.meant_to_break]
+    for m in held_elsewhere:  # a key nobody else held: the selector's rule alone
+        assert "PLS-KEYSHARED-007" not in {v.rule_id for v in check(m.history).failures()}, m.description

@@ -141,7 +141,8 @@ def test_duplicate_delivery_inserts_one_identical_receive():
     ev = m.history.events
     assert len(ev) == len(h.events) + 1
     assert received_message(ev[5].outcome) == received_message(ev[4].outcome)
-    assert "PLS-EXCL-002" in m.meant_to_break and "PLS-PROD-002" in m.meant_to_break and m.allowed is None
+    # a duplicate breaks "each message once" (PLS-EXCL-002); m1, m1, m2 is still in publish order (PLS-PROD-002)
+    assert m.meant_to_break == ("PLS-EXCL-002",) and m.allowed is None
 
 
 def test_reorder_swaps_the_two_payloads_and_nothing_else():
@@ -150,6 +151,7 @@ def test_reorder_swaps_the_two_payloads_and_nothing_else():
     assert m.steps == (5, 6)
     _unchanged_but(h, m.history, {5, 6})
     assert [received_message(m.history.events[i].outcome).payload for i in (4, 5)] == ["m2", "m1"]
+    assert "PLS-PROD-002" in m.meant_to_break  # m2 before m1: publish order broken
     assert "PLS-EXCL-002" in m.meant_to_break
 
 
