@@ -38,6 +38,10 @@ CASES = {
     "live-random-68": (set(), set(), "the same with six Shared consumers"),
     "live-random-72": (set(), set(), "Exclusive: a message prefetched before redeliver_unacked arrives twice"),
     "live-random-87": (set(), set(), "seven Shared consumers, seeks, redeliveries: one nondeterministic run"),
+    "live-3.3.6-key-held-not-moved": (set(), set(),
+                                      "broker 3.3.6 (the case keyshared-key-held-not-moved): k2 moved to b when b "
+                                      "joined, and m2 waited until a acked m1 (the 3.x recently-joined rule, "
+                                      "PLS-KEYSHARED-007, judged with the 3.3.6 selector)"),
     "live-slow-first-delivery": (set(), set(),
                                  "the main job's nack-delay-floor case (2026-11-25): the first message on a fresh topic "
                                  "reached the only, waiting consumer 233 ms after its send while the calibrated band "
