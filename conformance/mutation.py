@@ -1505,6 +1505,20 @@ def delete_without_rollover(history: History) -> list[Mutant]:
     return out
 
 
+def _expired_by_pass(f: _Facts, x: int) -> list[str] | None:
+    """The labels the expiry pass at event ``x`` surely expired on its topic: sent to it, not acked by an
+    individual ack, and older than its ``seconds`` (the send ended that long before the pass started).
+    None when a cumulative ack came before (which messages it covered is not read here)."""
+    events = f.history.events
+    ex = events[x]
+    topic, secs = ex.op.args["topic"], ex.op.args["seconds"]
+    if any(e.op.op == "ack_cumulative" for e in events[:x]):
+        return None
+    acked = {e.op.args["message"] for e in events[:x] if e.op.op == "ack" and e.outcome.status == OK}
+    return [lab for lab, si in f.sends.items() if si < x and f.producer_topic.get(events[si].op.args["producer"]) == topic
+            and ex.t_start_ms - events[si].t_end_ms > secs * 1000 and lab not in acked]
+
+
 def deliver_ttl_expired(history: History) -> list[Mutant]:
     """After an expiry pass, a receive on that subscription gets a message the pass expired."""
     f = facts(history)
@@ -1513,12 +1527,9 @@ def deliver_ttl_expired(history: History) -> list[Mutant]:
     for x, ex in enumerate(history.events):
         if ex.op.op != "expire_messages" or ex.outcome.status != OK:
             continue
-        topic, sub, secs = ex.op.args["topic"], ex.op.args["subscription"], ex.op.args["seconds"]
-        acked = {e.op.args["message"] for e in history.events[:x] if e.op.op == "ack" and e.outcome.status == OK}
-        cum = any(e.op.op == "ack_cumulative" for e in history.events[:x])
-        expired = [lab for lab, si in f.sends.items() if si < x and f.producer_topic.get(history.events[si].op.args["producer"]) == topic
-                   and ex.t_start_ms - history.events[si].t_end_ms > secs * 1000 and lab not in acked]
-        if cum or not expired:
+        topic, sub = ex.op.args["topic"], ex.op.args["subscription"]
+        expired = _expired_by_pass(f, x)
+        if not expired:
             continue
         later = [(i, h) for i, e in enumerate(history.events) if i > x and e.op.op == "receive"
                  and (h := f.handle_at(i)) is not None and h.args.get("subscription") == sub and h.topic == topic]
@@ -1559,13 +1570,8 @@ def expiry_pass_kept(history: History) -> list[Mutant]:
     for x, ex in enumerate(history.events):
         if ex.op.op != "expire_messages" or ex.outcome.status != OK:
             continue
-        topic, sub, secs = ex.op.args["topic"], ex.op.args["subscription"], ex.op.args["seconds"]
-        acked = {e.op.args["message"] for e in history.events[:x] if e.op.op == "ack" and e.outcome.status == OK}
-        if any(e.op.op == "ack_cumulative" for e in history.events[:x]):
-            continue  # which messages a cumulative ack covered is not read here
-        # older than `seconds` for sure: the send ended that long before the pass started
-        expired = [lab for lab, si in f.sends.items() if si < x and f.producer_topic.get(history.events[si].op.args["producer"]) == topic
-                   and ex.t_start_ms - history.events[si].t_end_ms > secs * 1000 and lab not in acked]
+        topic, sub = ex.op.args["topic"], ex.op.args["subscription"]
+        expired = _expired_by_pass(f, x)
         stats = next((i for i in range(x + 1, len(history.events)) if history.events[i].op.op == "stats"
                       and history.events[i].op.args == {"topic": topic, "subscription": sub}
                       and history.events[i].outcome.status == OK), None)
