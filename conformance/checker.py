@@ -62,6 +62,8 @@ _TIMING_RULES = _DELAY_RULES | _REDELIVERY_RULES - {"PLS-NACK-003", "PLS-REDELIV
 # Rules that say a delayed message is *not* held (delivered at once): on Exclusive/Failover (PLS-DELAY-002)
 # and on a non-persistent topic (PLS-NP-004). A late arrival breaks them as it breaks a delay window.
 _AT_ONCE_RULES = {"PLS-DELAY-002", "PLS-NP-004"}
+_DELIVERY_TIME_RULES = _DELAY_RULES | _AT_ONCE_RULES  # a late arrival is a late-delivery
+_DUE_RULES = _REDELIVERY_RULES | _DELIVERY_TIME_RULES  # the rules a late arrival breaks (see _receive)
 
 
 def _timing_rules(rules: Iterable[str]) -> list[str]:
@@ -742,7 +744,7 @@ class _Checker:
             self._emit_findings(n, self.watch.judge_receipt(detectors.Receipt(
                 n, handle, label, span.end, msg.redelivery_count, allowed=True, cause_rules=tuple(cand.rules),
                 message_id=tuple(msg.message_id))), keys)
-            late = opts.must_rule in _REDELIVERY_RULES | _DELAY_RULES | _AT_ONCE_RULES
+            late = opts.must_rule in _DUE_RULES
             if late_rules:
                 pass  # already charged to the timing rules that explain this arrival
             elif late and opts.must_by is not None and span.end > max(span.start, opts.must_by) + lat:
@@ -751,7 +753,7 @@ class _Checker:
                 # slowly, within the receive that waited for it is not lost (measured live: the first
                 # message on a fresh topic can take 200+ ms while the calibrated band is 34 ms).
                 self._emit(opts.must_rule or cand.rules[0], n, FAIL,
-                           "late-delivery" if opts.must_rule in _DELAY_RULES | _AT_ONCE_RULES else "late-redelivery",
+                           "late-delivery" if opts.must_rule in _DELIVERY_TIME_RULES else "late-redelivery",
                            allowed, observed,
                            f"Let {opts.must_reason}. Then {handle}, waiting since {span.start:g} ms, must get a "
                            f"message by {max(span.start, opts.must_by):g}+{lat:g} ms (timing band: {self.tol.source}); it got {label} only at {span.end:g} ms.", keys)
