@@ -1,6 +1,7 @@
 """Known deviations: where a real broker (or client) does not do what the model says.
 
-Each entry in ``deviations.yaml`` names the case, the broker versions it shows on, what it
+Each entry in ``deviations.yaml`` (and in ``deviations.d/*.yaml``, one file per upstream bug
+family, read in name order after it) names the case, the broker versions it shows on, what it
 excuses (the rule, the anomaly and, where it can be known, the step), why, and the saved history
 that is the evidence. It excuses exactly that: any other failure in the same case is a FAIL. A known deviation is reported as such (an
 expected failure), never hidden: the rule's registry status says why, and the evidence file is
@@ -15,6 +16,7 @@ from pathlib import Path
 import yaml
 
 DEVIATIONS_FILE = Path(__file__).parent / "deviations.yaml"
+DEVIATIONS_DIR = Path(__file__).parent / "deviations.d"
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,7 @@ class Deviation:
     id: str
     case: str
     rule: str
-    brokers: tuple[str, ...]  # version prefixes, e.g. "4.0"
+    brokers: tuple[str, ...]  # releases ("4.0.8"), lines ("4.0"), majors ("3.x") or specs (">=4.0.0,<4.0.7"): ``broker_matches``
     reason: str
     evidence: str  # path of a saved history, relative to the repository root
     anomaly: str = ""  # the anomaly it excuses (conformance.anomalies)
@@ -34,7 +36,21 @@ class Deviation:
                 and (self.step is None or step == self.step))
 
 
-def load_deviations(path: Path = DEVIATIONS_FILE) -> list[Deviation]:
+def load_deviations(path: Path | None = None) -> list[Deviation]:
+    """The known deviations of ``path``, or, by default, of ``deviations.yaml`` and ``deviations.d/``;
+    an id declared twice is refused."""
+    if path is not None:
+        return _load_file(path)
+    out: list[Deviation] = []
+    for file in [DEVIATIONS_FILE, *sorted(DEVIATIONS_DIR.glob("*.yaml"))]:
+        for dev in _load_file(file):
+            if any(d.id == dev.id for d in out):
+                raise ValueError(f"{file}: deviation id {dev.id} is declared twice")
+            out.append(dev)
+    return out
+
+
+def _load_file(path: Path) -> list[Deviation]:
     if not path.exists():
         return []
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or []
@@ -61,8 +77,30 @@ def load_deviations(path: Path = DEVIATIONS_FILE) -> list[Deviation]:
     return out
 
 
+def broker_matches(entry: str, broker_version: str) -> bool:
+    """Whether a deviation's ``brokers`` entry covers ``broker_version``: a release names itself
+    ("4.0.1" is not "4.0.10"), a line its releases ("4.0"), a major its lines ("3.x"), and a spec
+    (">=4.0.0,<4.0.7") the releases it admits. Versions are read by ``reference_model.releases``."""
+    from reference_model import releases
+    from reference_model.rules import version_in
+
+    entry = entry.strip()
+    try:
+        version = releases.parse(broker_version)
+    except ValueError:
+        return False
+    if entry[:1] in "<>=!":
+        return version.is_release and version_in(broker_version, entry)
+    wanted = releases.parse(entry)
+    if wanted.minor is None:
+        return version.major == wanted.major
+    if wanted.patch is None:
+        return (version.major, version.minor) == (wanted.major, wanted.minor)
+    return version.number == wanted.number
+
+
 def known_deviation(case_id: str, broker_version: str) -> Deviation | None:
     for dev in load_deviations():
-        if dev.case == case_id and any(broker_version.startswith(b) for b in dev.brokers):
+        if dev.case == case_id and any(broker_matches(b, broker_version) for b in dev.brokers):
             return dev
     return None

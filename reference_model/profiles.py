@@ -147,7 +147,7 @@ def _client_kind(client: str | None) -> str:
 
 def profile_for(broker_version: str | None = None, client: str | None = None,
                 overrides: Mapping[str, Any] | None = None) -> Profile:
-    """The model parameters for ``broker_version`` ("3.x", "4.0", "4.1" or a release such as
+    """The model parameters for ``broker_version`` (a model line of ``releases.MODEL_LINES`` or a release such as
     "4.0.8") and ``client`` ("cpp"/"python", "java", or "mixed": the C++ values, for a run whose
     handles name their own client), with ``overrides`` applied by field name."""
     broker = releases.model_line(broker_version)
@@ -175,9 +175,9 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             non_durable_supported=True,  # PLS-SUB-007
             priority_level_supported=True,  # PLS-SHARED-003, PLS-FAILOVER-005
         )
-    if broker == "4.1":
+    if broker in ("4.1", "5.x"):
         profile = replace(profile, broker_batch_index_ack_default=True, shared_close_increments_redelivery_count=None)
-    if broker == "3.x":
+    if broker in ("2.x", "3.x"):
         profile = replace(profile, shared_close_increments_redelivery_count=None)
     if overrides:
         known = {f.name for f in fields(Profile)}

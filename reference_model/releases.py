@@ -19,15 +19,17 @@ Vocabulary:
 
 The model does not keep one parameter set per release: behaviour that changed between releases
 is grouped into the *model lines* of ``MODEL_LINES`` (``LINE_SPANS`` says which releases each
-covers). ``3.x`` is every 3.* release, ``4.0`` the 4.0.* releases, ``4.1`` every later 4.*
-release: 4.1 and later keep 4.1's defaults until a release is shown to differ (the reason
+covers). ``2.x`` is 2.10 and 2.11 (the oldest releases the suite runs), ``3.x`` every 3.*
+release, ``4.0`` the 4.0.* releases, ``4.1`` every later 4.* release, ``5.x`` every 5.* release:
+4.1 and later keep 4.1's defaults until a release is shown to differ (the reason
 ``profiles.Profile`` has its 4.1 values: the broker defaults changed in 4.1, apache/pulsar#23167
-and #22917). A rule whose truth changed inside a line says so in its ``applies_to``.
+and #22917), and 2.x keeps 3.x's. A rule whose truth changed inside a line says so in its
+``applies_to``.
 
 Choices: a version that cannot be read raises ``ValueError`` naming the text and the accepted
 forms; readers that must never fail (report sorting) use ``sort_key``, which orders unreadable
-text after every release. 5.x and later are not a model line (Pulsar 5 builds with Gradle and
-publishes no server distribution on Maven Central), so ``model_line`` refuses them.
+text after every release. Releases before 2.10 are not a model line (the suite does not run
+them), so ``model_line`` refuses them.
 Not modelled: release candidates ordered before their release ("4.1.0-rc1" sorts as 4.1.0).
 """
 
@@ -36,13 +38,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-MODEL_LINES = ("3.x", "4.0", "4.1")
+MODEL_LINES = ("2.x", "3.x", "4.0", "4.1", "5.x")
 DEFAULT_LINE = "4.0"
 # line -> (major, lowest minor, highest minor or None for "and every later minor")
 LINE_SPANS: tuple[tuple[str, int, int, int | None], ...] = (
+    ("2.x", 2, 10, None),
     ("3.x", 3, 0, None),
     ("4.0", 4, 0, 0),
     ("4.1", 4, 1, None),
+    ("5.x", 5, 0, None),
 )
 
 _VERSION_RE = re.compile(
@@ -106,7 +110,7 @@ def line_of_release(release: Release) -> str | None:
 
 
 def model_line(version: str | None) -> str:
-    """The model line of ``version``: "3.x", "4.0" or "4.1" (``DEFAULT_LINE`` when None or empty).
+    """The model line of ``version``: one of ``MODEL_LINES`` (``DEFAULT_LINE`` when None or empty).
 
     A model line's own name is itself; "4.x" is refused because it spans two model lines.
     """
@@ -118,7 +122,7 @@ def model_line(version: str | None) -> str:
     line = line_of_release(parse(text))
     if line is None:
         raise ValueError(f"unknown broker version {version!r}; use one of {', '.join(MODEL_LINES)} "
-                         "or a 3.x/4.x release like 4.0.8")
+                         "or a release from 2.10 on, like 4.0.8")
     return line
 
 

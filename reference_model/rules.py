@@ -1527,8 +1527,13 @@ def applies(r: Rule, *, broker_version: str, client: str) -> bool:
 
 
 def _applies_to_version(r: Rule, broker_version: str) -> bool:
+    return version_in(broker_version, r.applies_to.brokers)
+
+
+def version_in(broker_version: str, spec: str) -> bool:
+    """Whether ``broker_version`` satisfies a version spec such as ``">=4.0.0,<4.0.7"`` (``"*"``: any)."""
     version = releases.version_tuple(broker_version)
-    return all(_OPS[op](version, bound) for op, bound in _parse_spec(r.applies_to.brokers))
+    return all(_OPS[op](version, bound) for op, bound in _parse_spec(spec))
 
 
 def to_json(indent: int | None = 2) -> str:

@@ -93,12 +93,14 @@ def test_unknown_config_key_suggests_the_close_one(tmp_path):
     assert "delayedDeliveryTickTimeMillis=5" in text and "brokerServicePort=1" in text and "metadataStoreUrl=" in text
 
 
-@pytest.mark.parametrize("version, resolved", [("4.0", "4.0.8"), ("3.3", "3.3.6"), (None, embedded.DEFAULT_VERSION), ("4.2.4", "4.2.4")])
+@pytest.mark.parametrize("version, resolved", [("4.0", "4.0.8"), ("3.3", "3.3.6"), (None, embedded.DEFAULT_VERSION), ("4.2.4", "4.2.4"),
+                                               ("4.2", "4.2.4"), ("2.10", "2.10.5"), ("5.0", "5.0.0-M1"), ("5.0.0-m1", "5.0.0-M1"),
+                                               ("4.0.8:assembled", "4.0.8")])
 def test_versions(version, resolved):
     assert embedded.resolve_version(version) == resolved
 
 
-@pytest.mark.parametrize("bad", ["5.0.0", "latest", "4", "4.2"])
+@pytest.mark.parametrize("bad", ["latest", "4", "4.1", "2.9.0", "5.0.0:tarball", "3.1.2:assembled", "4.0.8:zip"])
 def test_unpublished_versions_are_refused(bad):
     with pytest.raises(BrokerStartError) as err:
         embedded.resolve_version(bad)
