@@ -9,7 +9,9 @@
                 (``conformance.fuzz``; docs/fuzzing.md)
   report        JUnit XML (xunit2), HTML and summary.json from an outcome corpus (Spark)
   rules         list the rule registry
-  broker        start / status / stop an embedded broker that outlives the command
+  matrix        the case suite on several broker releases, one report: rule x release x client
+  broker        start / status / stop an embedded broker that outlives the command; versions
+                (what can be had here); compare VERSION (assembled lib/ vs the tarball's)
 
 Exit codes (one function decides them for run, replay and check:
 ``conformance.verdict_exit.exit_code``):
@@ -55,7 +57,8 @@ def add_target_options(p: argparse.ArgumentParser, *, default: str | None = "emb
     g.add_argument("--pulsar-admin-url", default=None, help="its admin URL (default: http://HOST:8080)")
     g.add_argument("--token-env", default=None, help="environment variable holding an auth token (default PULSAR_CONFORMANCE_TOKEN)")
     g.add_argument("--token-file", default=None, help="file holding an auth token")
-    g.add_argument("--broker-version", default=None, help="broker version or line for embedded/docker (default 4.0.8)")
+    g.add_argument("--broker-version", default=None, help="broker release or line for embedded/docker, e.g. 3.0.7, 4.2, "
+                   "4.0.8:assembled (default 4.0.8; 'pulsar-conformance broker versions' lists them)")
     g.add_argument("--config-override", action="append", default=[], metavar="KEY=VALUE", help="broker config key for embedded/docker; repeatable")
 
 
@@ -229,7 +232,42 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from pulsar_conformance.matrix_job import MatrixOptions, run_matrix
+
+    if args.parallel < 1:
+        raise ValueError(f"--parallel must be at least 1, not {args.parallel}")
+    parse_clients(args.client)
+    return run_matrix(MatrixOptions(versions=tuple(args.versions.split(",")), clients=args.client, out=Path(args.out),
+                                    only=tuple(args.only), fuzz_examples=args.fuzz_examples, parallel=args.parallel,
+                                    timing_tolerance_ms=args.timing_tolerance_ms, config_override=tuple(args.config_override)))
+
+
 def cmd_broker(args: argparse.Namespace) -> int:
+    if args.action == "versions":
+        rows = commands.broker_versions()
+        if args.json:
+            print(json.dumps(rows, indent=2))
+            return EXIT_OK
+        print(f"{'release':<10} {'ways':<18} {'line default':<13} {'cached':<18} pins")
+        for r in rows:
+            print(f"{r['release']:<10} {r['ways']:<18} {r['default_for_line']:<13} {r['cached'] or '-':<18} {r['pins']}")
+        print("ways: tarball = the server distribution from Maven Central; assembled = pulsar-broker's dependency closure "
+              "(pass RELEASE:assembled to force it). Other releases from 2.10 on are probed when asked for.")
+        return EXIT_OK
+    if args.action == "compare":
+        if not args.version:
+            raise ValueError("broker compare needs --version RELEASE (one with a tarball, e.g. 4.0.8)")
+        diff = commands.broker_compare(args.version)
+        if args.json:
+            print(json.dumps(diff, indent=2))
+            return EXIT_OK
+        print(f"Pulsar {diff['release']}: {diff['same']} jars identical in name and version")
+        for key in ("only_in_tarball", "only_assembled", "different_version"):
+            print(f"{key} ({len(diff[key])}):")
+            for item in diff[key]:
+                print("  " + (" ".join(item) if isinstance(item, (list, tuple)) else item))
+        return EXIT_OK
     if args.action == "start":
         try:
             state = commands.broker_start(args.name, version=args.version, config_override=args.config_override)
@@ -326,9 +364,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_rules)
 
-    p = sub.add_parser("broker", help="manage an embedded broker that outlives this command")
-    p.add_argument("action", choices=["start", "status", "stop"])
-    p.add_argument("--version", default=None, help="Pulsar version or line (default 4.0.8)")
+    p = sub.add_parser("matrix", help="the case suite on several broker releases into one report (rule x release x client)",
+                       epilog="exit codes: 0 every non-PASS cell has a verdict; 1 a FAIL cell without a known deviation; "
+                              "2 bad input; 3 an INDETERMINATE cell; 4 a release's run or the report met a harness error")
+    p.add_argument("--versions", default=None, required=True, help="comma-separated releases or lines, e.g. "
+                   "2.10.5,3.0.7,3.2.3,3.3.6,4.0.0,4.0.8,4.2.4 (RELEASE:assembled forces the assembled broker)")
+    p.add_argument("--client", default="python", help="clients, comma-separated among python, java, mixed (default python)")
+    p.add_argument("--out", default="out/matrix", help="output folder (default out/matrix)")
+    p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
+    p.add_argument("--fuzz-examples", type=int, default=0, help="generated traces per release (default 0)")
+    p.add_argument("--parallel", type=int, default=1, help="releases run at once, each with its own broker (default 1)")
+    p.add_argument("--config-override", action="append", default=[], metavar="KEY=VALUE", help="broker config for every release; repeatable")
+    p.add_argument("--timing-tolerance-ms", type=milliseconds, default=None, metavar="MS", help=TOLERANCE_HELP)
+    p.set_defaults(func=cmd_matrix)
+
+    p = sub.add_parser("broker", help="manage an embedded broker that outlives this command; list and compare releases")
+    p.add_argument("action", choices=["start", "status", "stop", "versions", "compare"])
+    p.add_argument("--version", default=None, help="Pulsar release or line, e.g. 3.0.7, 4.2, 4.0.8:assembled (default 4.0.8)")
     p.add_argument("--config-override", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--name", default="default", help="a name, to run several brokers side by side")
     p.add_argument("--json", action="store_true")

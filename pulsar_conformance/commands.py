@@ -153,6 +153,35 @@ def broker_start(name: str, *, version: str | None, config_override: list[str],
     return embedded.load_state(name)
 
 
+def broker_versions() -> list[dict[str, Any]]:
+    """Every release the embedded broker can run (``fixtures.broker_builds.catalog``), with what the
+    cache already holds: ``cached`` lists the ways (tarball, assembled) unpacked there."""
+    from fixtures import broker_builds, embedded
+
+    dist = embedded.cache_root() / "dist"
+    rows = []
+    for row in broker_builds.catalog():
+        cached = []
+        if (dist / row["release"] / ".complete").exists():
+            cached.append(broker_builds.TARBALL)
+        if (dist / f"{row['release']}-assembled" / "build.json").exists():
+            cached.append(broker_builds.ASSEMBLED)
+        rows.append({**row, "cached": ",".join(cached)})
+    return rows
+
+
+def broker_compare(version: str, progress: Callable[[str], None] = _say) -> dict[str, Any]:
+    """How the assembled lib/ of ``version`` differs from its tarball's (both obtained if needed)."""
+    from fixtures import embedded
+    from fixtures.assembly import lib_difference
+
+    tarball = embedded.ensure_distribution(f"{version}:tarball", progress=progress)
+    assembled = embedded.ensure_distribution(f"{version}:assembled", progress=progress)
+    diff = lib_difference(tarball.home / "lib", assembled.home / "lib")
+    return {"release": tarball.version, "tarball_lib": str(tarball.home / "lib"), "assembled_lib": str(assembled.home / "lib"),
+            "same": len(diff["same"]), **{k: v for k, v in diff.items() if k != "same"}}
+
+
 def broker_status(name: str) -> dict[str, Any] | None:
     """The recorded state of broker ``name`` with ``alive`` (and ``ready`` when alive), or None."""
     from fixtures import embedded

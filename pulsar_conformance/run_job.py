@@ -129,10 +129,12 @@ def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
             _fuzz_on(target, label, options, out=out, corpus_dir=corpus_dir, tally=tally, say=say)
 
     calibrated: dict[str, TimingBands] = {}
+    model_release = _model_release(options)
     try:
         for client in options.clients:
             if cases_for[client]:
-                run_on(model_target(client), "model" if client == "python" else f"model-{client}", client, TimingBands.for_model())
+                run_on(model_target(client, model_release), "model" if client == "python" else f"model-{client}", client,
+                       TimingBands.for_model())
         if spec.kind != "model":
             with open_endpoint(spec, options, progress=say) as endpoint:  # one broker for every client
                 for client in options.clients:
@@ -188,6 +190,16 @@ def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
             say(f"wrote the report: {out / 'report' / 'index.html'}")
     verdicts, excused = run_rule_verdicts(runs)
     return exit_code(verdicts, harness_errors=tally.harness_errors, failed_cases=tally.failed_cases, excused=excused)
+
+
+def _model_release(options: RunOptions) -> str | None:
+    """The release the model plays in this run: the embedded broker's (so the model's line and
+    Key_Shared selectors are those of the release under test), else the default line."""
+    if options.target.kind != "embedded":
+        return None
+    from fixtures.broker_builds import release_of
+
+    return release_of(options.broker_version)
 
 
 def timing_bands(endpoint: Any, target: Any, client: str, options: RunOptions, calibrated: dict[str, TimingBands], *,

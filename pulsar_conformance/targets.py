@@ -47,11 +47,12 @@ def parse_clients(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def model_target(client: str) -> Any:
-    """The reference model playing ``client`` (python is the model's default, C++-core profile)."""
+def model_target(client: str, broker_version: str | None = None) -> Any:
+    """The reference model playing ``client`` (python is the model's default, C++-core profile)
+    for ``broker_version`` (a release or line; None: the model's default line)."""
     from conformance.targets.model import ModelTarget
 
-    return ModelTarget(client=None if client == "python" else client)
+    return ModelTarget(client=None if client == "python" else client, broker_version=broker_version)
 
 
 @contextlib.contextmanager

@@ -477,10 +477,14 @@ def coverage_by_client(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> st
 
 
 def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None,
-                client_matrix: Any = None, client_matrix_caption: str = "") -> str:
+                client_matrix: Any = None, client_matrix_caption: str = "", release_matrix: Any = None) -> str:
     """The report page. ``client_matrix`` (a ``reports.client_matrix.ClientMatrix``), when given,
-    adds the client x feature matrix section after the rule matrix."""
+    adds the client x feature matrix section after the rule matrix; ``release_matrix``
+    (``reports.release_matrix.build``), when given, the rules x release section before it."""
+    from reports import release_matrix as rm
+
     traces = traces or {}
+    rm_section = rm.to_html(release_matrix) if release_matrix else ""
     cm_section = ""
     if client_matrix is not None:
         cm_section = client_matrix_html(client_matrix, caption=client_matrix_caption)
@@ -515,9 +519,10 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
 <p id="coverage" data-exercised="{cov['exercised']}" data-of="{cov['of']}"><b>Rules exercised: {cov['exercised']} of {cov['of']}</b>
  active rules (judged at least once on a broker; the model exercises {cov['exercised_by_model']}). Not exercised: {esc(not_exercised)}.</p>
 {coverage_by_client(data, matrix)}
-<p class="muted">Contents: <a href="#matrix">matrix</a>{' &middot; <a href="#client-matrix">client x feature matrix</a>' if cm_section else ''} &middot; <a href="#failing">failing rules</a> &middot; <a href="#timing">timing</a>
+<p class="muted">Contents: <a href="#matrix">matrix</a>{' &middot; <a href="#release-matrix">rules x release</a>' if rm_section else ''}{' &middot; <a href="#client-matrix">client x feature matrix</a>' if cm_section else ''} &middot; <a href="#failing">failing rules</a> &middot; <a href="#timing">timing</a>
  &middot; <a href="#trends">trends</a> &middot; <a href="#divergences">model vs broker</a> &middot; <a href="#versions">versions</a> &middot; <a href="#flaky">flaky traces</a></p></section>
 {matrix_section(data, matrix)}
+{rm_section}
 {cm_section}
 {rule_sections(data, matrix, traces)}
 {timing_section(data)}
@@ -529,12 +534,12 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
 
 
 def write_html(path: Path, data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None,
-               client_matrix: Any = None, client_matrix_caption: str = "") -> Path:
+               client_matrix: Any = None, client_matrix_caption: str = "", release_matrix: Any = None) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(render_html(data, matrix, traces=traces, client_matrix=client_matrix,
-                               client_matrix_caption=client_matrix_caption), encoding="utf-8")
+                               client_matrix_caption=client_matrix_caption, release_matrix=release_matrix), encoding="utf-8")
     tmp.replace(path)
     return path
 

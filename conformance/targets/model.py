@@ -30,23 +30,26 @@ class ModelTarget:
 
     ``profile`` fixes every parameter; otherwise each trace gets ``client``'s profile (python by
     default; "java", or "mixed" where each handle names its client) with the trace header's
-    overrides applied."""
+    overrides applied. ``broker_version`` (a release such as "3.0.7", or a line) picks the model
+    line of that release and its Key_Shared selectors; None: the default line."""
 
     name = "model"
 
-    def __init__(self, profile: Profile | None = None, *, client: str | None = None):
+    def __init__(self, profile: Profile | None = None, *, client: str | None = None, broker_version: str | None = None):
         self.profile = profile
         self.client = client
+        self.broker_version = broker_version
 
     def describe(self) -> dict[str, Any]:
-        profile = self.profile or profile_for(None, self.client)
+        profile = self.profile or profile_for(self.broker_version, self.client)
         return {"target": self.name, "broker_version": profile.broker, "client": profile.client,
                 "client_version": "reference-model"}
 
     def run(self, trace: Trace) -> History:
         overrides, broker_config = split_profile(trace.header.profile)
-        profile = self.profile or profile_for(None, self.client, overrides or None)
-        broker = Broker(profile, key_shared=KeySharedSettings.for_broker(profile.broker, broker_config))
+        profile = self.profile or profile_for(self.broker_version, self.client, overrides or None)
+        selectors = self.broker_version if self.profile is None and self.broker_version else profile.broker
+        broker = Broker(profile, key_shared=KeySharedSettings.for_broker(selectors, broker_config))
         with relaxed_gc():
             events = self._run_ops(broker, trace)
         header = TraceHeader(

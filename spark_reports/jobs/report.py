@@ -345,10 +345,19 @@ def write_report(data: dict[str, Any], out_dir: Path, *, traces: dict[str, Any] 
         cm = client_matrix.build(derived, sources=[f"corpus: {e['target']} {e['broker_version']} / {e['client']}" for e in derived]) \
             if derived else None
         caption = "Verdicts: this corpus, per target, broker version and client."
+    from reports import release_matrix
+
+    versions = {c["broker_version"] for c in data["combos"] if c["target"] != T.MODEL and c["broker_version"]}
+    rm = release_matrix.build(matrix, summaries=summaries or ()) if len(versions) > 1 else None
     paths = {
         "junit": write_xunit2(out_dir / "junit.xml", data, matrix, traces=traces),
-        "html": write_html(out_dir / "index.html", data, matrix, traces=traces, client_matrix=cm, client_matrix_caption=caption),
+        "html": write_html(out_dir / "index.html", data, matrix, traces=traces, client_matrix=cm, client_matrix_caption=caption,
+                           release_matrix=rm),
     }
+    if rm is not None:
+        paths["release_matrix"] = out_dir / "release-matrix.json"
+        paths["release_matrix"].write_text(json.dumps(rm, indent=1) + "\n", encoding="utf-8")
+        (out_dir / "release-matrix.txt").write_text(release_matrix.text(rm) + "\n", encoding="utf-8")
     if cm is not None:
         paths["client_matrix_json"], paths["client_matrix_md"] = client_matrix.write(cm, out_dir)
     summary = summary_json(data, matrix)

@@ -1,0 +1,180 @@
+"""``pulsar-conformance matrix``: the case suite on several broker releases, one report.
+
+For each release of ``--versions`` (build specs: ``fixtures/broker_builds.py``), the main job
+(``pulsar-conformance run``) runs in its own process with its own embedded broker, into
+``OUT/<release>/`` (its JUnit, summaries, histories and corpus), ``--parallel N`` at a time
+(default 1: a 2-core machine judges timing better with one broker). The corpora are then linked
+into one, ``OUT/corpus/``, and the Spark report job draws ``OUT/report/``: the rule matrix over
+every release x client, and the rules x release section (``reports/release_matrix.py``) that
+marks where a release differs from the previous one and from the model, and which non-PASS
+cells no verdict explains. ``OUT/matrix.json`` records each release's run (exit code, time,
+how the broker was obtained) and that release matrix; ``OUT/release-matrix.txt`` is the text
+table, also printed.
+
+Exit codes: 2 for a release that is not a build spec (checked before anything starts);
+otherwise 4 if a release's run or the report met a harness error (a broker that would not start
+included), else 1 if a FAIL cell has no known deviation, else 3 if a cell is INDETERMINATE,
+else 0. Every release is run even when an earlier one failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from conformance.verdict_exit import EXIT_FAIL, EXIT_HARNESS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
+from fixtures.broker_builds import BrokerBuild, resolve_build
+from fixtures.errors import BrokerStartError
+from pulsar_conformance.targets import say as _say
+
+DEFAULT_VERSIONS = "2.10.5,3.0.7,3.2.3,3.3.6,4.0.0,4.0.8,4.2.4"
+
+
+@dataclass(frozen=True)
+class MatrixOptions:
+    versions: tuple[str, ...]
+    clients: str = "python"
+    out: Path = Path("out/matrix")
+    only: tuple[str, ...] = ()
+    fuzz_examples: int = 0
+    parallel: int = 1
+    timing_tolerance_ms: float | None = None
+    config_override: tuple[str, ...] = ()
+
+
+@dataclass
+class ReleaseRun:
+    build: BrokerBuild
+    folder: Path
+    exit_code: int | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {**self.build.describe(), "folder": str(self.folder), "exit_code": self.exit_code,
+                "seconds": round(self.seconds, 1)}
+
+
+def folder_name(build: BrokerBuild) -> str:
+    return build.release if build.requested.partition(":")[2] == "" else f"{build.release}-{build.how}"
+
+
+def parse_versions(text: str) -> list[BrokerBuild]:
+    """The builds of ``--versions`` ("3.0.7,4.0,4.0.8:assembled"); refuses an empty list and duplicates."""
+    specs = [v.strip() for v in text.split(",") if v.strip()]
+    if not specs:
+        raise ValueError("--versions names no release; e.g. --versions 3.0.7,4.0.8")
+    builds = [resolve_build(s) for s in specs]
+    names = [folder_name(b) for b in builds]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"--versions names {', '.join(dupes)} more than once")
+    return builds
+
+
+def run_command(build: BrokerBuild, options: MatrixOptions, folder: Path) -> list[str]:
+    cmd = [sys.executable, "-m", "pulsar_conformance", "run", "--target", "embedded", "--broker-version", build.requested,
+           "--client", options.clients, "--out", str(folder), "--fuzz-examples", str(options.fuzz_examples), "--no-report"]
+    for sel in options.only:
+        cmd += ["--only", sel]
+    for item in options.config_override:
+        cmd += ["--config-override", item]
+    if options.timing_tolerance_ms is not None:
+        cmd += ["--timing-tolerance-ms", str(options.timing_tolerance_ms)]
+    return cmd
+
+
+def _run_release(run: ReleaseRun, options: MatrixOptions, say: Callable[[str], None]) -> ReleaseRun:
+    run.folder.mkdir(parents=True, exist_ok=True)
+    log = run.folder / "run.log"
+    say(f"== {run.build.requested}: running (log {log})")
+    t0 = time.monotonic()
+    with log.open("wb") as f:
+        proc = subprocess.run(run_command(run.build, options, run.folder), stdout=f, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    run.exit_code, run.seconds = proc.returncode, time.monotonic() - t0
+    say(f"== {run.build.requested}: exit {run.exit_code} in {run.seconds:.0f} s")
+    return run
+
+
+def link_corpora(runs: list[ReleaseRun], corpus: Path) -> int:
+    """Hard-link (or copy) every release's corpus parts into ``corpus``; their run ids keep them apart."""
+    if corpus.exists():
+        shutil.rmtree(corpus)
+    corpus.mkdir(parents=True)
+    count = 0
+    for run in runs:
+        for part in sorted((run.folder / "corpus").glob("part-*.parquet")):
+            target = corpus / part.name
+            try:
+                os.link(part, target)
+            except OSError:
+                shutil.copy2(part, target)
+            count += 1
+    return count
+
+
+def run_matrix(options: MatrixOptions, *, say: Callable[[str], None] = _say) -> int:
+    from reports import release_matrix
+
+    try:
+        builds = parse_versions(",".join(options.versions))
+    except (BrokerStartError, ValueError) as err:
+        say(f"error: {err.problem if isinstance(err, BrokerStartError) else err}")
+        return EXIT_USAGE
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = [ReleaseRun(b, out / folder_name(b)) for b in builds]
+    say(f"matrix: {len(runs)} releases ({', '.join(b.requested for b in builds)}), clients {options.clients}, "
+        f"{options.parallel} at a time, into {out}")
+    with ThreadPoolExecutor(max_workers=max(1, options.parallel)) as pool:
+        list(pool.map(lambda r: _run_release(r, options, say), runs))
+    harness = [r for r in runs if r.exit_code in (EXIT_HARNESS, EXIT_USAGE) or r.exit_code is None or r.exit_code < 0
+               or r.exit_code > EXIT_HARNESS]
+    parts = link_corpora(runs, out / "corpus")
+    summaries = sorted(str(p) for r in runs for p in r.folder.glob("summary-*.json"))
+    doc: dict = {"releases": [r.to_json() for r in runs], "corpus_parts": parts}
+    code_report = None
+    rm = None
+    if parts:
+        from spark_reports.jobs.report import main as report_main
+
+        say("== report (Spark, local mode)")
+        args = ["--outcomes", str(out / "corpus"), "--out", str(out / "report"), "--quiet"]
+        for s in summaries:
+            args += ["--summary", s]
+        code_report = report_main(args)
+        rm_path = out / "report" / "release-matrix.json"
+        if code_report == 0 and rm_path.exists():
+            rm = json.loads(rm_path.read_text())
+    doc["report_exit_code"] = code_report
+    doc["release_matrix"] = rm
+    (out / "matrix.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    if rm is not None:
+        table = release_matrix.text(rm)
+        (out / "release-matrix.txt").write_text(table + "\n", encoding="utf-8")
+        print(table)
+    for r in runs:
+        say(f"{r.build.requested:<18} {r.build.how:<10} exit {r.exit_code}  {r.seconds:6.0f} s  {r.folder}")
+    if harness:
+        say("harness errors (see each run.log): " + ", ".join(f"{r.build.requested} (exit {r.exit_code})" for r in harness))
+    if code_report not in (0, None) or not parts:
+        say(f"the report failed (exit {code_report}, {parts} corpus parts)")
+        return EXIT_HARNESS
+    if harness:
+        return EXIT_HARNESS
+    needs = rm["needs_verdict"] if rm else []
+    if any(n["verdict"] == "FAIL" for n in needs):
+        say(f"{sum(n['verdict'] == 'FAIL' for n in needs)} FAIL cell(s) without a verdict: see {out / 'release-matrix.txt'}")
+        return EXIT_FAIL
+    if needs:
+        return EXIT_INCONCLUSIVE
+    say(f"every non-PASS cell has a verdict; report {out / 'report' / 'index.html'}")
+    return EXIT_OK
