@@ -235,6 +235,8 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         return "PLS-ACK-002"
     if op == "create_producer" and args.get("access_mode") in _ACCESS_RULES:
         return _ACCESS_RULES[args["access_mode"]]
+    if op == "send" and args.get("producer") in model.producers and model.producer_access_mode(args["producer"]) == "WaitForExclusive":
+        return "PLS-ACCESS-005"  # a send the model allows on a WaitForExclusive producer: it has the topic
     if op == "subscribe":
         if args.get("ack_timeout_ms"):
             return model.args_profile(args).ack_timeout_rule  # PLS-ACKTIMEOUT-001 (C++) / -003 (Java)

@@ -429,9 +429,10 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "Violated if after an ExclusiveWithFencing producer took the topic, a fenced exclusive producer's next send "
      "succeeds or fails with an error other than ProducerFenced (a fenced Shared or WaitForExclusive one's does not "
      "complete)."),
-    ("PLS-ACCESS-005", FEATURE_PRODUCER, ("create_producer",),
+    ("PLS-ACCESS-005", FEATURE_PRODUCER, ("create_producer", "send"),
      "Violated if a WaitForExclusive producer's creation completes at once while another producer holds the topic, "
-     "or stays pending when no producer does."),
+     "or stays pending when no producer does (also once the last other producer, Shared or exclusive, has closed: "
+     "a send on it is then refused because its creation never completed)."),
     ("PLS-ACCESS-006", REJECTION, ("create_producer",),
      "Violated if a second producer with the name of a connected producer on the topic is accepted, or refused "
      "with an error other than ProducerBusy."),

@@ -18,7 +18,8 @@ A new producer on a topic, given the producers already there (Python exceptions)
 
 An "exclusive holder" is a producer created with Exclusive, ExclusiveWithFencing, or a
 WaitForExclusive producer that got its turn. A waiting WaitForExclusive producer completes when
-the holder (or the last shared producer) goes away.
+the holder (or the last shared producer) goes away (brokers before apache/pulsar PR #24516, 4.0.6,
+never woke a waiter queued behind Shared producers).
 
 A fenced producer (PLS-ACCESS-004) is closed by the broker and reconnects: an Exclusive or
 ExclusiveWithFencing producer is answered ProducerFenced, final, so its next send fails with

@@ -91,6 +91,11 @@ class FeatureOps:
             fx = self.tfx[topic.full] = TopicFeatures()
         return fx
 
+    def producer_access_mode(self, handle: str) -> str:
+        """The access mode producer ``handle`` was created with (PLS-ACCESS-001..005; Shared by default)."""
+        pf = self.pfx.get(handle)
+        return pf.access_mode if pf is not None else am.SHARED
+
     def delivery_span(self, sub: Any, pos: int) -> Span:
         """When ``sub`` may first deliver position ``pos`` (PLS-DELAY-001..005, PLS-NP-004)."""
         stored = sub.topic.entries[pos].stored

@@ -1265,7 +1265,9 @@ RULES = RULES + (
         quote=("If there is already a producer connected, the producer creation is pending (rather than timing out) "
                "until the producer gets the `Exclusive` access."),
         status="normative", applies_to=_ALL,
-        note=f"{_LIVE}create_producer blocked 0.7 s behind an Exclusive producer and returned right after it closed.",
+        note=(f"{_LIVE}create_producer blocked 0.7 s behind an Exclusive producer and returned right after it closed. "
+              "Behind Shared producers the waiter gets the topic when the last of them closes only since apache/pulsar "
+              "PR #24516 (4.0.6): 3.3.6, 4.0.0 and 4.0.1 keep it pending (known deviations KD-301/KD-302, measured)."),
     ),
     Rule(
         id="PLS-ACCESS-006", area="ACCESS",

@@ -347,6 +347,9 @@ class BrokerTarget:
         handler = getattr(self, "_op_" + op.op)
         try:
             return handler(run, args)
+        except fx.ProducerNotCreated as err:
+            # the op was never issued: its producer's creation did not complete (PLS-ACCESS-005)
+            return Outcome.rejected(_REJECTIONS.get(err.error, "Timeout" if err.error == "Timeout" else "OtherError"), str(err))
         except pulsar.Timeout as err:
             return Outcome.indeterminate(f"client timeout: {err}")
         except ValueError as err:
@@ -618,6 +621,11 @@ class BrokerTarget:
             # PLS-KEYSHARED-003/004/005: each connected consumer's reported hash ranges. Partitioned
             # topics are not reported: each partition has its own selector (not judged).
             value["consumers"] = _key_hash_ranges(run, topic, a["subscription"], sub.get("consumers") or [])
+        if sub.get("type") in ("Shared", "Key_Shared") and not partitioned:
+            # PLS-UNACKED-001/002/003: each consumer's pending count and whether the limit blocks it
+            value["consumer_unacked"] = [
+                {"consumer_name": c.get("consumerName"), "unacked_messages": int(c.get("unackedMessages", 0)),
+                 "blocked": bool(c.get("blockedConsumerOnUnackedMsgs", False))} for c in sub.get("consumers") or []]
         return Outcome.ok(value)
 
 

@@ -77,12 +77,21 @@ class PendingProducer:
 
     def get(self, timeout_s: float) -> Any:
         if not self.wait(timeout_s):
-            import pulsar
-
-            raise pulsar.Timeout(f"the producer creation did not complete in {timeout_s:g} s")
+            raise ProducerNotCreated("Timeout", f"the producer creation did not complete in {timeout_s:g} s")
         if self.error is not None:
-            raise self.error
+            name = type(self.error).__name__
+            raise ProducerNotCreated(name, f"the producer creation failed: {name}: {self.error}")
         return self.result
+
+
+class ProducerNotCreated(Exception):
+    """An op on a producer whose pending creation (PLS-ACCESS-005) never completed: the op was not
+    issued at all, so its outcome is ``rejected`` (it did not act), with the creation's error name
+    (``Timeout`` when the broker kept the producer waiting past the operation timeout)."""
+
+    def __init__(self, error: str, detail: str):
+        super().__init__(detail)
+        self.error = error
 
 
 def resolve_producer(run: Any, handle: str, timeout_s: float) -> Any:
@@ -157,6 +166,9 @@ def set_policy(run: Any, a: dict) -> Outcome:
         run.admin.set_message_ttl(run.namespace, int(a["message_ttl_s"]))
     if "retention_minutes" in a or "retention_size_mb" in a:
         run.admin.set_retention(run.namespace, minutes=int(a.get("retention_minutes", 0)), size_mb=int(a.get("retention_size_mb", 0)))
+    if "max_unacked_messages_per_consumer" in a:  # PLS-UNACKED-001
+        run.admin.request("POST", f"/admin/v2/namespaces/{run.namespace}/maxUnackedMessagesPerConsumer",
+                          body=int(a["max_unacked_messages_per_consumer"]))
     return Outcome.ok({})
 
 

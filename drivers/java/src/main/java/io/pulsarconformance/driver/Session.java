@@ -93,7 +93,8 @@ final class Session {
                     producer = creating.get(operationTimeoutMs, TimeUnit.MILLISECONDS);
                     creating = null;
                 } catch (TimeoutException e) {
-                    throw new Errors.Indeterminate("the producer creation did not complete in " + operationTimeoutMs + " ms");
+                    // PLS-ACCESS-005: the op on it is never issued, so it did not act: rejected, not indeterminate
+                    throw new Errors.Rejected("Timeout", "the producer creation did not complete in " + operationTimeoutMs + " ms");
                 }
             }
             return producer;
