@@ -359,8 +359,6 @@ class _Checker:
                 rules.append("PLS-NP-001")
             if detectors.retained_acked_at(self.watch, handle, c.pos):
                 rules.append("PLS-RETENTION-002")  # acked elsewhere before this subscription came, and retained
-            if detectors.compacted_tombstone_at(self.watch, handle, c.pos):
-                rules.append("PLS-COMPACT-002")  # 4.0.8 keeps a tombstone as its key's latest message
         return list(dict.fromkeys(rules))
 
     def _same_producer_skipped(self, handle: str, stored: Any, opts: ReceiveOptions) -> str | None:

@@ -405,9 +405,6 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-COMPACT-001", _det("compacted_latest_per_key"), (RN,),
      "Violated if a compacted reader reads, before the compaction horizon, a message whose key has a later message "
      "before the horizon, or reads the compacted view out of topic order."),
-    ("PLS-COMPACT-002", _det("compacted_tombstone"), (RN,),
-     "Violated if on broker 4.0.8, the compacted view does not show a key's tombstone as its latest message (an "
-     "earlier value of the key is read instead, or the tombstone is missing)."),
     ("PLS-COMPACT-003", _det("compacted_keyless_dropped"), (RN,),
      "Violated if a compacted reader reads a key-less message published before the compaction horizon."),
     ("PLS-COMPACT-004", _det("compacted_after_horizon"), (RN,),
@@ -416,6 +413,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-COMPACT-005", REJECTION, ("subscribe", "create_reader"),
      "Violated if is_read_compacted on a Shared or Key_Shared subscription or on a non-persistent topic is "
      "accepted, or refused with an error other than InvalidConfiguration."),
+    ("PLS-COMPACT-006", _det("compacted_tombstone"), (RN,),
+     "Violated if a compacted reader reads a tombstone (an empty payload or a null value) published before the "
+     "compaction horizon: the tombstone deleted its key, so the view has no message of it."),
     # ------------------------------------------------------------------ producer access modes
     ("PLS-ACCESS-001", _det("shared_producers_together"), ("create_producer",),
      "Violated if a Shared-mode producer is refused while only Shared producers are connected to the topic."),

@@ -440,15 +440,6 @@ def compacted_reader(w: Watch, handle: str) -> Any:
     return (reader, horizon) if reader.rule == "PLS-COMPACT-001" and horizon is not None else None
 
 
-def compacted_tombstone_at(w: Watch, handle: str, pos: int) -> bool:
-    """Whether ``pos`` is a tombstone that ``handle``'s compacted view keeps (PLS-COMPACT-002, broker 4.0.8)."""
-    found = compacted_reader(w, handle)
-    if found is None:
-        return False
-    reader, horizon = found
-    return pos <= horizon and pos not in reader.skip and pos in w.model.tfx[reader.topic.full].tombstone
-
-
 def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], list[Finding]]:
     def detect(w: Watch, r: Receipt) -> list[Finding]:
         found = compacted_reader(w, r.handle)
@@ -459,9 +450,10 @@ def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], l
         pos = reader.topic.by_label.get(r.label) if r.label is not None else None
         skipped = reader.skip
         keyless = {p for p in skipped if entries[p].key is None}
-        superseded = skipped - keyless
-        tombstones = {p for p in range(min(horizon + 1, len(entries))) if p not in skipped
-                      and p in w.model.tfx[reader.topic.full].tombstone}
+        # PLS-COMPACT-006: a tombstone up to the horizon is never in the view (it deleted its key, or a later value
+        # of the key superseded it); the values before it are superseded (PLS-COMPACT-001)
+        tombstones = {p for p in skipped if p in w.model.tfx[reader.topic.full].tombstone}
+        superseded = skipped - keyless - tombstones
         if which == "keyless":
             if not keyless:
                 return []
@@ -480,17 +472,18 @@ def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], l
                              f"compacted view drops it; {r.handle} read it.") if bad else
                             f"{r.label} is the latest message of key {entries[pos].key!r} up to the horizon.")]
         if which == "tombstone":
-            owed = reader.next_pos
-            if tombstones and not r.allowed and pos is not None and owed in tombstones and pos > owed:
-                tomb = entries[owed].label
-                return [Finding(rule, FAIL, "lost-message", f"{tomb} (the latest message of key {entries[owed].key!r})",
-                                r.label, f"Let {tomb} be a tombstone, the latest message of key {entries[owed].key!r} before "
-                                f"the compaction horizon. Then broker 4.0.8 keeps it in the compacted view and "
-                                f"{r.handle} reads it before {r.label}; it read {r.label} first.")]
             if not tombstones or pos is None:
                 return []
-            return [Finding(rule, PASS, None, "the tombstone read as its key's latest", r.label,
-                            f"{r.label} is read; the key's tombstone stays its latest message.")] if pos in tombstones else []
+            if pos in tombstones:
+                key = entries[pos].key
+                return [Finding(rule, FAIL, "wrong-value", f"no message of key {key!r} from the view (a tombstone deletes it)",
+                                r.label, f"Let {r.label} be a tombstone of key {key!r} before the compaction horizon. Then "
+                                f"compaction deletes the key and the compacted view has no message of it up to the "
+                                f"horizon; {r.handle} read {r.label}.")]
+            if pos > min(tombstones):
+                return [Finding(rule, PASS, None, "no tombstone read", r.label,
+                                f"{r.label} is read after the tombstones before it, which the view does not show.")]
+            return []
         if which == "after":
             if pos is None or pos <= horizon:
                 return []
@@ -508,8 +501,8 @@ def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], l
 
 compacted_latest_per_key = _compaction("PLS-COMPACT-001", "latest", """PLS-COMPACT-001. Violated if a compacted reader
 reads, before the compaction horizon, a message whose key has a later message before the horizon.""")
-compacted_tombstone = _compaction("PLS-COMPACT-002", "tombstone", """PLS-COMPACT-002 (4.0.8). Violated if the compacted
-view does not show a key's tombstone as its latest message (judged through the reader's order).""")
+compacted_tombstone = _compaction("PLS-COMPACT-006", "tombstone", """PLS-COMPACT-006. Violated if a compacted reader
+reads a tombstone (an empty payload or a null value) published before the compaction horizon: it deleted its key.""")
 compacted_keyless_dropped = _compaction("PLS-COMPACT-003", "keyless", """PLS-COMPACT-003. Violated if a compacted reader
 reads a key-less message published before the compaction horizon.""")
 compacted_after_horizon = _compaction("PLS-COMPACT-004", "after", """PLS-COMPACT-004. Violated if a compacted reader

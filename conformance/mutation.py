@@ -26,7 +26,7 @@ dead-letter consumer), PLS-DLQ-006 (``drop_dlq_copy`` of a batch sibling), PLS-D
 max_redeliver_count refusal accepted or misnamed), PLS-NACK-002 (``shift_delivery_earlier`` under a
 delay below the floor), PLS-TTL-002 (``expiry_pass_kept``), PLS-RETENTION-001 (``delete_without_rollover``,
 ``drop_delivery`` with no ledger rollover), PLS-RETENTION-002 (``drop_delivery`` under retention),
-PLS-COMPACT-002 (``drop_tombstone``), PLS-SHARED-003 (``move_to_lower_priority``), PLS-KEYSHARED-001/002
+PLS-COMPACT-006 (``read_tombstone``: a tombstone that deleted its key read from the compacted view), PLS-SHARED-003 (``move_to_lower_priority``), PLS-KEYSHARED-001/002
 (``misroute_key_shared``), PLS-KEYSHARED-006 (``deliver_before_drained``: a moved hash reaches its new owner
 while the old one still holds a message of it), PLS-TOPIC-001 (``refuse_short_topic_name``), PLS-SUB-006
 (``stats_after_unsubscribe``).
@@ -1625,28 +1625,37 @@ def compacted_sees_stale(history: History) -> list[Mutant]:
     return out
 
 
-def drop_tombstone(history: History) -> list[Mutant]:
-    """A compacted reader or consumer never reads a tombstone (an empty or null value) sent before the compaction:
-    the compacted view dropped it, as the docs say, where broker 4.0.8 keeps it (PLS-COMPACT-002)."""
+def read_tombstone(history: History) -> list[Mutant]:
+    """A compacted reader reads, in place of a message it read after the compaction, a tombstone (an empty or null
+    value) of another key sent before that compaction: the view kept the tombstone, which the docs say deletes its
+    key (PLS-COMPACT-006; what brokers 4.0.0-4.0.10 do for a C++/Python producer, known deviation KD-003)."""
     f = facts(history)
     out = []
-    broker = history.header.broker_version
-    if broker is None or not _applies(_rule("PLS-COMPACT-002"), broker_version=broker, client=f.client):
-        return out
     compacts = [x for x, e in enumerate(history.events) if e.op.op == "compact" and e.outcome.status == OK]
+    tombstones = [(lab, j) for lab, j in f.sends.items() if history.events[j].op.args.get("tombstone")]
     for i, h, msg in _deliveries(f):
-        si = f.sends.get(msg.payload)
-        if not h.args.get("read_compacted") or si is None or not history.events[si].op.args.get("tombstone"):
+        if not h.args.get("read_compacted"):
             continue
-        if not any(si < x < i and history.events[x].op.args["topic"] == h.topic for x in compacts):
-            continue  # sent after the last compaction: read as published (PLS-COMPACT-004)
-        drop = {i} | {j for j in range(i + 1, len(history.events)) if f.handle_at(j) is h
-                      and history.events[j].op.op in ("ack", "ack_cumulative") and history.events[j].op.args.get("message") == msg.payload}
-        kept = [ev for j, ev in enumerate(history.events) if j not in drop]
-        m = _mutant(f, kept, "drop_tombstone", tuple(history.events[j].step for j in sorted(drop)), ("PLS-COMPACT-002",),
-                    f"step {history.events[i].step}: {h.name} never read the tombstone {msg.payload} (key {msg.key!r})")
-        if m:
-            out.append(m)
+        for lab, j in tombstones:
+            if f.producer_topic.get(history.events[j].op.args["producer"]) != h.topic:
+                continue
+            if not any(j < x < i and history.events[x].op.args["topic"] == h.topic for x in compacts):
+                continue  # sent after the last compaction: read as published (PLS-COMPACT-004)
+            key = history.events[j].op.args.get("key")
+            later = [k for k in f.sends.values() if k > j and history.events[k].op.args.get("key") == key
+                     and f.producer_topic.get(history.events[k].op.args["producer"]) == h.topic]
+            if later or key == msg.key:
+                continue  # a later value of the key supersedes the tombstone
+            tomb = _observed_from_send(f, lab, msg)
+            if tomb is None:
+                continue
+            events = list(history.events)
+            events[i] = _with_message(events[i], tomb)
+            m = _mutant(f, events, "read_tombstone", (history.events[i].step,), ("PLS-COMPACT-006",),
+                        f"step {history.events[i].step}: {h.name} read the tombstone {lab} (key {key!r}) instead of {msg.payload}")
+            if m:
+                out.append(m)
+            break
     return out
 
 
@@ -2418,7 +2427,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "expiry_pass_kept": expiry_pass_kept,
     "delete_without_rollover": delete_without_rollover,
     "compacted_sees_stale": compacted_sees_stale,
-    "drop_tombstone": drop_tombstone,
+    "read_tombstone": read_tombstone,
     "redeliver_non_persistent": redeliver_non_persistent,
     "cumulative_ack_partial": cumulative_ack_partial,
     "change_message_field": change_message_field,

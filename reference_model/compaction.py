@@ -5,17 +5,20 @@ apache/pulsar/compaction/AbstractTwoPhaseCompactor.java`` and ``PublishingOrderC
 phase one records the latest id per key, phase two copies those messages to a compacted ledger);
 the compaction horizon read path (``.../compaction/CompactedTopicImpl.java``); the client-side
 check of ``is_read_compacted`` (``apache/pulsar-client-cpp lib/ClientImpl.cc#subscribeAsync``).
-Rule ids: PLS-COMPACT-001 .. PLS-COMPACT-005.
+Rule ids: PLS-COMPACT-001, PLS-COMPACT-003 .. PLS-COMPACT-006 (PLS-COMPACT-002 is withdrawn).
 
 A compaction over messages ``m_0 .. m_h`` (``h`` = the compaction horizon, the last message when
 it started) produces the compacted view:
 1. Messages without a key are dropped (unless the broker sets ``topicCompactionRetainNullKey``)
    (PLS-COMPACT-003).
 2. For each key, only its latest message is kept, in topic order (PLS-COMPACT-001).
-3. Tombstones (empty payload, or ``send(None)``'s null value): the docs say the key is deleted.
-   Broker 4.0.8 keeps the tombstone itself as the key's latest message: the earlier values are
-   gone, and a compacted reader sees the empty / null message (PLS-COMPACT-002). The
-   ``tombstones_kept`` flag selects either behaviour.
+3. A tombstone (empty payload, or ``send(None)``'s null value) as a key's latest message
+   deletes the key: the view keeps no message of it (PLS-COMPACT-006; phase one of
+   ``PublishingOrderCompactor#compactMessage`` removes the key when the payload size is 0).
+   Brokers 4.0.0-4.0.10 and 4.1.0-4.2.1 keep a non-batched tombstone of a producer that does not
+   set ``uncompressed_size`` (the C++/Python client) as the key's latest message: a bug
+   (apache/pulsar PR #23285 measures metadata plus payload; fixed by PR #25817), known deviation
+   KD-003. ``tombstones_kept=True`` computes what those brokers show, for tests and evidence.
 A ``read_compacted`` reader from the start sees the compacted view, then every message after the
 horizon as published (PLS-COMPACT-004). ``is_read_compacted`` is refused by the C++ client with
 InvalidConfiguration on Shared / Key_Shared subscriptions and on non-persistent topics
@@ -33,7 +36,6 @@ from dataclasses import dataclass
 
 from reference_model.rejections import Rejected
 
-BROKER_408_KEEPS_TOMBSTONES = True  # observed live on 4.0.8 (apache/pulsar PR #25248 describes the same)
 _READ_COMPACTED_TYPES = ("Exclusive", "Failover")
 
 
@@ -49,7 +51,7 @@ class KeyedMessage:
         return self.null_value or len(self.payload) == 0
 
 
-def compacted_view(messages: tuple[KeyedMessage, ...], *, tombstones_kept: bool = BROKER_408_KEEPS_TOMBSTONES,
+def compacted_view(messages: tuple[KeyedMessage, ...], *, tombstones_kept: bool = False,
                    retain_null_key: bool = False) -> tuple[KeyedMessage, ...]:
     """Steps 1-3 over the messages up to the horizon, in topic order."""
     latest: dict[str, int] = {}
@@ -64,7 +66,7 @@ def compacted_view(messages: tuple[KeyedMessage, ...], *, tombstones_kept: bool 
     return tuple(m for i, m in enumerate(messages) if i in keep or (m.key is None and retain_null_key))
 
 
-def read_compacted(messages: tuple[KeyedMessage, ...], horizon: int, *, tombstones_kept: bool = BROKER_408_KEEPS_TOMBSTONES,
+def read_compacted(messages: tuple[KeyedMessage, ...], horizon: int, *, tombstones_kept: bool = False,
                    retain_null_key: bool = False) -> tuple[KeyedMessage, ...]:
     """PLS-COMPACT-004: a compacted reader from earliest: the view of ``messages[:horizon+1]``, then the rest raw."""
     if not -1 <= horizon < len(messages):

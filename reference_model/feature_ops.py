@@ -595,13 +595,12 @@ class FeatureOps:
         return [sub.topic.entries[p].label for p in gone]
 
     def _compacted_skip(self, topic: Any) -> set[int]:
-        """PLS-COMPACT-001..004: positions up to the horizon that a compacted reader does not see."""
+        """PLS-COMPACT-001, -003, -004, -006: positions up to the horizon that a compacted reader does not see."""
         fx = self.tfx.get(topic.full)
         if fx is None or fx.horizon is None:
             return set()
         msgs = tuple(compaction.KeyedMessage(str(m.pos), m.key, b"" if m.pos in fx.tombstone else b"x",
                                              null_value=fx.tombstone.get(m.pos) == "null")
                      for m in topic.entries)
-        kept = {int(m.name) for m in compaction.read_compacted(msgs, fx.horizon,
-                                                               tombstones_kept=self.profile.compaction_keeps_tombstones)}
+        kept = {int(m.name) for m in compaction.read_compacted(msgs, fx.horizon)}  # PLS-COMPACT-006: tombstones delete
         return {p for p in range(fx.horizon + 1) if p not in kept}

@@ -1179,19 +1179,22 @@ RULES = RULES + (
                "obscured by later messages, i.e. topic compaction goes through the topic on a per-key basis and leaves "
                "only the most recent message associated with that key."),
         status="normative", applies_to=_ALL,
-        note=(f"Admin: PUT .../compaction, GET .../compaction until status SUCCESS. {_LIVE}a1,b1,a2,(no key),c1,b'',c None,d1 "
-              "-> reader with is_read_compacted: a2, b'', c(null), d1 at their original ids."),
+        note=(f"Admin: PUT .../compaction, GET .../compaction until status SUCCESS. {_LIVE}a1,b1,a2,(no key),c1,d1 "
+              "-> reader with is_read_compacted: a2, b1, c1, d1 at their original ids (case compact-latest-per-key; "
+              "tombstones: PLS-COMPACT-006)."),
     ),
     Rule(
         id="PLS-COMPACT-002", area="COMPACT",
         title="Broker 4.0.8 keeps a tombstone (empty payload or null value) as its key's latest message: earlier values are gone, the tombstone is still read",
         source=f"{_COMPACTOR}AbstractTwoPhaseCompactor.java",
-        quote="", status="inferred", applies_to=AppliesTo("==4.0.8", CLIENTS),
-        note=("Docs vs live: concepts-topic-compaction.md says 'If any given message has an empty payload, it will be "
-              "skipped and considered deleted'. apache/pulsar PR #25248 (open, 2026) also describes compaction "
-              "retaining null-value keys. "
-              f"{_LIVE}b1 then b'' -> view has b with payload b'' (has_null_value False); c1 then send(None) -> c with "
-              "has_null_value True; compacted ledger entries 3 for a1, b'', x1; a tombstone as the last message is kept too."),
+        quote="", status="withdrawn", applies_to=AppliesTo("==4.0.8", CLIENTS),
+        note=("Withdrawn: it encoded a broker bug as the spec. The docs say a tombstone deletes its key, and so do "
+              "brokers before 4.0 and after the fix (live: 3.3.6 compacted ledger 2 entries, reader a2, d1). apache/pulsar "
+              "PR #23285 ('Reducing the parse of MessageMetadata in compaction', 4.0.0) parses the metadata once on one "
+              "slice of RawMessage#getHeadersAndPayload, and extractKeyAndSize then measures a fresh slice: metadata plus "
+              "payload, never 0, so a non-batched tombstone without uncompressed_size (C++/Python/Go producers) is kept. "
+              "Fixed by PR #25817 ('Fix non-batched null-value messages not removed during topic compaction'), released "
+              "in 4.0.11 and 4.2.2. Replaced by PLS-COMPACT-006; what 4.0.8 does is known deviation KD-003."),
     ),
     Rule(
         id="PLS-COMPACT-003", area="COMPACT",
@@ -1208,7 +1211,7 @@ RULES = RULES + (
         source=_COMPACT,
         quote="Read from the topic like normal (if the message ID is greater than or equal to the compaction horizon) or",
         status="normative", applies_to=_ALL,
-        note=f"{_LIVE}a3 sent after the compaction: the compacted reader got a2, b'', c, d1, a3 (a2 and a3 both).",
+        note=f"{_LIVE}a3 sent after the compaction: the compacted reader got a2, b1, c1, d1, a3 (a2 and a3 both).",
     ),
     Rule(
         id="PLS-COMPACT-005", area="COMPACT",
@@ -1218,6 +1221,20 @@ RULES = RULES + (
         note=("A client-side check in subscribeAsync; Exclusive, Failover and readers are allowed. "
               f"{_LIVE}Shared and KeyShared -> pulsar.InvalidConfiguration; Exclusive and Failover ok; "
               "non-persistent Exclusive -> InvalidConfiguration."),
+    ),
+    Rule(
+        id="PLS-COMPACT-006", area="COMPACT",
+        title="A tombstone (empty payload or null value) as its key's latest message up to the horizon deletes the key: the compacted view has no message of that key",
+        source=_COMPACT,
+        quote="If any given message has an empty payload, it will be skipped and considered deleted (akin to the concept of tombstones in key-value databases).",
+        status="normative", applies_to=_ALL,
+        note=(f"Phase one of {_COMPACTOR}PublishingOrderCompactor.java#compactMessage removes the key when the "
+              "payload size is 0 (a null value is sent with an empty payload). Live (pulsar-client 3.13.0): broker 3.3.6 "
+              "b1 then b'', c1 then send(None) -> compacted ledger 2 entries, the reader read a2, d1 only. Brokers "
+              "4.0.0-4.0.10 and 4.1.0-4.2.1 keep a non-batched tombstone from a producer that does not set "
+              "uncompressed_size (apache/pulsar PR #23285, fixed by PR #25817): known deviation KD-003, recorded on 4.0.8. "
+              "The Java client batches every message (numMessagesInBatch), so its tombstones take the batch path and are "
+              "removed on those brokers too."),
     ),
     # ---- producer access modes (reference_model/access_modes.py) -------------------------
     Rule(

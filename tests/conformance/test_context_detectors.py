@@ -4,7 +4,7 @@ exactly that rule, must FAIL on that rule (and is not charged to a rule it does 
 The alterations are the ones a user tried on live histories (issue "Verdicts a user can trust"): an
 early delayed delivery, a message dead-lettered too late or never, a delivery to the inactive
 Failover consumer, a non-persistent message redelivered, a cumulative ack that acted on one message
-only, an expired message still delivered, a compacted reader shown a key-less or superseded message,
+only, an expired message still delivered, a compacted reader shown a key-less or superseded message or a tombstone,
 a duplicate on Exclusive. Each unaltered history passes (the last test), so the FAIL comes from the
 alteration.
 """
@@ -126,15 +126,26 @@ def test_an_expired_message_delivered_before_the_pass_comes_back_fails_ttl_003()
 def test_a_compacted_reader_shown_a_keyless_message_fails_compact_003():
     h = model_history("compact-latest-per-key")
     keyless = {**_message(h, "a2"), "payload": "nokey", "key": None, "message_id": [1, 3, -1, -1]}
-    broken = alter(h, 15, message=keyless)
+    broken = alter(h, 13, message=keyless)  # the compacted reader reads b1, a2, c1, d1 at steps 12..15
     assert "PLS-COMPACT-003" in failed_rules(broken)
 
 
 def test_a_compacted_reader_shown_a_superseded_value_fails_compact_001():
     h = model_history("compact-latest-per-key")
     superseded = {**_message(h, "a2"), "payload": "a1", "message_id": [1, 0, -1, -1]}
-    broken = alter(h, 14, message=superseded)
+    broken = alter(h, 12, message=superseded)
     assert "PLS-COMPACT-001" in failed_rules(broken)
+
+
+def test_a_compacted_reader_shown_a_tombstone_fails_compact_006():
+    # compact-tombstone-deletes-key: b1, b'' (key b), c1, c null (key c), d1; compact; the reader reads d1 at step 10
+    h = model_history("compact-tombstone-deletes-key")
+    tombstone = {**_message(h, "d1"), "payload": "b-empty", "key": "b", "message_id": [1, 1, -1, -1]}
+    assert ("PLS-COMPACT-006", "wrong-value") in failed(alter(h, 10, message=tombstone))
+    # the superseded value before it is PLS-COMPACT-001's, not the tombstone rule's
+    stale = {**_message(h, "d1"), "payload": "b1", "key": "b", "message_id": [1, 0, -1, -1]}
+    rules = failed_rules(alter(h, 10, message=stale))
+    assert "PLS-COMPACT-001" in rules and "PLS-COMPACT-006" not in rules
 
 
 def test_a_duplicate_on_exclusive_fails_the_order_rule_not_the_nack_rule():
@@ -161,7 +172,8 @@ def test_a_moved_key_delivered_while_draining_fails_keyshared_006():
 
 @pytest.mark.parametrize("case_id", ["delay-shared-holds", "dlq-max-plus-one-deliveries", "failover-single-active",
                                      "np-no-redelivery-no-delay", "ack-cumulative", "ttl-expire-pass",
-                                     "compact-latest-per-key", "keyshared-out-of-order", "keyshared-draining"])
+                                     "compact-latest-per-key", "compact-tombstone-deletes-key", "keyshared-out-of-order",
+                                     "keyshared-draining"])
 def test_the_unaltered_histories_pass_and_judge_every_rule_their_case_names(case_id):
     report = check(model_history(case_id))
     assert not report.failures()

@@ -1,4 +1,4 @@
-"""Histories recorded on the live broker (4.0.8, pulsar-client 3.13.0 / C++ 4.2.0), judged offline.
+"""Histories recorded on the live broker (4.0.8 unless the name says 3.3.6; pulsar-client 3.13.0 / C++ 4.2.0), judged offline.
 
 Each one taught the model something; the test pins what the checker must say about it, so a
 change to the model that would turn a measured behaviour into a false FAIL (or hide a real one)
@@ -42,6 +42,20 @@ CASES = {
                                       "broker 3.3.6 (the case keyshared-key-held-not-moved): k2 moved to b when b "
                                       "joined, and m2 waited until a acked m1 (the 3.x recently-joined rule, "
                                       "PLS-KEYSHARED-007, judged with the 3.3.6 selector)"),
+    "live-3.3.6-compact-tombstone-deletes-key": (set(), set(),
+                                                 "broker 3.3.6: b'' and a null value of c deleted their keys; the compacted "
+                                                 "reader read d1 only, as the docs say (PLS-COMPACT-006; 4.0.8 keeps "
+                                                 "them: KD-003)"),
+    "live-3.3.6-compact-latest-per-key": (set(), set(),
+                                          "broker 3.3.6: the compacted view b1, a2, c1, d1 without the keyless message, "
+                                          "then a3 as published, as on 4.0.8"),
+    "live-3.3.6-ack-cumulative-failover": (set(), set(),
+                                           "broker 3.3.6: the cumulative ack of m2 on Failover held; c2 got nothing after "
+                                           "c1 closed (PLS-ACK-002, PLS-FAILOVER-003 PASS on 3.x too)"),
+    "live-3.3.6-ack-cumulative-key-shared-refused": (set(), set(),
+                                                     "broker 3.3.6: the client refused the cumulative ack on Key_Shared "
+                                                     "(PLS-ACK-003); the broker is never asked (it would ignore it: "
+                                                     "Consumer#messageAcked, isIndividualAckMode)"),
     "live-slow-first-delivery": (set(), set(),
                                  "the main job's nack-delay-floor case (2026-11-25): the first message on a fresh topic "
                                  "reached the only, waiting consumer 233 ms after its send while the calibrated band "

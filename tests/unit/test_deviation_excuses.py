@@ -65,3 +65,51 @@ def test_a_deviation_without_an_anomaly_is_refused(tmp_path):
     bad.write_text(f"- {{id: KD-X, case: c, rule: PLS-BACKLOG-001, brokers: ['4.0'], reason: r, evidence: {KD1.relative_to(ROOT)}}}\n")
     with pytest.raises(ValueError, match="anomaly"):
         load_deviations(bad)
+
+
+# ---------------------------------------------------------------- KD-002: KD-001's bug on broker 3.3.6
+
+KD2 = ROOT / "conformance/evidence/KD-002-backlog-after-seek-3.3.6.history.jsonl"
+
+
+def test_the_backlog_bug_shows_on_3_3_6_too():
+    dev = next(d for d in load_deviations() if d.id == "KD-002")
+    assert (dev.case, dev.rule, dev.anomaly, dev.step) == (CASE_ID, "PLS-BACKLOG-001", "wrong-backlog", 23)
+    history = load(KD2)
+    assert history.header.broker_version == "3.3.6"
+    result = run_case(_case(), _Replay(history), client="python")
+    assert result.status == FAIL
+    assert unexcused_failures(result, dev) == []
+    stats = next(e for e in history.events if e.step == 23)
+    assert stats.outcome.value["backlog"] == 1  # 4 entries unacknowledged, as on 4.0.8
+
+
+# ---------------------------------------------------------------- KD-003: 4.0.x keeps non-batched tombstones
+
+KD3 = ROOT / "conformance/evidence/KD-003-compact-tombstone-4.0.8.history.jsonl"
+TOMBSTONE_CASE = "compact-tombstone-deletes-key"
+
+
+def _tombstone_case():
+    return next(c for c in discover_cases() if c.id == TOMBSTONE_CASE)
+
+
+def test_broker_4_0_8_reads_the_tombstones_and_only_the_tombstone_rule_fails():
+    dev = next(d for d in load_deviations() if d.id == "KD-003")
+    assert (dev.case, dev.rule, dev.anomaly, dev.step) == (TOMBSTONE_CASE, "PLS-COMPACT-006", "wrong-value", None)
+    history = load(KD3)
+    assert history.header.broker_version == "4.0.8"
+    read = [(e.outcome.value or {}).get("message") for e in history.events if e.op.op == "read_next"]
+    assert [m and m["payload"] for m in read] == ["b-empty", "c-null"]  # the docs: d1, then nothing
+    result = run_case(_tombstone_case(), _Replay(history), client="python")
+    assert result.status == FAIL
+    assert {(v.rule_id, v.anomaly, v.step) for v in result.verdicts if v.status == FAIL} == {
+        ("PLS-COMPACT-006", "wrong-value", 10), ("PLS-COMPACT-006", "wrong-value", 11)}
+    assert unexcused_failures(result, dev) == []
+
+
+def test_broker_3_3_6_deletes_the_tombstoned_keys():
+    history = load(ROOT / "tests/conformance/live_histories/live-3.3.6-compact-tombstone-deletes-key.jsonl")
+    assert history.header.broker_version == "3.3.6"
+    result = run_case(_tombstone_case(), _Replay(history), client="python")
+    assert result.status == "PASS", result.failure_text()

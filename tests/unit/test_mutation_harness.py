@@ -346,7 +346,7 @@ def test_an_operator_with_nothing_to_mutate_yields_nothing():
     assert mutation.shift_delivery_earlier(h) == []  # no nack, ack timeout or delayed message
     assert mutation.drop_dlq_copy(h) == [] and mutation.deliver_ttl_expired(h) == []
     assert mutation.redeliver_non_persistent(h) == [] and mutation.compacted_sees_stale(h) == []
-    assert mutation.drop_tombstone(h) == [] and mutation.expiry_pass_kept(h) == []
+    assert mutation.read_tombstone(h) == [] and mutation.expiry_pass_kept(h) == []
     assert mutation.drop_initial_subscription(h) == [] and mutation.move_to_lower_priority(h) == []
     assert mutation.delete_without_rollover(h) == [] and mutation.stats_after_unsubscribe(h) == []
     assert mutation.deliver_before_drained(h) == []
