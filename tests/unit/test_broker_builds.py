@@ -140,3 +140,21 @@ def test_the_catalog_lists_every_line_default():
         assert rows[release]["default_for_line"] == line
     assert rows["4.0.8"]["ways"] == "tarball,assembled"
     assert all(r["release"] != "2.5.1" for r in rows.values())
+
+
+def test_borrowed_templates_are_corrected_where_the_release_differs(tmp_path):
+    """3.0.7 keeps keyless messages through compaction by default (PIP-318's cherry-pick, class
+    default true); the 3.3.6 template it borrows says false: the release's value is written."""
+    assert resolve_build("3.0.7").shipped_corrections() == {"topicCompactionRetainNullKey": "true"}
+    assert resolve_build("3.2.3").shipped_corrections() == {}
+    assert resolve_build("3.3.6").shipped_corrections() == {}  # a tarball: its own conf
+    home = tmp_path / "home"
+    home.mkdir()
+    build = resolve_build("3.0.7")
+    conf = embedded.write_config(home, tmp_path, broker_port=1, web_port=2, overrides={}, template=assembly.shipped_conf(build),
+                                 shipped=build.shipped_corrections()).read_text()
+    assert "topicCompactionRetainNullKey=true" in conf and "topicCompactionRetainNullKey=false" not in conf
+    # the user's override still wins
+    conf = embedded.write_config(home, tmp_path, broker_port=1, web_port=2, overrides={"topicCompactionRetainNullKey": "false"},
+                                 template=assembly.shipped_conf(build), shipped=build.shipped_corrections()).read_text()
+    assert "topicCompactionRetainNullKey=false" in conf and "topicCompactionRetainNullKey=true" not in conf
