@@ -1016,6 +1016,10 @@ class _Checker:
                    + (f" ({high - low} more acked within the last {lag:g} ms may not have reached the broker)" if high > low else "")
                    + f". Then the backlog is {rng}; stats said {got}.", keys)
         self._emit_findings(n, detectors.ttl_pass_kept(self.watch, n, args["topic"], args["subscription"], got, high), keys)
+        if "consumer_unacked" in (out.value or {}):  # PLS-UNACKED-002/003
+            counts = self.model.consumer_unacked(args["topic"], args["subscription"], span, ack_lag_ms=lag)
+            for judge in (detectors.unacked_counts, detectors.unacked_non_persistent):
+                self._emit_findings(n, judge(self.watch, n, args["subscription"], counts, out.value["consumer_unacked"]), keys)
         # PLS-KEYSHARED-003/004/005: each Key_Shared consumer's reported hash ranges (non-partitioned topics)
         reported = reported_consumers(out)
         if reported is not None:

@@ -386,6 +386,16 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-DLQ-007", REJECTION, ("subscribe",),
      "Violated if a consumer with max_redeliver_count below 1 is built, or refused with an error other than "
      "InvalidArgument (Python ValueError, Java IllegalArgumentException)."),
+    # ------------------------------------------------------------------ per-consumer unacked accounting
+    ("PLS-UNACKED-001", RECEIVE, (R,),
+     "Violated if a Shared consumer at its maxUnackedMessagesPerConsumer limit receives a further dispatched message, "
+     "or, once its acks brought its count to half the limit, gets nothing while a message is deliverable to it."),
+    ("PLS-UNACKED-002", _det("unacked_counts"), ("stats",),
+     "Violated if a Shared / Key_Shared consumer's reported unackedMessages is below what its application holds "
+     "unacked or above that plus what its receiver queue and in-flight acks can explain (messages an expiry "
+     "moved past count no more)."),
+    ("PLS-UNACKED-003", _det("unacked_non_persistent"), ("stats",),
+     "Violated if a Shared consumer of a non-persistent topic reports unackedMessages above the messages still in flight to it."),
     # ------------------------------------------------------------------ TTL, retention, compaction
     ("PLS-TTL-001", _det("ttl_expired_gone"), (R,),
      "Violated if a message that an expiry pass removed (older than the TTL, not delivered before the pass) is "

@@ -851,6 +851,41 @@ def ttl_pass_kept(w: Watch, step: int, topic_name: str, subscription: str, got: 
                     "were still there.")]
 
 
+def unacked_counts(w: Watch, step: int, subscription: str, expected: Mapping[str, Any] | None,
+                   reported: Any) -> list[Finding]:
+    """PLS-UNACKED-002 at stats. Violated if a Shared / Key_Shared consumer of a persistent topic reports an
+    ``unackedMessages`` outside the range the model gives it: below what its application holds unacked, or
+    above that plus what may sit in its receiver queue and its acks still on their way (messages an expiry
+    moved past count no more). Consumers the model cannot name (no or shared consumer_name) are not judged."""
+    return _unacked_findings("PLS-UNACKED-002", subscription, expected, reported)
+
+
+def unacked_non_persistent(w: Watch, step: int, subscription: str, expected: Mapping[str, Any] | None,
+                           reported: Any) -> list[Finding]:
+    """PLS-UNACKED-003 at stats. Violated if a Shared consumer of a non-persistent topic reports an
+    ``unackedMessages`` above the messages still in flight to it (nothing there waits for an ack)."""
+    return _unacked_findings("PLS-UNACKED-003", subscription, expected, reported)
+
+
+def _unacked_findings(rule: str, subscription: str, expected: Mapping[str, Any] | None, reported: Any) -> list[Finding]:
+    if not expected or not isinstance(reported, (list, tuple)):
+        return []
+    out = []
+    for entry in reported:
+        name = entry.get("consumer_name") if isinstance(entry, Mapping) else None
+        rng = expected.get(name) if name is not None else None
+        got = entry.get("unacked_messages") if rng is not None and rng.rule == rule else None
+        if not isinstance(got, int):
+            continue
+        allowed = f"unackedMessages {rng.low}" if rng.low == rng.high else f"unackedMessages {rng.low}..{rng.high}"
+        ok = rng.low <= got <= rng.high
+        out.append(Finding(rule, PASS if ok else FAIL, None if ok else "wrong-value", allowed, f"unackedMessages {got}",
+                           f"Consumer {name} of {subscription}: {rng.why}; stats said {got}." if ok else
+                           f"Let consumer {name} of {subscription} have {rng.why}. Then its unackedMessages is "
+                           f"{allowed.split(' ', 1)[1]}; stats said {got}."))
+    return out
+
+
 def dlq_initial_subscription(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
     """PLS-DLQ-004. Violated if the dead-letter topic has no subscription named initial_subscription_name once
     the client created its dead-letter producer (judged when that subscription is used: stats or subscribe)."""

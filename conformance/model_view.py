@@ -5,8 +5,9 @@ kinds of question, and nothing else:
 
 1. *What is allowed now?* ``predict`` an op (the ``Rejected`` the spec predicts, or None);
    ``receive_options`` for a receive (every message allowed, and by when one must come);
-   ``explain_refusal`` for a delivery it does not allow; ``backlog`` and ``key_hash_ranges``
-   (each Key_Shared consumer's reported hash ranges) for stats.
+   ``explain_refusal`` for a delivery it does not allow; ``backlog``, ``key_hash_ranges``
+   (each Key_Shared consumer's reported hash ranges) and ``consumer_unacked`` (each Shared /
+   Key_Shared consumer's unackedMessages range) for stats.
 2. *Follow this observation.* ``step`` an op a target applied (its outcome and the facts the
    detectors need); ``take`` a delivery; ``note_empty_receive``; ``trim`` what retention
    deleted.
@@ -61,6 +62,7 @@ class ModelView(Protocol):
     def backlog(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> tuple[int, int] | Rejected: ...
 
     def key_hash_ranges(self, topic: str, subscription: str, at: Span) -> Any: ...  # ReportedRanges | None
+    def consumer_unacked(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> Any: ...  # PLS-UNACKED-002/003
 
     def trimmable(self, handle: str) -> set[int]: ...
 

@@ -29,7 +29,8 @@ delay below the floor), PLS-TTL-002 (``expiry_pass_kept``), PLS-RETENTION-001 (`
 PLS-COMPACT-006 (``read_tombstone``: a tombstone that deleted its key read from the compacted view), PLS-SHARED-003 (``move_to_lower_priority``), PLS-KEYSHARED-001/002
 (``misroute_key_shared``), PLS-KEYSHARED-006 (``deliver_before_drained``: a moved hash reaches its new owner
 while the old one still holds a message of it), PLS-TOPIC-001 (``refuse_short_topic_name``), PLS-SUB-006
-(``stats_after_unsubscribe``).
+(``stats_after_unsubscribe``), PLS-UNACKED-002/003 (``change_unacked_count``), PLS-UNACKED-001 (``drop_delivery``
+after the acks that unblocked a consumer under maxUnackedMessagesPerConsumer).
 
 Honesty: a mutant the spec still allows is not a checker miss. Every operator classifies its
 mutants: ``allowed`` carries the reason when the lie is one Pulsar is allowed to tell (a
@@ -77,6 +78,7 @@ from conformance.trace import (
     received_message,
 )
 from reference_model import dead_letter as dl
+from reference_model import unacked
 from reference_model.rules import RULES, applies as _applies, rule as _rule
 from reference_model.spec import ack_timeout_redelivery_window_ms, nack_backoff_delay_ms, nack_redelivery_window_ms
 
@@ -224,11 +226,40 @@ def _delivery_rules(h: _Handle, f: _Facts, index: int) -> tuple[str, ...]:
         # PLS-PROD-002 (publish order on Exclusive) is at stake only when two deliveries swap (reorder_same_key)
         rules += {"Exclusive": ["PLS-EXCL-002"], "Failover": ["PLS-FAILOVER-003"],
                   "Key_Shared": ["PLS-KEYSHARED-007"]}.get(h.sub_type, ["PLS-SHARED-001"])
+        if h.sub_type == "Shared" and _unblocked_by_acks(h, f, index):
+            rules = [unacked.RULE_LIMIT if r == "PLS-SHARED-001" else r for r in rules]
     if h.args.get("read_compacted"):
         rules += ["PLS-COMPACT-001", "PLS-COMPACT-004"]
     if _non_persistent(h):
         rules.append("PLS-NP-001")
     return tuple(dict.fromkeys(rules))
+
+
+def _unblocked_by_acks(h: _Handle, f: _Facts, index: int) -> bool:
+    """PLS-UNACKED-001: whether ``h`` (a Shared consumer under the namespace's maxUnackedMessagesPerConsumer
+    when it subscribed) reached its limit and was brought back to half of it by its own acks before ``index``."""
+    events = f.history.events
+    limit = 0
+    for e in events[:index]:
+        if e.step >= h.step:
+            break
+        if e.op.op == "set_policy" and e.outcome.status == OK and "max_unacked_messages_per_consumer" in e.op.args:
+            limit = int(e.op.args["max_unacked_messages_per_consumer"])
+    if not limit:
+        return False
+    count, blocked, unblocked = 0, False, False
+    for j in range(index):
+        e = events[j]
+        if f.handle_at(j) is not h or e.outcome.status != OK:
+            continue
+        if _delivery(e) is not None:
+            count += 1
+            blocked = blocked or unacked.blocks(count, limit)
+        elif e.op.op == "ack":
+            count = max(count - 1, 0)
+            if blocked and unacked.unblocks(count, limit):
+                blocked, unblocked = False, True
+    return unblocked
 
 
 # --------------------------------------------------------------------------- editing helpers
@@ -1235,6 +1266,33 @@ def change_stat(history: History) -> list[Mutant]:
             events[i] = replace(e, outcome=Outcome.ok({**e.outcome.value, "backlog": b + d}))
             m = _mutant(f, events, "change_stat", (e.step,), ("PLS-BACKLOG-001",),
                         f"step {e.step}: backlog {b + d} instead of {b}", allowed)
+            if m:
+                out.append(m)
+    return out
+
+
+def change_unacked_count(history: History) -> list[Mutant]:
+    """A stats answer reports a Shared / Key_Shared consumer's unackedMessages above every message the history
+    sent (PLS-UNACKED-002; on a non-persistent topic PLS-UNACKED-003). Only consumers whose name exactly one
+    subscribe gave."""
+    f = facts(history)
+    sent = sum(1 for e in history.events if e.op.op == "send")
+    named = [e.op.args.get("consumer_name") for e in history.events if e.op.op == "subscribe"]
+    out = []
+    for i, e in enumerate(history.events):
+        reported = (e.outcome.value or {}).get("consumer_unacked") if e.op.op == "stats" and e.outcome.status == OK else None
+        if not isinstance(reported, list):
+            continue
+        rule = unacked.RULE_NON_PERSISTENT if str(e.op.args["topic"]).startswith("non-persistent://") else unacked.RULE_COUNT
+        for k, entry in enumerate(reported):
+            if named.count(entry.get("consumer_name")) != 1:
+                continue
+            lie = [dict(x) for x in reported]
+            lie[k]["unacked_messages"] = sent + 1
+            events = list(history.events)
+            events[i] = replace(e, outcome=Outcome.ok({**e.outcome.value, "consumer_unacked": lie}))
+            m = _mutant(f, events, "change_unacked_count", (e.step,), (rule,),
+                        f"step {e.step}: {entry.get('consumer_name')} reports {sent + 1} unacked messages, more than were sent")
             if m:
                 out.append(m)
     return out
@@ -2417,6 +2475,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "deliver_before_drained": deliver_before_drained,
     "change_error_name": change_error_name,
     "change_stat": change_stat,
+    "change_unacked_count": change_unacked_count,
     "stats_after_unsubscribe": stats_after_unsubscribe,
     "change_reported_ranges": change_reported_ranges,
     "drop_dlq_copy": drop_dlq_copy,

@@ -202,6 +202,7 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "message_ttl_s": _arg(_INT),
         "retention_minutes": _arg(_INT),
         "retention_size_mb": _arg(_INT),
+        "max_unacked_messages_per_consumer": _arg(_INT),  # PLS-UNACKED-001; 0: no limit
     },
     "compact": {"topic": _arg(_STR, required=True)},
     "unload_topic": {"topic": _arg(_STR, required=True)},
@@ -332,7 +333,8 @@ def validate_op(op: str, args: Mapping[str, Any]) -> None:
         if why:
             raise TraceFormatError(f"op 'set_policy': {why}")
     for name in ("timeout_ms", "ms", "partitions", "payload_size", "receiver_queue_size", "wait_ms", "seconds",
-                 "batching_max_messages", "batching_max_bytes", "batching_max_delay_ms", "priority_level", "ack_timeout_tick_ms"):
+                 "batching_max_messages", "batching_max_bytes", "batching_max_delay_ms", "priority_level", "ack_timeout_tick_ms",
+                 "max_unacked_messages_per_consumer"):
         if name in args and args[name] < 0:
             raise TraceFormatError(f"op {op!r}: argument {name!r} must not be negative")
 

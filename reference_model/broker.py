@@ -80,6 +80,7 @@ from typing import Any, Generator, Mapping, NamedTuple
 from reference_model import names
 from reference_model.cursor import Cursor
 from reference_model.dispatch.base import Candidate, ConsumerConfig, Dispatcher, ReceiveOptions, Refusal
+from reference_model import unacked
 from reference_model.dispatch.exclusive import ExclusiveDispatcher
 from reference_model.dispatch.failover import FailoverDispatcher
 from reference_model.dispatch.key_shared import KeySharedDispatcher, KeySharedSettings, KeySharedPolicy, check_policy
@@ -725,7 +726,8 @@ class Broker(FeatureOps):
             key_shared=dict(ks_arg) if (ks_arg is not None and sub_type == "Key_Shared") else None,
             profile=prof, priority_level=int(args.get("priority_level", 0)),
             ack_timeout_tick_ms=args.get("ack_timeout_tick_ms"), ack_timeout_backoff=backoffs.get("ack_timeout_backoff"),
-            joined_at=at.end, nack_tracker=JavaNackTracker() if prof.nack_timer == "deadline" else None)
+            joined_at=at.end, nack_tracker=JavaNackTracker() if prof.nack_timer == "deadline" else None,
+            max_unacked=self.policies.max_unacked_messages_per_consumer)
         dead = args.get("dead_letter")
         refused_count = dl.check_max_redeliver_count(dead.get("max_redeliver_count")) if dead is not None else None
         if refused_count is not None:
@@ -1474,6 +1476,36 @@ class Broker(FeatureOps):
         lagging = sum(n for (when, n, who) in sub.ack_log
                       if when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
         return low, low + lagging
+
+    def consumer_unacked(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> "dict[str, unacked.CountRange] | None":
+        """PLS-UNACKED-002/003: the ``unackedMessages`` each connected consumer of a Shared / Key_Shared
+        subscription may report, by consumer name (``reference_model/unacked.py``). None when nothing is
+        stated: another type, a partitioned topic, or batched entries (counted per message, not modelled)."""
+        self.advance(at.start)
+        t = self._peek_topic(topic)
+        if isinstance(t, Rejected) or t is None or t.partitions:
+            return None
+        sub = t.subscriptions.get(subscription)
+        d = sub.dispatcher if sub is not None else None
+        if d is None or d.type_name not in unacked.COUNTED_TYPES or any(len(sub.batch_of(p)) > 1 for p in range(sub.n_entries())):
+            return None
+        names_seen = [d.consumers[h].consumer_name for h in d.connected()]
+        out: dict[str, unacked.CountRange] = {}
+        for h in d.connected():
+            name = d.consumers[h].consumer_name
+            if name is None or names_seen.count(name) > 1:
+                continue
+            if not names.is_persistent(t.full):
+                # written to a consumer once received; only what no consumer received yet may still be in flight
+                out[name] = unacked.non_persistent_count(sum(1 for p in range(sub.n_entries()) if not sub.cursor.is_acked(p)
+                                                             and t.entries[p].stored.end > at.start - ack_lag_ms))
+                continue
+            free = sum(1 for p in range(sub.n_entries()) if not sub.cursor.is_acked(p)
+                       and not ((slot := d.slots.get(p)) is not None and slot.holder is not None and slot.release is None))
+            lagging = sum(k for (when, k, who) in sub.ack_log
+                          if who == h and when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
+            out[name] = unacked.persistent_count(d.pending_count(h), free, lagging)
+        return out
 
     def key_hash_ranges(self, topic: str, subscription: str, at: Span) -> "ReportedRanges | None":
         """PLS-KEYSHARED-003/004/005: the hash ranges each connected consumer of a Key_Shared

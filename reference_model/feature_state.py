@@ -41,6 +41,7 @@ class NamespacePolicies:
     message_ttl_s: int = 0
     retention_minutes: int = 0
     retention_size_mb: int = 0
+    max_unacked_messages_per_consumer: int = 0  # PLS-UNACKED-001 (reference_model/unacked.py); 0: no limit
 
     @property
     def retention(self) -> bool:
@@ -48,14 +49,15 @@ class NamespacePolicies:
         return self.retention_minutes != 0 and self.retention_size_mb != 0
 
     def apply(self, args: Mapping[str, Any]) -> None:
-        for name in ("deduplication", "message_ttl_s", "retention_minutes", "retention_size_mb"):
+        for name in ("deduplication", "message_ttl_s", "retention_minutes", "retention_size_mb",
+                     "max_unacked_messages_per_consumer"):
             if name in args:
                 setattr(self, name, args[name])
 
 
 def check_policy_args(args: Mapping[str, Any]) -> str | None:
     """Why a ``set_policy`` op is malformed, or None."""
-    known = ("deduplication", "message_ttl_s", "retention_minutes", "retention_size_mb")
+    known = ("deduplication", "message_ttl_s", "retention_minutes", "retention_size_mb", "max_unacked_messages_per_consumer")
     if not any(k in args for k in known):
         return f"set_policy needs at least one of {', '.join(known)}"
     if ("retention_minutes" in args) != ("retention_size_mb" in args):

@@ -1490,6 +1490,47 @@ RULES = RULES + (
     ),
 )
 
+# ---- per-consumer unacked accounting (reference_model/unacked.py) --------------------------
+RULES = RULES + (
+    Rule(
+        id="PLS-UNACKED-001", area="UNACKED",
+        title="A Shared consumer at maxUnackedMessagesPerConsumer gets no more messages; acks that bring its count to half the limit resume delivery",
+        source="static/reference/4.0.x/config/reference-configuration-broker.md#maxunackedmessagesperconsumer",
+        quote=("Broker will stop sending messages to consumer once, this limit reaches until consumer starts "
+               "acknowledging messages back and unack count reaches to maxUnackedMessagesPerConsumer/2."),
+        status="normative", applies_to=_ALL,
+        note=("Set per namespace by set_policy max_unacked_messages_per_consumer (admin "
+              "set-max-unacked-messages-per-consumer). Regression: apache/pulsar PR #20990 (2.10.6, 2.11.3, 3.0.2) made "
+              "Consumer#individualAckNormal decrement the count after the unblock test, so with a limit of 1 an acked "
+              "consumer stays blocked (blockedConsumerOnUnackedMsgs true, unackedMessages 0); fixed by PR #23796 "
+              "(issue #22657; 3.3.5, 4.0.3). Live (pulsar-client 3.13.0), case unacked-limit-one-resumes: m1 never "
+              "delivered on 3.0.2, 3.0.7 and 4.0.1 (KD-101, deviations.d/unacked.yaml); delivered on 3.3.6, 4.0.8, 4.2.4 "
+              "and 5.0.0-M1."),
+    ),
+    Rule(
+        id="PLS-UNACKED-002", area="UNACKED",
+        title="A Shared / Key_Shared consumer's unackedMessages counts the messages dispatched to it and not yet acked, redelivered or expired",
+        source=f"{_BROKER}Consumer.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Stats: subscriptions.<s>.consumers[i].unackedMessages, judged as a range (the receiver queue is hidden). "
+              "apache/pulsar issue #369 (maintainer): it 'should tell the number of messages pushed to a particular consumer "
+              "that weren't acked yet'. An expiry pass that moves the mark-delete past messages a consumer holds takes them "
+              "out: apache/pulsar PR #25581 (4.2.2) 'Decrement unacked counter when removeAllUpTo removes pending acks'. "
+              "Live, case unacked-expired-leave-count: 5 held then expired -> 0 on 4.2.4 and 5.0.0-M1; still 5 (6 after "
+              "one more message) on 3.0.2, 3.0.7, 3.3.6, 4.0.1 and 4.0.8 (KD-103)."),
+    ),
+    Rule(
+        id="PLS-UNACKED-003", area="UNACKED",
+        title="On a non-persistent topic a Shared consumer's unackedMessages stays 0: nothing waits for an ack there",
+        source=f"{_BROKER}nonpersistent/NonPersistentDispatcherMultipleConsumers.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Clients send no acks on non-persistent topics (Java NonPersistentAcknowledgmentGroupingTracker), so the "
+              "broker takes a message out of the count once it is written to the consumer: apache/pulsar PR #21592 "
+              "(issue #21568; 2.10.6, 2.11.4, 3.0.3, 3.1.3). Live, case unacked-non-persistent-zero: 5 received and "
+              "acked -> 5 on 3.0.2 and 3.1.0 (KD-102); 0 on 3.0.7, 4.0.1, 4.2.4 and 5.0.0-M1."),
+    ),
+)
+
 
 # --------------------------------------------------------------------------- registry
 

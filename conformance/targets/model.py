@@ -100,6 +100,10 @@ class ModelTarget:
             if ranges is not None:  # a Key_Shared subscription: each consumer's reported hash ranges
                 value["consumers"] = [{"consumer": h, "consumer_name": ranges.names[h],
                                        "key_hash_ranges": [list(r) for r in rs]} for h, rs in ranges.ranges.items()]
+            counts = broker.consumer_unacked(args["topic"], args["subscription"], Span.at(now))
+            if counts:  # PLS-UNACKED-002/003: the model's own count, the low end of each range
+                value["consumer_unacked"] = [{"consumer_name": name, "unacked_messages": rng.low,
+                                              "blocked": False} for name, rng in counts.items()]
             return Outcome.ok(value), now
         value = broker.apply(op, args, Span.at(now))
         if isinstance(value, Rejected):

@@ -50,6 +50,7 @@ class ConsumerConfig:
     ack_timeout_tick_ms: int | None = None  # Java ackTimeoutTickTime (PLS-ACKTIMEOUT-004)
     ack_timeout_backoff: tuple[int, int, float] | None = None  # Java ackTimeoutRedeliveryBackoff (PLS-ACKTIMEOUT-005)
     joined_at: float = 0.0  # when the subscribe completed (latest instant), for priority checks
+    max_unacked: int = 0  # the namespace's maxUnackedMessagesPerConsumer at subscribe (PLS-UNACKED-001); 0: none
     # Java NegativeAcksTracker state of this consumer (one per partition), mutable
     nack_tracker: Any = field(default=None, compare=False, repr=False)
 

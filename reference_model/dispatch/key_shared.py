@@ -498,6 +498,7 @@ class KeySharedDispatcher(SharedDispatcher):
             stored = self.sub.stored_span(extra)
             cands.append(Candidate(extra, Window(stored.start, stored.start, None), self.start_rules.get(handle, ()) + ("PLS-SHARED-001",),
                                    "not yet delivered to any consumer", 0, self._fresh_hi(extra), kind="pool"))
+        cands = self.limit_filter(handle, cands)  # PLS-UNACKED-001
         kept: list[Candidate] = []
         waived: list[Candidate] = []
         for c in cands:

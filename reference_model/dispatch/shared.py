@@ -65,8 +65,9 @@ from reference_model.dispatch.base import (
     Refusal,
     SubscriptionView,
 )
+from reference_model import unacked
 from reference_model.profiles import Profile
-from reference_model.rejections import Rejected
+from reference_model.rejections import NotModelledError, Rejected
 from reference_model.timing import Span, Window
 
 _FIRST_RULES = ("PLS-SHARED-001",)
@@ -141,6 +142,10 @@ class SharedDispatcher:
         # Positions a stale copy of which was received: a second copy may or may not exist, so
         # they stay allowed for everyone but nobody *must* receive them.
         self.no_deadline: set[int] = set()
+        # PLS-UNACKED-001 (consumers with maxUnackedMessagesPerConsumer): who is blocked, and when
+        # an ack unblocked whom (None: unblocked by a nack or redelivery, whose timing is not owed).
+        self.blocked: set[str] = set()
+        self.unblocked_at: dict[str, float | None] = {}
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -199,6 +204,8 @@ class SharedDispatcher:
         if hi_bump:
             self.hidden_times.append(at.start)  # its unseen queue may be redelivered, count+1
         self.consumers.pop(handle, None)
+        self.blocked.discard(handle)
+        self.unblocked_at.pop(handle, None)
         for holders, _ in self.ghosts.values():
             holders.discard(handle)  # closing drops its queue
         self.stale.pop(handle, None)
@@ -284,6 +291,7 @@ class SharedDispatcher:
                 focus, Window(float("-inf"), float("inf"), None), ("PLS-REDELIVER-001",),
                 "prefetched before redeliver_unacked (C++ keeps its receiver queue)", 0, 1 << 30, kind="stale"))
         candidates.sort(key=lambda c: c.pos)
+        candidates = self.limit_filter(handle, candidates)
         if self.type_name == "Shared" and self._priorities_differ():
             # PLS-SHARED-003: a higher-priority consumer with permits gets it first.
             candidates = [replace(c, rules=c.rules + ("PLS-SHARED-003",)) for c in candidates
@@ -298,6 +306,55 @@ class SharedDispatcher:
                 must_by, must_rule = due, c.rules[0]
                 reason = f"{self.sub.label(c.pos)} was deliverable ({c.cause}) and {handle} is the only consumer"
         return ReceiveOptions(tuple(candidates), must_by, must_rule, reason)
+
+    # ------------------------------------------------------------------ unacked limit (PLS-UNACKED-001)
+
+    def pending_count(self, handle: str) -> int:
+        """Messages ``handle``'s application received and has not acked or given back."""
+        return sum(1 for p in self.held_by.get(handle, ()) if self.slots[p].release is None)
+
+    def limit_filter(self, handle: str, candidates: list[Candidate]) -> list[Candidate]:
+        """PLS-UNACKED-001: a blocked consumer gets no dispatched message (copies already in its queue
+        aside); once an ack unblocked it, what it may receive is owed from the broker seeing that ack."""
+        consumer = self.consumers.get(handle)
+        if consumer is None or not consumer.max_unacked:
+            return candidates
+        if handle in self.blocked:
+            return [c for c in candidates if c.kind in ("stale", "ghost")]
+        if handle not in self.unblocked_at:
+            return candidates
+        since = self.unblocked_at[handle]
+        out = []
+        for c in candidates:
+            if c.kind in ("pool", "release"):
+                high = None if since is None or c.window.high is None else \
+                    max(c.window.high, since + consumer.client(self.profile).ack_grouping_ms)
+                c = replace(c, window=Window(c.window.low, c.window.canonical, high),
+                            # the limit's rule owes it (before PLS-SHARED-001's "together they get every message")
+                            rules=(unacked.RULE_LIMIT,) + tuple(r for r in c.rules if r != "PLS-SHARED-001"),
+                            cause=c.cause + f"; {handle} was unblocked below its unacked limit {consumer.max_unacked}")
+            out.append(c)
+        return out
+
+    def _limit_after_delivery(self, handle: str, pos: int) -> None:
+        consumer = self.consumers.get(handle)
+        if consumer is None or not consumer.max_unacked:
+            return
+        if len(self.sub.batch_of(pos)) > 1:
+            raise NotModelledError("a batched message under maxUnackedMessagesPerConsumer (the broker dispatches whole entries)")
+        if unacked.blocks(self.pending_count(handle), consumer.max_unacked):
+            self.blocked.add(handle)
+
+    def _limit_after_release(self, at: Span | None) -> None:
+        """Unblock consumers whose count fell to half their limit: by an ack (``at``: owed from then
+        on) or by a nack / redelivery (``None``: allowed, not owed)."""
+        for handle in list(self.blocked):
+            consumer = self.consumers.get(handle)
+            if consumer is None:
+                self.blocked.discard(handle)
+            elif unacked.unblocks(self.pending_count(handle), consumer.max_unacked):
+                self.blocked.discard(handle)
+                self.unblocked_at[handle] = at.start if at is not None else None
 
     def _priorities_differ(self) -> bool:
         return len({c.priority_level for c in self.consumers.values()}) > 1
@@ -348,6 +405,7 @@ class SharedDispatcher:
         slot.lo = slot.hi = count
         slot.base = len(self.hidden_times)
         self.held_by.setdefault(handle, set()).add(pos)
+        self._limit_after_delivery(handle, pos)
         queued = self.queued_nacks.pop(pos, None)
         consumer = self.consumers.get(handle)
         if queued is not None and queued[0] == handle:
@@ -384,6 +442,7 @@ class SharedDispatcher:
                 self.open.discard(pos)
                 if slot.holder is not None:
                     self.held_by.get(slot.holder, set()).discard(pos)
+        self._limit_after_release(at)
 
     def nack(self, handle: str, pos: int, at: Span) -> None:
         slot = self.slots.get(pos)
@@ -418,6 +477,7 @@ class SharedDispatcher:
         rule = consumer.nack_rule(self.profile)
         self._release(slot, window, rule, f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
         self._touch(pos, slot)
+        self._limit_after_release(None)
 
     def redeliver_unacked(self, handle: str, at: Span) -> None:
         # PLS-REDELIVER-001: what this consumer held goes back at once, count+1.
@@ -429,6 +489,7 @@ class SharedDispatcher:
         # Unheld messages may have sat in its queue: redelivered too (count+1), and C++ keeps
         # its queue, so they may still surface there once more.
         self.hidden_times.append(at.start)
+        self._limit_after_release(None)
         consumer = self.consumers.get(handle)
         if consumer is not None and consumer.client(self.profile).redeliver_keeps_receiver_queue:
             returned = frozenset(self.open)  # unheld or released: may have been pushed to its queue
@@ -447,6 +508,7 @@ class SharedDispatcher:
         self.open.clear()
         for held in self.held_by.values():
             held.clear()
+        self._limit_after_release(None)
         self.stale = keep
         self.stale_used.clear()
         self.stale_in_hand.clear()
@@ -466,6 +528,12 @@ class SharedDispatcher:
         slot = self.slots.get(pos)
         if handle not in self.consumers:
             return Refusal("wrong-consumer", "PLS-SHARED-001", f"{handle} is not connected, yet it received {label}.")
+        if handle in self.blocked and (slot is None or slot.holder != handle):
+            limit = self.consumers[handle].max_unacked
+            return Refusal("wrong-value", unacked.RULE_LIMIT,
+                           f"Let {handle} hold {self.pending_count(handle)} unacked message(s), its maxUnackedMessagesPerConsumer "
+                           f"limit being {limit}. Then the broker sends it nothing more until its acks bring that to "
+                           f"{limit // 2}; it received {label} at {at.end:g} ms.")
         if slot is not None and slot.holder is not None:
             who = "it" if slot.holder == handle else slot.holder
             return Refusal(
