@@ -66,7 +66,8 @@ a durable subscribe to a name a non-durable subscription holds, a second subscri
 topic reading more than one retry copy of one message,
 pattern auto-discovery of topics created after the subscribe, batching and async sends on
 partitioned topics, DLQ via ack timeout or via a delivery whose count already exceeds N, the
-periodic TTL check (only forced expiry passes), consumers reading compacted (readers only).
+periodic TTL check (only forced expiry passes), a consumer reading compacted beside other consumers
+of its subscription or subscribed before the compaction (it reads the topic as published).
 Choices: ledger ids are per topic in creation order; entry ids count from 0; the model's publish
 time is the virtual instant of the send (ms, integer) unless the checker passes the observed one.
 """
@@ -791,7 +792,11 @@ class Broker(FeatureOps):
         self.handle_profiles[config.handle] = prof
         self._feature_subscribed(config, sub, args)
         if args.get("read_compacted") and self.topic_features(topic).horizon is not None:
-            raise NotModelledError("a consumer reading compacted (only readers are modelled)")
+            # PLS-COMPACT-001, PLS-SUB-005: a single-active consumer reads the compacted view from its
+            # subscription's first unacked message, whatever initial position it asked for (PLS-SUB-004).
+            if len(sub.dispatcher.connected()) > 1 or not hasattr(sub.dispatcher, "compacted_skip"):
+                raise NotModelledError("a consumer reading compacted beside other consumers of its subscription")
+            sub.dispatcher.compacted_skip = frozenset(self._compacted_skip(topic))
         dead = args.get("dead_letter")
         # PLS-DLQ-005: only Shared/Key_Shared count redeliveries; elsewhere the policy never acts.
         if dead and dead.get("max_redeliver_count") and dl.dlq_applies(sub_type):

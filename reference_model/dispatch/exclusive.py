@@ -85,6 +85,9 @@ class ExclusiveDispatcher:
         self.stream_rules: tuple[str, ...] = ()
         self.pending: list[_PendingRewind] = []
         self.skip_before: dict[str, int] = {}  # client-side start filter after a seek by id
+        # PLS-COMPACT-001: a read_compacted consumer that subscribed after a compaction reads the
+        # compacted view from the cursor: the positions up to the horizon that view drops never come.
+        self.compacted_skip: frozenset[int] = frozenset()
         # Acked messages the active consumer's queue may still hold: position -> ack instant.
         self.ghosts: dict[int, float] = {}
         # Failover only: the active consumer may change at the next dispatch (membership changed);
@@ -131,7 +134,10 @@ class ExclusiveDispatcher:
     # ------------------------------------------------------------------ what may arrive
 
     def _head(self, handle: str, start: int) -> int:
-        return self.sub.cursor.first_unacked(max(start, self.skip_before.get(handle, 0)))
+        head = self.sub.cursor.first_unacked(max(start, self.skip_before.get(handle, 0)))
+        while head in self.compacted_skip:
+            head = self.sub.cursor.first_unacked(head + 1)
+        return head
 
     def options(self, handle: str, at: Span, focus: int | None = None) -> ReceiveOptions:
         active = self.active()

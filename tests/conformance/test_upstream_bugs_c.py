@@ -17,6 +17,11 @@ CASES = {
         "that producer closes; the send on it is refused with Timeout"),
     "live-4.0.8-access-wait-for-exclusive-after-shared": (
         set(), None, "fixed (4.0.6+): the waiter gets the topic when the last Shared producer closes and sends"),
+    "live-3.0.2-compact-acked-not-redelivered-after-resubscribe": (
+        {"PLS-ACK-002"}, "KD-303",
+        "apache/pulsar PR #21187: a read_compacted consumer resubscribing with Earliest gets the acked compacted view again"),
+    "live-3.0.7-compact-acked-not-redelivered-after-resubscribe": (
+        set(), None, "fixed (3.0.3+): the consumer resumes after its cumulative ack and receives nothing"),
 }
 
 

@@ -38,3 +38,17 @@ def test_java_exclusive_nack_rewinds():
 def test_java_exclusive_rewind_with_a_count_fails():
     broken = set_message(java_history("nack-exclusive-rewind-java"), 11, redelivery_count=1)
     assert ("PLS-ACK-005", "wrong-redelivery-count") in failures(broken)
+
+
+# ---------------------------------------------------------------- PLS-COMPACT-001 / PLS-SUB-005 (read_compacted consumer)
+
+
+def test_read_compacted_consumer_reads_the_view_then_resumes_after_its_acks():
+    # a1 is superseded by a2: the view is b1, a2; once a2 is acked cumulatively, a consumer coming
+    # back with Earliest gets nothing (apache/pulsar PR #21187; 3.0.2 sent b1, a2 again: KD-303).
+    compacted = {"read_compacted": True, "initial_position": "Earliest", "consumer_name": "c"}
+    h = run(sub("c0", **compacted), ("close", {"handle": "c0"}), P, send("a1", key="a"), send("b1", key="b"),
+            send("a2", key="a"), ("compact", {"topic": "t"}), sub("c1", **compacted), recv("c1"), recv("c1"),
+            ("ack_cumulative", {"consumer": "c1", "message": "a2"}), ("advance_time", {"ms": 2000}),
+            ("close", {"handle": "c1"}), sub("c2", **compacted), recv("c2"))
+    assert [r and r[0] for r in received(h)] == ["b1", "a2", None]
