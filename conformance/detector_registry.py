@@ -508,6 +508,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-KEYSHARED-007", RECEIVE, (R,),
      "Violated if two consumers hold unacknowledged messages of one key at once, or a key's messages are first "
      "delivered out of publish order (redeliveries excepted)."),
+    ("PLS-KEYSHARED-008", REJECTION, ("subscribe",),
+     "Violated if a Key_Shared consumer whose KeySharedPolicy mode or allowOutOfOrderDelivery differs from the "
+     "connected consumers' is accepted, or refused with an error other than ConsumerBusy."),
 )
 
 

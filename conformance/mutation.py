@@ -1169,6 +1169,8 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
                          and x.args.get("subscription") == a["subscription"] and x.args.get("topic") == a.get("topic")
                          and x.step < e.step and (x.closed_step is None or x.closed_step > e.step)]
             types = {x.sub_type for x in connected}
+            if types == {"Key_Shared"} and a.get("type") == "Key_Shared":
+                return ("PLS-KEYSHARED-008",)  # an incompatible KeySharedPolicy (mode or allowOutOfOrderDelivery)
             return ("PLS-SUBTYPE-001",) if types and a.get("type", "Exclusive") not in types else ("PLS-EXCL-001",)
         if err == "ConsumerAssignError":
             return ("PLS-KEYSHARED-005",)

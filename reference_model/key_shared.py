@@ -16,26 +16,37 @@ hashing ring), PLS-KEYSHARED-004 (AUTO_SPLIT hash ranges), PLS-KEYSHARED-005 (ST
 their validation), PLS-KEYSHARED-006 (4.x draining hashes).
 
 Which code each profile follows (read in the released ``pulsar-broker`` jars from Maven Central
-with ``javap``, and in the source versions held by the code index):
+with ``javap``: 2.10.5, 2.11.0, 3.0.7, 3.1.0, 3.2.0, 3.2.2, 3.2.3, 3.3.2, 3.3.6, 4.0.0, 4.0.1, 4.0.7,
+4.0.8, 4.2.4; releases in one row carry the same selector code; and in the source versions held
+by the code index), with the upstream change that moved each row:
 
-===========  ===============================  ===================  ======================
-profile      ring point key                   ring collisions      key position on ring
-===========  ===============================  ===================  ======================
-3.0.0-3.0.2  ``name + i``                     list sorted by name, full ``h`` (31 bits)
-                                              ``list[h % len]``
-3.2.3        ``name + "\\0" + i``             same as above        full ``h``
-3.0.7, 3.3.6 ``name\\0nameIndex\\0i``         last one put wins    full ``h``
-4.0.8 (4.x)  ``name\\0nameIndex\\0i``         first one wins, the  ``h % 65535 + 1``
-                                              others queue (FIFO)  (slots 1..65535)
-4.x classic  as 4.x                           as 4.x               ``h % (2^31-2) + 1``
-===========  ===============================  ===================  ======================
+==============================  ===============================  ===================  ======================
+releases                        ring point key                   ring collisions      key position on ring
+==============================  ===============================  ===================  ======================
+2.10.5, 2.11.0, 3.0.0-3.0.2,    ``name + i``                     list sorted by name, full ``h`` (31 bits)
+3.1.0, 3.2.0                                                     ``list[h % len]``
+3.2.1-3.2.3 (#22053)            ``name + "\\0" + i``             same as above        full ``h``
+3.0.7, 3.3.2-3.3.6 (#23327)     ``name\\0nameIndex\\0i``         last one put wins    full ``h``
+4.0.0 on (#23441, #23447)       ``name\\0nameIndex\\0i``         first one wins, the  ``h % 65535 + 1``
+                                                                 others queue (FIFO)  (slots 1..65535)
+4.x classic dispatcher          as 4.x                           as 4.x               ``h % (2^31-2) + 1``
+==============================  ===============================  ===================  ======================
+
+STICKY (``HashRangeExclusiveStickyKeyConsumerSelector``) keeps a map of range endpoints and the
+3.x checks up to 4.0.6 (and 3.0.13, 3.3.8); apache/pulsar#24730 (4.0.7) keeps a map start -> range
+and checks a consumer's own ranges. AUTO_SPLIT has the same code from 2.10.5 to 3.3.6 and from
+4.0.0 to 4.2.4 (4.x remaps slot 0). PRs: #22053 https://github.com/apache/pulsar/pull/22053,
+#23327 https://github.com/apache/pulsar/pull/23327, #23441 / #23447 (PIP-379),
+#24730 https://github.com/apache/pulsar/pull/24730.
 
 where ``h = murmur3_32(key) & 0x7fffffff`` (``hashing.pulsar_murmur3``) and the ring point of a
 consumer is ``h`` of its point key made into a slot the same way as keys. The hash-range
 selectors (AUTO_SPLIT with ``subscriptionKeySharedUseConsistentHashing=false``, and STICKY) use
 ``h % 65536``; 4.x then maps slot 0 to 1 (0 means "not set"), 3.x does not.
 
-Consistent hashing (AUTO_SPLIT mode with the broker default ``subscriptionKeySharedUseConsistentHashing=true``):
+Consistent hashing (AUTO_SPLIT mode with the broker default ``subscriptionKeySharedUseConsistentHashing=true``,
+the default of every release the suite runs: ``ServiceConfiguration`` in the 2.10.5 and 2.11.0 jars
+sets it true, and the shipped standalone.conf of 2.10.1, 3.3.6 and 4.0.8 says ``=true``):
 
 1. On join, a consumer gets ``nameIndex`` = the lowest index not used by a connected consumer
    with the same name (``ConsumerNameIndexTracker``; 3.x from 3.0.7, and 4.x), and ``points``
@@ -64,7 +75,8 @@ STICKY (``HashRangeExclusiveStickyKeyConsumerSelector``): every consumer brings 
 (inclusive, within [0, 65535]); the C++ client checks them first (``validate_sticky_ranges``), the
 broker refuses a consumer whose ranges are reversed or overlap another connected consumer's
 (``ConsumerAssignError``). A slot no range covers goes to nobody: those messages stay in the
-backlog.
+backlog. Brokers before apache/pulsar#24730 also give a consumer the gaps between its own ranges
+(``endpoint_map_select``): a bug, the known deviation KD-201, not the rule.
 
 Draining hashes (4.x, AUTO_SPLIT mode without ``allowOutOfOrderDelivery``; the dispatcher sets
 ``drainingHashesRequired`` only then, so STICKY consumers never drain), by sticky-key hash = slot:
@@ -83,7 +95,8 @@ Draining hashes (4.x, AUTO_SPLIT mode without ``allowOutOfOrderDelivery``; the d
 
 Not modelled: dispatch itself (permits, read batches, look-ahead limits, replay queue), the 3.x
 "recently joined consumers" rule, priority levels of Key_Shared consumers, the Java client's own
-``KeySharedPolicy`` checks, releases between the checked ones (3.0.3-3.0.6, 3.1.x, other 3.2.x).
+``KeySharedPolicy`` checks, releases outside ``RELEASE_SPANS`` (3.0.3-3.0.6, 3.0.14+, 3.1.1+,
+3.2.4+, 3.3.0/3.3.1, 3.3.9+, 4.1.x, 5.x).
 Choices: connected consumers are ``KsConsumer(name, serial)`` values (serial = connection number)
 so that equal names stay distinct, as in the broker; state is immutable, every change returns a
 new state; refusals are ``Rejected`` values.
@@ -132,7 +145,8 @@ class KeySharedProfile:
     ring_report: str
     # hash-range selectors: 4.x maps slot 0 to 1
     range_slot_remap_zero: bool
-    # STICKY broker checks: "3.x" (endpoint map) | "4.x" (sorted own ranges, start map)
+    # STICKY broker checks: "endpoint_map" (before apache/pulsar#24730: a map of range endpoints, 3.x
+    # checks) | "range_map" (#24730, 4.0.7+: own ranges sorted and checked, a map start -> range)
     sticky_broker: str
     # keyless messages: 4.x uses producerName-sequenceId before NONE_KEY (Commands.resolveStickyKey)
     keyless_producer_sequence: bool
@@ -141,51 +155,73 @@ class KeySharedProfile:
 
 
 PROFILE_3_0_0 = KeySharedProfile(
-    label="3.0.0", ring_point_key="name+i", ring_collision="sorted_list_mod", ring_range=None,
-    ring_report="list", range_slot_remap_zero=False, sticky_broker="3.x",
-    keyless_producer_sequence=False, draining_hashes=False)
-PROFILE_3_2_3 = replace(PROFILE_3_0_0, label="3.2.3", ring_point_key="name\0i")
-PROFILE_3_NAME_INDEX = replace(PROFILE_3_0_0, label="3.0.7/3.3.6", ring_point_key="name\0index\0i",
-                               ring_collision="last_wins", ring_report="per_point")
+    label="name+i ring (2.10.5, 2.11.0, 3.0.0-3.0.2, 3.1.0, 3.2.0)", ring_point_key="name+i",
+    ring_collision="sorted_list_mod", ring_range=None, ring_report="list", range_slot_remap_zero=False,
+    sticky_broker="endpoint_map", keyless_producer_sequence=False, draining_hashes=False)
+PROFILE_3_2_3 = replace(PROFILE_3_0_0, label="name\\0i ring (3.2.1-3.2.3)", ring_point_key="name\0i")
+PROFILE_3_NAME_INDEX = replace(PROFILE_3_0_0, label="name\\0index\\0i ring (3.0.7, 3.3.2-3.3.6)",
+                               ring_point_key="name\0index\0i", ring_collision="last_wins", ring_report="per_point")
 PROFILE_4 = KeySharedProfile(
-    label="4.0.8", ring_point_key="name\0index\0i", ring_collision="first_wins", ring_range=(1, RANGE_SIZE - 1),
-    ring_report="merged", range_slot_remap_zero=True, sticky_broker="4.x",
+    label="4.x (4.0.7, 4.0.8, 4.2.4)", ring_point_key="name\0index\0i", ring_collision="first_wins",
+    ring_range=(1, RANGE_SIZE - 1), ring_report="merged", range_slot_remap_zero=True, sticky_broker="range_map",
     keyless_producer_sequence=True, draining_hashes=True)
+# 4.0.0-4.0.6: the 4.x ring, slots and draining hashes, but STICKY still on the endpoint map
+# (HashRangeExclusiveStickyKeyConsumerSelector before apache/pulsar#24730, released in 4.0.7)
+PROFILE_4_0_0 = replace(PROFILE_4, label="4.0.0-4.0.6 (STICKY before #24730)", sticky_broker="endpoint_map")
 # subscriptionKeySharedUseClassicPersistentImplementation=true: ring over [1, Integer.MAX_VALUE - 1]
 PROFILE_4_CLASSIC = replace(PROFILE_4, label="4.x classic dispatcher", ring_range=(1, JAVA_INT_MAX - 1),
                             draining_hashes=False)
+PROFILE_4_0_0_CLASSIC = replace(PROFILE_4_CLASSIC, label="4.0.0-4.0.6 classic dispatcher", sticky_broker="endpoint_map")
+
+# Which profile each release follows: (major, minor, lowest patch, highest patch or None) -> profile.
+# Every span was read in the released pulsar-broker jars (javap of the selector classes; the
+# releases a span names were compared and found to carry the same selector code) and in the PRs
+# that changed it (see the module docstring). A release in no span raises ValueError.
+RELEASE_SPANS: tuple[tuple[int, int, int, int | None, KeySharedProfile], ...] = (
+    (2, 10, 5, 5, PROFILE_3_0_0),
+    (2, 11, 0, 0, PROFILE_3_0_0),
+    (3, 0, 0, 2, PROFILE_3_0_0),
+    (3, 0, 7, 13, PROFILE_3_NAME_INDEX),  # #23327 (release/3.0.7); #24730 reached 3.0.14
+    (3, 1, 0, 0, PROFILE_3_0_0),
+    (3, 2, 0, 0, PROFILE_3_0_0),
+    (3, 2, 1, 3, PROFILE_3_2_3),  # #22053 (release/3.2.1)
+    (3, 3, 2, 8, PROFILE_3_NAME_INDEX),  # #23327 (release/3.3.2); #24730 reached 3.3.9
+    (4, 0, 0, 6, PROFILE_4_0_0),
+    (4, 0, 7, None, PROFILE_4),
+    (4, 2, 0, None, PROFILE_4),
+)
+# A line stands for the release the suite runs for it (fixtures LINE_RELEASES); a major for its newest line.
+LINE_RELEASE = {"2.10": "2.10.5", "2.11": "2.11.0", "3.0": "3.0.7", "3.1": "3.1.0", "3.2": "3.2.3", "3.3": "3.3.6",
+                "4.0": "4.0.8", "4.1": "4.2.4", "4.2": "4.2.4", "2.x": "2.11.0", "3.x": "3.3.6", "4.x": "4.2.4"}
 
 
 def profile_for_broker(broker: str, *, classic_dispatcher: bool = False) -> KeySharedProfile:
     """The profile for a broker release ("4.0.8") or line ("3.0", "3.3", "4.0", "4.1"), read by
-    ``releases.parse``; a major ("4.x") is taken as its newest checked line.
+    ``releases.parse``; a line stands for the release the suite runs for it (``LINE_RELEASE``:
+    "3.0" -> 3.0.7, "4.1" and "4.x" -> 4.2.4), a major for its newest line.
 
-    A line means its newest release; a release at or above the newest checked release of its
-    line is taken to behave like it. Releases where the code is known to have changed but which
-    were not checked raise ``ValueError`` rather than guess.
+    Releases outside ``RELEASE_SPANS`` (where the selector code changed and was not checked, e.g.
+    3.0.3-3.0.6, 3.0.14+, 3.3.0/3.3.1, 4.1.x) raise ``ValueError`` rather than guess.
     """
     release = releases.parse(broker)
-    if release.minor is None and release.major == 3:
-        release = releases.parse("3.3")
+    if not release.is_release:
+        line = release.number
+        if line not in LINE_RELEASE:
+            raise ValueError(f"broker {broker!r}: no Key_Shared profile for the line {line!r}; lines: "
+                             f"{', '.join(LINE_RELEASE)}")
+        release = releases.parse(LINE_RELEASE[line])
     major, minor, patch = release.major, release.minor, release.patch
-    if major >= 4:
-        if classic_dispatcher:
-            return PROFILE_4_CLASSIC
-        return PROFILE_4
-    if classic_dispatcher:
+    if classic_dispatcher and major < 4:
         raise ValueError("classic_dispatcher applies to brokers >= 4.0 only (3.x has only the classic dispatcher)")
-    if major == 3 and minor == 0:
-        if patch is None or patch >= 7:
-            return PROFILE_3_NAME_INDEX
-        if patch <= 2:
-            return PROFILE_3_0_0
-    if major == 3 and minor == 2 and patch == 3:
-        return PROFILE_3_2_3
-    if major == 3 and minor == 3 and (patch is None or patch >= 6):
-        return PROFILE_3_NAME_INDEX
+    for span_major, span_minor, lowest, highest, profile in RELEASE_SPANS:
+        if (major, minor) == (span_major, span_minor) and patch >= lowest and (highest is None or patch <= highest):
+            if classic_dispatcher:
+                return PROFILE_4_0_0_CLASSIC if profile is PROFILE_4_0_0 else PROFILE_4_CLASSIC
+            return profile
     raise ValueError(
-        f"broker {broker!r}: the Key_Shared selectors were checked for 3.0.0, 3.0.2, 3.0.7, 3.2.3, 3.3.6 and 4.0.8 "
-        "(lines '3.0', '3.3', '4.x'); pass one of those")
+        f"broker {broker!r}: the Key_Shared selectors were checked for 2.10.5, 2.11.0, 3.0.0-3.0.2, 3.0.7, 3.1.0, "
+        "3.2.0, 3.2.2, 3.2.3, 3.3.2, 3.3.6, 4.0.0, 4.0.1, 4.0.7, 4.0.8 and 4.2.4 (and the lines '2.10', '3.0', "
+        "'3.3', '4.0', '4.x', ...); pass one of those")
 
 
 # =========================================================================== slots (PLS-KEYSHARED-002)
@@ -577,19 +613,19 @@ def _sticky_reject(detail: str) -> Rejected:
 def sticky_join(state: Sticky, consumer: Hashable, ranges: list[tuple[int, int]]) -> Sticky | Rejected:
     """PLS-KEYSHARED-005, broker side: add ``consumer`` with ``ranges`` or refuse it.
 
-    4.x (``validateKeySharedMeta`` then ``internalAddConsumer``): empty; sorted by start, a
-    reversed range ("Fixed hash range start > end for range: [s,e]") or overlap with the next own
-    range ("Consumer's own ranges conflict: [a,b] overlaps with [c,d]"); then overlap with a
-    connected consumer ("Range conflict with consumer <consumer>").
-    3.x: empty; per range in the given order: reversed ("Fixed hash range start > end"), or an
-    endpoint of another consumer inside it, or it lies inside another consumer's range ("Range
-    conflict with consumer <consumer>"); the consumer's own ranges are not compared.
-    ``<consumer>`` is the broker's ``Consumer.toString()``; the detail here names the consumer.
+    ``range_map`` (apache/pulsar#24730, 4.0.7+; ``validateKeySharedMeta`` then ``internalAddConsumer``):
+    empty; sorted by start, a reversed range ("Fixed hash range start > end for range: [s,e]") or
+    overlap with the next own range ("Consumer's own ranges conflict: [a,b] overlaps with [c,d]");
+    then overlap with a connected consumer ("Range conflict with consumer <consumer>").
+    ``endpoint_map`` (2.10-3.3, 4.0.0-4.0.6): empty; per range in the given order: reversed ("Fixed
+    hash range start > end"), or an endpoint of another consumer inside it, or it lies inside another
+    consumer's range ("Range conflict with consumer <consumer>"); the consumer's own ranges are not
+    compared. ``<consumer>`` is the broker's ``Consumer.toString()``; the detail here names the consumer.
     """
     if not ranges:
         return _sticky_reject("Ranges for KeyShared policy must not be empty.")
     existing = list(state.ranges)
-    if state.profile.sticky_broker == "4.x":
+    if state.profile.sticky_broker == "range_map":
         ordered = sorted(ranges, key=lambda r: r[0])  # stable, like List.sort
         for i, (s, e) in enumerate(ordered):
             if s > e:
@@ -638,24 +674,25 @@ def sticky_leave(state: Sticky, consumer: Hashable) -> Sticky:
 
 
 def sticky_select(state: Sticky, slot: int) -> Hashable | None:
-    """The consumer serving ``slot``, or None (the message waits in the backlog).
+    """The consumer serving ``slot``: the one whose declared range contains it, or None (the
+    message waits in the backlog).
 
-    4.x: the range starting at or below ``slot`` must contain it. 3.x: the endpoints just below
-    and above ``slot`` must belong to one consumer (so a gap between two ranges of one consumer is
-    served by it).
+    This is the documented rule and the broker's since apache/pulsar#24730 (4.0.7; 3.0.14, 3.3.9):
+    ``rangeMap`` maps each range's start to (range, consumer) and ``select`` checks the range
+    contains the slot. Before it (``sticky_broker == "endpoint_map"``) the broker kept only the
+    endpoints and served a slot when the endpoints just below and above it belonged to one consumer,
+    so the gap between two ranges of one consumer was served by it: that is the bug #24730 fixed,
+    not a rule, and ``endpoint_map_select`` states it for explanations (known deviation KD-201).
     """
-    if not state.ranges:
-        return None
-    if state.profile.sticky_broker == "4.x":
-        by_start: dict[int, tuple[int, int, Hashable]] = {}
-        for r in state.ranges:
-            by_start[r[0]] = r  # rangeMap.put(start, ...)
-        starts = sorted(by_start)
-        at = bisect_right(starts, slot) - 1
-        if at < 0:
-            return None
-        s, e, c = by_start[starts[at]]
-        return c if s <= slot <= e else None
+    for s, e, c in state.ranges:
+        if s <= slot <= e:
+            return c
+    return None
+
+
+def endpoint_map_select(state: Sticky, slot: int) -> Hashable | None:
+    """What a broker before apache/pulsar#24730 serves ``slot`` to: the owner of the endpoints just
+    below and above it when they belong to one consumer (its own gaps included), else None."""
     endpoints = _endpoints(list(state.ranges))
     keys = [k for k, _ in endpoints]
     ceil_i, floor_i = bisect_left(keys, slot), bisect_right(keys, slot) - 1

@@ -1488,6 +1488,18 @@ RULES = RULES + (
               "Judged by reference_model/dispatch/key_shared.py on every Key_Shared history; "
               f"{_LIVE_KS}the keyshared cases passed, also on 4.0.8 with consistent hashing off."),
     ),
+    Rule(
+        id="PLS-KEYSHARED-008", area="KEYSHARED",
+        title="A Key_Shared consumer whose KeySharedPolicy (AUTO_SPLIT/STICKY mode or allowOutOfOrderDelivery) differs from the connected consumers' is refused with ConsumerBusy; the connected consumers stay",
+        source=f"{_BROKER}persistent/PersistentSubscription.java#checkForConsumerCompatibilityErrorWithDispatcher",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("apache/pulsar PR #23449 https://github.com/apache/pulsar/pull/23449 (issue #23272; release/4.0.1, "
+              "RN pulsar-4.0.1): SubscriptionBusyException('Subscription is of different type. Active subscription "
+              "key_shared mode of ... / ... out of order delivery ...') -> ServerError ConsumerBusy. Before it the "
+              "broker replaced the dispatcher and closed the connected consumers, which reconnected and closed the "
+              "newcomer in turn (known deviation KD-202). Once every consumer has left, a new policy is taken "
+              "(#12035). Case keyshared-incompatible-policy."),
+    ),
 )
 
 # ---- per-consumer unacked accounting (reference_model/unacked.py) --------------------------

@@ -7,7 +7,7 @@ Rule ids: PLS-KEYSHARED-001 (sticky key: ordering key, else partition key, else 
 keyless fallback), PLS-KEYSHARED-002 (slot), PLS-KEYSHARED-003 (ring), PLS-KEYSHARED-004
 (AUTO_SPLIT), PLS-KEYSHARED-005 (STICKY, and its refusals), PLS-KEYSHARED-006 (4.x draining
 hashes), PLS-KEYSHARED-007 (a key is served by one consumer at a time, its first deliveries in
-publish order), and everything Shared says (``shared.py``): Key_Shared only *removes* options.
+publish order), PLS-KEYSHARED-008 (an incompatible KeySharedPolicy is refused), and everything Shared says (``shared.py``): Key_Shared only *removes* options.
 
 What a consumer may receive, on top of Shared's allowed set:
 
@@ -32,9 +32,11 @@ What a consumer may receive, on top of Shared's allowed set:
    has never been delivered to anyone (PLS-KEYSHARED-007); redeliveries may come in any order.
    Within one epoch with unknown owners, a key's first deliveries go to one consumer only.
 
+A consumer whose policy differs from the connected consumers' (mode, or allowOutOfOrderDelivery)
+is refused with ConsumerBusy (PLS-KEYSHARED-008, ``incompatible``).
+
 Not modelled: permits, look-ahead limits and the replay queue order (which consumer gets a
-message *when* beyond the above), priority levels, mixing AutoSplit and Sticky consumers on one
-subscription (refused as not modelled), 3.x recently-joined rule's full effect on the model's
+message *when* beyond the above), priority levels, 3.x recently-joined rule's full effect on the model's
 own choice (it is an over-approximation: the model may deliver sooner than a 3.x broker).
 Choices: a consumer's selector identity is its handle (AUTO_SPLIT, STICKY) or a ``KsConsumer``
 of its name (ring); a keyless message's 4.x sticky key uses the producer name the history reports.
@@ -66,6 +68,7 @@ from reference_model.timing import Span, Window
 
 RULE_KEY = "PLS-KEYSHARED-001"
 RULE_ORDER = "PLS-KEYSHARED-007"
+RULE_POLICY = "PLS-KEYSHARED-008"
 _SELECTOR_RULE = {"consistent_hashing": ks.RULE_RING, "auto_split": ks.RULE_AUTO_SPLIT, "sticky": ks.RULE_STICKY}
 
 # broker.conf keys that change Key_Shared dispatch (read from the live broker's runtime config)
@@ -355,6 +358,12 @@ class KeySharedDispatcher(SharedDispatcher):
         for s in self.drain_cause.keys() - self.draining.keys():
             del self.drain_cause[s]
 
+    def _in_own_gap(self, handle: str, pos: int) -> bool:
+        """Whether a broker with the STICKY endpoint map (before apache/pulsar#24730) would have given
+        ``pos`` to ``handle``: its slot lies in a gap between ``handle``'s own ranges (KD-201)."""
+        return any(e.state is not None and ks.endpoint_map_select(e.state, self.hash_slot(pos)) == handle
+                   for e in self._epochs_since(self.sub.stored_span(pos).start))
+
     def _earlier_undelivered(self, pos: int) -> int | None:
         key = self.sticky_key(pos)
         cursor = self.sub.cursor
@@ -371,9 +380,12 @@ class KeySharedDispatcher(SharedDispatcher):
         if owners is not None and handle not in owners:
             rule = _SELECTOR_RULE[self.selector or "consistent_hashing"]
             who = ", ".join(sorted(owners)) or "no consumer (no range covers its slot)"
-            return Refusal("key-stickiness-violation", rule,
-                           f"Let the sticky key of {label} be {key!r}. Then the {self.selector} selector gives it to "
-                           f"{who} (every epoch since {label} was stored); {handle} received it.")
+            why = (f"Let the sticky key of {label} be {key!r}. Then the {self.selector} selector gives it to "
+                   f"{who} (every epoch since {label} was stored); {handle} received it.")
+            if self.selector == "sticky" and self._in_own_gap(handle, pos):
+                why += (f" Its slot {self.hash_slot(pos)} lies between two of {handle}'s own ranges: a broker before "
+                        "apache/pulsar#24730 (4.0.7) serves a consumer those gaps.")
+            return Refusal("key-stickiness-violation", rule, why)
         if not self.out_of_order_allowed():
             if self._draining_kept():
                 drained = self._drained_by_other(handle, pos)
@@ -412,8 +424,9 @@ class KeySharedDispatcher(SharedDispatcher):
     def admit(self, consumer: ConsumerConfig) -> Rejected | None:
         policy = KeySharedPolicy.from_arg(consumer.key_shared)
         if self.consumers and self.selector is not None:
-            if (policy.mode == "Sticky") != (self.selector == "sticky"):
-                raise NotModelledError("mixing Key_Shared AutoSplit and Sticky consumers on one subscription")
+            refused = self.incompatible(policy)
+            if refused is not None:
+                return refused
         if policy.mode == "Sticky":
             state = self.state if (self.selector == "sticky" and self.state is not None) else ks.Sticky(self.settings.profile)
             joined = ks.sticky_join(state, consumer.handle, list(policy.ranges))
@@ -423,6 +436,28 @@ class KeySharedDispatcher(SharedDispatcher):
             joined = ks.auto_split_join(self.state, consumer.handle)
             if isinstance(joined, Rejected):
                 return joined
+        return None
+
+    def incompatible(self, policy: KeySharedPolicy) -> Rejected | None:
+        """PLS-KEYSHARED-008: a consumer whose KeySharedPolicy differs from the connected consumers' in
+        mode (AUTO_SPLIT / STICKY) or in allowOutOfOrderDelivery is refused with ConsumerBusy, and the
+        connected consumers stay (apache/pulsar#23449, 4.0.1: ``checkForConsumerCompatibilityErrorWithDispatcher``
+        in ``PersistentSubscription.addConsumer`` raises ``SubscriptionBusyException``). Before it the
+        broker replaced the dispatcher and closed the connected consumers (known deviation KD-202)."""
+        active = next(iter(self.policies.values()), None)
+        if active is None:
+            return None
+        mode = {"AutoSplit": "AUTO_SPLIT", "Sticky": "STICKY"}
+        if active.mode != policy.mode:
+            return Rejected("ConsumerBusy", RULE_POLICY,
+                            f"Subscription is of different type. Active subscription key_shared mode of "
+                            f"'{mode.get(active.mode, active.mode)}' is different than the connecting consumer's "
+                            f"key_shared mode '{mode.get(policy.mode, policy.mode)}'.")
+        if active.allow_out_of_order != policy.allow_out_of_order:
+            detail = ("Active subscription allows out of order delivery while the connecting consumer does not allow it."
+                      if active.allow_out_of_order else
+                      "Active subscription does not allow out of order delivery while the connecting consumer allows it.")
+            return Rejected("ConsumerBusy", RULE_POLICY, f"Subscription is of different type. {detail}")
         return None
 
     def add_consumer(self, consumer: ConsumerConfig, at: Span, start_rule: str) -> None:

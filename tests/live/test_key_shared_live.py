@@ -278,7 +278,7 @@ def test_sticky_ranges_dispatch_refusals_and_uncovered_slots(pulsar_client, puls
     assert _same_ranges(reported, [(n, rs) for n, rs in own.items()])
 
     # broker-side refusals: overlap with a connected consumer; a reversed range (the client lets it through)
-    for ranges in ([(100, 200)], [(30000, 30010), (10, 5)] if profile.sticky_broker == "4.x" else [(10, 5)]):
+    for ranges in ([(100, 200)], [(30000, 30010), (10, 5)] if profile.sticky_broker == "range_map" else [(10, 5)]):
         predicted = ks.sticky_join(state, "bad", ranges)
         assert isinstance(predicted, ks.Rejected) and predicted.error == "ConsumerAssignError"
         with pytest.raises(pulsar.ConsumerAssignError):

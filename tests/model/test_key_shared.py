@@ -50,14 +50,22 @@ def test_slot_zero_is_remapped_on_4x_only():
 
 def test_profiles_by_broker_version():
     assert ks.profile_for_broker("4.0.8") is ks.PROFILE_4
+    assert ks.profile_for_broker("4.0.7") is ks.PROFILE_4
+    assert ks.profile_for_broker("4.2.4") is ks.PROFILE_4
     assert ks.profile_for_broker("4.1") is ks.PROFILE_4
     assert ks.profile_for_broker("4.0", classic_dispatcher=True).ring_range == (1, 2**31 - 2)
     assert ks.profile_for_broker("3.0") is ks.PROFILE_3_NAME_INDEX
-    assert ks.profile_for_broker("3.0.7") is ks.PROFILE_3_NAME_INDEX
-    assert ks.profile_for_broker("3.3.6") is ks.PROFILE_3_NAME_INDEX
-    assert ks.profile_for_broker("3.0.0") is ks.PROFILE_3_0_0
-    assert ks.profile_for_broker("3.2.3") is ks.PROFILE_3_2_3
-    for unchecked in ("3.0.5", "3.1", "3.3.2", "x.y"):
+    for name_index in ("3.0.7", "3.3.2", "3.3.6"):
+        assert ks.profile_for_broker(name_index) is ks.PROFILE_3_NAME_INDEX
+    for name_plus_i in ("2.10.5", "2.11.0", "3.0.0", "3.0.2", "3.1.0", "3.2.0", "2.10", "2.x"):
+        assert ks.profile_for_broker(name_plus_i) is ks.PROFILE_3_0_0
+    assert ks.profile_for_broker("3.2.2") is ks.profile_for_broker("3.2.3") is ks.PROFILE_3_2_3
+    # 4.0.0-4.0.6: the 4.x ring with the STICKY endpoint map of before apache/pulsar#24730
+    for v in ("4.0.0", "4.0.1"):
+        p = ks.profile_for_broker(v)
+        assert p is ks.PROFILE_4_0_0 and p.sticky_broker == "endpoint_map" and p.ring_collision == "first_wins"
+    assert ks.profile_for_broker("4.0.1", classic_dispatcher=True).sticky_broker == "endpoint_map"
+    for unchecked in ("3.0.5", "3.0.14", "3.1.2", "3.3.0", "3.3.9", "4.1.0", "5.0.0", "x.y"):
         with pytest.raises(ValueError, match="broker"):
             ks.profile_for_broker(unchecked)
 
@@ -268,17 +276,20 @@ def test_sticky_broker_refusals_4x():
     assert ks.sticky_join(ks.Sticky(ks.PROFILE_4), "e", []).detail == "Ranges for KeyShared policy must not be empty."
 
 
-def test_sticky_broker_3x_accepts_own_duplicates_and_serves_own_gaps():
+def test_sticky_broker_3x_accepts_own_duplicates_and_no_release_serves_own_gaps():
     p3 = ks.profile_for_broker("3.3")
     assert isinstance(ks.sticky_join(ks.Sticky(p3), "d", [(0, 100), (0, 100)]), ks.Sticky)
     assert ks.sticky_join(ks.Sticky(p3), "r", [(10, 5)]).detail == "Fixed hash range start > end"
     gappy3 = ks.sticky_join(ks.Sticky(p3), "a", [(0, 10), (20, 30)])
     gappy4 = ks.sticky_join(ks.Sticky(ks.PROFILE_4), "a", [(0, 10), (20, 30)])
-    assert ks.sticky_select(gappy3, 15) == "a"   # 3.x: endpoints 10 and 20 both belong to a
-    assert ks.sticky_select(gappy4, 15) is None  # 4.x: no range contains 15
+    # The rule (apache/pulsar#24730): no range contains 15, so nobody gets it, on every release.
+    assert ks.sticky_select(gappy3, 15) is None and ks.sticky_select(gappy4, 15) is None
+    # Before #24730 the endpoint map served a's own gap to a (KD-201): endpoints 10 and 20 are a's.
+    assert ks.endpoint_map_select(gappy3, 15) == "a"
     assert ks.sticky_join(gappy3, "b", [(3, 4)]).detail == "Range conflict with consumer a"  # inside a's range
-    in_gap = ks.sticky_join(gappy3, "b", [(12, 14)])  # inside a's gap: accepted, and the gap is split
+    in_gap = ks.sticky_join(gappy3, "b", [(12, 14)])  # inside a's gap: accepted
     assert isinstance(in_gap, ks.Sticky) and ks.sticky_select(in_gap, 13) == "b" and ks.sticky_select(in_gap, 15) is None
+    assert ks.endpoint_map_select(in_gap, 15) is None  # b's endpoints split the gap
 
 
 def test_sticky_uncovered_slots_and_slot_zero():
