@@ -42,7 +42,7 @@ from reference_model.broker import Broker, split_profile
 from reference_model.dispatch.key_shared import KeySharedSettings
 from reference_model.dispatch.base import Candidate, ReceiveOptions
 from reference_model.ids import MessageId, id_conventions_violation
-from reference_model.profiles import Profile, profile_for
+from reference_model.profiles import Profile, profile_for, with_broker_config
 from reference_model.rejections import NotModelledError, Rejected
 from reference_model.rules import RULES
 from reference_model.timing import Span
@@ -172,7 +172,7 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     header = history.header
     overrides, broker_config = split_profile(header.profile)
     if profile is None:
-        profile = profile_for(header.broker_version, header.client, overrides or None)
+        profile = with_broker_config(profile_for(header.broker_version, header.client, overrides or None), broker_config)
     settings = KeySharedSettings.for_broker(header.broker_version or profile.broker, broker_config)
     if tolerances is None:
         tolerances = bands_from_header(header) or TimingBands.for_target(header.target)

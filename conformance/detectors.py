@@ -455,6 +455,8 @@ def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], l
         tombstones = {p for p in skipped if p in w.model.tfx[reader.topic.full].tombstone}
         superseded = skipped - keyless - tombstones
         if which == "keyless":
+            if w.model.profile.compaction_retains_keyless:  # topicCompactionRetainNullKey=true (before 3.2.0)
+                return _keyless_kept(rule, r, entries, pos, horizon)
             if not keyless:
                 return []
             bad = pos in keyless
@@ -499,12 +501,30 @@ def _compaction(rule: str, which: str, doc: str) -> Callable[[Watch, Receipt], l
     return detect
 
 
+def _keyless_kept(rule: str, r: Receipt, entries: Any, pos: int | None, horizon: int) -> list[Finding]:
+    """PLS-COMPACT-003 where the broker keeps keyless messages: one read before the horizon PASSes,
+    a read that skipped one (the reader's order refuses it) FAILs."""
+    if pos is None or pos > horizon and r.allowed:
+        return []
+    if not r.allowed and r.refusal == "order-violation":
+        return [Finding(rule, FAIL, "wrong-value", "the key-less messages up to the horizon, in the view", r.label,
+                        f"Let topicCompactionRetainNullKey be true (the default before 3.2.0). Then the compacted view "
+                        f"keeps every key-less message before the horizon in topic order; {r.handle} read {r.label} "
+                        "past one it did not read.")]
+    if entries[pos].key is not None or pos > horizon:
+        return []
+    return [Finding(rule, PASS, None, "the key-less messages up to the horizon, in the view", r.label,
+                    f"Let topicCompactionRetainNullKey be true (the default before 3.2.0). Then the compacted view keeps "
+                    f"{r.label}, which has no key; it was read.")]
+
+
 compacted_latest_per_key = _compaction("PLS-COMPACT-001", "latest", """PLS-COMPACT-001. Violated if a compacted reader
 reads, before the compaction horizon, a message whose key has a later message before the horizon.""")
 compacted_tombstone = _compaction("PLS-COMPACT-006", "tombstone", """PLS-COMPACT-006. Violated if a compacted reader
 reads a tombstone (an empty payload or a null value) published before the compaction horizon: it deleted its key.""")
 compacted_keyless_dropped = _compaction("PLS-COMPACT-003", "keyless", """PLS-COMPACT-003. Violated if a compacted reader
-reads a key-less message published before the compaction horizon.""")
+reads a key-less message published before the compaction horizon while topicCompactionRetainNullKey is false (the
+default from 3.2.0), or, while it is true (the default before), skips one.""")
 compacted_after_horizon = _compaction("PLS-COMPACT-004", "after", """PLS-COMPACT-004. Violated if a compacted reader
 does not read the messages after the compaction horizon as published (judged through the reader's order).""")
 

@@ -602,5 +602,6 @@ class FeatureOps:
         msgs = tuple(compaction.KeyedMessage(str(m.pos), m.key, b"" if m.pos in fx.tombstone else b"x",
                                              null_value=fx.tombstone.get(m.pos) == "null")
                      for m in topic.entries)
-        kept = {int(m.name) for m in compaction.read_compacted(msgs, fx.horizon)}  # PLS-COMPACT-006: tombstones delete
+        kept = {int(m.name) for m in compaction.read_compacted(  # PLS-COMPACT-006: tombstones delete
+            msgs, fx.horizon, retain_null_key=self.profile.compaction_retains_keyless)}  # PLS-COMPACT-003
         return {p for p in range(fx.horizon + 1) if p not in kept}

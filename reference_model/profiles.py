@@ -127,8 +127,12 @@ class Profile:
     delayed_delivery_tick_ms: int = 100
     # PLS-CHUNK-002/003: the broker's maxMessageSize (sent to the client in CommandConnected).
     max_message_size: int = 5_242_880
-    # PLS-COMPACT-002: broker 4.0.8 keeps a tombstone as its key's latest message in the compacted view.
-    compaction_keeps_tombstones: bool = True
+    # PLS-COMPACT-003: topicCompactionRetainNullKey. Keyless messages pass through compaction before
+    # 3.2.0 (apache/pulsar PR #1514; PIP-318's cherry-picks default the key to true: 3.0.7's
+    # ServiceConfiguration), and are dropped from 3.2.0 on (PIP-318, PR #21578, default false).
+    # A live history's broker_config value, when the broker has the key, overrides this default
+    # (``with_broker_config``).
+    compaction_retains_keyless: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -143,6 +147,28 @@ def _client_kind(client: str | None) -> str:
     if c == MIXED:
         return MIXED
     raise ValueError(f"unknown client {client!r}; use 'cpp' (also for the Python client), 'java' or 'mixed'")
+
+
+# broker.conf keys that set a Profile field (the live target records them in broker_config).
+PROFILE_CONFIG_KEYS = {"topicCompactionRetainNullKey": "compaction_retains_keyless"}
+
+
+def with_broker_config(profile: Profile, broker_config: Mapping[str, Any] | None) -> Profile:
+    """``profile`` with the fields ``PROFILE_CONFIG_KEYS`` names set from a history's
+    ``broker_config`` (the broker's runtime values: strings "true"/"false", or booleans)."""
+    changes = {}
+    for key, name in PROFILE_CONFIG_KEYS.items():
+        if broker_config and key in broker_config:
+            changes[name] = str(broker_config[key]).strip().lower() == "true"
+    return replace(profile, **changes) if changes else profile
+
+
+def _retains_keyless_by_default(broker_version: str | None, line: str) -> bool:
+    """PLS-COMPACT-003's default: a release before 3.2.0 keeps keyless messages; a line says its newest."""
+    if line == "2.x":
+        return True
+    number = releases.release_number(broker_version)
+    return number is not None and releases.version_tuple(number) < (3, 2, 0)
 
 
 def profile_for(broker_version: str | None = None, client: str | None = None,
@@ -177,6 +203,8 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
         )
     if broker in ("4.1", "5.x"):
         profile = replace(profile, broker_batch_index_ack_default=True, shared_close_increments_redelivery_count=None)
+    if _retains_keyless_by_default(broker_version, broker):
+        profile = replace(profile, compaction_retains_keyless=True)
     if broker in ("2.x", "3.x"):
         profile = replace(profile, shared_close_increments_redelivery_count=None)
     if overrides:

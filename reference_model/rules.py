@@ -1198,12 +1198,16 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-COMPACT-003", area="COMPACT",
-        title="Messages without a key are dropped from the compacted view (compactionRetainNullKey=false, the default)",
+        title="Messages without a key are dropped from the compacted view when topicCompactionRetainNullKey=false (the default from 3.2.0), and kept when it is true (before 3.2.0)",
         source=f"{_COMPACT}#key-configuration-parameters",
         quote=("When `false` (default), messages with null keys are treated as non-key messages and may be removed "
                "during compaction."),
         status="normative", applies_to=_ALL,
-        note=f"{_LIVE}the keyless message was absent from the compacted view (broker topicCompactionRetainNullKey=false).",
+        note=(f"{_LIVE}the keyless message was absent from the compacted view (broker topicCompactionRetainNullKey=false). "
+              "The key and the drop come from PIP-318 (apache/pulsar PR #21578, 3.2.0); its cherry-picks default it to true "
+              "(PR #21662 branch-3.0, #21601 3.1.2, #21665 2.11.4), and older releases always pass keyless messages "
+              "through (PR #1514). Live: 2.10.5 (no such key) kept the keyless message. The model reads the broker's "
+              "runtime value (profiles.PROFILE_CONFIG_KEYS), else the release's default."),
     ),
     Rule(
         id="PLS-COMPACT-004", area="COMPACT",

@@ -202,7 +202,7 @@ FEATURE_ROWS: tuple[FeatureRow, ...] = (
     *_group("Reader", "Seek", ("by timestamp", "by messageID", "Inclusive/Non-inclusive"), ((2, 2, 0), _ALL2, (2, 0, 0))),
     *_group("Reader", "Compression", _COMPRESSION, (_ALL2,) * 4),
     _row("Reader", "Compaction", None, 2, 2, 2,
-         rules=("PLS-COMPACT-001", "PLS-COMPACT-002", "PLS-COMPACT-003", "PLS-COMPACT-004")),
+         rules=("PLS-COMPACT-001", "PLS-COMPACT-003", "PLS-COMPACT-004", "PLS-COMPACT-006")),
     *_group("Reader", "Schema", _SCHEMA,
             (_ALL2, _ALL2, _ALL2, (2, 0, 0), (2, 0, 0), (2, 0, 0), (2, 2, 0), (2, 0, 0))),
     _row("Reader", "End-to-end encryption", None, 2, 2, 2),

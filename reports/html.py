@@ -80,6 +80,8 @@ table.matrix th.client-group.model { background: #eef3f8; }
 table.client-matrix td.title { font-size: 12px; white-space: nowrap; }
 table.client-matrix td.rules { font-family: ui-monospace, monospace; font-size: 11px; max-width: 420px; }
 table.client-matrix td.cell { width: auto; white-space: nowrap; }
+table.release-matrix td.rm-cell { text-align: center; font-weight: 700; font-size: 13px; min-width: 48px; }
+table.release-matrix td.rm-cell small { font-weight: 400; font-size: 10px; }
 table.client-matrix tr.cm-section th { background: #eceff1; text-align: left; }
 td.m-nc { color: #9e9e9e; background: #fff; font-weight: 400; font-size: 11px; }
 td.cm-disagree { outline: 3px solid #8a5a00; outline-offset: -3px; }

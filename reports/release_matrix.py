@@ -161,13 +161,13 @@ def to_html(release_matrix: Mapping[str, Any]) -> str:
                 if c["needs_verdict"]:
                     notes.append("needs a verdict")
                 tip = f"{rule} on {v} / {client}: {label}" + (f"; model: {c['model']}" if c["model"] else "")
-                tds.append(f'<td class="cell {cls}" data-rule="{esc(rule)}" data-version="{esc(v)}" data-client="{esc(client)}" '
-                           f'data-verdict="{c["verdict"]}" data-differs-previous="{str(c["differs_from_previous"]).lower()}" '
+                tds.append(f'<td class="rm-cell {cls}" data-rule="{esc(rule)}" data-version="{esc(v)}" data-client="{esc(client)}" '
+                           f'data-rm-verdict="{c["verdict"]}" data-differs-previous="{str(c["differs_from_previous"]).lower()}" '
                            f'data-differs-model="{str(c["differs_from_model"]).lower()}" title="{esc(tip)}">{esc(glyph)}'
                            + (f'<br><small>{" ".join(notes)}</small>' if notes else "") + "</td>")
             rows.append(f'<tr><td class="rule">{esc(rule)}</td>{"".join(tds)}</tr>')
         body = "".join(rows) or f'<tr><td colspan="{len(versions) + 1}">every rule the same on every release</td></tr>'
-        blocks.append(f'<h3>client {esc(client)}</h3><div style="overflow-x:auto"><table class="matrix release-matrix" '
+        blocks.append(f'<h3>client {esc(client)}</h3><div style="overflow-x:auto"><table class="release-matrix" '
                       f'data-client="{esc(client)}"><thead><tr><th>rule</th>{head}</tr></thead><tbody>{body}</tbody></table></div>')
     needs = release_matrix["needs_verdict"]
     needs_html = ("<p><b>Cells that need a verdict:</b> " + ", ".join(

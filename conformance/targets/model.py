@@ -18,7 +18,7 @@ from conformance.checker import relaxed_gc
 from conformance.trace import Event, History, Outcome, Trace, TraceHeader
 from reference_model.broker import Broker, split_profile
 from reference_model.dispatch.key_shared import KeySharedSettings
-from reference_model.profiles import Profile, profile_for
+from reference_model.profiles import Profile, profile_for, with_broker_config
 from reference_model.rejections import NotModelledError, Rejected
 from reference_model.timing import Span
 
@@ -47,7 +47,8 @@ class ModelTarget:
 
     def run(self, trace: Trace) -> History:
         overrides, broker_config = split_profile(trace.header.profile)
-        profile = self.profile or profile_for(self.broker_version, self.client, overrides or None)
+        profile = self.profile or with_broker_config(profile_for(self.broker_version, self.client, overrides or None),
+                                                     broker_config)
         selectors = self.broker_version if self.profile is None and self.broker_version else profile.broker
         broker = Broker(profile, key_shared=KeySharedSettings.for_broker(selectors, broker_config))
         with relaxed_gc():

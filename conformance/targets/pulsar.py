@@ -47,7 +47,7 @@ from fixtures.endpoint import BrokerEndpoint
 from fixtures.errors import AdminError
 from reference_model import routing
 from reference_model.dispatch.key_shared import BROKER_CONFIG_KEYS
-from reference_model.profiles import client_refusal, profile_for
+from reference_model.profiles import PROFILE_CONFIG_KEYS, client_refusal, profile_for
 
 CLIENT_KIND = "python"
 RUN_CLIENTS = ("python", "java", "mixed")  # mixed: each handle names its client; unnamed ones are python
@@ -196,7 +196,7 @@ class BrokerTarget:
             admin = self.admin()
             try:
                 runtime = admin.request("GET", "/admin/v2/brokers/configuration/runtime") or {}
-                self._broker_config = {k: runtime[k] for k in BROKER_CONFIG_KEYS if k in runtime}
+                self._broker_config = {k: runtime[k] for k in (*BROKER_CONFIG_KEYS, *PROFILE_CONFIG_KEYS) if k in runtime}
             except AdminError:
                 self._broker_config = {}
             finally:

@@ -18,9 +18,8 @@ MINE = [
     "reference_model/dispatch/base.py", "reference_model/dispatch/exclusive.py", "reference_model/dispatch/failover.py",
     "reference_model/dispatch/shared.py", "conformance/checker.py", "conformance/targets/model.py",
 ]
-# Cited on purpose although withdrawn: docstrings explain why the rule no longer holds. PLS-COMPACT-002: the
-# Profile field compaction_keeps_tombstones in reference_model/profiles.py still names it; nothing reads the field
-# since PLS-COMPACT-006 replaced the rule (tombstones delete their key on every broker; 4.0.x keeping them is KD-003).
+# Cited on purpose although withdrawn: docstrings explain why the rule no longer holds. PLS-COMPACT-002 was
+# replaced by PLS-COMPACT-006 (tombstones delete their key on every broker; 4.0.x keeping them is KD-003).
 MENTIONED_AS_WITHDRAWN = {"PLS-FAILOVER-001", "PLS-COMPACT-002"}
 
 
