@@ -31,6 +31,9 @@ CASES = {
     "live-4.0.1-keyshared-sticky-gap": ({"PLS-KEYSHARED-005"},
                                         "4.0.1 (before #24730): the STICKY consumer got m2 from the gap between its ranges"),
     "live-4.0.7-keyshared-sticky-gap": (set(), "4.0.7 (#24730): m2 in the gap stays in the backlog"),
+    "live-4.0.0-keyshared-incompatible-policy": ({"PLS-KEYSHARED-008"},
+                                                 "4.0.0 (before #23449): STICKY and out-of-order newcomers accepted"),
+    "live-4.0.1-keyshared-incompatible-policy": (set(), "4.0.1 (#23449): both refused with ConsumerBusy"),
 }
 
 
