@@ -55,7 +55,7 @@ class ModelTarget:
             events = self._run_ops(broker, trace)
         header = TraceHeader(
             trace_id=trace.header.trace_id, title=trace.header.title, rules=trace.header.rules,
-            profile=trace.header.profile, target=self.name, broker_version=profile.broker,
+            profile=trace.header.profile, target=self.name, broker_version=selectors,
             client=profile.client, client_version="reference-model")
         return History(header, tuple(events))
 
