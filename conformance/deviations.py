@@ -99,8 +99,14 @@ def broker_matches(entry: str, broker_version: str) -> bool:
     return version.number == wanted.number
 
 
+def known_deviations(case_id: str, broker_version: str) -> list[Deviation]:
+    """Every known deviation of ``case_id`` recorded for ``broker_version`` (a case may break
+    several rules on one release, one entry each)."""
+    return [dev for dev in load_deviations()
+            if dev.case == case_id and any(broker_matches(b, broker_version) for b in dev.brokers)]
+
+
 def known_deviation(case_id: str, broker_version: str) -> Deviation | None:
-    for dev in load_deviations():
-        if dev.case == case_id and any(broker_matches(b, broker_version) for b in dev.brokers):
-            return dev
-    return None
+    """The first of ``known_deviations``, or None."""
+    found = known_deviations(case_id, broker_version)
+    return found[0] if found else None

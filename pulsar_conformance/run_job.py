@@ -233,8 +233,8 @@ def _calibrate(endpoint: Any, target: Any, client: str, say: Callable[[str], Non
 
 def _run_cases(target: Any, label: str, client: str, cases: list[Any], *, out: Path, writer: Any, tally: _Tally,
                say: Callable[[str], None], bands: TimingBands | None = None) -> _Run:
-    from conformance.deviations import known_deviation
-    from conformance.runner import ERROR, FAIL, run_case, summary
+    from conformance.deviations import known_deviations
+    from conformance.runner import ERROR, FAIL, run_case, summary, unexcused_failures
 
     info = describe_target(target, client=client)
     info["client"] = client
@@ -247,12 +247,18 @@ def _run_cases(target: Any, label: str, client: str, cases: list[Any], *, out: P
         results.append(result)
         if result.history is not None:
             writer.add(result.history, result.corpus_verdicts())
-        deviation = known_deviation(case.id, info["broker_version"]) if not label.startswith("model") else None
-        mark = f"  (known deviation {deviation.id})" if deviation and result.status == FAIL else ""
+        devs = known_deviations(case.id, info["broker_version"]) if not label.startswith("model") else []
+        # excused only when the recorded deviations explain every failure of the case
+        excused = bool(devs) and result.status == FAIL and not unexcused_failures(result, devs)
+        mark = f"  (known deviation {', '.join(d.id for d in devs)})" if excused else ""
         say(f"  [{i:>3}/{len(cases)}] {result.status:<14} {case.id}  ({result.duration_s:.1f} s){mark}")
-        if deviation and result.status == FAIL:
-            deviations[case.id] = {"id": deviation.id, "rule": deviation.rule, "reason": deviation.reason, "evidence": deviation.evidence}
-            excused_rules.add(deviation.rule)
+        if excused:
+            failed = {v.rule_id for v in result.verdicts if getattr(v, "status", None) == FAIL}
+            for dev in devs:
+                if dev.rule in failed:
+                    deviations[f"{case.id}#{dev.id}"] = {"id": dev.id, "case": case.id, "rule": dev.rule, "reason": dev.reason,
+                                                         "evidence": dev.evidence}
+                    excused_rules.add(dev.rule)
         elif result.status == FAIL:
             tally.failed_cases += 1
         elif result.status == ERROR:

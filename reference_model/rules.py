@@ -1273,8 +1273,10 @@ RULES = RULES + (
         title="ExclusiveWithFencing always succeeds and fences the present producers: an exclusive one's next send fails ProducerFenced, a Shared or WaitForExclusive one's times out",
         source=f"{_CLI}#access-mode",
         quote="If there is already a producer connected, it will be removed and invalidated immediately.",
-        status="normative", applies_to=_ALL,
-        note=(f"The fenced producer reconnects: ProducerFenced is final in C++ ({_CPPLIB}ProducerImpl.cc#handleCreateProducer), "
+        status="normative", applies_to=AppliesTo(">=2.11", CLIENTS),
+        note=("ExclusiveWithFencing came with PIP-161 (apache/pulsar PR #15488, 2.11.0); live 2.10.5 refuses it "
+              "with ProducerBusy, as an Exclusive producer. "
+              f"The fenced producer reconnects: ProducerFenced is final in C++ ({_CPPLIB}ProducerImpl.cc#handleCreateProducer), "
               "ProducerBusy (Shared) and waiting (WaitForExclusive) are retried until the send timeout. "
               f"{_LIVE}fenced Exclusive / ExclusiveWithFencing: next send pulsar.ProducerFenced; fenced Shared and "
               "WaitForExclusive: pulsar.Timeout after send_timeout_millis=3000."),

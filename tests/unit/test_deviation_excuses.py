@@ -113,3 +113,24 @@ def test_broker_3_3_6_deletes_the_tombstoned_keys():
     assert history.header.broker_version == "3.3.6"
     result = run_case(_tombstone_case(), _Replay(history), client="python")
     assert result.status == "PASS", result.failure_text()
+
+
+def test_several_deviations_excuse_a_case_together_and_only_together():
+    """2.11.0 breaks two rules in the seek case (KD-004 backlog, KD-007 a redelivered acked message):
+    both entries together excuse it, either alone leaves the other's failure (and its shifted
+    receives are excused only with it)."""
+    from conformance.deviations import known_deviations
+
+    history = load(ROOT / "conformance/evidence/seek/KD-007-seek-acked-redelivered-2.11.0.history.jsonl")
+    result = run_case(_case(), _Replay(history), client="python")
+    assert result.status == FAIL
+    both = known_deviations(CASE_ID, "2.11.0")
+    assert [d.id for d in both] == ["KD-004", "KD-007"]
+    assert unexcused_failures(result, both) == []
+    only_backlog = unexcused_failures(result, [both[0]])
+    assert any("PLS-ACK-001" in line for line in only_backlog) and any("[expect] step 25" in line for line in only_backlog)
+    only_ack = unexcused_failures(result, [both[1]])
+    assert any("PLS-BACKLOG-001" in line for line in only_ack)
+    # the releases the deviations name do not leak to the neighbours
+    assert [d.id for d in known_deviations(CASE_ID, "2.10.5")] == ["KD-004"]
+    assert [d.id for d in known_deviations(CASE_ID, "4.2.4")] == []
