@@ -240,7 +240,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     parse_clients(args.client)
     return run_matrix(MatrixOptions(versions=tuple(args.versions.split(",")), clients=args.client, out=Path(args.out),
                                     only=tuple(args.only), fuzz_examples=args.fuzz_examples, parallel=args.parallel,
-                                    timing_tolerance_ms=args.timing_tolerance_ms, config_override=tuple(args.config_override)))
+                                    timing_tolerance_ms=args.timing_tolerance_ms, config_override=tuple(args.config_override),
+                                    rerun=None if args.rerun is None else tuple(v for v in args.rerun.split(",") if v.strip())))
 
 
 def cmd_broker(args: argparse.Namespace) -> int:
@@ -374,6 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
     p.add_argument("--fuzz-examples", type=int, default=0, help="generated traces per release (default 0)")
     p.add_argument("--parallel", type=int, default=1, help="releases run at once, each with its own broker (default 1)")
+    p.add_argument("--rerun", default=None, metavar="VERSIONS", help="continue the matrix in --out: run these releases again "
+                   "(comma-separated; '' for none) and any whose previous run did not finish, reuse the others' results")
     p.add_argument("--config-override", action="append", default=[], metavar="KEY=VALUE", help="broker config for every release; repeatable")
     p.add_argument("--timing-tolerance-ms", type=milliseconds, default=None, metavar="MS", help=TOLERANCE_HELP)
     p.set_defaults(func=cmd_matrix)

@@ -48,6 +48,7 @@ class MatrixOptions:
     parallel: int = 1
     timing_tolerance_ms: float | None = None
     config_override: tuple[str, ...] = ()
+    rerun: tuple[str, ...] | None = None  # with a previous matrix.json in OUT: run only these, reuse the rest
 
 
 @dataclass
@@ -104,6 +105,27 @@ def _run_release(run: ReleaseRun, options: MatrixOptions, say: Callable[[str], N
     return run
 
 
+def _reuse_previous(runs: list[ReleaseRun], options: MatrixOptions, out: Path, say: Callable[[str], None]) -> list[ReleaseRun]:
+    """The runs to do again: those ``--rerun`` names, and any without a finished previous run in
+    ``OUT/matrix.json`` (a harness error or no summary); the others keep their recorded results."""
+    previous = {}
+    try:
+        previous = {r["folder"]: r for r in json.loads((out / "matrix.json").read_text())["releases"]}
+    except (OSError, ValueError, KeyError):
+        raise ValueError(f"--rerun needs the matrix.json of a previous matrix run in {out}") from None
+    wanted = {folder_name(b) for b in parse_versions(",".join(options.rerun))} if options.rerun else set()
+    todo = []
+    for run in runs:
+        old = previous.get(str(run.folder))
+        done = old is not None and old.get("exit_code") in (0, 1, 3) and any(run.folder.glob("summary-*.json"))
+        if folder_name(run.build) in wanted or not done:
+            todo.append(run)
+        else:
+            run.exit_code, run.seconds = old["exit_code"], old.get("seconds", 0.0)
+            say(f"== {run.build.requested}: reusing the previous run (exit {run.exit_code})")
+    return todo
+
+
 def link_corpora(runs: list[ReleaseRun], corpus: Path) -> int:
     """Hard-link (or copy) every release's corpus parts into ``corpus``; their run ids keep them apart."""
     if corpus.exists():
@@ -134,8 +156,11 @@ def run_matrix(options: MatrixOptions, *, say: Callable[[str], None] = _say) -> 
     runs = [ReleaseRun(b, out / folder_name(b)) for b in builds]
     say(f"matrix: {len(runs)} releases ({', '.join(b.requested for b in builds)}), clients {options.clients}, "
         f"{options.parallel} at a time, into {out}")
+    todo = runs
+    if options.rerun is not None:
+        todo = _reuse_previous(runs, options, out, say)
     with ThreadPoolExecutor(max_workers=max(1, options.parallel)) as pool:
-        list(pool.map(lambda r: _run_release(r, options, say), runs))
+        list(pool.map(lambda r: _run_release(r, options, say), todo))
     harness = [r for r in runs if r.exit_code in (EXIT_HARNESS, EXIT_USAGE) or r.exit_code is None or r.exit_code < 0
                or r.exit_code > EXIT_HARNESS]
     parts = link_corpora(runs, out / "corpus")

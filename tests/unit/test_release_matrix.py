@@ -94,3 +94,26 @@ def test_each_release_runs_the_main_job_with_its_own_broker(tmp_path):
     assert cmd[2:4] == ["pulsar_conformance", "run"]
     assert cmd[cmd.index("--broker-version") + 1] == "3.2" and "--no-report" in cmd and cmd[cmd.index("--only") + 1] == "ack"
     assert cmd[cmd.index("--out") + 1] == str(tmp_path) and cmd[cmd.index("--timing-tolerance-ms") + 1] == "50.0"
+
+
+def test_a_matrix_continues_from_its_previous_run(tmp_path):
+    """--rerun: the named releases and any whose previous run did not finish run again; the rest
+    keep their recorded results (a campaign interrupted, or a release that met a harness error)."""
+    import json
+
+    builds = matrix_job.parse_versions("3.0.7,3.2.3,4.0.4,4.0.8")
+    runs = [matrix_job.ReleaseRun(b, tmp_path / matrix_job.folder_name(b)) for b in builds]
+    codes = {"3.0.7": 0, "3.2.3": 1, "4.0.4": 4}  # 4.0.8: never finished
+    for run in runs:
+        run.folder.mkdir()
+        if run.build.release in codes:
+            (run.folder / "summary-python.json").write_text("{}")
+    (tmp_path / "matrix.json").write_text(json.dumps({"releases": [
+        {"folder": str(r.folder), "exit_code": codes.get(r.build.release), "seconds": 10.0} for r in runs]}))
+    said = []
+    options = matrix_job.MatrixOptions(versions=("3.0.7", "3.2.3", "4.0.4", "4.0.8"), rerun=("3.2.3",))
+    todo = matrix_job._reuse_previous(runs, options, tmp_path, said.append)
+    assert [r.build.release for r in todo] == ["3.2.3", "4.0.4", "4.0.8"]
+    assert runs[0].exit_code == 0 and any("3.0.7: reusing" in s for s in said)
+    with pytest.raises(ValueError, match="matrix.json"):
+        matrix_job._reuse_previous(runs, options, tmp_path / "nowhere", said.append)
