@@ -94,6 +94,11 @@ def run_command(build: BrokerBuild, options: MatrixOptions, folder: Path) -> lis
 
 def _run_release(run: ReleaseRun, options: MatrixOptions, say: Callable[[str], None]) -> ReleaseRun:
     run.folder.mkdir(parents=True, exist_ok=True)
+    # a release run again starts clean: an earlier run's corpus parts would join the report
+    for stale in ("corpus", "histories"):
+        shutil.rmtree(run.folder / stale, ignore_errors=True)
+    for stale in run.folder.glob("summary*.json"):
+        stale.unlink()
     log = run.folder / "run.log"
     say(f"== {run.build.requested}: running (log {log})")
     t0 = time.monotonic()
