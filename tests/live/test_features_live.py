@@ -497,8 +497,9 @@ def test_compacted_view(pulsar_client, topic, pulsar_admin):
     pulsar_client.subscribe(topic, "keep")  # keeps the data
     producer = pulsar_client.create_producer(topic)
     K = compaction.KeyedMessage
+    # tombstones are case compact-tombstone-deletes-key (4.0.x keeps a non-batched one: KD-003)
     published = [K("a1", "a", b"a1"), K("b1", "b", b"b1"), K("a2", "a", b"a2"), K("nokey", None, b"nokey"),
-                 K("c1", "c", b"c1"), K("b-empty", "b", b""), K("c-null", "c", b"", null_value=True), K("d1", "d", b"d1")]
+                 K("c1", "c", b"c1"), K("d1", "d", b"d1")]
     for m in published:
         kwargs = {"partition_key": m.key} if m.key else {}
         producer.send(None if m.null_value else m.payload, **kwargs)
@@ -506,7 +507,7 @@ def test_compacted_view(pulsar_client, topic, pulsar_admin):
     producer.send(b"a3", partition_key="a")
     published.append(K("a3", "a", b"a3"))
 
-    expected = compaction.read_compacted(tuple(published), horizon=7)
+    expected = compaction.read_compacted(tuple(published), horizon=5)
     reader = pulsar_client.create_reader(topic, pulsar.MessageId.earliest, is_read_compacted=True)
     got = [(m.partition_key() or None, m.data(), m.has_null_value()) for m in _read_all(reader)]
     assert got == [(m.key, m.payload, m.null_value) for m in expected]

@@ -57,12 +57,12 @@ def test_line_and_client_kind_mirror_the_model_profiles(spark):
 
 def test_line_of_reads_odd_versions_as_the_releases_module_does(spark):
     """Spark's column expression and ``releases.model_line_or_text`` are one reading: a
-    snapshot or vendor suffix keeps its line, a bare major 3 is 3.x, and what no model line
-    covers (4.x spans two lines; 5.x, 2.x, garbage) is kept as written."""
+    snapshot or vendor suffix keeps its line, a bare major 3 is 3.x, 2.10+ is 2.x and 5.* is 5.x,
+    and what no model line covers (4.x spans two lines; before 2.10, garbage) is kept as written."""
     from reference_model import releases
 
     expected = {"4.0.8-SNAPSHOT": "4.0", "4.0.8.2": "4.0", " 4.1.2 ": "4.1", "3": "3.x", "3.X": "3.x",
-                "4.x": "4.x", "4": "4", "5.0.0": "5.0.0", "2.10.1": "2.10.1", "abc": "abc", "": "4.0"}
+                "4.x": "4.x", "4": "4", "5.0.0": "5.x", "2.10.1": "2.x", "2.9.0": "2.9.0", "abc": "abc", "": "4.0"}
     df = spark.createDataFrame([(v,) for v in expected] + [(None,)], "v string")
     got = {r.v: r.line for r in df.select("v", T.line_of(F.col("v")).alias("line")).collect()}
     assert got.pop(None) == "4.0"
