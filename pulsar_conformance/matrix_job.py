@@ -35,7 +35,8 @@ from fixtures.broker_builds import BrokerBuild, resolve_build
 from fixtures.errors import BrokerStartError
 from pulsar_conformance.targets import say as _say
 
-DEFAULT_VERSIONS = "2.10.5,3.0.7,3.2.3,3.3.6,4.0.0,4.0.8,4.2.4"
+# a release run that ended with a verdict (anything else: a harness error, bad usage, a signal)
+FINISHED = (EXIT_OK, EXIT_FAIL, EXIT_INCONCLUSIVE)
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def _reuse_previous(runs: list[ReleaseRun], options: MatrixOptions, out: Path, s
     todo = []
     for run in runs:
         old = previous.get(str(run.folder))
-        done = old is not None and old.get("exit_code") in (0, 1, 3) and any(run.folder.glob("summary-*.json"))
+        done = old is not None and old.get("exit_code") in FINISHED and any(run.folder.glob("summary-*.json"))
         if folder_name(run.build) in wanted or not done:
             todo.append(run)
         else:
@@ -166,8 +167,7 @@ def run_matrix(options: MatrixOptions, *, say: Callable[[str], None] = _say) -> 
         todo = _reuse_previous(runs, options, out, say)
     with ThreadPoolExecutor(max_workers=max(1, options.parallel)) as pool:
         list(pool.map(lambda r: _run_release(r, options, say), todo))
-    harness = [r for r in runs if r.exit_code in (EXIT_HARNESS, EXIT_USAGE) or r.exit_code is None or r.exit_code < 0
-               or r.exit_code > EXIT_HARNESS]
+    harness = [r for r in runs if r.exit_code not in FINISHED]
     parts = link_corpora(runs, out / "corpus")
     summaries = sorted(str(p) for r in runs for p in r.folder.glob("summary-*.json"))
     doc: dict = {"releases": [r.to_json() for r in runs], "corpus_parts": parts}

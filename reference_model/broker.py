@@ -1482,16 +1482,25 @@ class Broker(FeatureOps):
                       if when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
         return low, low + lagging
 
-    def consumer_unacked(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> "dict[str, unacked.CountRange] | None":
-        """PLS-UNACKED-002/003: the ``unackedMessages`` each connected consumer of a Shared / Key_Shared
-        subscription may report, by consumer name (``reference_model/unacked.py``). None when nothing is
-        stated: another type, a partitioned topic, or batched entries (counted per message, not modelled)."""
+    def _stats_subscription(self, topic: str, subscription: str, at: Span) -> "tuple[Topic, Any, Any] | None":
+        """(topic, subscription or None, its dispatcher or None) for a per-consumer stats reading at
+        ``at``; None for a topic that is refused, unknown or partitioned (each partition is its own
+        subscription; those readings judge non-partitioned topics only)."""
         self.advance(at.start)
         t = self._peek_topic(topic)
         if isinstance(t, Rejected) or t is None or t.partitions:
             return None
         sub = t.subscriptions.get(subscription)
-        d = sub.dispatcher if sub is not None else None
+        return t, sub, (sub.dispatcher if sub is not None else None)
+
+    def consumer_unacked(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> "dict[str, unacked.CountRange] | None":
+        """PLS-UNACKED-002/003: the ``unackedMessages`` each connected consumer of a Shared / Key_Shared
+        subscription may report, by consumer name (``reference_model/unacked.py``). None when nothing is
+        stated: another type, a partitioned topic, or batched entries (counted per message, not modelled)."""
+        found = self._stats_subscription(topic, subscription, at)
+        if found is None:
+            return None
+        t, sub, d = found
         if d is None or d.type_name not in unacked.COUNTED_TYPES or any(len(sub.batch_of(p)) > 1 for p in range(sub.n_entries())):
             return None
         names_seen = [d.consumers[h].consumer_name for h in d.connected()]
@@ -1526,12 +1535,10 @@ class Broker(FeatureOps):
         None when nothing is stated: not a Key_Shared subscription with a dispatcher, or a partitioned
         topic (each partition is its own subscription; the stats op judges non-partitioned topics only).
         """
-        self.advance(at.start)
-        t = self._peek_topic(topic)
-        if isinstance(t, Rejected) or t is None or t.partitions:
+        found = self._stats_subscription(topic, subscription, at)
+        if found is None:
             return None
-        sub = t.subscriptions.get(subscription)
-        d = sub.dispatcher if sub is not None else None
+        t, sub, d = found
         if not isinstance(d, KeySharedDispatcher):
             return None
         profile = d.settings.profile

@@ -9,15 +9,9 @@ PASS. No broker is needed: the histories are data.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from conformance.checker import check
-from conformance.deviations import known_deviation
-from conformance.trace import load
-
-HERE = Path(__file__).parent / "live_histories"
+from upstream_bug_histories import assert_pinned_verdicts
 
 # history -> (rules that must FAIL, the known deviation excusing them or None, why)
 CASES = {
@@ -38,11 +32,4 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_upstream_bug_history_verdicts(name):
-    must_fail, deviation, why = CASES[name]
-    history = load(HERE / f"{name}.jsonl")
-    report = check(history)
-    assert {v.rule_id for v in report.failures()} == must_fail, f"{why}\n{report.summary()}"
-    found = known_deviation(history.header.trace_id, history.header.broker_version)
-    assert (found.id if found else None) == deviation, why
-    if found is not None:
-        assert all(found.excuses(history.header.trace_id, v.rule_id, v.anomaly, v.step) for v in report.failures()), why
+    assert_pinned_verdicts(name, *CASES[name])
