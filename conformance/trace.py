@@ -211,7 +211,17 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "subscription": _arg(_STR, required=True),
         "seconds": _arg(_INT, required=True),
     },
+    # fault ops (docs/faults.md): injected through the fault proxy between the clients and the
+    # broker (fixtures/faults.py); the model says what must survive each (reference_model/faults.py)
+    "restart_broker": {"graceful": _arg(_BOOL)},  # default true: SIGTERM; false: SIGKILL
+    "cut_connections": {},  # every client connection is dropped; the clients reconnect
+    "set_latency": {"ms": _arg(_INT, required=True)},  # every byte both ways waits ms more; 0 ends it
+    "stall_connections": {"ms": _arg(_INT, required=True)},  # no byte passes for ms, then all do
 }
+
+# The ops that inject a fault: a target runs them only on a broker the suite controls through the
+# fault proxy (``fixtures.faults``).
+FAULT_OPS = ("restart_broker", "cut_connections", "set_latency", "stall_connections")
 
 def _check_key_shared(arg: Mapping[str, Any]) -> None:
     unknown = set(arg) - {"mode", "allow_out_of_order", "ranges"}

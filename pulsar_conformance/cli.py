@@ -93,7 +93,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         cases=Path(args.cases) if args.cases else None, only=tuple(args.only), fuzz_examples=args.fuzz_examples,
         fuzz_seed=args.fuzz_seed, no_report=args.no_report, token_env=args.token_env, token_file=args.token_file,
         broker_version=args.broker_version, config_override=tuple(args.config_override),
-        java_client_version=args.java_client_version, timing_tolerance_ms=args.timing_tolerance_ms)
+        java_client_version=args.java_client_version, timing_tolerance_ms=args.timing_tolerance_ms,
+        on_broker_death=args.on_broker_death, resume=args.resume)
     return run(options)
 
 
@@ -183,7 +184,8 @@ def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="fast (seeded, default on the model) or hypothesis (default on a broker)")
     p.add_argument("--reruns", type=int, default=None, help="re-runs of a shrunk failure to tell FAIL from FLAKY (default 3 live, 1 model)")
     p.add_argument("--max-shrinks", type=int, default=60, help="target runs spent shrinking one live failure (default 60)")
-    p.add_argument("--regressions", default=str(REGRESSIONS_DIR), help="where failing traces are saved (default conformance/regressions)")
+    p.add_argument("--regressions", default=None, help="where failing traces are saved (default OUT/regressions; "
+                   f"the suite's own replayed store is {REGRESSIONS_DIR.name}/ in the source tree)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_fuzz)
     return p
@@ -196,7 +198,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     token = read_token(env_var=args.token_env, token_file=args.token_file) if "://" in args.target else None
     summary = fuzz(args.target, admin_url=args.pulsar_admin_url, token=token, examples=args.examples, seed=args.seed, out_dir=Path(args.out),
                    run_id=args.resume, workers=args.workers, broker_per_worker=args.broker_per_worker,
-                   generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else None,
+                   generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
                    reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress)
     print(summary.text())
     print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
@@ -325,6 +327,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-report", action="store_true", help="skip the Spark report at the end")
     p.add_argument("--timing-tolerance-ms", type=milliseconds, default=None, metavar="MS",
                    help=TOLERANCE_HELP)
+    p.add_argument("--on-broker-death", choices=("stop", "restart"), default="stop",
+                   help="when the embedded broker dies mid-run: stop the run cleanly (default), or start a new "
+                        "broker and run the remaining cases")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out: keep the cases it already "
+                   "judged, run the others")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("replay", help="run a trace on a target and print the verdicts", **codes)

@@ -29,6 +29,7 @@ from typing import Any, Callable
 from fixtures.endpoint import TargetSpec
 from pulsar_conformance.targets import applies_for, describe_target, live_target, model_target, open_endpoint, say as _say
 from conformance.timing import CalibrationError, TimingBands, calibrate
+from conformance.trace import FAULT_OPS
 from conformance.verdict_exit import EXIT_HARNESS, EXIT_USAGE, exit_code
 
 FUZZ_MODEL_FACTOR = 20  # the model is cheap: it runs 20 generated traces for every live one
@@ -54,6 +55,10 @@ class RunOptions:
     java_client_version: str | None = None
     # --timing-tolerance-ms: judge with this lateness band instead of calibrating one per client
     timing_tolerance_ms: float | None = None
+    # --on-broker-death: "stop" the run cleanly when the embedded broker dies, or "restart" it and go on
+    on_broker_death: str = "stop"
+    # --resume: keep the cases already judged in ``out``, run the others
+    resume: bool = False
 
 
 @dataclass
@@ -136,7 +141,8 @@ def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
                 run_on(model_target(client, model_release), "model" if client == "python" else f"model-{client}", client,
                        TimingBands.for_model())
         if spec.kind != "model":
-            with open_endpoint(spec, options, progress=say) as endpoint:  # one broker for every client
+            faults = any(op.op in FAULT_OPS for c in all_cases for op in c.trace.ops)  # a fault proxy in front of the broker
+            with open_endpoint(spec, options, progress=say, faults=faults) as endpoint:  # one broker for every client
                 for client in options.clients:
                     if not cases_for[client]:
                         say(f"== no selected case runs with client {client}; skipped")

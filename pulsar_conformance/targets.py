@@ -68,8 +68,10 @@ def open_target(spec: TargetSpec, options: Any, *, client: str = "python") -> It
 
 
 @contextlib.contextmanager
-def open_endpoint(spec: TargetSpec, options: Any, *, progress: Callable[[str], None] = say) -> Iterator[Any]:
-    """The live broker for ``spec`` (started, or reached by URL) for the duration."""
+def open_endpoint(spec: TargetSpec, options: Any, *, progress: Callable[[str], None] = say, faults: bool = False) -> Iterator[Any]:
+    """The live broker for ``spec`` (started, or reached by URL) for the duration. ``faults``: put
+    the fault proxy between the clients and an embedded broker (``fixtures.faults``), so traces
+    may cut connections, add latency and restart the broker."""
     from fixtures.embedded import parse_overrides
     from fixtures.provider import broker_for
 
@@ -77,7 +79,7 @@ def open_endpoint(spec: TargetSpec, options: Any, *, progress: Callable[[str], N
     token = read_token(env_var=token_env, token_file=token_file) if spec.kind == "external" else None
     overrides = parse_overrides(list(getattr(options, "config_override", None) or ()))
     with broker_for(spec, version=getattr(options, "broker_version", None), overrides=overrides, token=token,
-                    progress=progress) as endpoint:
+                    progress=progress, faults=faults) as endpoint:
         yield endpoint
 
 
