@@ -134,14 +134,18 @@ class CorpusWriter:
     _rows: list[dict[str, Any]] = field(default_factory=list)
     _part: int = 0
     rows_written: int = 0
+    metadata: dict[bytes, bytes] = field(default_factory=dict)  # more key-values for the parts' footer
 
     def __post_init__(self) -> None:
         self.out_dir = Path(self.out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._part = len(list(self.out_dir.glob(f"part-{self.run_id}-*.parquet")))
 
-    def add(self, history: History, verdicts: Iterable[Any]) -> None:
-        self._rows.extend(event_rows(history, verdicts, run_id=self.run_id))
+    def add(self, history: History, verdicts: Iterable[Any], *more: tuple[History, Iterable[Any]]) -> None:
+        """Add a judged history, and ``more`` (history, verdicts) pairs with it: all or none of them
+        reach a part, so an interruption never splits a trace's histories (target and model)."""
+        rows = [row for h, v in ((history, verdicts), *more) for row in event_rows(h, v, run_id=self.run_id)]
+        self._rows.extend(rows)
         if len(self._rows) >= self.flush_every or time.monotonic() - self._last_flush >= self.flush_interval_s:
             self.flush()
 
@@ -150,14 +154,18 @@ class CorpusWriter:
         if len(self._rows) >= self.flush_every:
             self.flush()
 
+    def part_name(self) -> str:
+        return f"part-{self.run_id}-{self._part:06d}.parquet"
+
     def flush(self) -> Path | None:
         if not self._rows:
             return None
-        table = pa.Table.from_pylist(self._rows, schema=SCHEMA)
-        path = self.out_dir / f"part-{self.run_id}-{self._part:06d}.parquet"
+        schema = SCHEMA.with_metadata({**SCHEMA.metadata, **self.metadata}) if self.metadata else SCHEMA
+        table = pa.Table.from_pylist(self._rows, schema=schema)
+        path = self.out_dir / self.part_name()
         tmp = path.with_name(path.name + ".tmp")
         pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, path)
+        os.replace(tmp, path)  # a reader (or a resumed run) sees the whole part or none of it
         self._part += 1
         self.rows_written += len(self._rows)
         self._rows = []
@@ -213,3 +221,12 @@ def completed_traces(corpus_dir: Path, run_id: str) -> set[str]:
         check_part(part)
         done.update(pq.read_table(part, columns=["trace_id"]).column("trace_id").to_pylist())
     return done
+
+
+def remove_partial_parts(corpus_dir: Path, run_id: str) -> int:
+    """Delete the temporary files of parts a stopped run was writing (never visible as parts)."""
+    removed = 0
+    for tmp in Path(corpus_dir).glob(f"part-{run_id}-*.parquet.tmp"):
+        tmp.unlink(missing_ok=True)
+        removed += 1
+    return removed

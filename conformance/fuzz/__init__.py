@@ -6,7 +6,7 @@ One module per concern:
                   single and parallel runs, the outcome corpus, ``FuzzSummary``, ``fuzz_budget``
   judge.py        run one trace and judge it; a failure's signature; crashes as ``ErrorReport``
   shrink.py       ``ddmin``: delete ops with their dependents, drop optional arguments
-  regressions.py  confirm by re-runs (FAIL / FLAKY) and save to ``conformance/regressions/``
+  regressions.py  confirm by re-runs (FAIL / FLAKY) and save (default ``OUT/regressions/``)
   program.py      a trace (and its history) as a short program a person reads
 
 The command line (``pulsar-conformance fuzz``) is ``pulsar_conformance.cli``; see docs/fuzzing.md.

@@ -8,8 +8,14 @@ checker bug; the target's history is the conformance question). Every judged his
 appended to the outcome corpus (``CorpusWriter``; ``--resume RUN_ID`` skips traces already
 recorded). A failure is identified by its *signature*, the (rule id, anomaly) of its first FAIL
 verdict; it is shrunk while keeping that signature, re-run ``--reruns`` times to tell FAIL from
-FLAKY (never retried away), saved to ``conformance/regressions/<id>.trace.jsonl`` with
-``<id>.history.jsonl`` and ``<id>.verdicts.json``, and printed as a short program.
+FLAKY (never retried away), saved to ``OUT/regressions/<id>.trace.jsonl`` (or the folder the
+caller names; never the source tree by default) with ``<id>.history.jsonl`` and
+``<id>.verdicts.json``, and printed as a short program.
+
+Ctrl-C and SIGTERM stop a run cleanly (``fuzz``): workers are terminated, every finished corpus
+part is kept (parts are written to a temporary name and renamed), ``summary.json`` counts what
+was kept, and one line says how to continue (``--resume RUN_ID``); a resumed run skips what is
+recorded and its summary counts the whole run.
 
 Choices:
 - Two generators behind one builder. Mass runs (the default for ``--target model``) use the
@@ -38,14 +44,15 @@ import random
 import sys
 import time
 import uuid
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from conformance.corpus import CorpusWriter, completed_traces
+from conformance.corpus import CorpusWriter, completed_traces, remove_partial_parts
 from conformance.fuzz.judge import FAIL, FLAKY, INDET, check_history, error_report, has_signature, run_and_judge, signature, trace_status
-from conformance.fuzz.regressions import REGRESSIONS_DIR, FailureRecord, finish_failure
+from conformance.fuzz.regressions import FailureRecord, finish_failure
+from conformance.interruption import INTERRUPTS, exit_code, signal_name, sigterm_raises, worker_cleans_up_on_sigterm, worker_ignores_sigint
 from conformance.fuzz.shrink import shrink_keeping_signature
 from conformance.strategies import (
     LIVE_CONFIG,
@@ -135,8 +142,8 @@ class FuzzSummary:
     run_id: str
     target: str
     generator: str
-    examples: int = 0  # traces run (on the target)
-    skipped: int = 0  # already in the corpus (--resume)
+    examples: int = 0  # traces judged on the target in the whole run, resumed parts included
+    skipped: int = 0  # of which an earlier, interrupted run of the same run id judged (--resume)
     passed: int = 0
     indeterminate: int = 0  # no FAIL, some INDETERMINATE
     failed: int = 0  # traces with a FAIL on the target
@@ -146,6 +153,8 @@ class FuzzSummary:
     duration_s: float = 0.0
     corpus_dir: str = ""
     ops: int = 0
+    interrupted: str | None = None  # "SIGINT" / "SIGTERM": the run stopped early, counts are what it kept
+    resume: str | None = None  # the command that continues an interrupted run
 
     @property
     def flaky(self) -> int:
@@ -167,14 +176,16 @@ class FuzzSummary:
                                               "duration_s", "corpus_dir", "ops")}
         out["flaky"] = self.flaky
         out["failures"] = [f.to_json() for f in self.failures]
+        if self.interrupted:
+            out["interrupted"], out["resume"] = self.interrupted, self.resume
         return out
 
     def text(self) -> str:
-        rate = self.examples / self.duration_s if self.duration_s else 0.0
+        rate = (self.examples - self.skipped) / self.duration_s if self.duration_s else 0.0
         lines = [f"fuzz {self.run_id} on {self.target} ({self.generator}): {self.examples} traces, {self.ops} ops "
                  f"in {self.duration_s:.1f} s ({rate:.1f} traces/s); {self.passed} pass, {self.indeterminate} "
                  f"indeterminate, {self.failed} FAIL on the target, {self.model_failed} FAIL on the model; "
-                 f"{self.skipped} skipped (resume)"]
+                 f"{self.skipped} of them judged before a resume"]
         for k, v in sorted(self.signatures.items(), key=lambda kv: -kv[1]):
             lines.append(f"  {v:>6} traces  {k}")
         for f in self.failures:
@@ -196,22 +207,54 @@ class _ChunkWriter(CorpusWriter):
         self.tag = tag
         self._part = len(list(self.out_dir.glob(f"part-{run_id}-{tag}-*.parquet")))  # resume appends
 
-    def flush(self) -> Path | None:
-        if not self._rows:
-            return None
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+    def part_name(self) -> str:
+        return f"part-{self.run_id}-{self.tag}-{self._part:03d}.parquet"
 
-        from conformance.corpus import SCHEMA
 
-        path = self.out_dir / f"part-{self.run_id}-{self.tag}-{self._part:03d}.parquet"
-        tmp = path.with_name(path.name + ".tmp")
-        pq.write_table(pa.Table.from_pylist(self._rows, schema=SCHEMA), tmp, compression="zstd")
-        os.replace(tmp, path)
-        self._part += 1
-        self.rows_written += len(self._rows)
-        self._rows = []
-        return path
+# A fast chunk's part carries the chunk's tally and new failures in its footer, written with it
+# (atomically: tmp + rename), so a resumed run counts and shrinks what the earlier one found.
+CHUNK_KEY = b"pulsar_conformance_fuzz_chunk"
+_COUNTS = ("examples", "passed", "indeterminate", "failed", "model_failed", "ops")
+
+
+def _chunk_footer(summary: FuzzSummary, new: dict[tuple[str, str], str]) -> dict[bytes, bytes]:
+    doc = {k: getattr(summary, k) for k in _COUNTS}
+    doc["signatures"] = summary.signatures
+    doc["found"] = [[sig[0], sig[1], text] for sig, text in new.items()]
+    return {CHUNK_KEY: json.dumps(doc).encode()}
+
+
+def _count_chunks(summary: FuzzSummary, found: dict[tuple[str, str], str], examples: int,
+                  chunk: int) -> list[tuple[int, int, int]]:
+    """Count into ``summary`` the chunks of ``examples`` already in its corpus; the others, to run,
+    as (chunk number, first trace, traces)."""
+    todo = []
+    for n, start in enumerate(range(0, examples, chunk)):
+        count = min(chunk, examples - start)
+        parts = sorted(Path(summary.corpus_dir).glob(f"part-{summary.run_id}-c{n:06d}-*.parquet"))
+        if parts:
+            _resume_chunk(summary, found, parts, count)
+        else:
+            todo.append((n, start, count))
+    return todo
+
+
+def _resume_chunk(summary: FuzzSummary, found: dict[tuple[str, str], str], parts: list[Path], count: int) -> None:
+    """Count a chunk an earlier run of the same run id finished: its footer's tally, as skipped."""
+    import pyarrow.parquet as pq
+
+    raw = (pq.read_schema(parts[0]).metadata or {}).get(CHUNK_KEY)
+    if raw is None:  # a part written before chunks carried their tally: its traces, uncounted
+        summary.examples += count
+        summary.skipped += count
+        return
+    doc = json.loads(raw)
+    part = FuzzSummary(summary.run_id, summary.target, summary.generator, signatures=doc["signatures"],
+                       **{k: doc[k] for k in _COUNTS})
+    summary.merge(part)
+    summary.skipped += part.examples
+    for rule, anomaly, text in doc["found"]:
+        found.setdefault((rule, anomaly), text)
 
 
 def _tally(summary: FuzzSummary, trace: Trace, report: Any, model_report: Any | None) -> None:
@@ -236,10 +279,8 @@ def _tally(summary: FuzzSummary, trace: Trace, report: Any, model_report: Any | 
 
 
 def _fast_chunk(job: dict[str, Any]) -> tuple[FuzzSummary, list[tuple[str, tuple[str, str]]]]:
-    """Worker: run traces [start, start+count) of the seeded generator on the model."""
-    from conformance.targets.model import ModelTarget
-
-    target = ModelTarget()
+    """Worker: run traces [start, start+count) of the seeded generator on the model; the chunk's
+    rows reach the corpus as one part, at the end (all of the chunk or none of it)."""
     summary = FuzzSummary(job["run_id"], "model", "fast")
     config: GenConfig = job["config"]
     new: dict[tuple[str, str], str] = {}
@@ -256,6 +297,7 @@ def _fast_chunk(job: dict[str, Any]) -> tuple[FuzzSummary, list[tuple[str, tuple
         sig = signature(report)
         if sig is not None and sig not in new:
             new[sig] = dumps(trace)
+    writer.metadata = _chunk_footer(summary, new)
     writer.close()
     return summary, [(text, sig) for sig, text in new.items()]
 
@@ -274,25 +316,53 @@ def _console():
     return Console(stderr=True)
 
 
+def _regressions_dir(out_dir: Path | str, regressions_dir: Path | str | None) -> Path:
+    """Where failures are saved: ``regressions_dir`` if given, else ``OUT/regressions``; never the
+    source tree's ``conformance/regressions/`` unless a caller names it."""
+    return Path(out_dir) / "regressions" if regressions_dir is None else Path(regressions_dir)
+
+
+@contextmanager
+def _kept_on_interrupt(summary: FuzzSummary, t0: float,
+                       recount: Callable[[], FuzzSummary] | None = None) -> Iterator[None]:
+    """On Ctrl-C or SIGTERM, hand what was judged so far to the caller (``err.fuzz_summary``):
+    ``summary``, or what ``recount()`` reads back from the corpus once the workers are stopped."""
+    try:
+        yield
+    except INTERRUPTS as err:
+        summary = recount() if recount is not None else summary
+        summary.duration_s = time.monotonic() - t0
+        summary.interrupted = signal_name(err)
+        err.fuzz_summary = summary
+        raise
+
+
 def fuzz_model_fast(*, examples: int, seed: int, out_dir: Path, run_id: str, workers: int = 1,
-                    config: GenConfig = MODEL_CONFIG, regressions_dir: Path | None = REGRESSIONS_DIR,
+                    config: GenConfig = MODEL_CONFIG, regressions_dir: Path | None = None,
                     chunk: int = 500, progress: bool = True, max_shrink_runs: int = 2000) -> FuzzSummary:
-    """Mass run on the model with the seeded generator, ``workers`` processes, chunked."""
+    """Mass run on the model with the seeded generator, ``workers`` processes, chunked.
+
+    A chunk's part is written whole when the chunk ends; on resume (the same ``run_id``) a chunk
+    with a part is counted from its footer and not run again, so an interrupted and resumed run
+    has exactly the rows of an uninterrupted one. Failures go to ``regressions_dir``
+    (default ``OUT/regressions``)."""
     from conformance.targets.model import ModelTarget
 
     t0 = time.monotonic()
     corpus_dir = Path(out_dir) / "corpus"
     corpus_dir.mkdir(parents=True, exist_ok=True)
+    remove_partial_parts(corpus_dir, run_id)  # a part a stopped run was writing (never visible as a part)
     summary = FuzzSummary(run_id, "model", "fast", corpus_dir=str(corpus_dir))
-    jobs = []
-    for n, start in enumerate(range(0, examples, chunk)):
-        count = min(chunk, examples - start)
-        if list(corpus_dir.glob(f"part-{run_id}-c{n:06d}-*.parquet")):
-            summary.skipped += count  # --resume: this chunk is in the corpus already
-            continue
-        jobs.append({"run_id": run_id, "seed": seed, "start": start, "count": count, "chunk": n,
-                     "config": config, "corpus_dir": str(corpus_dir)})
     found: dict[tuple[str, str], str] = {}
+    jobs = [{"run_id": run_id, "seed": seed, "start": start, "count": count, "chunk": n, "config": config,
+             "corpus_dir": str(corpus_dir)} for n, start, count in _count_chunks(summary, found, examples, chunk)]
+
+    def recount() -> FuzzSummary:  # the chunks finished so far, the workers' last ones included
+        kept = FuzzSummary(run_id, "model", "fast", corpus_dir=str(corpus_dir))
+        _count_chunks(kept, {}, examples, chunk)
+        kept.skipped, kept.failures = summary.skipped, summary.failures
+        return kept
+
     bar = _progress(examples, "model") if progress else None
     task = bar.add_task(f"fuzz model x{workers}", total=examples, info="", completed=summary.skipped) if bar else None
 
@@ -306,35 +376,41 @@ def fuzz_model_fast(*, examples: int, seed: int, out_dir: Path, run_id: str, wor
 
     if bar:
         bar.start()
-    try:
-        if workers <= 1:
-            for job in jobs:
-                take(_fast_chunk(job))
-        else:
-            import multiprocessing
+    with _kept_on_interrupt(summary, t0, recount):
+        try:
+            if workers <= 1 or len(jobs) <= 1:
+                for job in jobs:
+                    take(_fast_chunk(job))
+            else:
+                import multiprocessing
 
-            # forkserver, not fork: a forked child inherits the locks of the parent's other threads (the
-            # pulsar-client C++ threads, a Java driver's reader thread) and can hang on one that was held.
-            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-                for fut in as_completed([pool.submit(_fast_chunk, job) for job in jobs]):
-                    take(fut.result())
-    finally:
-        if bar:
-            bar.stop()
-    from conformance.trace import parse
+                # forkserver, not fork: a forked child inherits the locks of the parent's other threads (the
+                # pulsar-client C++ threads, a Java driver's reader thread) and can hang on one that was held.
+                # Leaving the ``with`` (done, Ctrl-C, SIGTERM) terminates the workers; a part one was writing
+                # stays a .tmp file, removed below.
+                ctx = multiprocessing.get_context("forkserver")
+                with ctx.Pool(min(workers, len(jobs)), initializer=worker_ignores_sigint) as pool:
+                    for result in pool.imap_unordered(_fast_chunk, jobs):
+                        take(result)
+        finally:
+            remove_partial_parts(corpus_dir, run_id)
+            if bar:
+                bar.stop()
+        from conformance.trace import parse
 
-    target = ModelTarget()
-    for sig, text in sorted(found.items()):
-        original = parse(text)
-        shrunk = shrink_keeping_signature(target, original, sig, max_shrink_runs)
-        summary.failures.append(finish_failure(target, "model", original, shrunk, sig, reruns=1,
-                                                regressions_dir=regressions_dir, found_by="fast"))
+        target = ModelTarget()
+        for sig, text in sorted(found.items()):
+            original = parse(text)
+            shrunk = shrink_keeping_signature(target, original, sig, max_shrink_runs)
+            summary.failures.append(finish_failure(target, "model", original, shrunk, sig, reruns=1,
+                                                    regressions_dir=_regressions_dir(out_dir, regressions_dir),
+                                                    found_by="fast"))
     summary.duration_s = time.monotonic() - t0
     return summary
 
 
 def fuzz_hypothesis(target: Any, *, examples: int, seed: int, out_dir: Path, run_id: str,
-                    config: GenConfig = LIVE_CONFIG, regressions_dir: Path | None = REGRESSIONS_DIR,
+                    config: GenConfig = LIVE_CONFIG, regressions_dir: Path | None = None,
                     reruns: int = 3, max_shrinks: int = 60, progress: bool = True, with_model: bool = True,
                     on_tick: Callable[[FuzzSummary], None] | None = None, writer_tag: str = "h",
                     stop_when: Callable[[FailureRecord], bool] | None = None, polish_runs: int = 30) -> FuzzSummary:
@@ -355,20 +431,23 @@ def fuzz_hypothesis(target: Any, *, examples: int, seed: int, out_dir: Path, run
     writer = _ChunkWriter(corpus_dir, run_id, writer_tag, flush_every=50_000, flush_interval_s=2.0)
 
     def on_example(trace: Trace, history: History, report: Any) -> None:
-        writer.add(history, report.verdicts)
         model_report = report
         if with_model and name != "model":
             model_history, model_report = run_and_judge(model, trace)
-            writer.add(model_history, model_report.verdicts)
+            writer.add(history, report.verdicts, (model_history, model_report.verdicts))
+        else:
+            writer.add(history, report.verdicts)
         _tally(summary, trace, report, model_report)
         if bar:
             bar.update(task, advance=1, info=f"{summary.failed} FAIL")
         if on_tick:
             on_tick(summary)
 
+    resumed: list[str] = []
+
     def skip(trace: Trace) -> bool:
         if trace.header.trace_id in done:
-            summary.skipped += 1
+            resumed.append(trace.header.trace_id)
             if bar:
                 bar.update(task, advance=1)
             return True
@@ -378,15 +457,15 @@ def fuzz_hypothesis(target: Any, *, examples: int, seed: int, out_dir: Path, run
         bar.start()
     try:
         round_seed = seed
-        while summary.examples + summary.skipped < examples:
-            left = examples - summary.examples - summary.skipped
-            before = summary.examples + summary.skipped
+        while summary.examples + len(resumed) < examples:
+            left = examples - summary.examples - len(resumed)
+            before = summary.examples + len(resumed)
             _, found = hypothesis_search(target, config=config, max_examples=left, seed=round_seed, known=known,
                                          on_example=on_example, skip=skip, max_shrinks=max_shrinks,
                                          shrink_seconds=5.0 if name == "model" else 240.0)
             round_seed += 1_000_003
             if found is None:
-                if summary.examples + summary.skipped == before:
+                if summary.examples + len(resumed) == before:
                     break  # Hypothesis ran out of distinct examples
                 continue
             original, shrunk, sig = found
@@ -397,15 +476,49 @@ def fuzz_hypothesis(target: Any, *, examples: int, seed: int, out_dir: Path, run
             if bar:
                 bar.update(task, info=f"{summary.failed} FAIL; confirming {sig[0]}")
             summary.failures.append(finish_failure(target, name, original, shrunk, sig, reruns=reruns,
-                                                    regressions_dir=regressions_dir, found_by="hypothesis"))
+                                                    regressions_dir=_regressions_dir(out_dir, regressions_dir),
+                                                    found_by="hypothesis"))
             if stop_when is not None and stop_when(summary.failures[-1]):
                 break
+    except INTERRUPTS as err:
+        summary.interrupted = signal_name(err)
+        err.fuzz_summary = summary
+        raise
     finally:
-        writer.close()
+        writer.close()  # the traces judged so far, whole (a trace's rows are added at once)
+        _count_recorded(summary, corpus_dir, run_id, name, resumed)
+        summary.duration_s = time.monotonic() - t0
         if bar:
             bar.stop()
-    summary.duration_s = time.monotonic() - t0
     return summary
+
+
+def _count_recorded(summary: FuzzSummary, corpus_dir: Path, run_id: str, name: str, trace_ids: list[str]) -> None:
+    """Count traces an earlier run of ``run_id`` judged (``--resume`` skipped them) from their corpus
+    rows: pass / indeterminate / FAIL on the target and ops; a FAIL in the model's rows of a live
+    trace counts in ``model_failed``. (Their signatures are not in the corpus' rows.)"""
+    if not trace_ids:
+        return
+    import pyarrow.parquet as pq
+
+    statuses: dict[tuple[str, bool], list[str]] = {}
+    for part in sorted(Path(corpus_dir).glob(f"part-{run_id}-*.parquet")):
+        cols = pq.read_table(part, columns=["trace_id", "target", "verdict"]).to_pydict()
+        for tid, target, verdict in zip(cols["trace_id"], cols["target"], cols["verdict"]):
+            statuses.setdefault((tid, name != "model" and target == "model"), []).append(verdict)
+    for tid in trace_ids:
+        verdicts = statuses.get((tid, False), [])
+        summary.examples += 1
+        summary.skipped += 1
+        summary.ops += len(verdicts)
+        if FAIL in verdicts:
+            summary.failed += 1
+        elif INDET in verdicts:
+            summary.indeterminate += 1
+        else:
+            summary.passed += 1
+        if FAIL in statuses.get((tid, True), []):
+            summary.model_failed += 1
 
 
 def _live_worker(job: dict[str, Any]) -> FuzzSummary:
@@ -426,37 +539,92 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
         return go(endpoint)
 
 
+def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: str, workers: int = 1,
+                   broker_per_worker: bool = False, generator: str | None = None, regressions_dir: Path | None = None,
+                   reruns: int | None = None, max_shrinks: int = 60, admin_url: str | None = None) -> str:
+    """The ``pulsar-conformance fuzz`` command that continues run ``run_id`` (a token is passed again
+    the way it was the first time: ``--token-env``/``--token-file``; it is never printed)."""
+    import shlex
+
+    cmd = ["pulsar-conformance", "fuzz", "--target", target_name, "--examples", str(examples), "--seed", str(seed),
+           "--out", str(out_dir), "--workers", str(workers)]
+    if broker_per_worker:
+        cmd.append("--broker-per-worker")
+    if generator:
+        cmd += ["--generator", generator]
+    if regressions_dir is not None and Path(regressions_dir) != Path(out_dir) / "regressions":
+        cmd += ["--regressions", str(regressions_dir)]
+    if reruns is not None:
+        cmd += ["--reruns", str(reruns)]
+    if max_shrinks != 60:
+        cmd += ["--max-shrinks", str(max_shrinks)]
+    if admin_url:
+        cmd += ["--pulsar-admin-url", admin_url]
+    return shlex.join([*cmd, "--resume", run_id])
+
+
+def _write_summary(out_dir: Path, summary: FuzzSummary) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "summary.json"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(summary.to_json(), indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: str | None = None,
          workers: int = 1, broker_per_worker: bool = False, generator: str | None = None,
-         regressions_dir: Path | None = REGRESSIONS_DIR, reruns: int | None = None, max_shrinks: int = 60,
+         regressions_dir: Path | None = None, reruns: int | None = None, max_shrinks: int = 60,
          progress: bool = True, endpoint: Any = None, target: Any = None, admin_url: str | None = None,
          token: str | None = None) -> FuzzSummary:
-    """The whole command: pick a generator, obtain the broker(s), run, write ``summary.json``."""
+    """The whole command: pick a generator, obtain the broker(s), run, write ``summary.json``.
+
+    Failures are saved under ``regressions_dir`` (default ``OUT/regressions``). Ctrl-C or SIGTERM
+    stops the run: worker processes are terminated, every finished corpus part is kept (no
+    partial one is left), ``summary.json`` counts what was kept (``"interrupted"``, ``"resume"``),
+    one line on stderr gives the command that continues it (``--resume RUN_ID``), and the
+    interruption is re-raised (``KeyboardInterrupt``; for SIGTERM ``interruption.Terminated``,
+    exit status 143)."""
     from fixtures.endpoint import parse_target
 
     run_id = run_id or uuid.uuid4().hex[:12]
     out_dir = Path(out_dir)
+    regressions_dir = _regressions_dir(out_dir, regressions_dir)
     spec = parse_target(target_name, admin_url=admin_url)
+    chosen = generator
     generator = generator or ("fast" if spec.kind == "model" else "hypothesis")
-    if spec.kind == "model" and generator == "fast":
-        summary = fuzz_model_fast(examples=examples, seed=seed, out_dir=out_dir, run_id=run_id, workers=workers,
-                                  regressions_dir=regressions_dir, progress=progress)
-    elif spec.kind == "model":
-        from conformance.targets.model import ModelTarget
+    with sigterm_raises():
+        try:
+            if spec.kind == "model" and generator == "fast":
+                summary = fuzz_model_fast(examples=examples, seed=seed, out_dir=out_dir, run_id=run_id, workers=workers,
+                                          regressions_dir=regressions_dir, progress=progress)
+            elif spec.kind == "model":
+                from conformance.targets.model import ModelTarget
 
-        summary = fuzz_hypothesis(target or ModelTarget(), examples=examples, seed=seed, out_dir=out_dir, run_id=run_id,
-                                  config=MODEL_CONFIG, regressions_dir=regressions_dir, reruns=reruns or 1,
-                                  max_shrinks=max_shrinks * 10, progress=progress)
-    elif target is not None or workers <= 1:
-        summary = _live_single(spec, target, endpoint, token, examples=examples, seed=seed, out_dir=out_dir, run_id=run_id,
-                               regressions_dir=regressions_dir, reruns=reruns or 3, max_shrinks=max_shrinks,
-                               progress=progress)
-    else:
-        summary = _live_parallel(spec, endpoint, token, examples=examples, seed=seed, out_dir=out_dir, run_id=run_id,
-                                 workers=workers, broker_per_worker=broker_per_worker, regressions_dir=regressions_dir,
-                                 reruns=reruns or 3, max_shrinks=max_shrinks, progress=progress)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "summary.json").write_text(json.dumps(summary.to_json(), indent=2) + "\n", encoding="utf-8")
+                summary = fuzz_hypothesis(target or ModelTarget(), examples=examples, seed=seed, out_dir=out_dir,
+                                          run_id=run_id, config=MODEL_CONFIG, regressions_dir=regressions_dir,
+                                          reruns=reruns or 1, max_shrinks=max_shrinks * 10, progress=progress)
+            elif target is not None or workers <= 1:
+                summary = _live_single(spec, target, endpoint, token, examples=examples, seed=seed, out_dir=out_dir,
+                                       run_id=run_id, regressions_dir=regressions_dir, reruns=reruns or 3,
+                                       max_shrinks=max_shrinks, progress=progress)
+            else:
+                summary = _live_parallel(spec, endpoint, token, examples=examples, seed=seed, out_dir=out_dir,
+                                         run_id=run_id, workers=workers, broker_per_worker=broker_per_worker,
+                                         regressions_dir=regressions_dir, reruns=reruns or 3, max_shrinks=max_shrinks,
+                                         progress=progress)
+        except INTERRUPTS as err:
+            kept = getattr(err, "fuzz_summary", None) or FuzzSummary(run_id, spec.name, generator,
+                                                                     corpus_dir=str(out_dir / "corpus"))
+            kept.interrupted = signal_name(err)
+            kept.resume = resume_command(target_name, examples=examples, seed=seed, out_dir=out_dir, run_id=run_id,
+                                         workers=workers, broker_per_worker=broker_per_worker, generator=chosen,
+                                         regressions_dir=regressions_dir, reruns=reruns, max_shrinks=max_shrinks,
+                                         admin_url=admin_url)
+            _write_summary(out_dir, kept)
+            print(f"fuzz {run_id} interrupted ({kept.interrupted}, exit {exit_code(err)}): {kept.examples} of {examples} "
+                  f"traces judged and kept in {kept.corpus_dir}; continue with: {kept.resume}", file=sys.stderr, flush=True)
+            raise
+    _write_summary(out_dir, summary)
     return summary
 
 
@@ -498,26 +666,29 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
             job["ticks"] = ticks
         if bar:
             bar.start()
-        try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                pending = {pool.submit(_live_worker, job) for job in jobs}
-                while pending:
-                    try:
-                        failed = ticks.get(timeout=0.5)
-                        if bar:
-                            bar.update(task, advance=1, info=f"{failed} FAIL in a worker" if failed else "")
-                    except queue.Empty:
-                        pass
-                    for fut in [f for f in pending if f.done()]:
-                        pending.discard(fut)
-                        part = fut.result()
-                        summary.merge(part)
-                        summary.failures += part.failures
-                        if bar:
-                            bar.update(task, info=f"{summary.failed} FAIL")
-        finally:
-            if bar:
-                bar.stop()
+        with _kept_on_interrupt(summary, t0):
+            try:
+                # Leaving the ``with`` (done, Ctrl-C, SIGTERM) terminates the workers with SIGTERM, which
+                # each turns into ``Terminated``: its corpus rows, namespace and own broker are cleaned up.
+                with ctx.Pool(len(jobs), initializer=worker_cleans_up_on_sigterm) as pool:
+                    pending = [pool.apply_async(_live_worker, (job,)) for job in jobs]
+                    while pending:
+                        try:
+                            failed = ticks.get(timeout=0.5)
+                            if bar:
+                                bar.update(task, advance=1, info=f"{failed} FAIL in a worker" if failed else "")
+                        except queue.Empty:
+                            pass
+                        for res in [r for r in pending if r.ready()]:
+                            pending.remove(res)
+                            part = res.get()
+                            summary.merge(part)
+                            summary.failures += part.failures
+                            if bar:
+                                bar.update(task, info=f"{summary.failed} FAIL")
+            finally:
+                if bar:
+                    bar.stop()
     summary.duration_s = time.monotonic() - t0
     return summary
 
@@ -525,7 +696,8 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
 def fuzz_budget(target: Any, *, examples: int, seed: int, out_dir: Path | str,
                 regressions_dir: Path | None = None, reruns: int = 2, max_shrinks: int = 40) -> FuzzSummary:
     """A small fuzz budget for the main job: ``target`` is a target name ("model", "embedded",
-    a URL) or a runnable target object (``ModelTarget``, ``BrokerTarget``). No progress bar."""
+    a URL) or a runnable target object (``ModelTarget``, ``BrokerTarget``). No progress bar.
+    Failures are saved under ``regressions_dir`` (default ``OUT/regressions``)."""
     out_dir = Path(out_dir)
     if isinstance(target, str):
         return fuzz(target, examples=examples, seed=seed, out_dir=out_dir, regressions_dir=regressions_dir,
@@ -535,7 +707,6 @@ def fuzz_budget(target: Any, *, examples: int, seed: int, out_dir: Path | str,
     summary = fuzz_hypothesis(target, examples=examples, seed=seed, out_dir=out_dir, run_id=uuid.uuid4().hex[:12],
                               config=config, regressions_dir=regressions_dir, reruns=1 if name == "model" else reruns,
                               max_shrinks=max_shrinks * (10 if name == "model" else 1), progress=False)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "summary.json").write_text(json.dumps(summary.to_json(), indent=2) + "\n", encoding="utf-8")
+    _write_summary(out_dir, summary)
     return summary
 

@@ -2,9 +2,11 @@
 
 Part of the differential fuzzer (``conformance.fuzz``). A shrunk trace is re-run ``reruns``
 times: FAIL when every re-run shows the signature, FLAKY otherwise (never retried away). It is
-saved to ``conformance/regressions/<id>.trace.jsonl`` with ``<id>.history.jsonl`` and
-``<id>.verdicts.json`` (signature, status, re-run counts, program, the checker's report);
-``tests/fuzz/test_regressions.py`` replays every saved trace.
+saved to ``<folder>/<id>.trace.jsonl`` with ``<id>.history.jsonl`` and ``<id>.verdicts.json``
+(signature, status, re-run counts, program, the checker's report). The folder is the caller's:
+the fuzz command's default is ``OUT/regressions``. ``REGRESSIONS_DIR`` is the suite's own store in
+the source tree, which ``tests/fuzz/test_regressions.py`` replays; a triaged finding is copied there
+by hand, nothing writes there unless told to.
 """
 
 from __future__ import annotations

@@ -1,0 +1,122 @@
+"""Ctrl-C and SIGTERM during ``pulsar-conformance fuzz``, then ``--resume``: the same rows as a run
+never interrupted (issue 15, item 4).
+
+A 2,000-trace model fuzz (the seeded fast generator: 4 chunks of 500, one corpus part each) runs
+uninterrupted into A. The same command runs in its own process group into B, is signalled as
+soon as its first part is on disk, must exit 130 (SIGINT, sent to the whole group as a terminal's
+Ctrl-C is) or 143 (SIGTERM, to the command alone), keep the parts it finished, leave no partial
+file and no process of its group behind, and print the command that continues it. That command
+is then run as printed, and B's corpus must hold exactly A's rows: the same count, the same
+(trace id, target, step) multiset, the same verdicts per trace; its summary counts all 2,000.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conformance.corpus import read_corpus
+from pulsar_conformance.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES, SEED, CHUNKS = 2000, 5, 4  # the fast generator's chunks hold 500 traces
+COUNTS = ("examples", "passed", "indeterminate", "failed", "model_failed", "ops", "signatures")
+VERDICT_COLUMNS = ("step", "op", "verdict", "rule_ids", "failed_rule_ids", "indeterminate_rule_ids", "anomalies",
+                   "outcome_status", "observation_key")
+
+
+def _command(out: Path, workers: int) -> list[str]:
+    return ["pulsar-conformance", "fuzz", "--target", "model", "--examples", str(EXAMPLES), "--seed", str(SEED),
+            "--out", str(out), "--workers", str(workers), "--no-progress"]
+
+
+def _spawn(argv: list[str]) -> subprocess.Popen:
+    assert argv[0] == "pulsar-conformance"
+    return subprocess.Popen([sys.executable, "-m", "pulsar_conformance", *argv[1:]], cwd=REPO, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> tuple[dict, dict]:
+    out = tmp_path_factory.mktemp("uninterrupted")
+    assert main(_command(out, 1)[1:]) == 0
+    return json.loads((out / "summary.json").read_text()), _rows(out)
+
+
+def _rows(out: Path) -> dict:
+    table = read_corpus(out / "corpus")
+    cols = table.to_pydict()
+    keys = Counter(zip(cols["trace_id"], cols["target"], cols["step"]))
+    per_trace: dict[str, list] = {}
+    for i, tid in enumerate(cols["trace_id"]):
+        per_trace.setdefault(tid, []).append(tuple(json.dumps(cols[c][i]) for c in VERDICT_COLUMNS))
+    return {"rows": table.num_rows, "keys": keys, "trace_ids": Counter(cols["trace_id"]),
+            "verdicts": {tid: sorted(v) for tid, v in per_trace.items()}}
+
+
+@pytest.mark.parametrize("sig,workers", [(signal.SIGINT, 1), (signal.SIGINT, 2), (signal.SIGTERM, 1), (signal.SIGTERM, 2)],
+                         ids=["sigint-1", "sigint-2", "sigterm-1", "sigterm-2"])
+def test_an_interrupted_and_resumed_fuzz_has_the_rows_of_an_uninterrupted_one(tmp_path, uninterrupted, sig, workers):
+    whole, expected = uninterrupted
+    out = tmp_path / "b"
+    proc = _spawn(_command(out, workers))
+    deadline = time.monotonic() + 120
+    while not list((out / "corpus").glob("part-*.parquet")):
+        assert proc.poll() is None, f"the fuzz ended before it wrote a part:\n{proc.stderr.read()}"
+        assert time.monotonic() < deadline, "no corpus part within 120 s"
+        time.sleep(0.005)
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)  # a terminal's Ctrl-C reaches the whole foreground group, workers included
+    else:
+        proc.send_signal(sig)  # `kill PID`: the command alone; it must stop its workers itself
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + sig, f"exit {proc.returncode}\n{stdout}\n{stderr}"
+
+    # no worker (nor the forkserver) survives: the command's process group empties
+    gone = time.monotonic() + 10
+    while _group_alive(proc.pid) and time.monotonic() < gone:
+        time.sleep(0.05)
+    assert not _group_alive(proc.pid), "a process of the interrupted fuzz survived it"
+
+    parts = sorted((out / "corpus").iterdir())
+    assert all(p.name.endswith(".parquet") for p in parts), f"a partial file was left: {parts}"
+    assert 1 <= len(parts) < CHUNKS, f"{len(parts)} parts: the signal came after the run had finished"
+    kept = json.loads((out / "summary.json").read_text())
+    assert kept["interrupted"] == sig.name and kept["examples"] == len(parts) * EXAMPLES // CHUNKS
+    assert read_corpus(out / "corpus").num_rows == kept["ops"]
+
+    lines = [line for line in stderr.splitlines() if "--resume" in line]
+    assert len(lines) == 1, stderr
+    resume = shlex.split(lines[0].split("continue with: ", 1)[1])
+    assert resume == [*_command(out, workers)[:-1], "--resume", kept["run_id"]]  # --no-progress is the test's
+
+    again = _spawn([*resume, "--no-progress"])
+    stdout, stderr = again.communicate(timeout=300)
+    assert again.returncode == 0, f"{stdout}\n{stderr}"
+
+    got = _rows(out)
+    assert got["rows"] == expected["rows"]
+    assert got["trace_ids"] == expected["trace_ids"]
+    assert got["keys"] == expected["keys"] and max(got["keys"].values()) == 1  # no duplicate, no gap
+    assert got["verdicts"] == expected["verdicts"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert {k: summary[k] for k in COUNTS} == {k: whole[k] for k in COUNTS}
+    assert summary["examples"] == EXAMPLES and summary["skipped"] == kept["examples"]
+    assert "interrupted" not in summary and summary["run_id"] == kept["run_id"]

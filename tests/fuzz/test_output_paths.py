@@ -1,0 +1,70 @@
+"""Output paths are the user's (issue 15, item 5): a fuzz that finds failures writes its corpus,
+summary and shrunk regressions under ``--out`` (or ``out_dir``), never into the package.
+
+The checker's model is broken on purpose (``test_broken_model_is_caught``'s
+``ForgetsSharedCumulativeRefusal``) so the seeded traces on the model do fail and get shrunk and
+saved. Before and after, the test lists every regression-like file under the package folders
+(with mtimes) and the package's own store, ``conformance/regressions/``; it runs from an empty
+working folder, which must stay empty.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_broken_model_is_caught import ForgetsSharedCumulativeRefusal
+
+import conformance
+import conformance.checker as checker_module
+import pulsar_conformance
+from conformance.fuzz import REGRESSIONS_DIR, fuzz_budget
+from conformance.targets.model import ModelTarget
+from pulsar_conformance.cli import main
+
+PACKAGES = [Path(conformance.__file__).parent, Path(pulsar_conformance.__file__).parent]
+SAVED = ("*.trace.jsonl", "*.history.jsonl", "*.verdicts.json", "*.parquet", "summary.json")
+
+
+def _snapshot() -> dict[str, int]:
+    """Every file a fuzz could write, under the packages (the store included), with its mtime."""
+    files = {p for root in PACKAGES for pattern in SAVED for p in root.rglob(pattern)}
+    files |= set(REGRESSIONS_DIR.iterdir())
+    return {str(p): p.stat().st_mtime_ns for p in files}
+
+
+@pytest.fixture
+def broken_checker(monkeypatch, tmp_path):
+    monkeypatch.setattr(checker_module, "Broker", ForgetsSharedCumulativeRefusal)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    before = _snapshot()
+    yield tmp_path
+    assert _snapshot() == before, "the fuzz wrote into the package"
+    assert list(cwd.iterdir()) == [], "the fuzz wrote into the working folder"
+
+
+def _saved_under(folder: Path, failures: list[dict]) -> None:
+    assert failures, "the broken checker found nothing: the test proves nothing"
+    for failure in failures:
+        assert failure["signature"] == ["PLS-ACK-002", "unexpected-rejection"]
+        assert set(failure["paths"]) == {"trace", "history", "verdicts"}
+        for path in failure["paths"].values():
+            assert Path(path).parent == folder and Path(path).is_file()
+
+
+def test_the_fuzz_command_saves_its_regressions_under_out(broken_checker):
+    out = broken_checker / "out"
+    assert main(["fuzz", "--target", "model", "--examples", "300", "--seed", "1", "--out", str(out), "--no-progress"]) == 1
+    summary = json.loads((out / "summary.json").read_text())
+    _saved_under(out / "regressions", summary["failures"])
+    assert sorted(p.name for p in out.iterdir()) == ["corpus", "regressions", "summary.json"]
+
+
+@pytest.mark.parametrize("target", ["model", ModelTarget()], ids=["name", "object"])
+def test_the_library_budget_saves_its_regressions_under_out_dir(broken_checker, target):
+    out = broken_checker / "budget"
+    summary = fuzz_budget(target, examples=300, seed=1, out_dir=out)
+    _saved_under(out / "regressions", [f.to_json() for f in summary.failures])
