@@ -15,21 +15,32 @@ Exit codes: 2 for a release that is not a build spec (checked before anything st
 otherwise 4 if a release's run or the report met a harness error (a broker that would not start
 included), else 1 if a FAIL cell has no known deviation, else 3 if a cell is INDETERMINATE,
 else 0. Every release is run even when an earlier one failed.
+
+Ctrl-C or SIGTERM stops the matrix: each release run is its own process group (``Releases``),
+which gets SIGTERM (the run tears down its broker and namespaces), then, after a grace period,
+SIGKILL (the embedded broker's JVM and the Java driver die with their parent: PR_SET_PDEATHSIG).
+The releases that finished are kept and recorded in ``OUT/matrix.json``; the message gives the
+command that continues (``--rerun ''``: run what did not finish, reuse the rest). Exit 130 for
+SIGINT, 143 for SIGTERM.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from conformance.interruption import INTERRUPTS, signal_name, sigterm_raises
 from conformance.verdict_exit import EXIT_FAIL, EXIT_HARNESS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 from fixtures.broker_builds import BrokerBuild, resolve_build
 from fixtures.errors import BrokerStartError
@@ -93,7 +104,78 @@ def run_command(build: BrokerBuild, options: MatrixOptions, folder: Path) -> lis
     return cmd
 
 
-def _run_release(run: ReleaseRun, options: MatrixOptions, say: Callable[[str], None]) -> ReleaseRun:
+def continue_command(options: MatrixOptions) -> str:
+    """The ``pulsar-conformance matrix`` command that continues this matrix in its ``--out``: the
+    same options with ``--rerun ''`` (run the releases that did not finish, reuse the others)."""
+    cmd = ["pulsar-conformance", "matrix", "--versions", ",".join(options.versions), "--client", options.clients,
+           "--out", str(options.out)]
+    for sel in options.only:
+        cmd += ["--only", sel]
+    if options.fuzz_examples:
+        cmd += ["--fuzz-examples", str(options.fuzz_examples)]
+    if options.parallel != 1:
+        cmd += ["--parallel", str(options.parallel)]
+    for item in options.config_override:
+        cmd += ["--config-override", item]
+    if options.timing_tolerance_ms is not None:
+        cmd += ["--timing-tolerance-ms", str(options.timing_tolerance_ms)]
+    return shlex.join([*cmd, "--rerun", ""])
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to process group ``pgid``; False when no process of it is left."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class Releases:
+    """The release runs under way, each a child in its own session and process group, so stopping
+    a run reaches everything it started there (its background children included), and a
+    terminal's Ctrl-C reaches the matrix alone, which decides. ``stop()`` sends every group
+    SIGTERM, waits up to ``grace_s`` for the groups to empty, then SIGKILLs what is left; a run
+    asked for after ``stop()`` is not started."""
+
+    def __init__(self, grace_s: float = 30.0):
+        self.grace_s = grace_s
+        self.stopping = False
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen] = set()
+
+    def run(self, cmd: list[str], **popen) -> int | None:
+        """Run ``cmd`` to its end: its exit code, or None if the matrix was stopping already."""
+        with self._lock:
+            if self.stopping:
+                return None
+            proc = subprocess.Popen(cmd, start_new_session=True, **popen)
+            self._procs.add(proc)
+        try:
+            return proc.wait()
+        finally:
+            with self._lock:
+                self._procs.discard(proc)
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopping = True
+            groups = [p.pid for p in self._procs]  # a session leader's pid is its group's id
+        live = [g for g in groups if _signal_group(g, signal.SIGTERM)]
+        deadline = time.monotonic() + self.grace_s
+        try:
+            while live and time.monotonic() < deadline:
+                time.sleep(0.1)
+                live = [g for g in live if _signal_group(g, 0)]
+        finally:  # past the grace period, or a second Ctrl-C: no more waiting
+            for g in live:
+                _signal_group(g, signal.SIGKILL)
+
+
+def _run_release(run: ReleaseRun, options: MatrixOptions, say: Callable[[str], None], releases: Releases,
+                 command: Callable[[BrokerBuild, MatrixOptions, Path], list[str]] = run_command) -> ReleaseRun:
+    if releases.stopping:
+        return run
     run.folder.mkdir(parents=True, exist_ok=True)
     # a release run again starts clean: an earlier run's corpus parts would join the report
     for stale in ("corpus", "histories"):
@@ -104,9 +186,9 @@ def _run_release(run: ReleaseRun, options: MatrixOptions, say: Callable[[str], N
     say(f"== {run.build.requested}: running (log {log})")
     t0 = time.monotonic()
     with log.open("wb") as f:
-        proc = subprocess.run(run_command(run.build, options, run.folder), stdout=f, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    run.exit_code, run.seconds = proc.returncode, time.monotonic() - t0
+        code = releases.run(command(run.build, options, run.folder), stdout=f, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    run.exit_code, run.seconds = code, time.monotonic() - t0
     say(f"== {run.build.requested}: exit {run.exit_code} in {run.seconds:.0f} s")
     return run
 
@@ -149,7 +231,22 @@ def link_corpora(runs: list[ReleaseRun], corpus: Path) -> int:
     return count
 
 
-def run_matrix(options: MatrixOptions, *, say: Callable[[str], None] = _say) -> int:
+def _stopped(err: BaseException, runs: list[ReleaseRun], options: MatrixOptions, out: Path,
+             say: Callable[[str], None]) -> None:
+    """Record what an interrupted matrix kept, and say how to continue it."""
+    finished = [r for r in runs if r.exit_code in FINISHED]
+    how = continue_command(options)
+    doc = {"releases": [r.to_json() for r in runs], "interrupted": signal_name(err), "continue": how}
+    (out / "matrix.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    say(f"matrix interrupted ({signal_name(err)}): {len(finished)} of {len(runs)} releases finished and kept in {out} "
+        f"({', '.join(r.build.requested for r in finished) or 'none'}); continue with: {how}")
+
+
+def run_matrix(options: MatrixOptions, *, say: Callable[[str], None] = _say,
+               command: Callable[[BrokerBuild, MatrixOptions, Path], list[str]] = run_command,
+               releases: Releases | None = None) -> int:
+    """Run the matrix; ``command`` builds a release's run command (``run_command``), ``releases``
+    runs and stops them (``Releases()``)."""
     from reports import release_matrix
 
     try:
@@ -165,8 +262,18 @@ def run_matrix(options: MatrixOptions, *, say: Callable[[str], None] = _say) -> 
     todo = runs
     if options.rerun is not None:
         todo = _reuse_previous(runs, options, out, say)
-    with ThreadPoolExecutor(max_workers=max(1, options.parallel)) as pool:
-        list(pool.map(lambda r: _run_release(r, options, say), todo))
+    releases = releases or Releases()
+    pool = ThreadPoolExecutor(max_workers=max(1, options.parallel))
+    with sigterm_raises():
+        try:
+            list(pool.map(lambda r: _run_release(r, options, say, releases, command), todo))
+        except INTERRUPTS as err:
+            releases.stop()
+            pool.shutdown(wait=True, cancel_futures=True)
+            _stopped(err, runs, options, out, say)
+            raise
+        finally:
+            pool.shutdown(wait=True)
     harness = [r for r in runs if r.exit_code not in FINISHED]
     parts = link_corpora(runs, out / "corpus")
     summaries = sorted(str(p) for r in runs for p in r.folder.glob("summary-*.json"))
