@@ -78,21 +78,34 @@ class ExpectationResult:
     message: str
 
 
-def _fail(problem: str, path: Path) -> TraceFormatError:
-    return TraceFormatError(problem, source=str(path))
+CASE_DOC = "docs/trace-format.md#cases"
+
+
+def _fail(problem: str, path: Path, todo: str = f"fix the case ({CASE_DOC})") -> TraceFormatError:
+    """A refusal naming the case file, the field (in ``problem``) and what to do."""
+    return TraceFormatError(f"{problem}; {todo}", source=str(path))
 
 
 def load_case(path: str | Path) -> Case:
     """Read one YAML case; a malformed one is refused naming the file and what is wrong."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
-        raise _fail("no such case file", path) from None
+        raise _fail("no such case file", path, "check the path") from None
+    except OSError as err:
+        raise _fail(f"cannot be read ({err.strerror})", path, "give a readable YAML case file") from None
+    try:
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise TraceFormatError(f"not UTF-8 text (byte {err.start}: a binary file?); give a YAML case file ({CASE_DOC})",
+                               source=str(path), line=raw.count(b"\n", 0, err.start) + 1) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        raise TraceFormatError(f"not valid YAML: {getattr(err, 'problem', err)}", source=str(path), line=line) from None
+        problem = " ".join(str(getattr(err, "problem", None) or err).split())
+        raise TraceFormatError(f"not valid YAML: {problem}; fix the YAML (cut short? a tab? an unclosed bracket?)",
+                               source=str(path), line=line) from None
     if not isinstance(data, dict):
         raise _fail("a case must be a YAML mapping with id, title, rules, ops", path)
     unknown = set(data) - _CASE_KEYS
@@ -119,8 +132,9 @@ def load_case(path: str | Path) -> Case:
         ops.append(Op(step, name, dict(args)))
     try:
         check_handles(ops, source=str(path))
-    except TraceFormatError:
-        raise
+    except TraceFormatError as err:
+        raise _fail(err.problem, path, "create a handle (create_producer, subscribe, create_reader) before using it, "
+                    "and close it once") from None
     expectations = tuple(_expectation(e, len(ops), path) for e in data.get("expect") or [])
     clients = tuple(data.get("clients") or ("python", "java"))
     if not clients or any(c not in CASE_CLIENTS for c in clients):
@@ -130,7 +144,7 @@ def load_case(path: str | Path) -> Case:
         raise _fail(f"ops name their client ({', '.join(pinned)}): a cross-client case must say 'clients: [mixed]'", path)
     if clients == ("mixed",) and not pinned:
         raise _fail("a 'clients: [mixed]' case must name the client of its handles ('client: java' / 'client: python' on create_producer, subscribe, create_reader)", path)
-    profile = dict(data.get("profile") or {})
+    profile = _profile(data.get("profile"), path)
     not_live = data.get("not_live") or ""
     if not isinstance(not_live, str):
         raise _fail("not_live must be a sentence saying why a live target cannot run the case", path)
@@ -147,6 +161,23 @@ def load_case(path: str | Path) -> Case:
         profile=profile,
         not_live=not_live.strip(),
     )
+
+
+def _profile(raw: Any, path: Path) -> dict[str, Any]:
+    """The case's ``profile``: model profile fields (and ``broker_config``) the model can apply."""
+    from reference_model.broker import split_profile
+    from reference_model.profiles import profile_for
+
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _fail(f"profile must be a mapping of model profile fields, got {raw!r}", path)
+    try:
+        overrides, _ = split_profile(raw)
+        profile_for(None, None, overrides or None)
+    except (ValueError, TypeError) as err:
+        raise _fail(f"profile: {' '.join(str(err).split())}", path) from None
+    return dict(raw)
 
 
 def _expectation(raw: Any, n_ops: int, path: Path) -> Expectation:

@@ -15,6 +15,7 @@ Choices:
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
@@ -634,27 +635,37 @@ def event_to_json(event: Event) -> dict[str, Any]:
     return out
 
 
+FORMAT_DOC = "docs/trace-format.md"  # where a refused file's reader learns the format
+
+
 def header_from_json(data: Mapping[str, Any], *, source: str | None = None, line: int | None = 1) -> TraceHeader:
     if data.get("kind") != "header":
-        raise TraceFormatError("the first line must be the header ({\"kind\": \"header\", ...})", source=source, line=line)
+        raise TraceFormatError("the first line must be the header ({\"kind\": \"header\", ...}); "
+                               f"is this a trace or history file? ({FORMAT_DOC})", source=source, line=line)
     if data.get("format") != TRACE_FORMAT:
-        raise TraceFormatError(f"format is {data.get('format')!r}, expected {TRACE_FORMAT!r}", source=source, line=line)
+        raise TraceFormatError(f"header format is {data.get('format')!r}, expected {TRACE_FORMAT!r}; "
+                               f"give a trace or history file ({FORMAT_DOC})", source=source, line=line)
     version = data.get("version")
-    if version != TRACE_SCHEMA_VERSION:
+    if version != TRACE_SCHEMA_VERSION or isinstance(version, bool):
         raise TraceFormatError(
-            f"trace format version {version!r} is not supported (this reader knows version {TRACE_SCHEMA_VERSION})",
+            f"header version: trace format version {version!r} is not supported (this reader knows version "
+            f"{TRACE_SCHEMA_VERSION}); read it with the pulsar-conformance release that wrote it, or regenerate it",
             source=source,
             line=line,
         )
     trace_id = data.get("trace_id")
     if not isinstance(trace_id, str) or not trace_id:
-        raise TraceFormatError("header needs a non-empty string trace_id", source=source, line=line)
+        raise TraceFormatError("header needs a non-empty string trace_id; name the trace", source=source, line=line)
     rules = data.get("rules", [])
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
-        raise TraceFormatError("header rules must be a list of rule id strings", source=source, line=line)
+        raise TraceFormatError("header rules must be a list of rule id strings, e.g. [\"PLS-ACK-001\"]", source=source, line=line)
     profile = data.get("profile", {})
     if not isinstance(profile, Mapping):
-        raise TraceFormatError("header profile must be an object", source=source, line=line)
+        raise TraceFormatError("header profile must be an object of model profile fields, e.g. {}", source=source, line=line)
+    for name in ("title", "target", "broker_version", "client", "client_version", "namespace"):
+        if data.get(name) is not None and not isinstance(data[name], str):
+            raise TraceFormatError(f"header {name} must be a string, got {data[name]!r}; fix or delete it",
+                                   source=source, line=line)
     timing = data.get("timing")
     if timing is not None:
         if not isinstance(timing, Mapping):
@@ -684,25 +695,77 @@ def _op_from_json(data: Mapping[str, Any], *, source: str | None, line: int) -> 
         raise TraceFormatError(f"expected an op line (kind 'op'), got kind {data.get('kind')!r}", source=source, line=line)
     step = data.get("step")
     if not isinstance(step, int) or isinstance(step, bool):
-        raise TraceFormatError(f"step must be an integer, got {step!r}", source=source, line=line)
+        raise TraceFormatError(f"step must be an integer, got {step!r}; number the ops 1, 2, 3, ...", source=source, line=line)
     name = data.get("op")
+    if not isinstance(name, str):
+        raise TraceFormatError(f"op must be an op name (a string), got {name!r}; see {FORMAT_DOC}#ops", source=source, line=line)
     args = data.get("args", {})
     try:
         validate_op(name, args)
     except TraceFormatError as err:
-        raise TraceFormatError(err.problem, source=source, line=line) from None
+        raise TraceFormatError(f"{err.problem}; fix the op ({FORMAT_DOC}#ops)", source=source, line=line) from None
     op = Op(step=step, op=name, args=dict(args))
     if "outcome" not in data:
         return op, None, 0.0, 0.0
     try:
         outcome = Outcome.from_json(data["outcome"])
+        _check_outcome_value(outcome)
     except TraceFormatError as err:
-        raise TraceFormatError(err.problem, source=source, line=line) from None
-    try:
-        t_start, t_end = float(data["t_start_ms"]), float(data["t_end_ms"])
-    except (KeyError, TypeError, ValueError):
-        raise TraceFormatError("an op with an outcome needs numeric t_start_ms and t_end_ms", source=source, line=line) from None
-    return op, outcome, t_start, t_end
+        raise TraceFormatError(f"{err.problem}; fix the outcome or regenerate the history ({FORMAT_DOC}#outcomes)",
+                               source=source, line=line) from None
+    t_start, t_end = data.get("t_start_ms"), data.get("t_end_ms")
+    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) for t in (t_start, t_end)):
+        raise TraceFormatError("an op with an outcome needs numeric t_start_ms and t_end_ms (ms since the trace began); "
+                               "fix the line or regenerate the history", source=source, line=line) from None
+    return op, outcome, float(t_start), float(t_end)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _message_id_problem(name: str, mid: Any) -> str | None:
+    if isinstance(mid, list) and len(mid) == 4 and all(_is_int(x) for x in mid):
+        return None
+    return f"{name} must be [ledger, entry, partition, batch_index] (four integers), got {mid!r}"
+
+
+# The value fields of an ok outcome the checker reads, and the JSON types each must have; a
+# history with another shape is refused here, naming the line, rather than crashing the checker.
+_VALUE_TYPES: dict[str, tuple[type, ...]] = {
+    "publish_time": (int,), "last_sequence_id": (int,), "backlog": (int,), "id_texts": (dict,),
+    "message_ids": (dict,), "consumer_unacked": (list,), "message": (dict,), "producer_name": (str,),
+}
+
+
+def _check_outcome_value(outcome: Outcome) -> None:
+    """Refuse an ok outcome whose value fields have shapes no target writes (``TraceFormatError``)."""
+    value = outcome.value or {}
+    for name, types in _VALUE_TYPES.items():
+        got = value.get(name)
+        if got is not None and (not isinstance(got, types) or isinstance(got, bool)):
+            raise TraceFormatError(f"outcome value {name} must be {_type_name(types)}, got {got!r}")
+    if "message_id" in value and (why := _message_id_problem("outcome value message_id", value["message_id"])):
+        raise TraceFormatError(why)
+    for label, mid in (value.get("message_ids") or {}).items():
+        if why := _message_id_problem(f"outcome value message_ids[{label!r}]", mid):
+            raise TraceFormatError(why)
+    message = value.get("message")
+    if message is not None:
+        if why := _message_id_problem("received message_id", message.get("message_id")):
+            raise TraceFormatError(why)
+        for name, types in (("payload", (str,)), ("topic", (str,)), ("key", (str, type(None))),
+                            ("ordering_key", (str, type(None))), ("producer_name", (str, type(None))),
+                            ("properties", (dict, type(None))), ("event_time", (int, type(None))),
+                            ("publish_time", (int, type(None))), ("redelivery_count", (int, type(None)))):
+            got = message.get(name)
+            if name in ("payload", "topic") and name not in message:
+                raise TraceFormatError(f"received message lacks field {name!r}")
+            if not isinstance(got, types) or isinstance(got, bool):
+                raise TraceFormatError(f"received message {name} must be {_type_name(types)}, got {got!r}")
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in (message.get("properties") or {}).items()):
+            raise TraceFormatError("received message properties must map strings to strings")
+    reported_consumers(outcome)  # a Key_Shared stats value's consumers: TraceFormatError if malformed
 
 
 def _json_lines(text: str, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -712,9 +775,12 @@ def _json_lines(text: str, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as err:
-            raise TraceFormatError(f"not valid JSON ({err.msg} at column {err.colno})", source=source, line=number) from None
+            raise TraceFormatError(f"not valid JSON ({err.msg} at column {err.colno}); the line is cut short or "
+                                   "malformed: fix it, or regenerate the file", source=source, line=number) from None
+        except RecursionError:
+            raise TraceFormatError("not valid JSON (nested too deeply); fix the line", source=source, line=number) from None
         if not isinstance(data, dict):
-            raise TraceFormatError("each line must be a JSON object", source=source, line=number)
+            raise TraceFormatError(f"each line must be a JSON object ({FORMAT_DOC})", source=source, line=number)
         yield number, data
 
 
@@ -722,15 +788,21 @@ def parse(text: str, *, source: str = "<string>") -> Trace | History:
     """Parse JSON lines into a ``Trace`` (no outcomes) or a ``History`` (every op has one)."""
     lines = list(_json_lines(text, source))
     if not lines:
-        raise TraceFormatError("empty file: a trace needs at least a header line", source=source)
+        raise TraceFormatError(f"empty file: a trace needs at least a header line; give a trace or history file ({FORMAT_DOC})",
+                               source=source, line=1)
     header = header_from_json(lines[0][1], source=source, line=lines[0][0])
     parsed = [(_op_from_json(data, source=source, line=n), n) for n, data in lines[1:]]
     with_outcome = [p for p, _ in parsed if p[1] is not None]
     if with_outcome and len(with_outcome) != len(parsed):
         first = next(n for p, n in parsed if p[1] is None)
-        raise TraceFormatError("some ops have outcomes and this one does not: a history needs an outcome on every op", source=source, line=first)
+        raise TraceFormatError("some ops have outcomes and this one does not: a history needs an outcome on every op; "
+                               "the history is damaged, regenerate it", source=source, line=first)
     ops = tuple(p[0] for p, _ in parsed)
-    check_handles(ops, source=source, lines={p[0].step: n for p, n in parsed})
+    try:
+        check_handles(ops, source=source, lines={p[0].step: n for p, n in parsed})
+    except TraceFormatError as err:
+        raise TraceFormatError(f"{err.problem}; create a handle (create_producer, subscribe, create_reader) before "
+                               "using it, and close it once", source=source, line=err.line) from None
     if with_outcome:
         events = tuple(Event(op, outcome, t0, t1) for (op, outcome, t0, t1), _ in parsed)  # type: ignore[arg-type]
         return History(header, events)
@@ -741,11 +813,18 @@ def load(path: str | Path) -> Trace | History:
     """Read a trace or history file; errors name the file and line."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
-        raise TraceFormatError("no such file", source=str(path)) from None
-    except UnicodeDecodeError:
-        raise TraceFormatError("not UTF-8 text", source=str(path)) from None
+        raise TraceFormatError("no such file; check the path", source=str(path)) from None
+    except OSError as err:
+        raise TraceFormatError(f"cannot be read ({err.strerror}); give a readable trace or history file",
+                               source=str(path)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise TraceFormatError(f"not UTF-8 text (byte {err.start}: a binary file?); give a JSON-lines trace or "
+                               f"history ({FORMAT_DOC})", source=str(path), line=line) from None
     return parse(text, source=str(path))
 
 

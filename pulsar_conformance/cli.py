@@ -398,6 +398,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The target each command uses when none is given (for the checks before it starts).
+DEFAULT_TARGET = {"replay": "model", "fuzz": "model"}
+
+
+def preflight(args: argparse.Namespace) -> list[str]:
+    """Check the files and options a command was given before anything starts: the config
+    overrides, the case folder, and an external target's token (``--token-file`` / ``--token-env``).
+    A bad one raises ``commands.BadInputError`` (exit 2, docs/bad-input.md). Returns the secrets
+    read (the token), which no message may show."""
+    commands.check_config_overrides(getattr(args, "config_override", None) or ())
+    commands.check_cases_folder(getattr(args, "cases", None))
+    if not hasattr(args, "token_file"):
+        return []
+    target = getattr(args, "pulsar_url", None) or args.target or DEFAULT_TARGET.get(args.command, "embedded")
+    try:
+        spec = parse_target(target, admin_url=args.pulsar_admin_url)
+    except TargetSpecError:
+        return []  # the command refuses the target itself, with its own message
+    token = commands.check_token(spec, token_env=args.token_env, token_file=args.token_file)
+    return [token] if token else []
+
+
+def one_line(err: BaseException, secrets: list[str] = ()) -> str:
+    """An error as one line, with any secret (the auth token) blanked out."""
+    text = " ".join(str(err).split())
+    for secret in secrets:
+        text = text.replace(secret, "<token>")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["report"]:  # the report job owns its options (argparse cannot forward them)
@@ -405,16 +435,18 @@ def main(argv: list[str] | None = None) -> int:
 
         return report_main(argv[1:])
     args = build_parser().parse_args(argv)
+    secrets: list[str] = []
     try:
+        secrets = preflight(args)
         return args.func(args)
     except (TargetSpecError, BrokerError) as err:
-        _say(f"error: {err}")
+        _say(f"error: {one_line(err, secrets) if isinstance(err, TargetSpecError) else str(err)}")
         return EXIT_USAGE
     except (JavaDriverError, commands.HarnessError) as err:  # a harness problem, never a conformance verdict
         _say(f"error: {err}")
         return EXIT_HARNESS
-    except ValueError as err:  # TraceFormatError and friends: bad input, named
-        _say(f"error: {err}")
+    except ValueError as err:  # TraceFormatError, BadInputError and friends: bad input, named, one line
+        _say(f"error: {one_line(err, secrets)}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         _say("interrupted")

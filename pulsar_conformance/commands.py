@@ -105,8 +105,81 @@ def check_file(path: str, *, timing_tolerance_ms: float | None = None) -> Judged
 
     item = load(path)
     if not isinstance(item, History):
-        raise TraceFormatError("this file is a trace without outcomes; run it with 'replay' first", source=path)
+        raise TraceFormatError("this file is a trace without outcomes; run it with 'replay' first", source=path, line=1)
+    check_run_facts(item, source=path)
     return judge(item, timing_tolerance_ms=timing_tolerance_ms)
+
+
+def check_run_facts(history: Any, *, source: str) -> None:
+    """Refuse a history whose header the checker cannot read (its timing bands, its model profile,
+    its broker version), naming the file, the header field and what to do; ``TraceFormatError``."""
+    from conformance.timing import bands_from_header
+    from conformance.trace import TraceFormatError
+    from reference_model.broker import split_profile
+    from reference_model.profiles import profile_for
+
+    header = history.header
+    try:
+        bands_from_header(header)
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        raise TraceFormatError(f"header timing: {err}; delete the header's timing to judge with the default bands, "
+                               "or regenerate the history", source=source, line=1) from None
+    try:
+        overrides, _ = split_profile(header.profile)
+        profile_for(header.broker_version, header.client, overrides or None)
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        raise TraceFormatError(f"header profile/broker_version/client: {err}; fix the header field",
+                               source=source, line=1) from None
+
+
+class BadInputError(ValueError):
+    """A file or option given on the command line is unusable: exit 2, one line naming it and what to do."""
+
+    def __init__(self, where: str, problem: str, todo: str):
+        self.where, self.problem, self.todo = where, problem, todo
+        super().__init__(f"{where}: {problem}; {todo}")
+
+
+def check_cases_folder(folder: str | None) -> None:
+    """``run --cases DIR``: a folder holding case files, or ``BadInputError`` (before anything runs)."""
+    if folder is None:
+        return
+    path = Path(folder)
+    if not path.is_dir():
+        raise BadInputError(str(path), "no such case folder", "give --cases a folder of case files (*.yaml), or leave it out for the built-in cases")
+    if not any(path.rglob("*.yaml")):
+        raise BadInputError(str(path), "no case files (*.yaml) in this folder", "put case files in it (docs/trace-format.md#cases)")
+
+
+def check_config_overrides(items: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """``--config-override KEY=VALUE`` items, parsed as the broker launcher will, or ``BadInputError``
+    naming the item (before any broker or case starts)."""
+    from fixtures.embedded import parse_overrides
+    from fixtures.errors import BrokerStartError
+
+    for item in items:
+        try:
+            parse_overrides([item])
+        except BrokerStartError as err:
+            raise BadInputError(f"--config-override {item!r}", err.problem,
+                                "give KEY=VALUE with a broker.conf key, e.g. --config-override "
+                                "subscriptionKeySharedUseConsistentHashing=false") from None
+    return parse_overrides(list(items))
+
+
+def check_token(spec: TargetSpec, *, token_env: str | None, token_file: str | None) -> str | None:
+    """The token of an external target (``--token-file`` / ``--token-env``), read before anything runs;
+    ``BadInputError`` naming the file or variable (never the token) otherwise."""
+    from fixtures.endpoint import read_token
+
+    if spec.kind != "external":
+        return None
+    try:
+        return read_token(env_var=token_env, token_file=token_file)
+    except TargetSpecError as err:
+        where = f"--token-file {token_file}" if token_file else f"--token-env {token_env}"
+        raise BadInputError(where, str(err).splitlines()[0], "put the cluster's auth token in it (one line), or leave the "
+                            "option out for a cluster without authentication") from None
 
 
 def diff_clients(trace_or_case: str, spec: TargetSpec, options: Any) -> Any:
