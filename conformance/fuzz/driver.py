@@ -71,12 +71,31 @@ class _Found(Exception):
     """Raised inside the Hypothesis test when a trace shows the wanted failure."""
 
 
+@contextmanager
+def hypothesis_home(directory: Path | None) -> Iterator[None]:
+    """Hypothesis keeps files (a cache of the code's constants) in ``.hypothesis/`` of the working
+    folder; while inside, in ``directory`` instead (unless the user chose one with
+    ``HYPOTHESIS_STORAGE_DIRECTORY``, or ``directory`` is None)."""
+    import hypothesis.configuration as hc
+
+    if directory is None or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        yield
+        return
+    saved = getattr(hc, "__hypothesis_home_directory", None)
+    hc.set_hypothesis_home_dir(directory)
+    try:
+        yield
+    finally:
+        hc.set_hypothesis_home_dir(saved)
+
+
 def hypothesis_search(target: Any, *, config: GenConfig, max_examples: int, seed: int,
                       known: set[tuple[str, str]], on_example: Callable[[Trace, History, Any], None] | None = None,
                       skip: Callable[[Trace], bool] | None = None, max_shrinks: int = 200,
-                      shrink_seconds: float = 120.0):
+                      shrink_seconds: float = 120.0, storage_dir: Path | None = None):
     """Run up to ``max_examples`` Hypothesis traces; return ``(examples_run, found)`` where
-    ``found`` is ``(original trace, shrunk trace, signature)`` for the first new failure."""
+    ``found`` is ``(original trace, shrunk trace, signature)`` for the first new failure.
+    Hypothesis' own files go to ``storage_dir`` (``hypothesis_home``)."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
@@ -119,7 +138,8 @@ def hypothesis_search(target: Any, *, config: GenConfig, max_examples: int, seed
     saved = engine.MAX_SHRINKING_SECONDS
     engine.MAX_SHRINKING_SECONDS = shrink_seconds
     try:
-        probe()
+        with hypothesis_home(storage_dir):
+            probe()
     except _Found:
         pass
     except Exception as err:  # noqa: BLE001 - Hypothesis' own Flaky etc.: report what we have
@@ -462,7 +482,8 @@ def fuzz_hypothesis(target: Any, *, examples: int, seed: int, out_dir: Path, run
             before = summary.examples + len(resumed)
             _, found = hypothesis_search(target, config=config, max_examples=left, seed=round_seed, known=known,
                                          on_example=on_example, skip=skip, max_shrinks=max_shrinks,
-                                         shrink_seconds=5.0 if name == "model" else 240.0)
+                                         shrink_seconds=5.0 if name == "model" else 240.0,
+                                         storage_dir=Path(out_dir) / ".hypothesis")
             round_seed += 1_000_003
             if found is None:
                 if summary.examples + len(resumed) == before:
