@@ -114,12 +114,34 @@ def _rule_applies(rule_id: str, version: str, client: str) -> bool:
         return True
 
 
-def run_case(case: Case, target: Target, *, client: str, history_dir: Path | None = None, check: Callable[..., Any] | None = None) -> CaseResult:
+def one_line_cause(err: BaseException, limit: int = 300) -> str:
+    """``Type: message`` on one line (an admin error's body or a driver's stack trace cut off)."""
+    text = " ".join(str(err).split()) or "(no message)"
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{type(err).__name__}: {text}"
+
+
+def log_harness_error(path: Path, case_id: str, target_name: str, err: BaseException) -> None:
+    """Append ``err``'s full traceback to ``path`` (the run's ``harness-errors.log``), under a header."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with path.open("a", encoding="utf-8") as f:
+        f.write(f"=== {stamp} case {case_id} on {target_name}\n")
+        f.write("".join(traceback.format_exception(err)))
+        f.write("\n")
+
+
+def run_case(case: Case, target: Target, *, client: str, history_dir: Path | None = None, check: Callable[..., Any] | None = None,
+             harness_log: Path | None = None) -> CaseResult:
     """Run one case on ``target``, check the history with the model and the case's expectations.
 
     The model implements every client's rules, so a case for another client (e.g. a Java-only
     rule) runs on the model with that client's profile; a live target driven by ``client``
     reports it NOT_APPLICABLE.
+
+    An exception inside the target is a harness error, never a verdict: the case is ERROR and its
+    message is the one-line cause; the full traceback goes to ``harness_log`` when given.
     """
     if check is None:
         from conformance.checker import check as check  # noqa: PLW0127 - late import keeps startup light
@@ -145,7 +167,15 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
     try:
         history = target.run(case.trace)
     except Exception as err:  # noqa: BLE001 - a harness error is reported, never a conformance FAIL
-        return CaseResult(case, target.name, ERROR, message=f"the target could not run the case: {type(err).__name__}: {err}\n{traceback.format_exc(limit=3)}", duration_s=time.monotonic() - t0)
+        where = ""
+        if harness_log is not None:
+            try:
+                log_harness_error(harness_log, case.id, target.name, err)
+                where = f" (traceback in {harness_log})"
+            except OSError:
+                pass
+        return CaseResult(case, target.name, ERROR, message=f"the target could not run the case: {one_line_cause(err)}{where}",
+                          duration_s=time.monotonic() - t0)
     duration = time.monotonic() - t0
     history_path = None
     if history_dir is not None:

@@ -20,19 +20,29 @@ command's stdout stays clean.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
+import shlex
+import signal
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from fixtures.endpoint import TargetSpec
+from pulsar_conformance.broker_health import BrokerDeath, BrokerDied, BrokerMonitor
 from pulsar_conformance.targets import applies_for, describe_target, live_target, model_target, open_endpoint, say as _say
+from conformance.runner import one_line_cause, write_json
 from conformance.timing import CalibrationError, TimingBands, calibrate
-from conformance.trace import FAULT_OPS
 from conformance.verdict_exit import EXIT_HARNESS, EXIT_USAGE, exit_code
+from conformance.verdicts import NOT_EXERCISED
 
 FUZZ_MODEL_FACTOR = 20  # the model is cheap: it runs 20 generated traces for every live one
+MAX_RESTARTS = 3  # --on-broker-death restart: new brokers at most per run (a case that kills every broker ends it)
+HARNESS_LOG = "harness-errors.log"  # under --out: the full traceback of every exception inside a target
 
 
 @dataclass(frozen=True)
@@ -110,9 +120,9 @@ def select_cases(options: RunOptions) -> list[Any]:
 
 
 def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
-    """Run the main job; return its exit code (``conformance.verdict_exit``)."""
+    """Run the main job; return its exit code (``conformance.verdict_exit``; 130/143 when
+    interrupted by Ctrl-C/SIGTERM)."""
     from conformance.corpus import CorpusWriter
-    from conformance.runner import write_json
 
     all_cases = select_cases(options)
     if not all_cases:
@@ -121,81 +131,137 @@ def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     corpus_dir = out / "corpus"
-    writer = CorpusWriter(corpus_dir, run_id=uuid.uuid4().hex[:12])
-    runs: list[_Run] = []
-    tally = _Tally()
+    previous = Journal.load(out) if options.resume else None
+    if options.resume and previous is None:
+        say(f"--resume: no journal in {out} (journal-*.jsonl): running every case")
+    if previous is None:
+        Journal.clear(out)
+    run_id = previous.run_id if previous is not None else uuid.uuid4().hex[:12]
+    journal = Journal(out, run_id)
+    writer = CorpusWriter(corpus_dir, run_id=run_id)
     spec = options.target
     cases_for = {client: [c for c in all_cases if c.runs_on(client)] for client in options.clients}  # mixed: cross-client cases
-
-    def run_on(target: Any, label: str, client: str, bands: TimingBands) -> None:
-        runs.append(_run_cases(target, label, client, cases_for[client], out=out, writer=writer, tally=tally, say=say,
-                               bands=bands))
-        if options.fuzz_examples > 0 and client == "python":
-            _fuzz_on(target, label, options, out=out, corpus_dir=corpus_dir, tally=tally, say=say)
-
+    model_labels = [_Label(_model_label(c), c, cases_for[c], on_model=True) for c in options.clients if cases_for[c]]
+    live_labels = ([_Label(spec.kind if c == "python" else f"{spec.kind}-{c}", c, cases_for[c], on_model=False)
+                    for c in options.clients if cases_for[c]] if spec.kind != "model" else [])
+    labels = model_labels + live_labels
+    if previous is not None:
+        kept = _restore(previous, labels, writer=writer, corpus_dir=corpus_dir, say=say)
+        say(f"--resume {out} (run {run_id}): {kept} case results kept, "
+            f"{sum(len(lab.remaining()) for lab in labels)} cases to run")
+    tally = _Tally()
+    deaths: list[BrokerDeath] = []
     calibrated: dict[str, TimingBands] = {}
     model_release = _model_release(options)
+    interrupted: int | None = None
     try:
-        for client in options.clients:
-            if cases_for[client]:
-                run_on(model_target(client, model_release), "model" if client == "python" else f"model-{client}", client,
-                       TimingBands.for_model())
-        if spec.kind != "model":
-            faults = any(op.op in FAULT_OPS for c in all_cases for op in c.trace.ops)  # a fault proxy in front of the broker
-            with open_endpoint(spec, options, progress=say, faults=faults) as endpoint:  # one broker for every client
-                for client in options.clients:
-                    if not cases_for[client]:
-                        say(f"== no selected case runs with client {client}; skipped")
-                        continue
-                    with live_target(endpoint, options, client=client, progress=say) as target:
-                        bands = timing_bands(endpoint, target, client, options, calibrated, say=say)
-                        target.timing = bands.to_json()
-                        run_on(target, spec.kind if client == "python" else f"{spec.kind}-{client}", client, bands)
+        with _stop_signals(say) as fired:
+            try:
+                for lab in model_labels:
+                    if lab.pending(options):
+                        target = model_target(lab.client, model_release)
+                        lab.start(target, TimingBands.for_model(), journal)
+                        _run_label_cases(target, lab, out=out, writer=writer, journal=journal, say=say)
+                        _fuzz_on(target, lab, options, out=out, corpus_dir=corpus_dir, journal=journal, say=say)
+                if spec.kind != "model":
+                    for c in options.clients:
+                        if not cases_for[c]:
+                            say(f"== no selected case runs with client {c}; skipped")
+                if any(lab.pending(options) for lab in live_labels):
+                    _live(options, live_labels, out=out, writer=writer, journal=journal, calibrated=calibrated,
+                          deaths=deaths, say=say)
+            except KeyboardInterrupt:
+                interrupted = fired[0] if fired else int(signal.SIGINT)
     except CalibrationError as err:
         say(f"timing calibration failed: {err}")
         return EXIT_HARNESS
     finally:
         writer.close()
+    tally.harness_errors += len(deaths)
+    if interrupted is not None:
+        reason = f"interrupted ({signal.Signals(interrupted).name})"
+        for lab in labels:
+            lab.mark_not_run(reason)
+        runs = _finish_labels(labels, tally)
+        if runs:
+            _write_summaries(runs, labels, deaths, out)
+        judged = sum(len(lab.results) for lab in labels)
+        say(f"{reason}: the broker, the Java driver and the trace namespaces are stopped; {judged} case results are kept "
+            f"in {out}/journal-*.jsonl (summary.json lists the {sum(len(lab.not_run) for lab in labels)} cases not run)")
+        say(f"continue with: {resume_command(options)}")
+        return 128 + interrupted
+    runs = _finish_labels(labels, tally)
+    return _report(runs, labels, deaths, options, out=out, corpus_dir=corpus_dir, tally=tally, say=say)
 
-    live = [r for r in runs if not r.on_model] or runs
-    by_client = {}
-    for r in live:
-        write_json(out / f"summary-{r.client}.json", r.doc)
-        by_client[r.client] = {k: r.doc[k] for k in ("client_version", "rules", "counts", "cases", "known_deviations")}
-    primary = dict(live[0].doc)
-    primary["by_client"] = by_client
-    primary["reference"] = {r.client: {k: r.doc[k] for k in ("target", "broker_version", "client", "rules", "counts")}
-                            for r in runs if r.on_model}
-    write_json(out / "summary.json", primary)
-    from reports.junit import write_junit
 
-    write_junit(out / "junit.xml", [(r.results, r.info) for r in runs])
-    try:
-        from reports import client_matrix
+def _model_label(client: str) -> str:
+    return "model" if client == "python" else f"model-{client}"
 
-        written = client_matrix.write(client_matrix.build([r.doc for r in live],
-                                                          sources=[str(out / f"summary-{r.client}.json") for r in live]), out)
-        say("wrote the client x feature matrix: " + ", ".join(str(p) for p in written))
-    except Exception as err:  # noqa: BLE001 - the verdicts above stand even if the matrix cannot be drawn
-        say(f"the client x feature matrix failed: {type(err).__name__}: {err}")
-        tally.harness_errors += 1
-    for r in runs:
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(r.doc["counts"].items()))
-        say(f"{r.label}: rules {counts}")
-    say(f"wrote {out / 'junit.xml'} and {out / 'summary.json'}; outcome corpus in {corpus_dir}")
-    if not options.no_report:
-        from spark_reports.jobs.report import main as report_main
 
-        say("== report (Spark, local mode)")
-        summaries = [a for r in live for a in ("--summary", str(out / f"summary-{r.client}.json"))]
-        code = report_main(["--outcomes", str(corpus_dir), "--out", str(out / "report"), "--quiet", *summaries])
-        if code != 0:
-            say(f"the report failed (exit {code}); the JUnit XML and summary.json above are complete")
-            tally.harness_errors += 1
-        else:
-            say(f"wrote the report: {out / 'report' / 'index.html'}")
-    verdicts, excused = run_rule_verdicts(runs)
-    return exit_code(verdicts, harness_errors=tally.harness_errors, failed_cases=tally.failed_cases, excused=excused)
+def _live(options: RunOptions, live_labels: list["_Label"], *, out: Path, writer: Any, journal: "Journal",
+          calibrated: dict[str, TimingBands], deaths: list[BrokerDeath], say: Callable[[str], None]) -> None:
+    """The live labels' remaining cases on one broker; when it dies, report it once and stop, or
+    (``--on-broker-death restart``) start a new broker and go on with the cases left."""
+    from conformance.trace import FAULT_OPS
+
+    spec = options.target
+    faults = any(op.op in FAULT_OPS for lab in live_labels for c in lab.cases for op in c.trace.ops)  # a fault proxy
+    restarts = 0
+    while any(lab.pending(options) for lab in live_labels):
+        opened = False
+        try:
+            with open_endpoint(spec, options, progress=say, faults=faults) as endpoint:  # one broker for every client
+                opened = True
+                write_json(out / "broker.json", {**endpoint.describe(), "restarts": restarts})
+                monitor = BrokerMonitor(endpoint)
+                for lab in live_labels:
+                    if not lab.pending(options):
+                        continue
+                    try:
+                        with live_target(endpoint, options, client=lab.client, progress=say) as target:
+                            bands = timing_bands(endpoint, target, lab.client, options, calibrated, say=say)
+                            target.timing = bands.to_json()
+                            lab.start(target, bands, journal)
+                            _run_label_cases(target, lab, out=out, writer=writer, journal=journal, say=say, monitor=monitor)
+                            _fuzz_on(target, lab, options, out=out, corpus_dir=writer.out_dir, journal=journal, say=say,
+                                     monitor=monitor)
+                    except (BrokerDied, KeyboardInterrupt):
+                        raise
+                    except Exception as err:  # noqa: BLE001 - a dead broker explains it, or it is the harness's own error
+                        death = monitor.check()
+                        if death is None:
+                            raise
+                        death.label = lab.label
+                        say(f"   ({lab.label}: {one_line_cause(err)})")
+                        raise BrokerDied(death) from err
+        except BrokerDied as died:
+            death = died.death
+            deaths.append(death)
+            left = sum(len(lab.remaining()) for lab in live_labels)
+            if options.on_broker_death == "restart" and restarts < MAX_RESTARTS:
+                death.action = "restarted"
+                say(death.report())
+                restarts += 1
+                say(f"== --on-broker-death restart: starting a new broker for the {left} cases left (restart {restarts} of "
+                    f"at most {MAX_RESTARTS})")
+                continue
+            say(death.report())
+            where = f"broker died at case {death.at_case}" if death.at_case else "broker died"
+            for lab in live_labels:
+                lab.mark_not_run(f"{where} ({death.label})" if death.label else where)
+            say(f"stopping the run: {left} cases not run (summary.json \"not_run\"); "
+                + ("" if options.on_broker_death == "restart" else "--on-broker-death restart starts a new broker and goes on; ")
+                + f"run them later with: {resume_command(options)}")
+            return
+        except Exception as err:  # noqa: BLE001
+            if opened or not deaths:
+                raise
+            # the new broker after a death could not be had: the cases left cannot run
+            say(f"the broker could not be restarted: {one_line_cause(err)}")
+            for lab in live_labels:
+                lab.mark_not_run(f"broker died at case {deaths[-1].at_case}; a new broker could not start")
+            deaths[-1].action = "restart failed"
+            return
 
 
 def _model_release(options: RunOptions) -> str | None:
@@ -237,64 +303,488 @@ def _calibrate(endpoint: Any, target: Any, client: str, say: Callable[[str], Non
     return bands
 
 
-def _run_cases(target: Any, label: str, client: str, cases: list[Any], *, out: Path, writer: Any, tally: _Tally,
-               say: Callable[[str], None], bands: TimingBands | None = None) -> _Run:
-    from conformance.deviations import known_deviations
-    from conformance.runner import ERROR, FAIL, run_case, summary, unexcused_failures
+# --------------------------------------------------------------------------- one label's cases
 
-    info = describe_target(target, client=client)
-    info["client"] = client
-    results = []
-    deviations = {}
-    excused_rules: set[str] = set()
-    say(f"== {len(cases)} cases on {label} ({info.get('broker_version') or 'reference model'}, client {client})")
-    for i, case in enumerate(cases, start=1):
-        result = run_case(case, target, client=client, history_dir=out / "histories" / label)
-        results.append(result)
+
+@dataclass
+class _Label:
+    """One client's cases on one target (the model or the live broker), across broker restarts
+    and resumed runs: what is judged, what was lost to a broker death, what did not run."""
+
+    label: str
+    client: str
+    cases: list[Any]
+    on_model: bool
+    info: dict[str, Any] | None = None
+    results: dict[str, Any] = field(default_factory=dict)  # case id -> CaseResult: judged and kept
+    lost: dict[str, Any] = field(default_factory=dict)  # case id -> CaseResult (ERROR): in flight when the broker died
+    not_run: dict[str, str] = field(default_factory=dict)  # case id -> why it did not run
+    fuzz: dict[str, Any] | None = None  # the fuzz budget's journal entry, once it ran
+
+    def remaining(self) -> list[Any]:
+        return [c for c in self.cases if c.id not in self.results and c.id not in self.lost]
+
+    def wants_fuzz(self, options: RunOptions) -> bool:
+        return options.fuzz_examples > 0 and self.client == "python"
+
+    def pending(self, options: RunOptions) -> bool:
+        return bool(self.remaining()) or (self.wants_fuzz(options) and self.fuzz is None)
+
+    def start(self, target: Any, bands: TimingBands | None, journal: "Journal") -> None:
+        info = describe_target(target, client=self.client)
+        info["client"] = self.client
+        if bands is not None:
+            info["timing"] = bands.to_json()
+        self.info = info
+        journal.write(self.label, {"type": "label", "info": info})
+
+    def mark_not_run(self, reason: str) -> None:
+        for case in self.remaining():
+            self.not_run.setdefault(case.id, reason)
+
+    def ordered_results(self) -> list[Any]:
+        return [self.results.get(c.id) or self.lost[c.id] for c in self.cases if c.id in self.results or c.id in self.lost]
+
+
+def _excusal(lab: _Label, result: Any) -> tuple[list[Any], bool]:
+    """The known deviations recorded for the case on this broker, and whether they excuse it (when
+    they explain every failure of the case)."""
+    from conformance.deviations import known_deviations
+    from conformance.runner import FAIL, unexcused_failures
+
+    devs = known_deviations(result.case.id, (lab.info or {}).get("broker_version")) if not lab.on_model else []
+    return devs, bool(devs) and result.status == FAIL and not unexcused_failures(result, devs)
+
+
+def _run_label_cases(target: Any, lab: _Label, *, out: Path, writer: Any, journal: "Journal", say: Callable[[str], None],
+               monitor: BrokerMonitor | None = None) -> None:
+    """Run ``lab``'s remaining cases on ``target``. Each finished case goes to the journal (flushed)
+    and then to the corpus. With a ``monitor``, the broker is checked after every case: if it is
+    dead, the case is lost (ERROR, never a verdict) and ``BrokerDied`` is raised."""
+    from conformance.runner import ERROR, FAIL, run_case
+
+    info = lab.info or {}
+    cases = lab.remaining()
+    before = len(lab.results) + len(lab.lost)
+    say(f"== {len(cases)} cases on {lab.label} ({info.get('broker_version') or 'reference model'}, client {lab.client})"
+        + (f"; {before} judged before" if before else ""))
+    total = len(lab.cases)
+    for case in cases:
+        i = lab.cases.index(case) + 1
+        result = run_case(case, target, client=lab.client, history_dir=out / "histories" / lab.label,
+                          harness_log=out / HARNESS_LOG)
+        if monitor is not None:
+            death = monitor.check()
+            if death is not None:
+                death.at_case, death.label = case.id, lab.label
+                lab.lost[case.id] = _lost(result, death)
+                say(f"  [{i:>3}/{total}] {ERROR:<14} {case.id}  ({result.duration_s:.1f} s)  not judged: the broker died")
+                raise BrokerDied(death)
+        journal.write(lab.label, _case_entry(result))
         if result.history is not None:
             writer.add(result.history, result.corpus_verdicts())
-        devs = known_deviations(case.id, info["broker_version"]) if not label.startswith("model") else []
-        # excused only when the recorded deviations explain every failure of the case
-        excused = bool(devs) and result.status == FAIL and not unexcused_failures(result, devs)
+        lab.results[case.id] = result
+        devs, excused = _excusal(lab, result)
         mark = f"  (known deviation {', '.join(d.id for d in devs)})" if excused else ""
-        say(f"  [{i:>3}/{len(cases)}] {result.status:<14} {case.id}  ({result.duration_s:.1f} s){mark}")
-        if excused:
-            failed = {v.rule_id for v in result.verdicts if getattr(v, "status", None) == FAIL}
-            for dev in devs:
-                if dev.rule in failed:
-                    deviations[f"{case.id}#{dev.id}"] = {"id": dev.id, "case": case.id, "rule": dev.rule, "reason": dev.reason,
-                                                         "evidence": dev.evidence}
-                    excused_rules.add(dev.rule)
-        elif result.status == FAIL:
-            tally.failed_cases += 1
-        elif result.status == ERROR:
-            tally.harness_errors += 1
-        if result.status in (FAIL, ERROR):
+        say(f"  [{i:>3}/{total}] {result.status:<14} {case.id}  ({result.duration_s:.1f} s){mark}")
+        if result.status in (FAIL, ERROR) and not excused:
             for line in result.failure_text().splitlines():
                 say(f"        {line}")
-    doc = summary(results, target_info=info, applies=applies_for(info))
-    doc["known_deviations"] = deviations
-    if bands is not None:
-        doc["timing"] = info["timing"] = bands.to_json()
-    return _Run(label, client, info, results, doc, excused_rules)
 
 
-def _fuzz_on(target: Any, label: str, options: RunOptions, *, out: Path, corpus_dir: Path, tally: _Tally,
-             say: Callable[[str], None]) -> None:
+def _run_cases(target: Any, label: str, client: str, cases: list[Any], *, out: Path, writer: Any, tally: _Tally,
+               say: Callable[[str], None], bands: TimingBands | None = None) -> _Run:
+    """``cases`` on ``target`` from start to end, as one label of a run with no journal and no
+    broker watch; failures and harness errors are counted into ``tally``."""
+    lab = _Label(label, client, list(cases), on_model=label.startswith("model"))
+    journal = _NoJournal(out, "")
+    lab.start(target, bands, journal)
+    _run_label_cases(target, lab, out=out, writer=writer, journal=journal, say=say)
+    return _finish_labels([lab], tally)[0]
+
+
+def _lost(result: Any, death: BrokerDeath) -> Any:
+    """The case in flight when the broker died: ERROR, no verdict (what it saw may be the death)."""
+    from conformance.runner import ERROR, CaseResult
+
+    return CaseResult(result.case, result.target, ERROR, {}, [], [], None, result.history_path, result.duration_s,
+                      f"the broker died during this case ({death.exit_status}): not judged; --resume runs it again")
+
+
+def _fuzz_on(target: Any, lab: _Label, options: RunOptions, *, out: Path, corpus_dir: Path, journal: "Journal",
+             say: Callable[[str], None], monitor: BrokerMonitor | None = None) -> None:
     from conformance.fuzz import HARNESS_ERROR, fuzz_budget
 
-    examples = options.fuzz_examples * (FUZZ_MODEL_FACTOR if label.startswith("model") else 1)
-    say(f"== fuzz budget on {label}: {examples} generated traces (seed {options.fuzz_seed})")
-    fuzz_out = out / "fuzz" / label.split("/")[0]
+    if not lab.wants_fuzz(options) or lab.fuzz is not None:
+        return
+    examples = options.fuzz_examples * (FUZZ_MODEL_FACTOR if lab.on_model else 1)
+    say(f"== fuzz budget on {lab.label}: {examples} generated traces (seed {options.fuzz_seed})")
+    fuzz_out = out / "fuzz" / lab.label.split("/")[0]
     result = fuzz_budget(target, examples=examples, seed=options.fuzz_seed, out_dir=fuzz_out)
     say("   " + result.text().replace("\n", "\n   "))
-    for failure in result.failures:
-        if failure.signature[0] == HARNESS_ERROR:  # the target or the checker crashed on a generated trace
+    if monitor is not None:
+        death = monitor.check()
+        if death is not None:
+            death.at_case, death.label = "(fuzz budget)", lab.label
+            raise BrokerDied(death)
+    harness = sum(1 for f in result.failures if f.signature[0] == HARNESS_ERROR)  # the target or the checker crashed
+    parts = sorted(p.name for p in Path(result.corpus_dir).glob("part-*.parquet"))
+    entry = {"type": "fuzz", "harness_errors": harness, "failures": len(result.failures) - harness,
+             "source": str(result.corpus_dir), "parts": parts}
+    journal.write(lab.label, entry)  # first the journal, then the links: a resumed run completes them
+    _link_fuzz_parts(entry, corpus_dir)
+    lab.fuzz = entry
+
+
+def _link_fuzz_parts(entry: dict[str, Any], corpus_dir: Path) -> None:
+    """One corpus for the run: the fuzz parts join the case parts (file names are unique per run id)."""
+    for name in entry.get("parts", []):
+        source, target_path = Path(entry["source"]) / name, Path(corpus_dir) / name
+        if source.exists() and not target_path.exists():
+            os.link(source, target_path)
+
+
+# --------------------------------------------------------------------------- the journal (--resume)
+
+
+class Journal:
+    """``out/journal-<label>.jsonl``: one JSON line per finished case (and per label start and fuzz
+    budget), written and fsynced as it happens, so an interrupted run keeps what it judged."""
+
+    def __init__(self, out: Path, run_id: str):
+        self.out = Path(out)
+        self.run_id = run_id
+
+    @staticmethod
+    def path(out: Path, label: str) -> Path:
+        return Path(out) / f"journal-{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}.jsonl"
+
+    def write(self, label: str, entry: dict[str, Any]) -> None:
+        line = json.dumps({"run_id": self.run_id, "label": label, **entry}, sort_keys=False) + "\n"
+        with self.path(self.out, label).open("a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    @staticmethod
+    def clear(out: Path) -> None:
+        for path in Path(out).glob("journal-*.jsonl"):
+            path.unlink(missing_ok=True)
+
+    @staticmethod
+    def load(out: Path) -> "_Journaled | None":
+        """What the journals in ``out`` hold (a torn last line is left out); None: no journal."""
+        found = _Journaled(run_id="")
+        for path in sorted(Path(out).glob("journal-*.jsonl")):
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(entry, dict) or "label" not in entry:
+                    continue
+                found.run_id = found.run_id or str(entry.get("run_id") or "")
+                block = found.labels.setdefault(entry["label"], {"info": None, "cases": {}, "fuzz": None})
+                kind = entry.get("type")
+                if kind == "label":
+                    block["info"] = entry.get("info")
+                elif kind == "case":
+                    block["cases"][entry["case"]] = entry
+                elif kind == "fuzz":
+                    block["fuzz"] = entry
+        return found if found.run_id else None
+
+
+class _NoJournal(Journal):
+    def write(self, label: str, entry: dict[str, Any]) -> None:
+        pass
+
+
+@dataclass
+class _Journaled:
+    run_id: str
+    labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _case_entry(result: Any) -> dict[str, Any]:
+    from conformance.runner import ERROR
+
+    history = result.history
+    expectations = []
+    for e in result.expectations:
+        try:
+            index = result.case.expectations.index(e.expectation)
+        except ValueError:
+            continue
+        expectations.append({"index": index, "passed": e.passed, "observed": e.observed, "message": e.message})
+    return {
+        "type": "case",
+        "case": result.case.id,
+        "status": result.status,
+        # a case the target could not run (no history) runs again on --resume; every other result is kept
+        "final": not (result.status == ERROR and history is None),
+        "target": result.target,
+        "rule_verdicts": dict(result.rule_verdicts),
+        "verdicts": [{"rule_id": v.rule_id, "step": v.step, "status": v.status, "anomaly": getattr(v, "anomaly", None),
+                      "explanation": getattr(v, "explanation", "")} for v in result.verdicts],
+        "expectations": expectations,
+        "expectation_failures": [{"step": f.step, "message": f.message, "charged_to": list(f.charged_to),
+                                  "indeterminate": f.indeterminate} for f in result.expectation_failures],
+        "history_path": str(result.history_path) if result.history_path else None,
+        "duration_s": result.duration_s,
+        "message": result.message,
+        "corpus": None if history is None else _corpus_key_json(history),
+    }
+
+
+def _corpus_key_json(history: Any) -> dict[str, Any]:
+    h = history.header
+    return {"trace_id": h.trace_id, "target": h.target or "unknown", "client": h.client, "broker_version": h.broker_version}
+
+
+def _result_from(entry: dict[str, Any], case: Any) -> Any | None:
+    """The ``CaseResult`` a journal entry recorded (None: it no longer fits the case file)."""
+    from conformance.case_files import ExpectationResult
+    from conformance.runner import CaseResult, CaseVerdict, ExpectationFailure
+
+    try:
+        expectations = [ExpectationResult(case.expectations[x["index"]], x["passed"], x["observed"], x["message"])
+                        for x in entry.get("expectations", [])]
+        verdicts = [CaseVerdict(v["rule_id"], v["step"], v["status"], v.get("anomaly"), v.get("explanation") or "")
+                    for v in entry.get("verdicts", [])]
+        failures = [ExpectationFailure(case.id, f["step"], f["message"], tuple(f["charged_to"]), bool(f["indeterminate"]))
+                    for f in entry.get("expectation_failures", [])]
+        path = entry.get("history_path")
+        return CaseResult(case, entry["target"], entry["status"], dict(entry["rule_verdicts"]), verdicts, expectations, None,
+                          Path(path) if path else None, float(entry.get("duration_s") or 0.0), entry.get("message") or "",
+                          failures)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+
+
+def _corpus_keys(corpus_dir: Path, run_id: str) -> set[tuple[Any, ...]]:
+    """(trace id, target, client, broker version) of every trace run ``run_id`` has in a finished part."""
+    import pyarrow.parquet as pq
+
+    keys: set[tuple[Any, ...]] = set()
+    for part in sorted(Path(corpus_dir).glob(f"part-{run_id}-*.parquet")):
+        try:
+            table = pq.read_table(part, columns=["trace_id", "target", "client", "broker_version"])
+        except Exception:  # noqa: BLE001 - an unreadable part holds nothing this run can count on
+            continue
+        keys.update(zip(*(table.column(c).to_pylist() for c in ("trace_id", "target", "client", "broker_version"))))
+    return keys
+
+
+def _restore(previous: _Journaled, labels: list[_Label], *, writer: Any, corpus_dir: Path, say: Callable[[str], None]) -> int:
+    """Put the journaled results back into ``labels``; return how many were kept. A journaled case
+    whose rows never reached a finished corpus part gets them now (from its saved history), so no
+    case is run twice and none is missing from the corpus; one without its history runs again."""
+    from conformance.trace import History, load
+
+    present = _corpus_keys(corpus_dir, previous.run_id)
+    kept = 0
+    for lab in labels:
+        block = previous.labels.get(lab.label)
+        if not block:
+            continue
+        if block.get("info"):
+            lab.info = block["info"]
+        by_id = {c.id: c for c in lab.cases}
+        for case_id, entry in block["cases"].items():
+            case = by_id.get(case_id)
+            if case is None or not entry.get("final"):
+                continue
+            result = _result_from(entry, case)
+            if result is None:
+                continue
+            key = entry.get("corpus")
+            if key:
+                k = (key["trace_id"], key["target"], key["client"], key["broker_version"])
+                if k not in present:
+                    try:
+                        history = load(entry["history_path"]) if entry.get("history_path") else None
+                    except (OSError, ValueError):
+                        history = None
+                    if not isinstance(history, History):
+                        continue  # runs again
+                    writer.add(history, result.verdicts)
+                    present.add(k)
+            lab.results[case_id] = result
+            kept += 1
+        if block.get("fuzz"):
+            _link_fuzz_parts(block["fuzz"], corpus_dir)
+            lab.fuzz = block["fuzz"]
+    return kept
+
+
+# --------------------------------------------------------------------------- summaries, exit code
+
+
+def _finish_labels(labels: list[_Label], tally: _Tally) -> list[_Run]:
+    """A ``_Run`` for every label that ran (or was resumed); counts its failures and harness errors."""
+    from conformance.runner import ERROR, FAIL, summary
+
+    runs = []
+    for lab in labels:
+        if lab.info is None:
+            continue
+        info = dict(lab.info)
+        results = lab.ordered_results()
+        deviations: dict[str, Any] = {}
+        excused_rules: set[str] = set()
+        for result in results:
+            devs, excused = _excusal(lab, result)
+            if excused:
+                failed = {v.rule_id for v in result.verdicts if getattr(v, "status", None) == FAIL}
+                for dev in devs:
+                    if dev.rule in failed:
+                        deviations[f"{result.case.id}#{dev.id}"] = {"id": dev.id, "case": result.case.id, "rule": dev.rule,
+                                                                   "reason": dev.reason, "evidence": dev.evidence}
+                        excused_rules.add(dev.rule)
+            elif result.status == FAIL:
+                tally.failed_cases += 1
+            elif result.status == ERROR:
+                tally.harness_errors += 1
+        if lab.fuzz:
+            tally.harness_errors += int(lab.fuzz.get("harness_errors", 0))
+            tally.failed_cases += int(lab.fuzz.get("failures", 0))
+        doc = summary(results, target_info=info, applies=applies_for(info))
+        doc["known_deviations"] = deviations
+        if info.get("timing") is not None:
+            doc["timing"] = info["timing"]
+        doc["not_run"] = dict(lab.not_run)
+        judged_rules = {rule for r in results for rule in r.case.rules}
+        doc["not_run_rules"] = {rule: reason for cid, reason in lab.not_run.items() for rule in _case_rules(lab, cid)
+                                if rule not in judged_rules and doc["rules"].get(rule) == NOT_EXERCISED}
+        runs.append(_Run(lab.label, lab.client, info, results, doc, excused_rules))
+    return runs
+
+
+def _case_rules(lab: _Label, case_id: str) -> tuple[str, ...]:
+    return next((c.rules for c in lab.cases if c.id == case_id), ())
+
+
+def _write_summaries(runs: list[_Run], labels: list[_Label], deaths: list[BrokerDeath], out: Path) -> list[_Run]:
+    from conformance.runner import write_json as _write_json
+    from reports.junit import write_junit
+
+    live = [r for r in runs if not r.on_model] or runs
+    deaths_json = [d.to_json() for d in deaths]
+    by_client = {}
+    for r in live:
+        if not r.on_model:
+            r.doc["broker_deaths"] = deaths_json
+        _write_json(out / f"summary-{r.client}.json", r.doc)
+        by_client[r.client] = {k: r.doc[k] for k in ("client_version", "rules", "counts", "cases", "known_deviations", "not_run")}
+    primary = dict(live[0].doc)
+    primary["by_client"] = by_client
+    primary["reference"] = {r.client: {k: r.doc[k] for k in ("target", "broker_version", "client", "rules", "counts")}
+                            for r in runs if r.on_model}
+    # every label's cases that did not run, and why (a label the broker never reached has no summary of its own)
+    primary["not_run_by_label"] = {lab.label: dict(lab.not_run) for lab in labels if lab.not_run}
+    primary["broker_deaths"] = deaths_json
+    primary["broker_restarts"] = sum(1 for d in deaths if d.action == "restarted")
+    _write_json(out / "summary.json", primary)
+    write_junit(out / "junit.xml", [(r.results, r.info) for r in runs])
+    return live
+
+
+def _report(runs: list[_Run], labels: list[_Label], deaths: list[BrokerDeath], options: RunOptions, *, out: Path,
+            corpus_dir: Path, tally: _Tally, say: Callable[[str], None]) -> int:
+    live = _write_summaries(runs, labels, deaths, out)
+    try:
+        from reports import client_matrix
+
+        written = client_matrix.write(client_matrix.build([r.doc for r in live],
+                                                          sources=[str(out / f"summary-{r.client}.json") for r in live]), out)
+        say("wrote the client x feature matrix: " + ", ".join(str(p) for p in written))
+    except Exception as err:  # noqa: BLE001 - the verdicts above stand even if the matrix cannot be drawn
+        say(f"the client x feature matrix failed: {type(err).__name__}: {err}")
+        tally.harness_errors += 1
+    for r in runs:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(r.doc["counts"].items()))
+        say(f"{r.label}: rules {counts}")
+    say(f"wrote {out / 'junit.xml'} and {out / 'summary.json'}; outcome corpus in {corpus_dir}")
+    if not options.no_report:
+        from spark_reports.jobs.report import main as report_main
+
+        say("== report (Spark, local mode)")
+        summaries = [a for r in live for a in ("--summary", str(out / f"summary-{r.client}.json"))]
+        code = report_main(["--outcomes", str(corpus_dir), "--out", str(out / "report"), "--quiet", *summaries])
+        if code != 0:
+            say(f"the report failed (exit {code}); the JUnit XML and summary.json above are complete")
             tally.harness_errors += 1
         else:
-            tally.failed_cases += 1
-    # one corpus for the run: the fuzz parts join the case parts (file names are unique per run id)
-    for part in Path(result.corpus_dir).glob("part-*.parquet"):
-        target_path = corpus_dir / part.name
-        if not target_path.exists():
-            os.link(part, target_path)
+            say(f"wrote the report: {out / 'report' / 'index.html'}")
+    not_run = sum(len(lab.not_run) for lab in labels)
+    if deaths:
+        restarted = sum(1 for d in deaths if d.action == "restarted")
+        say(f"the verdicts are incomplete (exit {EXIT_HARNESS}): {len(deaths)} broker death(s), {restarted} restart(s), "
+            f"{not_run} cases not run (summary.json: broker_deaths, not_run)")
+    verdicts, excused = run_rule_verdicts(runs)
+    return exit_code(verdicts, harness_errors=tally.harness_errors, failed_cases=tally.failed_cases, excused=excused)
+
+
+# --------------------------------------------------------------------------- Ctrl-C, SIGTERM
+
+
+class _Interrupted(KeyboardInterrupt):
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stop_signals(say: Callable[[str], None]) -> Iterator[list[int]]:
+    """SIGINT and SIGTERM raise ``KeyboardInterrupt`` in the main thread (once: a second signal while
+    the ``with`` blocks close the broker, the driver and the namespaces is ignored, so cleanup ends).
+    Yields the list the signal's number is put into."""
+    fired: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield fired
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if fired:
+            say(f"{signal.Signals(signum).name}: already stopping (cleaning up the broker, the driver, the namespaces)")
+            return
+        fired.append(signum)
+        raise _Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield fired
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def resume_command(options: RunOptions) -> str:
+    """The command line that continues this run (``--resume``)."""
+    spec = options.target
+    args = ["pulsar-conformance", "run", "--target", spec.service_url if spec.kind == "external" else spec.kind]
+    if spec.kind == "external" and spec.admin_url:
+        args += ["--pulsar-admin-url", spec.admin_url]
+    args += ["--client", ",".join(options.clients), "--out", str(options.out)]
+    if options.cases:
+        args += ["--cases", str(options.cases)]
+    for sel in options.only:
+        args += ["--only", sel]
+    args += ["--fuzz-examples", str(options.fuzz_examples)]
+    if options.fuzz_seed:
+        args += ["--fuzz-seed", str(options.fuzz_seed)]
+    if options.no_report:
+        args.append("--no-report")
+    for flag, value in (("--token-env", options.token_env), ("--token-file", options.token_file),
+                        ("--broker-version", options.broker_version), ("--java-client-version", options.java_client_version)):
+        if value:
+            args += [flag, value]
+    for item in options.config_override:
+        args += ["--config-override", item]
+    if options.timing_tolerance_ms is not None:
+        args += ["--timing-tolerance-ms", f"{options.timing_tolerance_ms:g}"]
+    if options.on_broker_death != "stop":
+        args += ["--on-broker-death", options.on_broker_death]
+    args.append("--resume")
+    return shlex.join(args)
