@@ -39,6 +39,7 @@ __all__ = [
     "VERSION_KEY",
     "arrow_to_spark",
     "check_corpus_folder",
+    "check_part_columns",
     "require_corpus_schema",
 ]
 
@@ -110,12 +111,58 @@ def require_corpus_schema(df: DataFrame, *, source: str = "<DataFrame>") -> Data
     return df
 
 
+REGENERATE = "regenerate the corpus with this pulsar-conformance (pulsar-conformance run), or move the part out of the folder"
+
+
 def check_corpus_folder(corpus_dir: str | Path) -> list[Path]:
     """Every ``part-*.parquet`` of ``corpus_dir``, after refusing a missing folder, an empty one,
-    and any part that is truncated or of another schema version (``CorpusError`` names the file)."""
-    parts = part_files(Path(corpus_dir))  # CorpusError when the folder does not exist
+    and any part that is truncated, of another schema version, or whose columns are not the
+    corpus's (``CorpusError``: one line naming the file, the columns and what to do). Footers only:
+    no Spark, no data pages."""
+    try:
+        parts = part_files(Path(corpus_dir))  # CorpusError when the folder does not exist
+    except CorpusError as err:
+        raise CorpusError(f"{err}; give --outcomes the corpus folder of a run (OUT/corpus)") from None
     if not parts:
-        raise CorpusError(f"{corpus_dir}: no part-*.parquet files; is this an outcome corpus folder?")
+        raise CorpusError(f"{corpus_dir}: no part-*.parquet files; is this an outcome corpus folder? "
+                          "give --outcomes the corpus folder of a run (OUT/corpus)")
     for part in parts:
-        check_part(part)
+        try:
+            check_part(part)
+        except (CorpusError, ValueError) as err:
+            text = " ".join(str(err).split())
+            if not text.startswith(str(part)):
+                text = f"{part}: {text}"
+            raise CorpusError(f"{text}; {REGENERATE}") from None
+        check_part_columns(part)
     return parts
+
+
+def _arrow_shape(schema: pa.Schema) -> list[tuple[str, str]]:
+    # list<item: string> and list<element: string> are the same column: compare value types
+    return [(f.name, f"list<{f.type.value_type}>" if pa.types.is_list(f.type) else str(f.type)) for f in schema]
+
+
+def check_part_columns(part: Path) -> None:
+    """Refuse a part whose columns (names, order, types) are not the corpus's, even when its
+    metadata claims the right schema version; the message names the file and the columns."""
+    import pyarrow.parquet as pq
+
+    from conformance.corpus import SCHEMA
+
+    try:
+        got = _arrow_shape(pq.read_schema(part))
+    except (pa.ArrowException, OSError) as err:
+        raise CorpusError(f"{part}: not a readable Parquet file ({' '.join(str(err).split())}); {REGENERATE}") from None
+    want = _arrow_shape(SCHEMA)
+    if got == want:
+        return
+    names_got, names_want = dict(got), dict(want)
+    missing = [n for n, _ in want if n not in names_got]
+    extra = [n for n, _ in got if n not in names_want]
+    changed = [f"{n} {t} (expected {names_want[n]})" for n, t in got if n in names_want and names_want[n] != t]
+    problems = "; ".join(p for p in (f"missing columns {missing}" if missing else "",
+                                     f"unexpected columns {extra}" if extra else "",
+                                     f"changed types {changed}" if changed else "") if p) or "columns in another order"
+    raise CorpusError(f"{part}: tagged corpus schema version {CORPUS_SCHEMA_VERSION} but its columns are not the "
+                      f"corpus's ({problems}); {REGENERATE}")

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -52,6 +54,30 @@ def session(master: str | None = None, *, app: str = "pulsar-conformance-report"
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+@contextmanager
+def spark_log_to(path: Path) -> Iterator[bool]:
+    """While a session starts inside, the process's stderr (fd 2) goes to ``path``: the JVM it
+    launches inherits it, so its launcher notes and log4j output (task failures with their stack
+    traces) land there, not on the terminal. Yields whether no session ran before (the caller then
+    owns the one it makes, and stops it); with one running, nothing is redirected."""
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        yield False
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.dup2(log, 2)
+        yield True
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(log)
 
 
 def read_corpus(spark: SparkSession, corpus_dir: str | Path) -> DataFrame:

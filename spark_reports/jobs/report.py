@@ -14,9 +14,12 @@ Reads an outcome corpus (``docs/outcome-corpus.md``), computes the figures with
 - ``data/report.json``: every figure the two documents were drawn from.
 
 The job only reads, calls transforms and writes. Bad input (a missing folder, a part file of
-another schema version, a truncated file) is refused with exit status 2 and a message naming
-the file. Nothing in ``--out`` is replaced until the new report is complete: it is built in a
-temporary sibling folder, then swapped in (the old report is removed last).
+another schema version or with other columns, a truncated or corrupt file) is refused with exit
+status 2 and one line naming the file (docs/bad-input.md); the part files' footers are checked
+with pyarrow before Spark starts, and a corrupt page Spark meets is mapped back to its part. The
+JVM's own output goes to a log file, named when the job fails (exit 4). Nothing in ``--out`` is
+replaced until the new report is complete: it is built in a temporary sibling folder, then
+swapped in (the old report is removed last). Ctrl-C or SIGTERM stops Spark (exit 130).
 
 Runs in local mode (``local[2]``) unless ``--spark-master URL`` names a cluster; on a cluster the
 corpus path must be readable by the executors (a shared file system or object store), and the
@@ -29,8 +32,11 @@ import argparse
 import datetime as _dt
 import json
 import os
+import re
 import shutil
+import signal
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -42,9 +48,9 @@ from pyspark.sql import functions as F
 from conformance.verdicts import FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, is_judged, severity
 from reference_model import releases
 from spark_reports import transforms as T
-from spark_reports.schemas import CorpusError, check_corpus_folder
+from spark_reports.schemas import REGENERATE, CorpusError, check_corpus_folder
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
+EXIT_OK, EXIT_BAD_INPUT, EXIT_HARNESS, EXIT_INTERRUPTED = 0, 2, 4, 130
 DEFAULT_OUT = "out/report"
 MAX_DIFF_ROWS = 2000
 MAX_TIMING_POINTS_PER_RULE = 3000
@@ -408,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parts = check_corpus_folder(corpus)
     except CorpusError as err:
-        print(f"pulsar-conformance report: {err}", file=sys.stderr)
+        print(f"pulsar-conformance report: {' '.join(str(err).split())}", file=sys.stderr)
         return EXIT_BAD_INPUT
     summaries: list[dict[str, Any]] | None = None
     sources: list[str] | None = None
@@ -419,44 +425,85 @@ def main(argv: list[str] | None = None) -> int:
             summaries, sources = client_matrix.load_summaries(args.summary)
             client_matrix.build(summaries, sources=sources)  # refuse bad input before Spark starts
         except ValueError as err:
-            print(f"pulsar-conformance report: {err}", file=sys.stderr)
+            print(f"pulsar-conformance report: {' '.join(str(err).split())}", file=sys.stderr)
             return EXIT_BAD_INPUT
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{uuid.uuid4().hex[:8]}")
     say(f"{len(parts)} part files in {corpus}; building into {tmp}")
-    from spark_reports.jobs.common import session
+    from spark_reports.jobs.common import session, spark_log_to
 
-    spark = session(args.spark_master)
+    log = Path(tempfile.gettempdir()) / f"pulsar-conformance-report-{os.getpid()}.log"
+    previous_term = _sigterm_as_interrupt()
+    spark, owned, keep_log = None, False, False
     try:
+        with spark_log_to(log) as owned:  # the JVM's own output (launcher notes, log4j) goes to the log file
+            spark = session(args.spark_master)
         data = collect_report_data(spark, corpus, log=say)
         paths = write_report(data, tmp, traces=known_traces(), summaries=summaries, summary_sources=sources)
-        swap_in(tmp, out)
+        swap_in(tmp, out)  # the old report stays whole until the new one is complete
     except CorpusError as err:
-        print(f"pulsar-conformance report: {err}", file=sys.stderr)
+        print(f"pulsar-conformance report: {' '.join(str(err).split())}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except Exception as err:
-        if _is_bad_file(err):
-            print(f"pulsar-conformance report: a corpus file could not be read: {_first_line(err)}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"pulsar-conformance report: interrupted; {out} is unchanged", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as err:  # noqa: BLE001 - a bad part Spark found, else the job failing (exit 4)
+        bad = bad_part(err, parts)
+        if bad is not None:
+            print(f"pulsar-conformance report: {bad}: Spark could not read this part (a corrupt page?); {REGENERATE}",
+                  file=sys.stderr)
             return EXIT_BAD_INPUT
-        raise
+        keep_log = True
+        print(f"pulsar-conformance report: the report job failed ({type(err).__name__}: {_first_line(err)}); "
+              f"{out} is unchanged; Spark's log: {log} (exit 4, a harness error)", file=sys.stderr)
+        return EXIT_HARNESS
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if spark is not None and owned:
+            spark.stop()  # no JVM outlives the job, whatever ended it
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
+        if not keep_log:
+            log.unlink(missing_ok=True)
     for name, path in paths.items():
         say(f"wrote {out / path.relative_to(tmp)} ({name})")
     return EXIT_OK
 
 
-def _is_bad_file(err: Exception) -> bool:
+def _sigterm_as_interrupt() -> Any:
+    """Make SIGTERM stop the job as Ctrl-C does (so ``finally`` stops Spark); the previous handler,
+    or None off the main thread (where signals cannot be handled)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    return signal.signal(signal.SIGTERM, interrupt)
+
+
+def bad_part(err: BaseException, parts: list[Path]) -> Path | None:
+    """The part file a Spark read error names (FAILED_READ_FILE and friends), or None when the
+    error is not about reading a file."""
     text = str(err)
-    return any(s in text for s in ("FAILED_READ_FILE", "CANNOT_READ_FILE_FOOTER", "is not a Parquet file", "ParquetDecodingException"))
+    if not any(s in text for s in ("FAILED_READ_FILE", "CANNOT_READ_FILE_FOOTER", "is not a Parquet file",
+                                   "ParquetDecodingException")):
+        return None
+    for part in parts:
+        if str(part.resolve()) in text or part.name in text:
+            return part
+    found = re.search(r"file:(?://)?(/\S+?\.parquet)", text)
+    return Path(found.group(1)) if found else None
 
 
-def _first_line(err: Exception) -> str:
+def _first_line(err: BaseException) -> str:
     for line in str(err).splitlines():
-        if "file:" in line or ".parquet" in line:
-            return line.strip()
-    return str(err).splitlines()[0] if str(err) else type(err).__name__
+        if line.strip():
+            return line.strip()[:300]
+    return type(err).__name__
 
 
 if __name__ == "__main__":
