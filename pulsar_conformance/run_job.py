@@ -14,6 +14,24 @@ or the report job failing) and the conformance failures no rule verdict shows (a
 ``expect:`` line, a fuzz failure). A case that FAILed as a recorded known deviation of the
 broker (``conformance/deviations.yaml``) is excused.
 
+Interruptions (issue 15). Every judged case is appended to ``journal-<label>.jsonl`` in ``out``
+(one line, fsynced, before its rows go to the corpus). ``--resume`` keeps the journaled results,
+adds the corpus rows of any case whose part was never finished (from its saved history), and runs
+the other cases under the same corpus run id, so no case runs twice and no corpus row is written
+twice; a case the target could not run (ERROR without a history) runs again. Ctrl-C and SIGTERM
+raise ``KeyboardInterrupt`` in the main thread: the ``with`` blocks stop the Java driver and the
+broker (each trace's ``finally`` deletes its namespace), ``summary.json`` lists the cases not run,
+the resume command is printed, and the exit code is 130 / 143.
+
+After every case on a live broker, ``broker_health.BrokerMonitor`` checks it (process gone, ports
+closed). A dead broker is reported once (pid, exit status or signal, log tail); the case in flight
+is ERROR, not judged (what it saw may be the death); then the run stops (the cases left go to
+``summary.json`` ``not_run`` with the reason) or, with ``--on-broker-death restart``, a new broker
+(new ports) runs the cases left, at most ``MAX_RESTARTS`` times. ``summary.json`` has
+``broker_deaths``. A run in which the broker died exits 4 (harness error) even when a restarted
+broker judged every case left: the case in flight was lost, so the verdicts are incomplete until
+``--resume`` runs it.
+
 Choices: one broker serves every client; progress goes to ``say`` (stderr by default), so the
 command's stdout stays clean.
 """
