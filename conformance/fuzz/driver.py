@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from conformance.corpus import CorpusWriter, completed_traces, remove_partial_parts
+from conformance.corpus import CorpusWriter, remove_partial_parts
 from conformance.fuzz.judge import FAIL, FLAKY, INDET, check_history, error_report, has_signature, run_and_judge, signature, trace_status
 from conformance.fuzz.regressions import FailureRecord, finish_failure
 from conformance.interruption import INTERRUPTS, exit_code, signal_name, sigterm_raises, worker_cleans_up_on_sigterm, worker_ignores_sigint
@@ -441,7 +441,8 @@ def fuzz_hypothesis(target: Any, *, examples: int, seed: int, out_dir: Path, run
     corpus_dir = Path(out_dir) / "corpus"
     name = getattr(target, "name", "target")
     summary = FuzzSummary(run_id, name, "hypothesis", corpus_dir=str(corpus_dir))
-    done = completed_traces(corpus_dir, run_id)
+    recorded = _recorded(corpus_dir, run_id, name)  # --resume: what an earlier run of run_id judged
+    to_skip = {tid: r.times for tid, r in recorded.items()}
     model = ModelTarget()
     known: set[tuple[str, str]] = set()
     bar = _progress(examples, name) if progress else None
@@ -466,8 +467,11 @@ def fuzz_hypothesis(target: Any, *, examples: int, seed: int, out_dir: Path, run
     resumed: list[str] = []
 
     def skip(trace: Trace) -> bool:
-        if trace.header.trace_id in done:
-            resumed.append(trace.header.trace_id)
+        # a trace recorded n times (Hypothesis may generate the same trace again) is skipped n times
+        tid = trace.header.trace_id
+        if to_skip.get(tid, 0) > 0:
+            to_skip[tid] -= 1
+            resumed.append(tid)
             if bar:
                 bar.update(task, advance=1)
             return True
@@ -507,39 +511,62 @@ def fuzz_hypothesis(target: Any, *, examples: int, seed: int, out_dir: Path, run
         raise
     finally:
         writer.close()  # the traces judged so far, whole (a trace's rows are added at once)
-        _count_recorded(summary, corpus_dir, run_id, name, resumed)
+        _count_recorded(summary, recorded, resumed)
         summary.duration_s = time.monotonic() - t0
         if bar:
             bar.stop()
     return summary
 
 
-def _count_recorded(summary: FuzzSummary, corpus_dir: Path, run_id: str, name: str, trace_ids: list[str]) -> None:
-    """Count traces an earlier run of ``run_id`` judged (``--resume`` skipped them) from their corpus
-    rows: pass / indeterminate / FAIL on the target and ops; a FAIL in the model's rows of a live
-    trace counts in ``model_failed``. (Their signatures are not in the corpus' rows.)"""
-    if not trace_ids:
-        return
+@dataclass
+class _Recorded:
+    """One trace id in the corpus of a run: how many times it was recorded, its ops, its verdicts."""
+
+    times: int = 0
+    ops: int = 0
+    verdicts: set[str] = field(default_factory=set)  # on the target
+    model_failed: bool = False  # a FAIL in the model's rows of a live trace
+
+
+def _recorded(corpus_dir: Path, run_id: str, name: str) -> dict[str, _Recorded]:
+    """The traces run ``run_id`` recorded, read back from its corpus parts (a recording is one
+    row per op; its first step tells recordings apart)."""
     import pyarrow.parquet as pq
 
-    statuses: dict[tuple[str, bool], list[str]] = {}
+    from conformance.corpus import check_part
+
+    rows: dict[str, list[tuple[int, str, str]]] = {}
     for part in sorted(Path(corpus_dir).glob(f"part-{run_id}-*.parquet")):
-        cols = pq.read_table(part, columns=["trace_id", "target", "verdict"]).to_pydict()
-        for tid, target, verdict in zip(cols["trace_id"], cols["target"], cols["verdict"]):
-            statuses.setdefault((tid, name != "model" and target == "model"), []).append(verdict)
+        check_part(part)
+        cols = pq.read_table(part, columns=["trace_id", "target", "step", "verdict"]).to_pydict()
+        for tid, target, step, verdict in zip(cols["trace_id"], cols["target"], cols["step"], cols["verdict"]):
+            rows.setdefault(tid, []).append((step, target, verdict))
+    out = {}
+    for tid, items in rows.items():
+        mine = [(step, verdict) for step, target, verdict in items if name == "model" or target != "model"]
+        first = min((step for step, _ in mine), default=None)
+        times = sum(1 for step, _ in mine if step == first)
+        out[tid] = _Recorded(times, len(mine) // max(times, 1), {v for _, v in mine},
+                             any(t == "model" and v == FAIL for _, t, v in items) and name != "model")
+    return out
+
+
+def _count_recorded(summary: FuzzSummary, recorded: dict[str, _Recorded], trace_ids: list[str]) -> None:
+    """Count the traces an earlier run judged (``--resume`` skipped them) from their corpus rows:
+    pass / indeterminate / FAIL on the target, ops, FAILs of the model's history on a live run.
+    (Their signatures are not in the rows: ``signatures`` counts this run's traces.)"""
     for tid in trace_ids:
-        verdicts = statuses.get((tid, False), [])
+        r = recorded[tid]
         summary.examples += 1
         summary.skipped += 1
-        summary.ops += len(verdicts)
-        if FAIL in verdicts:
+        summary.ops += r.ops
+        if FAIL in r.verdicts:
             summary.failed += 1
-        elif INDET in verdicts:
+        elif INDET in r.verdicts:
             summary.indeterminate += 1
         else:
             summary.passed += 1
-        if FAIL in statuses.get((tid, True), []):
-            summary.model_failed += 1
+        summary.model_failed += r.model_failed
 
 
 def _live_worker(job: dict[str, Any]) -> FuzzSummary:

@@ -8,6 +8,7 @@ Ctrl-C is) or 143 (SIGTERM, to the command alone), keep the parts it finished, l
 file and no process of its group behind, and print the command that continues it. That command
 is then run as printed, and B's corpus must hold exactly A's rows: the same count, the same
 (trace id, target, step) multiset, the same verdicts per trace; its summary counts all 2,000.
+The Hypothesis generator (resumed by trace id) is held to the same, interrupted in-process.
 """
 
 from __future__ import annotations
@@ -120,3 +121,33 @@ def test_an_interrupted_and_resumed_fuzz_has_the_rows_of_an_uninterrupted_one(tm
     assert {k: summary[k] for k in COUNTS} == {k: whole[k] for k in COUNTS}
     assert summary["examples"] == EXAMPLES and summary["skipped"] == kept["examples"]
     assert "interrupted" not in summary and summary["run_id"] == kept["run_id"]
+
+
+def test_a_resumed_hypothesis_fuzz_has_the_rows_and_counts_of_an_uninterrupted_one(tmp_path):
+    """The Hypothesis generator resumes by trace id (content hashes): a trace recorded n times
+    (Hypothesis may generate the same trace again) is skipped n times, and the summary counts the
+    skipped traces from their corpus rows. Interrupted in-process, by a Ctrl-C raised after 120 traces."""
+    from conformance.fuzz import fuzz_hypothesis
+    from conformance.strategies import MODEL_CONFIG
+    from conformance.targets.model import ModelTarget
+
+    def run(out: Path, run_id: str, on_tick=None):
+        return fuzz_hypothesis(ModelTarget(), examples=300, seed=3, out_dir=out, run_id=run_id, config=MODEL_CONFIG,
+                               reruns=1, progress=False, on_tick=on_tick)
+
+    def ctrl_c(summary) -> None:
+        if summary.examples == 120:
+            raise KeyboardInterrupt
+
+    whole = run(tmp_path / "a", "whole")
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        run(tmp_path / "b", "again", ctrl_c)
+    assert stopped.value.fuzz_summary.examples == 120 and stopped.value.fuzz_summary.interrupted == "SIGINT"
+    assert _rows(tmp_path / "b")["trace_ids"].total() == stopped.value.fuzz_summary.ops
+    resumed = run(tmp_path / "b", "again")
+    expected, got = _rows(tmp_path / "a"), _rows(tmp_path / "b")
+    assert got["rows"] == expected["rows"] and got["keys"] == expected["keys"]
+    assert got["verdicts"] == expected["verdicts"]
+    assert resumed.skipped == 120
+    for count in ("examples", "passed", "indeterminate", "failed", "model_failed", "ops"):
+        assert getattr(resumed, count) == getattr(whole, count), count

@@ -11,6 +11,9 @@ working folder, which must stay empty.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,8 +24,8 @@ import conformance.checker as checker_module
 import pulsar_conformance
 from conformance.fuzz import REGRESSIONS_DIR, fuzz_budget
 from conformance.targets.model import ModelTarget
-from pulsar_conformance.cli import main
 
+REPO = Path(__file__).resolve().parents[2]
 PACKAGES = [Path(conformance.__file__).parent, Path(pulsar_conformance.__file__).parent]
 SAVED = ("*.trace.jsonl", "*.history.jsonl", "*.verdicts.json", "*.parquet", "summary.json")
 
@@ -55,14 +58,30 @@ def _saved_under(folder: Path, failures: list[dict]) -> None:
             assert Path(path).parent == folder and Path(path).is_file()
 
 
-@pytest.mark.parametrize("generator,extra", [("fast", []), ("hypothesis", [".hypothesis"])])
-def test_the_fuzz_command_saves_its_regressions_under_out(broken_checker, generator, extra):
+BROKEN_FUZZ = """
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests/fuzz"]
+import conformance.checker
+from test_broken_model_is_caught import ForgetsSharedCumulativeRefusal
+conformance.checker.Broker = ForgetsSharedCumulativeRefusal
+from pulsar_conformance.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("generator", ["fast", "hypothesis"])
+def test_the_fuzz_command_saves_its_regressions_under_out(broken_checker, generator):
+    """In a process of its own, from the empty working folder (Hypothesis caches what it reads of
+    the code once per process, into ``.hypothesis/``: here under --out)."""
     out = broken_checker / "out"
-    assert main(["fuzz", "--target", "model", "--generator", generator, "--examples", "300", "--seed", "1",
-                 "--out", str(out), "--no-progress"]) == 1
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    proc = subprocess.run([sys.executable, "-c", BROKEN_FUZZ, str(REPO), "fuzz", "--target", "model", "--generator", generator,
+                           "--examples", "300", "--seed", "1", "--out", str(out), "--no-progress"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     _saved_under(out / "regressions", summary["failures"])
-    # Hypothesis' own files (a cache of constants) go under --out too, not into the working folder
+    extra = [".hypothesis"] if generator == "hypothesis" else []
     assert sorted(p.name for p in out.iterdir()) == sorted(["corpus", "regressions", "summary.json", *extra])
 
 
