@@ -90,11 +90,23 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
-def _kill_broker_when_a_case_is_judged(proc: subprocess.Popen, out: Path) -> int:
-    _wait_first_case(proc, out, "embedded")
-    pid = json.loads((out / "broker.json").read_text())["pid"]
-    os.killpg(pid, signal.SIGKILL)
-    return pid
+def _run_and_kill_the_broker(tmp_path: Path, *extra: str) -> tuple[Path, subprocess.Popen, int, int, str, dict]:
+    """Run the command; SIGKILL the broker's process group once a case on it is judged. Returns
+    out, the run's process, the broker's pid, the exit code, stderr and summary.json."""
+    out = tmp_path / "out"
+    proc, err = _start(_command(out, *extra), tmp_path, "run")
+    try:
+        _wait_first_case(proc, out, "embedded")
+        pid = json.loads((out / "broker.json").read_text())["pid"]
+        os.killpg(pid, signal.SIGKILL)
+        code = proc.wait(timeout=FINISHED_TIMEOUT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stderr = err.read_text()
+    assert code == 4, stderr[-3000:]  # with a restart too: the case in flight at the death was lost
+    assert stderr.count(f"the broker (pid {pid}) died") == 1, stderr[-3000:]
+    return out, proc, pid, code, stderr, json.loads((out / "summary.json").read_text())
 
 
 def _selected() -> list[str]:
@@ -104,20 +116,9 @@ def _selected() -> list[str]:
 
 
 def test_a_killed_broker_stops_the_run_with_one_report_and_exit_4(tmp_path):
-    out = tmp_path / "out"
-    proc, err = _start(_command(out), tmp_path, "stop")
-    try:
-        pid = _kill_broker_when_a_case_is_judged(proc, out)
-        code = proc.wait(timeout=FINISHED_TIMEOUT_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    stderr = err.read_text()
-    assert code == 4, stderr[-3000:]
-    assert stderr.count(f"the broker (pid {pid}) died") == 1, stderr[-3000:]
+    out, proc, pid, code, stderr, summary = _run_and_kill_the_broker(tmp_path)
     assert "killed by signal 9 (SIGKILL)" in stderr and "last 20 lines of" in stderr
     assert "Traceback" not in stderr and "Connection refused" not in stderr  # no per-case tracebacks
-    summary = json.loads((out / "summary.json").read_text())
     [death] = summary["broker_deaths"]
     assert death["pid"] == pid and death["action"] == "stopped" and death["exit_status"] == "killed by signal 9 (SIGKILL)"
     assert Path(death["log_path"]).exists()
@@ -132,19 +133,8 @@ def test_a_killed_broker_stops_the_run_with_one_report_and_exit_4(tmp_path):
 
 
 def test_with_restart_a_new_broker_runs_the_cases_left(tmp_path):
-    out = tmp_path / "out"
-    proc, err = _start(_command(out, "--on-broker-death", "restart"), tmp_path, "restart")
-    try:
-        pid = _kill_broker_when_a_case_is_judged(proc, out)
-        code = proc.wait(timeout=FINISHED_TIMEOUT_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    stderr = err.read_text()
-    # 4, not 0, though every case left ran: the case in flight at the death was lost
-    assert code == 4, stderr[-3000:]
-    assert stderr.count(f"the broker (pid {pid}) died") == 1 and stderr.count("starting Pulsar") == 2, stderr[-3000:]
-    summary = json.loads((out / "summary.json").read_text())
+    out, proc, pid, code, stderr, summary = _run_and_kill_the_broker(tmp_path, "--on-broker-death", "restart")
+    assert stderr.count("starting Pulsar") == 2, stderr[-3000:]
     [death] = summary["broker_deaths"]
     assert death["action"] == "restarted" and summary["broker_restarts"] == 1
     assert summary["not_run"] == {} and sorted(summary["cases"]) == sorted(_selected())
