@@ -742,17 +742,19 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
 
 
 def fuzz_budget(target: Any, *, examples: int, seed: int, out_dir: Path | str,
-                regressions_dir: Path | None = None, reruns: int = 2, max_shrinks: int = 40) -> FuzzSummary:
+                regressions_dir: Path | None = None, reruns: int = 2, max_shrinks: int = 40,
+                run_id: str | None = None) -> FuzzSummary:
     """A small fuzz budget for the main job: ``target`` is a target name ("model", "embedded",
     a URL) or a runnable target object (``ModelTarget``, ``BrokerTarget``). No progress bar.
-    Failures are saved under ``regressions_dir`` (default ``OUT/regressions``)."""
+    Failures are saved under ``regressions_dir`` (default ``OUT/regressions``). Given the
+    ``run_id`` of an interrupted budget, it resumes it (what that run recorded is not run again)."""
     out_dir = Path(out_dir)
     if isinstance(target, str):
         return fuzz(target, examples=examples, seed=seed, out_dir=out_dir, regressions_dir=regressions_dir,
-                    reruns=reruns, max_shrinks=max_shrinks, progress=False)
+                    reruns=reruns, max_shrinks=max_shrinks, progress=False, run_id=run_id)
     name = getattr(target, "name", "target")
     config = MODEL_CONFIG if name == "model" else LIVE_CONFIG
-    summary = fuzz_hypothesis(target, examples=examples, seed=seed, out_dir=out_dir, run_id=uuid.uuid4().hex[:12],
+    summary = fuzz_hypothesis(target, examples=examples, seed=seed, out_dir=out_dir, run_id=run_id or uuid.uuid4().hex[:12],
                               config=config, regressions_dir=regressions_dir, reruns=1 if name == "model" else reruns,
                               max_shrinks=max_shrinks * (10 if name == "model" else 1), progress=False)
     _write_summary(out_dir, summary)

@@ -151,3 +151,20 @@ def test_a_resumed_hypothesis_fuzz_has_the_rows_and_counts_of_an_uninterrupted_o
     assert resumed.skipped == 120
     for count in ("examples", "passed", "indeterminate", "failed", "model_failed", "ops"):
         assert getattr(resumed, count) == getattr(whole, count), count
+
+
+@pytest.mark.parametrize("target", ["model", "object"])
+def test_the_main_jobs_budget_resumes_by_run_id(tmp_path, target):
+    """``fuzz_budget(..., run_id=)``: the main job's --resume can continue its fuzz budget."""
+    from conformance.fuzz import fuzz_budget
+    from conformance.targets.model import ModelTarget
+
+    def budget():
+        return fuzz_budget("model" if target == "model" else ModelTarget(), examples=60, seed=2, out_dir=tmp_path,
+                           run_id="budget")
+
+    first = budget()
+    parts = sorted((tmp_path / "corpus").iterdir())
+    again = budget()
+    assert sorted((tmp_path / "corpus").iterdir()) == parts  # nothing run, nothing written again
+    assert (first.skipped, again.skipped, again.examples, again.ops) == (0, 60, 60, first.ops)
