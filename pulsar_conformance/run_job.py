@@ -256,7 +256,7 @@ def _live(options: RunOptions, live_labels: list["_Label"], *, out: Path, writer
             death = died.death
             deaths.append(death)
             left = sum(len(lab.remaining()) for lab in live_labels)
-            if options.on_broker_death == "restart" and restarts < MAX_RESTARTS:
+            if options.on_broker_death == "restart" and spec.kind != "external" and restarts < MAX_RESTARTS:
                 death.action = "restarted"
                 say(death.report())
                 restarts += 1
@@ -264,6 +264,9 @@ def _live(options: RunOptions, live_labels: list["_Label"], *, out: Path, writer
                     f"at most {MAX_RESTARTS})")
                 continue
             say(death.report())
+            if options.on_broker_death == "restart":
+                say("--on-broker-death restart: " + ("the suite cannot restart an external broker" if spec.kind == "external"
+                                                     else f"{MAX_RESTARTS} new brokers died already") + "; stopping")
             where = f"broker died at case {death.at_case}" if death.at_case else "broker died"
             for lab in live_labels:
                 lab.mark_not_run(f"{where} ({death.label})" if death.label else where)
@@ -446,7 +449,8 @@ def _fuzz_on(target: Any, lab: _Label, options: RunOptions, *, out: Path, corpus
             death.at_case, death.label = "(fuzz budget)", lab.label
             raise BrokerDied(death)
     harness = sum(1 for f in result.failures if f.signature[0] == HARNESS_ERROR)  # the target or the checker crashed
-    parts = sorted(p.name for p in Path(result.corpus_dir).glob("part-*.parquet"))
+    # this budget's parts only: the fuzz corpus folder keeps those of earlier (maybe interrupted) budgets
+    parts = sorted(p.name for p in Path(result.corpus_dir).glob(f"part-{result.run_id}-*.parquet"))
     entry = {"type": "fuzz", "harness_errors": harness, "failures": len(result.failures) - harness,
              "source": str(result.corpus_dir), "parts": parts}
     journal.write(lab.label, entry)  # first the journal, then the links: a resumed run completes them

@@ -173,3 +173,30 @@ def test_a_target_exception_is_one_line_with_the_traceback_in_the_log(tmp_path):
     assert "\n" not in result.message and "ConnectionRefusedError: [Errno 111] Connection refused while" in result.message
     assert str(log) in result.message
     assert "Traceback (most recent call last)" in log.read_text() and case.id in log.read_text()
+
+
+def test_a_fuzz_budget_cut_short_runs_again_and_only_its_own_parts_join_the_corpus(tmp_path, monkeypatch):
+    import conformance.fuzz as fuzz
+
+    out = tmp_path / "run"
+    options = RunOptions(target=TargetSpec("model"), clients=("python",), out=out, only=("nack-fixed",), fuzz_examples=1,
+                         no_report=True)
+    real = fuzz.fuzz_budget
+
+    def finished_then_interrupted(*args, **kw):
+        real(*args, **kw)  # its parts are written under out/fuzz, not yet joined to the run's corpus
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fuzz, "fuzz_budget", finished_then_interrupted)
+    assert run(options, say=lambda s: None) == 130
+    monkeypatch.setattr(fuzz, "fuzz_budget", real)
+    assert run(options.__class__(**{**options.__dict__, "resume": True}), say=lambda s: None) in (0, 3)
+    rows = _corpus_rows(out)
+    # the cases' run and the one fuzz budget that finished (the cut one's parts stay under out/fuzz)
+    assert len({r[0] for r in rows}) == 2
+    fuzz_parts = list((out / "fuzz").rglob("part-*.parquet"))
+    assert len({p.name.split("-")[1] for p in fuzz_parts}) == 2
+    calls = []
+    monkeypatch.setattr(fuzz, "fuzz_budget", lambda *a, **kw: calls.append(1))
+    assert run(options.__class__(**{**options.__dict__, "resume": True}), say=lambda s: None) in (0, 3)
+    assert calls == [] and _corpus_rows(out) == rows  # done once: not again
