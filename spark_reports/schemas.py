@@ -93,18 +93,24 @@ def _shape(struct: StructType) -> list[tuple[str, str]]:
     return [(f.name, f.dataType.simpleString()) for f in struct.fields]
 
 
+def column_problems(want: list[tuple[str, str]], got: list[tuple[str, str]]) -> str:
+    """How the columns ``got`` (name, type) differ from ``want``: missing, unexpected, retyped, reordered."""
+    expected = dict(want)
+    missing = [n for n, _ in want if n not in dict(got)]
+    extra = [n for n, _ in got if n not in expected]
+    changed = [f"{n}: {t} (expected {expected[n]})" for n, t in got if n in expected and expected[n] != t]
+    return "; ".join(p for p in (
+        f"missing columns {missing}" if missing else "",
+        f"unexpected columns {extra}" if extra else "",
+        f"changed types {changed}" if changed else "",
+    ) if p) or "columns in another order"
+
+
 def require_corpus_schema(df: DataFrame, *, source: str = "<DataFrame>") -> DataFrame:
     """``df`` if its columns are the corpus v1 columns (names, order, types); else ``CorpusError``."""
     want, got = _shape(CORPUS_STRUCT), _shape(df.schema)
     if want != got:
-        missing = [n for n, _ in want if n not in dict(got)]
-        extra = [n for n, _ in got if n not in dict(want)]
-        changed = [f"{n}: {t} (expected {dict(want)[n]})" for n, t in got if n in dict(want) and dict(want)[n] != t]
-        problems = "; ".join(p for p in (
-            f"missing columns {missing}" if missing else "",
-            f"unexpected columns {extra}" if extra else "",
-            f"changed types {changed}" if changed else "",
-        ) if p) or "columns in another order"
+        problems = column_problems(want, got)
         raise CorpusError(
             f"{source}: not an outcome corpus of schema version {CORPUS_SCHEMA_VERSION} ({problems}); "
             "regenerate it with this version of pulsar-conformance")
@@ -155,14 +161,6 @@ def check_part_columns(part: Path) -> None:
     except (pa.ArrowException, OSError) as err:
         raise CorpusError(f"{part}: not a readable Parquet file ({' '.join(str(err).split())}); {REGENERATE}") from None
     want = _arrow_shape(SCHEMA)
-    if got == want:
-        return
-    names_got, names_want = dict(got), dict(want)
-    missing = [n for n, _ in want if n not in names_got]
-    extra = [n for n, _ in got if n not in names_want]
-    changed = [f"{n} {t} (expected {names_want[n]})" for n, t in got if n in names_want and names_want[n] != t]
-    problems = "; ".join(p for p in (f"missing columns {missing}" if missing else "",
-                                     f"unexpected columns {extra}" if extra else "",
-                                     f"changed types {changed}" if changed else "") if p) or "columns in another order"
-    raise CorpusError(f"{part}: tagged corpus schema version {CORPUS_SCHEMA_VERSION} but its columns are not the "
-                      f"corpus's ({problems}); {REGENERATE}")
+    if got != want:
+        raise CorpusError(f"{part}: tagged corpus schema version {CORPUS_SCHEMA_VERSION} but its columns are not the "
+                          f"corpus's ({column_problems(want, got)}); {REGENERATE}")

@@ -80,6 +80,67 @@ def spark_log_to(path: Path) -> Iterator[bool]:
         os.close(log)
 
 
+def spark_jvms() -> set[int]:
+    """The Spark JVMs this process launched and that still run (children running SparkSubmit;
+    read from /proc, so empty where there is none)."""
+    found = set()
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return found
+    me = str(os.getpid())
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if stat[1] == me and stat[0] != "Z" and b"SparkSubmit" in (entry / "cmdline").read_bytes():
+                found.add(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+def stop_session(spark: SparkSession | None, *, spare: set[int] = frozenset()) -> None:
+    """Stop ``spark`` and make sure the JVM this process launched for it is gone. After an
+    interrupt (Ctrl-C, SIGTERM) in the middle of a py4j call, or while the JVM was still starting,
+    the gateway may not answer, and the JVM does not die with its parent; so every Spark JVM child
+    of this process not in ``spare`` (those that ran before) is terminated, then killed."""
+    import logging
+    import signal
+    import time
+    import warnings
+
+    from pyspark import SparkContext
+
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)  # a broken gateway's complaints
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if spark is not None:
+                spark.stop()
+    except Exception:  # noqa: BLE001 - the gateway is gone or broken: its process is still ours to end
+        pass
+    left = spark_jvms() - set(spare)
+    for sig, wait_s in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait_s
+        while left and time.monotonic() < deadline:
+            for pid in list(left):
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    done = pid
+                if done == pid:
+                    left.discard(pid)
+            time.sleep(0.1)
+    SparkContext._gateway = None  # its JVM is gone: a later session launches a new one
+    SparkContext._jvm = None
+
+
 def read_corpus(spark: SparkSession, corpus_dir: str | Path) -> DataFrame:
     """The corpus folder as a DataFrame with the v1 schema, after checking every part file
     (``CorpusError`` names a missing folder, a truncated file or another schema version)."""

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import logging
 import os
 import re
 import shutil
@@ -431,11 +432,13 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{uuid.uuid4().hex[:8]}")
     say(f"{len(parts)} part files in {corpus}; building into {tmp}")
-    from spark_reports.jobs.common import session, spark_log_to
+    from spark_reports.jobs.common import session, spark_jvms, spark_log_to, stop_session
 
     log = Path(tempfile.gettempdir()) / f"pulsar-conformance-report-{os.getpid()}.log"
     previous_term = _sigterm_as_interrupt()
-    spark, owned, keep_log = None, False, False
+    spark, owned, keep_log, jvms_before = None, False, False, spark_jvms()
+    if not logging.getLogger().handlers:  # py4j logs an interrupted call on the root logger: not for the terminal
+        logging.getLogger().addHandler(logging.NullHandler())
     try:
         with spark_log_to(log) as owned:  # the JVM's own output (launcher notes, log4j) goes to the log file
             spark = session(args.spark_master)
@@ -459,9 +462,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{out} is unchanged; Spark's log: {log} (exit 4, a harness error)", file=sys.stderr)
         return EXIT_HARNESS
     finally:
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up short
         shutil.rmtree(tmp, ignore_errors=True)
-        if spark is not None and owned:
-            spark.stop()  # no JVM outlives the job, whatever ended it
+        if owned:
+            stop_session(spark, spare=jvms_before)  # no JVM outlives the job, whatever ended it
         if previous_term is not None:
             signal.signal(signal.SIGTERM, previous_term)
         if not keep_log:
