@@ -159,7 +159,10 @@ def test_case_file_row(row, tmp_path, capfd):
     assert_refused(code, lines, str(path), *fragments)
 
 
-@pytest.mark.parametrize("row", ["cases-folder-missing", "cases-folder-empty"])
+CASE_FOLDER_ROWS = ("cases-folder-missing", "cases-folder-empty")
+
+
+@pytest.mark.parametrize("row", CASE_FOLDER_ROWS)
 def test_case_folder_row(row, tmp_path, capfd):
     cases = tmp_path / "cases"
     if row == "cases-folder-empty":
@@ -187,19 +190,26 @@ def test_a_bad_case_leaves_the_previous_run_outputs_whole(tmp_path, capfd):
 
 # --------------------------------------------------------------------------- config override, token
 
-@pytest.mark.parametrize("item, fragments", [
-    ("bad", ["not of the form key=value"]),
-    ("1x=2", ["not a valid config key"]),
-    ("brokerServicePort=6650", ["set by the harness"]),
-], ids=["override-no-equals", "override-bad-key", "override-harness-key"])
-def test_config_override_row(item, fragments, tmp_path, capfd):
+OVERRIDE_ROWS = {
+    "override-no-equals": ("bad", ["not of the form key=value"]),
+    "override-bad-key": ("1x=2", ["not a valid config key"]),
+    "override-harness-key": ("brokerServicePort=6650", ["set by the harness"]),
+}
+
+
+@pytest.mark.parametrize("row", sorted(OVERRIDE_ROWS))
+def test_config_override_row(row, tmp_path, capfd):
+    item, fragments = OVERRIDE_ROWS[row]
     code, lines = run_cli(capfd, "run", "--target", "embedded", "--config-override", item, "--out", str(tmp_path / "out"),
                           "--no-report")
     assert_refused(code, lines, f"--config-override {item!r}", *fragments, "give KEY=VALUE")
     assert not (tmp_path / "out").exists()  # refused before anything ran or was written
 
 
-@pytest.mark.parametrize("row", ["token-file-missing", "token-file-empty", "token-env-empty"])
+TOKEN_ROWS = ("token-file-missing", "token-file-empty", "token-env-empty")
+
+
+@pytest.mark.parametrize("row", TOKEN_ROWS)
 def test_token_row(row, tmp_path, capfd, monkeypatch):
     token = tmp_path / "token"
     if row == "token-file-empty":
@@ -384,3 +394,14 @@ def test_sigterm_during_report_leaves_no_jvm(tmp_path):
         time.sleep(0.5)
     assert not [p for p in jvms if _alive(p)]
     assert (out / "summary.json").read_text() == '{"previous": true}\n'
+
+
+def test_the_doc_table_has_a_row_for_each_test_row_and_no_other():
+    """docs/bad-input.md lists exactly the rows tested here, each with exit code 2."""
+    doc = (ROOT / "docs/bad-input.md").read_text(encoding="utf-8")
+    table = [line for line in doc.splitlines() if line.startswith("| ") and "test_bad_input.py" in line]
+    named = {m.group(1) for line in table for m in [re.search(r"\[`\w+\[([\w-]+)\]`\]", line)] if m}
+    tested = {*TRACE_ROWS, *HISTORY_ROWS, *CASE_ROWS, *CASE_FOLDER_ROWS, *CORPUS_ROWS, *OVERRIDE_ROWS, *TOKEN_ROWS}
+    assert named == tested
+    assert all(line.split(" | ")[2] == "2" for line in table)
+    assert any("test_corpus_part_corrupt_page_row" in line for line in table)
