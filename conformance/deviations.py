@@ -53,12 +53,23 @@ def load_deviations(path: Path | None = None) -> list[Deviation]:
 def _load_file(path: Path) -> list[Deviation]:
     if not path.exists():
         return []
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text (a binary file?); give a YAML list of deviations") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = " ".join(str(getattr(err, "problem", None) or err).split())
+        raise ValueError(f"{where}: not valid YAML: {problem}; fix the YAML") from None
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a list of deviations")
+        raise ValueError(f"{path}: expected a list of deviations; write one '- id: KD-...' entry per deviation")
     out = []
     for i, raw in enumerate(data, start=1):
-        missing = {"id", "case", "rule", "anomaly", "brokers", "reason", "evidence"} - set(raw or {})
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: deviation {i} is {raw!r}; each deviation is a mapping of id, case, rule, "
+                             "anomaly, brokers, reason, evidence")
+        missing = {"id", "case", "rule", "anomaly", "brokers", "reason", "evidence"} - set(raw)
         if missing:
             raise ValueError(f"{path}: deviation {i} lacks {sorted(missing)} (a deviation names what it excuses: "
                              "rule, anomaly and, where it can be known, step)")
@@ -69,7 +80,10 @@ def _load_file(path: Path) -> list[Deviation]:
                              f"conformance.anomalies ({', '.join(sorted(ANOMALIES))})")
         if raw.get("step") is not None and not isinstance(raw["step"], int):
             raise ValueError(f"{path}: deviation {raw['id']} has step {raw['step']!r}; give a step number or leave it out")
-        evidence = Path(__file__).parent.parent / raw["evidence"]
+        if not isinstance(raw["brokers"], list) or not raw["brokers"]:
+            raise ValueError(f"{path}: deviation {raw['id']} has brokers {raw['brokers']!r}; give a list of releases, "
+                             "lines or specs, e.g. ['4.0.8', '>=4.0.0,<4.0.7']")
+        evidence = Path(__file__).parent.parent / str(raw["evidence"])
         if not evidence.exists():
             raise ValueError(f"{path}: deviation {raw['id']} cites evidence {raw['evidence']}, which does not exist")
         out.append(Deviation(raw["id"], raw["case"], raw["rule"], tuple(str(b) for b in raw["brokers"]), raw["reason"],

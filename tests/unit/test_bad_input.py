@@ -405,3 +405,23 @@ def test_the_doc_table_has_a_row_for_each_test_row_and_no_other():
     assert named == tested
     assert all(line.split(" | ")[2] == "2" for line in table)
     assert any("test_corpus_part_corrupt_page_row" in line for line in table)
+
+
+@pytest.mark.parametrize("text, fragments", [
+    (b"- {id: KD-X, case: c\n", [":2:", "not valid YAML", "fix the YAML"]),  # cut short: found at the end of the file
+    (BINARY, ["not UTF-8", "give a YAML list"]),
+    (b"- KD-X\n", ["deviation 1 is 'KD-X'", "a mapping of id, case"]),
+    (b"- {id: KD-X, case: c, rule: PLS-ACK-001, anomaly: lost-message, brokers: '4.0', reason: r, evidence: e}\n",
+     ["brokers '4.0'", "give a list of releases"]),
+], ids=["truncated", "binary", "entry-not-mapping", "brokers-not-list"])
+def test_a_bad_deviations_file_is_refused_in_one_line(text, fragments, tmp_path):
+    """The known-deviations YAML (``conformance/deviations.yaml``, the suite's own, read by every
+    run): refused as a ValueError naming the file, never a crash."""
+    from conformance.deviations import load_deviations
+
+    path = _write(tmp_path / "deviations.yaml", text)
+    with pytest.raises(ValueError) as refused:
+        load_deviations(path)
+    assert str(path) in str(refused.value) and "\n" not in str(refused.value)
+    for fragment in fragments:
+        assert fragment in str(refused.value)
