@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from conformance.interruption import INTERRUPTS, signal_name, sigterm_raises
+from conformance.interruption import INTERRUPTS, reraise, signal_name, sigterm_raises
 from conformance.verdict_exit import EXIT_FAIL, EXIT_HARNESS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 from fixtures.broker_builds import BrokerBuild, resolve_build
 from fixtures.errors import BrokerStartError
@@ -271,7 +271,7 @@ def run_matrix(options: MatrixOptions, *, say: Callable[[str], None] = _say,
             releases.stop()
             pool.shutdown(wait=True, cancel_futures=True)
             _stopped(err, runs, options, out, say)
-            raise
+            reraise(err)
         finally:
             pool.shutdown(wait=True)
     harness = [r for r in runs if r.exit_code not in FINISHED]

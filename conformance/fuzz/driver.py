@@ -52,7 +52,17 @@ from typing import Any, Callable, Iterator
 from conformance.corpus import CorpusWriter, remove_partial_parts
 from conformance.fuzz.judge import FAIL, FLAKY, INDET, check_history, error_report, has_signature, run_and_judge, signature, trace_status
 from conformance.fuzz.regressions import FailureRecord, finish_failure
-from conformance.interruption import INTERRUPTS, exit_code, signal_name, sigterm_raises, worker_cleans_up_on_sigterm, worker_ignores_sigint
+from conformance.interruption import (
+    INTERRUPTS,
+    Terminated,
+    exit_code,
+    exit_quietly,
+    reraise,
+    signal_name,
+    sigterm_raises,
+    worker_cleans_up_on_sigterm,
+    worker_ignores_sigint,
+)
 from conformance.fuzz.shrink import shrink_keeping_signature
 from conformance.strategies import (
     LIVE_CONFIG,
@@ -581,10 +591,13 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
                                max_shrinks=job["max_shrinks"], progress=False, writer_tag=f"w{job['worker']}",
                                on_tick=(lambda s: job["ticks"].put(s.failed)) if job.get("ticks") is not None else None)
 
-    if job.get("endpoint") is not None:
-        return go(job["endpoint"])
-    with broker_for(job["spec"]) as endpoint:
-        return go(endpoint)
+    try:
+        if job.get("endpoint") is not None:
+            return go(job["endpoint"])
+        with broker_for(job["spec"]) as endpoint:
+            return go(endpoint)
+    except Terminated as err:  # the parent stops its workers with SIGTERM; the cleanup above is done
+        exit_quietly(err)
 
 
 def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: str, workers: int = 1,
@@ -630,8 +643,9 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     stops the run: worker processes are terminated, every finished corpus part is kept (no
     partial one is left), ``summary.json`` counts what was kept (``"interrupted"``, ``"resume"``),
     one line on stderr gives the command that continues it (``--resume RUN_ID``), and the
-    interruption is re-raised (``KeyboardInterrupt``; for SIGTERM ``interruption.Terminated``,
-    exit status 143)."""
+    interruption is re-raised: ``KeyboardInterrupt`` for Ctrl-C (the command line exits 130),
+    ``SystemExit(143)`` for SIGTERM (``interruption.reraise``; only when SIGTERM had its default
+    disposition, which would have killed the process outright)."""
     from fixtures.endpoint import parse_target
 
     run_id = run_id or uuid.uuid4().hex[:12]
@@ -671,7 +685,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
             _write_summary(out_dir, kept)
             print(f"fuzz {run_id} interrupted ({kept.interrupted}, exit {exit_code(err)}): {kept.examples} of {examples} "
                   f"traces judged and kept in {kept.corpus_dir}; continue with: {kept.resume}", file=sys.stderr, flush=True)
-            raise
+            reraise(err)
     _write_summary(out_dir, summary)
     return summary
 
