@@ -19,7 +19,8 @@ Exit codes (one function decides them for run, replay and check:
   0  every rule the run was meant to judge is PASS, or an excused known deviation
   1  a conformance FAIL (``fuzz``: a FAIL or FLAKY failure found; ``diff-clients``: a
      difference no rule explains)
-  2  bad input, bad usage, or no broker (``broker status`` of a broker that is not running)
+  2  bad input (one line naming the file, the line or field, and what to do: docs/bad-input.md),
+     bad usage, or no broker (``broker status`` of a broker that is not running)
   3  inconclusive: a rule the run was meant to judge ended INDETERMINATE or was never judged
   4  harness error: the suite itself failed (a target raised, the Java driver died, the
      checker crashed, the client matrix or the report job failed)
