@@ -585,7 +585,8 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
     from fixtures.provider import broker_for
 
     def go(endpoint: Any) -> FuzzSummary:
-        return fuzz_hypothesis(BrokerTarget(endpoint), examples=job["examples"], seed=job["seed"],
+        target = job["make_target"]() if job.get("make_target") else BrokerTarget(endpoint)  # a test's stand-in
+        return fuzz_hypothesis(target, examples=job["examples"], seed=job["seed"],
                                out_dir=Path(job["out_dir"]), run_id=job["run_id"], config=job["config"],
                                regressions_dir=job["regressions_dir"], reruns=job["reruns"],
                                max_shrinks=job["max_shrinks"], progress=False, writer_tag=f"w{job['worker']}",
@@ -703,7 +704,7 @@ def _live_single(spec, target, endpoint, token, **kw) -> FuzzSummary:
 
 
 def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, workers, broker_per_worker,
-                   regressions_dir, reruns, max_shrinks, progress) -> FuzzSummary:
+                   regressions_dir, reruns, max_shrinks, progress, make_target=None) -> FuzzSummary:
     import contextlib
     import multiprocessing
 
@@ -717,7 +718,8 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
             endpoint = stack.enter_context(broker_for(spec, token=token, progress=lambda s: print(s, file=sys.stderr)))
         jobs = [{"examples": n, "seed": seed + 7919 * w, "out_dir": str(out_dir), "run_id": run_id,
                  "config": LIVE_CONFIG, "regressions_dir": regressions_dir, "reruns": reruns, "max_shrinks": max_shrinks,
-                 "endpoint": None if broker_per_worker else endpoint, "spec": spec, "worker": w}
+                 "endpoint": None if broker_per_worker else endpoint, "spec": spec, "worker": w,
+                 "make_target": make_target}
                 for w, n in enumerate(shares) if n]
         bar = _progress(examples, spec.name) if progress else None
         task = bar.add_task(f"fuzz {spec.name} x{workers}", total=examples, info="") if bar else None
@@ -728,7 +730,17 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
             job["ticks"] = ticks
         if bar:
             bar.start()
-        with _kept_on_interrupt(summary, t0):
+        corpus_dir = Path(summary.corpus_dir)
+        before = sum(r.times for r in _recorded(corpus_dir, run_id, spec.name).values())
+
+        def recount() -> FuzzSummary:  # the workers' summaries die with them: read the corpus back
+            kept = FuzzSummary(run_id, spec.name, "hypothesis", corpus_dir=str(corpus_dir))
+            recorded = _recorded(corpus_dir, run_id, spec.name)
+            _count_recorded(kept, recorded, [tid for tid, r in recorded.items() for _ in range(r.times)])
+            kept.skipped = before
+            return kept
+
+        with _kept_on_interrupt(summary, t0, recount):
             try:
                 # Leaving the ``with`` (done, Ctrl-C, SIGTERM) terminates the workers with SIGTERM, which
                 # each turns into ``Terminated``: its corpus rows, namespace and own broker are cleaned up.

@@ -27,8 +27,16 @@ from pulsar_conformance import matrix_job
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _marker() -> str:
-    return f"300.{uuid.uuid4().int % 10**9:09d}"  # a sleep duration no other process has
+@pytest.fixture
+def mark():
+    """A sleep duration no other process has; whatever still sleeps it after the test is killed."""
+    mark = f"300.{uuid.uuid4().int % 10**9:09d}"
+    yield mark
+    for pid in _pids(mark):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _tree(mark: str, *, ignore_term: bool = False) -> list[str]:
@@ -55,8 +63,7 @@ def _wait_for(predicate, seconds: float, what: str) -> None:
 
 
 @pytest.mark.parametrize("ignore_term", [False, True], ids=["sigterm", "needs-sigkill"])
-def test_stop_leaves_no_process_of_a_release_run(ignore_term):
-    mark = _marker()
+def test_stop_leaves_no_process_of_a_release_run(ignore_term, mark):
     releases = matrix_job.Releases(grace_s=1.0)
     codes: list[int | None] = []
     worker = threading.Thread(target=lambda: codes.append(releases.run(_tree(mark, ignore_term=ignore_term),
@@ -90,13 +97,16 @@ except KeyboardInterrupt:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
-def test_an_interrupted_matrix_stops_its_runs_keeps_the_finished_and_continues(tmp_path, sig):
-    out, mark = tmp_path / "matrix", _marker()
+def test_an_interrupted_matrix_stops_its_runs_keeps_the_finished_and_continues(tmp_path, sig, mark):
+    out = tmp_path / "matrix"
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(out), mark], cwd=REPO, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _wait_for(lambda: len(_pids(mark)) >= 3, 30, "the second release did not start")
     proc.send_signal(sig)  # a terminal's Ctrl-C reaches the matrix alone: its runs are in their own sessions
-    stdout, stderr = proc.communicate(timeout=60)
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # only if the matrix hung
     assert proc.returncode == 128 + sig, f"{stdout}\n{stderr}"
     _wait_for(lambda: not _pids(mark), 5, f"processes of the stopped release survived: {_pids(mark)}")
 
