@@ -401,10 +401,11 @@ def _run_label_cases(target: Any, lab: _Label, *, out: Path, writer: Any, journa
                 lab.lost[case.id] = _lost(result, death)
                 say(f"  [{i:>3}/{total}] {ERROR:<14} {case.id}  ({result.duration_s:.1f} s)  not judged: the broker died")
                 raise BrokerDied(death)
-        journal.write(lab.label, _case_entry(result))
-        if result.history is not None:
-            writer.add(result.history, result.corpus_verdicts())
-        lab.results[case.id] = result
+        with _HOLD_SIGNALS:  # journal, corpus and results agree: a signal here waits for the three
+            journal.write(lab.label, _case_entry(result))
+            if result.history is not None:
+                writer.add(result.history, result.corpus_verdicts())
+            lab.results[case.id] = result
         devs, excused = _excusal(lab, result)
         mark = f"  (known deviation {', '.join(d.id for d in devs)})" if excused else ""
         say(f"  [{i:>3}/{total}] {result.status:<14} {case.id}  ({result.duration_s:.1f} s){mark}")
@@ -453,9 +454,10 @@ def _fuzz_on(target: Any, lab: _Label, options: RunOptions, *, out: Path, corpus
     parts = sorted(p.name for p in Path(result.corpus_dir).glob(f"part-{result.run_id}-*.parquet"))
     entry = {"type": "fuzz", "harness_errors": harness, "failures": len(result.failures) - harness,
              "source": str(result.corpus_dir), "parts": parts}
-    journal.write(lab.label, entry)  # first the journal, then the links: a resumed run completes them
-    _link_fuzz_parts(entry, corpus_dir)
-    lab.fuzz = entry
+    with _HOLD_SIGNALS:
+        journal.write(lab.label, entry)  # first the journal, then the links: a resumed run completes them
+        _link_fuzz_parts(entry, corpus_dir)
+        lab.fuzz = entry
 
 
 def _link_fuzz_parts(entry: dict[str, Any], corpus_dir: Path) -> None:
@@ -757,6 +759,27 @@ class _Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+class _SignalHold:
+    """``with _HOLD_SIGNALS:`` a block the run's signal handler does not break into: a signal that
+    comes meanwhile is raised when the block ends."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pending: int | None = None
+
+    def __enter__(self) -> None:
+        self.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.depth -= 1
+        if self.depth == 0 and self.pending is not None:
+            signum, self.pending = self.pending, None
+            raise _Interrupted(signum)
+
+
+_HOLD_SIGNALS = _SignalHold()
+
+
 @contextlib.contextmanager
 def _stop_signals(say: Callable[[str], None]) -> Iterator[list[int]]:
     """SIGINT and SIGTERM raise ``KeyboardInterrupt`` in the main thread (once: a second signal while
@@ -772,12 +795,16 @@ def _stop_signals(say: Callable[[str], None]) -> Iterator[list[int]]:
             say(f"{signal.Signals(signum).name}: already stopping (cleaning up the broker, the driver, the namespaces)")
             return
         fired.append(signum)
+        if _HOLD_SIGNALS.depth:
+            _HOLD_SIGNALS.pending = signum
+            return
         raise _Interrupted(signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield fired
     finally:
+        _HOLD_SIGNALS.pending = None
         for sig, old in previous.items():
             signal.signal(sig, old)
 

@@ -200,3 +200,30 @@ def test_a_fuzz_budget_cut_short_runs_again_and_only_its_own_parts_join_the_corp
     monkeypatch.setattr(fuzz, "fuzz_budget", lambda *a, **kw: calls.append(1))
     assert run(options.__class__(**{**options.__dict__, "resume": True}), say=lambda s: None) in (0, 3)
     assert calls == [] and _corpus_rows(out) == rows  # done once: not again
+
+
+def test_a_signal_while_a_case_is_recorded_waits_until_it_is_recorded(tmp_path, monkeypatch):
+    """SIGTERM between the journal line and the corpus rows: the case is kept (journal, results,
+    rows), listed as judged in the partial summary, and not run again."""
+    out = tmp_path / "run"
+    expected = _expected(out)
+    real_write = Journal.write
+    written: list[str] = []
+
+    def write_then_signal(self, label, entry):
+        real_write(self, label, entry)
+        if entry.get("type") == "case":
+            written.append(entry["case"])
+            if len(written) == 4:
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(Journal, "write", write_then_signal)
+    assert run(_options(out), say=lambda s: None) == 143
+    partial = json.loads((out / "summary.json").read_text())
+    assert list(partial["cases"]) == written and not set(partial["not_run"]) & set(written)
+    assert len({(r[1], r[3]) for r in _corpus_rows(out)}) == 4  # the four cases' rows are in a part
+    monkeypatch.undo()
+    calls = _interrupt_on_call(monkeypatch, 10**6, lambda: None)
+    assert run(_options(out, resume=True), say=lambda s: None) in (0, 3)
+    assert calls == [c for c in expected["model"] if c not in written] + expected["model-java"]
+    _assert_complete(out, expected)
