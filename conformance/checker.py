@@ -33,10 +33,11 @@ from reference_model.anomalies import anomaly as _anomaly
 from reference_model import retention
 from conformance.model_view import ModelView
 from conformance.timing import TimingBands, bands_from_header
-from conformance.trace import INDETERMINATE, OK, REJECTED, Event, History, received_message, reported_consumers
+from conformance.trace import FAULT_OPS, INDETERMINATE, OK, REJECTED, Event, History, received_message, reported_consumers
 from conformance.verdicts import FAIL, PASS, worst_judged
 from conformance.verdicts import INDETERMINATE as INDET
 from reference_model import dead_letter as dl
+from reference_model import faults
 from reference_model import names
 from reference_model.broker import Broker, split_profile
 from reference_model.dispatch.key_shared import KeySharedSettings
@@ -204,7 +205,7 @@ _OWING_RULES = frozenset({"PLS-EXCL-002", "PLS-SHARED-001", "PLS-FAILOVER-002", 
 # Rules that say where delivery starts (a subscription's initial position, a reconnect, a seek):
 # broken by a lost message only when it is the first one owed since that start.
 _START_RULES = frozenset({"PLS-SUB-002", "PLS-SUB-003", "PLS-SUB-005", "PLS-SUB-007", "PLS-SEEK-001", "PLS-SEEK-002",
-                          "PLS-SEEK-003"})
+                          "PLS-SEEK-003", "PLS-FAULT-003"})
 
 
 # Rules whose detectors claim a refused Key_Shared delivery as a second explanation, not instead of the
@@ -275,6 +276,7 @@ class _Checker:
         self.profile = profile
         self.tol = tol
         self.model: ModelView = Broker(profile, slack_ms=tol.dispatch_latency_ms, key_shared=key_shared)
+        self._base_latency_ms = tol.dispatch_latency_ms  # the band before any injected latency (PLS-FAULT-*)
         self.verdicts: list[Verdict] = []
         self.notes: list[str] = []
         self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
@@ -288,9 +290,11 @@ class _Checker:
         self.last_receive: dict[str, tuple[bool, Span]] = {}  # handle -> (got a message?, span)
         # handles that received nothing since they subscribed, reconnected or sought (_START_RULES)
         self.fresh_start: set[str] = set()
+        self.fresh_after_fault: set[str] = set()  # ... since a cut or restart (PLS-FAULT-003)
         self.harness_errors: list[str] = []
         self.drained_stored: dict[str, int] = {}  # handle -> messages stored before its last empty receive
         self.watch = detectors.Watch(self.model)  # history facts of the context rules' detectors
+        self.watch.ack_settle_ms = faults.ack_settle_ms(tol.ack_grouping_ms, 0.0, tol.dispatch_latency_ms)
         self.app_acked: set[tuple[str, str, str]] = set()  # (topic, subscription, label) the application acked
 
     # ------------------------------------------------------------------ emitting
@@ -343,6 +347,7 @@ class _Checker:
         fresh = handle in self.fresh_start
         for c in due:
             rules += [r for r in c.rules if r in _OWING_RULES or (fresh and r in _START_RULES)]
+            rules += detectors.fault_owed_rules(self.watch, handle, c.pos)  # PLS-FAULT-002
             if any(r.startswith("PLS-NACK") for r in c.rules) and self._batched(handle, c.pos):
                 rules.append("PLS-BATCH-006")  # a nack brings back its whole batch entry
             compacted = detectors.compacted_reader(self.watch, handle)
@@ -442,6 +447,8 @@ class _Checker:
                 self._stats(event)
             elif op == "advance_time":
                 return
+            elif op in FAULT_OPS:
+                self._fault(event)
             else:
                 self._generic(event)
         except NotModelledError as err:
@@ -536,6 +543,36 @@ class _Checker:
                        f"{prof.ack_timeout_min_ms} ms.")
         elif op == "subscribe":
             self._emit("PLS-SUB-001", n, PASS, None, "ok", "ok", "The subscribe was accepted.")
+
+    def _fault(self, event: Event) -> None:
+        """A fault op (``reference_model.faults``): the model follows it, every consumer starts again
+        (PLS-FAULT-003 owes its first deliveries), latency widens the timing band, and an ack that
+        may not have reached the broker before it makes that message's return INDETERMINATE. A
+        fault the model cannot follow stops it following every handle; a fault op that did not
+        complete (a client did not reconnect) leaves everything after it not judged strictly."""
+        op, args, out, n = event.op.op, event.op.args, event.outcome, event.step
+        span = Span(event.t_start_ms, event.t_end_ms)
+        model = self.model
+        try:
+            model.step(op, args, span, observed=out.value or {})
+        except NotModelledError as err:
+            self.notes.append(f"step {n}: {op} not followed ({err}); no handle is judged after it")
+            self.unmodelled_handles |= set(model.consumers) | set(model.producers) | set(model.readers)
+            return
+        self.fresh_start |= set(model.consumers)
+        if faults.EFFECTS[faults.fault_kind(op, args)].reconnects:
+            self.fresh_after_fault |= set(model.consumers)
+        if model.fault_log:
+            model.fault_log[-1] = replace(model.fault_log[-1], step=n)
+        latency = float(model.latency_ms) + (float(args["ms"]) if op == "stall_connections" else 0.0)
+        if latency:
+            # every round trip may take twice the latency longer (a stall: its length, from now on)
+            self.tol = replace(self.tol, dispatch_latency_ms=self._base_latency_ms + 2 * latency)
+        self.watch.ack_settle_ms = faults.ack_settle_ms(self.tol.ack_grouping_ms, float(model.latency_ms), self.tol.dispatch_latency_ms)
+        if out.status != OK:
+            keys = [k for h in model.consumers for k in self._sub_keys(h)]
+            self._taint(keys, n)
+            self.notes.append(f"step {n}: {op} was {out.status} ({out.detail or out.error}); later deliveries are not judged strictly")
 
     @staticmethod
     def _allowed_text(pred: Any) -> str:
@@ -667,6 +704,8 @@ class _Checker:
             return
         self.last_receive[handle] = (True, span)
         self.fresh_start.discard(handle)
+        fresh_after_fault = handle in self.fresh_after_fault
+        self.fresh_after_fault.discard(handle)
         label = msg.payload
         observed = f"{label} (redelivery_count {msg.redelivery_count}) at {span.end:g} ms"
         if label in self.unmodelled_labels:
@@ -685,12 +724,20 @@ class _Checker:
             status, why = FAIL, refusal.explanation
             acked_at = model.ack_time(handle, label) if refusal.anomaly == "ack-resurrection" else None
             grace = self.tol.ack_grouping_ms + self.tol.dispatch_latency_ms
+            unsure = faults.ack_uncertain(acked_at, model.fault_log, self.watch.ack_settle_ms) if acked_at is not None else None
             if acked_at is not None and grace > 0 and span.end - acked_at <= grace:
                 # The C++ client sends acks in groups (every 100 ms): a redelivery racing the
                 # flush may legitimately carry a message the application had just acked.
                 status = INDET
                 why += (f" (Not judged: it was acked at {acked_at:g} ms, within the ack-grouping "
                         f"tolerance of {grace:g} ms.)")
+            elif unsure is not None:
+                # PLS-FAULT-001: the ack may not have reached the broker before the fault (a crash may
+                # lose any ack the cursor had not persisted): at-least-once lets it come back.
+                status = INDET
+                why += (f" (Not judged: it was acked at {acked_at:g} ms, and the {unsure.kind} at {unsure.start:g} ms "
+                        + ("may lose acks the cursor had not persisted." if unsure.kind == faults.CRASH else
+                           f"came within {self.watch.ack_settle_ms:g} ms of it: the ack may not have reached the broker.") + ")")
             receipt = detectors.Receipt(n, handle, label, span.end, msg.redelivery_count, allowed=False,
                                         refusal=refusal.anomaly)
             findings = self.watch.judge_receipt(receipt)
@@ -713,6 +760,11 @@ class _Checker:
                            observed, f"Let {other} hold {q} unacked, of the same sticky key as {label}. Then the key is "
                            f"served by {other} alone until it acks, nacks or closes; {handle} received {label} as well "
                            f"(and the selector gives that key to {gives}).", keys)
+            if refusal.anomaly == "order-violation" and fresh_after_fault:
+                fault = self.model.fault_log[-1]
+                self._emit("PLS-FAULT-003", n, status, "order-violation", allowed, observed,
+                           f"Let {handle} reconnect after the {fault.kind} at {fault.start:g} ms. Then its delivery resumes "
+                           f"at its subscription's first unacknowledged message ({allowed}); it got {label} first.", keys)
             skipped = self._same_producer_skipped(handle, stored, opts) if refusal.anomaly == "order-violation" else None
             if skipped is not None:
                 self._emit("PLS-PROD-002", n, status, "order-violation", allowed, observed,

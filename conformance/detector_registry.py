@@ -321,6 +321,24 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-DEDUP-006", FEATURE_SEND, ("send",),
      "Violated if last_sequence_id after a send is not the sequence id of the last acknowledged send (duplicates "
      "and explicit ids included), or explicit ids move the generator."),
+    # ------------------------------------------------------------------ faults (reference_model/faults.py)
+    ("PLS-FAULT-001", _det("fault_acked_stays_acked"), (R,),
+     "Violated if a message is delivered again after a cut connection or a graceful broker restart, its ack made "
+     "before the fault by more than the ack-grouping period, the latency and the timing band."),
+    ("PLS-FAULT-002", _det("fault_nothing_lost"), (R,),
+     "Violated if a message stored before a cut or restart, and not delivered to a subscription before it, is owed "
+     "after it and does not come within the timing band."),
+    ("PLS-FAULT-003", RECEIVE, (R,),
+     "Violated if a consumer's first deliveries after a reconnect do not resume at its subscription's first "
+     "unacknowledged message (in order on Exclusive and Failover), or an unacked message it held is not delivered again."),
+    ("PLS-FAULT-004", FEATURE_SEND, ("send",),
+     "Violated if a deduplicated send after a cut or restart is stored again although its sequence id was persisted "
+     "before the fault, or one above it is not stored."),
+    ("PLS-FAULT-005", _det("fault_delayed_kept"), (R,),
+     "Violated if a delayed message stored before a cut or restart is delivered after it before its deliver-at time."),
+    ("PLS-FAULT-006", FEATURE_SEND, ("send", "create_producer"),
+     "Violated if a producer's send after a fault gets a sequence id other than the next one, or a producer "
+     "re-created after a restart with deduplication on does not report the highest persisted sequence id."),
     # ------------------------------------------------------------------ delayed delivery
     ("PLS-DELAY-001", RECEIVE, (R,),
      "Violated if a Shared subscription delivers a delayed message before its deliver-at time (less the tick in "

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from conformance.model_view import ModelView
 from conformance.verdicts import FAIL, INDETERMINATE, PASS
-from reference_model import names
+from reference_model import faults, names
 
 
 
@@ -90,6 +90,9 @@ class Watch:
         self.dead_letter_asked: dict[str, int] = {}  # handle -> max_redeliver_count its subscribe asked for
         self.unsubscribed: dict[tuple[str, str], float] = {}  # (topic full name, subscription) -> when an unsubscribe deleted it
         self.ks_delivered: dict[tuple[str, str], list[tuple[int, int, str]]] = {}  # Key_Shared deliveries per subscription
+        # PLS-FAULT-001: how long before a fault an ack must be to surely have reached the broker
+        # (faults.ack_settle_ms; the checker sets it from its timing bands and the latency in force)
+        self.ack_settle_ms = 0.0
 
     # ------------------------------------------------------------------ model reads
 
@@ -822,7 +825,92 @@ def chunked_whole(w: Watch, r: Receipt) -> list[Finding]:
                     f"{r.label} was sent in chunks and arrived as one message.")]
 
 
+# ---------------------------------------------------------------- faults (reference_model/faults.py)
+
+
+def _settled_acks(w: Watch, sub: Any) -> dict[int, str]:
+    """PLS-FAULT-001: positions still acked on ``sub`` whose ack surely reached the broker before a
+    later cut or graceful restart (``faults.settled_before``)."""
+    out: dict[int, str] = {}
+    for pos, at in getattr(sub, "ack_times", {}).items():
+        if not sub.cursor.is_acked(pos):
+            continue
+        fault = faults.settled_before(at, w.model.fault_log, w.ack_settle_ms)
+        if fault is not None:
+            out[pos] = (f"acked at {at:g} ms, at least {w.ack_settle_ms:g} ms (ack grouping, latency, timing band) "
+                        f"before the {fault.kind} at {fault.start:g} ms")
+    return out
+
+
+fault_acked_stays_acked = _forbidding(
+    "PLS-FAULT-001", "ack-resurrection", _settled_acks, "acked before a cut or restart")
+fault_acked_stays_acked.__doc__ = """PLS-FAULT-001. Violated if, after a cut connection or a graceful broker
+restart, a message is delivered again whose ack was made before the fault by more than the settle time
+(``faults.ack_settle_ms``)."""
+
+
+def _stored_before_fault(w: Watch, sub: Any, pos: int) -> Any:
+    """The last reconnecting fault after ``pos`` was stored on ``sub`` and before now, if it had not
+    been delivered there before that fault (``None`` otherwise)."""
+    seq = sub.topic.entries[pos].seq
+    after = [f for f in w.model.fault_log if f.effects.reconnects and f.after_store(seq)]
+    if not after or pos in w.facts(sub).delivered:
+        return None
+    return after[-1]
+
+
+def fault_nothing_lost(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-FAULT-002. Violated if a message stored before a cut or restart, never delivered to the
+    subscription before it, is owed after it and does not come (charged where the checker finds it
+    owed: ``fault_owed_rules``). PASS here: such a message arrives after the fault."""
+    if r.label is None or not r.allowed:
+        return []
+    sub = w.subscription_for(r.handle, r.label)
+    pos = w._pos(sub, r.label) if sub is not None else None
+    fault = _stored_before_fault(w, sub, pos) if pos is not None else None
+    if fault is None:
+        return []
+    return [Finding("PLS-FAULT-002", PASS, None, f"{r.label}, stored before the {fault.kind}", r.label,
+                    f"{r.label} was stored before the {fault.kind} at {fault.start:g} ms and not yet delivered on "
+                    f"{sub.name}; {r.handle} got it after the fault.")]
+
+
+def fault_owed_rules(w: Watch, handle: str, pos: int) -> list[str]:
+    """The fault rule an owed message that never came breaks: PLS-FAULT-002 when it was stored before
+    a cut or restart and never delivered on the subscription before it."""
+    subs = w.subscriptions_of(handle)
+    if len(subs) != 1:
+        return []
+    return ["PLS-FAULT-002"] if _stored_before_fault(w, subs[0], pos) is not None else []
+
+
+def fault_delayed_kept(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-FAULT-005. Violated if a delayed message stored before a cut or restart is delivered after
+    it before its deliver-at time (PASS: it arrives within its window)."""
+    if r.label is None or r.label not in w.delayed_labels:
+        return []
+    sub = w.subscription_for(r.handle, r.label)
+    pos = w._pos(sub, r.label) if sub is not None else None
+    if pos is None:
+        return []
+    seq = sub.topic.entries[pos].seq
+    fault = next((f for f in reversed(w.model.fault_log) if f.effects.reconnects and f.after_store(seq)), None)
+    if fault is None:
+        return []
+    if r.allowed:
+        return [Finding("PLS-FAULT-005", PASS, None, f"{r.label} at or after its deliver-at time", r.label,
+                        f"{r.label} was delayed, stored before the {fault.kind} at {fault.start:g} ms, and came in its window.")]
+    if r.refusal in ("early-redelivery", "early-delivery"):
+        return [Finding("PLS-FAULT-005", FAIL, "early-delivery", f"{r.label} not before its deliver-at time",
+                        f"{r.label} at {r.at_end:g} ms",
+                        f"Let {r.label} be delayed and stored before the {fault.kind} at {fault.start:g} ms. Then the "
+                        f"broker rebuilds its delay index and still holds it until its time; {r.handle} got it early, "
+                        f"at {r.at_end:g} ms.")]
+    return []
+
+
 RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
+    fault_acked_stays_acked, fault_nothing_lost, fault_delayed_kept,
     ack_individual, ack_cumulative, ttl_expired_gone, ttl_delivered_not_redelivered, np_no_redelivery,
     np_connected_only, dlq_n_plus_one, dlq_shared_only, compacted_latest_per_key, compacted_tombstone,
     compacted_keyless_dropped, compacted_after_horizon, delayed_immediate_on_exclusive, nack_delay_floor,

@@ -48,6 +48,8 @@ class ModelView(Protocol):
     tfx: Mapping[str, Any]  # topic full name -> TopicFeatures
     index_ack: Mapping[str, bool]  # consumer handle -> batch index ack in effect
     policies: Any  # NamespacePolicies
+    fault_log: list[Any]  # the faults so far (reference_model.faults.Fault), in order (PLS-FAULT-*)
+    latency_ms: int  # the latency a set_latency op put in force (PLS-FAULT-*)
 
     @property
     def stored_count(self) -> int: ...

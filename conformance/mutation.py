@@ -2465,6 +2465,152 @@ def deliver_chunk_alone(history: History) -> list[Mutant]:
     return out
 
 
+# --------------------------------------------------------------------------- fault lies (reference_model/faults.py)
+
+
+_RECONNECTING = ("cut_connections", "restart_broker")
+
+
+def _faults_at(history: History) -> list[int]:
+    """Indexes of the fault ops that dropped every connection and completed (PLS-FAULT-*)."""
+    return [k for k, e in enumerate(history.events) if e.op.op in _RECONNECTING and e.outcome.status == OK]
+
+
+def _latency_before(history: History, k: int) -> float:
+    """The latency a set_latency op before index ``k`` left in force (ms)."""
+    ms = 0.0
+    for e in history.events[:k]:
+        if e.op.op == "set_latency" and e.outcome.status == OK:
+            ms = float(e.op.args["ms"])
+    return ms
+
+
+def deliver_acked_after_fault(history: History) -> list[Mutant]:
+    """A message acked well before a cut or restart is delivered again right after it (PLS-FAULT-001; after a
+    crash the spec allows it: at-least-once)."""
+    from reference_model import faults as fault_model
+
+    f = facts(history)
+    out: list[Mutant] = []
+    tol = _tol(f)
+    dels = _deliveries(f)
+    for k in _faults_at(history):
+        fault = history.events[k]
+        settle = fault_model.ack_settle_ms(tol.ack_grouping_ms, _latency_before(history, k), tol.dispatch_latency_ms)
+        for x, ack in enumerate(history.events[:k]):
+            h = f.handle_at(x)
+            if ack.op.op != "ack" or ack.outcome.status != OK or h is None or h.kind != "consumer" or _non_persistent(h):
+                continue
+            if h.closed_step is not None and h.closed_step <= fault.step:
+                continue
+            got = [m for j, hh, m in dels if j < x and hh is h and m.payload == ack.op.args["message"]]
+            if not got or _is_copy(got[-1]) or got[-1].message_id[3] >= 0 or fault.t_start_ms - ack.t_end_ms < settle:
+                continue
+            crash = fault.op.op == "restart_broker" and not fault.op.args.get("graceful", True)
+            allowed = "a broker crash may lose acks its cursor had not persisted (at-least-once)" if crash else None
+            wait = tol.dispatch_latency_ms + 10.0
+            events = list(history.events)
+            again = Event(Op(0, "receive", {"consumer": h.name, "timeout_ms": int(wait) + 1000}),
+                          Outcome.ok({"message": replace(got[-1], redelivery_count=got[-1].redelivery_count + 1).to_json()}),
+                          fault.t_end_ms, fault.t_end_ms + wait)
+            events.insert(k + 1, again)
+            _shift_after(events, k + 1, wait)
+            m = _mutant(f, events, "deliver_acked_after_fault", (ack.step, fault.step), ("PLS-FAULT-001", "PLS-ACK-001"),
+                        f"after step {fault.step} ({fault.op.op}): {got[-1].payload}, acked at step {ack.step}, delivered again",
+                        allowed)
+            if m:
+                out.append(m)
+    return out
+
+
+def drop_after_fault(history: History) -> list[Mutant]:
+    """The first delivery after a cut or restart of a message stored before it never comes: one the subscription
+    had delivered and not acked (PLS-FAULT-003) or one it had not delivered yet (PLS-FAULT-002)."""
+    f = facts(history)
+    out: list[Mutant] = []
+    dels = _deliveries(f)
+    for k in _faults_at(history):
+        seen: set[tuple[str, str]] = set()
+        for i, h, msg in dels:
+            if i <= k or h.kind != "consumer" or _is_copy(msg) or (h.sub_key, msg.payload) in seen:
+                continue
+            seen.add((h.sub_key, msg.payload))
+            sent = f.sends.get(msg.payload)
+            if sent is None or sent > k:
+                continue  # sent after the fault: not something the fault could lose
+            if any(j > i and hh.sub_key == h.sub_key and m.payload == msg.payload for j, hh, m in dels):
+                continue  # delivered again later: dropping this one is a count change
+            before = any(j < k and hh.sub_key == h.sub_key and m.payload == msg.payload for j, hh, m in dels)
+            rules = ["PLS-FAULT-003" if before else "PLS-FAULT-002"] + list(_delivery_rules(h, f, i))
+            m = _drop_at(f, i, h, msg, "drop_after_fault", rules,
+                         f" after the {history.events[k].op.op} at step {history.events[k].step}")
+            if m:
+                out.append(m)
+    return out
+
+
+def early_delayed_after_fault(history: History) -> list[Mutant]:
+    """A delayed message stored before a cut or restart arrives at the first receive after it, before its time
+    (PLS-FAULT-005, and the delay rule of its subscription type)."""
+    f = facts(history)
+    out: list[Mutant] = []
+    dels = _deliveries(f)
+    timed = {t.index: t for t in _timed_deliveries(f)}
+    for k in _faults_at(history):
+        for i, h, msg in dels:
+            sent = f.sends.get(msg.payload)
+            if i <= k or sent is None or sent > k or not _is_delayed(history.events[sent].op.args) or i not in timed:
+                continue
+            first = next((j for j in range(k + 1, i) if f.handle_at(j) is h and history.events[j].op.op == "receive"
+                          and _delivery(history.events[j]) is None), None)
+            if first is None or history.events[first].t_end_ms >= timed[i].low:
+                continue
+            events = list(history.events)
+            events[first] = _with_message(events[first], msg)
+            events[i] = _with_message(events[i], None)
+            rules = ["PLS-FAULT-005"] + list(timed[i].rules)
+            m = _mutant(f, events, "early_delayed_after_fault", (history.events[first].step,), rules,
+                        f"step {history.events[first].step}: {h.name} got the delayed {msg.payload} right after the "
+                        f"{history.events[k].op.op}, before its time")
+            if m:
+                out.append(m)
+    return out
+
+
+def forget_across_fault(history: History) -> list[Mutant]:
+    """A send after a cut or restart as if the fault had reset the producer or the broker: a deduplicated
+    duplicate stored (PLS-FAULT-004), or the producer's sequence ids started again (PLS-FAULT-006)."""
+    f = facts(history)
+    out: list[Mutant] = []
+    faults_at = _faults_at(history)
+    for x, send in enumerate(history.events):
+        value = send.outcome.value or {}
+        if send.op.op != "send" or send.outcome.status != OK or not any(k < x for k in faults_at):
+            continue
+        k = max(k for k in faults_at if k < x)
+        created = next((j for j in range(x - 1, -1, -1) if history.events[j].op.op == "create_producer"
+                        and history.events[j].op.args.get("producer") == send.op.args["producer"]), None)
+        if list(value.get("message_id") or [])[:2] == [-1, -1]:
+            events = list(history.events)
+            events[x] = replace(send, outcome=Outcome.ok({**value, "message_id": [99, 0, -1, -1], "id_text": "(99,0,-1,-1)"}))
+            m = _mutant(f, events, "forget_across_fault", (send.step,), ("PLS-FAULT-004",),
+                        f"step {send.step}: the duplicate {send.op.args['payload']} was stored after the "
+                        f"{history.events[k].op.op} at step {history.events[k].step}")
+            if m:
+                out.append(m)
+        elif "sequence_id" in value and created is not None and created < k and "sequence_id" not in send.op.args:
+            events = list(history.events)
+            events[x] = replace(send, outcome=Outcome.ok({**value, "sequence_id": 0}))
+            if value["sequence_id"] == 0:
+                continue
+            m = _mutant(f, events, "forget_across_fault", (send.step,), ("PLS-FAULT-006",),
+                        f"step {send.step}: {send.op.args['producer']}'s sequence ids started again at 0 after the "
+                        f"{history.events[k].op.op} at step {history.events[k].step}")
+            if m:
+                out.append(m)
+    return out
+
+
 OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "shift_delivery_earlier": shift_delivery_earlier,
     "shift_delivery_later": shift_delivery_later,
@@ -2502,6 +2648,10 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "change_flush_ids": change_flush_ids,
     "change_send_outcome": change_send_outcome,
     "deliver_chunk_alone": deliver_chunk_alone,
+    "deliver_acked_after_fault": deliver_acked_after_fault,
+    "drop_after_fault": drop_after_fault,
+    "early_delayed_after_fault": early_delayed_after_fault,
+    "forget_across_fault": forget_across_fault,
 }
 
 

@@ -38,6 +38,8 @@ partition) until it has no consumer left; messages received on a contested subsc
 never named by later acks or nacks. Contested subscriptions still get receives, closes,
 redeliver-unacked, seeks by position and stats, which are judged by allowed sets, not labels.
 
+Faults (``FAULT_FEATURES``, ``LIVE_FAULT_CONFIG``/``MODEL_FAULT_CONFIG``): cuts, latency, stalls and,
+where allowed, broker restarts are drawn like any op; the model drops a fault it cannot follow.
 Not modelled, so never generated: batching, chunking, producer access modes other than Shared,
 delayed delivery, multi-topic subscribe, Failover / seeks / readers on partitioned topics,
 dead-letter policies (kept out: the DLQ copy needs a subscription on a derived topic name),
@@ -103,10 +105,18 @@ class GenConfig:
     swarm: bool = True  # False: every feature in the pool is on
     topics: tuple[str, ...] = ("t", "u")
     subscriptions: tuple[str, ...] = ("s1", "s2")
+    # fault ops (conformance.trace.FAULT_OPS) may be drawn when the pool holds "faults"; restarts
+    # (~10 s each on a live broker) only when this is True as well
+    restarts: bool = False
 
 
 LIVE_CONFIG = GenConfig()
 MODEL_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING)
+# With faults (docs/faults.md): cuts, latency, stalls, restarts. The pools above leave "faults" out,
+# so their seeded traces stay what they were; a run whose target has the fault proxy uses these.
+FAULT_FEATURES = FEATURES + ("faults",)
+LIVE_FAULT_CONFIG = GenConfig(features=FAULT_FEATURES)
+MODEL_FAULT_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING, features=FAULT_FEATURES, restarts=True)
 
 
 # --------------------------------------------------------------------------- choices
@@ -531,6 +541,22 @@ def clock_advances(b: TraceBuilder):
     return "advance_time", {"ms": ms}, False
 
 
+def proxy_injects_fault(b: TraceBuilder):
+    """A cut, latency, a stall or (when the config allows) a broker restart (reference_model/faults.py).
+    The model refuses to follow a fault over a handle it cannot follow across it (the op is then
+    dropped), so only followable faults are kept."""
+    kinds = ["cut_connections", "set_latency", "stall_connections"] + (["restart_broker"] if b.config.restarts else [])
+    op = b.pick(kinds)
+    if op == "set_latency":
+        return op, {"ms": b.pick([0, 50, 200])}, False
+    if op == "stall_connections":
+        ms = min(b.span((100, 800)), max(int(b.time_left()), 1))
+        return op, {"ms": ms}, False
+    if op == "restart_broker":
+        return op, {"graceful": b.c.flag(0.8)}, False
+    return op, {}, False
+
+
 def admin_reads_backlog(b: TraceBuilder):
     topic, sub = b.pick(sorted(b.known_subs))
     return "stats", {"topic": topic, "subscription": sub}, False
@@ -555,10 +581,11 @@ RULES: tuple[Rule, ...] = (
     Rule("reader_reads", 2, lambda b: bool(b.readers), reader_reads),
     Rule("reader_closes", 1, lambda b: bool(b.readers), reader_closes),
     Rule("admin_reads_backlog", 1, lambda b: bool(b.known_subs), admin_reads_backlog),
+    Rule("proxy_injects_fault", 1, lambda b: b.time_left() > 100, proxy_injects_fault),  # last: the table above draws as before
 )
 ALWAYS = {"producer_sends", "consumer_receives", "producer_connects", "consumer_subscribes"}
 # Rules switched on by the feature of another name.
-_FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens"}
+_FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", "proxy_injects_fault": "faults"}
 _BY_NAME = {r.name: r for r in RULES}
 
 

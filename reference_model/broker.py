@@ -90,6 +90,7 @@ from reference_model import key_shared as ks, routing
 from reference_model.feature_ops import FeatureOps
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model import dead_letter as dl
+from reference_model import faults
 from reference_model.profiles import Profile, client_refusal, handle_profile, profile_for
 from reference_model.redelivery import JavaNackTracker, check_ack_timeout, check_ack_timeout_tick, multiplier_backoff_ms
 from reference_model.rejections import ModelError, NotModelledError, Rejected
@@ -332,6 +333,11 @@ class Broker(FeatureOps):
         self._timer_seq = 0
         self._stored_count = 0
         self.now = 0.0
+        # PLS-FAULT-*: the faults of the history so far (reference_model/faults.py), the latency in
+        # force, and the consumers that nacked (a nack's timer may fire after a reconnect)
+        self.fault_log: list[faults.Fault] = []
+        self.latency_ms = 0
+        self.nacked_by: set[str] = set()
         self._init_features()
 
     # ================================================================== lookups
@@ -533,6 +539,7 @@ class Broker(FeatureOps):
         yield  # decided: the producer is created
         topic = self._topic(args["topic"], create=True, at=at)
         pf, extra = self._feature_producer_created(topic, features)
+        pf.faults_at_creation = len(self.fault_log)
         if name is None:
             name = observed.get("producer_name") or f"model-{self._producer_counter}"
             self._producer_counter += 1
@@ -1093,6 +1100,7 @@ class Broker(FeatureOps):
             return found
         yield  # decided: the client tracks the nack
         config, sub, pos = found
+        self.nacked_by.add(config.handle)
         if sub.cursor.is_acked(pos):
             if config.type in CUMULATIVE_ACK_TYPES:
                 # PLS-NACK-003: the C++ nack tracker does not look at acks; on a single-active
@@ -1570,6 +1578,71 @@ class Broker(FeatureOps):
                               MappingProxyType({h: tuple(sorted(rs)) for h, rs in per_handle.items()}),
                               MappingProxyType({h: d.consumers[h].consumer_name for h in handles}), unknown)
 
+    # ================================================================== faults
+
+    def reconnects_after(self, count: int) -> list[faults.Fault]:
+        """The reconnecting faults (cut, restart, crash) among those after the first ``count``."""
+        return [f for f in self.fault_log[count:] if f.effects.reconnects]
+
+    def _fault_refusal(self) -> str | None:
+        """Why a reconnect cannot be followed (``faults.unfollowable``), for the first consumer or
+        producer that makes it so; None when every handle can be followed."""
+        for handle, (config, sub) in self.consumers.items():
+            pairs = self.attachments(handle)
+            why = faults.unfollowable(
+                subscription_type=config.type, durable=sub.durable, persistent=names.is_persistent(sub.topic.full),
+                consumers_on_subscription=len(sub.dispatcher.connected()) if sub.dispatcher is not None else 1,
+                ack_timeout_ms=config.ack_timeout_ms, attachments=len(pairs), nack_due=handle in self.nacked_by)
+            if why is not None:
+                return f"{handle}: {why}"
+        for handle, pf in self.pfx.items():
+            if handle in self.producers and pf.pending:
+                return f"{handle}: async sends pending at a reconnect (the producer re-sends them: stored once or twice)"
+        return None
+
+    def _op_fault(self, args, at, observed, *, op: str):
+        """PLS-FAULT-001..006: a fault op (``reference_model.faults``). A cut, restart or crash drops
+        every connection: each consumer leaves its subscription (its unacked messages go back, as
+        when it closes: PLS-FAULT-003) and joins again, in the order they first joined; a restart
+        also closes every topic's ledger and starts redelivery counts again (a new dispatcher);
+        latency and stalls change no state (the checker widens its timing bands)."""
+        kind = faults.fault_kind(op, args)
+        effects = faults.EFFECTS[kind]
+        if effects.reconnects:
+            why = self._fault_refusal()
+            if why is not None:
+                raise NotModelledError(why)
+        yield  # decided: the fault happens, and the clients reconnect
+        self.fault_log.append(faults.Fault(kind, at.start, at.end, stored_before=self._stored_count))
+        if kind == faults.LATENCY:
+            self.latency_ms = int(args["ms"])
+        if not effects.reconnects:
+            return {}
+        joined = list(self.consumers.items())
+        for handle, (config, sub) in joined:
+            sub.flushed_at[handle] = at.end
+            sub.dispatcher.remove_consumer(handle, at)
+        for handle, (config, sub) in joined:
+            if effects.resets_redelivery_counts and not sub.dispatcher.connected():
+                sub.dispatcher = self._new_dispatcher(config.type, sub)
+            sub.dispatcher.add_consumer(config, at, "PLS-FAULT-003")
+        if effects.closes_ledgers:
+            for topic in self.topics.values():
+                self.unloads.setdefault(topic.full, []).append(at.end)  # PLS-RETENTION-001: its ledger is closed
+        return {}
+
+    def _op_restart_broker(self, args, at, observed):
+        return (yield from self._op_fault(args, at, observed, op="restart_broker"))
+
+    def _op_cut_connections(self, args, at, observed):
+        return (yield from self._op_fault(args, at, observed, op="cut_connections"))
+
+    def _op_set_latency(self, args, at, observed):
+        return (yield from self._op_fault(args, at, observed, op="set_latency"))
+
+    def _op_stall_connections(self, args, at, observed):
+        return (yield from self._op_fault(args, at, observed, op="stall_connections"))
+
     # ================================================================== the composition
 
     # Each op a trace applies, and the step that applies it: the chapter functions it calls are
@@ -1596,6 +1669,10 @@ class Broker(FeatureOps):
         "compact": FeatureOps._op_compact,
         "unload_topic": FeatureOps._op_unload_topic,
         "expire_messages": FeatureOps._op_expire_messages,
+        "restart_broker": _op_restart_broker,
+        "cut_connections": _op_cut_connections,
+        "set_latency": _op_set_latency,
+        "stall_connections": _op_stall_connections,
     })
 
 

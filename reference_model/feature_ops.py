@@ -127,6 +127,10 @@ class FeatureOps:
             return ("PLS-DELAY-003", "PLS-DELAY-004" if self.profile.delayed_delivery_strict else "PLS-DELAY-005")
         return ("PLS-DELAY-002",)
 
+    def _fault_since_first_entry(self, topic: Any) -> bool:
+        """A cut, restart or crash happened after ``topic`` stored its first message (PLS-FAULT-004/006)."""
+        return bool(topic.entries) and any(f.after_store(topic.entries[0].seq) for f in self.fault_log if f.effects.reconnects)
+
     def _current_dedup_state(self, topic: Any) -> dedup.DedupState:
         """The topic's dedup maps under the namespace's current policy (changes nothing)."""
         state = self.dedup_states.get(topic.full)
@@ -240,6 +244,8 @@ class FeatureOps:
             seq = dedup.producer_connected(seq, dedup.broker_last_sequence_id(state, name))
             configured = dedup.python_sequence_argument(args.get("initial_sequence_id")) is not None
             rule = "PLS-DEDUP-002" if state.enabled else "PLS-DEDUP-003"
+            if state.enabled and topic is not None and self._fault_since_first_entry(topic):
+                rule = "PLS-FAULT-006"  # the broker recovered the name's last sequence id across the fault
             facts.update(sequence_rule=rule if not configured else "PLS-DEDUP-002", last_sequence_id=seq.last,
                          sequence_reason=(f"producer {name}: initial_sequence_id was given, so it starts there ({seq.last})"
                                           if configured else
@@ -333,9 +339,13 @@ class FeatureOps:
         pf.sequence = dedup.send_acknowledged(pf.sequence, s)  # PLS-DEDUP-006
         producer.last_sequence_id = pf.sequence.last
         facts["sequence_rule"] = "PLS-DEDUP-005" if args.get("sequence_id") == 0 else "PLS-DEDUP-006"
+        if facts["sequence_rule"] == "PLS-DEDUP-006" and self.reconnects_after(pf.faults_at_creation):
+            facts["sequence_rule"] = "PLS-FAULT-006"  # the producer's ids go on across a reconnect
         if state.enabled:
             facts["duplicate"] = status == dedup.DUP
             facts["dedup_rule"] = "PLS-DEDUP-004" if first == dedup.UNKNOWN else "PLS-DEDUP-001"
+            if first != dedup.UNKNOWN and self._fault_since_first_entry(topic):
+                facts["dedup_rule"] = "PLS-FAULT-004"  # the dedup state came through a reconnect or restart
             facts["dedup_reason"] = (f"{label}: sequence id {s} of {producer.name} "
                                      + ("was still in flight (Unknown), and once it was persisted the retry was a duplicate"
                                         if first == dedup.UNKNOWN else

@@ -88,6 +88,7 @@ class ProducerFeatures:
     fenced: bool = False  # PLS-ACCESS-004: fenced by an ExclusiveWithFencing producer
     waiting: bool = False  # PLS-ACCESS-005: WaitForExclusive still queued
     pending: list[PendingSend] = field(default_factory=list)
+    faults_at_creation: int = 0  # how many faults had happened when it was created (PLS-FAULT-006)
 
     @staticmethod
     def from_args(args: Mapping[str, Any], *, key_order: str = "first") -> "ProducerFeatures":

@@ -1550,6 +1550,78 @@ RULES = RULES + (
 )
 
 
+# ---- faults (reference_model/faults.py): what survives a cut, a stall, latency, a restart -----------
+_FAULTS = "reference_model/faults.py; docs/faults.md"
+RULES = RULES + (
+    Rule(
+        id="PLS-FAULT-001", area="FAULT",
+        title="An ack the broker had is kept across a cut connection or a graceful broker restart: the message is not delivered again",
+        source=f"{_MSG}#acknowledgment",
+        quote=("Messages are only deleted after all the subscriptions have already consumed them."),
+        status="normative", applies_to=_ALL,
+        note=("An ack made less than ack_grouping + latency + dispatch slack before the fault may not have reached the "
+              "broker (the client groups acks, ackGroupingTimeMs 100 ms): its redelivery is INDETERMINATE, never FAIL. "
+              "Not in force across a crash (SIGKILL): the cursor's position is persisted at most "
+              "managedLedgerDefaultMarkDeleteRateLimit (1) times a second and flushed every "
+              "managedLedgerCursorPositionFlushSeconds (60) (ManagedCursorImpl), and at-least-once lets an acked "
+              f"message come back. {_FAULTS}."),
+    ),
+    Rule(
+        id="PLS-FAULT-002", area="FAULT",
+        title="No persisted message is lost across a fault: one sent (acknowledged) before a cut or restart is still delivered to each subscription that had not acked it",
+        source=f"{_MSG}#acknowledgment",
+        quote="Pulsar ... guarantees at-least-once delivery",
+        status="normative", applies_to=_ALL,
+        note=(f"Judged when a message stored before the fault and not delivered before it arrives after (PASS), or is "
+              f"owed and does not come (FAIL, lost-message). {_FAULTS}."),
+    ),
+    Rule(
+        id="PLS-FAULT-003", area="FAULT",
+        title="After a reconnect (cut connection or broker restart) a consumer's delivery resumes at its subscription's first unacknowledged message: what it had received and not acked comes again",
+        source="docs/concepts-messaging.md#subscription-types",
+        quote=("If a consumer disconnects, all the messages that were sent to it and not acknowledged will be "
+               "rescheduled for sending to the remaining consumers."),
+        status="normative", applies_to=_ALL,
+        note=("The client clears its receiver queue and subscribes again (ConsumerImpl::connectionOpened); "
+              "PersistentDispatcherSingleActiveConsumer rewinds to the mark-delete position, "
+              "PersistentDispatcherMultipleConsumers#removeConsumer puts pending acks back for replay. "
+              f"Judged as the start rule of the deliveries after the fault, like PLS-SUB-005. {_FAULTS}."),
+    ),
+    Rule(
+        id="PLS-FAULT-004", area="FAULT",
+        title="Deduplication survives a cut connection and a broker restart: a sequence id persisted before it is still a duplicate after it",
+        source=f"{_MSG}#message-deduplication",
+        quote=("When the producer attempts to publish the message again, however, the broker knows that it has already "
+               "seen message 1 and thus does not persist the message."),
+        status="normative", applies_to=_ALL,
+        note=(f"{_BROKER}persistent/MessageDeduplication.java#recoverSequenceIdsMap rebuilds the producer -> highest "
+              "sequence id map from the dedup snapshot and "
+              "replays the ledger after it. Judged (instead of PLS-DEDUP-001) on a deduplicated send once a fault "
+              f"happened after the topic stored its first message. {_FAULTS}."),
+    ),
+    Rule(
+        id="PLS-FAULT-005", area="FAULT",
+        title="A delayed message stays delayed across a cut connection or a broker restart: not delivered before its time, delivered after it",
+        source=f"{_DELAYED}InMemoryDelayedDeliveryTracker.java",
+        quote="",
+        status="inferred", applies_to=_ALL,
+        note=("The delayed-delivery index lives in the broker's memory and is rebuilt on reload from the messages "
+              "after the mark-delete position (each carries its deliver-at time). Judged on a delayed message stored "
+              f"before the fault and received after it. {_FAULTS}."),
+    ),
+    Rule(
+        id="PLS-FAULT-006", area="FAULT",
+        title="A producer's sequence ids go on across a fault: a producer's next send after a reconnect gets the next id, and with deduplication on a producer re-created after a restart continues after the highest persisted one",
+        source=f"{_CPPLIB}ProducerImpl.cc",
+        quote="",
+        status="inferred", applies_to=_CPP,
+        note=("The producer keeps msgSequenceGenerator_ across reconnects and re-sends what was pending with the same "
+              "ids; the broker recovers lastSequenceIdPushed from the ledger (MessageDeduplication). Judged (instead "
+              f"of PLS-DEDUP-006 / PLS-DEDUP-002) once a fault happened. {_FAULTS}."),
+    ),
+)
+
+
 # --------------------------------------------------------------------------- registry
 
 

@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Callable
 
+import _pulsar
 import pulsar
 
 from conformance.trace import (
+    FAULT_OPS,
     Event,
     History,
     Op,
@@ -85,6 +87,24 @@ _REJECTIONS = {
 }
 # connection-level failures: the op may or may not have reached the broker.
 _INDETERMINATE = {"Timeout", "ConnectError", "ServiceUnitNotReady", "BrokerMetadataError", "BrokerPersistenceError", "LookupError", "TooManyLookupRequestException", "ProducerBlockedQuotaExceededError"}
+
+
+# How long the clients get to reconnect after a fault op before the op is indeterminate: the
+# C++ client retries with a backoff from 100 ms doubling to 60 s (ClientConfiguration), so after a
+# broker restart of ~20-40 s its next try may come ~30 s later.
+RECONNECT_AFTER_CUT_S = 30.0
+RECONNECT_AFTER_RESTART_S = 90.0
+
+
+class FaultsUnavailable(RuntimeError):
+    """A trace injects faults this target cannot inject: a harness error, never a verdict."""
+
+
+def _connected(handle: Any) -> bool:
+    try:
+        return bool(handle.is_connected())
+    except Exception:  # noqa: BLE001 - a closed handle reconnects to nothing: not waited for
+        return True
 
 
 def client_version() -> str:
@@ -258,6 +278,10 @@ class BrokerTarget:
             quiet = logging.getLogger("pulsar-conformance.client")
             quiet.setLevel(logging.CRITICAL)
             kwargs["logger"] = quiet
+        controls = self.endpoint.controls
+        if controls is not None:  # through the fault proxy (fixtures/faults.py): ask for its listener
+            kwargs["listener_name"] = controls.listener_name
+            return pulsar.Client(controls.service_url, **kwargs)
         return pulsar.Client(self.endpoint.service_url, **kwargs)
 
     def run(self, trace: Trace, *, on_event: Callable[[Event], None] | None = None) -> History:
@@ -267,7 +291,16 @@ class BrokerTarget:
         run = _Run(namespace=namespace, client=client, admin=admin, epoch_ms_at_start=time.time() * 1000)
         t0 = time.monotonic()
         events: list[Event] = []
+        if self.endpoint.controls is not None:
+            self.endpoint.controls.reset()  # no latency left over from an earlier trace
         try:
+            if any(op.op in FAULT_OPS for op in trace.ops):
+                if self.endpoint.controls is None:
+                    raise FaultsUnavailable(f"trace {trace.header.trace_id} injects faults, and the broker at {self.endpoint.service_url} "
+                                            "has no fault proxy: run it on --target embedded (the suite starts the proxy there)")
+                if self._needs_java(trace):
+                    raise FaultsUnavailable(f"trace {trace.header.trace_id} injects faults with Java handles; the fault ops run "
+                                            "with the Python client only (docs/faults.md)")
             if self._needs_java(trace):
                 run.java = JavaSession(self.java_driver(), run, operation_timeout_s=self.operation_timeout_s)
                 run.java.open(self.endpoint.service_url, self.endpoint.token)
@@ -289,6 +322,11 @@ class BrokerTarget:
                 client.close()
             except Exception:  # noqa: BLE001 - a failing close must not hide the history
                 pass
+            if self.endpoint.controls is not None:
+                try:
+                    self.endpoint.controls.reset()
+                except OSError:
+                    pass
             try:
                 admin.delete_namespace(namespace, force=True)
             except AdminError:
@@ -356,13 +394,15 @@ class BrokerTarget:
             return Outcome.rejected("InvalidArgument", str(err))
         except AdminError as err:
             return Outcome.indeterminate(str(err)) if err.status in (0, 500, 503) else Outcome.rejected("OtherError", str(err))
-        except Exception as err:  # noqa: BLE001 - classify every client error, never crash a run
+        except _pulsar.PulsarException as err:  # the client's own errors: classified, never a crash
             name = type(err).__name__
             if name in _REJECTIONS:
                 return Outcome.rejected(_REJECTIONS[name], str(err))
             if name in _INDETERMINATE:
                 return Outcome.indeterminate(f"{name}: {err}")
             return Outcome.rejected("OtherError", f"{name}: {err}")
+        # Anything else (a KeyError on a handle, the fault proxy's OSError, a bug here) is the
+        # harness failing: it propagates, the case is ERROR (exit 4), and no rule is charged.
 
     def _op_create_topic(self, run: _Run, a: dict) -> Outcome:
         partitions = a.get("partitions", 0)
@@ -604,6 +644,38 @@ class BrokerTarget:
         except pulsar.Timeout:
             return _nothing_or_unknown(reader, connected_before)
         return Outcome.ok({"message": self._observe(run, msg)})
+
+    # ------------------------------------------------------------------ faults (fixtures/faults.py)
+
+    def _op_cut_connections(self, run: _Run, a: dict) -> Outcome:
+        self.endpoint.controls.cut_connections()
+        return self._reconnected(run, RECONNECT_AFTER_CUT_S)
+
+    def _op_restart_broker(self, run: _Run, a: dict) -> Outcome:
+        self.endpoint.controls.restart_broker(a.get("graceful", True))
+        return self._reconnected(run, RECONNECT_AFTER_RESTART_S)
+
+    def _op_set_latency(self, run: _Run, a: dict) -> Outcome:
+        self.endpoint.controls.set_latency(a["ms"])
+        return Outcome.ok()
+
+    def _op_stall_connections(self, run: _Run, a: dict) -> Outcome:
+        self.endpoint.controls.stall(a["ms"])
+        return Outcome.ok()
+
+    def _reconnected(self, run: _Run, within_s: float) -> Outcome:
+        """Wait until every producer, consumer and reader of the run is connected again: ok with
+        how long that took; indeterminate naming the ones that did not within ``within_s``."""
+        t0 = time.monotonic()
+        handles = {**run.producers, **{k: c.consumer for k, c in run.consumers.items()}, **run.readers}
+        waiting = dict(handles)
+        while waiting and time.monotonic() - t0 < within_s:
+            waiting = {name: h for name, h in waiting.items() if not _connected(h)}
+            if waiting:
+                time.sleep(0.05)
+        if waiting:
+            return Outcome.indeterminate(f"not reconnected within {within_s:g} s: {', '.join(sorted(waiting))}")
+        return Outcome.ok({"reconnected_ms": round((time.monotonic() - t0) * 1000, 1)})
 
     def _op_advance_time(self, run: _Run, a: dict) -> Outcome:
         time.sleep(a["ms"] / 1000.0)

@@ -1,0 +1,164 @@
+"""PLS-FAULT-001..006 (reference_model/faults.py): each detector passes on the model's own history
+of a fault case, and FAILs on that history changed to break its rule; an ack the broker may not
+have had at a fault, or one a crash may lose, makes a redelivery INDETERMINATE, never FAIL.
+
+The broken histories are what a broker that lost the rule would show: the changes are to the
+observed outcomes only (the ops stay), so the model judges them as a live history."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conformance.case_files import load_case
+from conformance.checker import check
+from conformance.targets.model import ModelTarget
+from conformance.trace import Event, History, Outcome, make_trace
+from reference_model import faults
+
+CASES = Path(__file__).resolve().parents[2] / "conformance" / "cases" / "faults"
+
+
+def model_history(case_id: str) -> History:
+    return ModelTarget().run(load_case(CASES / f"{case_id}.yaml").trace)
+
+
+def changed(history: History, step: int, outcome: Outcome, *, lasts_ms: float | None = None) -> History:
+    """``history`` with step ``step``'s outcome replaced (and, for a receive that now gets nothing,
+    its span stretched to its timeout)."""
+    events = []
+    for e in history.events:
+        if e.step == step:
+            end = e.t_start_ms + lasts_ms if lasts_ms is not None else e.t_end_ms
+            e = Event(e.op, outcome, e.t_start_ms, end)
+        events.append(e)
+    return History(history.header, tuple(events))
+
+
+def delivery(history: History, label: str) -> dict:
+    """The observation the model made of ``label`` (first delivery) in ``history``."""
+    for e in history.events:
+        msg = (e.outcome.value or {}).get("message") if e.op.op == "receive" else None
+        if msg and msg["payload"] == label:
+            return dict(msg)
+    raise AssertionError(f"{label} was never delivered in the model's history")
+
+
+def verdicts(history: History) -> dict[str, str]:
+    return check(history).rule_verdicts()
+
+
+@pytest.mark.parametrize("case_id", sorted(p.stem for p in CASES.glob("*.yaml")))
+def test_the_model_keeps_every_fault_rule_its_case_names(case_id):
+    case = load_case(CASES / f"{case_id}.yaml")
+    found = verdicts(model_history(case_id))
+    for rule in case.rules:
+        assert found.get(rule) == "PASS", (rule, found.get(rule))
+
+
+def test_acked_message_back_after_a_cut_fails_pls_fault_001():
+    h = model_history("fault-cut-exclusive-resumes")
+    m1 = delivery(h, "m1")  # acked at step 10, 500 ms before the cut at step 12
+    broken = changed(h, 13, Outcome.ok({"message": {**m1, "redelivery_count": 0}}))
+    report = check(broken)
+    assert report.rule_verdicts()["PLS-FAULT-001"] == "FAIL"
+    assert any(v.rule_id == "PLS-FAULT-001" and v.status == "FAIL" and v.step == 13 for v in report.verdicts)
+
+
+def test_message_stored_before_a_cut_that_never_comes_fails_pls_fault_002():
+    h = model_history("fault-cut-exclusive-resumes")
+    # m4 was stored before the cut and never delivered; the receive that got it gets nothing
+    broken = changed(h, 15, Outcome.ok({"message": None}), lasts_ms=3000)
+    assert verdicts(broken)["PLS-FAULT-002"] == "FAIL"
+
+
+def test_first_delivery_after_a_cut_skipping_the_unacked_fails_pls_fault_003():
+    h = model_history("fault-cut-exclusive-resumes")
+    m3 = delivery(h, "m3")  # m2 (received, not acked) must come first after the cut
+    broken = changed(h, 13, Outcome.ok({"message": m3}))
+    assert verdicts(broken)["PLS-FAULT-003"] == "FAIL"
+
+
+def test_duplicate_stored_after_a_restart_fails_pls_fault_004():
+    h = model_history("fault-restart-keeps-acks-and-dedup")
+    stored = Outcome.ok({"message_id": [9, 7, -1, -1], "sequence_id": 1, "id_text": "(9,7,-1,-1)"})
+    assert verdicts(changed(h, 14, stored))["PLS-FAULT-004"] == "FAIL"
+
+
+def test_delayed_message_early_after_a_cut_fails_pls_fault_005():
+    h = model_history("fault-cut-delayed-stays-delayed")
+    m1 = delivery(h, "m1")  # due 4000 ms after its send; the receive at step 5 ends at once
+    broken = changed(h, 5, Outcome.ok({"message": m1}))
+    assert verdicts(broken)["PLS-FAULT-005"] == "FAIL"
+
+
+def test_sequence_id_restarting_after_a_cut_fails_pls_fault_006():
+    h = model_history("fault-cut-exclusive-resumes")
+    send = next(e for e in h.events if e.step == 16)
+    value = dict(send.outcome.value, sequence_id=0)
+    assert verdicts(changed(h, 16, Outcome.ok(value)))["PLS-FAULT-006"] == "FAIL"
+
+
+def test_an_acked_message_back_after_a_crash_is_indeterminate_not_fail():
+    h = model_history("fault-crash-at-least-once")
+    m1 = delivery(h, "m1")  # acked 500 ms before the SIGKILL
+    report = check(changed(h, 12, Outcome.ok({"message": m1})))
+    rules = report.rule_verdicts()
+    assert "FAIL" not in {rules.get("PLS-ACK-001"), rules.get("PLS-FAULT-001")}
+    assert any(v.status == "INDETERMINATE" and "crash" in v.explanation for v in report.verdicts)
+
+
+def test_an_ack_just_before_a_cut_may_come_back():
+    """The ack right before the cut (no wait) may not have reached the broker: its message coming
+    back after the cut is INDETERMINATE on a live history (ack grouping 100 ms)."""
+    trace = make_trace("fault-ack-race", [
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"}),
+        ("create_producer", {"producer": "p1", "topic": "t"}),
+        ("send", {"producer": "p1", "payload": "m1"}),
+        ("receive", {"consumer": "c1", "timeout_ms": 1000}),
+        ("ack", {"consumer": "c1", "message": "m1"}),
+        ("cut_connections", {}),
+        ("receive", {"consumer": "c1", "timeout_ms": 1000}),
+    ])
+    h = ModelTarget().run(trace)
+    m1 = delivery(h, "m1")
+    live = History(replace(h.header, target="embedded"), h.events)
+    broken = changed(live, 7, Outcome.ok({"message": m1}))
+    # acked at the same instant as the cut, then redelivered well after the ack-grouping grace
+    broken = History(broken.header, tuple(Event(e.op, e.outcome, e.t_start_ms + (2000 if e.step == 7 else 0),
+                                                e.t_end_ms + (2000 if e.step == 7 else 0)) for e in broken.events))
+    rules = check(broken).rule_verdicts()
+    assert rules.get("PLS-ACK-001") == "INDETERMINATE" and rules.get("PLS-FAULT-001") != "FAIL"
+
+
+def test_settle_time_and_what_each_fault_keeps():
+    assert faults.ack_settle_ms(100, 50, 30) == 180
+    cut = faults.Fault(faults.CUT, 1000, 1010, stored_before=3)
+    crash = faults.Fault(faults.CRASH, 5000, 9000, stored_before=5)
+    assert faults.settled_before(800, [cut], 180) is cut  # 200 ms before the cut
+    assert faults.ack_uncertain(900, [cut], 180) is cut  # 100 ms before it
+    assert faults.settled_before(800, [cut, crash], 180) is None  # a later crash may lose it
+    assert faults.ack_uncertain(800, [cut, crash], 180) is crash
+    assert cut.after_store(2) and not cut.after_store(3)
+    assert faults.fault_kind("restart_broker", {}) == faults.RESTART
+    assert faults.fault_kind("restart_broker", {"graceful": False}) == faults.CRASH
+    assert faults.unfollowable(subscription_type="Key_Shared", consumers_on_subscription=1, durable=True, persistent=True,
+                               ack_timeout_ms=0, attachments=1, nack_due=False)
+    assert faults.unfollowable(subscription_type="Shared", consumers_on_subscription=2, durable=True, persistent=True,
+                               ack_timeout_ms=0, attachments=1, nack_due=False) is None
+
+
+def test_a_reconnect_the_model_cannot_follow_stops_judging_not_failing():
+    trace = make_trace("fault-key-shared", [
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Key_Shared"}),
+        ("create_producer", {"producer": "p1", "topic": "t"}),
+        ("send", {"producer": "p1", "payload": "m1", "key": "k"}),
+        ("cut_connections", {}),
+        ("receive", {"consumer": "c1", "timeout_ms": 1000}),
+    ])
+    h = ModelTarget().run(trace)
+    report = check(h)
+    assert any("Key_Shared" in note for note in report.notes)
+    assert "FAIL" not in report.rule_verdicts().values()
