@@ -19,7 +19,8 @@ status 2 and one line naming the file (docs/bad-input.md); the part files' foote
 with pyarrow before Spark starts, and a corrupt page Spark meets is mapped back to its part. The
 JVM's own output goes to a log file, named when the job fails (exit 4). Nothing in ``--out`` is
 replaced until the new report is complete: it is built in a temporary sibling folder, then
-swapped in (the old report is removed last). Ctrl-C or SIGTERM stops Spark (exit 130).
+swapped in (the old report is removed last). Ctrl-C or SIGTERM stops Spark and ends its JVM
+(exit 130 or 143).
 
 Runs in local mode (``local[2]``) unless ``--spark-master URL`` names a cluster; on a cluster the
 corpus path must be readable by the executors (a shared file system or object store), and the
@@ -35,7 +36,6 @@ import logging
 import os
 import re
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -46,12 +46,13 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from conformance.interruption import exit_code as interrupted_exit_code, signal_name, sigterm_raises
 from conformance.verdicts import FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, is_judged, severity
 from reference_model import releases
 from spark_reports import transforms as T
 from spark_reports.schemas import REGENERATE, CorpusError, check_corpus_folder
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_HARNESS, EXIT_INTERRUPTED = 0, 2, 4, 130
+EXIT_OK, EXIT_BAD_INPUT, EXIT_HARNESS = 0, 2, 4
 DEFAULT_OUT = "out/report"
 MAX_DIFF_ROWS = 2000
 MAX_TIMING_POINTS_PER_RULE = 3000
@@ -435,59 +436,41 @@ def main(argv: list[str] | None = None) -> int:
     from spark_reports.jobs.common import session, spark_jvms, spark_log_to, stop_session
 
     log = Path(tempfile.gettempdir()) / f"pulsar-conformance-report-{os.getpid()}.log"
-    previous_term = _sigterm_as_interrupt()
     spark, owned, keep_log, jvms_before = None, False, False, spark_jvms()
     if not logging.getLogger().handlers:  # py4j logs an interrupted call on the root logger: not for the terminal
         logging.getLogger().addHandler(logging.NullHandler())
-    try:
-        with spark_log_to(log) as owned:  # the JVM's own output (launcher notes, log4j) goes to the log file
-            spark = session(args.spark_master)
-        data = collect_report_data(spark, corpus, log=say)
-        paths = write_report(data, tmp, traces=known_traces(), summaries=summaries, summary_sources=sources)
-        swap_in(tmp, out)  # the old report stays whole until the new one is complete
-    except CorpusError as err:
-        print(f"pulsar-conformance report: {' '.join(str(err).split())}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print(f"pulsar-conformance report: interrupted; {out} is unchanged", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as err:  # noqa: BLE001 - a bad part Spark found, else the job failing (exit 4)
-        bad = bad_part(err, parts)
-        if bad is not None:
-            print(f"pulsar-conformance report: {bad}: Spark could not read this part (a corrupt page?); {REGENERATE}",
-                  file=sys.stderr)
+    with sigterm_raises():  # SIGTERM raises (as Ctrl-C does), so the finally below stops Spark
+        try:
+            with spark_log_to(log) as owned:  # the JVM's own output (launcher notes, log4j) goes to the log file
+                spark = session(args.spark_master)
+            data = collect_report_data(spark, corpus, log=say)
+            paths = write_report(data, tmp, traces=known_traces(), summaries=summaries, summary_sources=sources)
+            swap_in(tmp, out)  # the old report stays whole until the new one is complete
+        except CorpusError as err:
+            print(f"pulsar-conformance report: {' '.join(str(err).split())}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        keep_log = True
-        print(f"pulsar-conformance report: the report job failed ({type(err).__name__}: {_first_line(err)}); "
-              f"{out} is unchanged; Spark's log: {log} (exit 4, a harness error)", file=sys.stderr)
-        return EXIT_HARNESS
-    finally:
-        if previous_term is not None:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up short
-        shutil.rmtree(tmp, ignore_errors=True)
-        if owned:
-            stop_session(spark, spare=jvms_before)  # no JVM outlives the job, whatever ended it
-        if previous_term is not None:
-            signal.signal(signal.SIGTERM, previous_term)
-        if not keep_log:
-            log.unlink(missing_ok=True)
+        except KeyboardInterrupt as err:
+            print(f"pulsar-conformance report: interrupted ({signal_name(err)}); {out} is unchanged", file=sys.stderr)
+            return interrupted_exit_code(err)
+        except Exception as err:  # noqa: BLE001 - a bad part Spark found, else the job failing (exit 4)
+            bad = bad_part(err, parts)
+            if bad is not None:
+                print(f"pulsar-conformance report: {bad}: Spark could not read this part (a corrupt page?); {REGENERATE}",
+                      file=sys.stderr)
+                return EXIT_BAD_INPUT
+            keep_log = True
+            print(f"pulsar-conformance report: the report job failed ({type(err).__name__}: {_first_line(err)}); "
+                  f"{out} is unchanged; Spark's log: {log} (exit 4, a harness error)", file=sys.stderr)
+            return EXIT_HARNESS
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if owned:
+                stop_session(spark, spare=jvms_before)  # no JVM outlives the job, whatever ended it
+            if not keep_log:
+                log.unlink(missing_ok=True)
     for name, path in paths.items():
         say(f"wrote {out / path.relative_to(tmp)} ({name})")
     return EXIT_OK
-
-
-def _sigterm_as_interrupt() -> Any:
-    """Make SIGTERM stop the job as Ctrl-C does (so ``finally`` stops Spark); the previous handler,
-    or None off the main thread (where signals cannot be handled)."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    return signal.signal(signal.SIGTERM, interrupt)
 
 
 def bad_part(err: BaseException, parts: list[Path]) -> Path | None:
