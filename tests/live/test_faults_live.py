@@ -1,0 +1,82 @@
+"""The fault cases and generated fault traces on an embedded broker behind the fault proxy.
+
+One 4.0.8 broker is started here with ``faults=True`` (``fixtures/faults.py``: Toxiproxy, built
+from its Go module on first use, between the clients and the broker; ``restart_broker`` restarts
+the broker on its own data). Every case of ``conformance/cases/faults`` must PASS with each fault
+rule it names judged PASS by its detector (PLS-FAULT-001..006), and generated traces that hold
+fault ops (``LIVE_FAULT_CONFIG``, restarts included) must show no FAIL and no harness error. The
+session broker of the other live tests has no proxy, so ``tests/conformance/test_cases.py`` leaves
+the fault cases to this file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from conformance.case_files import discover_cases
+from conformance.checker import check
+from conformance.runner import PASS, run_case
+from conformance.strategies import LIVE_FAULT_CONFIG, random_traces
+from conformance.timing import TimingBands
+from conformance.trace import FAULT_OPS
+
+pytestmark = pytest.mark.live
+
+FAULT_CASES = [c for c in discover_cases() if any(op.op in FAULT_OPS for op in c.trace.ops)]
+GENERATED_SEED = 12  # seeded fast generator: the same traces on every run
+GENERATED_WITH_FAULTS = 6
+
+
+@pytest.fixture(scope="module")
+def fault_target():
+    from conformance.targets.pulsar import BrokerTarget
+    from fixtures.embedded import EmbeddedBroker
+
+    broker = EmbeddedBroker(faults=True)
+    endpoint = broker.start()
+    target = BrokerTarget(endpoint)
+    target.timing = TimingBands.default_live().to_json()
+    try:
+        yield target
+    finally:
+        target.close()
+        broker.stop()
+
+
+def test_every_fault_rule_has_a_case_here():
+    named = {r for c in FAULT_CASES for r in c.rules if r.startswith("PLS-FAULT-")}
+    assert named == {f"PLS-FAULT-00{i}" for i in range(1, 7)}, sorted(named)
+    assert all(c.runs_on("python") for c in FAULT_CASES)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.rule(*c.rules)]) for c in FAULT_CASES])
+def test_fault_case_on_the_broker_behind_the_proxy(case, fault_target, tmp_path, request):
+    result = run_case(case, fault_target, client="python", history_dir=tmp_path)
+    for rule, verdict in sorted(result.rule_verdicts.items()):
+        request.node.user_properties.append((f"verdict:{rule}", verdict))
+    assert result.status == PASS, result.failure_text()
+    for rule in case.rules:
+        assert result.rule_verdicts.get(rule) == PASS, (rule, result.rule_verdicts.get(rule))
+
+
+def _generated_fault_traces():
+    config = replace(LIVE_FAULT_CONFIG, restarts=True)
+    found = []
+    for trace in random_traces(GENERATED_SEED, 400, config):
+        if any(op.op in FAULT_OPS for op in trace.ops):
+            found.append(trace)
+        if len(found) == GENERATED_WITH_FAULTS:
+            break
+    return found
+
+
+@pytest.mark.parametrize("trace", [pytest.param(t, id=t.header.trace_id) for t in _generated_fault_traces()])
+def test_generated_fault_trace_on_the_broker_behind_the_proxy(trace, fault_target):
+    history = fault_target.run(trace)
+    report = check(history)
+    assert not report.harness_errors, report.harness_errors
+    assert report.ok, "\n".join(f"{v.rule_id} step {v.step}: {v.explanation}" for v in report.failures())
+    faults = [e for e in history.events if e.op.op in FAULT_OPS]
+    assert faults and all(e.outcome.status == "ok" for e in faults), [(e.step, e.op.op, e.outcome) for e in faults]
