@@ -1,14 +1,15 @@
 """Ctrl-C and SIGTERM as exceptions, so a long run cleans up, keeps what it judged, and says how to go on.
 
 Python turns SIGINT into ``KeyboardInterrupt`` already; SIGTERM, by default, kills the process
-on the spot (no ``finally``, no worker or broker teardown). ``sigterm_raises()`` makes SIGTERM
+on the spot (no ``finally``, no worker or broker teardown). ``interruptible()`` makes SIGTERM
 raise ``Terminated`` instead, a ``KeyboardInterrupt``: every ``finally`` runs, and whatever lets
 Ctrl-C through lets it through too. (Not a ``SystemExit``: Hypothesis takes a ``SystemExit``
-raised in a test for a failing example and carries on.) It installs its handler only in the
-main thread and only where SIGTERM still has its default disposition, so a caller with its own
-handler (the main job) keeps it. At the command's edge, ``reraise`` turns ``Terminated`` into
+raised in a test for a failing example and carries on.) It installs its handlers only in the
+main thread and only where a signal still has Python's default handling, so a caller with its
+own handler (the main job) keeps it. At the command's edge, ``reraise`` turns ``Terminated`` into
 ``SystemExit(143)``, the status a shell reports for a SIGTERMed command (the command line
-already exits 130 on ``KeyboardInterrupt``).
+already exits 130 on ``KeyboardInterrupt``). A handler's exception can be lost (raised inside a
+gc callback, Python only prints it), so long loops also call ``check()`` at each step.
 """
 
 from __future__ import annotations
@@ -43,22 +44,43 @@ def reraise(err: BaseException) -> NoReturn:
     raise err
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: let the cleanup it starts finish
-    raise Terminated("SIGTERM")
+_received: int | None = None  # the signal ``interruptible()`` took, until its block ends
+
+
+def _raise_for(signum: int, frame: object) -> None:
+    global _received
+    _received = signum
+    if signum == signal.SIGTERM:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: let the cleanup it starts finish
+        raise Terminated("SIGTERM")
+    raise KeyboardInterrupt
+
+
+def check() -> None:
+    """Raise the interruption again if it was taken and lost: a signal handler runs between any two
+    bytecodes, and an exception it raises inside a gc callback or a ``__del__`` (Hypothesis keeps
+    gc callbacks) is only printed. Loops call this once per step, never from cleanup code."""
+    if _received is not None:
+        raise Terminated("SIGTERM") if _received == signal.SIGTERM else KeyboardInterrupt()
 
 
 @contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """While inside, SIGTERM raises ``Terminated`` in the main thread (unless someone else handles it)."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+def interruptible() -> Iterator[None]:
+    """While inside, SIGTERM raises ``Terminated`` and SIGINT ``KeyboardInterrupt`` in the main
+    thread, both remembered for ``check()``; a signal someone else handles is left to them."""
+    global _received
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signal.signal(signal.SIGTERM, _raise_terminated)
+    mine = [s for s, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler))
+            if signal.getsignal(s) is default]
+    previous = {s: signal.signal(s, _raise_for) for s in mine}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        _received = None
 
 
 def worker_ignores_sigint() -> None:

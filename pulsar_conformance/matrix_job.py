@@ -35,12 +35,12 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from conformance.interruption import INTERRUPTS, reraise, signal_name, sigterm_raises
+from conformance.interruption import INTERRUPTS, check, interruptible, reraise, signal_name
 from conformance.verdict_exit import EXIT_FAIL, EXIT_HARNESS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 from fixtures.broker_builds import BrokerBuild, resolve_build
 from fixtures.errors import BrokerStartError
@@ -264,9 +264,14 @@ def run_matrix(options: MatrixOptions, *, say: Callable[[str], None] = _say,
         todo = _reuse_previous(runs, options, out, say)
     releases = releases or Releases()
     pool = ThreadPoolExecutor(max_workers=max(1, options.parallel))
-    with sigterm_raises():
+    with interruptible():
         try:
-            list(pool.map(lambda r: _run_release(r, options, say, releases, command), todo))
+            pending = {pool.submit(_run_release, r, options, say, releases, command) for r in todo}
+            while pending:
+                check()  # an interruption whose exception was lost (raised in a gc callback)
+                done, pending = wait(pending, timeout=0.5)
+                for fut in done:
+                    fut.result()
         except INTERRUPTS as err:
             releases.stop()
             pool.shutdown(wait=True, cancel_futures=True)

@@ -55,11 +55,12 @@ from conformance.fuzz.regressions import FailureRecord, finish_failure
 from conformance.interruption import (
     INTERRUPTS,
     Terminated,
+    check,
     exit_code,
     exit_quietly,
     reraise,
     signal_name,
-    sigterm_raises,
+    interruptible,
     worker_cleans_up_on_sigterm,
     worker_ignores_sigint,
 )
@@ -117,6 +118,7 @@ def hypothesis_search(target: Any, *, config: GenConfig, max_examples: int, seed
               report_multiple_bugs=False, print_blob=False, verbosity=Verbosity.quiet)
     @given(traces(config))
     def probe(trace: Trace) -> None:
+        check()  # an interruption whose exception a gc callback swallowed
         hit = False
         if state["sig"] is not None and state["best"] is not None and trace.ops == state["best"].ops:
             hit = True  # the best so far is never re-run (a live re-run may pass: measured later)
@@ -316,6 +318,7 @@ def _fast_chunk(job: dict[str, Any]) -> tuple[FuzzSummary, list[tuple[str, tuple
     new: dict[tuple[str, str], str] = {}
     writer = _ChunkWriter(Path(job["corpus_dir"]), job["run_id"], f"c{job['chunk']:06d}")
     for i in range(job["start"], job["start"] + job["count"]):
+        check()
         # The generator ran the model alongside: its history is the model target's (one pass, not two).
         trace, history = random_trace_with_model_history(random.Random(f"{job['seed']}:{i}"), config)
         try:
@@ -420,8 +423,15 @@ def fuzz_model_fast(*, examples: int, seed: int, out_dir: Path, run_id: str, wor
                 # stays a .tmp file, removed below.
                 ctx = multiprocessing.get_context("forkserver")
                 with ctx.Pool(min(workers, len(jobs)), initializer=worker_ignores_sigint) as pool:
-                    for result in pool.imap_unordered(_fast_chunk, jobs):
-                        take(result)
+                    results = pool.imap_unordered(_fast_chunk, jobs)
+                    for _ in jobs:
+                        while True:
+                            check()
+                            try:
+                                take(results.next(timeout=0.5))
+                                break
+                            except multiprocessing.TimeoutError:
+                                pass
         finally:
             remove_partial_parts(corpus_dir, run_id)
             if bar:
@@ -655,7 +665,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     spec = parse_target(target_name, admin_url=admin_url)
     chosen = generator
     generator = generator or ("fast" if spec.kind == "model" else "hypothesis")
-    with sigterm_raises():
+    with interruptible():
         try:
             if spec.kind == "model" and generator == "fast":
                 summary = fuzz_model_fast(examples=examples, seed=seed, out_dir=out_dir, run_id=run_id, workers=workers,
@@ -747,6 +757,7 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
                 with ctx.Pool(len(jobs), initializer=worker_cleans_up_on_sigterm) as pool:
                     pending = [pool.apply_async(_live_worker, (job,)) for job in jobs]
                     while pending:
+                        check()
                         try:
                             failed = ticks.get(timeout=0.5)
                             if bar:

@@ -195,12 +195,12 @@ PARALLEL = """
 import sys
 from pathlib import Path
 from conformance.fuzz import driver
-from conformance.interruption import reraise, sigterm_raises
+from conformance.interruption import reraise, interruptible
 from conformance.targets.model import ModelTarget
 from fixtures.endpoint import parse_target
 
 out = Path(sys.argv[1])
-with sigterm_raises():
+with interruptible():
     try:
         driver._live_parallel(parse_target("pulsar://127.0.0.1:6650"), "stand-in", None, examples=100_000, seed=1,
                               out_dir=out, run_id="par", workers=2, broker_per_worker=False,
