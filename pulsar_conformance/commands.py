@@ -43,7 +43,9 @@ def load_trace(path: str) -> Any:
         if found:
             return found[0].trace
     item = load(path)
-    return item.trace() if isinstance(item, History) else item
+    trace = item.trace() if isinstance(item, History) else item
+    check_profile(trace.header, source=path)
+    return trace
 
 
 def judge(history: Any, *, client: str | None = None, timing_tolerance_ms: float | None = None) -> Judged:
@@ -115,8 +117,6 @@ def check_run_facts(history: Any, *, source: str) -> None:
     its broker version), naming the file, the header field and what to do; ``TraceFormatError``."""
     from conformance.timing import bands_from_header
     from conformance.trace import TraceFormatError
-    from reference_model.broker import split_profile
-    from reference_model.profiles import profile_for
 
     header = history.header
     try:
@@ -124,11 +124,22 @@ def check_run_facts(history: Any, *, source: str) -> None:
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise TraceFormatError(f"header timing: {err}; delete the header's timing to judge with the default bands, "
                                "or regenerate the history", source=source, line=1) from None
+    check_profile(header, source=source, broker_version=header.broker_version, client=header.client)
+
+
+def check_profile(header: Any, *, source: str, broker_version: str | None = None, client: str | None = None) -> None:
+    """Refuse a header whose model profile (with ``broker_version`` and ``client``) the model cannot
+    take, naming the file and the field; ``TraceFormatError``."""
+    from conformance.trace import TraceFormatError
+    from reference_model.broker import split_profile
+    from reference_model.profiles import profile_for
+
     try:
         overrides, _ = split_profile(header.profile)
-        profile_for(header.broker_version, header.client, overrides or None)
+        profile_for(broker_version, client, overrides or None)
     except (ValueError, TypeError, KeyError, AttributeError) as err:
-        raise TraceFormatError(f"header profile/broker_version/client: {err}; fix the header field",
+        fields = "profile" if broker_version is None and client is None else "profile/broker_version/client"
+        raise TraceFormatError(f"header {fields}: {' '.join(str(err).split())}; fix the header field",
                                source=source, line=1) from None
 
 

@@ -46,7 +46,8 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from conformance.interruption import exit_code as interrupted_exit_code, signal_name, sigterm_raises
+from conformance import interruption
+from conformance.interruption import exit_code as interrupted_exit_code, signal_name
 from conformance.verdicts import FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, is_judged, severity
 from reference_model import releases
 from spark_reports import transforms as T
@@ -439,7 +440,10 @@ def main(argv: list[str] | None = None) -> int:
     spark, owned, keep_log, jvms_before = None, False, False, spark_jvms()
     if not logging.getLogger().handlers:  # py4j logs an interrupted call on the root logger: not for the terminal
         logging.getLogger().addHandler(logging.NullHandler())
-    with sigterm_raises():  # SIGTERM raises (as Ctrl-C does), so the finally below stops Spark
+    # SIGTERM raises (as Ctrl-C does), so the finally below stops Spark. The helper is being renamed
+    # (sigterm_raises -> interruptible) in conformance/interruption.py: take whichever is there.
+    interruptible = getattr(interruption, "interruptible", None) or getattr(interruption, "sigterm_raises")
+    with interruptible():
         try:
             with spark_log_to(log) as owned:  # the JVM's own output (launcher notes, log4j) goes to the log file
                 spark = session(args.spark_master)

@@ -88,6 +88,8 @@ TRACE_ROWS = {
                          [":7:", "'timeout_ms' must be integer", "fix the op"]),
     "trace-unknown-handle": (_replace_line(TRACE, 10, lambda d: d["args"].update(consumer="c9")),
                              [":10:", "'c9'", "not live", "create a handle"]),
+    "trace-bad-profile": (_replace_line(TRACE, 1, lambda d: d.update(profile={"no_such_field": 1})),
+                          [":1:", "header profile", "no_such_field", "fix the header field"]),
 }
 
 
