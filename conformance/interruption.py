@@ -91,6 +91,8 @@ def worker_ignores_sigint() -> None:
 
 
 def _worker_terminated(signum: int, frame: object) -> None:
+    global _received
+    _received = signum  # for check(): the exception below may be lost like any handler's
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills a worker stuck in its cleanup
     raise Terminated("SIGTERM")
 
