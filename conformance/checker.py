@@ -694,7 +694,10 @@ class _Checker:
             self.last_receive[handle] = (False, span)
             self.drained_stored[handle] = model.stored_count
             self._emit_findings(n, self.watch.judge_receipt(detectors.Receipt(n, handle, None, span.end)), keys)
-            if opts.must_by is not None and span.end > opts.must_by + lat:
+            # after a cut or restart the broker gets its grace to resume (faults.resume_deadline)
+            must_by = faults.resume_deadline(opts.must_by, model.fault_log) if opts.must_by is not None else None
+            if must_by is not None and span.end > must_by + lat:
+                opts = replace(opts, must_by=must_by)
                 for must_rule in self._owed_rules(handle, opts):
                     late = must_rule in _REDELIVERY_RULES or must_rule in _DELAY_RULES
                     self._emit(must_rule, n, FAIL, ("late-delivery" if must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",

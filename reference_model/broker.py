@@ -232,6 +232,9 @@ class Subscription:
         self.ack_log: list[tuple[float, int, str]] = []
         self.flushed_at: dict[str, float] = {}
         self.ack_times: dict[int, float] = {}  # position -> when the application acked it
+        # acks a fault may have lost (made within the settle time of a cut or restart; any ack before
+        # a crash): the backlog may still count them (PLS-BACKLOG-001, reference_model/faults.py)
+        self.fault_uncertain_acks = 0
         self.start_pos = cursor.mark_delete + 1  # first position in the subscription at creation
         # (sub, pos) -> when pos may first be delivered here (delayed delivery); set by the broker
         self.delivery_span: Any = None
@@ -1488,7 +1491,7 @@ class Broker(FeatureOps):
         low = self._feature_backlog(t, sub)  # entries: a batch counts once
         lagging = sum(n for (when, n, who) in sub.ack_log
                       if when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
-        return low, low + lagging
+        return low, low + lagging + sub.fault_uncertain_acks
 
     def _stats_subscription(self, topic: str, subscription: str, at: Span) -> "tuple[Topic, Any, Any] | None":
         """(topic, subscription or None, its dispatcher or None) for a per-consumer stats reading at
@@ -1619,13 +1622,23 @@ class Broker(FeatureOps):
         if not effects.reconnects:
             return {}
         joined = list(self.consumers.items())
+        settle = faults.ack_settle_ms(self.profile.ack_grouping_ms, float(self.latency_ms), self.slack_ms)
+        fault = self.fault_log[-1]
+        for sub in {id(sub): sub for _, (_, sub) in joined}.values():
+            sub.fault_uncertain_acks += sum(1 for t in sub.ack_times.values() if faults.ack_uncertain(t, [fault], settle))
+        # what may have been dispatched on the old connections: unacked, and due (a delayed message not
+        # yet due was never dispatched, PLS-FAULT-005)
+        unacked = {id(sub): frozenset(p for p in range(sub.n_entries()) if not sub.cursor.is_acked(p)
+                                      and (sub.delivery_span is None or sub.delivery_span(sub, p).start <= at.start))
+                   for _, (_, sub) in joined}
         for handle, (config, sub) in joined:
-            sub.flushed_at[handle] = at.end
             sub.dispatcher.remove_consumer(handle, at)
         for handle, (config, sub) in joined:
             if effects.resets_redelivery_counts and not sub.dispatcher.connected():
                 sub.dispatcher = self._new_dispatcher(config.type, sub)
             sub.dispatcher.add_consumer(config, at, "PLS-FAULT-003")
+            if isinstance(sub.dispatcher, SharedDispatcher):
+                sub.dispatcher.reconnected(handle, unacked[id(sub)])
         if effects.closes_ledgers:
             for topic in self.topics.values():
                 self.unloads.setdefault(topic.full, []).append(at.end)  # PLS-RETENTION-001: its ledger is closed

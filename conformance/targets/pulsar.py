@@ -195,6 +195,11 @@ class BrokerTarget:
     def name(self) -> str:
         return self.endpoint.kind if self.endpoint.kind != "external" else self.endpoint.service_url
 
+    @property
+    def supports_faults(self) -> bool:
+        """The fault ops can run here: the broker has the fault proxy, and the handles are Python's."""
+        return self.endpoint.controls is not None and self.client == CLIENT_KIND
+
     def admin(self) -> AdminClient:
         return AdminClient(self.endpoint.admin_url, token=self.endpoint.token)
 

@@ -127,6 +127,8 @@ class SharedDispatcher:
         # redeliver_unacked (C++ keeps its queue): (fresh from, fresh to, returned positions)
         self.stale: dict[str, list[tuple[int, int, frozenset[int]]]] = {}
         self.stale_used: dict[str, set[int]] = {}
+        # Positions unacked at a reconnect that may reach a consumer once more (``reconnected``).
+        self.fault_stale: dict[str, frozenset[int]] = {}
         # Positions whose latest copy in a consumer's application was such a stale copy: the
         # broker's own copy is elsewhere (in flight, queued, or pending), so a nack of it cannot
         # pull that copy back (see ``nack``).
@@ -209,6 +211,7 @@ class SharedDispatcher:
         for holders, _ in self.ghosts.values():
             holders.discard(handle)  # closing drops its queue
         self.stale.pop(handle, None)
+        self.fault_stale.pop(handle, None)
         self.stale_used.pop(handle, None)
         self.stale_in_hand.pop(handle, None)
         self.skip_before.pop(handle, None)
@@ -290,6 +293,10 @@ class SharedDispatcher:
             candidates.append(Candidate(
                 focus, Window(float("-inf"), float("inf"), None), ("PLS-REDELIVER-001",),
                 "prefetched before redeliver_unacked (C++ keeps its receiver queue)", 0, 1 << 30, kind="stale"))
+        elif focus is not None and focus in self.fault_stale.get(handle, ()) and focus not in self.stale_used.get(handle, ()):
+            candidates.append(Candidate(
+                focus, Window(float("-inf"), float("inf"), None), ("PLS-FAULT-003",),
+                "dispatched before the reconnect: at-least-once may bring it once more", 0, 1 << 30, kind="stale"))
         candidates.sort(key=lambda c: c.pos)
         candidates = self.limit_filter(handle, candidates)
         if self.type_name == "Shared" and self._priorities_differ():
@@ -494,6 +501,14 @@ class SharedDispatcher:
         if consumer is not None and consumer.client(self.profile).redeliver_keeps_receiver_queue:
             returned = frozenset(self.open)  # unheld or released: may have been pushed to its queue
             self.stale.setdefault(handle, []).append((self.next_fresh, self.sub.n_entries(), returned))
+
+    def reconnected(self, handle: str, unacked: frozenset[int]) -> None:
+        """PLS-FAULT-003 (reference_model/faults.py): after a reconnect the broker re-dispatches what
+        was unacked while copies of it dispatched on the old connection may still reach the
+        application, so each message unacked at the fault may come to ``handle`` once more as a
+        stale copy (at-least-once), its redelivery count unchanged."""
+        if unacked:
+            self.fault_stale[handle] = self.fault_stale.get(handle, frozenset()) | unacked
 
     def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,
               seeker: str | None = None) -> None:

@@ -162,3 +162,25 @@ def test_a_reconnect_the_model_cannot_follow_stops_judging_not_failing():
     report = check(h)
     assert any("Key_Shared" in note for note in report.notes)
     assert "FAIL" not in report.rule_verdicts().values()
+
+
+def test_a_fault_case_on_a_target_without_the_fault_proxy_is_not_applicable():
+    """An external cluster (or any target without the proxy) cannot be cut or restarted from here:
+    the fault cases say so as NOT_APPLICABLE, never as an ERROR or a verdict. The target below is
+    never run: the runner decides before."""
+    from conformance.runner import NOT_APPLICABLE, run_case
+
+    class ExternalCluster:
+        name = "pulsar://127.0.0.1:6650"
+        supports_faults = False
+
+        def broker_version(self) -> str:
+            return "4.0.8"
+
+        def run(self, trace):
+            raise AssertionError("a fault case must not run on a target without the fault proxy")
+
+    case = load_case(CASES / "fault-cut-exclusive-resumes.yaml")
+    result = run_case(case, ExternalCluster(), client="python")
+    assert result.status == NOT_APPLICABLE and "fault proxy" in result.message
+    assert set(result.rule_verdicts.values()) == {NOT_APPLICABLE}
