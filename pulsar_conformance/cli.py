@@ -187,6 +187,8 @@ def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-shrinks", type=int, default=60, help="target runs spent shrinking one live failure (default 60)")
     p.add_argument("--regressions", default=None, help="where failing traces are saved (default OUT/regressions; "
                    f"the suite's own replayed store is {REGRESSIONS_DIR.name}/ in the source tree)")
+    p.add_argument("--faults", action="store_true", help="draw the fault ops too (cut connections, latency, stalls, "
+                   "broker restarts; docs/faults.md): on the model, or on an embedded broker behind the fault proxy")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_fuzz)
     return p
@@ -200,7 +202,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     summary = fuzz(args.target, admin_url=args.pulsar_admin_url, token=token, examples=args.examples, seed=args.seed, out_dir=Path(args.out),
                    run_id=args.resume, workers=args.workers, broker_per_worker=args.broker_per_worker,
                    generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
-                   reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress)
+                   reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults)
     print(summary.text())
     print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
     if any(f.signature[0] == HARNESS_ERROR for f in summary.failures):

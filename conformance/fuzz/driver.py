@@ -67,7 +67,9 @@ from conformance.interruption import (
 from conformance.fuzz.shrink import shrink_keeping_signature
 from conformance.strategies import (
     LIVE_CONFIG,
+    LIVE_FAULT_CONFIG,
     MODEL_CONFIG,
+    MODEL_FAULT_CONFIG,
     GenConfig,
     random_trace_with_model_history,
     traces,
@@ -613,7 +615,8 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
 
 def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: str, workers: int = 1,
                    broker_per_worker: bool = False, generator: str | None = None, regressions_dir: Path | None = None,
-                   reruns: int | None = None, max_shrinks: int = 60, admin_url: str | None = None) -> str:
+                   reruns: int | None = None, max_shrinks: int = 60, admin_url: str | None = None,
+                   faults: bool = False) -> str:
     """The ``pulsar-conformance fuzz`` command that continues run ``run_id`` (a token is passed again
     the way it was the first time: ``--token-env``/``--token-file``; it is never printed)."""
     import shlex
@@ -632,6 +635,8 @@ def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path,
         cmd += ["--max-shrinks", str(max_shrinks)]
     if admin_url:
         cmd += ["--pulsar-admin-url", admin_url]
+    if faults:
+        cmd.append("--faults")
     return shlex.join([*cmd, "--resume", run_id])
 
 
@@ -647,7 +652,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
          workers: int = 1, broker_per_worker: bool = False, generator: str | None = None,
          regressions_dir: Path | None = None, reruns: int | None = None, max_shrinks: int = 60,
          progress: bool = True, endpoint: Any = None, target: Any = None, admin_url: str | None = None,
-         token: str | None = None) -> FuzzSummary:
+         token: str | None = None, faults: bool = False) -> FuzzSummary:
     """The whole command: pick a generator, obtain the broker(s), run, write ``summary.json``.
 
     Failures are saved under ``regressions_dir`` (default ``OUT/regressions``). Ctrl-C or SIGTERM
@@ -656,7 +661,10 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     one line on stderr gives the command that continues it (``--resume RUN_ID``), and the
     interruption is re-raised: ``KeyboardInterrupt`` for Ctrl-C (the command line exits 130),
     ``SystemExit(143)`` for SIGTERM (``interruption.reraise``; only when SIGTERM had its default
-    disposition, which would have killed the process outright)."""
+    disposition, which would have killed the process outright).
+
+    ``faults``: the generator draws the fault ops too (docs/faults.md; ``MODEL_FAULT_CONFIG``,
+    ``LIVE_FAULT_CONFIG``), and an embedded broker is started behind the fault proxy."""
     from fixtures.endpoint import parse_target
 
     run_id = run_id or uuid.uuid4().hex[:12]
@@ -667,19 +675,24 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     generator = generator or ("fast" if spec.kind == "model" else "hypothesis")
     with interruptible():
         try:
+            if faults and spec.kind != "model" and (spec.kind != "embedded" or workers > 1):
+                raise ValueError("--faults needs --target model, or --target embedded with one worker (the fault proxy "
+                                 "fronts the one broker the command starts)")
+            model_config = MODEL_FAULT_CONFIG if faults else MODEL_CONFIG
             if spec.kind == "model" and generator == "fast":
                 summary = fuzz_model_fast(examples=examples, seed=seed, out_dir=out_dir, run_id=run_id, workers=workers,
-                                          regressions_dir=regressions_dir, progress=progress)
+                                          regressions_dir=regressions_dir, progress=progress, config=model_config)
             elif spec.kind == "model":
                 from conformance.targets.model import ModelTarget
 
                 summary = fuzz_hypothesis(target or ModelTarget(), examples=examples, seed=seed, out_dir=out_dir,
-                                          run_id=run_id, config=MODEL_CONFIG, regressions_dir=regressions_dir,
+                                          run_id=run_id, config=model_config, regressions_dir=regressions_dir,
                                           reruns=reruns or 1, max_shrinks=max_shrinks * 10, progress=progress)
             elif target is not None or workers <= 1:
-                summary = _live_single(spec, target, endpoint, token, examples=examples, seed=seed, out_dir=out_dir,
-                                       run_id=run_id, regressions_dir=regressions_dir, reruns=reruns or 3,
-                                       max_shrinks=max_shrinks, progress=progress)
+                summary = _live_single(spec, target, endpoint, token, faults=faults, examples=examples, seed=seed,
+                                       out_dir=out_dir, run_id=run_id, regressions_dir=regressions_dir, reruns=reruns or 3,
+                                       max_shrinks=max_shrinks, progress=progress,
+                                       config=LIVE_FAULT_CONFIG if faults else LIVE_CONFIG)
             else:
                 summary = _live_parallel(spec, endpoint, token, examples=examples, seed=seed, out_dir=out_dir,
                                          run_id=run_id, workers=workers, broker_per_worker=broker_per_worker,
@@ -692,7 +705,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
             kept.resume = resume_command(target_name, examples=examples, seed=seed, out_dir=out_dir, run_id=run_id,
                                          workers=workers, broker_per_worker=broker_per_worker, generator=chosen,
                                          regressions_dir=regressions_dir, reruns=reruns, max_shrinks=max_shrinks,
-                                         admin_url=admin_url)
+                                         admin_url=admin_url, faults=faults)
             _write_summary(out_dir, kept)
             print(f"fuzz {run_id} interrupted ({kept.interrupted}, exit {exit_code(err)}): {kept.examples} of {examples} "
                   f"traces judged and kept in {kept.corpus_dir}; continue with: {kept.resume}", file=sys.stderr, flush=True)
@@ -701,7 +714,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     return summary
 
 
-def _live_single(spec, target, endpoint, token, **kw) -> FuzzSummary:
+def _live_single(spec, target, endpoint, token, *, faults: bool = False, **kw) -> FuzzSummary:
     from conformance.targets.pulsar import BrokerTarget
     from fixtures.provider import broker_for
 
@@ -709,7 +722,7 @@ def _live_single(spec, target, endpoint, token, **kw) -> FuzzSummary:
         return fuzz_hypothesis(target, **kw)
     if endpoint is not None:
         return fuzz_hypothesis(BrokerTarget(endpoint), **kw)
-    with broker_for(spec, token=token, progress=lambda s: print(s, file=sys.stderr)) as ep:
+    with broker_for(spec, token=token, progress=lambda s: print(s, file=sys.stderr), faults=faults) as ep:
         return fuzz_hypothesis(BrokerTarget(ep), **kw)
 
 
@@ -790,7 +803,11 @@ def fuzz_budget(target: Any, *, examples: int, seed: int, out_dir: Path | str,
         return fuzz(target, examples=examples, seed=seed, out_dir=out_dir, regressions_dir=regressions_dir,
                     reruns=reruns, max_shrinks=max_shrinks, progress=False, run_id=run_id)
     name = getattr(target, "name", "target")
-    config = MODEL_CONFIG if name == "model" else LIVE_CONFIG
+    # the fault ops are drawn on the model, and on a broker behind the fault proxy (docs/faults.md)
+    if name == "model":
+        config = MODEL_FAULT_CONFIG
+    else:
+        config = LIVE_FAULT_CONFIG if getattr(target, "supports_faults", False) else LIVE_CONFIG
     summary = fuzz_hypothesis(target, examples=examples, seed=seed, out_dir=out_dir, run_id=run_id or uuid.uuid4().hex[:12],
                               config=config, regressions_dir=regressions_dir, reruns=1 if name == "model" else reruns,
                               max_shrinks=max_shrinks * (10 if name == "model" else 1), progress=False)
