@@ -41,8 +41,9 @@ EXIT_CODES_TEXT = """exit codes:
   1  a conformance FAIL
   2  bad input, bad usage, or no broker
   3  inconclusive: a rule the run was meant to judge ended INDETERMINATE or was never judged
-  4  harness error: the suite itself failed (a target raised, the Java driver died, the report
-     job crashed)
+  4  harness error: the suite itself failed (a target raised, the Java driver died, the broker
+     died under the run, the report job crashed)
+  130/143  interrupted by Ctrl-C / SIGTERM: what was judged is kept; --resume continues it
   when several apply: 4, then 1, then 3"""
 
 
