@@ -24,9 +24,21 @@ def _deliver_inside_a_gc_callback(sig: int) -> None:
         gc.callbacks.remove(callback)
 
 
+@pytest.fixture
+def python_defaults():
+    """Python's own dispositions for the test, whatever an earlier test in this process installed
+    (an in-process SparkContext leaves its SIGINT handler behind); the earlier ones after it."""
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGTERM, before[0])
+    signal.signal(signal.SIGINT, before[1])
+
+
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost exception, printed
 @pytest.mark.parametrize("sig,raised", [(signal.SIGTERM, Terminated), (signal.SIGINT, KeyboardInterrupt)])
-def test_an_interruption_lost_in_a_gc_callback_is_raised_at_the_next_check(sig, raised):
+def test_an_interruption_lost_in_a_gc_callback_is_raised_at_the_next_check(sig, raised, python_defaults):
     with interruptible():
         assert signal.getsignal(sig) not in (signal.SIG_DFL, signal.default_int_handler)  # else it kills the test
         check()  # nothing taken yet
