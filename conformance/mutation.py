@@ -2346,6 +2346,9 @@ def change_send_outcome(history: History) -> list[Mutant]:
                 rules = ("PLS-DEDUP-003",)
             elif seq is not None and int(seq) in in_flight.get(pname, set()):
                 rules = ("PLS-DEDUP-004",)
+            elif any(k < i for k in _faults_at(history)) and any(x.op.op == "send" and x.outcome.status == OK
+                                                                 for x in events0[:min(k for k in _faults_at(history))]):
+                rules = ("PLS-FAULT-004",)  # the dedup state came through a cut or restart (reference_model/faults.py)
             else:
                 rules = ("PLS-DEDUP-001",)
             kind = rules[0] + ("dup" if dup else "stored")  # one lie of each kind per rule and history

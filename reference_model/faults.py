@@ -115,8 +115,10 @@ RESUME_GRACE_MS: Mapping[str, float] = {CUT: 1000.0, RESTART: 3000.0, CRASH: 300
 
 def resume_deadline(must_by: float, faults: Iterable[Fault]) -> float:
     """The instant by which an owed message must have come, given the faults so far: the rule's own
-    deadline, or the end of the last reconnecting fault plus its grace, whichever is later."""
-    after = [f.end + RESUME_GRACE_MS[f.kind] for f in faults if f.effects.reconnects]
+    deadline, or, when the message was already owed before a reconnecting fault ended, that fault's
+    end plus its grace, whichever is later. A message owed only after the fault (sent after it: its
+    send shows the topic loaded) gets no grace."""
+    after = [f.end + RESUME_GRACE_MS[f.kind] for f in faults if f.effects.reconnects and must_by <= f.end]
     return max([must_by, *after])
 
 
