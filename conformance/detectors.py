@@ -853,7 +853,7 @@ def _stored_before_fault(w: Watch, sub: Any, pos: int) -> Any:
     """The last reconnecting fault after ``pos`` was stored on ``sub`` and before now, if it had not
     been delivered there before that fault (``None`` otherwise)."""
     seq = sub.topic.entries[pos].seq
-    after = [f for f in w.model.fault_log if f.effects.reconnects and f.after_store(seq)]
+    after = faults.reconnects_after_store(w.model.fault_log, seq)
     if not after or pos in w.facts(sub).delivered:
         return None
     return after[-1]
@@ -894,7 +894,7 @@ def fault_delayed_kept(w: Watch, r: Receipt) -> list[Finding]:
     if pos is None:
         return []
     seq = sub.topic.entries[pos].seq
-    fault = next((f for f in reversed(w.model.fault_log) if f.effects.reconnects and f.after_store(seq)), None)
+    fault = next(reversed(faults.reconnects_after_store(w.model.fault_log, seq)), None)
     if fault is None:
         return []
     if r.allowed:

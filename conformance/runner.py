@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 from conformance.case_files import Case, ExpectationResult, check_expectations
-from conformance.trace import FAULT_OPS, History, Trace, save
+from conformance.trace import History, Trace, injects_faults, save
 from conformance.verdicts import ERROR, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, worst_judged
 
 
@@ -160,7 +160,7 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
     if not case.runs_on(client):
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules}, message=f"case is for clients {list(case.clients)}, not {client}")
     if getattr(target, "name", None) != "model" and not getattr(target, "supports_faults", False) \
-            and any(op.op in FAULT_OPS for op in case.trace.ops):
+            and injects_faults(case.trace):
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules},
                           message="the case injects faults, and this target has no fault proxy (docs/faults.md: "
                                   "--target embedded starts one; an external cluster cannot be restarted from here)")

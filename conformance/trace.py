@@ -224,6 +224,11 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
 # fault proxy (``fixtures.faults``).
 FAULT_OPS = ("restart_broker", "cut_connections", "set_latency", "stall_connections")
 
+
+def injects_faults(trace: "Trace") -> bool:
+    """Whether ``trace`` holds a fault op (it needs a broker behind the fault proxy)."""
+    return any(op.op in FAULT_OPS for op in trace.ops)
+
 def _check_key_shared(arg: Mapping[str, Any]) -> None:
     unknown = set(arg) - {"mode", "allow_out_of_order", "ranges"}
     if unknown:

@@ -220,11 +220,11 @@ def _live(options: RunOptions, live_labels: list["_Label"], *, out: Path, writer
           calibrated: dict[str, TimingBands], deaths: list[BrokerDeath], say: Callable[[str], None]) -> None:
     """The live labels' remaining cases on one broker; when it dies, report it once and stop, or
     (``--on-broker-death restart``) start a new broker and go on with the cases left."""
-    from conformance.trace import FAULT_OPS
+    from conformance.trace import injects_faults
 
     spec = options.target
     # a fault proxy in front of an embedded broker when a case injects faults (docs/faults.md)
-    faults = spec.kind == "embedded" and any(op.op in FAULT_OPS for lab in live_labels for c in lab.cases for op in c.trace.ops)
+    faults = spec.kind == "embedded" and any(injects_faults(c.trace) for lab in live_labels for c in lab.cases)
     if faults:
         from fixtures.embedded import cache_root
         from fixtures.errors import BrokerStartError

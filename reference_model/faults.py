@@ -99,6 +99,11 @@ class Fault:
         return EFFECTS[self.kind]
 
 
+def reconnects_after_store(faults: Iterable[Fault], seq: int) -> list[Fault]:
+    """The cuts, restarts and crashes that came after the message stored ``seq``-th, in order."""
+    return [f for f in faults if f.effects.reconnects and f.after_store(seq)]
+
+
 def fault_kind(op: str, args: Mapping[str, object]) -> str:
     """The kind of fault a fault op injects."""
     if op == "restart_broker":

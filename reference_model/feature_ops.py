@@ -42,6 +42,7 @@ from typing import Any, Mapping, NamedTuple
 
 from reference_model import access_modes as am
 from reference_model import batching, chunking, compaction, dedup, delayed, non_persistent, retention
+from reference_model import faults
 from reference_model.feature_state import (
     NamespacePolicies,
     PendingSend,
@@ -129,7 +130,7 @@ class FeatureOps:
 
     def _fault_since_first_entry(self, topic: Any) -> bool:
         """A cut, restart or crash happened after ``topic`` stored its first message (PLS-FAULT-004/006)."""
-        return bool(topic.entries) and any(f.after_store(topic.entries[0].seq) for f in self.fault_log if f.effects.reconnects)
+        return bool(topic.entries) and bool(faults.reconnects_after_store(self.fault_log, topic.entries[0].seq))
 
     def _current_dedup_state(self, topic: Any) -> dedup.DedupState:
         """The topic's dedup maps under the namespace's current policy (changes nothing)."""

@@ -33,12 +33,12 @@ import _pulsar
 import pulsar
 
 from conformance.trace import (
-    FAULT_OPS,
     Event,
     History,
     Op,
     Outcome,
     Trace,
+    injects_faults,
     replace_header,
 )
 from conformance.targets import pulsar_features as fx
@@ -299,7 +299,7 @@ class BrokerTarget:
         if self.endpoint.controls is not None:
             self.endpoint.controls.reset()  # no latency left over from an earlier trace
         try:
-            if any(op.op in FAULT_OPS for op in trace.ops):
+            if injects_faults(trace):
                 if self.endpoint.controls is None:
                     raise FaultsUnavailable(f"trace {trace.header.trace_id} injects faults, and the broker at {self.endpoint.service_url} "
                                             "has no fault proxy: run it on --target embedded (the suite starts the proxy there)")

@@ -13,7 +13,7 @@ import pytest
 from conformance.case_files import discover_cases
 from conformance.deviations import known_deviations
 from conformance.runner import FAIL, PASS, run_case, unexcused_failures
-from conformance.trace import FAULT_OPS
+from conformance.trace import injects_faults
 
 CASES = discover_cases()
 LIVE_CLIENTS = ("python", "java", "mixed")
@@ -28,7 +28,7 @@ def _params(*, live: bool):
                     continue  # e.g. Java-client-only rules: not applicable to a Python-driven broker run
             if live and case.not_live:
                 continue  # e.g. a broker setting the suite's broker does not use: the run reports NOT_APPLICABLE
-            if live and any(op.op in FAULT_OPS for op in case.trace.ops):
+            if live and injects_faults(case.trace):
                 continue  # needs the broker behind the fault proxy: tests/live/test_faults_live.py runs it
             out.append(pytest.param(case, client, id=f"{client}-{case.id}", marks=[pytest.mark.rule(*case.rules)]))
     return out

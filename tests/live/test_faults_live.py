@@ -20,11 +20,11 @@ from conformance.checker import check
 from conformance.runner import PASS, run_case
 from conformance.strategies import LIVE_FAULT_CONFIG, random_traces
 from conformance.timing import TimingBands
-from conformance.trace import FAULT_OPS
+from conformance.trace import FAULT_OPS, injects_faults
 
 pytestmark = pytest.mark.live
 
-FAULT_CASES = [c for c in discover_cases() if any(op.op in FAULT_OPS for op in c.trace.ops)]
+FAULT_CASES = [c for c in discover_cases() if injects_faults(c.trace)]
 GENERATED_SEED = 12  # seeded fast generator: the same traces on every run
 GENERATED_WITH_FAULTS = 6
 
@@ -65,7 +65,7 @@ def _generated_fault_traces():
     config = replace(LIVE_FAULT_CONFIG, restarts=True)
     found = []
     for trace in random_traces(GENERATED_SEED, 400, config):
-        if any(op.op in FAULT_OPS for op in trace.ops):
+        if injects_faults(trace):
             found.append(trace)
         if len(found) == GENERATED_WITH_FAULTS:
             break
