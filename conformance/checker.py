@@ -562,8 +562,6 @@ class _Checker:
         self.fresh_start |= set(model.consumers)
         if faults.EFFECTS[faults.fault_kind(op, args)].reconnects:
             self.fresh_after_fault |= set(model.consumers)
-        if model.fault_log:
-            model.fault_log[-1] = replace(model.fault_log[-1], step=n)
         latency = float(model.latency_ms) + (float(args["ms"]) if op == "stall_connections" else 0.0)
         if latency:
             # every round trip may take twice the latency longer (a stall: its length, from now on)

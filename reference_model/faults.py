@@ -87,7 +87,6 @@ class Fault:
     kind: str
     start: float
     end: float
-    step: int | None = None
     stored_before: int = 0  # how many messages the broker had stored when it came (store order, not time)
 
     def after_store(self, seq: int) -> bool:
