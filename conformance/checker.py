@@ -486,7 +486,7 @@ class _Checker:
         if out.status == INDETERMINATE:
             r = pred.rule if isinstance(pred, Rejected) else rule
             self._emit(r, n, INDET, None, self._allowed_text(pred), f"indeterminate: {out.detail}",
-                       f"Step {n} ({op}) may or may not have acted; what it affects is not judged.")
+                       f"Step {n} ({op}) may or may not have acted ({out.detail}); what it affects is not judged.")
             if isinstance(pred, Rejected):
                 if created:
                     self.unmodelled_handles.add(handle)

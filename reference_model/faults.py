@@ -48,7 +48,8 @@ client clears its tracker), consumers of several topics, async sends pending at 
 producer re-sends them: stored once or twice), nacks whose redelivery is still due (the
 client's nack timer fires after the reconnect).
 Choices: a fault acts at the end of its op (the target returns once every handle is connected
-again); the model's own choice is that every grouped ack older than the settle time reached the
+again and every consumer of one topic has subscribed again: until then the client may still hand
+out messages it prefetched before the fault); the model's own choice is that every grouped ack older than the settle time reached the
 broker.
 """
 

@@ -12,6 +12,7 @@ the fault cases to this file.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -45,6 +46,26 @@ def fault_target():
         broker.stop()
 
 
+@pytest.fixture
+def broker_log_since(fault_target):
+    """The broker's warnings and errors written during this test, for a failure's message: CI keeps
+    only what it prints, and a fault that goes wrong under load is seldom seen twice."""
+    path = Path(fault_target.endpoint.log_path)
+    start = path.stat().st_size if path.exists() else 0
+
+    def read(limit: int = 40) -> str:
+        try:
+            with path.open("rb") as f:
+                f.seek(start)
+                text = f.read().decode("utf-8", errors="replace")
+        except OSError as err:
+            return f"(broker log {path} unreadable: {err})"
+        lines = [line for line in text.splitlines() if " WARN " in line or " ERROR " in line or "pulsar-conformance:" in line]
+        return f"broker log {path}, warnings and errors during the test (last {limit}):\n" + "\n".join(lines[-limit:])
+
+    return read
+
+
 def test_every_fault_rule_has_a_case_here():
     named = {r for c in FAULT_CASES for r in c.rules if r.startswith("PLS-FAULT-")}
     assert named == {f"PLS-FAULT-00{i}" for i in range(1, 7)}, sorted(named)
@@ -52,11 +73,11 @@ def test_every_fault_rule_has_a_case_here():
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.rule(*c.rules)]) for c in FAULT_CASES])
-def test_fault_case_on_the_broker_behind_the_proxy(case, fault_target, tmp_path, request):
+def test_fault_case_on_the_broker_behind_the_proxy(case, fault_target, tmp_path, request, broker_log_since):
     result = run_case(case, fault_target, client="python", history_dir=tmp_path)
     for rule, verdict in sorted(result.rule_verdicts.items()):
         request.node.user_properties.append((f"verdict:{rule}", verdict))
-    assert result.status == PASS, result.failure_text()
+    assert result.status == PASS, result.failure_text() + "\n" + broker_log_since()
     for rule in case.rules:
         assert result.rule_verdicts.get(rule) == PASS, (rule, result.rule_verdicts.get(rule))
 
@@ -73,10 +94,10 @@ def _generated_fault_traces():
 
 
 @pytest.mark.parametrize("trace", [pytest.param(t, id=t.header.trace_id) for t in _generated_fault_traces()])
-def test_generated_fault_trace_on_the_broker_behind_the_proxy(trace, fault_target):
+def test_generated_fault_trace_on_the_broker_behind_the_proxy(trace, fault_target, broker_log_since):
     history = fault_target.run(trace)
     report = check(history)
-    assert not report.harness_errors, report.harness_errors
-    assert report.ok, "\n".join(f"{v.rule_id} step {v.step}: {v.explanation}" for v in report.failures())
+    assert not report.harness_errors, f"{report.harness_errors}\n{broker_log_since()}"
+    assert report.ok, "\n".join([*(f"{v.rule_id} step {v.step}: {v.explanation}" for v in report.failures()), broker_log_since()])
     faults = [e for e in history.events if e.op.op in FAULT_OPS]
-    assert faults and all(e.outcome.status == "ok" for e in faults), [(e.step, e.op.op, e.outcome) for e in faults]
+    assert faults and all(e.outcome.status == "ok" for e in faults), f"{[(e.step, e.op.op, e.outcome) for e in faults]}\n{broker_log_since()}"
