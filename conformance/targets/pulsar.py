@@ -685,9 +685,10 @@ class BrokerTarget:
         """Wait until every producer, consumer and reader of the run is back: ok with how long that
         took; indeterminate naming the ones that are not within ``within_s``.
 
-        "Back" is more than ``is_connected()``: the C++ client reports a consumer connected as soon as
-        its new connection is opened (``ConsumerImpl::connectionOpened`` sets the connection; the
-        handler's state stays Ready throughout), while a durable consumer's receiver queue keeps the
+        "Back" is more than ``is_connected()``: the C++ client (since 4.0.1, apache/pulsar-client-cpp
+        #533; pulsar-client 3.13 bundles 4.2.0) reports a consumer connected as soon as its new
+        connection is opened (``ConsumerImpl::connectionOpened`` sets the connection; the handler's
+        state stays Ready throughout), while a durable consumer's receiver queue keeps the
         messages it had prefetched before the fault until the broker answers the new subscribe
         (``handleCreateConsumer`` clears it; ``clearReceiveQueue`` leaves a durable queue alone). A
         receive in that window returns a pre-fault message, ahead of the redelivery (seen in CI
@@ -708,7 +709,7 @@ class BrokerTarget:
             time.sleep(0.05)
 
     def _consumer_sessions(self, run: _Run, *, flowing: bool = False) -> dict[str, set[tuple]]:
-        """For each open consumer of one non-partitioned topic: the sessions the broker lists for it
+        """For each consumer of one non-partitioned topic: the sessions the broker lists for it
         on its subscription (``consumerName``, ``address``, ``connectedSince`` of the topic's stats),
         with ``flowing`` only those that have asked for messages (permits, or messages sent out) or
         whose client prefetches nothing. Consumers of several topics or partitions are left out: the
