@@ -597,6 +597,51 @@ def _enabled(b: TraceBuilder, rule: Rule) -> bool:
     return rule.name in ALWAYS or b.on(_FEATURE_OF.get(rule.name, rule.name))
 
 
+# What of the trace vocabulary (``conformance.vocabulary``) the generator does not emit yet, by
+# feature, as issue 16 left it: a model campaign (``fuzz --target model``, with and without
+# ``--faults``) emits everything else, and tests/fuzz/test_vocabulary_coverage.py keeps this list
+# equal to what such a campaign leaves out. Strike a feature off when the generator learns it.
+NOT_YET_GENERATED: dict[str, tuple[str, ...]] = {
+    "batching and chunking": (
+        "create_producer.batching", "create_producer.batching_max_messages", "create_producer.batching_max_bytes",
+        "create_producer.batching_max_delay_ms", "create_producer.batching_type", "create_producer.batching_type=Default",
+        "create_producer.batching_type=KeyBased", "create_producer.chunking", "send.payload_size", "subscribe.batch_index_ack"),
+    "producer access modes and fencing": (
+        "create_producer.access_mode", "create_producer.access_mode=Shared", "create_producer.access_mode=Exclusive",
+        "create_producer.access_mode=ExclusiveWithFencing", "create_producer.access_mode=WaitForExclusive",
+        "create_producer.wait_ms"),
+    "producer names, explicit sequence ids, send timeouts and async sends": (
+        "create_producer.name", "create_producer.initial_sequence_id", "create_producer.send_timeout_ms",
+        "send.sequence_id", "send.async", "flush", "flush.producer"),
+    "routing options of partitioned producers": (
+        "create_producer.router", "create_producer.routing_mode", "create_producer.routing_mode=RoundRobin",
+        "create_producer.routing_mode=SinglePartition", "create_producer.hashing_scheme",
+        "create_producer.hashing_scheme=murmur3_32", "create_producer.hashing_scheme=java_string_hash"),
+    "delayed delivery": ("send.deliver_after_ms", "send.deliver_at_ms"),
+    "dead-letter, retry and backoff policies": (
+        "subscribe.dead_letter", "subscribe.enable_retry", "subscribe.nack_backoff", "subscribe.ack_timeout_backoff",
+        "subscribe.ack_timeout_tick_ms", "reconsume_later", "reconsume_later.consumer", "reconsume_later.message",
+        "reconsume_later.delay_ms"),
+    "multi-topic and pattern subscribe": ("subscribe.topics", "subscribe.topics_pattern"),
+    "Key_Shared policies (sticky ranges, out-of-order)": ("subscribe.key_shared",),
+    "inclusive start ids": ("subscribe.start_message_id_inclusive",),
+    "compaction and tombstones": (
+        "compact", "compact.topic", "send.tombstone", "send.tombstone=empty", "send.tombstone=null",
+        "subscribe.read_compacted", "create_reader.read_compacted"),
+    "namespace policies, expiry and unload (admin ops)": (
+        "set_policy", "set_policy.deduplication", "set_policy.message_ttl_s", "set_policy.retention_minutes",
+        "set_policy.retention_size_mb", "set_policy.max_unacked_messages_per_consumer", "expire_messages",
+        "expire_messages.topic", "expire_messages.subscription", "expire_messages.seconds", "unload_topic",
+        "unload_topic.topic"),
+    "the Java client and mixed traces (a handle's client; Java-only options)": (
+        "create_producer.client", "create_producer.client=python", "create_producer.client=java",
+        "subscribe.client", "subscribe.client=python", "subscribe.client=java", "create_reader.client",
+        "create_reader.client=python", "create_reader.client=java", "subscribe.priority_level",
+        "subscribe.subscription_mode", "subscribe.subscription_mode=Durable", "subscribe.subscription_mode=NonDurable"),
+    "a default written out (the generator leaves initial_position out for Latest)": ("subscribe.initial_position=Latest",),
+}
+
+
 # --------------------------------------------------------------------------- public API
 
 
