@@ -1124,7 +1124,9 @@ class _Checker:
                 asked_at = min(last[1].start for last in lasts)
 
                 def owed(c) -> bool:
-                    due = c.window.high + lat
+                    # a message a reconnect gave back is owed only once the broker had its grace
+                    # to resume (faults.resume_deadline), as for a receive
+                    due = faults.resume_deadline(c.window.high, self.model.fault_log) + lat
                     return due <= asked_at or due < drained_at
 
                 lost = [c for c in opts.candidates if c.kind != "stale" and c.window.high is not None

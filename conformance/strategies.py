@@ -79,6 +79,14 @@ FEATURES = (
 )
 
 
+# Features added after the first campaigns (issue 16). Kept in a pool of their own and drawn after
+# the first pool's flags, so a config without them builds the very traces it built before.
+#   delayed_sends: sends with deliver_after_ms / deliver_at_ms (PLS-DELAY-*)
+#   namespace_policies: a set_policy first (deduplication, TTL, retention, an unacked limit)
+#   admin_ops: expire_messages, unload_topic, compact, and read_compacted readers
+MORE_FEATURES = ("delayed_sends", "namespace_policies", "admin_ops")
+
+
 @dataclass(frozen=True)
 class Timing:
     """Time ranges of generated ops, in ms. ``budget_ms`` caps a trace's virtual duration, which
@@ -89,11 +97,13 @@ class Timing:
     advance_ms: tuple[int, int] = (10, 400)
     budget_ms: int = 2500
     ack_timeout_ms: tuple[int, int] | None = None  # None: no accepted ack timeouts (>= 10 s)
+    deliver_after_ms: tuple[int, int] = (50, 1500)  # delayed sends (MORE_FEATURES)
 
 
 LIVE_TIMING = Timing()
 # Virtual time is free: the model may also wait out 10 s ack timeouts.
-MODEL_TIMING = Timing(advance_ms=(10, 12_000), budget_ms=60_000, ack_timeout_ms=(10_000, 12_000))
+MODEL_TIMING = Timing(advance_ms=(10, 12_000), budget_ms=60_000, ack_timeout_ms=(10_000, 12_000),
+                      deliver_after_ms=(50, 20_000))
 
 
 @dataclass(frozen=True)
@@ -111,12 +121,13 @@ class GenConfig:
 
 
 LIVE_CONFIG = GenConfig()
-MODEL_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING)
+MODEL_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING, features=FEATURES + MORE_FEATURES)
 # With faults (docs/faults.md): cuts, latency, stalls, restarts. The pools above leave "faults" out,
 # so their seeded traces stay what they were; a run whose target has the fault proxy uses these.
 FAULT_FEATURES = FEATURES + ("faults",)
 LIVE_FAULT_CONFIG = GenConfig(features=FAULT_FEATURES)
-MODEL_FAULT_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING, features=FAULT_FEATURES, restarts=True)
+MODEL_FAULT_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING, features=FAULT_FEATURES + MORE_FEATURES,
+                               restarts=True)
 
 
 # --------------------------------------------------------------------------- choices
@@ -345,6 +356,9 @@ class TraceBuilder:
             parts = self.c.integer(1, 2)
             self._apply("create_topic", {"topic": name, "partitions": parts}, False)
             self.partitions[name] = parts
+        if self.on("namespace_policies"):
+            # before any topic is loaded: the policies govern the topics the trace then uses
+            self._apply_rule(_rule("admin_sets_policy"))
         # Every trace starts with something to do: a consumer first (Latest sees later sends).
         self._apply_rule(_rule("consumer_subscribes"))
         self._apply_rule(_rule("producer_connects"))
@@ -394,6 +408,12 @@ def producer_sends(b: TraceBuilder):
         args["properties"] = {"p": str(b.c.integer(0, 9))}
     if b.on("event_times") and b.c.flag():
         args["event_time"] = b.c.integer(1, 10**6)
+    if b.on("delayed_sends") and b.c.flag(0.4):
+        delay = b.span(b.config.timing.deliver_after_ms)
+        if b.c.flag():
+            args["deliver_after_ms"] = delay
+        else:
+            args["deliver_at_ms"] = int(b.now) + delay  # ms after the trace's start
     return "send", args, False
 
 
@@ -523,6 +543,8 @@ def reader_opens(b: TraceBuilder):
         args["start"] = {"message": b.pick(labels)}
         if b.c.flag():
             args["inclusive"] = True
+    if b.on("admin_ops") and b.c.flag(0.3):
+        args["read_compacted"] = True
     return "create_reader", args, False
 
 
@@ -557,6 +579,37 @@ def proxy_injects_fault(b: TraceBuilder):
     return op, {}, False
 
 
+def admin_sets_policy(b: TraceBuilder):
+    """One namespace policy or two, set before the trace's topics are loaded."""
+    args: dict[str, Any] = {}
+    while not args:
+        if b.c.flag(0.4):
+            args["deduplication"] = b.c.flag()
+        if b.c.flag(0.3):
+            args["message_ttl_s"] = b.pick((1, 2, 60))
+        if b.c.flag(0.2):
+            args["retention_minutes"], args["retention_size_mb"] = b.pick(((0, 0), (10, 10), (-1, -1)))
+        if b.c.flag(0.3):
+            args["max_unacked_messages_per_consumer"] = b.pick((0, 1, 2, 5))
+    return "set_policy", args, False
+
+
+def _loaded_topics(b: TraceBuilder) -> list[str]:
+    """The trace's topics some producer, consumer or reader has used (so they exist)."""
+    used = set(b.producers.values()) | {c.topic for c in b.consumers.values()} | set(b.readers.values()) | set(b.sent)
+    return [t for t in b.topics() if t in used or t in b.partitions]
+
+
+def admin_maintains_topics(b: TraceBuilder):
+    """An expiry pass on a subscription, a compaction, or an unload. An op the model does not follow
+    (an unload with a consumer connected) or refuses is dropped as a slip, not kept."""
+    how = b.c.integer(0, 2)
+    if how == 0 and b.known_subs:
+        topic, sub = b.pick(sorted(b.known_subs))
+        return "expire_messages", {"topic": topic, "subscription": sub, "seconds": b.pick((0, 1, 5))}, False
+    return ("compact" if how == 1 else "unload_topic"), {"topic": b.pick(_loaded_topics(b))}, False
+
+
 def admin_reads_backlog(b: TraceBuilder):
     topic, sub = b.pick(sorted(b.known_subs))
     return "stats", {"topic": topic, "subscription": sub}, False
@@ -582,10 +635,14 @@ RULES: tuple[Rule, ...] = (
     Rule("reader_closes", 1, lambda b: bool(b.readers), reader_closes),
     Rule("admin_reads_backlog", 1, lambda b: bool(b.known_subs), admin_reads_backlog),
     Rule("proxy_injects_fault", 1, lambda b: b.time_left() > 100, proxy_injects_fault),  # last: the table above draws as before
+    # MORE_FEATURES (after the first table, which draws as before when they are off)
+    Rule("admin_maintains_topics", 1, lambda b: bool(b.known_subs or _loaded_topics(b)), admin_maintains_topics),
+    Rule("admin_sets_policy", 0, lambda b: False, admin_sets_policy),  # only first (TraceBuilder.build)
 )
 ALWAYS = {"producer_sends", "consumer_receives", "producer_connects", "consumer_subscribes"}
 # Rules switched on by the feature of another name.
-_FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", "proxy_injects_fault": "faults"}
+_FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", "proxy_injects_fault": "faults",
+               "admin_maintains_topics": "admin_ops", "admin_sets_policy": "namespace_policies"}
 _BY_NAME = {r.name: r for r in RULES}
 
 
@@ -617,7 +674,6 @@ NOT_YET_GENERATED: dict[str, tuple[str, ...]] = {
         "create_producer.router", "create_producer.routing_mode", "create_producer.routing_mode=RoundRobin",
         "create_producer.routing_mode=SinglePartition", "create_producer.hashing_scheme",
         "create_producer.hashing_scheme=murmur3_32", "create_producer.hashing_scheme=java_string_hash"),
-    "delayed delivery": ("send.deliver_after_ms", "send.deliver_at_ms"),
     "dead-letter, retry and backoff policies": (
         "subscribe.dead_letter", "subscribe.enable_retry", "subscribe.nack_backoff", "subscribe.ack_timeout_backoff",
         "subscribe.ack_timeout_tick_ms", "reconsume_later", "reconsume_later.consumer", "reconsume_later.message",
@@ -625,14 +681,8 @@ NOT_YET_GENERATED: dict[str, tuple[str, ...]] = {
     "multi-topic and pattern subscribe": ("subscribe.topics", "subscribe.topics_pattern"),
     "Key_Shared policies (sticky ranges, out-of-order)": ("subscribe.key_shared",),
     "inclusive start ids": ("subscribe.start_message_id_inclusive",),
-    "compaction and tombstones": (
-        "compact", "compact.topic", "send.tombstone", "send.tombstone=empty", "send.tombstone=null",
-        "subscribe.read_compacted", "create_reader.read_compacted"),
-    "namespace policies, expiry and unload (admin ops)": (
-        "set_policy", "set_policy.deduplication", "set_policy.message_ttl_s", "set_policy.retention_minutes",
-        "set_policy.retention_size_mb", "set_policy.max_unacked_messages_per_consumer", "expire_messages",
-        "expire_messages.topic", "expire_messages.subscription", "expire_messages.seconds", "unload_topic",
-        "unload_topic.topic"),
+    "tombstones, and compacted reads by a consumer": (
+        "send.tombstone", "send.tombstone=empty", "send.tombstone=null", "subscribe.read_compacted"),
     "the Java client and mixed traces (a handle's client; Java-only options)": (
         "create_producer.client", "create_producer.client=python", "create_producer.client=java",
         "subscribe.client", "subscribe.client=python", "subscribe.client=java", "create_reader.client",

@@ -1595,7 +1595,8 @@ class Broker(FeatureOps):
             why = faults.unfollowable(
                 subscription_type=config.type, durable=sub.durable, persistent=names.is_persistent(sub.topic.full),
                 consumers_on_subscription=len(sub.dispatcher.connected()) if sub.dispatcher is not None else 1,
-                ack_timeout_ms=config.ack_timeout_ms, attachments=len(pairs), nack_due=handle in self.nacked_by)
+                ack_timeout_ms=config.ack_timeout_ms, attachments=len(pairs), nack_due=handle in self.nacked_by,
+                max_unacked=config.max_unacked)
             if why is not None:
                 return f"{handle}: {why}"
         for handle, pf in self.pfx.items():

@@ -46,7 +46,8 @@ the others are still reconnecting), non-durable subscriptions and non-persistent
 messages in the receiver queue are dropped on reconnect), consumers with an ack timeout (the
 client clears its tracker), consumers of several topics, async sends pending at the fault (the
 producer re-sends them: stored once or twice), nacks whose redelivery is still due (the
-client's nack timer fires after the reconnect).
+client's nack timer fires after the reconnect), consumers under a ``max_unacked_messages_per_consumer``
+limit (a copy that comes again may or may not count against the limit).
 Choices: a fault acts at the end of its op (the target returns once every handle is connected
 again and every consumer of one topic has subscribed again: until then the client may still hand
 out messages it prefetched before the fault); the model's own choice is that every grouped ack older than the settle time reached the
@@ -156,7 +157,7 @@ def settled_before(ack_ms: float, faults: Iterable[Fault], settle_ms: float) -> 
 
 
 def unfollowable(*, subscription_type: str, consumers_on_subscription: int, durable: bool, persistent: bool,
-                 ack_timeout_ms: int, attachments: int, nack_due: bool) -> str | None:
+                 ack_timeout_ms: int, attachments: int, nack_due: bool, max_unacked: int = 0) -> str | None:
     """Why the model cannot follow a consumer across a reconnect (see the module's "Not modelled"),
     or None when it can."""
     if subscription_type == "Key_Shared":
@@ -173,4 +174,7 @@ def unfollowable(*, subscription_type: str, consumers_on_subscription: int, dura
         return "a consumer of several topics or partitions across a reconnect"
     if nack_due:
         return "a nack whose redelivery is still due at a reconnect (the client's timer fires after it)"
+    if max_unacked:
+        return ("a consumer under an unacked-messages limit across a reconnect (whether a copy it gets again is "
+                "the redelivery, which counts against the limit, or a queued copy, which does not, is not shown)")
     return None

@@ -123,7 +123,7 @@ class SharedDispatcher:
         self.next_fresh = sub.cursor.first_unacked()
         # Events that may have bumped the count of messages sitting unseen in a receiver queue.
         self.hidden_times: list[float] = []
-        self.count_hint: dict[int, int] = {}  # highest count known before a seek
+        self.count_hint: dict[int, int] = {}  # highest count known before a seek, or seen on a stale copy
         # redeliver_unacked (C++ keeps its queue): (fresh from, fresh to, returned positions)
         self.stale: dict[str, list[tuple[int, int, frozenset[int]]]] = {}
         self.stale_used: dict[str, set[int]] = {}
@@ -394,8 +394,12 @@ class SharedDispatcher:
             slot = self.slots.get(pos)
             if slot is None or slot.holder is None or slot.release is not None:
                 self.no_deadline.add(pos)
+            # that copy may have been counted by the broker too (it may have been the fresh
+            # delivery after all, then nacked): a later copy may carry one more
             if slot is not None:
-                slot.hi = max(slot.hi, count + 1)  # that copy may have been counted by the broker too
+                slot.hi = max(slot.hi, count + 1)
+            else:
+                self.count_hint[pos] = max(self.count_hint.get(pos, 0), count + 1)
             return
         self.no_deadline.discard(pos)
         in_hand = self.stale_in_hand.get(handle)

@@ -184,3 +184,82 @@ def test_a_fault_case_on_a_target_without_the_fault_proxy_is_not_applicable():
     result = run_case(case, ExternalCluster(), client="python")
     assert result.status == NOT_APPLICABLE and "fault proxy" in result.message
     assert set(result.rule_verdicts.values()) == {NOT_APPLICABLE}
+
+
+# Model campaigns of 2026-11-26 (fuzz --target model --faults, seeds 7 and 1): three histories the
+# model wrote that its own checker refused, each shrunk; fixed in the checker and the model.
+
+STALE_THEN_NACKED = [
+    ("create_producer", {"producer": "p2", "topic": "t"}),
+    ("subscribe", {"consumer": "c2", "topic": "t", "subscription": "s1", "type": "Shared", "nack_delay_ms": 179}),
+    ("send", {"producer": "p2", "payload": "m2"}),
+    ("restart_broker", {"graceful": True}),
+    ("receive", {"consumer": "c2", "timeout_ms": 311}),
+    ("nack", {"consumer": "c2", "message": "m2"}),
+    ("advance_time", {"ms": 990}),
+    ("receive", {"consumer": "c2", "timeout_ms": 160}),
+]
+
+
+def test_a_copy_taken_for_a_stale_one_leaves_room_for_the_count_its_nack_adds():
+    """m2 was stored before the restart, so its first copy after it may be one dispatched on the old
+    connection (a stale copy: the checker follows that reading) or the fresh dispatch; nacked, the
+    next copy carries count 1, which only the second reading explains. PLS-ACK-005 allows 0..1
+    then (it allowed only 0), and still refuses 2."""
+    h = ModelTarget().run(make_trace("fault-stale-nack", STALE_THEN_NACKED))
+    assert delivery_at(h, 8)["redelivery_count"] == 1
+    assert not check(h).failures(), check(h).summary()
+    broken = changed(h, 8, Outcome.ok({"message": {**delivery_at(h, 8), "redelivery_count": 2}}))
+    assert verdicts(broken).get("PLS-ACK-005") == "FAIL"
+
+
+def delivery_at(history: History, step: int) -> dict:
+    return dict(next(e for e in history.events if e.step == step).outcome.value["message"])
+
+
+GIVEN_BACK_AT_THE_END = [
+    ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s2", "type": "Shared", "nack_delay_ms": 258}),
+    ("create_producer", {"producer": "p1", "topic": "t"}),
+    ("send", {"producer": "p1", "payload": "m1"}),
+    ("receive", {"consumer": "c1", "timeout_ms": 120}),
+    ("receive", {"consumer": "c1", "timeout_ms": 159}),
+    ("restart_broker", {"graceful": True}),
+]
+
+
+def test_a_message_a_restart_gives_back_after_the_last_receive_is_not_lost():
+    """c1 held m1 unacked; the restart gives it back after c1's last (empty) receive, so no receive
+    asked for it since: the end-of-history check (PLS-SHARED-001) must not call it lost. The same
+    check still fails a receive past the resume grace that gets nothing."""
+    h = ModelTarget().run(make_trace("fault-given-back", GIVEN_BACK_AT_THE_END))
+    assert not check(h).failures(), check(h).summary()
+    asked_again = make_trace("fault-given-back-asked", GIVEN_BACK_AT_THE_END + [
+        ("advance_time", {"ms": int(faults.RESUME_GRACE_MS[faults.RESTART]) + 500}),
+        ("receive", {"consumer": "c1", "timeout_ms": 500}),
+    ])
+    h2 = ModelTarget().run(asked_again)
+    assert delivery_at(h2, 8)["payload"] == "m1"
+    lost = changed(h2, 8, Outcome.ok({"message": None}))
+    assert verdicts(lost).get("PLS-SHARED-001") == "FAIL"
+
+
+def test_an_unacked_limit_across_a_reconnect_is_not_followed():
+    """Under max_unacked_messages_per_consumer a copy that comes again after a cut may be the
+    redelivery (it counts against the limit) or a queued copy (it does not): the history cannot
+    tell, so the model stops judging the consumer and says why, never FAIL."""
+    trace = make_trace("fault-unacked-limit", [
+        ("set_policy", {"max_unacked_messages_per_consumer": 1}),
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s1", "type": "Shared", "nack_delay_ms": 222}),
+        ("create_producer", {"producer": "p1", "topic": "t"}),
+        ("send", {"producer": "p1", "payload": "m1"}),
+        ("send", {"producer": "p1", "payload": "m2"}),
+        ("receive", {"consumer": "c1", "timeout_ms": 164}),
+        ("cut_connections", {}),
+        ("receive", {"consumer": "c1", "timeout_ms": 547}),
+        ("receive", {"consumer": "c1", "timeout_ms": 2000}),
+    ])
+    report = check(ModelTarget().run(trace))
+    assert any("unacked-messages limit" in note for note in report.notes), report.notes
+    assert "FAIL" not in report.rule_verdicts().values()
+    assert faults.unfollowable(subscription_type="Shared", consumers_on_subscription=1, durable=True, persistent=True,
+                               ack_timeout_ms=0, attachments=1, nack_due=False, max_unacked=1)
