@@ -136,8 +136,11 @@ def load_case(path: str | Path) -> Case:
         raise _fail(err.problem, path, "create a handle (create_producer, subscribe, create_reader) before using it, "
                     "and close it once") from None
     expectations = tuple(_expectation(e, len(ops), path) for e in data.get("expect") or [])
-    clients = tuple(data.get("clients") or ("python", "java"))
-    if not clients or any(c not in CASE_CLIENTS for c in clients):
+    raw_clients = data.get("clients") or ("python", "java")
+    if not isinstance(raw_clients, (list, tuple)):
+        raise _fail(f"clients is {raw_clients!r}; allowed: a list of {', '.join(CASE_CLIENTS)}", path)
+    clients = tuple(raw_clients)
+    if not clients or any(not isinstance(c, str) or c not in CASE_CLIENTS for c in clients):
         raise _fail(f"clients is {list(clients)}; allowed: a list of {', '.join(CASE_CLIENTS)}", path)
     pinned = sorted({op.args["client"] for op in ops if "client" in op.args})
     if pinned and clients != ("mixed",):

@@ -54,7 +54,7 @@ from reference_model.feature_state import (
     send_plan,
 )
 from reference_model.ids import MessageId
-from reference_model.names import is_persistent
+from reference_model.names import is_persistent, partition_name
 from reference_model.rejections import NotModelledError, Rejected
 from reference_model.timing import Span
 
@@ -160,6 +160,9 @@ class FeatureOps:
             return topic
         if topic is None:
             return Rejected("TopicNotFound", "PLS-COMPACT-001", f"topic {args['topic']} does not exist", certain=False)
+        if topic.partitions:
+            # each partition is compacted on its own, with its own horizon and status
+            raise NotModelledError("compacting a partitioned topic (each partition compacts on its own)")
         yield  # decided: compaction runs
         # PLS-COMPACT-004: the horizon is the last message when compaction started.
         self.topic_features(topic).horizon = len(topic.entries) - 1
@@ -176,12 +179,15 @@ class FeatureOps:
             return topic
         if topic is None:
             return Rejected("TopicNotFound", "PLS-TOPIC-001", f"topic {args['topic']} does not exist", certain=False)
-        if any(s.dispatcher is not None and s.dispatcher.connected() for s in topic.subscriptions.values()):
+        # a partitioned topic is unloaded partition by partition: its subscriptions live there
+        unloaded = [topic] + [t for i in range(topic.partitions) if (t := self.topics.get(partition_name(topic.full, i)))]
+        if any(s.dispatcher is not None and s.dispatcher.connected() for t in unloaded for s in t.subscriptions.values()):
             raise NotModelledError("unloading a topic with connected consumers (their in-flight messages are redelivered)")
-        if any(pf.pending for h, pf in self.pfx.items() if h in self.producers and self.producers[h].topic is topic):
+        if any(pf.pending for h, pf in self.pfx.items() if h in self.producers and self.producers[h].topic in unloaded):
             raise NotModelledError("unloading a topic while async sends are pending")
         yield  # decided: the topic is reloaded, with everything it kept
-        self.unloads.setdefault(topic.full, []).append(at.end)  # its ledger is closed (PLS-RETENTION-001)
+        for t in unloaded:
+            self.unloads.setdefault(t.full, []).append(at.end)  # its ledger is closed (PLS-RETENTION-001)
         return {}
 
     def _op_expire_messages(self, args, at, observed):

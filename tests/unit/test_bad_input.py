@@ -138,6 +138,7 @@ CASE_ROWS = {
     "case-truncated": (CASE[:CASE.index("expect:") - 30], [":", "not valid YAML", "fix the YAML"]),
     "case-binary": (BINARY, [":2:", "byte 128", "not UTF-8", "give a YAML case file"]),
     "case-unknown-key": (CASE + "colour: red\n", ["unknown case keys ['colour']", "fix the case"]),
+    "case-clients-not-a-list": (CASE + "clients: 1\n", ["clients is 1", "allowed: a list of", "fix the case"]),
     "case-unknown-op": (CASE.replace("- send:", "- sned:", 1), ["op 3", "unknown op 'sned'", "fix the case"]),
     "case-wrong-type": (CASE.replace("timeout_ms: 2000", "timeout_ms: soon"), ["op 5", "'timeout_ms' must be integer", "fix the case"]),
     "case-unknown-handle": (CASE.replace("ack_cumulative: {consumer: c1", "ack_cumulative: {consumer: c9"),
