@@ -579,18 +579,22 @@ def proxy_injects_fault(b: TraceBuilder):
     return op, {}, False
 
 
+_POLICIES: dict[str, Callable[[TraceBuilder], dict[str, Any]]] = {
+    "deduplication": lambda b: {"deduplication": b.c.flag()},
+    "ttl": lambda b: {"message_ttl_s": b.pick((1, 2, 60))},
+    "retention": lambda b: dict(zip(("retention_minutes", "retention_size_mb"), b.pick(((0, 0), (10, 10), (-1, -1))))),
+    # the unacked-messages limit is not drawn yet: the checker and the model disagree on it after
+    # redeliver_unacked (two open findings, conformance/regressions/pls-sub-002-lost-message-8c1eb2fc7edc
+    # and pls-shared-002-late-redelivery-e3af05303947)
+}
+
+
 def admin_sets_policy(b: TraceBuilder):
-    """One namespace policy or two, set before the trace's topics are loaded."""
-    args: dict[str, Any] = {}
-    while not args:
-        if b.c.flag(0.4):
-            args["deduplication"] = b.c.flag()
-        if b.c.flag(0.3):
-            args["message_ttl_s"] = b.pick((1, 2, 60))
-        if b.c.flag(0.2):
-            args["retention_minutes"], args["retention_size_mb"] = b.pick(((0, 0), (10, 10), (-1, -1)))
-        if b.c.flag(0.3):
-            args["max_unacked_messages_per_consumer"] = b.pick((0, 1, 2, 5))
+    """One namespace policy, sometimes two, set before the trace's topics are loaded."""
+    kinds = list(_POLICIES)
+    args = _POLICIES[b.pick(kinds)](b)
+    if b.c.flag(0.3):
+        args.update(_POLICIES[b.pick(kinds)](b))
     return "set_policy", args, False
 
 
@@ -689,6 +693,8 @@ NOT_YET_GENERATED: dict[str, tuple[str, ...]] = {
         "create_reader.client=python", "create_reader.client=java", "subscribe.priority_level",
         "subscribe.subscription_mode", "subscribe.subscription_mode=Durable", "subscribe.subscription_mode=NonDurable"),
     "a default written out (the generator leaves initial_position out for Latest)": ("subscribe.initial_position=Latest",),
+    "the unacked-messages limit (two open checker findings in conformance/regressions/)": (
+        "set_policy.max_unacked_messages_per_consumer",),
 }
 
 
