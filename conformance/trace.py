@@ -283,7 +283,7 @@ CREATES_HANDLE = {"create_producer": "producer", "subscribe": "consumer", "creat
 
 
 def _type_name(types: tuple[type, ...]) -> str:
-    names = {str: "string", int: "integer", bool: "boolean", dict: "object", list: "list"}
+    names = {str: "string", int: "integer", bool: "boolean", dict: "object", list: "list", type(None): "null"}
     return " or ".join(names.get(t, t.__name__) for t in types)
 
 
@@ -667,6 +667,8 @@ def header_from_json(data: Mapping[str, Any], *, source: str | None = None, line
     profile = data.get("profile", {})
     if not isinstance(profile, Mapping):
         raise TraceFormatError("header profile must be an object of model profile fields, e.g. {}", source=source, line=line)
+    if (why := _broker_config_problem(profile.get("broker_config"))) is not None:
+        raise TraceFormatError(f"header profile {why}; fix or delete it", source=source, line=line)
     for name in ("title", "target", "broker_version", "client", "client_version", "namespace"):
         if data.get(name) is not None and not isinstance(data[name], str):
             raise TraceFormatError(f"header {name} must be a string, got {data[name]!r}; fix or delete it",
@@ -693,6 +695,26 @@ def header_from_json(data: Mapping[str, Any], *, source: str | None = None, line
         namespace=data.get("namespace"),
         timing=dict(timing) if timing is not None else None,
     )
+
+
+# broker.conf keys whose value the model reads as a whole number (reference_model/dispatch/key_shared.py)
+_INTEGER_BROKER_KEYS = ("subscriptionKeySharedConsistentHashingReplicaPoints", "delayedDeliveryTickTimeMillis")
+
+
+def _broker_config_problem(config: Any) -> str | None:
+    """Why a header's ``profile.broker_config`` cannot be read (an object of broker.conf keys to
+    scalar values, the numeric ones whole numbers), or None."""
+    if config is None:
+        return None
+    if not isinstance(config, Mapping):
+        return f"broker_config must be an object of broker.conf keys, got {config!r}"
+    for key, value in config.items():
+        if not isinstance(value, (str, bool, int, float)) or value is None:
+            return f"broker_config {key} must be a string, number or boolean, got {value!r}"
+        if key in _INTEGER_BROKER_KEYS and value != "" and not (
+                (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and value.strip().lstrip("-").isdigit())):
+            return f"broker_config {key} must be a whole number, got {value!r}"
+    return None
 
 
 def _op_from_json(data: Mapping[str, Any], *, source: str | None, line: int) -> tuple[Op, Outcome | None, float, float]:
@@ -755,6 +777,13 @@ def _check_outcome_value(outcome: Outcome) -> None:
     for label, mid in (value.get("message_ids") or {}).items():
         if why := _message_id_problem(f"outcome value message_ids[{label!r}]", mid):
             raise TraceFormatError(why)
+    for entry in value.get("consumer_unacked") or []:
+        if not isinstance(entry, Mapping):
+            raise TraceFormatError(f"outcome value consumer_unacked entries must be objects, got {entry!r}")
+        for name, types in (("consumer_name", (str, type(None))), ("unacked_messages", (int,)), ("blocked", (bool,))):
+            got = entry.get(name)
+            if name in entry and (not isinstance(got, types) or (name == "unacked_messages" and isinstance(got, bool))):
+                raise TraceFormatError(f"outcome value consumer_unacked {name} must be {_type_name(types)}, got {got!r}")
     message = value.get("message")
     if message is not None:
         if why := _message_id_problem("received message_id", message.get("message_id")):

@@ -125,3 +125,28 @@ def test_feature_ops_validate():
                      ("expire_messages", {"topic": "t", "subscription": "s", "seconds": -1})):
         with pytest.raises(TraceFormatError):
             validate_op(op, args)
+
+
+# Found by test_loaders_hypothesis once a new evidence history joined its seeds (2026-11-26): both
+# crashed the checker (ValueError / TypeError) instead of being refused at load.
+@pytest.mark.parametrize("value", [":", [], True, None])
+def test_a_broker_config_value_the_model_cannot_read_is_refused(tmp_path, value):
+    header = dict(HEADER, profile={"broker_config": {"subscriptionKeySharedConsistentHashingReplicaPoints": value}})
+    path = tmp_path / "h.jsonl"
+    path.write_text(json.dumps(header) + "\n")
+    with pytest.raises(TraceFormatError) as err:
+        load(path)
+    assert "subscriptionKeySharedConsistentHashingReplicaPoints" in str(err.value) and str(path) in str(err.value)
+    header["profile"]["broker_config"]["subscriptionKeySharedConsistentHashingReplicaPoints"] = "100"
+    path.write_text(json.dumps(header) + "\n")
+    assert load(path).header.profile["broker_config"]
+
+
+def test_a_stats_consumer_entry_of_the_wrong_shape_is_refused(tmp_path):
+    stats = {"kind": "op", "step": 1, "op": "stats", "args": {"topic": "t", "subscription": "s"},
+             "outcome": {"status": "ok", "value": {"backlog": 0, "consumer_unacked": [
+                 {"consumer_name": [], "unacked_messages": 5, "blocked": False}]}}, "t_start_ms": 0, "t_end_ms": 1}
+    path = tmp_path / "h.jsonl"
+    path.write_text(_text(stats))
+    with pytest.raises(TraceFormatError, match="consumer_unacked consumer_name must be string or null"):
+        load(path)
