@@ -23,6 +23,8 @@ JUnit XML.
 
 from __future__ import annotations
 
+import warnings
+
 import uuid
 from typing import Any, Iterator
 
@@ -89,9 +91,16 @@ def pulsar_admin(pulsar_broker: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def pulsar_namespace(pulsar_admin: Any) -> Iterator[str]:
+    from fixtures.errors import AdminError
+
     namespace = pulsar_admin.fresh_namespace()
     yield namespace
-    pulsar_admin.delete_namespace(namespace, force=True)
+    try:
+        pulsar_admin.delete_namespace(namespace, force=True)
+    except AdminError as err:
+        # as BrokerTarget.run does: a throwaway namespace left behind harms no later test (each
+        # has its own), and the test's own verdict is already made (seen in CI: a 30 s timeout)
+        warnings.warn(f"the test namespace {namespace} could not be deleted and is left on the broker: {err}")
 
 
 @pytest.fixture
