@@ -640,10 +640,11 @@ class Broker(FeatureOps):
         if refused is not None:
             return refused
         topic = producer.topic
-        if not topic.partitions:
-            plan = self._send_plan(producer, topic, args)
-            if isinstance(plan, Rejected):
-                return plan
+        # PLS-CHUNK-002/003: the size check comes before the send; on a partitioned topic every
+        # partition's producer makes the same check (the metadata does not name the partition).
+        plan = self._send_plan(producer, topic, args)
+        if isinstance(plan, Rejected):
+            return plan
         yield  # decided: the message is sent (a partitioned topic routes it first)
         if topic.partitions and (args.get("async") or self.pfx.get(producer.handle) and self.pfx[producer.handle].batching):
             raise NotModelledError("batching and async sends on partitioned topics")
@@ -765,6 +766,7 @@ class Broker(FeatureOps):
             refused = sub.dispatcher.admit(config)
             if refused is not None:
                 return refused
+            self._check_one_dead_letter_limit(sub, dead, sub_type)
         elif sub_type == "Key_Shared":
             # the first consumer: the broker still checks its own STICKY ranges (PLS-KEYSHARED-005)
             policy = KeySharedPolicy.from_arg(config.key_shared)
@@ -1178,10 +1180,42 @@ class Broker(FeatureOps):
         found = self._consumer_or_reject(args["consumer"])
         if isinstance(found, Rejected):
             return found
+        self._check_redeliver_past_dead_letter(args["consumer"])
         yield  # decided: the consumer asks for its unacked messages again
         for config, sub in self.attachments(args["consumer"]):
             sub.dispatcher.redeliver_unacked(config.handle, at)
         return {}
+
+    def _check_one_dead_letter_limit(self, sub: "Subscription", dead: Mapping[str, Any] | None, sub_type: str) -> None:
+        """The consumers of one Shared / Key_Shared subscription are modelled with one dead-letter
+        limit (or none): each client applies its own ``max_redeliver_count`` to what arrives
+        (PLS-DLQ-002 step 3), so a message redelivered from one consumer may reach another whose
+        limit it is already past, and the model does not follow that hand-over (found by the
+        generated traces of issue 16)."""
+        if not dl.dlq_applies(sub_type):
+            return
+        wanted = (dead or {}).get("max_redeliver_count") or None
+        for other in sub.dispatcher.connected():
+            policy = self.dead_letter.get(other)
+            if (policy.max_redeliver if policy is not None else None) != wanted:
+                raise NotModelledError("consumers with different dead-letter limits on one Shared/Key_Shared subscription")
+
+    def _check_redeliver_past_dead_letter(self, handle: str) -> None:
+        """PLS-DLQ-002, step 3 (``reference_model.dead_letter``): a delivery whose count is above
+        ``max_redeliver_count`` never reaches the application; the C++ client (``ConsumerImpl::
+        messageReceived``) and the Java one (``ConsumerImpl#messageReceived``) send it to the
+        dead-letter topic as it arrives. A redeliver-all can push a delivered message's count past
+        the limit; which consumer of the subscription then gets it, and when its copy is written, is
+        not modelled yet, so such a redeliver_unacked is refused as not modelled (found by the
+        generated traces of issue 16: the model handed the message over with count N + 1)."""
+        dead = self.dead_letter.get(handle)
+        if dead is None:
+            return
+        for _, sub in self.attachments(handle):
+            slots = getattr(sub.dispatcher, "slots", None) or {}
+            if any(slot.hi + 1 > dead.max_redeliver for pos, slot in slots.items() if not sub.cursor.is_acked(pos)):
+                raise NotModelledError("redeliver_unacked that takes a message past max_redeliver_count "
+                                       "(the client dead-letters it on arrival)")
 
     def _op_seek(self, args, at, observed):
         found = self._consumer_or_reject(args["consumer"])

@@ -491,7 +491,10 @@ class FeatureOps:
             rules.append("PLS-BATCH-003")  # C++ first-message order, Java last-message order
         if delayed_any:
             rules.append("PLS-DELAY-006")
-        stored = {k: v for k, v in ids.items() if list(v)[:2] != [-1, -1]}
+        # A duplicate's id (-1, -1) and a non-persistent message's (PLS-NP-003: every one has the same
+        # id, so there is no entry layout to judge) say nothing of how the batch was written.
+        persistent = is_persistent(producer.topic.full)
+        stored = {k: v for k, v in ids.items() if list(v)[:2] != [-1, -1] and persistent}
         self.facts = {"relative_ids": relative_ids(stored), "rules": rules,
                       "reason": f"{', '.join(labels)}: entries and batch indexes as the batch rules plan them."}
         texts = {k: str(MessageId.from_list(v)) for k, v in ids.items()}

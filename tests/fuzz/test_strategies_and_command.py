@@ -18,7 +18,16 @@ from conformance.trace import make_trace
 # Rejections the generator asks for on purpose (PLS-ACK-003, PLS-EXCL-001, PLS-SUBTYPE-001,
 # PLS-ACKTIMEOUT-001, PLS-SUB-006); anything else refused would be a generator slip.
 MEANT = {("ack_cumulative", "CumulativeAcknowledgementNotAllowedError"), ("subscribe", "ConsumerBusy"),
-         ("subscribe", "InvalidArgument"), ("unsubscribe", "ConsumerBusy")}
+         ("subscribe", "InvalidArgument"), ("unsubscribe", "ConsumerBusy"),
+         # the feature areas of issue 16 (strategies.AREA_FEATURES)
+         ("ack_cumulative", "InvalidConfiguration"),  # PLS-ACK-006: the Java client's refusal on Shared
+         ("ack_cumulative", "OtherError"),  # a consumer of several topics (a retry topic): OperationNotSupported
+         ("send", "MessageTooBig"),  # PLS-CHUNK-003: over maxMessageSize without chunking
+         ("send", "ProducerFenced"), ("create_producer", "ProducerFenced"), ("create_producer", "ProducerBusy"),  # PLS-ACCESS-*
+         ("create_producer", "InvalidArgument"),  # PLS-CHUNK-004 chunking with batching; a Java-only setting on Python
+         ("subscribe", "InvalidConfiguration"),  # PLS-COMPACT-005: read_compacted on Shared / Key_Shared
+         ("subscribe", "NotAllowedError"),  # PLS-SUB-008: a non-durable subscription named like a durable one
+         ("subscribe", "ConsumerAssignError")}  # PLS-KEYSHARED-005: overlapping sticky ranges
 
 
 def test_rules_are_named_subject_verb():
