@@ -166,7 +166,26 @@ LIVE_FAULT_CONFIG = GenConfig(features=FAULT_FEATURES)
 # each handle's client (mixed), so that its traces use the whole vocabulary.
 MODEL_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING, features=FAULT_FEATURES + MORE_FEATURES + AREA_FEATURES,
                          restarts=True, client="mixed")
-MODEL_FAULT_CONFIG = MODEL_CONFIG
+MODEL_FAULT_CONFIG = MODEL_CONFIG  # the model draws the fault ops by default (kept for callers of the old name)
+
+
+
+
+def generation_config(*, model: bool, faults: bool = False, client: str | None = None) -> GenConfig:
+    """The generator's config for a run: on the model everything (``MODEL_CONFIG``; each handle's
+    client drawn unless ``client`` fixes it); on a broker ``LIVE_CONFIG`` or, with ``faults``,
+    ``LIVE_FAULT_CONFIG``. ``client`` java or mixed names each handle's client and adds
+    ``java_handles`` (the Java-only options) to the pool; python keeps the pool as it is."""
+    if client is not None and client not in RUN_CLIENTS:
+        raise ValueError(f"unknown client {client!r}; use one of {', '.join(RUN_CLIENTS)}")
+    if model:
+        return MODEL_CONFIG if client is None else replace(MODEL_CONFIG, client=client)
+    base = LIVE_FAULT_CONFIG if faults else LIVE_CONFIG
+    if client in (None, "python"):
+        return base
+    if faults:
+        raise ValueError("fault ops run with the Python client only (docs/faults.md): --faults needs --client python")
+    return replace(base, client=client, features=base.features + ("java_handles",))
 
 
 # --------------------------------------------------------------------------- choices

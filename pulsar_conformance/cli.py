@@ -160,6 +160,7 @@ FUZZ_USAGE = """Differential fuzzing: generated traces on the model and on a tar
 
   pulsar-conformance fuzz --target model|embedded|docker|URL [--examples N] [--seed S]
                           [--out DIR] [--workers W] [--broker-per-worker] [--resume RUN_ID]
+                          [--client python|java|mixed] [--faults] [--broker-configs all|NAME,...]
 
 Exit codes: 0 no failure; 1 a FAIL or FLAKY failure was found; 2 bad input or no broker;
 4 a generated trace crashed the target or the checker (HARNESS-ERROR)."""
@@ -187,8 +188,15 @@ def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-shrinks", type=int, default=60, help="target runs spent shrinking one live failure (default 60)")
     p.add_argument("--regressions", default=None, help="where failing traces are saved (default OUT/regressions; "
                    f"the suite's own replayed store is {REGRESSIONS_DIR.name}/ in the source tree)")
-    p.add_argument("--faults", action="store_true", help="draw the fault ops too (cut connections, latency, stalls, "
-                   "broker restarts; docs/faults.md): on the model, or on an embedded broker behind the fault proxy")
+    p.add_argument("--faults", action="store_true", help="on a broker, draw the fault ops too (cut connections, latency, "
+                   "stalls, broker restarts; docs/faults.md): an embedded broker behind the fault proxy; the model always draws them")
+    p.add_argument("--client", default=None, choices=("python", "java", "mixed"),
+                   help="the client of every generated handle: python, java (the Java driver, docs/java-driver.md), or mixed "
+                   "(drawn per handle); default mixed on the model, python on a broker")
+    p.add_argument("--broker-configs", default=None, metavar="all|NAME,...",
+                   help="broker configurations to draw (fixtures/broker_configs.py: suite, batch-index-acks-off, "
+                   "key-shared-range-hashing, delayed-delivery-stock, dedup-on): one embedded broker per config in turn, "
+                   "the traces split between them; the corpus records each trace's config")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_fuzz)
     return p
@@ -202,7 +210,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     summary = fuzz(args.target, admin_url=args.pulsar_admin_url, token=token, examples=args.examples, seed=args.seed, out_dir=Path(args.out),
                    run_id=args.resume, workers=args.workers, broker_per_worker=args.broker_per_worker,
                    generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
-                   reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults)
+                   reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults,
+                   client=args.client, broker_configs=args.broker_configs)
     print(summary.text())
     print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
     if any(f.signature[0] == HARNESS_ERROR for f in summary.failures):

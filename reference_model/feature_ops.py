@@ -74,7 +74,8 @@ class FeatureOps:
     """Mixin of ``Broker``; ``_init_features`` runs in ``Broker.__init__``."""
 
     def _init_features(self) -> None:
-        self.policies = NamespacePolicies()
+        # PLS-DEDUP-001/003: brokerDeduplicationEnabled is the default a namespace policy overrides
+        self.policies = NamespacePolicies(deduplication=self.profile.broker_deduplication)
         self.dedup_states: dict[str, dedup.DedupState] = {}  # topic full name -> broker dedup maps
         self.pfx: dict[str, ProducerFeatures] = {}  # producer handle -> its features
         self.tfx: dict[str, TopicFeatures] = {}  # topic full name -> its features

@@ -133,6 +133,9 @@ class Profile:
     # A live history's broker_config value, when the broker has the key, overrides this default
     # (``with_broker_config``).
     compaction_retains_keyless: bool = False
+    # PLS-DEDUP-001/003: brokerDeduplicationEnabled, the deduplication of a namespace without a policy
+    # (ServiceConfiguration default false; a set_policy deduplication value overrides it).
+    broker_deduplication: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -149,17 +152,30 @@ def _client_kind(client: str | None) -> str:
     raise ValueError(f"unknown client {client!r}; use 'cpp' (also for the Python client), 'java' or 'mixed'")
 
 
-# broker.conf keys that set a Profile field (the live target records them in broker_config).
-PROFILE_CONFIG_KEYS = {"topicCompactionRetainNullKey": "compaction_retains_keyless"}
+# broker.conf keys that set a Profile field (the live target records them in broker_config, so a
+# broker started with another value is judged by the rules of that value; fuzz --broker-configs).
+PROFILE_CONFIG_KEYS = {
+    "topicCompactionRetainNullKey": "compaction_retains_keyless",  # PLS-COMPACT-003
+    "acknowledgmentAtBatchIndexLevelEnabled": "broker_batch_index_ack",  # PLS-BATCH-005
+    "isDelayedDeliveryDeliverAtTimeStrict": "delayed_delivery_strict",  # PLS-DELAY-004/005
+    "delayedDeliveryTickTimeMillis": "delayed_delivery_tick_ms",  # PLS-DELAY-004/005
+    "brokerDeduplicationEnabled": "broker_deduplication",  # PLS-DEDUP-001/003
+}
 
 
 def with_broker_config(profile: Profile, broker_config: Mapping[str, Any] | None) -> Profile:
     """``profile`` with the fields ``PROFILE_CONFIG_KEYS`` names set from a history's
-    ``broker_config`` (the broker's runtime values: strings "true"/"false", or booleans)."""
-    changes = {}
+    ``broker_config`` (the broker's runtime values: strings "true"/"false" or whole numbers, or
+    booleans and ints). An empty value (a key the broker reports unset) keeps the default."""
+    changes: dict[str, Any] = {}
     for key, name in PROFILE_CONFIG_KEYS.items():
-        if broker_config and key in broker_config:
-            changes[name] = str(broker_config[key]).strip().lower() == "true"
+        if not broker_config or key not in broker_config or str(broker_config[key]).strip() == "":
+            continue
+        value = broker_config[key]
+        if isinstance(getattr(profile, name), bool):
+            changes[name] = str(value).strip().lower() == "true"
+        else:
+            changes[name] = int(str(value).strip())  # the loader refuses a value that is not a whole number
     return replace(profile, **changes) if changes else profile
 
 

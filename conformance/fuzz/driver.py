@@ -69,8 +69,8 @@ from conformance.strategies import (
     LIVE_CONFIG,
     LIVE_FAULT_CONFIG,
     MODEL_CONFIG,
-    MODEL_FAULT_CONFIG,
     GenConfig,
+    generation_config,
     random_trace_with_model_history,
     traces,
 )
@@ -189,6 +189,8 @@ class FuzzSummary:
     ops: int = 0
     interrupted: str | None = None  # "SIGINT" / "SIGTERM": the run stopped early, counts are what it kept
     resume: str | None = None  # the command that continues an interrupted run
+    # --broker-configs: config name -> its overrides and its part of the counts
+    broker_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def flaky(self) -> int:
@@ -212,6 +214,8 @@ class FuzzSummary:
         out["failures"] = [f.to_json() for f in self.failures]
         if self.interrupted:
             out["interrupted"], out["resume"] = self.interrupted, self.resume
+        if self.broker_configs:
+            out["broker_configs"] = self.broker_configs
         return out
 
     def text(self) -> str:
@@ -222,6 +226,10 @@ class FuzzSummary:
                  f"{self.skipped} of them judged before a resume"]
         for k, v in sorted(self.signatures.items(), key=lambda kv: -kv[1]):
             lines.append(f"  {v:>6} traces  {k}")
+        for name, part in self.broker_configs.items():
+            lines.append(f"  broker config {name} {part['overrides'] or '(the suite default)'}: {part['examples']} traces, "
+                         f"{part['failed']} FAIL, {part['indeterminate']} indeterminate"
+                         + "".join(f"; {k} x{v}" for k, v in part["signatures"].items()))
         for f in self.failures:
             lines.append(f"\n{f.status} {f.signature[0]} {f.signature[1]} on {f.target} "
                          f"(shrunk {f.original_ops} -> {f.shrunk_ops} ops; failed {f.reruns_failed}/{f.reruns} re-runs)")
@@ -597,7 +605,7 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
     from fixtures.provider import broker_for
 
     def go(endpoint: Any) -> FuzzSummary:
-        target = job["make_target"]() if job.get("make_target") else BrokerTarget(endpoint)  # a test's stand-in
+        target = job["make_target"]() if job.get("make_target") else BrokerTarget(endpoint, client=job.get("client", "python"))  # a test's stand-in
         return fuzz_hypothesis(target, examples=job["examples"], seed=job["seed"],
                                out_dir=Path(job["out_dir"]), run_id=job["run_id"], config=job["config"],
                                regressions_dir=job["regressions_dir"], reruns=job["reruns"],
@@ -616,7 +624,7 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
 def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: str, workers: int = 1,
                    broker_per_worker: bool = False, generator: str | None = None, regressions_dir: Path | None = None,
                    reruns: int | None = None, max_shrinks: int = 60, admin_url: str | None = None,
-                   faults: bool = False) -> str:
+                   faults: bool = False, client: str | None = None, broker_configs: str | None = None) -> str:
     """The ``pulsar-conformance fuzz`` command that continues run ``run_id`` (a token is passed again
     the way it was the first time: ``--token-env``/``--token-file``; it is never printed)."""
     import shlex
@@ -637,6 +645,10 @@ def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path,
         cmd += ["--pulsar-admin-url", admin_url]
     if faults:
         cmd.append("--faults")
+    if client:
+        cmd += ["--client", client]
+    if broker_configs:
+        cmd += ["--broker-configs", broker_configs]
     return shlex.join([*cmd, "--resume", run_id])
 
 
@@ -652,7 +664,8 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
          workers: int = 1, broker_per_worker: bool = False, generator: str | None = None,
          regressions_dir: Path | None = None, reruns: int | None = None, max_shrinks: int = 60,
          progress: bool = True, endpoint: Any = None, target: Any = None, admin_url: str | None = None,
-         token: str | None = None, faults: bool = False) -> FuzzSummary:
+         token: str | None = None, faults: bool = False, client: str | None = None,
+         broker_configs: str | None = None) -> FuzzSummary:
     """The whole command: pick a generator, obtain the broker(s), run, write ``summary.json``.
 
     Failures are saved under ``regressions_dir`` (default ``OUT/regressions``). Ctrl-C or SIGTERM
@@ -663,8 +676,15 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     ``SystemExit(143)`` for SIGTERM (``interruption.reraise``; only when SIGTERM had its default
     disposition, which would have killed the process outright).
 
-    ``faults``: the generator draws the fault ops too (docs/faults.md; ``MODEL_FAULT_CONFIG``,
-    ``LIVE_FAULT_CONFIG``), and an embedded broker is started behind the fault proxy."""
+    ``faults``: the generator draws the fault ops on a broker too (docs/faults.md; ``LIVE_FAULT_CONFIG``),
+    and an embedded broker is started behind the fault proxy (the model draws them always).
+
+    ``client``: python, java or mixed (``strategies.generation_config``): every generated handle
+    names its client (mixed: drawn per handle) and a live target runs it on that client (the Java
+    ones through the driver, docs/java-driver.md). Default: mixed on the model, python live.
+
+    ``broker_configs``: ``all`` or names from ``fixtures.broker_configs`` (embedded or docker, one
+    worker): one broker per config in turn, the traces split between them."""
     from fixtures.endpoint import parse_target
 
     run_id = run_id or uuid.uuid4().hex[:12]
@@ -678,7 +698,16 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
             if faults and spec.kind != "model" and (spec.kind != "embedded" or workers > 1):
                 raise ValueError("--faults needs --target model, or --target embedded with one worker (the fault proxy "
                                  "fronts the one broker the command starts)")
-            model_config = MODEL_FAULT_CONFIG if faults else MODEL_CONFIG
+            model_config = generation_config(model=True, client=client)
+            live_config = generation_config(model=False, faults=faults, client=client)
+            configs = None
+            if broker_configs:
+                from fixtures.broker_configs import broker_configs as named_configs
+
+                configs = named_configs(broker_configs)
+                if spec.kind not in ("embedded", "docker") or workers > 1 or endpoint is not None or target is not None:
+                    raise ValueError("--broker-configs starts one broker per config: it needs --target embedded or docker "
+                                     "and one worker")
             if spec.kind == "model" and generator == "fast":
                 summary = fuzz_model_fast(examples=examples, seed=seed, out_dir=out_dir, run_id=run_id, workers=workers,
                                           regressions_dir=regressions_dir, progress=progress, config=model_config)
@@ -688,16 +717,20 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                 summary = fuzz_hypothesis(target or ModelTarget(), examples=examples, seed=seed, out_dir=out_dir,
                                           run_id=run_id, config=model_config, regressions_dir=regressions_dir,
                                           reruns=reruns or 1, max_shrinks=max_shrinks * 10, progress=progress)
+            elif configs is not None:
+                summary = _live_by_broker_config(spec, configs, token, examples=examples, seed=seed, run_id=run_id,
+                                                 client=client, faults=faults, out_dir=out_dir, regressions_dir=regressions_dir,
+                                                 reruns=reruns or 3, max_shrinks=max_shrinks, progress=progress,
+                                                 config=live_config)
             elif target is not None or workers <= 1:
                 summary = _live_single(spec, target, endpoint, token, faults=faults, examples=examples, seed=seed,
                                        out_dir=out_dir, run_id=run_id, regressions_dir=regressions_dir, reruns=reruns or 3,
-                                       max_shrinks=max_shrinks, progress=progress,
-                                       config=LIVE_FAULT_CONFIG if faults else LIVE_CONFIG)
+                                       max_shrinks=max_shrinks, progress=progress, config=live_config, client=client)
             else:
                 summary = _live_parallel(spec, endpoint, token, examples=examples, seed=seed, out_dir=out_dir,
                                          run_id=run_id, workers=workers, broker_per_worker=broker_per_worker,
                                          regressions_dir=regressions_dir, reruns=reruns or 3, max_shrinks=max_shrinks,
-                                         progress=progress)
+                                         progress=progress, config=live_config, client=client)
         except INTERRUPTS as err:
             kept = getattr(err, "fuzz_summary", None) or FuzzSummary(run_id, spec.name, generator,
                                                                      corpus_dir=str(out_dir / "corpus"))
@@ -705,7 +738,8 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
             kept.resume = resume_command(target_name, examples=examples, seed=seed, out_dir=out_dir, run_id=run_id,
                                          workers=workers, broker_per_worker=broker_per_worker, generator=chosen,
                                          regressions_dir=regressions_dir, reruns=reruns, max_shrinks=max_shrinks,
-                                         admin_url=admin_url, faults=faults)
+                                         admin_url=admin_url, faults=faults, client=client,
+                                         broker_configs=broker_configs)
             _write_summary(out_dir, kept)
             print(f"fuzz {run_id} interrupted ({kept.interrupted}, exit {exit_code(err)}): {kept.examples} of {examples} "
                   f"traces judged and kept in {kept.corpus_dir}; continue with: {kept.resume}", file=sys.stderr, flush=True)
@@ -714,20 +748,48 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     return summary
 
 
-def _live_single(spec, target, endpoint, token, *, faults: bool = False, **kw) -> FuzzSummary:
+def _live_by_broker_config(spec, configs, token, *, examples: int, seed: int, run_id: str, client: str | None,
+                           faults: bool = False, **kw) -> FuzzSummary:
+    """One embedded broker per config (``fixtures.broker_configs``), in turn, each running its share
+    of the traces; each share is its own sub-run (``RUN_ID-CONFIG`` in the corpus, so ``--resume``
+    finds what it recorded), and the summary counts every share and each apart."""
+    from conformance.targets.pulsar import BrokerTarget
+    from fixtures.provider import broker_for
+
+    t0 = time.monotonic()
+    total = FuzzSummary(run_id, spec.name, "hypothesis", corpus_dir=str(Path(kw["out_dir"]) / "corpus"))
+    shares = [examples // len(configs) + (1 if i < examples % len(configs) else 0) for i in range(len(configs))]
+    for i, (cfg, n) in enumerate(zip(configs, shares)):
+        if not n:
+            continue
+        with broker_for(spec, token=token, overrides=cfg.overrides, faults=faults,
+                        progress=lambda s: print(s, file=sys.stderr)) as ep:
+            part = fuzz_hypothesis(BrokerTarget(ep, client=client or "python"), examples=n, seed=seed + 7919 * i,
+                                   run_id=f"{run_id}-{cfg.name}", writer_tag=cfg.name, **kw)
+        total.merge(part)
+        total.failures += part.failures
+        total.broker_configs[cfg.name] = {"overrides": dict(cfg.overrides), "run_id": part.run_id, "examples": part.examples,
+                                          "failed": part.failed, "indeterminate": part.indeterminate,
+                                          "signatures": dict(part.signatures)}
+    total.duration_s = time.monotonic() - t0
+    return total
+
+
+def _live_single(spec, target, endpoint, token, *, faults: bool = False, client: str | None = None, **kw) -> FuzzSummary:
     from conformance.targets.pulsar import BrokerTarget
     from fixtures.provider import broker_for
 
     if target is not None:
         return fuzz_hypothesis(target, **kw)
     if endpoint is not None:
-        return fuzz_hypothesis(BrokerTarget(endpoint), **kw)
+        return fuzz_hypothesis(BrokerTarget(endpoint, client=client or "python"), **kw)
     with broker_for(spec, token=token, progress=lambda s: print(s, file=sys.stderr), faults=faults) as ep:
-        return fuzz_hypothesis(BrokerTarget(ep), **kw)
+        return fuzz_hypothesis(BrokerTarget(ep, client=client or "python"), **kw)
 
 
 def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, workers, broker_per_worker,
-                   regressions_dir, reruns, max_shrinks, progress, make_target=None) -> FuzzSummary:
+                   regressions_dir, reruns, max_shrinks, progress, make_target=None, config: GenConfig = LIVE_CONFIG,
+                   client: str | None = None) -> FuzzSummary:
     import contextlib
     import multiprocessing
 
@@ -740,7 +802,7 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
         if endpoint is None and not broker_per_worker:
             endpoint = stack.enter_context(broker_for(spec, token=token, progress=lambda s: print(s, file=sys.stderr)))
         jobs = [{"examples": n, "seed": seed + 7919 * w, "out_dir": str(out_dir), "run_id": run_id,
-                 "config": LIVE_CONFIG, "regressions_dir": regressions_dir, "reruns": reruns, "max_shrinks": max_shrinks,
+                 "config": config, "client": client or "python", "regressions_dir": regressions_dir, "reruns": reruns, "max_shrinks": max_shrinks,
                  "endpoint": None if broker_per_worker else endpoint, "spec": spec, "worker": w,
                  "make_target": make_target}
                 for w, n in enumerate(shares) if n]
@@ -805,7 +867,7 @@ def fuzz_budget(target: Any, *, examples: int, seed: int, out_dir: Path | str,
     name = getattr(target, "name", "target")
     # the fault ops are drawn on the model, and on a broker behind the fault proxy (docs/faults.md)
     if name == "model":
-        config = MODEL_FAULT_CONFIG
+        config = MODEL_CONFIG
     else:
         config = LIVE_FAULT_CONFIG if getattr(target, "supports_faults", False) else LIVE_CONFIG
     summary = fuzz_hypothesis(target, examples=examples, seed=seed, out_dir=out_dir, run_id=run_id or uuid.uuid4().hex[:12],
