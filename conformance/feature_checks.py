@@ -85,9 +85,11 @@ def check_send(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Ma
                  "'(first chunk id);(last chunk id)', ledger/entry of the last chunk", f"{observed['id_text']} / {mid}",
                  f"{label} was chunked; its id prints as first;last chunk and carries the last chunk's position.")
     if predicted.get("non_persistent") and "message_id" in observed:
-        ok = list(observed["message_id"])[:2] == [0, 0] and observed["message_id"][3] == -1
-        emit("PLS-NP-003", step, _status(ok), None if ok else "wrong-value", "[0, 0, partition, -1]",
-             str(observed["message_id"]), f"{label} went to a non-persistent topic, whose ids are all (0,0,p,-1).")
+        index = int(predicted.get("np_batch_index", -1))  # a message of a batch keeps its index
+        ok = list(observed["message_id"])[:2] == [0, 0] and observed["message_id"][3] == index
+        emit("PLS-NP-003", step, _status(ok), None if ok else "wrong-value", f"[0, 0, partition, {index}]",
+             str(observed["message_id"]), f"{label} went to a non-persistent topic, whose ids are (0,0,p,{index}) "
+             f"({'alone' if index < 0 else 'in a batch'}).")
 
 
 def _entry_key(args: Mapping[str, Any]) -> str:

@@ -266,6 +266,7 @@ class _Producer:
     batching: bool = False
     chunking: bool = False
     pending: int = 0  # async sends (or batched ones) not flushed yet
+    unflushed: list[str] = field(default_factory=list)  # async sends whose id the target learns at the next flush
 
 
 @dataclass(frozen=True)
@@ -388,12 +389,19 @@ class TraceBuilder:
             if args.get("name"):
                 self.names_used.append(args["name"])
         elif op == "send":
-            self.sent.setdefault(self.producers[args["producer"]], []).append(args["payload"])
             info = self.producer_info[args["producer"]]
+            if args.get("async"):
+                # a seek, a reader start or a refused cumulative ack names a message by the id its send
+                # returned: an async send's id comes with the next flush
+                info.unflushed.append(args["payload"])
+            else:
+                self.sent.setdefault(info.topic, []).append(args["payload"])
             if args.get("async") or info.batching:
                 info.pending += 1
         elif op == "flush":
-            self.producer_info[args["producer"]].pending = 0
+            info = self.producer_info[args["producer"]]
+            self.sent.setdefault(info.topic, []).extend(info.unflushed)
+            info.pending, info.unflushed = 0, []
         elif op == "subscribe":
             self._follow_subscribe(args)
         elif op == "receive":

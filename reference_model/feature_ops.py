@@ -26,18 +26,23 @@ How the features meet the core:
   deliver-at window (``Subscription.stored_span`` asks ``delivery_span``).
 - *Non-persistent* topics: a message is acked at once on every subscription without a connected
   consumer (it is never delivered there); new subscriptions start after the last message;
-  a nack drops the message (PLS-NP-002); ids are (0,0,p,-1) (PLS-NP-003).
+  a nack drops the message (PLS-NP-002); ids are (0,0,p,-1), (0,0,p,i) in a batch (PLS-NP-003).
+- *Async* sends: a non-batching producer's is written at once (the client sends it at once) and
+  its id comes with the next flush; a batching producer's wait in its batch until the next flush
+  or sync send. A batch its timer or a full container sends before that is not modelled: a receive
+  on its topic once the timer may have fired, or the container may be full, is not followed.
 
 Not modelled: batching on partitioned topics, a sync send on a batching producer that shares its
 batch with earlier async sends (it is written after them, as a batch of one), cumulative acks inside a
 batch, chunked messages in batches or DLQs, consumers reading compacted (only readers),
 automatic compaction, the periodic TTL check (only ``expire_messages`` passes).
-Choices: an async send is pushed to the broker's dedup state when it is made and persisted at the
-next flush or sync send of its producer (so a sync duplicate in between is Unknown, PLS-DEDUP-004).
+Choices: a batched async send is pushed to the broker's dedup state when it is made and persisted at
+the next flush or sync send of its producer (so a sync duplicate in between is Unknown, PLS-DEDUP-004).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping, NamedTuple
 
 from reference_model import access_modes as am
@@ -49,6 +54,7 @@ from reference_model.feature_state import (
     ProducerFeatures,
     TopicFeatures,
     check_policy_args,
+    payload_size as feature_payload_size,
     plan_batches,
     relative_ids,
     send_plan,
@@ -304,33 +310,53 @@ class FeatureOps:
 
     def _send_plan(self, producer: Any, topic: Any, args) -> Any:
         """PLS-CHUNK-002/003/006: the entries a plain (not batched, not async) send on ``topic``
-        writes, or the ``Rejected`` its size earns; None for a batched or async send."""
+        writes, or the ``Rejected`` its size earns; None for a batched or async send that fits.
+
+        A message a batching producer batches is checked alone (C++ checks the batch it travels in:
+        ``BatchMessageContainer``, MessageTooBig); one that joins others in the batch, and an async
+        send that is too big (the client refuses it in the callback, so the error would come with a
+        later flush), are not modelled. A refused generated-id send used up its id on C++
+        (``Profile.too_big_uses_sequence_id``)."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
-        if pf.batching or args.get("async"):
-            return None
         persistent = is_persistent(topic.full)
-        _, s = dedup.next_sequence_id(pf.sequence, args.get("sequence_id"))  # PLS-DEDUP-005/006
-        plan = send_plan(pf, producer.name, s, args, persistent=persistent, max_message_size=self.profile.max_message_size)
-        if isinstance(plan, Rejected) and not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
-            plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
-        return plan
+        _, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"))  # PLS-DEDUP-005/006
+        batched = pf.batching and "deliver_after_ms" not in args and "deliver_at_ms" not in args  # PLS-DELAY-006
+        plan = send_plan(replace(pf, chunking=False) if batched else pf, producer.name, s, args, persistent=persistent,
+                         max_message_size=self.profile.max_message_size)
+        if isinstance(plan, Rejected):
+            if args.get("async"):
+                raise NotModelledError("an async send the client refuses for its size (the error comes with a later flush)")
+            if batched and pf.pending:
+                raise NotModelledError("a message too big for a batch that already holds messages (which of them fail)")
+            if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
+                plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
+            if self.profile_of(producer.handle).too_big_uses_sequence_id and dedup.python_sequence_argument(args.get("sequence_id")) is None:
+                pf.used_up.add(args["payload"])
+            return plan
+        return None if batched or args.get("async") else plan
 
     def _feature_send(self, producer: Any, topic: Any, args, at: Span, observed) -> dict | Rejected:
         """One send on ``topic`` (already routed): async, batched, chunked, delayed, deduplicated, non-persistent."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         label = args["payload"]
-        seq, s = dedup.next_sequence_id(pf.sequence, args.get("sequence_id"))  # PLS-DEDUP-005/006
+        seq, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"))  # PLS-DEDUP-005/006
         deliver_at = delayed.deliver_at_range(at, deliver_at_ms=args.get("deliver_at_ms"),
                                               deliver_after_ms=args.get("deliver_after_ms"))
         plan = self._send_plan(producer, topic, args)
         if isinstance(plan, Rejected):
             return plan
         pf.sequence = seq
+        pf.used_up.clear()  # folded into ``seq``
         state = self._dedup_state(topic)
         if args.get("async"):
             state, status = dedup.publish(state, producer.name, s)
             self.dedup_states[topic.full] = state
             pf.pending.append(PendingSend(label, dict(args), at, s, deliver_at))
+            if not pf.batching:
+                # Not batched: the client sends it at once (C++ ProducerImpl::sendAsyncWithStatsUpdate ->
+                # sendMessage), so it is stored now and consumers may get it before any flush; its id
+                # comes with the next flush (found live by the generated traces of issue 16).
+                self.flushed.setdefault(producer.handle, {}).update(self._flush_pending(producer, pf, topic, at, observed={}))
             self.facts = {}
             return {}
         # PLS-DEDUP-006 is judged on non-partitioned producers: a partitioned C++ producer keeps one
@@ -367,7 +393,7 @@ class FeatureOps:
             self.facts = facts
             mid = dedup.duplicate_reply_id(topic.partition_index)
             return {"message_id": mid.to_list(), "sequence_id": s, "id_text": str(mid)}
-        if pf.batching and delayed.batchable(deliver_at) and is_persistent(topic.full):
+        if pf.batching and delayed.batchable(deliver_at):
             # PLS-BATCH-001: a sync send on a batching producer waits for the batch timer and is
             # written as a batch of one: batch index 0 (measured on 4.0.8: '(l,e,-1,0)').
             fx = self.topic_features(topic)
@@ -399,8 +425,9 @@ class FeatureOps:
                 facts["chunk_reason"] = (f"{chunking.chunk_count.__name__}: payload {args.get('payload_size', len(label))} bytes, "
                                          f"metadata {chunking.metadata_size.__name__} -> {chunks} entr{'y' if chunks == 1 else 'ies'}")
         if not persistent:
-            mid = non_persistent.message_id(topic.partition_index)  # PLS-NP-003
+            mid = non_persistent.message_id(topic.partition_index, -1 if batch_index is None else batch_index)  # PLS-NP-003
             facts["non_persistent"] = True
+            facts["np_batch_index"] = mid.batch_index  # PLS-NP-003: -1 alone, i in a batch
         else:
             if entry is None:
                 entry = fx.next_entry
@@ -473,6 +500,22 @@ class FeatureOps:
                                     entry=mid.entry)
                 ids[item.label] = value["message_id"]
         return ids
+
+    def check_no_batch_in_flight(self, topics: set[str], at: Span) -> None:
+        """A receive on ``topics`` (full names) while a batching producer there holds async sends
+        whose batch its client may already have sent (the batch timer, ``batching_max_delay_ms``
+        after the batch's first message, or a full container) is not followed: the model writes
+        them at the next flush. Found live by the generated traces of issue 16."""
+        for handle, pf in self.pfx.items():
+            producer = self.producers.get(handle)
+            if not pf.batching or not pf.pending or producer is None or producer.topic.full not in topics:
+                continue
+            cfg = pf.batch_config
+            full = (len(plan_batches(pf.pending, cfg)) > 1 or len(pf.pending) >= cfg.max_messages
+                    or sum(feature_payload_size(p.args) for p in pf.pending) >= cfg.max_bytes)
+            if full or at.end >= pf.pending[0].at.start + pf.batch_delay_ms:
+                raise NotModelledError(f"a receive while {handle}'s async sends may already have left in a batch "
+                                       "(its timer or a full container); the model writes them at the next flush")
 
     def _op_flush(self, args, at, observed):
         producer = self.producers.get(args["producer"])

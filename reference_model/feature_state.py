@@ -82,13 +82,25 @@ class ProducerFeatures:
 
     batching: bool = False
     batch_config: batching_model.BatchConfig = field(default_factory=batching_model.BatchConfig)
+    batch_delay_ms: int = PY_DEFAULT_BATCHING_MAX_DELAY_MS  # batching_max_delay_ms: the batch timer
     chunking: bool = False
     sequence: ProducerSequence = field(default_factory=ProducerSequence)
     access_mode: str = "Shared"
     fenced: bool = False  # PLS-ACCESS-004: fenced by an ExclusiveWithFencing producer
     waiting: bool = False  # PLS-ACCESS-005: WaitForExclusive still queued
     pending: list[PendingSend] = field(default_factory=list)
+    # PLS-DEDUP-006: labels of generated-id sends refused with MessageTooBig since the last send that
+    # committed (``Profile.too_big_uses_sequence_id``): each used up one generated id. A set, so a
+    # refusal seen twice (the checker's prediction, then the op) counts once.
+    used_up: set[str] = field(default_factory=set)
     faults_at_creation: int = 0  # how many faults had happened when it was created (PLS-FAULT-006)
+
+    def current_sequence(self) -> ProducerSequence:
+        """The sequence with the generated ids refused sends used up (``used_up``)."""
+        if not self.used_up:
+            return self.sequence
+        s = self.sequence
+        return ProducerSequence(s.configured_initial, s.last, s.next_generated + len(self.used_up))
 
     @staticmethod
     def from_args(args: Mapping[str, Any], *, key_order: str = "first") -> "ProducerFeatures":
@@ -100,6 +112,7 @@ class ProducerFeatures:
         return ProducerFeatures(
             batching=bool(args.get("batching", batching_model.PY_DEFAULT_BATCHING_ENABLED)),  # PLS-BATCH-007
             batch_config=config, chunking=bool(args.get("chunking", False)),
+            batch_delay_ms=int(args.get("batching_max_delay_ms", PY_DEFAULT_BATCHING_MAX_DELAY_MS)),
             access_mode=args.get("access_mode", "Shared"))
 
 

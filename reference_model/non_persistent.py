@@ -30,6 +30,7 @@ def receivers(subscriptions_with_connected_consumer: frozenset[str] | set[str]) 
     return frozenset(subscriptions_with_connected_consumer)
 
 
-def message_id(partition: int = -1) -> MessageId:
-    """PLS-NP-003: the id of every non-persistent message."""
-    return MessageId(0, 0, partition, -1)
+def message_id(partition: int = -1, batch_index: int = -1) -> MessageId:
+    """PLS-NP-003: the id of a non-persistent message: ledger and entry 0; a message of a batch
+    keeps its batch index (the client numbers a batch's messages from the one receipt)."""
+    return MessageId(0, 0, partition, batch_index)

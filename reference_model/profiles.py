@@ -133,6 +133,11 @@ class Profile:
     # A live history's broker_config value, when the broker has the key, overrides this default
     # (``with_broker_config``).
     compaction_retains_keyless: bool = False
+    # PLS-CHUNK-003 / PLS-DEDUP-006: a send refused with MessageTooBig still used up a generated
+    # sequence id. C++ ``ProducerImpl::sendAsyncWithStatsUpdate`` takes ``msgSequenceGenerator_++``
+    # before its size checks (measured on 4.0.8 / C++ 4.2.0, 2026-11-26: the next send got 1, not 0);
+    # Java ``ProducerImpl#sendAsync`` checks the size before ``updateMessageMetadataSequenceId``.
+    too_big_uses_sequence_id: bool = True
     # PLS-DEDUP-001/003: brokerDeduplicationEnabled, the deduplication of a namespace without a policy
     # (ServiceConfiguration default false; a set_policy deduplication value overrides it).
     broker_deduplication: bool = False
@@ -214,6 +219,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             hashing_scheme_supported=True,
             key_batch_order="last",  # PLS-BATCH-003
             single_message_batch_unbatched=True,  # PLS-BATCH-008
+            too_big_uses_sequence_id=False,  # PLS-DEDUP-006: the size check comes first
             non_durable_supported=True,  # PLS-SUB-007
             priority_level_supported=True,  # PLS-SHARED-003, PLS-FAILOVER-005
         )

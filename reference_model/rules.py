@@ -1320,11 +1320,13 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-NP-003", area="NP",
-        title="Every message on a non-persistent topic has id (0,0,partition,-1), on send and on receive",
+        title="Every message on a non-persistent topic has id (0,0,partition,-1), or (0,0,partition,i) as message i of a batch, on send and on receive",
         source=f"{_BROKER}nonpersistent/NonPersistentTopic.java",
         quote="", status="inferred", applies_to=_ALL,
         note=(f"publishMessage acks with ledger/entry 0/0. So ids do not identify messages there. {_LIVE}send returned "
-              "'(0,0,-1,-1)' for every message and the consumer reported '(0,0,-1,-1)'."),
+              "'(0,0,-1,-1)' for every message and the consumer reported '(0,0,-1,-1)'. A batching C++ producer numbers "
+              "its batch's messages from the one receipt: a sync send on it returned '(0,0,-1,0)' (live 4.0.8, "
+              "C++ 4.2.0, 2026-11-26, found by the generated traces of issue 16)."),
     ),
     Rule(
         id="PLS-NP-004", area="NP",

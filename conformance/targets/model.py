@@ -66,11 +66,12 @@ class ModelTarget:
         for op in trace.ops:
             start = now
             handle = op.handle()
-            if handle in unmodelled and op.op not in ("create_producer", "subscribe", "create_reader"):
-                outcome = Outcome.indeterminate(NOT_MODELLED + unmodelled[handle])
-                if op.op in ("close", "unsubscribe"):
-                    del unmodelled[handle]
-                events.append(Event(op, outcome, start, now))
+            if handle in unmodelled and op.op in ("close", "unsubscribe"):
+                # it still leaves its subscription (who is connected matters to the others); the
+                # checker follows it the same way (Checker._follow_quietly)
+                del unmodelled[handle]
+            elif handle in unmodelled and op.op not in ("create_producer", "subscribe", "create_reader"):
+                events.append(Event(op, Outcome.indeterminate(NOT_MODELLED + unmodelled[handle]), start, now))
                 continue
             try:
                 outcome, now = self._run_op(broker, op.op, op.args, now)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from conformance.checker import check
 from conformance.targets.model import ModelTarget
-from conformance.trace import make_trace
+from conformance.trace import Event, History, Outcome, make_trace
 
 MAX = 5_242_880  # the broker's default maxMessageSize
 
@@ -49,8 +49,9 @@ def test_a_flush_on_a_non_persistent_topic_claims_no_entry_layout():
 
 
 def _redeliver_twice(dead_letter):
+    subscribe = {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Key_Shared"}
     return [
-        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Key_Shared", "dead_letter": dead_letter}),
+        ("subscribe", {**subscribe, "dead_letter": dead_letter} if dead_letter else subscribe),
         ("create_producer", {"producer": "p1", "topic": "t"}),
         ("send", {"producer": "p1", "payload": "m3"}),
         ("receive", {"consumer": "c1", "timeout_ms": 200}),
@@ -61,17 +62,17 @@ def _redeliver_twice(dead_letter):
     ]
 
 
-def test_a_redeliver_all_past_the_dead_letter_limit_is_not_followed():
+def test_a_redeliver_all_by_a_consumer_with_a_dead_letter_policy_is_not_followed():
     """Found as PLS-DLQ-002 wrong-redelivery-count: with max_redeliver_count 1, the model handed
     m3 to the application a third time (count 2) after two redeliver_unacked. Both clients send a
     delivery whose count is above the limit to the dead-letter topic as it arrives (C++
     ``ConsumerImpl::messageReceived``); the model does not follow that yet, and says so."""
     history, report = _judged(_redeliver_twice({"max_redeliver_count": 1}))
-    assert any("redeliver_unacked not modelled (redeliver_unacked that takes a message past max_redeliver_count"
+    assert any("redeliver_unacked not modelled (redeliver_unacked by a consumer with a dead-letter policy"
                in n for n in report.notes), report.notes
     assert not report.failures(), report.failures()
-    # within the limit (count 2 with max_redeliver_count 2) the model follows it and delivers m3 again
-    history, report = _judged(_redeliver_twice({"max_redeliver_count": 2}))
+    # without a policy the model follows it: m3 comes a third time, with count 2
+    history, report = _judged(_redeliver_twice(None))
     assert history.events[-1].outcome.value["message"]["redelivery_count"] == 2
     assert not report.failures(), report.failures()
 
@@ -100,3 +101,119 @@ def test_consumers_with_different_dead_letter_limits_on_one_subscription_are_not
         ("subscribe", {"consumer": "c2", "topic": "u", "subscription": "s1", "type": "Shared", "dead_letter": {"max_redeliver_count": 1}}),
     ])
     assert not any("dead-letter limits" in n for n in report.notes), report.notes
+
+
+# ---------------------------------------------------------------------------- found live (4.0.8, C++ 4.2.0)
+# A live campaign of every feature (150 traces, 2026-11-26) gave these; each is the shrunk program.
+
+
+def test_a_send_refused_for_its_size_uses_up_a_sequence_id_on_cpp_not_on_java():
+    """PLS-DEDUP-006 wrong-value: after a MessageTooBig the next send had sequence id 1 on the broker,
+    the model said 0. C++ takes the generated id before its size checks; Java checks first."""
+    ops = lambda client: [
+        ("create_producer", {"producer": "p1", "topic": "t", "client": client}),
+        ("send", {"producer": "p1", "payload": "m1", "payload_size": MAX + 1}),
+        ("send", {"producer": "p1", "payload": "m2"}),
+    ]
+    cpp, report = _judged(ops("python"))
+    assert (cpp.events[1].outcome.error, cpp.events[2].outcome.value["sequence_id"]) == ("MessageTooBig", 1)
+    assert not report.failures()
+    java, _ = _judged(ops("java"))
+    assert java.events[2].outcome.value["sequence_id"] == 0
+    # the broker's answer of the old model (0 after a refused send) FAILs on the Python client
+    wrong = History(cpp.header, cpp.events[:2] + (Event(cpp.events[2].op, Outcome.ok({**cpp.events[2].outcome.value, "sequence_id": 0}),
+                                                         cpp.events[2].t_start_ms, cpp.events[2].t_end_ms),))
+    assert ("PLS-DEDUP-006", "wrong-value") in {(v.rule_id, v.anomaly) for v in check(wrong).failures()}
+
+
+def test_a_non_batching_async_send_is_delivered_before_any_flush():
+    """PLS-MSG-001 wrong-value ("which no send in this history produced"): the client sends a
+    non-batching producer's async message at once; the model had held it until a flush."""
+    history, report = _judged([
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"}),
+        ("create_producer", {"producer": "p1", "topic": "t"}),
+        ("send", {"producer": "p1", "payload": "m1", "async": True}),
+        ("receive", {"consumer": "c1", "timeout_ms": 200}),
+        ("flush", {"producer": "p1"}),
+    ])
+    assert history.events[3].outcome.value["message"]["payload"] == "m1"
+    assert list(history.events[4].outcome.value["message_ids"]) == ["m1"]
+    assert not report.failures(), report.failures()
+
+
+def test_oversize_messages_of_a_batching_producer():
+    """PLS-PROD-001 unexpected-rejection: a batching producer's message too big for any batch is
+    refused with MessageTooBig (the model had not checked batched sends); one that would join
+    messages already in the batch, and an async send too big (its error comes with a later
+    flush: PLS-BATCH-001 unexpected-rejection), are not followed."""
+    history, report = _judged([
+        ("create_producer", {"producer": "p1", "topic": "t", "batching": True, "batching_max_delay_ms": 1}),
+        ("send", {"producer": "p1", "payload": "m3", "payload_size": MAX + 1}),
+    ])
+    assert history.events[-1].outcome.error == "MessageTooBig" and not report.failures()
+    _, report = _judged([
+        ("create_producer", {"producer": "p1", "topic": "t", "batching": True, "batching_max_delay_ms": 1000}),
+        ("send", {"producer": "p1", "payload": "m1", "async": True}),
+        ("send", {"producer": "p1", "payload": "m2", "payload_size": MAX + 1}),
+        ("create_producer", {"producer": "p2", "topic": "u"}),
+        ("send", {"producer": "p2", "payload": "m3", "payload_size": MAX + 1, "async": True}),
+    ])
+    assert [n.split(" not modelled")[0] for n in report.notes] == ["step 3: send", "step 5: send"], report.notes
+    assert not report.failures()
+
+
+def test_a_batched_message_on_a_non_persistent_topic_keeps_its_batch_index():
+    """PLS-NP-003 wrong-value: a batching C++ producer's sync send on a non-persistent topic
+    returned (0,0,-1,0), not (0,0,-1,-1)."""
+    history, report = _judged([
+        ("subscribe", {"consumer": "c1", "topic": "non-persistent://n", "subscription": "s", "type": "Exclusive"}),
+        ("create_producer", {"producer": "p2", "topic": "non-persistent://n", "batching": True, "batching_max_delay_ms": 10}),
+        ("send", {"producer": "p2", "payload": "m4", "payload_size": 4096}),
+        ("receive", {"consumer": "c1", "timeout_ms": 200}),
+    ])
+    assert history.events[2].outcome.value["message_id"] == [0, 0, -1, 0]
+    assert history.events[3].outcome.value["message"]["message_id"] == [0, 0, -1, 0]
+    assert not report.failures(), report.failures()
+    unbatched = History(history.header, history.events[:2] + (
+        Event(history.events[2].op, Outcome.ok({**history.events[2].outcome.value, "message_id": [0, 0, -1, -1]}),
+              history.events[2].t_start_ms, history.events[2].t_end_ms),) + history.events[3:])
+    assert "PLS-NP-003" in {v.rule_id for v in check(unbatched).failures()}
+
+
+def test_a_receive_while_a_batch_may_be_in_flight_is_not_followed():
+    """The batch timer (batching_max_delay_ms after the batch's first message) or a full container
+    sends a batching producer's async messages before any flush; the model writes them at the
+    flush, so a receive on the topic after that moment is not followed (before it, it is)."""
+    base = [
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"}),
+        ("create_producer", {"producer": "p1", "topic": "t", "batching": True, "batching_max_delay_ms": 50}),
+        ("send", {"producer": "p1", "payload": "m1", "async": True}),
+    ]
+    history, report = _judged(base + [("receive", {"consumer": "c1", "timeout_ms": 20})])
+    assert history.events[-1].outcome.status == "ok" and not report.failures()
+    history, report = _judged(base + [("receive", {"consumer": "c1", "timeout_ms": 200})])
+    assert history.events[-1].outcome.status == "indeterminate"
+    assert "may already have left in a batch" in history.events[-1].outcome.detail
+    assert not report.failures()
+    # a live history that got m1 at 100 ms: the checker does not follow that receive either
+    live = History(history.header, history.events[:-1] + (Event(history.events[-1].op, Outcome.ok({"message": {
+        "payload": "m1", "message_id": [1, 0, -1, 0], "topic": "t", "key": None, "ordering_key": None, "properties": {},
+        "event_time": 0, "publish_time": 0, "redelivery_count": 0, "producer_name": "x"}}), 0.0, 100.0),))
+    report = check(live)
+    assert any("may already have left in a batch" in n for n in report.notes), report.notes
+    assert not report.failures()
+
+
+def test_a_consumer_the_model_stopped_following_still_leaves_its_subscription():
+    """PLS-SUBTYPE-001 missing-rejection: the checker had kept an unsubscribed consumer it no
+    longer followed connected, and expected the next consumer's other type to be refused."""
+    history, report = _judged([
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s1", "type": "Shared"}),
+        ("create_producer", {"producer": "p1", "topic": "t", "batching": True, "batching_max_delay_ms": 10}),
+        ("send", {"producer": "p1", "payload": "m1", "async": True}),
+        ("receive", {"consumer": "c1", "timeout_ms": 500}),  # not followed: the batch may have left
+        ("unsubscribe", {"consumer": "c1"}),
+        ("subscribe", {"consumer": "c5", "topic": "t", "subscription": "s1", "type": "Failover", "consumer_name": "c5"}),
+    ])
+    assert history.events[-1].outcome.status == "ok"
+    assert not report.failures(), report.failures()
