@@ -1407,9 +1407,9 @@ class Broker(FeatureOps):
             self._reader_skip(reader)
             return stored.observe(0)
         sub = next(s for _, s in self.attachments(handle) if s.topic.short == stored.topic)
-        self.received_labels.setdefault(handle, set()).add(label)
         count = redelivery_count if redelivery_count is not None else (candidate.count_low if candidate else 0)
-        sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)
+        sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)  # first: a NotModelledError changes nothing
+        self.received_labels.setdefault(handle, set()).add(label)
         if sub.trimmable and sub.durable:
             # PLS-RETENTION-001: the broker deletes whole ledgers, oldest first, and a durable
             # subscription's cursor keeps what it has not acked. A delivery of this position proves

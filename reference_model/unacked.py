@@ -23,7 +23,11 @@ so a batch can overshoot L); the subscription-wide limit (``maxUnackedMessagesPe
 Exclusive and Failover consumers (their ``unackedMessages`` is not maintained).
 Choices: the stats a consumer reports are judged as a range, because what sits in its receiver
 queue (dispatched, not received) is hidden: every unacked message nobody's application holds may be
-there.
+there. After ``redeliver_unacked`` a C++ consumer may receive a copy its receiver queue kept (not
+counted: ``Consumer.redeliverUnacknowledgedMessages`` cleared its count and pending acks) or the
+broker's own new dispatch of that message (counted by ``Consumer.sendMessages``); where the history
+cannot tell which, the consumer may be at its limit and nothing more is owed to it until an ack, a
+nack or a redelivery settles it (``dispatch/shared.py``: ``limit_unsure``, ``maybe_blocked``).
 
 Upstream bugs this chapter names (the rules state the fixed behaviour):
 - apache/pulsar PR #23796 (issue #22657): with L = 1 the unblock test ran before the ack's

@@ -584,6 +584,7 @@ class KeySharedDispatcher(SharedDispatcher):
     # ------------------------------------------------------------------ what happened
 
     def deliver(self, handle: str, pos: int, at: Span, count: int, candidate: Candidate | None) -> None:
+        self.check_modelled(handle, pos, candidate)  # before anything changes
         if candidate is None or candidate.kind not in ("stale", "ghost"):
             if pos not in self.delivered_once and self.owners(pos) is None:
                 self.learned.setdefault(self.sticky_key(pos), handle)

@@ -38,7 +38,10 @@ on 4.0.8 with random traces, see tests/conformance/live_histories):
 - ``stale``: after ``redeliver_unacked`` (or a seek by *another* consumer) messages the queue
   had may surface there once more while the broker also gives them to others;
   a nack of such a stale copy cannot pull back the broker's own copy: a release already
-  under way stands, and a later copy is allowed from the nack window but never owed;
+  under way stands, and a later copy is allowed from the nack window but never owed. A message
+  the application held at the call is not in the queue: only the broker's redelivery brings it
+  back. Under an unacked limit a copy read as stale may have been the broker's (counted), so the
+  consumer may be at its limit (PLS-UNACKED-001, ``_limit_after_stale``);
 - ``ghosts``: an ack removes a message at the broker, but a copy already pushed to a queue
   still surfaces (the checker reports such a delivery INDETERMINATE, never PASS: the history
   cannot show whether the copy was queued before the ack);
@@ -148,6 +151,10 @@ class SharedDispatcher:
         # an ack unblocked whom (None: unblocked by a nack or redelivery, whose timing is not owed).
         self.blocked: set[str] = set()
         self.unblocked_at: dict[str, float | None] = {}
+        # Positions a consumer under its limit took as stale copies (``limit_unsure``), and the
+        # consumers that those copies may hold at their limit although ``blocked`` does not say so.
+        self.limit_unsure: dict[str, set[int]] = {}
+        self.maybe_blocked: set[str] = set()
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -207,7 +214,9 @@ class SharedDispatcher:
             self.hidden_times.append(at.start)  # its unseen queue may be redelivered, count+1
         self.consumers.pop(handle, None)
         self.blocked.discard(handle)
+        self.maybe_blocked.discard(handle)
         self.unblocked_at.pop(handle, None)
+        self.limit_unsure.pop(handle, None)
         for holders, _ in self.ghosts.values():
             holders.discard(handle)  # closing drops its queue
         self.stale.pop(handle, None)
@@ -320,17 +329,27 @@ class SharedDispatcher:
         """Messages ``handle``'s application received and has not acked or given back."""
         return sum(1 for p in self.held_by.get(handle, ()) if self.slots[p].release is None)
 
+    def upper_count(self, handle: str) -> int:
+        """The most the broker may count against ``handle``'s limit: ``pending_count`` plus the stale
+        copies in its application that may have been the broker's own dispatch (``limit_unsure``)."""
+        return self.pending_count(handle) + len(self.limit_unsure.get(handle, ()))
+
     def limit_filter(self, handle: str, candidates: list[Candidate]) -> list[Candidate]:
         """PLS-UNACKED-001: a blocked consumer gets no dispatched message (copies already in its queue
-        aside); once an ack unblocked it, what it may receive is owed from the broker seeing that ack."""
+        aside); once an ack unblocked it, what it may receive is owed from the broker seeing that ack.
+        A consumer that may be at its limit (``maybe_blocked``) may receive anything, owed nothing."""
         consumer = self.consumers.get(handle)
         if consumer is None or not consumer.max_unacked:
             return candidates
         if handle in self.blocked:
             return [c for c in candidates if c.kind in ("stale", "ghost")]
-        if handle not in self.unblocked_at:
+        maybe = handle in self.maybe_blocked
+        if not maybe and handle not in self.unblocked_at:
             return candidates
-        since = self.unblocked_at[handle]
+        since = None if maybe else self.unblocked_at[handle]
+        why = (f"; {handle} may be at its unacked limit {consumer.max_unacked} (a stale copy it took may have been "
+               f"the broker's own dispatch, counted)" if maybe else
+               f"; {handle} was unblocked below its unacked limit {consumer.max_unacked}")
         out = []
         for c in candidates:
             if c.kind in ("pool", "release"):
@@ -339,7 +358,7 @@ class SharedDispatcher:
                 c = replace(c, window=Window(c.window.low, c.window.canonical, high),
                             # the limit's rule owes it (before PLS-SHARED-001's "together they get every message")
                             rules=(unacked.RULE_LIMIT,) + tuple(r for r in c.rules if r != "PLS-SHARED-001"),
-                            cause=c.cause + f"; {handle} was unblocked below its unacked limit {consumer.max_unacked}")
+                            cause=c.cause + why)
             out.append(c)
         return out
 
@@ -347,20 +366,72 @@ class SharedDispatcher:
         consumer = self.consumers.get(handle)
         if consumer is None or not consumer.max_unacked:
             return
-        if len(self.sub.batch_of(pos)) > 1:
-            raise NotModelledError("a batched message under maxUnackedMessagesPerConsumer (the broker dispatches whole entries)")
         if unacked.blocks(self.pending_count(handle), consumer.max_unacked):
             self.blocked.add(handle)
+            self.maybe_blocked.discard(handle)
+        elif unacked.blocks(self.upper_count(handle), consumer.max_unacked):
+            self.maybe_blocked.add(handle)
+
+    def check_modelled(self, handle: str, pos: int, candidate: Candidate | None) -> None:
+        """Not modelled: a batched message counted under maxUnackedMessagesPerConsumer (the broker counts
+        messages but dispatches whole entries, so a batch can overshoot the limit). ``deliver`` asks
+        first, so a delivery the model cannot follow changes nothing (a generator drops the op and
+        goes on with the same state)."""
+        consumer = self.consumers.get(handle)
+        if consumer is not None and consumer.max_unacked and (candidate is None or candidate.kind not in ("stale", "ghost")) \
+                and len(self.sub.batch_of(pos)) > 1:
+            raise NotModelledError("a batched message under maxUnackedMessagesPerConsumer (the broker dispatches whole entries)")
+
+    def _limit_after_stale(self, handle: str, pos: int) -> None:
+        """PLS-UNACKED-001 with PLS-REDELIVER-001: ``handle``'s application took a copy of ``pos`` read as
+        one its C++ receiver queue kept across ``redeliver_unacked`` (not counted: the broker cleared the
+        consumer's pending acks). Each such reading also fits the broker's own (re)dispatch of ``pos``
+        to ``handle``, which is counted. Pulsar:
+        - apache/pulsar ``pulsar-broker/src/main/java/org/apache/pulsar/broker/service/Consumer.java``:
+          ``sendMessages`` -> ``incrementUnackedMessages`` counts every dispatched copy and sets
+          ``blockedConsumerOnUnackedMsgs`` at the limit; ``redeliverUnacknowledgedMessages`` clears the
+          count, the flag and the pending acks; ``removePendingAcks`` unblocks at half the limit;
+        - ``.../broker/service/persistent/PersistentDispatcherMultipleConsumers.java``: a blocked
+          consumer is skipped (``isBlocked``);
+        - apache/pulsar-client-cpp ``lib/ConsumerImpl.cc``: ``redeliverUnacknowledgedMessages`` sends
+          the command and leaves ``incomingMessages_`` as it is.
+        The history cannot tell the two readings apart, so until they agree again (an ack, a nack, a
+        redelivery, the broker's copy arriving) the consumer may be at its limit: what it may receive
+        is not owed to it (``limit_filter``)."""
+        consumer = self.consumers.get(handle)
+        slot = self.slots.get(pos)
+        if consumer is None or not consumer.max_unacked or (slot is not None and slot.holder == handle and slot.release is None):
+            return  # unlimited, or its application already holds the broker's copy of ``pos``
+        self.limit_unsure.setdefault(handle, set()).add(pos)
+        if handle not in self.blocked and unacked.blocks(self.upper_count(handle), consumer.max_unacked):
+            self.maybe_blocked.add(handle)
+
+    def _limit_forget(self, pos: int, at: Span | None) -> None:
+        """The stale readings of ``pos`` and the broker-copy ones agree again (acked, given back, or the
+        broker's copy delivered): ``pos`` no longer counts towards anyone's ``upper_count``."""
+        found = False
+        for unsure in self.limit_unsure.values():
+            if pos in unsure:
+                unsure.discard(pos)
+                found = True
+        if found:
+            self._limit_after_release(at)
 
     def _limit_after_release(self, at: Span | None) -> None:
         """Unblock consumers whose count fell to half their limit: by an ack (``at``: owed from then
-        on) or by a nack / redelivery (``None``: allowed, not owed)."""
-        for handle in list(self.blocked):
+        on) or by a nack / redelivery (``None``: allowed, not owed). A consumer whose own count fell
+        that far while its ``upper_count`` did not stays ``maybe_blocked``."""
+        for handle in list(self.blocked | self.maybe_blocked):
             consumer = self.consumers.get(handle)
             if consumer is None:
                 self.blocked.discard(handle)
-            elif unacked.unblocks(self.pending_count(handle), consumer.max_unacked):
+                self.maybe_blocked.discard(handle)
+                continue
+            if handle in self.blocked and unacked.unblocks(self.pending_count(handle), consumer.max_unacked):
                 self.blocked.discard(handle)
+                self.maybe_blocked.add(handle)
+            if handle in self.maybe_blocked and unacked.unblocks(self.upper_count(handle), consumer.max_unacked):
+                self.maybe_blocked.discard(handle)
                 self.unblocked_at[handle] = at.start if at is not None else None
 
     def _priorities_differ(self) -> bool:
@@ -388,6 +459,7 @@ class SharedDispatcher:
     # ------------------------------------------------------------------ what happened
 
     def deliver(self, handle: str, pos: int, at: Span, count: int, candidate: Candidate | None) -> None:
+        self.check_modelled(handle, pos, candidate)
         if candidate is not None and candidate.kind == "stale":
             self.stale_used.setdefault(handle, set()).add(pos)
             self.stale_in_hand.setdefault(handle, set()).add(pos)
@@ -400,6 +472,7 @@ class SharedDispatcher:
                 slot.hi = max(slot.hi, count + 1)
             else:
                 self.count_hint[pos] = max(self.count_hint.get(pos, 0), count + 1)
+            self._limit_after_stale(handle, pos)
             return
         self.no_deadline.discard(pos)
         in_hand = self.stale_in_hand.get(handle)
@@ -408,6 +481,9 @@ class SharedDispatcher:
         if candidate is not None and candidate.kind == "ghost":
             self.ghosts.pop(pos, None)  # there was one queued copy; it is gone
             return
+        mine = self.limit_unsure.get(handle)
+        if mine:
+            mine.discard(pos)  # now held as the broker's copy: its upper_count is unchanged
         slot = self._slot(pos)
         if slot.holder is not None:
             self.held_by.get(slot.holder, set()).discard(pos)
@@ -417,6 +493,7 @@ class SharedDispatcher:
         slot.base = len(self.hidden_times)
         self.held_by.setdefault(handle, set()).add(pos)
         self._limit_after_delivery(handle, pos)
+        self._limit_forget(pos, None)  # another consumer's stale reading of it was right
         queued = self.queued_nacks.pop(pos, None)
         consumer = self.consumers.get(handle)
         if queued is not None and queued[0] == handle:
@@ -438,6 +515,8 @@ class SharedDispatcher:
             self.no_deadline.discard(pos)
             for in_hand in self.stale_in_hand.values():
                 in_hand.discard(pos)
+            for unsure in self.limit_unsure.values():
+                unsure.discard(pos)
             slot = self.slots.get(pos)
             # A copy already pushed to a receiver queue is not purged by the ack (C++): if the
             # message was not in an application's hands (never delivered, returned, released),
@@ -465,6 +544,10 @@ class SharedDispatcher:
             # The client's nack tracker asks the broker to redeliver the id after the delay, and the
             # broker does so only if a copy is then pending on this consumer.
             self.stale_in_hand[handle].discard(pos)
+            unsure = self.limit_unsure.get(handle)
+            if unsure and pos in unsure:
+                unsure.discard(pos)  # given back in either reading of that copy
+                self._limit_after_release(None)
             released = slot is not None and slot.release is not None and slot.release.low <= at.start
             if slot is None or slot.holder != handle or released:
                 # The broker's copy is not in this application's hands: a release already under way
@@ -491,6 +574,10 @@ class SharedDispatcher:
         self._limit_after_release(None)
 
     def redeliver_unacked(self, handle: str, at: Span) -> None:
+        # What its receiver queue may hold (C++ keeps it, below): unheld or already released
+        # messages, taken before this call releases those its application holds: they are in the
+        # application, not in the queue, so only the broker's redelivery (count+1) brings them back.
+        queued = frozenset(self.open)
         # PLS-REDELIVER-001: what this consumer held goes back at once, count+1.
         for pos in sorted(self.held_by.get(handle, set())):
             slot = self.slots[pos]
@@ -500,11 +587,11 @@ class SharedDispatcher:
         # Unheld messages may have sat in its queue: redelivered too (count+1), and C++ keeps
         # its queue, so they may still surface there once more.
         self.hidden_times.append(at.start)
+        self.limit_unsure.pop(handle, None)  # the broker clears this consumer's count (Consumer.java)
         self._limit_after_release(None)
         consumer = self.consumers.get(handle)
         if consumer is not None and consumer.client(self.profile).redeliver_keeps_receiver_queue:
-            returned = frozenset(self.open)  # unheld or released: may have been pushed to its queue
-            self.stale.setdefault(handle, []).append((self.next_fresh, self.sub.n_entries(), returned))
+            self.stale.setdefault(handle, []).append((self.next_fresh, self.sub.n_entries(), queued))
 
     def reconnected(self, handle: str, unacked: frozenset[int]) -> None:
         """PLS-FAULT-003 (reference_model/faults.py): after a reconnect the broker re-dispatches what
@@ -527,6 +614,7 @@ class SharedDispatcher:
         self.open.clear()
         for held in self.held_by.values():
             held.clear()
+        self.limit_unsure.clear()
         self._limit_after_release(None)
         self.stale = keep
         self.stale_used.clear()

@@ -152,3 +152,90 @@ def test_non_partitioned_cumulative_ack_is_refused_by_type():
         ("send", {"producer": "p1", "payload": "m2"}),
         ("ack_cumulative", {"consumer": "c1", "message": "m2"}))
     assert (out.status, out.error) == ("rejected", "CumulativeAcknowledgementNotAllowedError")
+
+
+# ------------------------------------------------------ pls-sub-002-lost-message, pls-shared-002-late-redelivery
+# PLS-UNACKED-001 with PLS-REDELIVER-001: a copy received after redeliver_unacked may be one the C++
+# receiver queue kept (not counted by the broker) or the broker's own dispatch (counted against
+# maxUnackedMessagesPerConsumer). The checker follows the stale reading; the consumer may then be at
+# its limit, so what it may receive is not owed (reference_model/dispatch/shared.py _limit_after_stale).
+
+
+def _limited(limit: int) -> H:
+    return H().ok("set_policy", {"max_unacked_messages_per_consumer": limit}, t=0)
+
+
+def _nacked_then_redelivered() -> H:
+    # limit 2: c1 nacks m1 (given back, maybe already queued again) and holds m2; redeliver_unacked;
+    # then m1 comes (count 1: a copy its queue kept, or the broker's) and m2 (count 1: the broker's,
+    # since c1's application held it at the call).
+    h = _limited(2).sub("c1", "Shared", nack_delay_ms=233, t=0).producer(t=0)
+    h.send("m1", 0, t=0).send("m2", 1, t=0).send("m3", 2, t=0)
+    h.recv("c1", "m1", 0, t=0).ok("nack", {"consumer": "c1", "message": "m1"}, t=0).recv("c1", "m2", 1, t=0)
+    h.ok("redeliver_unacked", {"consumer": "c1"}, t=0)
+    return h.recv("c1", "m1", 0, count=1, t=0).recv("c1", "m2", 1, count=1, t=0)
+
+
+def test_stale_reading_under_the_limit_owes_nothing_more():
+    # pls-sub-002-lost-message: read as the broker's, m1 and m2 block c1 (limit 2): m3 is not owed.
+    h = _nacked_then_redelivered().recv("c1", None, t=(0, 300), timeout=300)
+    report = check(h.history())
+    assert report.ok, report.summary()
+
+
+def test_stale_reading_under_the_limit_owes_nothing_after_a_close():
+    # pls-shared-002-late-redelivery: limit 1; c1 holds m1 (blocked, m2 withheld); c4 joins, calls
+    # redeliver_unacked, c1 closes; c4 gets m2 (stale, or the broker's dispatch that blocks c4), then
+    # nothing: m1, given back by the close, is not owed to a consumer that may be at its limit.
+    h = _limited(1).sub("c1", "Shared", nack_delay_ms=254, t=0).producer(t=0)
+    h.send("m1", 0, t=0).recv("c1", "m1", 0, t=0).send("m2", 1, t=0).recv("c1", None, t=(0, 942), timeout=942)
+    h.sub("c4", "Shared", nack_delay_ms=148, t=942)
+    h.ok("redeliver_unacked", {"consumer": "c4"}, t=942)
+    h.ok("close", {"handle": "c1"}, t=942)
+    h.recv("c4", "m2", 1, t=942)
+    h.recv("c4", None, t=(942, 1054), timeout=112)
+    report = check(h.history())
+    assert report.ok, report.summary()
+
+
+def test_held_copy_is_not_read_as_stale_after_redeliver_unacked():
+    # PLS-REDELIVER-001 / PLS-ACK-005 guard: m1 was in c1's application when it called
+    # redeliver_unacked, so no copy of it sat in the receiver queue: only the broker's redelivery
+    # (count 1) brings it back, and a count-0 copy is refused.
+    h = H().sub("c1", "Shared", t=0).producer(t=0).send("m1", 0, t=0).recv("c1", "m1", 0, t=0)
+    h.ok("redeliver_unacked", {"consumer": "c1"}, t=0)
+    h.recv("c1", "m1", 0, count=0, t=0)
+    assert ("PLS-ACK-005", "wrong-redelivery-count") in failures(check(h.history()))
+
+
+def test_limit_still_owes_once_the_stale_reading_is_acked():
+    # PLS-UNACKED-001 guard: once m1 (read as stale) is acked, both readings agree again: c1 holds m2
+    # alone, below its limit of 2, so m3 is owed to it.
+    h = _nacked_then_redelivered().ok("ack", {"consumer": "c1", "message": "m1"}, t=0)
+    h.recv("c1", None, t=(0, 300), timeout=300)
+    assert ("PLS-SHARED-001", "lost-message") in failures(check(h.history()))
+
+
+def test_a_delivery_the_model_cannot_follow_changes_nothing():
+    # A batched message under the limit is not modelled; the generator drops such a receive and goes
+    # on with the same model, so the refused delivery must leave the dispatcher as it was (it used to
+    # mark m1 held by c1 first, and the next receive got nothing while the checker owed m1).
+    import pytest
+
+    from reference_model.broker import Broker
+    from reference_model.rejections import NotModelledError
+
+    broker, now = Broker(), 0.0
+    for op, args in (("set_policy", {"max_unacked_messages_per_consumer": 2}),
+                     ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Shared"}),
+                     ("create_producer", {"producer": "p", "topic": "t", "batching": True}),
+                     ("send", {"producer": "p", "payload": "m1", "async": True}),
+                     ("send", {"producer": "p", "payload": "m2", "async": True}),
+                     ("flush", {"producer": "p"})):
+        outcome, now = ModelTarget._run_op(broker, op, args, now)
+        assert outcome.status == "ok", (op, outcome)
+    for _ in range(2):  # the same refusal both times: nothing was taken the first time
+        with pytest.raises(NotModelledError, match="batched message under maxUnackedMessagesPerConsumer"):
+            ModelTarget._run_op(broker, "receive", {"consumer": "c1", "timeout_ms": 100}, now)
+    dispatcher = broker.consumers["c1"][1].dispatcher
+    assert not dispatcher.held_by["c1"] and not dispatcher.slots and not broker.received_labels.get("c1")
