@@ -723,7 +723,7 @@ class _Checker:
         if label in self.unmodelled_labels:
             self._emit("PLS-MSG-001", n, INDET, None, "", observed, f"{label} was sent by an op the model does not follow.")
             return
-        stored = model.message_for(handle, label) or model.message(label)
+        stored = model.message_for(handle, label, msg.topic) or model.message(label)
         allowed = _describe_candidates(model, handle, opts.candidates)
         if stored is None:
             self._emit("PLS-MSG-001", n, FAIL, "wrong-value", allowed, observed,
@@ -784,7 +784,7 @@ class _Checker:
                            f"Exclusive or Failover consumer gets {skipped} first; {handle} got {label} while {skipped} "
                            f"was still owed.", keys)
             if self._same_topic(handle, stored):
-                model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=None)
+                model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=None, topic=msg.topic)
                 self.watch.note_delivered(handle, label)
             return
         eligible = [c for c in matches if c.window.low <= span.end + self.tol.early_ms]
@@ -835,7 +835,7 @@ class _Checker:
                 cause_rules=tuple(cand.rules))) if f.status == FAIL or f.rule not in cand.rules]
             self._emit_findings(n, early, keys)
         self._check_fields(n, handle, stored, msg, cand, keys)
-        model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=cand)
+        model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=cand, topic=msg.topic)
         self.watch.note_delivered(handle, label)
 
     def _retention(self, n: int, handle: str, span: Span, msg: Any, opts: ReceiveOptions) -> ReceiveOptions:

@@ -382,12 +382,18 @@ class Broker(FeatureOps):
         found = self.consumers.get(handle)
         return [] if found is None else [found]
 
-    def message_for(self, handle: str, label: str) -> StoredMessage | None:
-        """Message ``label`` on a topic ``handle`` reads (a partition, a DLQ copy), else as sent."""
+    def message_for(self, handle: str, label: str, topic: str | None = None) -> StoredMessage | None:
+        """Message ``label`` on a topic ``handle`` reads (a partition, a DLQ copy), else as sent.
+        ``topic``: the (short) topic a receipt named, which settles where a label that is on two of
+        the handle's topics (an original and its retry copy) came from."""
         reader = self.readers.get(handle)
         if reader is not None:
             pos = reader.topic.by_label.get(label)
             return None if pos is None else reader.topic.entries[pos]
+        for _, sub in self.attachments(handle):
+            pos = sub.topic.by_label.get(label) if topic is not None and sub.topic.short == topic else None
+            if pos is not None:
+                return sub.topic.entries[pos]
         first = None
         for _, sub in self.attachments(handle):
             pos = sub.topic.by_label.get(label)
@@ -1392,13 +1398,13 @@ class Broker(FeatureOps):
         return ReceiveOptions(tuple(candidates))
 
     def take(self, handle: str, label: str, at: Span, *, redelivery_count: int | None = None,
-             candidate: Candidate | None = None) -> dict[str, Any]:
+             candidate: Candidate | None = None, topic: str | None = None) -> dict[str, Any]:
         """Record that ``handle`` received message ``label`` during ``at``; returns the observation.
 
         ``candidate`` is the allowed option it matched (None: it was not allowed and the caller
         already reported that; the model follows the observation anyway).
         """
-        stored = self.message_for(handle, label)
+        stored = self.message_for(handle, label, topic or (candidate.topic if candidate is not None and candidate.topic else None))
         if stored is None:
             raise ModelError(f"no message labelled {label!r} on the topic of {handle!r}")
         reader = self.readers.get(handle)

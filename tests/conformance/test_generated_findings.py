@@ -217,3 +217,21 @@ def test_a_consumer_the_model_stopped_following_still_leaves_its_subscription():
     ])
     assert history.events[-1].outcome.status == "ok"
     assert not report.failures(), report.failures()
+
+
+def test_a_retry_copy_is_judged_on_the_topic_it_came_from():
+    """PLS-FAILOVER-005 wrong-consumer on the model's own history (a model campaign with the
+    unacked limit drawn, 2026-11-26): a Java Failover consumer with enable_retry reconsumed m4; a
+    seek by another consumer made m4 unacked again on the main subscription, so when the retry
+    copy arrived (topic u-s1-RETRY, a Shared subscription) the checker looked m4 up on the main
+    topic and judged it by Failover's priority rule. The receipt's topic now settles which copy
+    it is (``Broker.message_for(..., topic)``)."""
+    from pathlib import Path
+
+    from conformance.trace import load
+
+    trace = load(Path(__file__).parent / "generated_findings" / "retry-copy-after-seek.trace.jsonl")
+    history = ModelTarget().run(trace)
+    got = history.events[-1].outcome.value["message"]
+    assert (got["payload"], got["topic"]) == ("m4", "u-s1-RETRY")
+    assert not check(history).failures(), check(history).failures()
