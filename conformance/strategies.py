@@ -555,7 +555,8 @@ def _producer_options(b: TraceBuilder, args: dict[str, Any], client: str) -> boo
         if b.c.flag(0.3):
             args["initial_sequence_id"] = b.pick((0, 5, 100))
         if b.c.flag(0.3):
-            args["send_timeout_ms"] = b.pick((0, 3000, 30000))
+            # not 0 (no timeout): a send that cannot complete (a fenced producer) would block the run
+            args["send_timeout_ms"] = b.pick((1000, 3000, 30000))
     if b.on("routing") and b.partitions.get(args["topic"]) and b.c.flag():
         how = b.c.integer(0, 2)
         if how == 0:
