@@ -542,7 +542,10 @@ class _Checker:
         elif op == "flush":
             feature_checks.check_flush(self._emit, n, facts, value, {k: a for k, (a, _) in self.sent.items()})
             self._emit_findings(n, detectors.batch_of_one(self.watch, n, args["producer"], facts, value))
+            resent = set(facts.get("may_report_duplicate") or ())
             for label, mid in (value.get("message_ids") or {}).items():
+                if label in resent and list(mid)[:2] == [-1, -1]:
+                    continue  # stored, but its resend was acked as a duplicate: no id to hold it to
                 if label in self.sent:
                     self.sent[label] = (self.sent[label][0], {"message_id": mid})
         elif op == "ack" and rule == "PLS-ACK-004":

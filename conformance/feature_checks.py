@@ -171,8 +171,11 @@ def check_flush(emit: Emit, step: int, predicted: Mapping[str, Any], observed: M
 
     ``sends``: label -> send args, in send order (the keys, delays and order the rules speak of).
     A Java batch of one written with index 0 is PLS-BATCH-008's (``detectors.batch_of_one``)."""
-    want = {k: tuple(v) for k, v in (predicted.get("relative_ids") or {}).items()}
-    got_ids = {k: v for k, v in (observed.get("message_ids") or {}).items() if k in want and list(v)[:2] != [-1, -1]}
+    got_ids = {k: v for k, v in (observed.get("message_ids") or {}).items() if list(v)[:2] != [-1, -1]}
+    # PLS-DEDUP-004: a message resent after an Unknown duplicate may be reported as a duplicate
+    resent = set(predicted.get("may_report_duplicate") or ()) - set(got_ids)
+    want = {k: tuple(v) for k, v in (predicted.get("relative_ids") or {}).items() if k not in resent}
+    got_ids = {k: v for k, v in got_ids.items() if k in want}
     got = relative_ids(got_ids)
     if not want:
         return

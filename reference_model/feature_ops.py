@@ -90,6 +90,13 @@ class FeatureOps:
         self.app_acked: dict[tuple[str, str, int], set[int]] = {}  # (topic, sub, entry) -> positions acked by the app
         self.facts: dict[str, Any] = {}
         self.flushed: dict[str, dict[str, list[int]]] = {}  # producer -> ids written since its last flush op
+        # PLS-DEDUP-004: producer -> its async sends a duplicate may have found in flight: the broker
+        # answers that duplicate Unknown (MessageDupUnknownException, a send error), the client
+        # reconnects and sends its pending messages again, and each of them, stored the first time,
+        # is then acked as a duplicate: its flush may report (-1, -1, -1, -1). Measured on 4.0.8
+        # (C++ 4.2.0, 2026-11-26): async m1 (sequence id 20), then sync m2 (sequence id 0): both
+        # reported (-1, -1, -1, -1), m1 stored. Whether m1 was still in flight is timing.
+        self.resent_as_duplicate: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ lookups
 
@@ -370,6 +377,8 @@ class FeatureOps:
             state = self._dedup_state(topic)
         state, status = dedup.publish_and_persist(state, producer.name, s)
         self.dedup_states[topic.full] = state
+        if state.enabled and status == dedup.DUP and self.flushed.get(producer.handle):
+            self.resent_as_duplicate.setdefault(producer.handle, set()).update(self.flushed[producer.handle])
         pf.sequence = dedup.send_acknowledged(pf.sequence, s)  # PLS-DEDUP-006
         producer.last_sequence_id = pf.sequence.last
         facts["sequence_rule"] = "PLS-DEDUP-005" if args.get("sequence_id") == 0 else "PLS-DEDUP-006"
@@ -540,7 +549,8 @@ class FeatureOps:
         persistent = is_persistent(producer.topic.full)
         stored = {k: v for k, v in ids.items() if list(v)[:2] != [-1, -1] and persistent}
         self.facts = {"relative_ids": relative_ids(stored), "rules": rules,
-                      "reason": f"{', '.join(labels)}: entries and batch indexes as the batch rules plan them."}
+                      "reason": f"{', '.join(labels)}: entries and batch indexes as the batch rules plan them.",
+                      "may_report_duplicate": sorted(self.resent_as_duplicate.pop(producer.handle, set()) & set(ids))}
         texts = {k: str(MessageId.from_list(v)) for k, v in ids.items()}
         return {"message_ids": ids, "id_texts": texts}
 

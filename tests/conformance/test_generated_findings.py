@@ -235,3 +235,28 @@ def test_a_retry_copy_is_judged_on_the_topic_it_came_from():
     got = history.events[-1].outcome.value["message"]
     assert (got["payload"], got["topic"]) == ("m4", "u-s1-RETRY")
     assert not check(history).failures(), check(history).failures()
+
+
+def test_an_async_send_resent_after_an_unknown_duplicate_may_be_reported_as_a_duplicate():
+    """PLS-BATCH-007 wrong-value ("labels ['m1'] missing"), live 4.0.8: under deduplication an
+    async m1 (sequence id 20) was still in flight when a sync m2 (sequence id 0) arrived; the broker
+    answered m2 Unknown, the client reconnected and resent both, and both were acked as duplicates:
+    the flush reported m1 as (-1, -1, -1, -1) though m1 is stored. The recorded history now PASSes;
+    a flush that reports an async send as a duplicate with no duplicate after it still FAILs."""
+    from pathlib import Path
+
+    from conformance.trace import load
+
+    live = load(Path(__file__).parent / "generated_findings" / "async-resent-as-duplicate-4.0.8.history.jsonl")
+    assert not check(live).failures(), check(live).failures()
+    history, _ = _judged([
+        ("set_policy", {"deduplication": True}),
+        ("create_producer", {"producer": "p1", "topic": "t", "name": "n3"}),
+        ("send", {"producer": "p1", "payload": "m1", "async": True, "sequence_id": 20}),
+        ("send", {"producer": "p1", "payload": "m2", "sequence_id": 30}),
+        ("flush", {"producer": "p1"}),
+    ])
+    flush = history.events[-1]
+    dup = History(history.header, history.events[:-1] + (Event(flush.op, Outcome.ok(
+        {"message_ids": {"m1": [-1, -1, -1, -1]}, "id_texts": {"m1": "(-1,-1,-1,-1)"}}), flush.t_start_ms, flush.t_end_ms),))
+    assert "PLS-BATCH-007" in {v.rule_id for v in check(dup).failures()}
