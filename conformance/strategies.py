@@ -539,6 +539,7 @@ def _producer_options(b: TraceBuilder, args: dict[str, Any], client: str) -> boo
                 args[name] = b.pick(values)
         if b.c.flag(0.3):
             args["batching_type"] = b.pick(("Default", "KeyBased"))
+        may_refuse = args.get("batching_max_messages") == 1  # C++ refuses a max of 1 (PLS-BATCH-002)
     if b.on("chunking") and b.c.flag() and (not args.get("batching") or b.on("expected_rejections")):
         args["chunking"] = True  # with batching: refused by the client (PLS-CHUNK-004)
         may_refuse = may_refuse or bool(args.get("batching"))
@@ -843,12 +844,14 @@ def reader_opens(b: TraceBuilder):
         args["start"] = {"message": b.pick(labels)}
         if b.c.flag():
             args["inclusive"] = True
+    may_refuse = False
     if b.on("admin_ops") and b.c.flag(0.3):
         args["read_compacted"] = True
+        may_refuse = topic.startswith("non-persistent://")  # NotAllowedError (PLS-COMPACT-005)
     client = b.handle_client()
     if client is not None:
         args["client"] = client
-    return "create_reader", args, False
+    return "create_reader", args, may_refuse
 
 
 def reader_reads(b: TraceBuilder):

@@ -780,6 +780,8 @@ class Broker(FeatureOps):
                 joined = ks.sticky_join(ks.Sticky(self.key_shared.profile), config.handle, list(policy.ranges))
                 if isinstance(joined, Rejected):
                     return joined
+        if sub is None and topic is not None and args.get("initial_position", "Latest") == "Latest":
+            self.check_no_async_in_flight(topic.full, "a subscription created at Latest")
         yield  # decided: the consumer joins the subscription
         topic = self._topic(args["topic"], create=True, at=at)
         if sub is None:
@@ -1250,6 +1252,8 @@ class Broker(FeatureOps):
             # PLS-SEEK-003: earliest = first retained message; latest = after the last one.
             rule = "PLS-SEEK-003"
             start = 0 if args["position"] == "earliest" else len(entries)
+        if "message" not in args:
+            self.check_no_async_in_flight(sub.topic.full, "a seek to a position or a publish time")
         yield  # decided: the cursor is reset
         sub.dispatcher.reset(start, at, rule, filter_for, seeker=config.handle)  # reads the old cursor
         sub.cursor.reset(start)
@@ -1321,14 +1325,19 @@ class Broker(FeatureOps):
             raise NotModelledError("readers on partitioned topics")
         start = args["start"]
         n = len(topic.entries) if topic is not None else 0
-        if args.get("read_compacted") and topic is not None and not names.is_persistent(topic.full):
-            return Rejected("InvalidConfiguration", "PLS-COMPACT-005", "read compacted on a non-persistent topic")
+        full = names.expand_trace(args["topic"])
+        if args.get("read_compacted") and isinstance(full, str) and not names.is_persistent(full):
+            # PLS-COMPACT-005: a reader's subscribe is refused by the broker (live 4.0.8, C++ 4.2.0,
+            # 2026-11-26: NotAllowedError, whether the topic exists yet or not)
+            return Rejected("NotAllowedError", "PLS-COMPACT-005", "read compacted on a non-persistent topic")
         if start == "earliest" and topic is not None and not names.is_persistent(topic.full):
             pos, rule = n, "PLS-NP-001"  # nothing stored: a reader sees only what comes after it
         elif start == "earliest":
             pos, rule = 0, "PLS-READER-001"
         elif start == "latest":
             pos, rule = n, "PLS-READER-002"
+            if topic is not None:
+                self.check_no_async_in_flight(topic.full, "a reader started at latest")
         else:
             label = start["message"]
             found = topic.by_label.get(label) if topic is not None else None

@@ -239,6 +239,10 @@ class FeatureOps:
         refused = chunking.check_producer_config(chunking_enabled=fx.chunking, batching_enabled=fx.batching)
         if refused is not None:
             return Rejected("InvalidArgument", "PLS-CHUNK-004", refused)
+        if "batching_max_messages" in args and int(args["batching_max_messages"]) <= 1 and self.args_profile(args).client == "cpp":
+            # PLS-BATCH-002: C++ ProducerConfiguration::setBatchingMaxMessages (which the Python client
+            # calls whether batching is on or not); measured live on 4.0.8 / C++ 4.2.0, 2026-11-26
+            return Rejected("InvalidArgument", "PLS-BATCH-002", "batchingMaxMessages needs to be greater than 1")
         present = []
         if topic is not None:
             for handle, p in self.producers.items():
@@ -509,6 +513,16 @@ class FeatureOps:
                                     entry=mid.entry)
                 ids[item.label] = value["message_id"]
         return ids
+
+    def check_no_async_in_flight(self, topic: str, what: str) -> None:
+        """A position taken from the end of ``topic`` (full name) while a non-batching producer there
+        has async sends no flush has reported yet is not followed: the model stores such a send at
+        once, but the broker may store it after the position was taken (live 4.0.8, 2026-11-26: an
+        async m1, then seek latest, then m1 delivered)."""
+        for handle, ids in self.flushed.items():
+            producer = self.producers.get(handle)
+            if ids and producer is not None and producer.topic.full == topic:
+                raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
 
     def check_no_batch_in_flight(self, topics: set[str], at: Span) -> None:
         """A receive on ``topics`` (full names) while a batching producer there holds async sends

@@ -985,7 +985,8 @@ RULES = RULES + (
         note=("hasEnoughSpace: count < max and bytes + len(m) <= maxBytes; isFull: count >= max or bytes >= maxBytes; "
               "the timer starts with the batch's first message (ProducerImpl.cc). Bytes are payload bytes. "
               f"{_LIVE}5 payloads of 40 bytes, max 100 bytes: entries of 2, 2, 1; 10 messages, max 5: 2 entries; "
-              "one message with max delay 100 ms: send returned after ~110 ms."),
+              "one message with max delay 100 ms: send returned after ~110 ms. A max of 1 (or 0) is refused when the "
+              "producer is created (ProducerConfiguration::setBatchingMaxMessages: InvalidArgument, live 2026-11-26)."),
     ),
     Rule(
         id="PLS-BATCH-003", area="BATCH",
@@ -1219,12 +1220,14 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-COMPACT-005", area="COMPACT",
-        title="is_read_compacted is refused with InvalidConfiguration on Shared/Key_Shared subscriptions and on non-persistent topics",
+        title="is_read_compacted is refused with InvalidConfiguration on Shared/Key_Shared subscriptions and on non-persistent topics (a reader there: NotAllowedError)",
         source=f"{_CPPLIB}ClientImpl.cc",
         quote="", status="inferred", applies_to=_CPP,
         note=("A client-side check in subscribeAsync; Exclusive, Failover and readers are allowed. "
               f"{_LIVE}Shared and KeyShared -> pulsar.InvalidConfiguration; Exclusive and Failover ok; "
-              "non-persistent Exclusive -> InvalidConfiguration."),
+              "non-persistent Exclusive -> InvalidConfiguration. A reader with read_compacted on a non-persistent "
+              "topic goes past that check and the broker refuses it: NotAllowedError (live 4.0.8, C++ 4.2.0, "
+              "2026-11-26, found by the generated traces of issue 16)."),
     ),
     Rule(
         id="PLS-COMPACT-006", area="COMPACT",

@@ -260,3 +260,30 @@ def test_an_async_send_resent_after_an_unknown_duplicate_may_be_reported_as_a_du
     dup = History(history.header, history.events[:-1] + (Event(flush.op, Outcome.ok(
         {"message_ids": {"m1": [-1, -1, -1, -1]}, "id_texts": {"m1": "(-1,-1,-1,-1)"}}), flush.t_start_ms, flush.t_end_ms),))
     assert "PLS-BATCH-007" in {v.rule_id for v in check(dup).failures()}
+
+
+def test_three_more_live_findings_of_the_all_features_campaign_pass_on_their_recorded_histories():
+    """Live 4.0.8 (C++ 4.2.0) histories, each FAILed before its fix:
+    - PLS-ACK-001 ack-resurrection: async m1, then seek to latest, then m1 delivered: the broker had
+      not stored m1 when the position was taken; such a seek is not followed now
+      (``check_no_async_in_flight``);
+    - PLS-PROD-001 unexpected-rejection: batching_max_messages 1 is refused by the C++ client
+      (``setBatchingMaxMessages``: InvalidArgument, PLS-BATCH-002);
+    - PLS-READER-001 unexpected-rejection: a read_compacted reader on a non-persistent topic is
+      refused by the broker with NotAllowedError (PLS-COMPACT-005), the topic existing or not."""
+    from pathlib import Path
+
+    from conformance.trace import load
+
+    folder = Path(__file__).parent / "generated_findings"
+    for name in ("async-in-flight-then-seek-latest", "batching-max-messages-1", "read-compacted-reader-non-persistent"):
+        live = load(folder / f"{name}-4.0.8.history.jsonl")
+        report = check(live)
+        assert not report.failures(), (name, report.failures())
+        assert [v for v in report.verdicts if v.status == "PASS"], name
+    # and the model itself says so
+    history, _ = _judged([("create_producer", {"producer": "p1", "topic": "t", "batching": True, "batching_max_messages": 1})])
+    assert history.events[0].outcome.error == "InvalidArgument"
+    assert "greater than 1" in history.events[0].outcome.detail
+    history, _ = _judged([("create_reader", {"reader": "r1", "topic": "non-persistent://n", "start": "earliest", "read_compacted": True})])
+    assert history.events[0].outcome.error == "NotAllowedError"

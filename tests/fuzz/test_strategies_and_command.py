@@ -26,6 +26,7 @@ MEANT = {("ack_cumulative", "CumulativeAcknowledgementNotAllowedError"), ("subsc
          ("send", "ProducerFenced"), ("create_producer", "ProducerFenced"), ("create_producer", "ProducerBusy"),  # PLS-ACCESS-*
          ("create_producer", "InvalidArgument"),  # PLS-CHUNK-004 chunking with batching; a Java-only setting on Python
          ("subscribe", "InvalidConfiguration"),  # PLS-COMPACT-005: read_compacted on Shared / Key_Shared
+         ("create_reader", "NotAllowedError"),  # PLS-COMPACT-005: a read_compacted reader on a non-persistent topic
          ("subscribe", "NotAllowedError"),  # PLS-SUB-008: a non-durable subscription named like a durable one
          ("subscribe", "ConsumerAssignError")}  # PLS-KEYSHARED-005: overlapping sticky ranges
 
