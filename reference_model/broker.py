@@ -311,6 +311,10 @@ class Broker(FeatureOps):
         self.routes: dict[str, tuple[tuple[int, ...], tuple[str, ...], str]] = {}
         self._key_partition: dict[tuple[str, str], int] = {}  # (topic, key) -> partition seen
         self._last_keyless: dict[str, int] = {}  # producer handle -> partition of its last keyless send
+        # PLS-ROUTE-002: keyless sends refused after the router picked their partition (MessageTooBig
+        # is the partition producer's check), since the last keyless send that was stored; a set of
+        # labels, so the checker's prediction and the op count one refusal once
+        self._refused_keyless: dict[str, set[str]] = {}
         self.slack_ms = slack_ms
         self.topics: dict[str, Topic] = {}
         self.producers: dict[str, Producer] = {}
@@ -621,10 +625,14 @@ class Broker(FeatureOps):
                 "the producer's first keyless message: round robin starts at a random partition"
         if producer.batching:
             return every, (), "batching: the C++ router switches partition per batch"
-        # the router's cursor is one past the previous keyless message's partition
+        # the router's cursor is one past the previous keyless message's partition, and one more for
+        # each keyless send refused since (the router had picked its partition: live 4.0.8, 2026-11-26)
         client = "java" if self.profile_of(producer.handle).client == "java" else "cpp"
-        nxt = routing.round_robin_partitions(2, n, start=last, client=client)[1]
-        return (nxt,), ("PLS-ROUTE-002",), f"round robin: the previous keyless message went to partition {last}, so this one goes to {nxt}"
+        skipped = len(self._refused_keyless.get(producer.handle, ()))
+        nxt = routing.round_robin_partitions(2 + skipped, n, start=last, client=client)[1 + skipped]
+        return (nxt,), ("PLS-ROUTE-002",), (f"round robin: the previous keyless message went to partition {last}"
+                                            + (f" and {skipped} refused send(s) took the next" if skipped else "")
+                                            + f", so this one goes to {nxt}")
 
     def _peek_topic(self, name: str) -> Topic | Rejected | None:
         full = names.expand_trace(name)
@@ -650,6 +658,8 @@ class Broker(FeatureOps):
         # partition's producer makes the same check (the metadata does not name the partition).
         plan = self._send_plan(producer, topic, args)
         if isinstance(plan, Rejected):
+            if topic.partitions and args.get("key") is None and producer.routing_mode != "SinglePartition":
+                self._refused_keyless.setdefault(producer.handle, set()).add(label)
             return plan
         yield  # decided: the message is sent (a partitioned topic routes it first)
         if topic.partitions and (args.get("async") or self.pfx.get(producer.handle) and self.pfx[producer.handle].batching):
@@ -664,6 +674,7 @@ class Broker(FeatureOps):
                 self._key_partition.setdefault((topic.full, args["key"]), index)
             else:
                 self._last_keyless[producer.handle] = index
+                self._refused_keyless.pop(producer.handle, None)
             topic = self.topics[names.partition_name(topic.full, index)]
         producer.sent += 1
         # PLS-PROD-001 / PLS-DEDUP-*: sequence ids, dedup, batching, chunking, delay (feature_ops).

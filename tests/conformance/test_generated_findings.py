@@ -262,7 +262,7 @@ def test_an_async_send_resent_after_an_unknown_duplicate_may_be_reported_as_a_du
     assert "PLS-BATCH-007" in {v.rule_id for v in check(dup).failures()}
 
 
-def test_three_more_live_findings_of_the_all_features_campaign_pass_on_their_recorded_histories():
+def test_more_live_findings_of_the_all_features_campaign_pass_on_their_recorded_histories():
     """Live 4.0.8 (C++ 4.2.0) histories, each FAILed before its fix:
     - PLS-ACK-001 ack-resurrection: async m1, then seek to latest, then m1 delivered: the broker had
       not stored m1 when the position was taken; such a seek is not followed now
@@ -270,13 +270,17 @@ def test_three_more_live_findings_of_the_all_features_campaign_pass_on_their_rec
     - PLS-PROD-001 unexpected-rejection: batching_max_messages 1 is refused by the C++ client
       (``setBatchingMaxMessages``: InvalidArgument, PLS-BATCH-002);
     - PLS-READER-001 unexpected-rejection: a read_compacted reader on a non-persistent topic is
-      refused by the broker with NotAllowedError (PLS-COMPACT-005), the topic existing or not."""
+      refused by the broker with NotAllowedError (PLS-COMPACT-005), the topic existing or not;
+    - PLS-ROUTE-002 wrong-partition: a keyless send refused with MessageTooBig on a partitioned
+      producer still moved the round-robin router (it picks the partition before the partition's
+      producer checks the size)."""
     from pathlib import Path
 
     from conformance.trace import load
 
     folder = Path(__file__).parent / "generated_findings"
-    for name in ("async-in-flight-then-seek-latest", "batching-max-messages-1", "read-compacted-reader-non-persistent"):
+    for name in ("async-in-flight-then-seek-latest", "batching-max-messages-1", "read-compacted-reader-non-persistent",
+                 "refused-send-advances-round-robin"):
         live = load(folder / f"{name}-4.0.8.history.jsonl")
         report = check(live)
         assert not report.failures(), (name, report.failures())
