@@ -161,6 +161,7 @@ FUZZ_USAGE = """Differential fuzzing: generated traces on the model and on a tar
   pulsar-conformance fuzz --target model|embedded|docker|URL [--examples N] [--seed S]
                           [--out DIR] [--workers W] [--broker-per-worker] [--resume RUN_ID]
                           [--client python|java|mixed] [--faults] [--broker-configs all|NAME,...]
+                          [--features core|all]
 
 Exit codes: 0 no failure; 1 a FAIL or FLAKY failure was found; 2 bad input or no broker;
 4 a generated trace crashed the target or the checker (HARNESS-ERROR)."""
@@ -193,6 +194,9 @@ def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--client", default=None, choices=("python", "java", "mixed"),
                    help="the client of every generated handle: python, java (the Java driver, docs/java-driver.md), or mixed "
                    "(drawn per handle); default mixed on the model, python on a broker")
+    p.add_argument("--features", default=None, choices=("core", "all"),
+                   help="on a broker: core (default: the pools the live campaigns have cleared) or all (every op and "
+                   "option the model knows, as on the model; docs/fuzzing.md)")
     p.add_argument("--broker-configs", default=None, metavar="all|NAME,...",
                    help="broker configurations to draw (fixtures/broker_configs.py: suite, batch-index-acks-off, "
                    "key-shared-range-hashing, delayed-delivery-stock, dedup-on): one embedded broker per config in turn, "
@@ -211,7 +215,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                    run_id=args.resume, workers=args.workers, broker_per_worker=args.broker_per_worker,
                    generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
                    reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults,
-                   client=args.client, broker_configs=args.broker_configs)
+                   client=args.client, broker_configs=args.broker_configs, features=args.features)
     print(summary.text())
     print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
     if any(f.signature[0] == HARNESS_ERROR for f in summary.failures):

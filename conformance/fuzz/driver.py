@@ -624,7 +624,8 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
 def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: str, workers: int = 1,
                    broker_per_worker: bool = False, generator: str | None = None, regressions_dir: Path | None = None,
                    reruns: int | None = None, max_shrinks: int = 60, admin_url: str | None = None,
-                   faults: bool = False, client: str | None = None, broker_configs: str | None = None) -> str:
+                   faults: bool = False, client: str | None = None, broker_configs: str | None = None,
+                   features: str | None = None) -> str:
     """The ``pulsar-conformance fuzz`` command that continues run ``run_id`` (a token is passed again
     the way it was the first time: ``--token-env``/``--token-file``; it is never printed)."""
     import shlex
@@ -649,6 +650,8 @@ def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path,
         cmd += ["--client", client]
     if broker_configs:
         cmd += ["--broker-configs", broker_configs]
+    if features:
+        cmd += ["--features", features]
     return shlex.join([*cmd, "--resume", run_id])
 
 
@@ -665,7 +668,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
          regressions_dir: Path | None = None, reruns: int | None = None, max_shrinks: int = 60,
          progress: bool = True, endpoint: Any = None, target: Any = None, admin_url: str | None = None,
          token: str | None = None, faults: bool = False, client: str | None = None,
-         broker_configs: str | None = None) -> FuzzSummary:
+         broker_configs: str | None = None, features: str | None = None) -> FuzzSummary:
     """The whole command: pick a generator, obtain the broker(s), run, write ``summary.json``.
 
     Failures are saved under ``regressions_dir`` (default ``OUT/regressions``). Ctrl-C or SIGTERM
@@ -683,6 +686,9 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     names its client (mixed: drawn per handle) and a live target runs it on that client (the Java
     ones through the driver, docs/java-driver.md). Default: mixed on the model, python live.
 
+    ``features``: ``core`` (the live default) or ``all`` (every feature pool on a broker too;
+    the model always draws all).
+
     ``broker_configs``: ``all`` or names from ``fixtures.broker_configs`` (embedded or docker, one
     worker): one broker per config in turn, the traces split between them."""
     from fixtures.endpoint import parse_target
@@ -699,7 +705,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                 raise ValueError("--faults needs --target model, or --target embedded with one worker (the fault proxy "
                                  "fronts the one broker the command starts)")
             model_config = generation_config(model=True, client=client)
-            live_config = generation_config(model=False, faults=faults, client=client)
+            live_config = generation_config(model=False, faults=faults, client=client, features=features)
             configs = None
             if broker_configs:
                 from fixtures.broker_configs import broker_configs as named_configs
@@ -739,7 +745,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                                          workers=workers, broker_per_worker=broker_per_worker, generator=chosen,
                                          regressions_dir=regressions_dir, reruns=reruns, max_shrinks=max_shrinks,
                                          admin_url=admin_url, faults=faults, client=client,
-                                         broker_configs=broker_configs)
+                                         broker_configs=broker_configs, features=features)
             _write_summary(out_dir, kept)
             print(f"fuzz {run_id} interrupted ({kept.interrupted}, exit {exit_code(err)}): {kept.examples} of {examples} "
                   f"traces judged and kept in {kept.corpus_dir}; continue with: {kept.resume}", file=sys.stderr, flush=True)

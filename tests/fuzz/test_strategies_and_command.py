@@ -6,6 +6,7 @@ import json
 import random
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conformance.corpus import completed_traces, read_corpus
@@ -137,3 +138,26 @@ def test_the_checker_accepts_the_models_own_histories_on_generated_traces():
         report = check(ModelTarget().run(trace))
         failures += [f"{trace.header.trace_id}: {v.rule_id} {v.explanation}" for v in report.failures()]
     assert failures == []
+
+
+def test_generation_config_picks_the_pools_a_run_asks_for():
+    from conformance.strategies import AREA_FEATURES, LIVE_FAULT_CONFIG, MORE_FEATURES, generation_config, random_traces
+    from conformance.vocabulary import used
+
+    assert generation_config(model=True) is MODEL_CONFIG and MODEL_CONFIG.client == "mixed"
+    assert generation_config(model=True, client="java").client == "java"
+    assert generation_config(model=False) is LIVE_CONFIG
+    assert generation_config(model=False, faults=True) is LIVE_FAULT_CONFIG
+    java = generation_config(model=False, client="java")
+    assert java.client == "java" and "java_handles" in java.features and "batching" not in java.features
+    every = generation_config(model=False, features="all")
+    assert set(MORE_FEATURES + AREA_FEATURES) - set(every.features) == {"java_handles"} and every.client == "python"
+    # a Python-driven run with every feature names no client and uses no Java-only option
+    items = used(random_traces(0, 300, every))
+    assert {"create_producer.batching", "subscribe.topics_pattern", "flush"} <= items
+    assert not {i for i in items if ".client" in i or i.startswith(("subscribe.priority_level", "reconsume_later"))}
+    for bad in ({"client": "go"}, {"features": "some"}):
+        with pytest.raises(ValueError, match="unknown"):
+            generation_config(model=False, **bad)
+    with pytest.raises(ValueError, match="--faults needs --client python"):
+        generation_config(model=False, faults=True, client="java")
