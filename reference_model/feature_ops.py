@@ -341,7 +341,9 @@ class FeatureOps:
                 raise NotModelledError("a message too big for a batch that already holds messages (which of them fail)")
             if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
                 plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
-            if self.profile_of(producer.handle).too_big_uses_sequence_id and dedup.python_sequence_argument(args.get("sequence_id")) is None:
+            # (Java checks a batched message's size only when its batch is complete: ProducerImpl#sendAsync)
+            uses_id = self.profile_of(producer.handle).too_big_uses_sequence_id or batched
+            if uses_id and dedup.python_sequence_argument(args.get("sequence_id")) is None:
                 pf.used_up.add(args["payload"])
             return plan
         return None if batched or args.get("async") else plan
@@ -460,6 +462,8 @@ class FeatureOps:
             fx.deliver_at[stored.pos] = deliver_at
         if args.get("tombstone"):
             fx.tombstone[stored.pos] = args["tombstone"]
+        if chunks > 1:
+            fx.chunks[stored.pos] = chunks
         if not persistent:
             # PLS-NP-001: only subscriptions with a connected consumer get it; the others never will.
             getting = non_persistent.receivers({name for name, sub in topic.subscriptions.items()
@@ -615,14 +619,16 @@ class FeatureOps:
         return [members[i] for i in again if not sub.cursor.is_acked(members[i])]
 
     def _feature_backlog(self, topic: Any, sub: Any) -> int:
-        """PLS-BACKLOG-001: entries (a batch counts once) with an unacked message."""
+        """PLS-BACKLOG-001: entries (a batch counts once, a chunked message once per chunk: each chunk
+        is an entry of its own) with an unacked message."""
         fx = self.tfx.get(topic.full)
         entries: dict[tuple[str, int], list[int]] = {}
         for m in topic.entries:
             entries.setdefault(fx.entry_key(m.pos) if fx is not None else ("p", m.pos), []).append(m.pos)
         groups = list(entries.values())
-        return batching.backlog_entries([len(g) for g in groups],
-                                        [{i for i, p in enumerate(g) if sub.cursor.is_acked(p)} for g in groups])
+        extra_chunks = sum(n - 1 for p, n in (fx.chunks.items() if fx is not None else ()) if not sub.cursor.is_acked(p))
+        return extra_chunks + batching.backlog_entries([len(g) for g in groups],
+                                                       [{i for i, p in enumerate(g) if sub.cursor.is_acked(p)} for g in groups])
 
     # ------------------------------------------------------------------ retention
 

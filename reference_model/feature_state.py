@@ -186,6 +186,7 @@ class TopicFeatures:
     members: dict[int, list[int]] = field(default_factory=dict)  # entry -> positions (a batch)
     deliver_at: dict[int, tuple[float, float]] = field(default_factory=dict)  # position -> deliver-at range
     tombstone: dict[int, str] = field(default_factory=dict)  # position -> "empty" | "null"
+    chunks: dict[int, int] = field(default_factory=dict)  # position -> its entries, for a chunked message (PLS-BACKLOG-001)
     horizon: int | None = None  # PLS-COMPACT-004: last position of the last compaction
 
     def batch_of(self, pos: int) -> list[int]:

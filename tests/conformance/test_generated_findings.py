@@ -291,3 +291,35 @@ def test_more_live_findings_of_the_all_features_campaign_pass_on_their_recorded_
     assert "greater than 1" in history.events[0].outcome.detail
     history, _ = _judged([("create_reader", {"reader": "r1", "topic": "non-persistent://n", "start": "earliest", "read_compacted": True})])
     assert history.events[0].outcome.error == "NotAllowedError"
+
+
+def test_a_chunked_message_counts_once_per_chunk_in_the_backlog_and_a_java_batch_uses_up_ids():
+    """From a Java live campaign (4.0.8, FLAKY 0/2 on re-runs, two verdicts kept): PLS-BACKLOG-001
+    wrong-backlog, a chunked message of 2 chunks unacked showed backlog 2 (each chunk is an entry);
+    PLS-DEDUP-006 wrong-value, a Java batching producer's message too big for a batch used up its
+    sequence id (Java checks a batched message's size when the batch is complete, after the id is
+    taken). The recorded history PASSes now."""
+    from pathlib import Path
+
+    from conformance.trace import load
+
+    live = load(Path(__file__).parent / "generated_findings" / "java-chunk-backlog-and-batched-too-big-4.0.8.history.jsonl")
+    assert not check(live).failures(), check(live).failures()
+    history, report = _judged([
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"}),
+        ("create_producer", {"producer": "p1", "topic": "t", "chunking": True}),
+        ("send", {"producer": "p1", "payload": "m1", "payload_size": 2 * MAX}),
+        ("stats", {"topic": "t", "subscription": "s"}),
+        ("receive", {"consumer": "c1", "timeout_ms": 200}),
+        ("ack", {"consumer": "c1", "message": "m1"}),
+        ("advance_time", {"ms": 500}),
+        ("stats", {"topic": "t", "subscription": "s"}),
+    ])
+    assert [e.outcome.value["backlog"] for e in history.events if e.op.op == "stats"] == [3, 0]
+    assert not report.failures()
+    java, _ = _judged([
+        ("create_producer", {"producer": "p1", "topic": "t", "client": "java", "batching": True, "batching_max_delay_ms": 1}),
+        ("send", {"producer": "p1", "payload": "m1", "payload_size": MAX + 1}),
+        ("send", {"producer": "p1", "payload": "m2"}),
+    ])
+    assert java.events[1].outcome.error == "MessageTooBig" and java.events[2].outcome.value["sequence_id"] == 1
