@@ -545,10 +545,13 @@ def _producer_options(b: TraceBuilder, args: dict[str, Any], client: str) -> boo
     may_refuse = False
     if b.on("batching") and b.c.flag():
         args["batching"] = True
-        for name, values in (("batching_max_messages", (1, 2, 3, 1000)), ("batching_max_bytes", (64, 1024, 131072)),
-                             ("batching_max_delay_ms", (1, 10, 100))):
+        for name, values in (("batching_max_messages", (1, 2, 3, 1000)), ("batching_max_bytes", (64, 1024, 131072))):
             if b.c.flag(0.4):
                 args[name] = b.pick(values)
+        # the batch timer: a batch older than it may have left before the next send or flush, which
+        # the model does not follow (Broker.check_batch_timer); mostly long enough to cover a trace
+        if b.c.flag(0.8):
+            args["batching_max_delay_ms"] = b.pick((10, 100, 3000, 3000))
         if b.c.flag(0.3):
             args["batching_type"] = b.pick(("Default", "KeyBased"))
         may_refuse = args.get("batching_max_messages") == 1  # C++ refuses a max of 1 (PLS-BATCH-002)

@@ -654,6 +654,7 @@ class Broker(FeatureOps):
         if refused is not None:
             return refused
         topic = producer.topic
+        self.check_batch_timer(producer.handle, at)
         # PLS-CHUNK-002/003: the size check comes before the send; on a partitioned topic every
         # partition's producer makes the same check (the metadata does not name the partition).
         plan = self._send_plan(producer, topic, args)

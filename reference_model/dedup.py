@@ -119,8 +119,12 @@ def broker_last_sequence_id(state: DedupState, producer: str) -> int:
 # --------------------------------------------------------------------------- the C++/Python producer
 
 
-def python_sequence_argument(value: int | None) -> int | None:
-    """PLS-DEDUP-005: Python passes ``sequence_id`` / ``initial_sequence_id`` on only when truthy."""
+def python_sequence_argument(value: int | None, *, python: bool = True) -> int | None:
+    """PLS-DEDUP-005: Python passes ``sequence_id`` / ``initial_sequence_id`` on only when truthy;
+    the Java client takes 0 as given (``python=False``: ProducerImpl's constructor sets
+    ``lastSequenceIdPublished`` to any configured initial id; live 4.0.8, 2026-11-26)."""
+    if not python:
+        return value
     return value if value else None
 
 
@@ -133,8 +137,8 @@ class ProducerSequence:
     next_generated: int = 0
 
     @staticmethod
-    def create(initial_sequence_id: int | None = None) -> "ProducerSequence":
-        init = python_sequence_argument(initial_sequence_id)
+    def create(initial_sequence_id: int | None = None, *, python: bool = True) -> "ProducerSequence":
+        init = python_sequence_argument(initial_sequence_id, python=python)
         init = -1 if init is None else init
         return ProducerSequence(configured_initial=init, last=init, next_generated=init + 1)
 
@@ -146,9 +150,9 @@ def producer_connected(seq: ProducerSequence, broker_last: int) -> ProducerSeque
     return seq
 
 
-def next_sequence_id(seq: ProducerSequence, explicit: int | None = None) -> tuple[ProducerSequence, int]:
+def next_sequence_id(seq: ProducerSequence, explicit: int | None = None, *, python: bool = True) -> tuple[ProducerSequence, int]:
     """The sequence id of the next send; an explicit (Python-truthy) id does not move the generator."""
-    explicit = python_sequence_argument(explicit)
+    explicit = python_sequence_argument(explicit, python=python)
     if explicit is not None:
         return seq, explicit
     # (the constructor, not dataclasses.replace: this runs once per send)

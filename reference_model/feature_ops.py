@@ -235,7 +235,9 @@ class FeatureOps:
     def _feature_create_producer(self, args, topic, name: str | None) -> ProducerDecision | Rejected:
         """Access mode (PLS-ACCESS-*), chunking with batching (PLS-CHUNK-004), where sequence ids
         start (PLS-DEDUP-002/003/005): what the producer's creation decides; changes nothing."""
-        fx = ProducerFeatures.from_args(args, key_order=self.args_profile(args).key_batch_order)
+        # the Java builder's batchingMaxPublishDelay is 1 ms (ProducerConfigurationData), Python's 10 ms
+        fx = ProducerFeatures.from_args(args, key_order=self.args_profile(args).key_batch_order,
+                                        default_delay_ms=1 if self.args_profile(args).client == "java" else 10)
         refused = chunking.check_producer_config(chunking_enabled=fx.chunking, batching_enabled=fx.batching)
         if refused is not None:
             return Rejected("InvalidArgument", "PLS-CHUNK-004", refused)
@@ -263,11 +265,12 @@ class FeatureOps:
         if "wait_ms" in args:
             facts["pending"] = decided.result == "waiting"
         # PLS-DEDUP-005: Python drops initial_sequence_id=0.
-        seq = dedup.ProducerSequence.create(args.get("initial_sequence_id"))
+        python = self.args_profile(args).client != "java"
+        seq = dedup.ProducerSequence.create(args.get("initial_sequence_id"), python=python)
         state = self._current_dedup_state(topic) if topic is not None else dedup.DedupState(enabled=self.policies.deduplication)
         if name is not None:
             seq = dedup.producer_connected(seq, dedup.broker_last_sequence_id(state, name))
-            configured = dedup.python_sequence_argument(args.get("initial_sequence_id")) is not None
+            configured = dedup.python_sequence_argument(args.get("initial_sequence_id"), python=python) is not None
             rule = "PLS-DEDUP-002" if state.enabled else "PLS-DEDUP-003"
             if state.enabled and topic is not None and self._fault_since_first_entry(topic):
                 rule = "PLS-FAULT-006"  # the broker recovered the name's last sequence id across the fault
@@ -330,7 +333,7 @@ class FeatureOps:
         (``Profile.too_big_uses_sequence_id``)."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         persistent = is_persistent(topic.full)
-        _, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"))  # PLS-DEDUP-005/006
+        _, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"), python=self.profile_of(producer.handle).client != "java")  # PLS-DEDUP-005/006
         batched = pf.batching and "deliver_after_ms" not in args and "deliver_at_ms" not in args  # PLS-DELAY-006
         plan = send_plan(replace(pf, chunking=False) if batched else pf, producer.name, s, args, persistent=persistent,
                          max_message_size=self.profile.max_message_size)
@@ -343,7 +346,7 @@ class FeatureOps:
                 plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
             # (Java checks a batched message's size only when its batch is complete: ProducerImpl#sendAsync)
             uses_id = self.profile_of(producer.handle).too_big_uses_sequence_id or batched
-            if uses_id and dedup.python_sequence_argument(args.get("sequence_id")) is None:
+            if uses_id and dedup.python_sequence_argument(args.get("sequence_id"), python=self.profile_of(producer.handle).client != "java") is None:
                 pf.used_up.add(args["payload"])
             return plan
         return None if batched or args.get("async") else plan
@@ -352,7 +355,7 @@ class FeatureOps:
         """One send on ``topic`` (already routed): async, batched, chunked, delayed, deduplicated, non-persistent."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         label = args["payload"]
-        seq, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"))  # PLS-DEDUP-005/006
+        seq, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"), python=self.profile_of(producer.handle).client != "java")  # PLS-DEDUP-005/006
         deliver_at = delayed.deliver_at_range(at, deliver_at_ms=args.get("deliver_at_ms"),
                                               deliver_after_ms=args.get("deliver_after_ms"))
         plan = self._send_plan(producer, topic, args)
@@ -528,6 +531,22 @@ class FeatureOps:
             if ids and producer is not None and producer.topic.full == topic:
                 raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
 
+    def check_batch_timer(self, handle: str, at: Span) -> None:
+        """A send or flush on a batching producer whose open batch is older than its timer
+        (``batching_max_delay_ms`` since the batch's first message) is not followed: the client may
+        have sent that batch already, so which messages share an entry is timing. The Java client's
+        timer is periodic from the producer's creation (``ProducerImpl``'s batch flush task, every
+        ``batchingMaxPublishDelay``), its phase unknown: a Java batch is followed only with a delay of
+        at least 1 s (live 4.0.8, Java, 2026-11-26: with 1 ms, two async sends 0.4 ms apart and a flush
+        0.4 ms later made two entries)."""
+        pf = self.pfx.get(handle)
+        if pf is None or not pf.batching or not pf.pending:
+            return
+        periodic = self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000
+        if periodic or at.start >= pf.pending[0].at.start + pf.batch_delay_ms:
+            raise NotModelledError(f"{handle}'s open batch may have left on its timer ({pf.batch_delay_ms} ms"
+                                   + (", periodic" if periodic else "") + ")")
+
     def check_no_batch_in_flight(self, topics: set[str], at: Span) -> None:
         """A receive on ``topics`` (full names) while a batching producer there holds async sends
         whose batch its client may already have sent (the batch timer, ``batching_max_delay_ms``
@@ -540,7 +559,8 @@ class FeatureOps:
             cfg = pf.batch_config
             full = (len(plan_batches(pf.pending, cfg)) > 1 or len(pf.pending) >= cfg.max_messages
                     or sum(feature_payload_size(p.args) for p in pf.pending) >= cfg.max_bytes)
-            if full or at.end >= pf.pending[0].at.start + pf.batch_delay_ms:
+            periodic = self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000  # see check_batch_timer
+            if full or periodic or at.end >= pf.pending[0].at.start + pf.batch_delay_ms:
                 raise NotModelledError(f"a receive while {handle}'s async sends may already have left in a batch "
                                        "(its timer or a full container); the model writes them at the next flush")
 
@@ -548,6 +568,7 @@ class FeatureOps:
         producer = self.producers.get(args["producer"])
         if producer is None:
             return self._handle_missing(args["producer"], "producer")
+        self.check_batch_timer(producer.handle, at)
         yield  # decided: the producer's pending messages are written
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         if producer.topic.partitions:

@@ -103,7 +103,8 @@ class ProducerFeatures:
         return ProducerSequence(s.configured_initial, s.last, s.next_generated + len(self.used_up))
 
     @staticmethod
-    def from_args(args: Mapping[str, Any], *, key_order: str = "first") -> "ProducerFeatures":
+    def from_args(args: Mapping[str, Any], *, key_order: str = "first",
+                  default_delay_ms: int = PY_DEFAULT_BATCHING_MAX_DELAY_MS) -> "ProducerFeatures":
         """``key_order``: the client's KeyBased batch order (PLS-BATCH-003 C++ "first", PLS-BATCH-003 Java "last")."""
         config = batching_model.BatchConfig(
             max_messages=int(args.get("batching_max_messages", batching_model.DEFAULT_MAX_MESSAGES)),
@@ -112,7 +113,7 @@ class ProducerFeatures:
         return ProducerFeatures(
             batching=bool(args.get("batching", batching_model.PY_DEFAULT_BATCHING_ENABLED)),  # PLS-BATCH-007
             batch_config=config, chunking=bool(args.get("chunking", False)),
-            batch_delay_ms=int(args.get("batching_max_delay_ms", PY_DEFAULT_BATCHING_MAX_DELAY_MS)),
+            batch_delay_ms=int(args.get("batching_max_delay_ms", default_delay_ms)),
             access_mode=args.get("access_mode", "Shared"))
 
 
