@@ -658,6 +658,10 @@ def consumer_subscribes(b: TraceBuilder):
     args: dict[str, Any] = {"consumer": handle, "topic": topic, "subscription": subscription, "type": sub_type}
     if sub_type == "Failover":
         args["consumer_name"] = handle  # the ring of active consumers is keyed by name
+    elif sub_type == "Key_Shared" and b.on("consumer_options") and b.c.flag():
+        # the consistent-hash ring places keys by consumer name: named, the checker knows each key's
+        # owner (benchmarks/time_to_detection.py: the selector flip is invisible without names)
+        args["consumer_name"] = handle
     if b.on("earliest_position") and b.c.flag():
         args["initial_position"] = "Earliest"
     args["nack_delay_ms"] = b.c.integer(*b.config.timing.nack_delay_ms)
