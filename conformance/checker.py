@@ -512,6 +512,8 @@ class _Checker:
             return
         if isinstance(pred, Rejected):
             self._judge_predicted_rejection(event, pred, created)
+            if out.status == REJECTED:
+                model.commit_refusal(op, args, pred)
             return
         if out.status == REJECTED:
             claimed = [f for f in detectors.judge_op(self.watch, n, op, args, False, {"error": out.error}) if f.status == FAIL]

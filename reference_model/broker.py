@@ -509,7 +509,24 @@ class Broker(FeatureOps):
         self.advance(at.start)
         if commit:
             self.facts = {}  # the step's facts, returned with its outcome by ``step``
-        return decide_then(step(self, args, at, observed), commit=commit)
+        outcome = decide_then(step(self, args, at, observed), commit=commit)
+        if commit and isinstance(outcome, Rejected):
+            self.commit_refusal(op, args, outcome)
+        return outcome
+
+    def commit_refusal(self, op: str, args: Mapping[str, Any], refused: Rejected) -> None:
+        """What a refused op still leaves behind (``predict`` changes nothing; a caller that judged
+        a refusal it predicted commits it with this). A send refused for its size used up a
+        generated sequence id (``Profile.too_big_uses_sequence_id``, or a batched message) and, on
+        a partitioned producer, moved the round-robin router (PLS-DEDUP-006, PLS-ROUTE-002)."""
+        if op != "send" or refused.error != "MessageTooBig":
+            return
+        producer = self.producers.get(args["producer"])
+        if producer is None:
+            return
+        self._feature_refused_for_size(producer, args)
+        if producer.topic.partitions and args.get("key") is None and producer.routing_mode != "SinglePartition":
+            self._refused_keyless.setdefault(producer.handle, set()).add(args["payload"])
 
     def _op_advance_time(self, args, at, observed):
         yield  # decided: time moves (apply already advanced the clock)
@@ -659,9 +676,7 @@ class Broker(FeatureOps):
         # partition's producer makes the same check (the metadata does not name the partition).
         plan = self._send_plan(producer, topic, args)
         if isinstance(plan, Rejected):
-            if topic.partitions and args.get("key") is None and producer.routing_mode != "SinglePartition":
-                self._refused_keyless.setdefault(producer.handle, set()).add(label)
-            return plan
+            return plan  # its effects on the producer: commit_refusal
         yield  # decided: the message is sent (a partitioned topic routes it first)
         if topic.partitions and (args.get("async") or self.pfx.get(producer.handle) and self.pfx[producer.handle].batching):
             raise NotModelledError("batching and async sends on partitioned topics")

@@ -344,11 +344,7 @@ class FeatureOps:
                 raise NotModelledError("a message too big for a batch that already holds messages (which of them fail)")
             if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
                 plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
-            # (Java checks a batched message's size only when its batch is complete: ProducerImpl#sendAsync)
-            uses_id = self.profile_of(producer.handle).too_big_uses_sequence_id or batched
-            if uses_id and dedup.python_sequence_argument(args.get("sequence_id"), python=self.profile_of(producer.handle).client != "java") is None:
-                pf.used_up.add(args["payload"])
-            return plan
+            return plan  # what it uses up: _feature_refused_for_size, when the refusal is committed
         return None if batched or args.get("async") else plan
 
     def _feature_send(self, producer: Any, topic: Any, args, at: Span, observed) -> dict | Rejected:
@@ -520,6 +516,17 @@ class FeatureOps:
                                     entry=mid.entry)
                 ids[item.label] = value["message_id"]
         return ids
+
+    def _feature_refused_for_size(self, producer: Any, args) -> None:
+        """A send refused with MessageTooBig used up its generated sequence id on C++, and on Java for
+        a batched message (Java checks a batched message's size when its batch is complete:
+        ProducerImpl#sendAsync; Profile.too_big_uses_sequence_id)."""
+        pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
+        prof = self.profile_of(producer.handle)
+        batched = pf.batching and "deliver_after_ms" not in args and "deliver_at_ms" not in args
+        if (prof.too_big_uses_sequence_id or batched) and \
+                dedup.python_sequence_argument(args.get("sequence_id"), python=prof.client != "java") is None:
+            pf.used_up.add(args["payload"])
 
     def check_no_async_in_flight(self, topic: str, what: str) -> None:
         """A position taken from the end of ``topic`` (full name) while a non-batching producer there
