@@ -201,7 +201,7 @@ _OWING_RULES = frozenset({"PLS-EXCL-002", "PLS-SHARED-001", "PLS-FAILOVER-002", 
                           "PLS-NACK-001", "PLS-NACK-002", "PLS-NACK-003", "PLS-NACK-004", "PLS-NACK-005",
                           "PLS-ACKTIMEOUT-002", "PLS-ACKTIMEOUT-004", "PLS-ACKTIMEOUT-005", "PLS-REDELIVER-001",
                           "PLS-SHARED-002", "PLS-BATCH-006", "PLS-DLQ-002", "PLS-RETRY-003", "PLS-COMPACT-001",
-                          "PLS-COMPACT-004", "PLS-NP-004"}) | _DELAY_RULES
+                          "PLS-COMPACT-004", "PLS-NP-004", "PLS-TXN-009"}) | _DELAY_RULES
 # Rules that say where delivery starts (a subscription's initial position, a reconnect, a seek):
 # broken by a lost message only when it is the first one owed since that start.
 _START_RULES = frozenset({"PLS-SUB-002", "PLS-SUB-003", "PLS-SUB-005", "PLS-SUB-007", "PLS-SEEK-001", "PLS-SEEK-002",
@@ -256,6 +256,9 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         "compact": "PLS-COMPACT-001",
         "expire_messages": "PLS-TTL-002",
         "unload_topic": "PLS-DEDUP-001",
+        "new_txn": "PLS-TXN-001",
+        "commit_txn": "PLS-TXN-001",
+        "abort_txn": "PLS-TXN-002",
     }.get(op, "PLS-SUB-001")
 
 
@@ -295,6 +298,7 @@ class _Checker:
         self.drained_stored: dict[str, int] = {}  # handle -> messages stored before its last empty receive
         self.watch = detectors.Watch(self.model)  # history facts of the context rules' detectors
         self.watch.ack_settle_ms = faults.ack_settle_ms(tol.ack_grouping_ms, 0.0, tol.dispatch_latency_ms)
+        self.watch.dispatch_latency_ms = tol.dispatch_latency_ms
         self.app_acked: set[tuple[str, str, str]] = set()  # (topic, subscription, label) the application acked
 
     # ------------------------------------------------------------------ emitting
@@ -513,7 +517,7 @@ class _Checker:
         if isinstance(pred, Rejected):
             self._judge_predicted_rejection(event, pred, created)
             if out.status == REJECTED:
-                model.commit_refusal(op, args, pred)
+                model.commit_refusal(op, args, pred, span)
             return
         if out.status == REJECTED:
             claimed = [f for f in detectors.judge_op(self.watch, n, op, args, False, {"error": out.error}) if f.status == FAIL]
@@ -525,7 +529,7 @@ class _Checker:
                 self.unmodelled_handles.add(handle)
             return
         self.watch.after_op(op, args, before, at_end=span.end, ok=True)
-        if op == "ack" and (acked_sub := model.subscription_of(args["consumer"])) is not None:
+        if op == "ack" and "txn" not in args and (acked_sub := model.subscription_of(args["consumer"])) is not None:
             self.app_acked.add((acked_sub.topic.full, acked_sub.name, args["message"]))
         if op == "subscribe":
             self.fresh_start.add(args["consumer"])
@@ -707,7 +711,7 @@ class _Checker:
             model.note_empty_receive(handle, span)
             self.last_receive[handle] = (False, span)
             self.drained_stored[handle] = model.stored_count
-            self._emit_findings(n, self.watch.judge_receipt(detectors.Receipt(n, handle, None, span.end)), keys)
+            self._emit_findings(n, self.watch.judge_receipt(detectors.Receipt(n, handle, None, span.end, at_start=span.start)), keys)
             # after a cut or restart the broker gets its grace to resume (faults.resume_deadline)
             must_by = faults.resume_deadline(opts.must_by, model.fault_log) if opts.must_by is not None else None
             if must_by is not None and span.end > must_by + lat:

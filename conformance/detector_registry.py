@@ -464,6 +464,39 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-ACCESS-006", REJECTION, ("create_producer",),
      "Violated if a second producer with the name of a connected producer on the topic is accepted, or refused "
      "with an error other than ProducerBusy."),
+    # ------------------------------------------------------------------ transactions
+    ("PLS-TXN-001", _det("txn_uncommitted_invisible"), (R, "read_next"),
+     "Violated if a consumer or reader receives a message produced in a transaction that had not committed when the "
+     "receive returned."),
+    ("PLS-TXN-002", _det("txn_aborted_never"), (R, "read_next"),
+     "Violated if a consumer or reader receives a message produced in a transaction that aborted or timed out."),
+    ("PLS-TXN-003", _det("txn_read_position"), (R, "read_next"),
+     "Violated if a consumer or reader receives a message sent without a transaction that was appended after the "
+     "first message of a transaction still open when the receive returned."),
+    ("PLS-TXN-004", REJECTION, ("send", "ack", "ack_cumulative", "commit_txn", "abort_txn"),
+     "Violated if a send, ack, commit or abort with a transaction that has committed, aborted or timed out succeeds, "
+     "or fails with an error other than InvalidTxnStatus."),
+    ("PLS-TXN-005", _det("txn_timeout_releases"), (R, "read_next"),
+     "Violated if an Exclusive or Failover consumer, or a reader, waits across the end of a timed-out transaction's "
+     "abort window and receives nothing while a message that transaction held back is still owed to it."),
+    ("PLS-TXN-007", _det("txn_pending_ack_held"), (R,),
+     "Violated if a message acked individually in a transaction still open is delivered on that subscription again, "
+     "whatever asked for a redelivery (redeliver_unacked, a close, a nack, an ack timeout)."),
+    ("PLS-TXN-008", _det("txn_committed_ack_final"), (R,),
+     "Violated if a message whose ack in a transaction was committed is delivered on that subscription again (no seek "
+     "brought it back)."),
+    ("PLS-TXN-009", RECEIVE, (R,),
+     "Violated if a message a transaction acked individually is not redelivered on that subscription by the dispatch "
+     "band after the transaction aborts (Shared / Key_Shared: count one higher; Exclusive / Failover: a rewind)."),
+    ("PLS-TXN-010", REJECTION, ("ack", "ack_cumulative"),
+     "Violated if an ack in a transaction of a message pending in another open transaction, or already acked, succeeds "
+     "or fails with an error other than TransactionConflict."),
+    ("PLS-TXN-011", REJECTION, ("commit_txn",),
+     "Violated if a transaction one of whose ops failed commits, or its commit fails with an error other than "
+     "TransactionHasOperationFailed."),
+    ("PLS-TXN-006", REJECTION, ("new_txn", "send", "ack", "ack_cumulative"),
+     "Violated if the Python client begins a transaction, or sends or acks in one, or refuses it with an error other "
+     "than InvalidArgument."),
     # ------------------------------------------------------------------ non-persistent topics
     ("PLS-NP-001", _det("np_connected_only"), (R,),
      "Violated if a subscription of a non-persistent topic receives a message published while it had no consumer "

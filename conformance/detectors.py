@@ -62,6 +62,7 @@ class Receipt:
     refusal: str | None = None  # when not allowed: the anomaly the model saw (early-redelivery, wrong-consumer, ...)
     cause_rules: tuple[str, ...] = ()  # the matched candidate's rules (why it may arrive now)
     message_id: tuple[int, ...] | None = None  # the id the consumer reported (None: not given)
+    at_start: float | None = None  # when the receive began (given for a receive that got nothing)
 
 
 @dataclass
@@ -93,6 +94,7 @@ class Watch:
         # PLS-FAULT-001: how long before a fault an ack must be to surely have reached the broker
         # (faults.ack_settle_ms; the checker sets it from its timing bands and the latency in force)
         self.ack_settle_ms = 0.0
+        self.dispatch_latency_ms = 0.0  # the checker's dispatch band (PLS-TXN-005)
 
     # ------------------------------------------------------------------ model reads
 
@@ -141,7 +143,8 @@ class Watch:
         """Record what an op that the model followed did."""
         if not ok:
             return
-        if op in ("ack", "ack_cumulative") and before.get("sub") is not None:
+        if op in ("ack", "ack_cumulative") and before.get("sub") is not None and "txn" not in args:
+            # (an ack in a transaction is pending until the transaction ends: PLS-TXN-007..009, not PLS-ACK-001/002)
             sub = before["sub"]
             newly = {p for p in range(len(sub.topic.entries)) if sub.cursor.is_acked(p)} - before["acked"]
             f = self.facts(sub)
@@ -909,6 +912,154 @@ def fault_delayed_kept(w: Watch, r: Receipt) -> list[Finding]:
     return []
 
 
+# ---------------------------------------------------------------------- transactions (PLS-TXN-*)
+
+
+def _txn_topics(w: Watch, r: Receipt) -> list[tuple[Any, str, int | None]]:
+    """(topic, where, position of the received label there or None) for each topic ``r.handle`` reads."""
+    reader = w.model.readers.get(r.handle)
+    if reader is not None:
+        topics = [(reader.topic, f"reader {r.handle}")]
+    else:
+        topics = [(sub.topic, f"subscription {sub.name}") for sub in w.subscriptions_of(r.handle)]
+    stored = w.model.message_for(r.handle, r.label) if r.label is not None else None
+    return [(t, where, t.by_label.get(r.label) if stored is not None and stored.topic == t.short else None)
+            for t, where in topics]
+
+
+def _txn_state(w: Watch, topic: Any, pos: int) -> Any:
+    name = topic.txn_of.get(pos)
+    return w.model.txns.get(name) if name is not None else None
+
+
+def txn_uncommitted_invisible(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-TXN-001. Violated if a consumer or reader receives a message produced in a transaction
+    that had not committed when the receive returned."""
+    out: list[Finding] = []
+    for topic, where, pos in _txn_topics(w, r):
+        txn = _txn_state(w, topic, pos) if pos is not None else None
+        if txn is not None and txn.state == "OPEN":
+            out.append(Finding("PLS-TXN-001", FAIL, "uncommitted-delivery", f"not {r.label} (uncommitted)",
+                               f"{r.label} at {r.at_end:g} ms",
+                               f"Let {r.label} be produced in transaction {txn.name}, still open at {r.at_end:g} ms. "
+                               f"Then no consumer or reader gets it before the commit; {r.handle} received it on {where}."))
+            continue
+        if txn is not None and txn.state == "COMMITTED":
+            out.append(Finding("PLS-TXN-001", PASS, None, f"{r.label} after the commit", r.label or "nothing",
+                               f"{r.label} of transaction {txn.name} arrived after its commit at {txn.ended.end:g} ms."))
+            continue
+        pending = sorted(p for p, name in topic.txn_of.items() if w.model.txns[name].state == "OPEN")
+        if pending:
+            labels = ", ".join(topic.entries[p].label for p in pending)
+            out.append(Finding("PLS-TXN-001", PASS, None, f"none of {labels} (uncommitted)", r.label or "nothing",
+                               f"{labels} {'is' if len(pending) == 1 else 'are'} in an open transaction, and {r.handle} "
+                               f"{'received ' + r.label if r.label else 'received nothing'} on {where}."))
+    return out
+
+
+def txn_aborted_never(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-TXN-002. Violated if a consumer or reader receives a message produced in a transaction
+    that aborted or timed out."""
+    out: list[Finding] = []
+    for topic, where, pos in _txn_topics(w, r):
+        if not topic.aborted:
+            continue
+        if pos is not None and pos in topic.aborted:
+            txn = _txn_state(w, topic, pos)
+            how = "timed out" if txn.state == "TIME_OUT" else "aborted"
+            out.append(Finding("PLS-TXN-002", FAIL, "aborted-delivery", f"not {r.label} ({how})",
+                               f"{r.label} at {r.at_end:g} ms",
+                               f"Let {r.label} be produced in transaction {txn.name}, which {how} at {txn.ended.start:g} ms. "
+                               f"Then it is never delivered; {r.handle} received it on {where} at {r.at_end:g} ms."))
+            continue
+        labels = ", ".join(topic.entries[p].label for p in sorted(topic.aborted))
+        out.append(Finding("PLS-TXN-002", PASS, None, f"none of {labels} (aborted)", r.label or "nothing",
+                           f"{labels} {'was' if len(topic.aborted) == 1 else 'were'} produced in aborted transactions, and "
+                           f"{r.handle} {'received ' + r.label if r.label else 'received nothing'} on {where}."))
+    return out
+
+
+def txn_read_position(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-TXN-003. Violated if a consumer or reader receives a message sent without a transaction
+    that was appended after the first message of a transaction still open when the receive returned."""
+    out: list[Finding] = []
+    for topic, where, pos in _txn_topics(w, r):
+        if topic.max_read is None:
+            continue
+        first = topic.entries[topic.max_read]
+        txn = w.model.txns[topic.txn_of[topic.max_read]]
+        if pos is not None and pos > topic.max_read and pos not in topic.txn_of:
+            out.append(Finding("PLS-TXN-003", FAIL, "read-past-open-transaction", f"nothing after {first.label}",
+                               f"{r.label} at {r.at_end:g} ms",
+                               f"Let {first.label} be the first message of transaction {txn.name}, open at {r.at_end:g} ms, "
+                               f"and {r.label} appended after it. Then {r.label} waits for {txn.name} to end; {r.handle} "
+                               f"received it on {where}."))
+            continue
+        if pos is None or pos < topic.max_read:
+            held = [topic.entries[p].label for p in range(topic.max_read + 1, len(topic.entries)) if p not in topic.txn_of]
+            if held:
+                out.append(Finding("PLS-TXN-003", PASS, None, f"none of {', '.join(held)} (held back)", r.label or "nothing",
+                                   f"{', '.join(held)} wait{'s' if len(held) == 1 else ''} behind {first.label} of open "
+                                   f"transaction {txn.name}, and {r.handle} "
+                                   f"{'received ' + r.label if r.label else 'received nothing'} on {where}."))
+    return out
+
+
+def _txn_pending(w: Watch, sub: Any) -> dict[int, str]:
+    return {pos: f"acked in transaction {name}, still open" for pos, name in sub.txn_pending.items()}
+
+
+def _txn_committed(w: Watch, sub: Any) -> dict[int, str]:
+    return {pos: f"acked in transaction {name}, which committed" for pos, name in sub.txn_committed.items()
+            if sub.cursor.is_acked(pos)}
+
+
+txn_pending_ack_held = _forbidding("PLS-TXN-007", "ack-resurrection", _txn_pending, "acked in an open transaction")
+txn_pending_ack_held.__doc__ = """PLS-TXN-007. Violated if a message acked individually in a transaction still open is delivered on
+that subscription again, whatever asked for a redelivery."""
+
+txn_committed_ack_final = _forbidding("PLS-TXN-008", "ack-resurrection", _txn_committed, "acked by a committed transaction")
+txn_committed_ack_final.__doc__ = """PLS-TXN-008. Violated if a message whose ack in a transaction was committed (and not
+brought back by a seek) is delivered on that subscription again."""
+
+
+def txn_timeout_releases(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-TXN-005. Violated if an Exclusive or Failover consumer, or a reader, waits across the end of
+    a timed-out transaction's abort window (plus the dispatch band) and receives nothing, while a
+    message that transaction held back is still unacked and not yet delivered to it."""
+    reader = w.model.readers.get(r.handle)
+    if reader is not None:
+        views = [(reader.topic, lambda p, rd=reader: p < rd.next_pos)]
+    else:
+        views = [(sub.topic, lambda p, s=sub: p in w.facts(s).delivered or s.cursor.is_acked(p))
+                 for sub in w.subscriptions_of(r.handle)
+                 if sub.dispatcher is not None and sub.dispatcher.type_name in ("Exclusive", "Failover")]
+    out: list[Finding] = []
+    for topic, done in views:
+        released = [(pos, window) for pos, window in sorted(topic.timeout_released.items()) if pos not in topic.aborted]
+        got = topic.by_label.get(r.label) if r.label is not None else None
+        hit = next(((pos, window) for pos, window in released if pos == got), None)
+        if hit is not None:
+            label = topic.entries[hit[0]].label
+            out.append(Finding("PLS-TXN-005", PASS, None, label, label,
+                               f"{label}, held back by a transaction that timed out, arrived after its abort "
+                               f"(due by {hit[1].end:g} ms)."))
+            continue
+        owed = next(((pos, window) for pos, window in released if not done(pos)), None)
+        if owed is None or r.label is not None or r.at_start is None:
+            continue
+        pos, window = owed
+        due = window.end + w.dispatch_latency_ms
+        if r.at_start <= window.end and r.at_end > due:
+            label = topic.entries[pos].label
+            out.append(Finding("PLS-TXN-005", FAIL, "lost-message", f"{label} by {due:g} ms", "nothing",
+                               f"Let the transaction that held {label} back time out, its abort due by {window.end:g} ms. "
+                               f"Then {label} becomes readable and {r.handle}, waiting from {r.at_start:g} to "
+                               f"{r.at_end:g} ms, gets it by {due:g} ms (dispatch band {w.dispatch_latency_ms:g} ms); "
+                               "nothing came."))
+    return out
+
+
 RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
     fault_acked_stays_acked, fault_nothing_lost, fault_delayed_kept,
     ack_individual, ack_cumulative, ttl_expired_gone, ttl_delivered_not_redelivered, np_no_redelivery,
@@ -917,6 +1068,8 @@ RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
     failover_partition_owner, retention_keeps_acked, sticky_key_routing, slot_routing, batch_redelivered_whole,
     batch_redelivered_unacked_only,
     batch_nack_whole_entry, chunked_whole,
+    txn_uncommitted_invisible, txn_aborted_never, txn_read_position, txn_timeout_releases,
+    txn_pending_ack_held, txn_committed_ack_final,
 )
 
 

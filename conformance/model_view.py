@@ -50,6 +50,7 @@ class ModelView(Protocol):
     policies: Any  # NamespacePolicies
     fault_log: list[Any]  # the faults so far (reference_model.faults.Fault), in order (PLS-FAULT-*)
     latency_ms: int  # the latency a set_latency op put in force (PLS-FAULT-*)
+    txns: Mapping[str, Any]  # txn handle -> reference_model.transactions.Txn (PLS-TXN-*)
 
     @property
     def stored_count(self) -> int: ...
@@ -57,7 +58,7 @@ class ModelView(Protocol):
     # ---- 1. what is allowed now
     def predict(self, op: str, args: Mapping[str, Any], at: Span) -> Rejected | None: ...
 
-    def commit_refusal(self, op: str, args: Mapping[str, Any], refused: Rejected) -> None: ...
+    def commit_refusal(self, op: str, args: Mapping[str, Any], refused: Rejected, at: Span | None = None) -> None: ...
 
     def receive_options(self, handle: str, at: Span, focus: str | None = None) -> ReceiveOptions | Rejected: ...
 

@@ -30,7 +30,12 @@ PLS-COMPACT-006 (``read_tombstone``: a tombstone that deleted its key read from 
 (``misroute_key_shared``), PLS-KEYSHARED-006 (``deliver_before_drained``: a moved hash reaches its new owner
 while the old one still holds a message of it), PLS-TOPIC-001 (``refuse_short_topic_name``), PLS-SUB-006
 (``stats_after_unsubscribe``), PLS-UNACKED-002/003 (``change_unacked_count``), PLS-UNACKED-001 (``drop_delivery``
-after the acks that unblocked a consumer under maxUnackedMessagesPerConsumer).
+after the acks that unblocked a consumer under maxUnackedMessagesPerConsumer). Transactions:
+PLS-TXN-001/002/003 (``deliver_through_transaction``: an empty receive shows a message of an open or an
+aborted transaction, or one held back behind an open transaction's first message), PLS-TXN-005
+(``keep_held_after_timeout``), PLS-TXN-007/008 (``deliver_acked`` of a message acked in a transaction,
+open or committed), PLS-TXN-009 (``drop_abort_redelivery``), PLS-TXN-004/006/010/011 (refusals accepted or
+misnamed).
 
 Honesty: a mutant the spec still allows is not a checker miss. Every operator classifies its
 mutants: ``allowed`` carries the reason when the lie is one Pulsar is allowed to tell (a
@@ -78,6 +83,8 @@ from conformance.trace import (
     received_message,
 )
 from reference_model import dead_letter as dl
+from reference_model import transactions as txn_model
+from reference_model.timing import Span
 from reference_model import unacked
 from reference_model.rules import RULES, applies as _applies, rule as _rule
 from reference_model.spec import ack_timeout_redelivery_window_ms, nack_backoff_delay_ms, nack_redelivery_window_ms
@@ -1155,6 +1162,9 @@ _WRONG_ERROR = {
     "InvalidConfiguration": "InvalidArgument", "InvalidArgument": "InvalidConfiguration",
     "ConsumerAssignError": "ConsumerBusy", "MessageTooBig": "InvalidArgument",
     "SubscriptionNotFound": "TopicNotFound",
+    "InvalidTxnStatus": "TransactionNotFound",
+    "TransactionConflict": "OtherError",
+    "TransactionHasOperationFailed": "InvalidTxnStatus",
 }
 
 
@@ -1197,6 +1207,14 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
             return ("PLS-CHUNK-003", "PLS-CHUNK-006")
         if err == "ProducerFenced":
             return ("PLS-ACCESS-004",)
+    if op in ("new_txn", "send", "ack", "ack_cumulative") and "txn" in a and err == "InvalidArgument":
+        return ("PLS-TXN-006",)  # the Python client has no transactions
+    if op in ("send", "ack", "ack_cumulative", "commit_txn", "abort_txn") and err == "InvalidTxnStatus":
+        return ("PLS-TXN-004",)
+    if op in ("ack", "ack_cumulative") and err == "TransactionConflict":
+        return ("PLS-TXN-010",)
+    if op == "commit_txn" and err == "TransactionHasOperationFailed":
+        return ("PLS-TXN-011",)
     if op == "ack_cumulative":
         return ("PLS-ACK-003",) if err == "CumulativeAcknowledgementNotAllowedError" else ("PLS-ACK-006",)
     if op == "stats" and err == "SubscriptionNotFound":
@@ -1529,6 +1547,131 @@ def _observed_from_send(f: _Facts, label: str, like: ObservedMessage, count: int
                            key=a.get("key"), ordering_key=a.get("ordering_key"), properties=dict(a.get("properties") or {}),
                            event_time=int(a.get("event_time") or 0), publish_time=int(v.get("publish_time") or 0),
                            redelivery_count=count, producer_name=like.producer_name)
+
+
+# --------------------------------------------------------------------------- transactions (PLS-TXN-*)
+
+
+@dataclass(frozen=True)
+class _TxnFacts:
+    begun: int  # index of its ok new_txn
+    timeout_ms: int
+    ended: int | None  # index of its ok commit_txn / abort_txn
+    committed: bool
+
+
+def _transactions(f: _Facts) -> dict[str, _TxnFacts]:
+    out: dict[str, _TxnFacts] = {}
+    for i, e in enumerate(f.history.events):
+        name = e.op.args.get("txn")
+        if e.outcome.status != OK or name is None:
+            continue
+        if e.op.op == "new_txn":
+            out[name] = _TxnFacts(i, int(e.op.args.get("timeout_ms", txn_model.DEFAULT_TIMEOUT_MS)), None, False)
+        elif e.op.op in ("commit_txn", "abort_txn") and name in out and out[name].ended is None:
+            out[name] = replace(out[name], ended=i, committed=e.op.op == "commit_txn")
+    return out
+
+
+def _txn_state_at(f: _Facts, t: _TxnFacts, i: int) -> str | None:
+    """OPEN / ENDED (committed before event ``i``) / ABORTED (aborted or surely timed out before it), or None
+    when the timeout may or may not have taken effect during it."""
+    events = f.history.events
+    if t.ended is not None and t.ended < i:
+        return "ENDED" if t.committed else "ABORTED"
+    window = txn_model.broker_timeout(txn_model.begin("", Span(events[t.begun].t_start_ms, events[t.begun].t_end_ms), t.timeout_ms),
+                                      _tol(f).dispatch_latency_ms)
+    if events[i].t_end_ms < window.start:
+        return "OPEN"
+    return "ABORTED" if events[i].t_start_ms > window.end else None
+
+
+def deliver_through_transaction(history: History) -> list[Mutant]:
+    """A receive that got nothing gets instead a message of an open transaction (PLS-TXN-001), of an
+    aborted one (PLS-TXN-002), or one sent without a transaction after an open transaction's first
+    message on the topic (PLS-TXN-003)."""
+    f = facts(history)
+    txns = _transactions(f)
+    if not txns:
+        return []
+    dels = _deliveries(f)
+    out = []
+    used: set[tuple[str, str]] = set()
+    for i, e in enumerate(history.events):
+        h = f.handle_at(i)
+        if e.op.op not in ("receive", "read_next") or e.outcome.status != OK or (e.outcome.value or {}).get("message") \
+                or h is None or h.topic == "":
+            continue
+        like = next((m for _, hh, m in dels if hh.topic == h.topic), None)
+        if like is None:
+            continue
+        first_open: str | None = None  # the first message on the topic of a transaction open at event i
+        for label, j in sorted(f.sends.items(), key=lambda kv: kv[1]):
+            send = history.events[j]
+            if j > i or f.producer_topic.get(send.op.args["producer"]) != h.topic:
+                continue
+            name = send.op.args.get("txn")
+            state = _txn_state_at(f, txns[name], i) if name in txns else None
+            if name is not None and state is None:
+                first_open = first_open or label  # may still be open: later messages may be held back
+                continue
+            if name is not None and state == "OPEN":
+                rule, why = "PLS-TXN-001", f"{label} of transaction {name}, still open"
+                first_open = first_open or label
+            elif name is not None and state == "ABORTED":
+                rule, why = "PLS-TXN-002", f"{label} of transaction {name}, which aborted"
+            elif name is None and first_open is not None:
+                rule, why = "PLS-TXN-003", f"{label}, appended after {first_open} of an open transaction"
+            else:
+                continue
+            if (rule, h.sub_key) in used:
+                continue
+            msg = _observed_from_send(f, label, like)
+            if msg is None:
+                continue
+            used.add((rule, h.sub_key))
+            events = list(history.events)
+            events[i] = replace(_with_message(e, msg), t_end_ms=min(e.t_end_ms, e.t_start_ms + 5))
+            m = _mutant(f, events, "deliver_through_transaction", (e.step,), (rule,), f"step {e.step}: {h.name} got {why}")
+            if m:
+                out.append(m)
+    return out
+
+
+def keep_held_after_timeout(history: History) -> list[Mutant]:
+    """A message a timed-out transaction held back, received by an Exclusive or Failover consumer or a reader,
+    never comes: the receive that got it waits its whole timeout and gets nothing (PLS-TXN-005)."""
+    f = facts(history)
+    txns = _transactions(f)
+    out = []
+    tol = _tol(f)
+    for i, e in enumerate(history.events):
+        h = f.handle_at(i)
+        got = (e.outcome.value or {}).get("message") if e.op.op in ("receive", "read_next") and e.outcome.status == OK else None
+        if not got or h is None or h.sub_type not in ("Exclusive", "Failover", "Reader"):
+            continue
+        label = got["payload"]
+        j = f.sends.get(label)
+        if j is None or history.events[j].op.args.get("txn") is not None:
+            continue
+        holders = [(name, t) for name, t in txns.items() if t.ended is None and any(
+            k < j and history.events[k].op.args.get("txn") == name
+            and f.producer_topic.get(history.events[k].op.args["producer"]) == h.topic for k in f.sends.values())]
+        if not holders:
+            continue
+        name, t = holders[0]
+        begun = history.events[t.begun]
+        window_end = begun.t_end_ms + t.timeout_ms + txn_model.BROKER_TIMEOUT_TICK_MS + tol.dispatch_latency_ms
+        if e.t_start_ms > window_end:
+            continue
+        events = list(history.events)
+        events[i] = _with_message(e, None)
+        _set_end(events, i, max(e.t_start_ms + e.op.args.get("timeout_ms", 0), window_end + tol.dispatch_latency_ms + 1))
+        m = _mutant(f, events, "keep_held_after_timeout", (e.step,), ("PLS-TXN-005",),
+                    f"step {e.step}: {label}, held back by {name} (timeout {t.timeout_ms} ms), never came")
+        if m:
+            out.append(m)
+    return out
 
 
 def delete_without_rollover(history: History) -> list[Mutant]:
@@ -2020,7 +2163,9 @@ def accept_rejected(history: History) -> list[Mutant]:
     f = facts(history)
     out = []
     for i, e in enumerate(history.events):
-        if e.outcome.status != REJECTED or e.op.op not in ("subscribe", "create_producer", "create_reader", "ack_cumulative"):
+        if e.outcome.status != REJECTED or e.op.op not in ("subscribe", "create_producer", "create_reader", "ack_cumulative",
+                                                           "new_txn", "commit_txn", "abort_txn") \
+                and not (e.op.op == "ack" and "txn" in e.op.args):
             continue
         rules = _rejection_rules(f, i)
         value = {"producer_name": f"mutant-{e.step}", "last_sequence_id": -1} if e.op.op == "create_producer" else {}
@@ -2101,12 +2246,16 @@ def deliver_acked(history: History) -> list[Mutant]:
     out = []
     tol = _tol(f)
     dels = _deliveries(f)
+    txns = _transactions(f)
     for x, ack in enumerate(history.events):
         if ack.op.op != "ack" or ack.outcome.status != OK:
             continue
         h = f.handle_at(x)
         got = [m for j, hh, m in dels if j < x and hh is h and m.payload == ack.op.args["message"]]
         if h is None or not got or _is_copy(got[-1]) or _non_persistent(h):
+            continue
+        if "txn" in ack.op.args:
+            out += _deliver_txn_acked(f, x, h, got[-1], txns.get(ack.op.args["txn"]))
             continue
         if any(history.events[k].op.op == "seek" and f.handle_at(k) is not None and f.handle_at(k).sub_key == h.sub_key
                for k in range(x + 1, len(history.events))):
@@ -2115,19 +2264,85 @@ def deliver_acked(history: History) -> list[Mutant]:
         if got[-1].message_id[3] >= 0 and not h.args.get("batch_index_ack"):
             allowed = ("a batched message without batch index ack: a redelivered batch comes back whole, acked "
                        "messages included (PLS-BATCH-004)")
-        wait = tol.ack_grouping_ms + tol.dispatch_latency_ms + 10.0
-        events = list(history.events)
-        again = Event(Op(0, "receive", {"consumer": h.name, "timeout_ms": int(wait) + 1000}),
-                      Outcome.ok({"message": replace(got[-1], redelivery_count=got[-1].redelivery_count + 1).to_json()}),
-                      ack.t_end_ms, ack.t_end_ms + wait)
-        events.insert(x + 1, again)
-        _shift_after(events, x + 1, wait)
+        events = _delivered_again_after(history, x, h, got[-1], tol.ack_grouping_ms + tol.dispatch_latency_ms + 10.0)
         # a batched message comes back only with its entry: with batch index ack, one that brings back an acked index
         rules = ("PLS-ACK-001", "PLS-BATCH-005") if got[-1].message_id[3] >= 0 and _index_ack(f, h) else ("PLS-ACK-001",)
         m = _mutant(f, events, "deliver_acked", (ack.step,), rules,
                     f"after step {ack.step}: {got[-1].payload} delivered again after its ack", allowed)
         if m:
             out.append(m)
+    return out
+
+
+def _delivered_again_after(history: History, at: int, h: _Handle, msg: ObservedMessage, wait: float) -> list[Event]:
+    """The history's events with a receive inserted right after event ``at``: ``h`` gets ``msg`` again (count+1)
+    ``wait`` ms later; everything after moves by ``wait``."""
+    events = list(history.events)
+    anchor = events[at]
+    again = Event(Op(0, "receive", {"consumer": h.name, "timeout_ms": int(wait) + 1000}),
+                  Outcome.ok({"message": replace(msg, redelivery_count=msg.redelivery_count + 1).to_json()}),
+                  anchor.t_end_ms, anchor.t_end_ms + wait)
+    events.insert(at + 1, again)
+    _shift_after(events, at + 1, wait)
+    return events
+
+
+def _deliver_txn_acked(f: _Facts, x: int, h: _Handle, msg: ObservedMessage, txn: "_TxnFacts | None") -> list[Mutant]:
+    """A message acked in a transaction is delivered again right after the ack, while the transaction is open
+    (PLS-TXN-007), and right after the transaction committed (PLS-TXN-008); after an abort it may come back."""
+    history = f.history
+    tol = _tol(f)
+    wait = tol.dispatch_latency_ms + 10.0
+    out = []
+    places = [(x, "PLS-TXN-007", "while its transaction is open")]
+    if txn is not None and txn.ended is not None and txn.committed:
+        places.append((txn.ended, "PLS-TXN-008", "after its transaction committed"))
+    for at, rule, when in places:
+        if any(history.events[k].op.op == "seek" and f.handle_at(k) is not None and f.handle_at(k).sub_key == h.sub_key
+               for k in range(x + 1, len(history.events))):
+            break  # a later seek may legitimately bring it back
+        if h.closed_step is not None and h.closed_step <= history.events[at].step:
+            continue
+        anchor = history.events[at]
+        events = _delivered_again_after(history, at, h, msg, wait)
+        m = _mutant(f, events, "deliver_acked", (history.events[x].step,), (rule,),
+                    f"after step {anchor.step}: {msg.payload}, acked in a transaction, delivered again {when}")
+        if m:
+            out.append(m)
+    return out
+
+
+def drop_abort_redelivery(history: History) -> list[Mutant]:
+    """After a transaction that acked a message individually aborts, the receive that got the message back
+    gets nothing, waiting past the dispatch band (PLS-TXN-009)."""
+    f = facts(history)
+    txns = _transactions(f)
+    tol = _tol(f)
+    out = []
+    for name, t in txns.items():
+        if t.ended is None or t.committed:
+            continue
+        abort = history.events[t.ended]
+        acked = {(f.handle_at(k).sub_key, e.op.args["message"]) for k, e in enumerate(history.events)
+                 if e.op.op == "ack" and e.op.args.get("txn") == name and e.outcome.status == OK and f.handle_at(k) is not None}
+        seen: set[str] = set()
+        for i in range(t.ended + 1, len(history.events)):
+            e = history.events[i]
+            h = f.handle_at(i)
+            if e.op.op != "receive" or h is None or h.sub_key in seen or h.kind != "consumer":
+                continue
+            seen.add(h.sub_key)  # the first receive on each subscription after the abort
+            got = (e.outcome.value or {}).get("message")
+            if not got or (h.sub_key, got["payload"]) not in acked or e.t_start_ms > abort.t_end_ms + tol.dispatch_latency_ms:
+                continue
+            events = list(history.events)
+            events[i] = _with_message(e, None)
+            due = abort.t_end_ms + tol.dispatch_latency_ms
+            _set_end(events, i, max(e.t_start_ms + e.op.args.get("timeout_ms", 0), due + tol.dispatch_latency_ms + 1))
+            m = _mutant(f, events, "drop_abort_redelivery", (e.step,), ("PLS-TXN-009",),
+                        f"step {e.step}: {got['payload']}, acked in {name} which aborted at step {abort.step}, never came back")
+            if m:
+                out.append(m)
     return out
 
 
@@ -2645,6 +2860,9 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "change_received_id": change_received_id,
     "change_last_sequence_id": change_last_sequence_id,
     "accept_rejected": accept_rejected,
+    "deliver_through_transaction": deliver_through_transaction,
+    "keep_held_after_timeout": keep_held_after_timeout,
+    "drop_abort_redelivery": drop_abort_redelivery,
     "reject_ok_op": reject_ok_op,
     "refuse_short_topic_name": refuse_short_topic_name,
     "deliver_acked": deliver_acked,

@@ -109,9 +109,11 @@ MORE_FEATURES = ("delayed_sends", "namespace_policies", "admin_ops")
 #   non_persistent: the second topic is non-persistent
 #   consumer_options: written-out defaults, inclusive starts, read_compacted consumers, tombstones
 #   java_handles: each handle's client is drawn (python or java) and Java-only options with it
+#   transactions: new_txn, sends and acks in a transaction, commit_txn / abort_txn, short timeouts
+#     (Java handles; a Python one is refused: PLS-TXN-006)
 AREA_FEATURES = ("batching", "chunking", "access_modes", "producer_options", "routing", "dead_letter", "retry",
                  "multi_topic", "key_shared_policies", "partitioned_failover", "non_persistent", "consumer_options",
-                 "java_handles")
+                 "java_handles", "transactions")
 RUN_CLIENTS = ("python", "java", "mixed")  # GenConfig.client: whose handles a trace has
 DLQ_TOPIC = "dlq"  # the dead-letter topic generated policies name (PLS-DLQ-*)
 MAX_MESSAGE_SIZE = 5_242_880  # the broker's default maxMessageSize (reference_model.chunking)
@@ -358,6 +360,10 @@ class TraceBuilder:
         if self.config.client == "mixed" and self.on("java_handles"):
             return "java" if self.c.flag() else "python"
         return None
+
+    def transactions(self, *, open_only: bool) -> list[str]:
+        """The transactions the model began (PLS-TXN-*), the open ones only if asked."""
+        return sorted(name for name, t in self.broker.txns.items() if not open_only or t.state == "OPEN")
 
     def held_labels(self, handle: str) -> list[str]:
         info = self.consumers[handle]
@@ -624,6 +630,13 @@ def _send_options(b: TraceBuilder, args: dict[str, Any], info: _Producer) -> boo
     if b.on("consumer_options") and b.c.flag(0.15):
         args["key"] = args.get("key") or f"k{b.c.integer(1, 3)}"  # a tombstone deletes its key on compaction
         args["tombstone"] = b.pick(("empty", "null"))
+    if b.on("transactions") and b.transactions(open_only=False) and b.c.flag(0.5):
+        # the model follows a transactional send that is plain: not batched, chunked, async or to a partitioned topic
+        plain = not (info.batching or info.chunking or args.get("async") or args.get("payload_size") or b.partitions.get(info.topic)
+                     or args.get("tombstone") or info.topic.startswith("non-persistent"))
+        if plain and (info.client == "java" or b.on("expected_rejections")):
+            args["txn"] = b.pick(b.transactions(open_only=not b.on("expected_rejections")))
+            may_refuse = True  # an ended or timed-out transaction (PLS-TXN-004), a Python producer (PLS-TXN-006)
     return may_refuse
 
 
@@ -773,7 +786,39 @@ def _holders(b: TraceBuilder) -> list[str]:
 
 def consumer_acks(b: TraceBuilder):
     handle = b.pick(_holders(b))
-    return "ack", {"consumer": handle, "message": b.pick(b.held_labels(handle))}, False
+    args = {"consumer": handle, "message": b.pick(b.held_labels(handle))}
+    return "ack", args, _ack_in_transaction(b, args)
+
+
+def _ack_in_transaction(b: TraceBuilder, args: dict[str, Any], java_p: float = 0.5) -> bool:
+    """Sometimes ack in a transaction (PLS-TXN-007..011): refused on a Python consumer (PLS-TXN-006),
+    or when it conflicts (PLS-TXN-010). True if it may be refused."""
+    java = b.consumers[args["consumer"]].client == "java"
+    if b.on("transactions") and b.transactions(open_only=True) and b.c.flag(java_p if java else 0.8):
+        args["txn"] = b.pick(b.transactions(open_only=True))
+        return True
+    return False
+
+
+def client_begins_transaction(b: TraceBuilder):
+    if b.config.client == "python" and not b.on("expected_rejections"):
+        raise _NoChoice()  # a Python run cannot begin a transaction (PLS-TXN-006): only as an expected rejection
+    args: dict[str, Any] = {"txn": b.fresh("x")}
+    client = b.handle_client()
+    if b.config.client == "mixed" and not b.on("expected_rejections"):
+        client = "java"  # only the Java client begins transactions: a Python one is an expected rejection
+    if client is not None:
+        args["client"] = client
+    if b.c.flag(0.4):
+        # short enough to time out within a trace (PLS-TXN-005), or the Java client's default
+        args["timeout_ms"] = b.pick((1000, 2000, 60000))
+    return "new_txn", args, (client or b._run_client()) != "java"  # PLS-TXN-006
+
+
+def client_ends_transaction(b: TraceBuilder):
+    name = b.pick(b.transactions(open_only=not b.on("expected_rejections")))
+    # an ended or timed-out transaction is refused (PLS-TXN-004)
+    return b.pick(("commit_txn", "commit_txn", "abort_txn")), {"txn": name}, True
 
 
 def consumer_nacks(b: TraceBuilder):
@@ -795,7 +840,8 @@ def consumer_acks_cumulatively(b: TraceBuilder):
     single, refused = _cumulative_candidates(b)
     handle = b.pick(single + refused)
     if handle in single:
-        return "ack_cumulative", {"consumer": handle, "message": b.pick(b.held_labels(handle))}, False
+        args = {"consumer": handle, "message": b.pick(b.held_labels(handle))}
+        return "ack_cumulative", args, _ack_in_transaction(b, args, java_p=0.9)
     # PLS-ACK-003: refused on Shared/Key_Shared before anything is sent; any sent label will do.
     return "ack_cumulative", {"consumer": handle, "message": b.pick(b.sent[b.consumers[handle].topic])}, True
 
@@ -969,12 +1015,15 @@ RULES: tuple[Rule, ...] = (
     # AREA_FEATURES
     Rule("producer_flushes", 2, lambda b: bool(_flushable(b)), producer_flushes),
     Rule("consumer_reconsumes_later", 3, lambda b: bool(_retrying(b)), consumer_reconsumes_later),
+    Rule("client_begins_transaction", 2, lambda b: len(b.transactions(open_only=True)) < 2, client_begins_transaction),
+    Rule("client_ends_transaction", 1, lambda b: bool(b.transactions(open_only=False)), client_ends_transaction),
 )
 ALWAYS = {"producer_sends", "consumer_receives", "producer_connects", "consumer_subscribes"}
 # Rules switched on by the feature of another name.
 _FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", "proxy_injects_fault": "faults",
                "admin_maintains_topics": "admin_ops", "admin_sets_policy": "namespace_policies",
-               "consumer_reconsumes_later": "retry"}
+               "consumer_reconsumes_later": "retry", "client_begins_transaction": "transactions",
+               "client_ends_transaction": "transactions"}
 # Rules on for any of several features.
 _ANY_FEATURE_OF = {"producer_flushes": ("batching", "producer_options")}
 _BY_NAME = {r.name: r for r in RULES}

@@ -59,6 +59,12 @@ ERROR_NAMES = (
     "AlreadyClosed",
     "Timeout",
     "UnknownHandle",
+    # transactions (PLS-TXN-*; Java client exception names without "Exception")
+    "TransactionConflict",
+    "InvalidTxnStatus",
+    "TransactionNotFound",
+    "TransactionCoordinatorNotFound",
+    "TransactionHasOperationFailed",
     "OtherError",
 )
 
@@ -102,7 +108,7 @@ _DICT = dict
 _LIST = list
 
 # handle-argument name -> kind of object it names; used to check handles are live.
-HANDLE_ARGS = {"producer": "producer", "consumer": "consumer", "reader": "reader"}
+HANDLE_ARGS = {"producer": "producer", "consumer": "consumer", "reader": "reader", "txn": "txn"}
 
 OP_SPECS: dict[str, dict[str, ArgSpec]] = {
     "create_topic": {
@@ -140,6 +146,7 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "deliver_at_ms": _arg(_INT),
         "payload_size": _arg(_INT),
         "async": _arg(_BOOL),  # send_async: the id comes with the next flush
+        "txn": _arg(_STR),  # produced in this transaction (new_txn); Java only
         "tombstone": _arg(_STR, choices=("empty", "null")),  # a compaction tombstone (no label in the payload)
     },
     "subscribe": {
@@ -168,8 +175,8 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "client": _arg(_STR, choices=CLIENT_NAMES),
     },
     "receive": {"consumer": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
-    "ack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
-    "ack_cumulative": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
+    "ack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True), "txn": _arg(_STR)},
+    "ack_cumulative": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True), "txn": _arg(_STR)},
     "nack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
     "redeliver_unacked": {"consumer": _arg(_STR, required=True)},
     "reconsume_later": {
@@ -212,6 +219,11 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "subscription": _arg(_STR, required=True),
         "seconds": _arg(_INT, required=True),
     },
+    # transactions (PLS-TXN-*): a txn handle lives from new_txn to the end of the trace; commit and
+    # abort end the transaction, not the handle (later ops on it are refused: PLS-TXN-004)
+    "new_txn": {"txn": _arg(_STR, required=True), "timeout_ms": _arg(_INT), "client": _arg(_STR, choices=CLIENT_NAMES)},
+    "commit_txn": {"txn": _arg(_STR, required=True)},
+    "abort_txn": {"txn": _arg(_STR, required=True)},
     # fault ops (docs/faults.md): injected through the fault proxy between the clients and the
     # broker (fixtures/faults.py); the model says what must survive each (reference_model/faults.py)
     "restart_broker": {"graceful": _arg(_BOOL)},  # default true: SIGTERM; false: SIGKILL
@@ -279,7 +291,7 @@ def _check_dead_letter(dead: Any) -> None:
 
 
 # ops that create a handle, and the argument that names it
-CREATES_HANDLE = {"create_producer": "producer", "subscribe": "consumer", "create_reader": "reader"}
+CREATES_HANDLE = {"create_producer": "producer", "subscribe": "consumer", "create_reader": "reader", "new_txn": "txn"}
 
 
 def _type_name(types: tuple[type, ...]) -> str:
@@ -368,7 +380,7 @@ class Op:
 
     def handle(self) -> str | None:
         """The handle this op acts on (or creates), if any."""
-        for name in ("producer", "consumer", "reader", "handle"):
+        for name in ("producer", "consumer", "reader", "handle", "txn"):
             if name in self.args:
                 return self.args[name]
         return None

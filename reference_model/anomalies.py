@@ -27,6 +27,15 @@ ANOMALIES: dict[str, Anomaly] = {a.name: a for a in (
             "ack timeout, redeliver_unacked, consumer close, seek or rewind was in effect."),
     Anomaly("ack-resurrection",
             "A message acknowledged on a subscription was delivered again on that subscription."),
+    Anomaly("uncommitted-delivery",
+            "A message produced in a transaction reached a consumer or reader while that transaction was still "
+            "open (PLS-TXN-001)."),
+    Anomaly("aborted-delivery",
+            "A message produced in a transaction that aborted or timed out reached a consumer or reader "
+            "(PLS-TXN-002)."),
+    Anomaly("read-past-open-transaction",
+            "A message appended after the first message of a still-open transaction reached a consumer or reader "
+            "before that transaction ended (PLS-TXN-003)."),
     Anomaly("early-redelivery",
             "A redelivered message arrived before the earliest instant its cause allows "
             "(e.g. sooner than the nack delay d after the nack)."),

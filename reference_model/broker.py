@@ -95,6 +95,7 @@ from reference_model.profiles import Profile, client_refusal, handle_profile, pr
 from reference_model.redelivery import JavaNackTracker, check_ack_timeout, check_ack_timeout_tick, multiplier_backoff_ms
 from reference_model.rejections import ModelError, NotModelledError, Rejected
 from reference_model.timing import Span, Window
+from reference_model import transactions as txns
 
 DISPATCHERS = {"Exclusive": ExclusiveDispatcher, "Failover": FailoverDispatcher, "Shared": SharedDispatcher,
                "Key_Shared": KeySharedDispatcher}
@@ -214,6 +215,18 @@ class Topic:
         self.subscriptions: dict[str, Subscription] = {}
         self.producer_names: set[str] = set()
         self.by_label: dict[str, int] = {}  # payload label -> position (unique per topic)
+        # PLS-TXN-001..005 (reference_model/transactions.py): position -> the transaction it was
+        # produced in; how far a dispatcher may read (None: everything); when a position held back
+        # by a transaction became readable; positions of aborted transactions (never delivered)
+        self.txn_of: dict[int, str] = {}
+        self.max_read: int | None = None
+        self.readable_since: dict[int, Span] = {}
+        self.aborted: set[int] = set()
+        self.timeout_released: dict[int, Span] = {}  # readable since a timed-out transaction's abort (PLS-TXN-005)
+
+    def readable_count(self) -> int:
+        """How many positions a dispatcher may read: all, or up to an open transaction's first (PLS-TXN-003)."""
+        return len(self.entries) if self.max_read is None else self.max_read
 
 
 class Subscription:
@@ -246,16 +259,24 @@ class Subscription:
         self.trimmable: set[int] = set()
         # PLS-TTL-001/003: positions an expiry pass moved the cursor past (for explanations)
         self.expired: set[int] = set()
+        # PLS-TXN-007..010: positions acked in a transaction not yet ended (position -> transaction; the
+        # cursor counts them acked, so nothing redelivers them), the pending cumulative ack (transaction,
+        # the positions it covered), and positions whose ack a commit made final
+        self.txn_pending: dict[int, str] = {}
+        self.txn_cumulative: tuple[str, tuple[int, ...]] | None = None
+        self.txn_committed: dict[int, str] = {}
 
     # SubscriptionView
     def n_entries(self) -> int:
-        return len(self.topic.entries)
+        """The positions a dispatcher may read (PLS-TXN-003: not past an open transaction's first)."""
+        return self.topic.readable_count()
 
     def stored_span(self, pos: int) -> Span:
-        """When ``pos`` became deliverable here: when it was stored, or its deliver-at window (PLS-DELAY-*)."""
-        if self.delivery_span is not None:
-            return self.delivery_span(self, pos)
-        return self.topic.entries[pos].stored
+        """When ``pos`` became deliverable here: when it was stored, or its deliver-at window (PLS-DELAY-*),
+        or when the transaction that held it back ended (PLS-TXN-001/003)."""
+        span = self.delivery_span(self, pos) if self.delivery_span is not None else self.topic.entries[pos].stored
+        since = self.topic.readable_since.get(pos)
+        return span if since is None else Span(max(span.start, since.start), max(span.end, since.end))
 
     def delivery_rules(self, pos: int) -> tuple[str, ...]:
         """Feature rules a delivery of ``pos`` speaks to (delayed delivery), for verdicts."""
@@ -345,6 +366,7 @@ class Broker(FeatureOps):
         self.fault_log: list[faults.Fault] = []
         self.latency_ms = 0
         self.nacked_by: set[str] = set()
+        self.txns: dict[str, txns.Txn] = {}  # trace txn handle -> the transaction (PLS-TXN-*)
         self._init_features()
 
     # ================================================================== lookups
@@ -511,14 +533,19 @@ class Broker(FeatureOps):
             self.facts = {}  # the step's facts, returned with its outcome by ``step``
         outcome = decide_then(step(self, args, at, observed), commit=commit)
         if commit and isinstance(outcome, Rejected):
-            self.commit_refusal(op, args, outcome)
+            self.commit_refusal(op, args, outcome, at)
         return outcome
 
-    def commit_refusal(self, op: str, args: Mapping[str, Any], refused: Rejected) -> None:
+    def commit_refusal(self, op: str, args: Mapping[str, Any], refused: Rejected, at: Span | None = None) -> None:
         """What a refused op still leaves behind (``predict`` changes nothing; a caller that judged
         a refusal it predicted commits it with this). A send refused for its size used up a
         generated sequence id (``Profile.too_big_uses_sequence_id``, or a batched message) and, on
         a partitioned producer, moved the round-robin router (PLS-DEDUP-006, PLS-ROUTE-002)."""
+        txn = self.txns.get(args.get("txn", ""))
+        if txn is not None and refused.error == "TransactionConflict" and txn.state == txns.OPEN:
+            self.txns[txn.name] = txns.failed(txn)  # PLS-TXN-011: it can no longer commit
+        if txn is not None and refused.error == "TransactionHasOperationFailed" and txn.state == txns.OPEN:
+            self._end_txn(txn, txns.ABORTED, at or Span.at(self.now))  # the Java client aborts it
         if op != "send" or refused.error != "MessageTooBig":
             return
         producer = self.producers.get(args["producer"])
@@ -671,6 +698,9 @@ class Broker(FeatureOps):
         if refused is not None:
             return refused
         topic = producer.topic
+        txn = self._send_txn(producer, args, at)
+        if isinstance(txn, Rejected):
+            return txn
         self.check_batch_timer(producer.handle, at)
         # PLS-CHUNK-002/003: the size check comes before the send; on a partitioned topic every
         # partition's producer makes the same check (the metadata does not name the partition).
@@ -695,7 +725,13 @@ class Broker(FeatureOps):
         producer.sent += 1
         # PLS-PROD-001 / PLS-DEDUP-*: sequence ids, dedup, batching, chunking, delay (feature_ops).
         # PLS-MSGID-001: non-partitioned -> partition -1; not batched -> batch_index -1.
-        return self._feature_send(producer, topic, args, at, observed)
+        value = self._feature_send(producer, topic, args, at, observed)
+        if txn is not None and not isinstance(value, Rejected) and label in self.labels:
+            stored_topic, pos = self.labels[label]
+            stored_topic.txn_of[pos] = txn.name
+            self.txns[txn.name] = txns.produced(txn, stored_topic.full, pos)
+            self._update_read_position(stored_topic, at)
+        return value
 
     def _store(self, topic: Topic, label: str, *, key, ordering_key, properties, event_time, publish_time,
                producer_name, sequence_id, at: Span, message_id: MessageId | None = None) -> StoredMessage:
@@ -1090,9 +1126,12 @@ class Broker(FeatureOps):
             sub.dispatcher.acked(newly, at)
 
     def _op_ack(self, args, at, observed):
+        if "txn" in args:
+            return (yield from self._ack_in_txn(args, at))
         found = self._resolve(args["consumer"], args["message"])
         if isinstance(found, Rejected):
             return found
+        self._no_plain_ack_of_pending(found[1], [found[2]])
         yield  # decided: the message is acked
         config, sub, pos = found
         batch = self._feature_ack(config, sub, pos, at)
@@ -1107,6 +1146,9 @@ class Broker(FeatureOps):
         return {}
 
     def _op_ack_cumulative(self, args, at, observed):
+        refused = self._txn_client_check(args)
+        if refused is not None:
+            return refused
         found = self._consumer_or_reject(args["consumer"])
         if isinstance(found, Rejected):
             return found
@@ -1124,6 +1166,9 @@ class Broker(FeatureOps):
         found = self._resolve(args["consumer"], args["message"])
         if isinstance(found, Rejected):
             return found
+        if "txn" in args:
+            return (yield from self._ack_cumulative_in_txn(args, found, at))
+        self._no_plain_ack_of_pending(found[1], range(found[1].cursor.mark_delete + 1, found[2] + 1))
         yield  # decided: everything up to the message is acked
         config, sub, pos = found  # on a partitioned topic: that partition only
         # PLS-ACK-002: everything up to and including pos.
@@ -1401,10 +1446,16 @@ class Broker(FeatureOps):
         reader = self.readers.get(handle)
         if reader is not None:
             self.check_no_batch_in_flight({reader.topic.full}, at)
-            n = len(reader.topic.entries)
+            if reader.topic.aborted - reader.skip:  # PLS-TXN-002: a reader skips aborted messages too
+                reader.skip |= reader.topic.aborted
+                self._reader_skip(reader)
+            n = reader.topic.readable_count()  # PLS-TXN-003
             if reader.next_pos >= n:
                 return ReceiveOptions(())
             stored = reader.topic.entries[reader.next_pos].stored
+            since = reader.topic.readable_since.get(reader.next_pos)
+            if since is not None:
+                stored = Span(max(stored.start, since.start), max(stored.end, since.end))
             due = max(stored.end, reader.created.end)
             cand = Candidate(reader.next_pos, Window(stored.start, stored.start, due), (reader.rule,),
                              "next message for the reader", kind="stream")
@@ -1413,6 +1464,8 @@ class Broker(FeatureOps):
         if found is None:
             return self._handle_missing(handle, "consumer or reader")
         self.check_no_batch_in_flight({s.topic.full for _, s in self.attachments(handle)}, at)
+        for _, sub in self.attachments(handle):
+            self._drop_aborted(sub, at)
         if handle not in self.partition_consumers:
             sub = found[1]
             pos = sub.topic.by_label.get(focus) if focus is not None else None
@@ -1552,6 +1605,7 @@ class Broker(FeatureOps):
         t = self._peek_topic(topic)
         if isinstance(t, Rejected):
             return t
+        self._no_transaction_stats(t)
         if t is not None and t.partitions:
             # Partitioned stats add up the partitions.
             total_low = total_high = 0
@@ -1587,6 +1641,7 @@ class Broker(FeatureOps):
         """PLS-UNACKED-002/003: the ``unackedMessages`` each connected consumer of a Shared / Key_Shared
         subscription may report, by consumer name (``reference_model/unacked.py``). None when nothing is
         stated: another type, a partitioned topic, or batched entries (counted per message, not modelled)."""
+        self._no_transaction_stats(self.topic_named(topic))
         found = self._stats_subscription(topic, subscription, at)
         if found is None:
             return None
@@ -1738,6 +1793,201 @@ class Broker(FeatureOps):
 
     # ================================================================== the composition
 
+    # ================================================================== transactions
+
+    def _op_new_txn(self, args, at, observed):
+        prof = self.args_profile(args)
+        refused = self._java_only_refusal("new_txn", args, prof)  # PLS-TXN-006
+        if refused is not None:
+            return refused
+        name = args["txn"]
+        if name in self.txns:
+            raise ModelError(f"transaction {name!r} begun twice; every new_txn needs a distinct txn name")
+        yield  # decided: the transaction begins
+        txn = self.txns[name] = txns.begin(name, at, args.get("timeout_ms"))
+        self.handle_profiles[name] = prof
+        window = txns.broker_timeout(txn, self.slack_ms)
+        self._schedule(window.start, lambda: self._time_out(name, window))  # PLS-TXN-005
+        return {}
+
+    def _time_out(self, name: str, window: Span) -> None:
+        """PLS-TXN-005: the broker aborts a transaction still open at its timeout."""
+        if self.txns[name].state == txns.OPEN:
+            self._end_txn(self.txns[name], txns.TIMED_OUT, window)
+
+    def _txn_or_reject(self, name: str, op: str, at: Span) -> "txns.Txn | Rejected":
+        txn = self.txns.get(name)
+        if txn is None:
+            if name in self.closed:
+                return Rejected("InvalidTxnStatus", "PLS-TXN-004", f"transaction {name!r} has ended")
+            return Rejected("UnknownHandle", "PLS-TXN-004", f"no transaction named {name!r}: a bug in the trace")
+        return txns.refusal(txn, op, at, self.slack_ms) or txn  # PLS-TXN-004
+
+    def _end_step(self, args, at, op: str, state: str):
+        found = self._txn_or_reject(args["txn"], op, at)
+        if isinstance(found, Rejected):
+            return found
+        refused = txns.commit_refusal(found) if state == txns.COMMITTED else None
+        if refused is not None:
+            return refused  # PLS-TXN-011: commit_refusal aborts it
+        yield  # decided: the transaction ends
+        self._end_txn(found, state, at)
+        return {}
+
+    def _op_commit_txn(self, args, at, observed):
+        return (yield from self._end_step(args, at, "commit_txn", txns.COMMITTED))
+
+    def _op_abort_txn(self, args, at, observed):
+        return (yield from self._end_step(args, at, "abort_txn", txns.ABORTED))
+
+    def _end_txn(self, txn: "txns.Txn", state: str, at: Span) -> None:
+        """Commit, abort or time out: a marker entry on each topic it produced to; its messages
+        become readable (committed) or are dropped (PLS-TXN-001..003, 005)."""
+        ended = self.txns[txn.name] = txns.end(txn, state, at)
+        self._end_txn_acks(ended, state, at)
+        for full in txns.topics_written(ended):
+            topic = self.topics[full]
+            self.topic_features(topic).next_entry += 1  # the commit or abort marker takes an entry id
+            topic.aborted = txns.aborted_positions(topic.txn_of, self.txns)
+            before = topic.readable_count()
+            self._update_read_position(topic, at)
+            if state == txns.TIMED_OUT:
+                topic.timeout_released.update({pos: at for pos in txns.newly_readable(before, topic.readable_count())})
+
+    def _end_txn_acks(self, txn: "txns.Txn", state: str, at: Span) -> None:
+        """PLS-TXN-008/009: a commit makes the transaction's acks final; an abort or a timeout unacks
+        them, and the broker redelivers the individually acked ones (a cumulative ack is only undone)."""
+        aborted: dict[int, dict[int, tuple[str, int]]] = {}  # id(sub) -> position -> (consumer, count)
+        subs: dict[int, Subscription] = {}
+        for topic, name, pos, handle, count in txn.acked:
+            sub = self.topics[topic].subscriptions.get(name)
+            if sub is None or sub.txn_pending.get(pos) != txn.name:
+                continue
+            del sub.txn_pending[pos]
+            if state == txns.COMMITTED:
+                sub.txn_committed[pos] = txn.name
+            elif sub.cursor.unack(pos):
+                aborted.setdefault(id(sub), {})[pos] = (handle, count)
+                subs[id(sub)] = sub
+        for topic, name, (upto,) in txn.cumulative:
+            sub = self.topics[topic].subscriptions.get(name)
+            if sub is None or sub.txn_cumulative is None or sub.txn_cumulative[0] != txn.name:
+                continue
+            sub.txn_cumulative = None
+            if state == txns.COMMITTED:  # the mark-delete position moves now; an abort moves nothing
+                newly = [p for p in range(sub.cursor.mark_delete + 1, upto + 1) if not sub.cursor.is_acked(p)]
+                sub.cursor.ack_cumulative(upto)
+                if sub.dispatcher is not None:
+                    sub.dispatcher.acked(newly, at)
+                sub.txn_committed.update({p: txn.name for p in newly})
+        for key, holders in aborted.items():
+            if subs[key].dispatcher is not None:
+                subs[key].dispatcher.transaction_aborted(holders, at)
+
+    def _update_read_position(self, topic: Topic, at: Span) -> None:
+        """PLS-TXN-003: how far dispatchers may read now; what the change made readable, and when."""
+        before = topic.readable_count()
+        end = txns.readable_end(topic.txn_of, self.txns, len(topic.entries))
+        topic.max_read = None if end >= len(topic.entries) else end
+        for pos in txns.newly_readable(before, topic.readable_count()):
+            topic.readable_since[pos] = at
+
+    def _send_txn(self, producer: Producer, args, at: Span) -> "txns.Txn | Rejected | None":
+        """The open transaction a send is made in (None: not in one), or the send's refusal."""
+        if "txn" not in args:
+            return None
+        refused = self._java_only_refusal("send", args, self.profile_of(producer.handle))  # PLS-TXN-006
+        if refused is not None:
+            return refused
+        txn = self._txn_or_reject(args["txn"], "send", at)
+        if isinstance(txn, Rejected):
+            return txn
+        features = self.pfx.get(producer.handle)
+        if producer.topic.partitions or args.get("async") or args.get("deliver_after_ms") is not None \
+                or args.get("deliver_at_ms") is not None or (features is not None and (features.batching or features.chunking)) \
+                or not names.is_persistent(producer.topic.full):
+            raise NotModelledError("a transactional send that is batched, chunked, async, delayed, partitioned or non-persistent")
+        return txn
+
+    def _txn_client_check(self, args) -> Rejected | None:
+        """PLS-TXN-006: a Python consumer cannot ack in a transaction."""
+        if "txn" not in args:
+            return None
+        return self._java_only_refusal("ack", args, self.profile_of(args["consumer"]))
+
+    def _ack_in_txn(self, args, at: Span):
+        """PLS-TXN-007/010: an individual ack in a transaction is pending until the transaction ends."""
+        refused = self._txn_client_check(args)
+        if refused is not None:
+            return refused
+        txn = self._txn_or_reject(args["txn"], "ack", at)  # PLS-TXN-004
+        if isinstance(txn, Rejected):
+            return txn
+        found = self._resolve(args["consumer"], args["message"])
+        if isinstance(found, Rejected):
+            return found
+        config, sub, pos = found
+        self._modelled_txn_ack(config, sub, [pos])
+        pending = sub.txn_pending.get(pos)
+        if pending == txn.name or (sub.txn_cumulative is not None and pos in sub.txn_cumulative[1]):
+            raise NotModelledError("an ack in a transaction of a message that transaction (or a pending cumulative ack) already acked")
+        refused = txns.ack_refusal(txn, args["message"], pending_in=pending, already_acked=sub.cursor.is_acked(pos))
+        acked_at = sub.ack_times.get(pos)
+        if refused is not None and pending is None and acked_at is not None \
+                and at.start - acked_at <= self.profile_of(config.handle).ack_grouping_ms + self.slack_ms:
+            # the plain ack may still wait in the client's ack-grouping buffer: the broker may not know it yet
+            refused = replace(refused, certain=False)
+        if refused is not None:
+            return refused  # PLS-TXN-010; the transaction is marked failed by commit_refusal
+        count = sub.dispatcher.count_held_by(config.handle, pos) if sub.dispatcher is not None else None
+        if count is None and sub.dispatcher is not None and sub.dispatcher.type_name in ("Shared", "Key_Shared"):
+            raise NotModelledError("an ack in a transaction of a message the consumer does not hold")
+        yield  # decided: the ack is pending in the transaction
+        sub.cursor.ack(pos)
+        sub.dispatcher.acked([pos], at)
+        sub.txn_pending[pos] = txn.name
+        self.txns[txn.name] = txns.acked(self.txns[txn.name], sub.topic.full, sub.name, pos, config.handle, count or 0)
+        return {}
+
+    def _ack_cumulative_in_txn(self, args, found, at: Span):
+        """PLS-TXN-007/010: a cumulative ack in a transaction (Exclusive / Failover) is pending until it ends."""
+        txn = self._txn_or_reject(args["txn"], "ack_cumulative", at)  # PLS-TXN-004
+        if isinstance(txn, Rejected):
+            return txn
+        config, sub, pos = found
+        self._modelled_txn_ack(config, sub, range(sub.cursor.mark_delete + 1, pos + 1))
+        if sub.txn_cumulative is not None and sub.txn_cumulative[0] != txn.name:
+            return Rejected("TransactionConflict", "PLS-TXN-010",
+                            f"transaction {sub.txn_cumulative[0]!r} holds a pending cumulative ack on {sub.name}, "
+                            f"so a cumulative ack in {txn.name!r} conflicts")
+        if sub.txn_cumulative is not None or any(p in sub.txn_pending for p in range(pos + 1)) or pos <= sub.cursor.mark_delete:
+            raise NotModelledError("a cumulative ack in a transaction over another transactional ack, or below the mark-delete position")
+        yield  # decided: the cumulative ack waits for the commit; until then nothing moves (PLS-TXN-007)
+        sub.txn_cumulative = (txn.name, (pos,))
+        self.txns[txn.name] = txns.acked_cumulatively(self.txns[txn.name], sub.topic.full, sub.name, (pos,))
+        return {}
+
+    def _modelled_txn_ack(self, config: ConsumerConfig, sub: Subscription, positions) -> None:
+        if sub.dispatcher is None or any(len(sub.batch_of(p)) > 1 for p in positions) or self.partition_consumers.get(config.handle):
+            raise NotModelledError("an ack in a transaction of a batched message, on a partitioned topic, or with no dispatcher")
+
+    @staticmethod
+    def _no_plain_ack_of_pending(sub: Subscription, positions) -> None:
+        if sub.txn_cumulative is not None or any(p in sub.txn_pending for p in positions):
+            raise NotModelledError("an ack outside a transaction of a message acked in a transaction still open")
+
+    def _drop_aborted(self, sub: Subscription, at: Span) -> None:
+        """PLS-TXN-002: the dispatcher acks an aborted transaction's messages instead of sending them."""
+        dropped = [pos for pos in sorted(sub.topic.aborted) if sub.cursor.ack(pos)]
+        if dropped and sub.dispatcher is not None:
+            sub.dispatcher.acked(dropped, at)
+
+    @staticmethod
+    def _no_transaction_stats(topic: "Topic | None") -> None:
+        if topic is not None and (topic.txn_of or any(s.txn_pending or s.txn_cumulative or s.txn_committed
+                                                      for s in topic.subscriptions.values())):
+            raise NotModelledError("backlog and unacked counts of a topic with transactional messages (marker entries count until dispatched)")
+
     # Each op a trace applies, and the step that applies it: the chapter functions it calls are
     # named in each step. ``receive``/``read_next`` are followed through ``receive_options`` and
     # ``take``, ``stats`` through ``backlog``. A variant of the model (a broken one in the tests,
@@ -1766,6 +2016,9 @@ class Broker(FeatureOps):
         "cut_connections": _op_cut_connections,
         "set_latency": _op_set_latency,
         "stall_connections": _op_stall_connections,
+        "new_txn": _op_new_txn,
+        "commit_txn": _op_commit_txn,
+        "abort_txn": _op_abort_txn,
     })
 
 

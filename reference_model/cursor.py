@@ -52,6 +52,19 @@ class Cursor:
         self._compact()
         return newly
 
+    def unack(self, pos: int) -> bool:
+        """Undo the ack of ``pos`` (a transaction that acked it aborted, PLS-TXN-009); the acks of
+        other positions stay. True if ``pos`` was acked."""
+        if not self.is_acked(pos):
+            return False
+        if pos in self.holes_acked:
+            self.holes_acked.discard(pos)
+            return True
+        # pos is at or before the mark-delete position: it moves back before pos
+        self.holes_acked |= set(range(pos + 1, self.mark_delete + 1))
+        self.mark_delete = pos - 1
+        return True
+
     def first_unacked(self, start: int = 0) -> int:
         """The first position ``>= start`` not acked (may equal the end of the topic)."""
         p = max(start, self.mark_delete + 1)

@@ -113,6 +113,8 @@ class Profile:
     # PLS-SUB-007 / PLS-SHARED-003 / PLS-FAILOVER-005: Java-only consumer settings.
     non_durable_supported: bool = False
     priority_level_supported: bool = False
+    # PLS-TXN-006: pulsar-client (Python) 3.13.0 has transaction errors but no way to begin one.
+    transactions_supported: bool = False
     # broker >= 4.1 (PIP-391) enables batch index ack by default (batching is not modelled).
     broker_batch_index_ack_default: bool = False
     # The C++ client groups acks and flushes every 100 ms (AckGroupingTrackerEnabled).
@@ -222,6 +224,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             too_big_uses_sequence_id=False,  # PLS-DEDUP-006: the size check comes first
             non_durable_supported=True,  # PLS-SUB-007
             priority_level_supported=True,  # PLS-SHARED-003, PLS-FAILOVER-005
+            transactions_supported=True,  # PLS-TXN-006
         )
     if broker in ("4.1", "5.x"):
         profile = replace(profile, broker_batch_index_ack_default=True, shared_close_increments_redelivery_count=None)
@@ -269,6 +272,11 @@ CLIENT_ONLY_SETTINGS = {
     "create_producer": (
         ("hashing_scheme", "PLS-ROUTE-004", "choice of hashing scheme", "hashing_scheme_supported"),
     ),
+    # PLS-TXN-006: a transaction is begun, and used, with the Java client only
+    "new_txn": (("txn", "PLS-TXN-006", "transactions", "transactions_supported"),),
+    "send": (("txn", "PLS-TXN-006", "transactions", "transactions_supported"),),
+    "ack": (("txn", "PLS-TXN-006", "transactions", "transactions_supported"),),
+    "ack_cumulative": (("txn", "PLS-TXN-006", "transactions", "transactions_supported"),),
 }
 
 

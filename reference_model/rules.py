@@ -1627,6 +1627,142 @@ RULES = RULES + (
 )
 
 
+# --------------------------------------------------------------------------- transactions
+# Model: reference_model/transactions.py. Read in the broker and Java client sources; confirmed live
+# on broker 4.0.8 with the Java client 4.0.8 (the cases in conformance/cases/transactions/, run live by tests/conformance/test_cases.py).
+
+_TXN_BUFFER = "apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/transaction/buffer/impl/TopicTransactionBuffer.java"
+_TXN_CLIENT = "apache/pulsar pulsar-client/src/main/java/org/apache/pulsar/client/impl/transaction/TransactionImpl.java"
+_LIVE_TXN = "Live (broker 4.0.8, Java client 4.0.8): "
+# Clients: java, the only client that can begin a transaction; PLS-TXN-001..003 are the broker's, and a
+# Python consumer sees the same in a mixed run (a mixed run judges every client's rules).
+
+RULES = RULES + (
+    Rule(
+        id="PLS-TXN-001", area="TXN",
+        title="A message produced in a transaction is not delivered to any consumer or reader before the transaction commits; after the commit it is delivered",
+        source="docs/txn-what.md#transaction-semantics",
+        quote='In other words, the broker does not deliver transactional messages which are part of an open transaction or messages which are part of an aborted transaction.', status="normative", applies_to=_JAVA,
+        note=(f"{_TXN_BUFFER}: maxReadPosition stays before the transaction's first message; commitTxn writes a "
+              f"commit marker and moves it. {_LIVE_TXN}a1 and a2 sent in an open transaction: a Shared consumer "
+              "received nothing for 1.5 s; right after commit_txn it received a1 and a2."),
+    ),
+    Rule(
+        id="PLS-TXN-002", area="TXN",
+        title="A message produced in a transaction that aborts (by the application or by its timeout) is never delivered",
+        source="docs/txn-what.md#transaction-semantics",
+        quote='In other words, the broker does not deliver transactional messages which are part of an open transaction or messages which are part of an aborted transaction.', status="normative", applies_to=_JAVA,
+        note=("apache/pulsar pulsar-broker/.../service/AbstractBaseDispatcher.java#filterEntriesForConsumer asks the "
+              "transaction buffer isTxnAborted and acks such entries instead of sending them; markers are acked the same "
+              "way (the same in the 3.0.7, 3.3.6 and 4.0.8 jars). "
+              f"{_LIVE_TXN}b1 sent in a transaction, then n2 without one, then abort_txn: the consumer received n2 only."),
+    ),
+    Rule(
+        id="PLS-TXN-003", area="TXN",
+        title="A topic is read up to the first message of its oldest open transaction: a message appended after it waits for that transaction to end, even if it was sent without a transaction; committed messages keep their append order",
+        source=_TXN_BUFFER,
+        quote="", status="inferred", applies_to=_JAVA,
+        note=("maxReadPosition is the position before the first message of the oldest ongoing transaction on the topic "
+              "(ongoingTxns), or the last confirmed entry when none is open; the dispatcher never reads past it. "
+              f"{_LIVE_TXN}a1 (txn), n1 (no txn), a2 (txn): nothing delivered until the commit, then a1, n1, a2 in that "
+              "order; with a 2 000 ms transaction timeout and no commit, n1 was delivered 2 050 ms after the transaction began."),
+    ),
+    Rule(
+        id="PLS-TXN-004", area="TXN",
+        title="Once a transaction has committed, aborted or timed out, the client refuses to send, ack, commit or abort with it (InvalidTxnStatus)",
+        source=_TXN_CLIENT,
+        quote="", status="inferred", applies_to=_JAVA,
+        note=("checkState / checkIfOpen: an op on a transaction that is not OPEN fails with "
+              "TransactionCoordinatorClientException.InvalidTxnStatusException; the client's own timer sets TIME_OUT at "
+              f"the timeout. {_LIVE_TXN}commit after abort: '[0:1] with unexpected state: ABORTED, expect: [OPEN, COMMITTING]'; "
+              "abort after commit and commit twice likewise; a send with a committed transaction: 'with unexpected state : "
+              "COMMITTED, expect OPEN state!'; after a 2 000 ms timeout: state TIME_OUT for send, commit and abort."),
+    ),
+    Rule(
+        id="PLS-TXN-005", area="TXN",
+        title="A transaction still open when its timeout passes is aborted: its messages are never delivered and the messages it held back become readable",
+        source="docs/txn-how.md#transaction-coordinator",
+        quote='It handles transaction timeout, and ensures that the transaction is aborted after a transaction timeout.', status="normative", applies_to=_JAVA,
+        note=("apache/pulsar pulsar-broker/.../TransactionMetadataStoreService.java#endTransactionForTimeout: the "
+              "coordinator's timeout tracker (TransactionTimeoutTrackerImpl, a 100 ms tick) ends the transaction with an "
+              "abort, which writes abort markers to its topics. The Java client's default timeout is 60 s (TransactionBuilderImpl). "
+              "Timed: the abort may come up to 1 s (tentative) after the deadline. "
+              f"{_LIVE_TXN}timeout 2 000 ms, t1 sent in it and n1 after it: n1 arrived 2 050 ms after the transaction began; "
+              "t1 never; the abort marker took an entry id."),
+    ),
+    Rule(
+        id="PLS-TXN-007", area="TXN",
+        title="A message acked individually in a transaction still open is pending: it is not redelivered on that subscription while the transaction is open, whatever asks for a redelivery (a cumulative ack in a transaction moves nothing until the commit)",
+        source="docs/txn-how.md#pending-acknowledge-state",
+        quote=("If a message is in the pending acknowledge state, the message cannot be acknowledged by other transactions "
+               "until the message is removed from the pending acknowledge state."),
+        status="normative", applies_to=_JAVA,
+        note=("apache/pulsar pulsar-broker/.../transaction/pendingack/impl/PendingAckHandleImpl.java keeps the position; the "
+              "dispatcher filters positions in pending ack from redeliveries. The quote is about other transactions; that "
+              f"nothing redelivers the message is the source's. {_LIVE_TXN}m1 acked in A, then redeliver_unacked: the Shared "
+              "consumer got m2 and m3 back, not m1; m2 acked in B, then its consumer closed: the other consumer got m1 and "
+              "m3, not m2; x1 acked in D on Exclusive, redeliver_unacked: x0 and x2 came again, not x1. A cumulative ack of "
+              "x2 in D is only a claim until the commit: redeliver_unacked brought x0, x1, x2 back."),
+    ),
+    Rule(
+        id="PLS-TXN-008", area="TXN",
+        title="A transaction's commit makes its acks final: the messages are never delivered on that subscription again",
+        source="docs/txn-what.md#transaction-semantics",
+        quote=("A message is acked successfully only once by a consumer under the subscription when acknowledging the "
+               "message with the transaction ID."),
+        status="normative", applies_to=_JAVA,
+        note=("PendingAckHandleImpl#internalCommitTxn acks the positions on the cursor. "
+              f"{_LIVE_TXN}m2 acked in C, C committed, then redeliver_unacked: m1 and m3 came back, not m2."),
+    ),
+    Rule(
+        id="PLS-TXN-009", area="TXN",
+        title="A transaction's abort (or timeout) undoes its acks: an individually acked message is redelivered at once (Shared / Key_Shared: its redelivery count one higher; Exclusive / Failover: the subscription rewinds); a cumulative ack in it is dropped and redelivers nothing",
+        source="docs/txn-what.md#transaction-semantics",
+        quote="If a transaction is aborted, all the writes and acknowledgments in this transaction rollback.",
+        status="normative", applies_to=_JAVA,
+        note=("apache/pulsar pulsar-broker/.../service/persistent/PersistentSubscription.java#endTxn: on an abort of "
+              "individual acks the broker calls redeliverUnacknowledgedMessages for those positions (Shared) or rewinds "
+              "(single active consumer). How the redelivery goes is the source's; the docs only say the acks roll back. "
+              f"{_LIVE_TXN}m2 acked in B, B aborted: the Shared consumer got m2 at once; x1 acked in D on Exclusive, D "
+              "aborted: x1, x2, x3 came again; a cumulative ack of x2 in E, E aborted: nothing came within 1.5 s."),
+    ),
+    Rule(
+        id="PLS-TXN-010", area="TXN",
+        title="Acking in a transaction a message pending in another open transaction, or one acked already, fails with TransactionConflict; so does a second transaction's cumulative ack while one is pending",
+        source="docs/txn-how.md#pending-acknowledge-state",
+        quote=("If a message is in the pending acknowledge state, the message cannot be acknowledged by other transactions "
+               "until the message is removed from the pending acknowledge state."),
+        status="normative", applies_to=_JAVA,
+        note=("PendingAckHandleImpl#internalIndividualAcknowledgeMessage / #internalCumulativeAcknowledgeMessage throw "
+              "TransactionConflictException; the client gets PulsarClientException.TransactionConflictException. "
+              f"{_LIVE_TXN}'Transaction:(0,3) try to ack message:14:0 (ackSet is null) in pending ack status.'; an ack in a "
+              "transaction of a message acked plainly before: '... already acked before.'; a cumulative ack in E below or "
+              "above D's pending one: 'try to cumulative batch ack position: 14:1 within range of current ...'."),
+    ),
+    Rule(
+        id="PLS-TXN-011", area="TXN",
+        title="A transaction in which an op failed cannot commit: the Java client refuses the commit (TransactionHasOperationFailed) and aborts the transaction",
+        source=_TXN_CLIENT,
+        quote="", status="inferred", applies_to=_JAVA,
+        note=("TransactionImpl#commit checks for failed ops (registered by the failed send or ack), aborts and fails with "
+              "TransactionCoordinatorClientException.TransactionHasOperationFailedException ('Now allowed to commit the "
+              "transaction due to failed operations of producing or acknowledgment', sic). "
+              f"{_LIVE_TXN}after a TransactionConflict in A, commit_txn A failed so, abort_txn A then answered "
+              "InvalidTxnStatus (ABORTED), and m1, acked in A, came back to its consumer."),
+    ),
+    Rule(
+        id="PLS-TXN-006", area="TXN",
+        title="The Python client has no transactions: beginning one, or sending or acking in one, is refused by the client",
+        source=_PY,
+        quote="", status="inferred", applies_to=_PYONLY,
+        note=("pulsar-client 3.13.0 defines the errors TransactionConflict, TransactionNotFound and "
+              "TransactionCoordinatorNotFoundError but its Client has no method that begins a transaction, and send / "
+              "acknowledge take none. The suite's Python target refuses new_txn, and a txn on send or ack, with "
+              "InvalidArgument; the other transaction rules are judged with the Java client."),
+    ),
+)
+
+
 # --------------------------------------------------------------------------- registry
 
 

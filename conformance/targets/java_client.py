@@ -30,6 +30,7 @@ JAVA_OPS = {
     "send": False, "flush": False, "receive": False, "ack": False, "ack_cumulative": False, "nack": False,
     "reconsume_later": False, "redeliver_unacked": False, "seek": False, "close": False,
     "unsubscribe": False, "read_next": False,
+    "new_txn": True, "commit_txn": False, "abort_txn": False,
 }
 
 
@@ -41,9 +42,13 @@ class JavaSession:
         self.run = run
         self.operation_timeout_s = operation_timeout_s
 
-    def open(self, service_url: str, token: str | None) -> None:
+    def open(self, service_url: str, token: str | None, *, transactions: bool = False) -> None:
+        """``transactions``: the trace begins transactions (PLS-TXN-*), so the client connects to the
+        broker's transaction coordinator (a broker without one then fails the open)."""
         args: dict[str, Any] = {"service_url": service_url, "operation_timeout_ms": int(self.operation_timeout_s * 1000),
                                 "connection_timeout_ms": 5000}
+        if transactions:
+            args["enable_transaction"] = True
         if token:
             args["token"] = token
         answer = self.driver.request("open", args, timeout_s=self.operation_timeout_s)

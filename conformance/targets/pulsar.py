@@ -273,6 +273,10 @@ class BrokerTarget:
     def _needs_java(self, trace: Trace) -> bool:
         return self.default_client == "java" or any(op.args.get("client") == "java" for op in trace.ops)
 
+    def _java_transactions(self, trace: Trace) -> bool:
+        """Whether the trace begins a transaction on the Java client (its client then enables them)."""
+        return any(op.op == "new_txn" and (op.args.get("client") or self.default_client) == "java" for op in trace.ops)
+
     def _client_of(self, run: _Run, op: Op) -> str:
         if JAVA_OPS.get(op.op):  # creates a handle
             return op.args.get("client") or self.default_client
@@ -313,7 +317,7 @@ class BrokerTarget:
                                             "with the Python client only (docs/faults.md)")
             if self._needs_java(trace):
                 run.java = JavaSession(self.java_driver(), run, operation_timeout_s=self.operation_timeout_s)
-                run.java.open(self.endpoint.service_url, self.endpoint.token)
+                run.java.open(self.endpoint.service_url, self.endpoint.token, transactions=self._java_transactions(trace))
             for op in trace.ops:
                 start = (time.monotonic() - t0) * 1000
                 outcome = self._apply(run, op)
@@ -589,6 +593,12 @@ class BrokerTarget:
 
     def _op_reconsume_later(self, run: _Run, a: dict) -> Outcome:
         raise ValueError("the Python client (C++ core) has no reconsumeLater; reconsume_later needs the Java client")
+
+    def _no_transactions(self, run: _Run, a: dict) -> Outcome:
+        # PLS-TXN-006: pulsar-client 3.x has transaction errors but no way to begin a transaction
+        raise ValueError("the Python client (C++ core) has no transactions; new_txn, commit_txn and abort_txn need the Java client")
+
+    _op_new_txn = _op_commit_txn = _op_abort_txn = _no_transactions
 
     def _op_redeliver_unacked(self, run: _Run, a: dict) -> Outcome:
         run.consumers[a["consumer"]].consumer.redeliver_unacknowledged_messages()

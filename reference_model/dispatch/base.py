@@ -22,7 +22,7 @@ Choices: positions are entry indexes within the topic; time is virtual ms (``tim
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, Mapping, Protocol
 
 from reference_model.anomalies import anomaly
 from reference_model.cursor import Cursor
@@ -168,6 +168,10 @@ class Dispatcher(Protocol):
     def nack(self, handle: str, pos: int, at: Span) -> None: ...
 
     def redeliver_unacked(self, handle: str, at: Span) -> None: ...
+
+    def transaction_aborted(self, holders: Mapping[int, tuple[str, int]], at: Span) -> None:
+        """PLS-TXN-009: the positions ``holders`` names (position -> (the consumer that acked it in
+        the transaction, the redelivery count it held)) are unacked again: the broker redelivers them."""
 
     def count_held_by(self, handle: str, pos: int) -> int | None:
         """The redelivery count of ``pos`` as delivered to ``handle``, if ``handle`` holds it and

@@ -254,6 +254,13 @@ class ExclusiveDispatcher:
         self.pending.append(_PendingRewind(Window(at.start, at.end, at.end), "PLS-REDELIVER-001",
                                            f"redeliver_unacked at {at.start:g} ms"))
 
+    def transaction_aborted(self, holders, at: Span) -> None:
+        # PLS-TXN-009: an abort on a single-active subscription redelivers as a redeliver does: a rewind
+        if holders and self.active() is not None:
+            self.pending.append(_PendingRewind(Window(at.start, at.end, at.end), "PLS-TXN-009",
+                                               f"the abort at {at.start:g} ms of a transaction that acked "
+                                               + ", ".join(self.sub.label(p) for p in sorted(holders))))
+
     def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,
               seeker: str | None = None) -> None:
         # PLS-SEEK-*: the broker resets the cursor; the seeking C++ client clears its receiver

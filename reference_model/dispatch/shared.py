@@ -593,6 +593,19 @@ class SharedDispatcher:
         if consumer is not None and consumer.client(self.profile).redeliver_keeps_receiver_queue:
             self.stale.setdefault(handle, []).append((self.next_fresh, self.sub.n_entries(), queued))
 
+    def transaction_aborted(self, holders, at: Span) -> None:
+        # PLS-TXN-009 (PersistentSubscription#endTxn -> redeliverUnacknowledgedMessages(consumer, positions)):
+        # each position comes back at once to any consumer, its count one higher than the one acked.
+        for pos, (handle, count) in sorted(holders.items()):
+            self.ghosts.pop(pos, None)
+            slot = self.slots[pos] = _Slot(holder=handle, lo=count, hi=count, base=len(self.hidden_times))
+            if handle in self.consumers:
+                self.held_by.setdefault(handle, set()).add(pos)
+            self._release(slot, Window(at.start, at.start, at.end), "PLS-TXN-009",
+                          f"the abort of the transaction {handle} acked {self.sub.label(pos)} in, at {at.start:g} ms")
+            self._touch(pos, slot)
+        self._limit_after_release(None)
+
     def reconnected(self, handle: str, unacked: frozenset[int]) -> None:
         """PLS-FAULT-003 (reference_model/faults.py): after a reconnect the broker re-dispatches what
         was unacked while copies of it dispatched on the old connection may still reach the

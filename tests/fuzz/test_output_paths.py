@@ -75,8 +75,10 @@ def test_the_fuzz_command_saves_its_regressions_under_out(broken_checker, genera
     the code once per process, into ``.hypothesis/``: here under --out)."""
     out = broken_checker / "out"
     env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    # seed 3: a campaign whose 300 traces reach a Shared cumulative ack with both generators (the draws move
+    # when a feature pool changes: with the transactions pool, seed 1's Hypothesis campaign no longer does)
     proc = subprocess.run([sys.executable, "-c", BROKEN_FUZZ, str(REPO), "fuzz", "--target", "model", "--generator", generator,
-                           "--examples", "300", "--seed", "1", "--out", str(out), "--no-progress"],
+                           "--examples", "300", "--seed", "3", "--out", str(out), "--no-progress"],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -88,5 +90,5 @@ def test_the_fuzz_command_saves_its_regressions_under_out(broken_checker, genera
 @pytest.mark.parametrize("target", ["model", ModelTarget()], ids=["name", "object"])
 def test_the_library_budget_saves_its_regressions_under_out_dir(broken_checker, target):
     out = broken_checker / "budget"
-    summary = fuzz_budget(target, examples=300, seed=1, out_dir=out)
+    summary = fuzz_budget(target, examples=300, seed=3, out_dir=out)  # seed: as in the test above
     _saved_under(out / "regressions", [f.to_json() for f in summary.failures])

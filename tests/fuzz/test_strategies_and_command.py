@@ -29,7 +29,11 @@ MEANT = {("ack_cumulative", "CumulativeAcknowledgementNotAllowedError"), ("subsc
          ("subscribe", "InvalidConfiguration"),  # PLS-COMPACT-005: read_compacted on Shared / Key_Shared
          ("create_reader", "NotAllowedError"),  # PLS-COMPACT-005: a read_compacted reader on a non-persistent topic
          ("subscribe", "NotAllowedError"),  # PLS-SUB-008: a non-durable subscription named like a durable one
-         ("subscribe", "ConsumerAssignError")}  # PLS-KEYSHARED-005: overlapping sticky ranges
+         ("subscribe", "ConsumerAssignError"),  # PLS-KEYSHARED-005: overlapping sticky ranges
+         # transactions: a Python handle (PLS-TXN-006); an ended or timed-out transaction (PLS-TXN-004)
+         ("new_txn", "InvalidArgument"), ("send", "InvalidArgument"), ("ack", "InvalidArgument"),
+         ("ack_cumulative", "InvalidArgument"), ("send", "InvalidTxnStatus"), ("commit_txn", "InvalidTxnStatus"),
+         ("abort_txn", "InvalidTxnStatus")}
 
 
 def test_rules_are_named_subject_verb():

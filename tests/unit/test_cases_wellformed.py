@@ -84,7 +84,8 @@ def test_java_only_rules_are_marked(cases):
     for c in cases:
         rules = [R.rule(i) for i in c.rules]
         if any(r.applies_to.clients == ("java",) for r in rules):
-            assert c.clients == ("java",), f"{c.id}: cites a Java-only rule; set clients: [java]"
+            # java, or mixed: a mixed run has Java handles and judges every client's rules
+            assert c.clients in (("java",), ("mixed",)), f"{c.id}: cites a Java-only rule; set clients: [java] (or [mixed])"
             assert not c.runs_on("python")
 
 

@@ -55,6 +55,11 @@ final class Errors {
             Map.entry("SubscriptionNotFoundException", "SubscriptionNotFound"),
             Map.entry("InvalidMessageException", "MessageTooBig"),
             Map.entry("AlreadyClosedException", "AlreadyClosed"),
+            Map.entry("TransactionConflictException", "TransactionConflict"),
+            Map.entry("InvalidTxnStatusException", "InvalidTxnStatus"),
+            Map.entry("TransactionNotFoundException", "TransactionNotFound"),
+            Map.entry("CoordinatorNotFoundException", "TransactionCoordinatorNotFound"),
+            Map.entry("TransactionHasOperationFailedException", "TransactionHasOperationFailed"),
             Map.entry("IllegalArgumentException", "InvalidArgument"),
             Map.entry("NullPointerException", "InvalidArgument"));
 
@@ -108,7 +113,11 @@ final class Errors {
                     || (t.getClass() == PulsarClientException.class
                         && (t.getCause() instanceof PulsarClientException
                             || t.getCause() instanceof IllegalArgumentException
-                            || t.getCause() instanceof java.util.concurrent.TimeoutException));
+                            || t.getCause() instanceof java.util.concurrent.TimeoutException
+                            // a transactional send on an ended transaction: the client wraps the
+                            // future's failure (an InvalidTxnStatusException) in a bare exception
+                            || t.getCause() instanceof ExecutionException
+                            || t.getCause() instanceof CompletionException));
             if (!wrapper) {
                 break;
             }

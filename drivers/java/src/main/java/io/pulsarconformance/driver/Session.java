@@ -42,6 +42,7 @@ import org.apache.pulsar.client.api.SubscriptionMode;
 import org.apache.pulsar.client.api.SubscriptionType;
 import org.apache.pulsar.client.api.TopicMessageId;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.apache.pulsar.client.api.transaction.Transaction;
 import org.apache.pulsar.client.impl.BatchMessageIdImpl;
 import org.apache.pulsar.client.impl.MessageIdImpl;
 import org.apache.pulsar.client.impl.MultiTopicsConsumerImpl;
@@ -69,6 +70,7 @@ final class Session {
     private final Map<String, ConsumerHandle> consumers = new HashMap<>();
     private final Map<String, Reader<byte[]>> readers = new HashMap<>();
     private final Map<String, Sent> sent = new LinkedHashMap<>();
+    private final Map<String, Transaction> transactions = new HashMap<>();
 
     private record Sent(MessageId id, String ownerTopic) {
     }
@@ -107,19 +109,20 @@ final class Session {
     // ------------------------------------------------------------------ dispatch
 
     private static final Set<String> NONE = Set.of();
-    private static final Set<String> OPEN = Set.of("service_url", "token", "operation_timeout_ms", "connection_timeout_ms");
+    private static final Set<String> OPEN = Set.of("service_url", "token", "operation_timeout_ms", "connection_timeout_ms",
+            "enable_transaction");
     private static final Set<String> CREATE_PRODUCER = Set.of("producer", "topic", "name", "batching",
             "initial_sequence_id", "access_mode", "chunking", "send_timeout_ms", "router", "routing_mode",
             "batching_max_messages", "batching_max_bytes", "batching_max_delay_ms", "batching_type", "wait_ms",
             "hashing_scheme", "client");
     private static final Set<String> SEND = Set.of("producer", "payload", "data", "key", "ordering_key", "properties",
-            "event_time", "sequence_id", "deliver_after_ms", "deliver_at_epoch_ms", "async");
+            "event_time", "sequence_id", "deliver_after_ms", "deliver_at_epoch_ms", "async", "txn");
     private static final Set<String> SUBSCRIBE = Set.of("consumer", "topic", "topics", "topics_pattern",
             "subscription", "type", "initial_position", "consumer_name", "receiver_queue_size", "nack_delay_ms",
             "ack_timeout_ms", "ack_timeout_tick_ms", "ack_timeout_backoff", "start_message_id_inclusive",
             "batch_index_ack", "dead_letter", "nack_backoff", "key_shared", "enable_retry", "read_compacted",
             "subscription_mode", "priority_level", "client");
-    private static final Set<String> MESSAGE_REF = Set.of("consumer", "message", "message_id");
+    private static final Set<String> MESSAGE_REF = Set.of("consumer", "message", "message_id", "txn");
     private static final Set<String> RECONSUME = Set.of("consumer", "message", "message_id", "delay_ms");
     private static final Set<String> SEEK = Set.of("consumer", "position", "message_id", "timestamp", "message");
     private static final Set<String> CREATE_READER = Set.of("reader", "topic", "start", "inclusive", "read_compacted", "client");
@@ -167,6 +170,14 @@ final class Session {
                 return createReader(Args.of(op, raw, CREATE_READER));
             case "read_next":
                 return readNext(Args.of(op, raw, Set.of("reader", "timeout_ms")));
+            case "new_txn":
+                return newTransaction(Args.of(op, raw, Set.of("txn", "timeout_ms")));
+            case "commit_txn":
+                transaction(Args.of(op, raw, Set.of("txn")).str("txn")).commit().get();
+                return JSON.objectNode();
+            case "abort_txn":
+                transaction(Args.of(op, raw, Set.of("txn")).str("txn")).abort().get();
+                return JSON.objectNode();
             default:
                 throw new Errors.BadRequest("unknown op '" + op + "'");
         }
@@ -192,6 +203,9 @@ final class Session {
         if (token != null) {
             builder.authentication(AuthenticationFactory.token(token));
         }
+        // Only when the trace uses transactions: a client with transactions enabled connects to the
+        // transaction coordinator when it is built, and fails where the broker runs none.
+        builder.enableTransaction(a.bool("enable_transaction", false));
         client = builder.build();
         return JSON.objectNode();
     }
@@ -204,6 +218,7 @@ final class Session {
         consumers.clear();
         readers.clear();
         sent.clear();
+        transactions.clear();
         if (old != null) {
             try {
                 old.closeAsync().get(operationTimeoutMs + 5_000, TimeUnit.MILLISECONDS); // closes every handle too
@@ -308,7 +323,8 @@ final class Session {
         } else {
             data = label.getBytes(StandardCharsets.UTF_8);
         }
-        TypedMessageBuilder<byte[]> m = producer.newMessage().value(data);
+        TypedMessageBuilder<byte[]> m = (a.has("txn") ? producer.newMessage(transaction(a.str("txn"))) : producer.newMessage())
+                .value(data);
         if (a.has("key")) {
             m.key(a.str("key"));
         }
@@ -524,6 +540,21 @@ final class Session {
         ConsumerHandle h = consumer(a.str("consumer"));
         Object ref = reference(h, a);
         Consumer<byte[]> c = h.consumer();
+        if (a.has("txn")) {
+            Transaction txn = transaction(a.str("txn"));
+            MessageId id = ref instanceof Message<?> m ? m.getMessageId() : (MessageId) ref;
+            switch (op) {
+                case "ack":
+                    c.acknowledgeAsync(id, txn).get();
+                    break;
+                case "ack_cumulative":
+                    c.acknowledgeCumulativeAsync(id, txn).get();
+                    break;
+                default:
+                    throw new Errors.BadRequest(op + " takes no txn: only ack and ack_cumulative are transactional");
+            }
+            return JSON.objectNode();
+        }
         switch (op) {
             case "ack":
                 if (ref instanceof Message<?> m) {
@@ -692,6 +723,32 @@ final class Session {
             return JSON.objectNode();
         }
         throw unknownHandle("handle", name);
+    }
+
+    // ------------------------------------------------------------------ transactions
+
+    private ObjectNode newTransaction(Args a) throws Exception {
+        String name = a.str("txn");
+        if (transactions.containsKey(name)) {
+            throw new Errors.BadRequest("transaction '" + name + "' is already open in this run; name each new_txn anew");
+        }
+        var b = client().newTransaction();
+        if (a.has("timeout_ms")) {
+            b.withTransactionTimeout(a.lng("timeout_ms"), TimeUnit.MILLISECONDS);
+        }
+        Transaction txn = b.build().get();
+        transactions.put(name, txn);
+        ObjectNode value = JSON.objectNode();
+        value.put("txn_id", txn.getTxnID().toString());
+        return value;
+    }
+
+    private Transaction transaction(String name) {
+        Transaction txn = transactions.get(name);
+        if (txn == null) {
+            throw unknownHandle("txn", name);
+        }
+        return txn;
     }
 
     // ------------------------------------------------------------------ helpers
