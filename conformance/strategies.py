@@ -980,7 +980,8 @@ def admin_maintains_topics(b: TraceBuilder):
     how = b.c.integer(0, 2)
     if how == 0 and b.known_subs:
         topic, sub = b.pick(sorted(b.known_subs))
-        return "expire_messages", {"topic": topic, "subscription": sub, "seconds": b.pick((0, 1, 5))}, False
+        # refused on a non-persistent topic (PLS-TTL-002), asked for as an expected rejection
+        return "expire_messages", {"topic": topic, "subscription": sub, "seconds": b.pick((0, 1, 5))}, topic.startswith("non-persistent")
     return ("compact" if how == 1 else "unload_topic"), {"topic": b.pick(_loaded_topics(b))}, False
 
 

@@ -1153,16 +1153,20 @@ class Broker(FeatureOps):
         if isinstance(found, Rejected):
             return found
         config, sub = found
-        # The multi-topics consumer routes the id first (OperationNotSupported), and only the
+        prof = self.profile_of(config.handle)
+        # The C++ multi-topics consumer routes the id first (OperationNotSupported), and only the
         # partition's consumer checks the subscription type: routing refusal before PLS-ACK-003.
-        unroutable = self._partition_route_refusal(args["consumer"], args["message"])
+        # The Java client checks the type first (Profile.cumulative_type_check_first).
+        unroutable = None if prof.cumulative_type_check_first else self._partition_route_refusal(args["consumer"], args["message"])
         if unroutable is not None:
             return unroutable
         if config.type not in CUMULATIVE_ACK_TYPES:
             # PLS-ACK-003 (C++) / PLS-ACK-006 (Java): refused by the client, nothing is sent.
-            prof = self.profile_of(config.handle)
             return Rejected(prof.cumulative_ack_shared_error, prof.cumulative_ack_shared_rule,
                             f"cumulative ack is not allowed on a {config.type} subscription")
+        unroutable = self._partition_route_refusal(args["consumer"], args["message"]) if prof.cumulative_type_check_first else None
+        if unroutable is not None:
+            return unroutable
         found = self._resolve(args["consumer"], args["message"])
         if isinstance(found, Rejected):
             return found

@@ -159,6 +159,8 @@ def next_sequence_id(seq: ProducerSequence, explicit: int | None = None, *, pyth
     return ProducerSequence(seq.configured_initial, seq.last, seq.next_generated + 1), seq.next_generated
 
 
-def send_acknowledged(seq: ProducerSequence, sequence_id: int) -> ProducerSequence:
-    """PLS-DEDUP-006: every acknowledged send (stored or duplicate) sets ``last_sequence_id``."""
-    return ProducerSequence(seq.configured_initial, sequence_id, seq.next_generated)
+def send_acknowledged(seq: ProducerSequence, sequence_id: int, *, highest: bool = False) -> ProducerSequence:
+    """PLS-DEDUP-006: every acknowledged send (stored or duplicate) sets ``last_sequence_id`` (C++); with
+    ``highest`` (the Java client) it keeps the highest id acknowledged."""
+    last = max(seq.last, sequence_id) if highest else sequence_id
+    return ProducerSequence(seq.configured_initial, last, seq.next_generated)

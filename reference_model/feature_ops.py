@@ -208,6 +208,10 @@ class FeatureOps:
         topic = self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
+        if topic is not None and not is_persistent(topic.full):
+            # PersistentTopicsBase / NonPersistentTopics: HTTP 405 "Expire messages on a non-persistent topic is not
+            # allowed" (found live by the Java fuzz campaign of 2026-11-26: pls-ttl-002-unexpected-rejection-9af966e51625)
+            return Rejected("OtherError", "PLS-TTL-002", f"{topic.full} is non-persistent: the broker refuses to expire messages on it")
         sub = topic.subscriptions.get(args["subscription"]) if topic is not None else None
         if sub is None:
             return Rejected("SubscriptionNotFound", "PLS-TTL-002", f"no subscription {args['subscription']!r} on {args['topic']}",
@@ -384,8 +388,10 @@ class FeatureOps:
         self.dedup_states[topic.full] = state
         if state.enabled and status == dedup.DUP and self.flushed.get(producer.handle):
             self.resent_as_duplicate.setdefault(producer.handle, set()).update(self.flushed[producer.handle])
-        pf.sequence = dedup.send_acknowledged(pf.sequence, s)  # PLS-DEDUP-006
+        pf.sequence = dedup.send_acknowledged(pf.sequence, s, highest=self.profile_of(producer.handle).last_sequence_id_highest)  # PLS-DEDUP-006
         producer.last_sequence_id = pf.sequence.last
+        if "sequence_id" in facts:
+            facts["sequence_id"] = pf.sequence.last  # what last_sequence_id() reports after the send (Java: the highest)
         facts["sequence_rule"] = "PLS-DEDUP-005" if args.get("sequence_id") == 0 else "PLS-DEDUP-006"
         if facts["sequence_rule"] == "PLS-DEDUP-006" and self.reconnects_after(pf.faults_at_creation):
             facts["sequence_rule"] = "PLS-FAULT-006"  # the producer's ids go on across a reconnect
@@ -406,7 +412,7 @@ class FeatureOps:
         if status == dedup.DUP:
             self.facts = facts
             mid = dedup.duplicate_reply_id(topic.partition_index)
-            return {"message_id": mid.to_list(), "sequence_id": s, "id_text": str(mid)}
+            return {"message_id": mid.to_list(), "sequence_id": pf.sequence.last, "id_text": str(mid)}
         if pf.batching and delayed.batchable(deliver_at):
             # PLS-BATCH-001: a sync send on a batching producer waits for the batch timer and is
             # written as a batch of one: batch index 0 (measured on 4.0.8: '(l,e,-1,0)').
@@ -475,7 +481,7 @@ class FeatureOps:
         if chunks > 1:
             entry_ids = chunking.chunk_entry_ids(MessageId(mid.ledger, mid.entry - chunks + 1, mid.partition, -1), chunks)
             id_text = chunking.chunk_message_id_str(entry_ids[0], entry_ids[-1])
-        return {"message_id": mid.to_list(), "sequence_id": s, "id_text": id_text, "publish_time": publish_time}
+        return {"message_id": mid.to_list(), "sequence_id": pf.sequence.last, "id_text": id_text, "publish_time": publish_time}
 
     def _flush_pending(self, producer, pf: ProducerFeatures, topic, at: Span, observed) -> dict[str, list[int]]:
         """Write a producer's pending async sends (PLS-BATCH-001/002/003, PLS-DELAY-006); returns label -> id."""
@@ -490,7 +496,8 @@ class FeatureOps:
                 continue
             state = dedup.persist(state, producer.name, item.sequence_id)
             stored_items.append(item)
-            pf.sequence = dedup.send_acknowledged(pf.sequence, item.sequence_id)
+            pf.sequence = dedup.send_acknowledged(pf.sequence, item.sequence_id,
+                                                  highest=self.profile_of(producer.handle).last_sequence_id_highest)
         self.dedup_states[topic.full] = state
         producer.last_sequence_id = pf.sequence.last
         fx = self.topic_features(topic)

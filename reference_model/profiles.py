@@ -140,6 +140,15 @@ class Profile:
     # before its size checks (measured on 4.0.8 / C++ 4.2.0, 2026-11-26: the next send got 1, not 0);
     # Java ``ProducerImpl#sendAsync`` checks the size before ``updateMessageMetadataSequenceId``.
     too_big_uses_sequence_id: bool = True
+    # PLS-DEDUP-006: each acknowledged send sets last_sequence_id to its id (C++ ProducerImpl::ackReceived);
+    # the Java client keeps the highest one acknowledged (ProducerImpl#ackReceived: Math.max), so an
+    # explicit high sequence id stays the last one after later generated ones. Found live by the Java
+    # fuzz campaign of 2026-11-26 (conformance/regressions/pls-dedup-006-wrong-value-3a8fbbfaa61f).
+    last_sequence_id_highest: bool = False
+    # PLS-ACK-003/006 on a consumer of several topics: the C++ client routes the id first
+    # (OperationNotSupported for an id it cannot place), the Java client checks the subscription
+    # type first (InvalidConfiguration). Found live by the same campaign (pls-ack-001-wrong-error-385626413e1a).
+    cumulative_type_check_first: bool = False
     # PLS-DEDUP-001/003: brokerDeduplicationEnabled, the deduplication of a namespace without a policy
     # (ServiceConfiguration default false; a set_policy deduplication value overrides it).
     broker_deduplication: bool = False
@@ -222,6 +231,8 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             key_batch_order="last",  # PLS-BATCH-003
             single_message_batch_unbatched=True,  # PLS-BATCH-008
             too_big_uses_sequence_id=False,  # PLS-DEDUP-006: the size check comes first
+            last_sequence_id_highest=True,  # PLS-DEDUP-006
+            cumulative_type_check_first=True,  # PLS-ACK-006
             non_durable_supported=True,  # PLS-SUB-007
             priority_level_supported=True,  # PLS-SHARED-003, PLS-FAILOVER-005
             transactions_supported=True,  # PLS-TXN-006

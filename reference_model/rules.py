@@ -902,11 +902,13 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-DEDUP-006", area="DEDUP",
-        title="last_sequence_id() is the sequence id of the last acknowledged send, duplicates and explicit ids included; explicit ids do not move the generator",
+        title="last_sequence_id() follows every acknowledged send, duplicates and explicit ids included (C++: that send's id; Java: the highest id acknowledged so far); explicit ids do not move the generator",
         source=f"{_CPPLIB}ProducerImpl.cc",
-        quote="", status="inferred", applies_to=_CPP,
+        quote="", status="inferred", applies_to=_ALL,
         note=("ackReceived sets lastSequenceIdPublished_; the generator msgSequenceGenerator_ only moves for "
-              f"generated ids. {_LIVE}after seq 0..2, explicit 1 -> 1; explicit 10 -> 10; next generated -> 3."),
+              f"generated ids. {_LIVE}after seq 0..2, explicit 1 -> 1; explicit 10 -> 10; next generated -> 3. Java "
+              "(apache/pulsar pulsar-client/.../impl/ProducerImpl.java#ackReceived keeps the maximum): live (4.0.8, Java "
+              "client 4.0.8, found by the Java fuzz campaign of 2026-11-26), explicit 29 then a generated 0 -> 29."),
     ),
     # ---- delayed delivery (reference_model/delayed.py) -----------------------------------
     Rule(
@@ -1136,7 +1138,8 @@ RULES = RULES + (
         source="apache/pulsar pulsar-broker-common/src/main/java/org/apache/pulsar/broker/ServiceConfiguration.java",
         quote="", status="inferred", applies_to=_ALL,
         note=("Docs say nothing of when. Admin: POST /admin/v2/persistent/{t}/{ns}/{topic}/subscription/{sub}/expireMessages/{seconds} "
-              "(409 when the subscription is already caught up). "
+              "(409 when the subscription is already caught up); on a non-persistent topic the pass is refused (HTTP 405 "
+              "'Expire messages on a non-persistent topic is not allowed', found by the Java fuzz campaign of 2026-11-26). "
               f"{_LIVE}messageExpiryCheckIntervalInMinutes=5; TTL 1 s: backlog unchanged 1.8 s after sending; after the forced pass 0."),
     ),
     Rule(

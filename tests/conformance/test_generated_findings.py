@@ -7,9 +7,11 @@ must PASS (or, where the model now says it does not follow the op, be not modell
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from conformance.checker import check
 from conformance.targets.model import ModelTarget
-from conformance.trace import Event, History, Outcome, make_trace
+from conformance.trace import Event, History, Outcome, load, make_trace
 
 MAX = 5_242_880  # the broker's default maxMessageSize
 
@@ -326,3 +328,45 @@ def test_a_chunked_message_counts_once_per_chunk_in_the_backlog_and_a_java_batch
         ("send", {"producer": "p1", "payload": "m2"}),
     ])
     assert java.events[1].outcome.error == "MessageTooBig" and java.events[2].outcome.value["sequence_id"] == 1
+
+
+# ---- the Java live campaign of every feature with transactions (fuzz --client java --features all, 40 traces,
+# broker 4.0.8, 2026-11-26): three FAILs, each a model difference, kept in conformance/regressions/ as well.
+
+_REGRESSIONS = Path(__file__).resolve().parents[2] / "conformance" / "regressions"
+
+
+def test_the_java_client_reports_the_highest_acknowledged_sequence_id():
+    """Found as PLS-DEDUP-006 wrong-value: after an explicit sequence id 29 and a generated 0, the Java
+    client's last_sequence_id is 29 (ProducerImpl#ackReceived keeps the maximum); the C++ client's is 0."""
+    live = load(_REGRESSIONS / "pls-dedup-006-wrong-value-3a8fbbfaa61f.history.jsonl")
+    assert not check(live).failures(), check(live).failures()
+    ops = [("create_producer", {"producer": "p1", "topic": "t", "client": "java"}),
+           ("send", {"producer": "p1", "payload": "m1", "sequence_id": 29}),
+           ("send", {"producer": "p1", "payload": "m2"})]
+    java, _ = _judged(ops)
+    python, _ = _judged([(op, {k: v for k, v in a.items() if k != "client"}) for op, a in ops])
+    assert java.events[-1].outcome.value["sequence_id"] == 29
+    assert python.events[-1].outcome.value["sequence_id"] == 0
+
+
+def test_the_java_client_refuses_a_cumulative_ack_on_shared_before_it_routes_the_id():
+    """Found as PLS-ACK-001 wrong-error: a Java pattern consumer on Shared answered InvalidConfiguration
+    where the model, following the C++ order, expected the routing refusal (OperationNotSupported)."""
+    live = load(_REGRESSIONS / "pls-ack-001-wrong-error-385626413e1a.history.jsonl")
+    report = check(live)
+    assert not report.failures(), report.failures()
+    assert report.rule_verdicts().get("PLS-ACK-006") == "PASS"
+
+
+def test_expiring_messages_on_a_non_persistent_topic_is_refused():
+    """Found as PLS-TTL-002 unexpected-rejection: the broker answers HTTP 405 ("Expire messages on a
+    non-persistent topic is not allowed"); the model said the pass runs."""
+    live = load(_REGRESSIONS / "pls-ttl-002-unexpected-rejection-9af966e51625.history.jsonl")
+    report = check(live)
+    assert not report.failures(), report.failures()
+    history, _ = _judged([
+        ("subscribe", {"consumer": "c1", "topic": "non-persistent://n", "subscription": "s", "type": "Exclusive"}),
+        ("expire_messages", {"topic": "non-persistent://n", "subscription": "s", "seconds": 0}),
+    ])
+    assert (history.events[-1].outcome.status, history.events[-1].outcome.error) == ("rejected", "OtherError")

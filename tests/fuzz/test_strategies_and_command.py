@@ -33,7 +33,10 @@ MEANT = {("ack_cumulative", "CumulativeAcknowledgementNotAllowedError"), ("subsc
          # transactions: a Python handle (PLS-TXN-006); an ended or timed-out transaction (PLS-TXN-004)
          ("new_txn", "InvalidArgument"), ("send", "InvalidArgument"), ("ack", "InvalidArgument"),
          ("ack_cumulative", "InvalidArgument"), ("send", "InvalidTxnStatus"), ("commit_txn", "InvalidTxnStatus"),
-         ("abort_txn", "InvalidTxnStatus")}
+         ("abort_txn", "InvalidTxnStatus"),
+         # an ack that conflicts with another transaction's (PLS-TXN-010), whose transaction then cannot commit (PLS-TXN-011)
+         ("ack", "TransactionConflict"), ("ack_cumulative", "TransactionConflict"), ("commit_txn", "TransactionHasOperationFailed"),
+         ("expire_messages", "OtherError")}  # PLS-TTL-002: refused on a non-persistent topic
 
 
 def test_rules_are_named_subject_verb():
