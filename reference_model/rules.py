@@ -1636,7 +1636,7 @@ RULES = RULES + (
 
 _TXN_BUFFER = "apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/transaction/buffer/impl/TopicTransactionBuffer.java"
 _TXN_CLIENT = "apache/pulsar pulsar-client/src/main/java/org/apache/pulsar/client/impl/transaction/TransactionImpl.java"
-_LIVE_TXN = "Live (broker 4.0.8, Java client 4.0.8): "
+_LIVE_TXN = "Live (broker 4.0.8, Java client 4.0.8; the cases also PASS on 3.3.6 and 3.0.7 with their Java clients): "
 # Clients: java, the only client that can begin a transaction; PLS-TXN-001..003 are the broker's, and a
 # Python consumer sees the same in a mixed run (a mixed run judges every client's rules).
 
