@@ -1573,14 +1573,20 @@ def _transactions(f: _Facts) -> dict[str, _TxnFacts]:
     return out
 
 
+def _abort_window(f: _Facts, t: _TxnFacts) -> Span:
+    """When the broker may abort ``t`` at its timeout (``transactions.broker_timeout``, the dispatch band as slack)."""
+    begun = f.history.events[t.begun]
+    return txn_model.broker_timeout(txn_model.begin("", Span(begun.t_start_ms, begun.t_end_ms), t.timeout_ms),
+                                    _tol(f).dispatch_latency_ms)
+
+
 def _txn_state_at(f: _Facts, t: _TxnFacts, i: int) -> str | None:
     """OPEN / ENDED (committed before event ``i``) / ABORTED (aborted or surely timed out before it), or None
     when the timeout may or may not have taken effect during it."""
     events = f.history.events
     if t.ended is not None and t.ended < i:
         return "ENDED" if t.committed else "ABORTED"
-    window = txn_model.broker_timeout(txn_model.begin("", Span(events[t.begun].t_start_ms, events[t.begun].t_end_ms), t.timeout_ms),
-                                      _tol(f).dispatch_latency_ms)
+    window = _abort_window(f, t)
     if events[i].t_end_ms < window.start:
         return "OPEN"
     return "ABORTED" if events[i].t_start_ms > window.end else None
@@ -1660,8 +1666,7 @@ def keep_held_after_timeout(history: History) -> list[Mutant]:
         if not holders:
             continue
         name, t = holders[0]
-        begun = history.events[t.begun]
-        window_end = begun.t_end_ms + t.timeout_ms + txn_model.BROKER_TIMEOUT_TICK_MS + tol.dispatch_latency_ms
+        window_end = _abort_window(f, t).end
         if e.t_start_ms > window_end:
             continue
         events = list(history.events)

@@ -1821,9 +1821,7 @@ class Broker(FeatureOps):
 
     def _txn_or_reject(self, name: str, op: str, at: Span) -> "txns.Txn | Rejected":
         txn = self.txns.get(name)
-        if txn is None:
-            if name in self.closed:
-                return Rejected("InvalidTxnStatus", "PLS-TXN-004", f"transaction {name!r} has ended")
+        if txn is None:  # an ended transaction stays in self.txns: a missing one never began
             return Rejected("UnknownHandle", "PLS-TXN-004", f"no transaction named {name!r}: a bug in the trace")
         return txns.refusal(txn, op, at, self.slack_ms) or txn  # PLS-TXN-004
 
@@ -1853,10 +1851,9 @@ class Broker(FeatureOps):
             topic = self.topics[full]
             self.topic_features(topic).next_entry += 1  # the commit or abort marker takes an entry id
             topic.aborted = txns.aborted_positions(topic.txn_of, self.txns)
-            before = topic.readable_count()
-            self._update_read_position(topic, at)
+            released = self._update_read_position(topic, at)
             if state == txns.TIMED_OUT:
-                topic.timeout_released.update({pos: at for pos in txns.newly_readable(before, topic.readable_count())})
+                topic.timeout_released.update({pos: at for pos in released})
 
     def _end_txn_acks(self, txn: "txns.Txn", state: str, at: Span) -> None:
         """PLS-TXN-008/009: a commit makes the transaction's acks final; an abort or a timeout unacks
@@ -1888,13 +1885,16 @@ class Broker(FeatureOps):
             if subs[key].dispatcher is not None:
                 subs[key].dispatcher.transaction_aborted(holders, at)
 
-    def _update_read_position(self, topic: Topic, at: Span) -> None:
-        """PLS-TXN-003: how far dispatchers may read now; what the change made readable, and when."""
+    def _update_read_position(self, topic: Topic, at: Span) -> range:
+        """PLS-TXN-003: how far dispatchers may read now; records when the positions the change made
+        readable became so, and returns them."""
         before = topic.readable_count()
         end = txns.readable_end(topic.txn_of, self.txns, len(topic.entries))
         topic.max_read = None if end >= len(topic.entries) else end
-        for pos in txns.newly_readable(before, topic.readable_count()):
+        released = txns.newly_readable(before, topic.readable_count())
+        for pos in released:
             topic.readable_since[pos] = at
+        return released
 
     def _send_txn(self, producer: Producer, args, at: Span) -> "txns.Txn | Rejected | None":
         """The open transaction a send is made in (None: not in one), or the send's refusal."""

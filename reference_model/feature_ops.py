@@ -377,7 +377,7 @@ class FeatureOps:
             return {}
         # PLS-DEDUP-006 is judged on non-partitioned producers: a partitioned C++ producer keeps one
         # sequence per partition and last_sequence_id() reports one of them.
-        facts: dict[str, Any] = {"sequence_id": s} if topic.partition_index < 0 else {}
+        facts: dict[str, Any] = {}
         # PLS-DEDUP-004: a duplicate of a message still in flight (pushed, not persisted) is Unknown.
         first = dedup.classify(state, producer.name, s)
         if pf.pending:
@@ -390,7 +390,7 @@ class FeatureOps:
             self.resent_as_duplicate.setdefault(producer.handle, set()).update(self.flushed[producer.handle])
         pf.sequence = dedup.send_acknowledged(pf.sequence, s, highest=self.profile_of(producer.handle).last_sequence_id_highest)  # PLS-DEDUP-006
         producer.last_sequence_id = pf.sequence.last
-        if "sequence_id" in facts:
+        if topic.partition_index < 0:
             facts["sequence_id"] = pf.sequence.last  # what last_sequence_id() reports after the send (Java: the highest)
         facts["sequence_rule"] = "PLS-DEDUP-005" if args.get("sequence_id") == 0 else "PLS-DEDUP-006"
         if facts["sequence_rule"] == "PLS-DEDUP-006" and self.reconnects_after(pf.faults_at_creation):
