@@ -256,6 +256,8 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         "compact": "PLS-COMPACT-001",
         "expire_messages": "PLS-TTL-002",
         "unload_topic": "PLS-DEDUP-001",
+        "get_schemas": "PLS-SCHEMA-001",
+        "delete_schema": "PLS-SCHEMA-021",
         "new_txn": "PLS-TXN-001",
         "commit_txn": "PLS-TXN-001",
         "abort_txn": "PLS-TXN-002",
@@ -921,6 +923,14 @@ class _Checker:
         if copy is not None:
             self._check_retry_copy(n, stored, msg, value, expected, keys, to_dead_letter=copy[0] == "retry-dlq")
             return
+        if stored.schema_version is not None or msg.schema_version is not None:
+            # PLS-SCHEMA-023: the version its producer was given (none without a schema)
+            ok = msg.schema_version == stored.schema_version
+            self._emit("PLS-SCHEMA-023", n, PASS if ok else FAIL, None if ok else "wrong-value",
+                       f"schema_version {stored.schema_version}", f"schema_version {msg.schema_version}",
+                       f"{stored.label} carries its producer's schema version." if ok else
+                       f"Let {stored.label}'s producer have been given schema version {stored.schema_version}. "
+                       f"Then the message carries it; it carried {msg.schema_version}.", keys)
         if "publish_time" in value:
             expected["publish_time"] = int(value["publish_time"])
         producer = args.get("producer")

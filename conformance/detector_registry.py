@@ -497,6 +497,59 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-TXN-006", REJECTION, ("new_txn", "send", "ack", "ack_cumulative"),
      "Violated if the Python client begins a transaction, or sends or acks in one, or refuses it with an error other "
      "than InvalidArgument."),
+    # ------------------------------------------------------------------ schema registry
+    ("PLS-SCHEMA-001", _det("schema_versions"), ("get_schemas",),
+     "Violated if the admin lists a topic's live schema versions with other numbers or types than the schemas the "
+     "trace stored, numbered from 0."),
+    ("PLS-SCHEMA-002", _det("schema_same_reused"), ("create_producer", "subscribe"),
+     "Violated if a producer or consumer bringing a schema the topic already has is refused."),
+    ("PLS-SCHEMA-003", _det("schema_first_stored"), ("create_producer", "subscribe"),
+     "Violated if the first schema brought to a topic is refused."),
+    ("PLS-SCHEMA-004", _det("schema_transitive_checked"), ("create_producer", "subscribe"),
+     "Violated if under a transitive strategy a schema compatible with every live version is refused, or one an "
+     "older version refuses is let in."),
+    ("PLS-SCHEMA-005", _det("schema_strategy_checked"), ("create_producer", "subscribe"),
+     "Violated if under BACKWARD, FORWARD or FULL a schema that Avro resolution finds compatible with the latest "
+     "version is refused, or an incompatible one is let in."),
+    ("PLS-SCHEMA-006", _det("schema_always_compatible"), ("create_producer", "subscribe"),
+     "Violated if under ALWAYS_COMPATIBLE any new schema is refused."),
+    ("PLS-SCHEMA-007", REJECTION, ("create_producer", "subscribe"),
+     "Violated if under ALWAYS_INCOMPATIBLE a schema the topic does not have is let in once it has one, or is "
+     "refused with an error other than IncompatibleSchema."),
+    ("PLS-SCHEMA-008", REJECTION, ("create_producer", "subscribe"),
+     "Violated if a schema of another type than the version it is checked against is let in under a strategy other "
+     "than ALWAYS_COMPATIBLE."),
+    ("PLS-SCHEMA-009", _det("schema_no_checker"), ("create_producer", "subscribe"),
+     "Violated if a new schema of a type without a checker of its own is refused under a strategy other than "
+     "ALWAYS_INCOMPATIBLE."),
+    ("PLS-SCHEMA-010", _det("schema_key_value_checked"), ("create_producer", "subscribe"),
+     "Violated if a KEY_VALUE schema whose halves keep their types and pass the strategy is refused, or one whose "
+     "halves change type is let in."),
+    ("PLS-SCHEMA-015", REJECTION, ("create_producer", "subscribe"),
+     "Violated if with auto-update off a producer bringing an unregistered schema is let in, or refused with an "
+     "error other than IncompatibleSchema."),
+    ("PLS-SCHEMA-016", _det("schema_producer_unenforced"), ("create_producer",),
+     "Violated if a producer without a schema is refused on a topic with a schema while schemaValidationEnforced is "
+     "off, or let in while it is on."),
+    ("PLS-SCHEMA-017", _det("schema_consumer_unchecked"), ("subscribe",),
+     "Violated if a consumer without a schema or with AUTO_CONSUME is refused for its schema."),
+    ("PLS-SCHEMA-018", _det("schema_consumer_idle"), ("subscribe",),
+     "Violated if a consumer bringing a schema to an idle topic is refused where a producer with it would be let in."),
+    ("PLS-SCHEMA-019", _det("schema_consumer_checked"), ("subscribe",),
+     "Violated if a consumer whose schema reads the topic's latest version (or passes the transitive strategy) is "
+     "refused, or one that cannot is let in."),
+    ("PLS-SCHEMA-020", REJECTION, ("subscribe",),
+     "Violated if a consumer bringing a schema to a topic in use without a schema is let in."),
+    ("PLS-SCHEMA-021", _det("schema_deleted"), ("get_schemas",),
+     "Violated if after a delete the admin still lists a version, or later versions are not numbered after the "
+     "delete marker's."),
+    ("PLS-SCHEMA-022", REJECTION, ("create_producer", "subscribe"),
+     "Violated if an AVRO schema whose definition is not a valid Avro schema is let in."),
+    ("PLS-SCHEMA-024", REJECTION, ("create_producer", "subscribe"),
+     "Violated if the Python client builds a KEY_VALUE or AUTO_CONSUME schema, or refuses it with an error other than "
+     "InvalidArgument."),
+    ("PLS-SCHEMA-023", CHECK_FIELDS, (R, RN),
+     "Violated if a received message carries another schema version than the one its producer was given."),
     # ------------------------------------------------------------------ non-persistent topics
     ("PLS-NP-001", _det("np_connected_only"), (R,),
      "Violated if a subscription of a non-persistent topic receives a message published while it had no consumer "

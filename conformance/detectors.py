@@ -1228,8 +1228,95 @@ def shared_producers_together(w: Watch, step: int, op: str, args: Mapping[str, A
                     if ok else "Let only Shared producers be on the topic. Then another Shared producer is accepted; it was refused.")]
 
 
+# ====================================================================== schema registry (PLS-SCHEMA-*)
+
+
+def _schema_admission(w: Watch, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> Finding | None:
+    """The admission finding of a producer or consumer that meets a schema: PASS under the rule that let it in, FAIL
+    when the broker refused with IncompatibleSchema one that rule lets in (``ModelView.schema_admission_rule``)."""
+    if op not in ("create_producer", "subscribe"):
+        return None
+    if ok:
+        rule = value.get("schema_rule")
+        return Finding(rule, PASS, None, "ok", "ok", f"The {_schema_what(args)} was let in, as {rule} says.") if rule else None
+    if value.get("error") != "IncompatibleSchema":
+        return None
+    rule = w.model.schema_admission_rule(op, args)
+    if rule is None:
+        return None
+    return Finding(rule, FAIL, "unexpected-rejection", "ok", "rejected IncompatibleSchema",
+                   f"Let the topic's schema versions and policies be as the trace left them. Then {rule} lets the "
+                   f"{_schema_what(args)} in; the broker refused it with IncompatibleSchema.")
+
+
+def _schema_what(args: Mapping[str, Any]) -> str:
+    kind = (args.get("schema") or {}).get("type", "BYTES")
+    who = "producer" if "producer" in args else "consumer"
+    return f"{who} {args.get('producer') or args.get('consumer')} " + (f"({kind} schema)" if kind != "BYTES" else "(no schema)")
+
+
+def _admission_detector(rule: str, violated_if: str) -> Callable[..., list[Finding]]:
+    """The detector of one admission rule: the admission finding when it is that rule's."""
+    def detect(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
+        found = _schema_admission(w, op, args, ok, value)
+        return [found] if found is not None and found.rule == rule else []
+    detect.__doc__ = f"{rule}. Violated if {violated_if}"
+    detect.__name__ = detect.__qualname__ = f"schema_admission_{rule[-3:]}"
+    return detect
+
+
+schema_same_reused = _admission_detector("PLS-SCHEMA-002", "a producer or consumer bringing a schema the topic already has is refused.")
+schema_first_stored = _admission_detector("PLS-SCHEMA-003", "the first schema brought to a topic is refused.")
+schema_transitive_checked = _admission_detector("PLS-SCHEMA-004", "a transitive strategy refuses a schema every live version accepts.")
+schema_strategy_checked = _admission_detector("PLS-SCHEMA-005", "BACKWARD, FORWARD or FULL refuses a schema Avro resolution finds compatible with the latest version.")
+schema_always_compatible = _admission_detector("PLS-SCHEMA-006", "ALWAYS_COMPATIBLE refuses a new schema.")
+schema_no_checker = _admission_detector("PLS-SCHEMA-009", "a new schema of a type without a checker is refused under a strategy other than ALWAYS_INCOMPATIBLE.")
+schema_key_value_checked = _admission_detector("PLS-SCHEMA-010", "a KEY_VALUE schema whose halves keep their types and pass the strategy is refused.")
+schema_producer_unenforced = _admission_detector("PLS-SCHEMA-016", "a producer without a schema is refused while schemaValidationEnforced is off.")
+schema_consumer_unchecked = _admission_detector("PLS-SCHEMA-017", "a consumer without a schema, or with AUTO_CONSUME, is refused for its schema.")
+schema_consumer_idle = _admission_detector("PLS-SCHEMA-018", "a consumer bringing a schema to an idle topic is refused where a producer with it is let in.")
+schema_consumer_checked = _admission_detector("PLS-SCHEMA-019", "a consumer whose schema reads the topic's latest version (or passes the transitive strategy) is refused.")
+SCHEMA_ADMISSION_DETECTORS = (schema_same_reused, schema_first_stored, schema_transitive_checked, schema_strategy_checked,
+                              schema_always_compatible, schema_no_checker, schema_key_value_checked,
+                              schema_producer_unenforced, schema_consumer_unchecked, schema_consumer_idle,
+                              schema_consumer_checked)
+
+
+def _schema_listing(op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> Finding | None:
+    """The get_schemas finding: the admin's live versions against the schemas the trace stored."""
+    if op != "get_schemas" or not ok or value.get("schemas_observed") is None:
+        return None
+    expected = [(e["version"], e["type"]) for e in value.get("schemas") or []]
+    observed = [(int(e["version"]), e["type"]) for e in value["schemas_observed"]]
+    rule = "PLS-SCHEMA-021" if value.get("schema_deleted_before") else "PLS-SCHEMA-001"
+    same = expected == observed
+
+    def text(vs: list[tuple[int, str]]) -> str:
+        return ", ".join(f"v{v} {t}" for v, t in vs) or "none"
+
+    return Finding(rule, PASS if same else FAIL, None if same else "wrong-value", text(expected), text(observed),
+                   f"{args['topic']} lists {text(observed)}, as stored." if same else
+                   f"Let {args['topic']} have stored the schemas the trace registered"
+                   + (" since its last delete (whose marker took a version number)" if rule == "PLS-SCHEMA-021" else "")
+                   + f". Then the admin lists {text(expected)}; it listed {text(observed)}.")
+
+
+def schema_versions(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
+    """PLS-SCHEMA-001. Violated if the admin lists a topic's live versions with other numbers or types than the schemas
+    the trace stored, numbered from 0 (a topic that never had a schema deleted)."""
+    found = _schema_listing(op, args, ok, value)
+    return [found] if found is not None and found.rule == "PLS-SCHEMA-001" else []
+
+
+def schema_deleted(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
+    """PLS-SCHEMA-021. Violated if after a delete the admin lists a version from before it, or numbers later versions
+    other than after the delete marker's."""
+    found = _schema_listing(op, args, ok, value)
+    return [found] if found is not None and found.rule == "PLS-SCHEMA-021" else []
+
+
 OP_DETECTORS = (ttl_only_at_pass, dlq_initial_subscription, initial_position_ignored, unsubscribe_deletes,
-                short_topic_name, shared_producers_together)
+                short_topic_name, shared_producers_together, *SCHEMA_ADMISSION_DETECTORS, schema_versions, schema_deleted)
 
 
 def judge_op(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:

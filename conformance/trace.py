@@ -41,6 +41,12 @@ CLIENT_NAMES = ("python", "java")
 HASHING_SCHEMES = ("java_string_hash", "murmur3_32")
 INITIAL_POSITIONS = ("Latest", "Earliest")
 ACCESS_MODES = ("Shared", "Exclusive", "ExclusiveWithFencing", "WaitForExclusive")
+# The schemas a producer or consumer may bring (PLS-SCHEMA-*; docs/trace-format.md#schemas). BYTES
+# is the default (no schema is sent); AUTO_CONSUME is for consumers only; KEY_VALUE for Java only.
+SCHEMA_TYPES = ("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME")
+SCHEMA_DEFINED_TYPES = ("AVRO", "JSON")  # their ``definition`` is an Avro schema
+SCHEMA_STRATEGIES = ("ALWAYS_INCOMPATIBLE", "ALWAYS_COMPATIBLE", "BACKWARD", "FORWARD", "FULL",
+                     "BACKWARD_TRANSITIVE", "FORWARD_TRANSITIVE", "FULL_TRANSITIVE")
 
 # The closed list of error names an outcome may carry (docs/trace-format.md#outcomes).
 ERROR_NAMES = (
@@ -65,6 +71,8 @@ ERROR_NAMES = (
     "TransactionNotFound",
     "TransactionCoordinatorNotFound",
     "TransactionHasOperationFailed",
+    # schemas (PLS-SCHEMA-*)
+    "IncompatibleSchema",
     "OtherError",
 )
 
@@ -132,6 +140,7 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "batching_type": _arg(_STR, choices=("Default", "KeyBased")),
         "wait_ms": _arg(_INT),  # give the creation this long; then ok {"pending": true}
         "hashing_scheme": _arg(_STR, choices=HASHING_SCHEMES),  # the client's own key hashing (Java only)
+        "schema": _arg(_DICT),  # {"type": SCHEMA_TYPES, "definition": avro} (PLS-SCHEMA-*); default BYTES
         "client": _arg(_STR, choices=CLIENT_NAMES),
     },
     "send": {
@@ -172,6 +181,7 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "priority_level": _arg(_INT),  # 0 is the highest priority; Java only
         "ack_timeout_tick_ms": _arg(_INT),  # Java only (the C++ tick is fixed at 1000 ms)
         "ack_timeout_backoff": _arg(_DICT),  # Java only, like nack_backoff
+        "schema": _arg(_DICT),  # as create_producer's, or {"type": "AUTO_CONSUME"} (PLS-SCHEMA-*)
         "client": _arg(_STR, choices=CLIENT_NAMES),
     },
     "receive": {"consumer": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
@@ -211,7 +221,13 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "retention_minutes": _arg(_INT),
         "retention_size_mb": _arg(_INT),
         "max_unacked_messages_per_consumer": _arg(_INT),  # PLS-UNACKED-001; 0: no limit
+        "schema_compatibility_strategy": _arg(_STR, choices=SCHEMA_STRATEGIES),  # PLS-SCHEMA-004..007
+        "schema_auto_update": _arg(_BOOL),  # isAllowAutoUpdateSchema (PLS-SCHEMA-015)
+        "schema_validation_enforced": _arg(_BOOL),  # schemaValidationEnforced (PLS-SCHEMA-016)
     },
+    # the schema registry (PLS-SCHEMA-001/021): the topic's live schema versions, and deleting them
+    "get_schemas": {"topic": _arg(_STR, required=True)},
+    "delete_schema": {"topic": _arg(_STR, required=True), "force": _arg(_BOOL)},
     "compact": {"topic": _arg(_STR, required=True)},
     "unload_topic": {"topic": _arg(_STR, required=True)},
     "expire_messages": {
@@ -278,6 +294,32 @@ def _check_backoff(name: str, backoff: Any) -> None:
         raise TraceFormatError(f"{shape}; multiplier is {multiplier!r}")
 
 
+def check_schema(op: str, schema: Any, *, half: bool = False) -> None:
+    """A ``schema`` argument: ``{"type": T}``, with ``definition`` (an Avro schema: a JSON object,
+    list or string, or its text) for AVRO / JSON, ``key`` and ``value`` (schemas) for KEY_VALUE."""
+    where = f"op {op!r}: schema" + (" half" if half else "")
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("type"), str):
+        raise TraceFormatError(f"{where} must be an object with a 'type' among {', '.join(SCHEMA_TYPES)}")
+    kind = schema["type"]
+    if kind not in SCHEMA_TYPES:
+        raise TraceFormatError(f"{where} type is {kind!r}; allowed: {', '.join(SCHEMA_TYPES)}")
+    allowed = {"type"} | ({"definition"} if kind in SCHEMA_DEFINED_TYPES else set()) \
+        | ({"key", "value"} if kind == "KEY_VALUE" else set())
+    if set(schema) - allowed:
+        raise TraceFormatError(f"{where} {kind} has unknown field(s) {sorted(set(schema) - allowed)}; allowed: {', '.join(sorted(allowed))}")
+    if kind in SCHEMA_DEFINED_TYPES and "definition" not in schema:
+        raise TraceFormatError(f"{where} {kind} needs a 'definition' (an Avro schema)")
+    if kind == "AUTO_CONSUME" and (op != "subscribe" or half):
+        raise TraceFormatError(f"{where}: AUTO_CONSUME is a consumer's schema (subscribe only, not a KEY_VALUE half)")
+    if kind == "KEY_VALUE":
+        if half:
+            raise TraceFormatError(f"{where}: a KEY_VALUE half cannot be KEY_VALUE")
+        for part in ("key", "value"):
+            if part not in schema:
+                raise TraceFormatError(f"{where} KEY_VALUE needs 'key' and 'value' schemas")
+            check_schema(op, schema[part], half=True)
+
+
 def _check_dead_letter(dead: Any) -> None:
     allowed = {"max_redeliver_count", "topic", "initial_subscription", "retry_topic"}
     if not isinstance(dead, Mapping) or set(dead) - allowed:
@@ -335,6 +377,8 @@ def validate_op(op: str, args: Mapping[str, Any]) -> None:
         _check_key_shared(args["key_shared"])
     if op == "create_producer" and "router" in args:
         _check_router(args["router"])
+    if "schema" in args:
+        check_schema(op, args["schema"])
     for name in ("nack_backoff", "ack_timeout_backoff"):
         if op == "subscribe" and name in args:
             _check_backoff(name, args[name])
@@ -453,9 +497,11 @@ class ObservedMessage:
     publish_time: int = 0
     redelivery_count: int = 0
     producer_name: str | None = None
+    schema_version: int | None = None  # PLS-SCHEMA-023: the version the broker stamped (None: no schema)
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"schema_version": self.schema_version} if self.schema_version is not None else {}),
             "payload": self.payload,
             "message_id": list(self.message_id),
             "topic": self.topic,
@@ -485,9 +531,18 @@ class ObservedMessage:
                 publish_time=int(data.get("publish_time") or 0),
                 redelivery_count=int(data.get("redelivery_count") or 0),
                 producer_name=data.get("producer_name"),
+                schema_version=_schema_version(data.get("schema_version")),
             )
         except KeyError as missing:
             raise TraceFormatError(f"observed message lacks field {missing}") from None
+
+
+def _schema_version(value: Any) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TraceFormatError(f"observed message schema_version must be an integer or null, got {value!r}")
+    return value
 
 
 def received_message(outcome: Outcome) -> ObservedMessage | None:

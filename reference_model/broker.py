@@ -88,6 +88,7 @@ from reference_model.dispatch.key_shared import KeySharedDispatcher, KeySharedSe
 from reference_model.dispatch.shared import SharedDispatcher
 from reference_model import key_shared as ks, routing
 from reference_model.feature_ops import FeatureOps
+from reference_model.schema_ops import SchemaOps
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model import dead_letter as dl
 from reference_model import faults
@@ -187,6 +188,7 @@ class StoredMessage:
     sequence_id: int
     stored: Span
     seq: int = 0  # global store order in this model (publish order across topics)
+    schema_version: int | None = None  # PLS-SCHEMA-023: its producer's schema version (None: no schema)
 
     def observe(self, redelivery_count: int) -> dict[str, Any]:
         """The trace format's ``<message>`` for a delivery of this message."""
@@ -201,6 +203,7 @@ class StoredMessage:
             "publish_time": self.publish_time,
             "redelivery_count": redelivery_count,
             "producer_name": self.producer_name,
+            **({"schema_version": self.schema_version} if self.schema_version is not None else {}),
         }
 
 
@@ -302,6 +305,7 @@ class Producer:
     batching: bool = False
     routing_mode: str = "RoundRobin"  # PLS-ROUTE-002 / PLS-ROUTE-003 (keyless messages)
     hashing: str | None = None  # PLS-ROUTE-004: the client's own hashing scheme (None: not modelled)
+    schema_version: int | None = None  # PLS-SCHEMA-023: the version its messages carry (None: no schema)
 
 
 @dataclass
@@ -316,7 +320,7 @@ class Reader:
     trimmable: set[int] = field(default_factory=set)  # PLS-RETENTION-001, as on Subscription
 
 
-class Broker(FeatureOps):
+class Broker(FeatureOps, SchemaOps):
     """The reference model of one Pulsar cluster seen through one client.
 
     The feature rules (dedup, batching, chunking, delayed delivery, access modes, TTL,
@@ -368,6 +372,7 @@ class Broker(FeatureOps):
         self.nacked_by: set[str] = set()
         self.txns: dict[str, txns.Txn] = {}  # trace txn handle -> the transaction (PLS-TXN-*)
         self._init_features()
+        self._init_schemas()  # PLS-SCHEMA-* (reference_model/schema_ops.py)
 
     # ================================================================== lookups
 
@@ -747,7 +752,8 @@ class Broker(FeatureOps):
         stored = StoredMessage(
             pos=pos, label=label, message_id=mid, topic=topic.short, key=key, ordering_key=ordering_key,
             properties=tuple(sorted(properties.items())), event_time=event_time, publish_time=publish_time,
-            producer_name=producer_name, sequence_id=sequence_id, stored=at, seq=self._stored_count)
+            producer_name=producer_name, sequence_id=sequence_id, stored=at, seq=self._stored_count,
+            schema_version=self._label_schema_version.get(label))
         self._stored_count += 1
         topic.entries.append(stored)
         topic.by_label[label] = pos
@@ -1999,10 +2005,10 @@ class Broker(FeatureOps):
     STEPS: Mapping[str, Any] = MappingProxyType({
         "advance_time": _op_advance_time,
         "create_topic": _op_create_topic,
-        "create_producer": _op_create_producer,
-        "send": _op_send,
+        "create_producer": SchemaOps._op_create_producer_schema,  # the schema check, then _op_create_producer
+        "send": SchemaOps._op_send_schema,  # notes the producer's schema version, then _op_send
         "flush": FeatureOps._op_flush,
-        "subscribe": _op_subscribe,
+        "subscribe": SchemaOps._op_subscribe_schema,  # the schema check, then _op_subscribe
         "ack": _op_ack,
         "ack_cumulative": _op_ack_cumulative,
         "nack": _op_nack,
@@ -2023,6 +2029,8 @@ class Broker(FeatureOps):
         "new_txn": _op_new_txn,
         "commit_txn": _op_commit_txn,
         "abort_txn": _op_abort_txn,
+        "get_schemas": SchemaOps._op_get_schemas,
+        "delete_schema": SchemaOps._op_delete_schema,
     })
 
 

@@ -33,6 +33,9 @@ NOMINAL_PUBLISH_TIME_MS = 1_750_000_000_000  # 6-byte varint, like every publish
 PY_DEFAULT_BATCHING_MAX_DELAY_MS = batching_model.DEFAULT_MAX_PUBLISH_DELAY_MS
 
 
+SCHEMA_POLICIES = ("schema_compatibility_strategy", "schema_auto_update", "schema_validation_enforced")
+
+
 @dataclass
 class NamespacePolicies:
     """The trace namespace's policies (``set_policy``): PLS-DEDUP-001/003, PLS-TTL-001, PLS-RETENTION-001/002."""
@@ -42,6 +45,10 @@ class NamespacePolicies:
     retention_minutes: int = 0
     retention_size_mb: int = 0
     max_unacked_messages_per_consumer: int = 0  # PLS-UNACKED-001 (reference_model/unacked.py); 0: no limit
+    # PLS-SCHEMA-004..007 / -015 / -016 (reference_model/schema_ops.py): the broker's default strategy is FULL
+    schema_compatibility_strategy: str = "FULL"
+    schema_auto_update: bool = True
+    schema_validation_enforced: bool = False
 
     @property
     def retention(self) -> bool:
@@ -50,14 +57,15 @@ class NamespacePolicies:
 
     def apply(self, args: Mapping[str, Any]) -> None:
         for name in ("deduplication", "message_ttl_s", "retention_minutes", "retention_size_mb",
-                     "max_unacked_messages_per_consumer"):
+                     "max_unacked_messages_per_consumer", *SCHEMA_POLICIES):
             if name in args:
                 setattr(self, name, args[name])
 
 
 def check_policy_args(args: Mapping[str, Any]) -> str | None:
     """Why a ``set_policy`` op is malformed, or None."""
-    known = ("deduplication", "message_ttl_s", "retention_minutes", "retention_size_mb", "max_unacked_messages_per_consumer")
+    known = ("deduplication", "message_ttl_s", "retention_minutes", "retention_size_mb", "max_unacked_messages_per_consumer",
+             *SCHEMA_POLICIES)
     if not any(k in args for k in known):
         return f"set_policy needs at least one of {', '.join(known)}"
     if ("retention_minutes" in args) != ("retention_size_mb" in args):

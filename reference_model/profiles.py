@@ -152,6 +152,14 @@ class Profile:
     # PLS-DEDUP-001/003: brokerDeduplicationEnabled, the deduplication of a namespace without a policy
     # (ServiceConfiguration default false; a set_policy deduplication value overrides it).
     broker_deduplication: bool = False
+    # PLS-SCHEMA-*: the schema types the client can build (KEY_VALUE and AUTO_CONSUME are Java only: pulsar-client
+    # 3.13.0 has no class for them), the ones it sends to the broker (the C++ client sent no schema for INT32 and
+    # INT64: nothing was registered, measured on 4.0.8 / C++ 4.2.0, 2026-11-26), and the data its STRING schema
+    # carries (Python ``StringSchema`` stores json.dumps(None) = "null"; Java ``Schema.STRING`` empty data), which
+    # makes a Java and a Python STRING schema two versions (PLS-SCHEMA-009).
+    schema_types: tuple[str, ...] = ("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON")
+    schema_types_sent: tuple[str, ...] = ("STRING", "AVRO", "JSON")
+    string_schema_data: str = "null"
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -236,6 +244,9 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             non_durable_supported=True,  # PLS-SUB-007
             priority_level_supported=True,  # PLS-SHARED-003, PLS-FAILOVER-005
             transactions_supported=True,  # PLS-TXN-006
+            schema_types=("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME"),
+            schema_types_sent=("STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME"),
+            string_schema_data="",
         )
     if broker in ("4.1", "5.x"):
         profile = replace(profile, broker_batch_index_ack_default=True, shared_close_increments_redelivery_count=None)
@@ -301,4 +312,10 @@ def client_refusal(op: str, args: Mapping[str, Any], profile: Profile) -> tuple[
         return "PLS-SUB-007", f"the {profile.client} client has no non-durable subscriptions; subscription_mode NonDurable needs the Java client"
     if op == "subscribe" and not profile.retry_letter_supported and (args.get("dead_letter") or {}).get("retry_topic"):
         return "PLS-RETRY-001", f"the {profile.client} client has no retry letter topic; dead_letter.retry_topic needs the Java client"
+    schema = args.get("schema")
+    if isinstance(schema, Mapping):
+        kinds = [schema.get("type")] + [(schema.get(h) or {}).get("type") for h in ("key", "value") if h in schema]
+        missing = [k for k in kinds if k not in profile.schema_types]
+        if missing:
+            return "PLS-SCHEMA-024", f"the {profile.client} client has no {missing[0]} schema; it needs the Java client"
     return None

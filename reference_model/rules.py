@@ -1765,6 +1765,188 @@ RULES = RULES + (
     ),
 )
 
+# --------------------------------------------------------------------------- schema registry (PLS-SCHEMA-*)
+# The model chapter is reference_model/schema.py (research notes: docs/research/schema-registry.md), composed by
+# reference_model/schema_ops.py. Ids PLS-SCHEMA-011..014 (Avro resolution, inside -005's decisions) are the chapter's
+# and not registered: their outcomes are judged as -005's.
+_SCHEMA_REG = "apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/service/schema/SchemaRegistryServiceImpl.java"
+_SCHEMA_CNX = "apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/service/ServerCnx.java"
+_SCHEMA_TOPIC = "apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/service/persistent/PersistentTopic.java"
+_SU = "docs/schema-understand.md"
+_SO = "docs/schema-overview.md"
+_LIVE_SCHEMA = "Live (broker 4.0.8; Python client 3.13.0 and Java client 4.0.8): "
+_JAVA_SCHEMA = AppliesTo("*", ("java",))
+
+RULES = RULES + (
+    Rule(
+        id="PLS-SCHEMA-001", area="SCHEMA",
+        title="A topic's schema versions count from 0, one per stored schema; the admin lists the live versions oldest first",
+        source=f"{_SU}#schema-versioning",
+        quote="The broker determines that the schema is compatible and stores the new schema as the current version (with a new version number).",
+        status="normative",
+        note=(f"{_SCHEMA_REG}#putSchemaIfAbsent; apache/pulsar .../schema/BookkeeperSchemaStorage.java numbers entries "
+              "from 0. Judged at get_schemas (GET /admin/v2/schemas/<tenant>/<ns>/<topic>/schemas). A client that sends "
+              "no schema registers nothing: the Python client (C++ 4.2) sent none for INT32 and INT64 "
+              f"(Profile.schema_types_sent). {_LIVE_SCHEMA}an AVRO producer registered version 0."),
+    ),
+    Rule(
+        id="PLS-SCHEMA-002", area="SCHEMA",
+        title="A schema already registered on the topic is given its version, whatever the strategy or auto-update setting, and stores nothing new",
+        source=f"{_SU}#schema-versioning",
+        quote="The broker attempts to store the schema in BookKeeper but then determines that it's already stored, so it is used to tag produced messages.",
+        status="normative",
+        note=(f"{_SCHEMA_REG}#getSchemaVersionBySchemaData runs before any check: AVRO/JSON definitions are compared as "
+              "parsed Avro schemas, other types by their data bytes."),
+    ),
+    Rule(
+        id="PLS-SCHEMA-003", area="SCHEMA",
+        title="The first schema of a topic is stored without any compatibility check",
+        source=_SCHEMA_REG, quote="", status="inferred",
+        note="putSchemaIfAbsent with no stored version skips the checker, whatever the strategy (ALWAYS_INCOMPATIBLE included).",
+    ),
+    Rule(
+        id="PLS-SCHEMA-004", area="SCHEMA",
+        title="A transitive strategy checks a new schema against every live version; the others against the latest only",
+        source=f"{_SU}#schema-compatibility-check-strategy",
+        quote="Consumers using schema V3 can process data written by producers using **all previous schema versions** V2 and V1.",
+        status="normative",
+        note=(f"{_SCHEMA_REG}#checkCompatibilityWithAll / #checkCompatibilityWithLatest. A refusal carries this rule when "
+              "only an older version refuses the new schema (the latest alone would accept it)."),
+    ),
+    Rule(
+        id="PLS-SCHEMA-005", area="SCHEMA",
+        title="BACKWARD lets in a schema that reads the latest version's data, FORWARD one whose data the latest reads, FULL one that does both, by Avro schema resolution; otherwise IncompatibleSchema",
+        source=f"{_SU}#schema-compatibility-check-strategy",
+        quote="Consumers using schema V3 can process data written by producers using the **last schema version** V2.",
+        status="normative",
+        note=("apache/pulsar .../schema/AvroSchemaBasedCompatibilityCheck.java builds Avro's SchemaValidator (canRead, "
+              "canBeRead, mutualRead); the model decides by its own Avro resolution (reference_model/schema.py, ids "
+              "-011..-014 there). The broker's default strategy is FULL. "
+              f"{_LIVE_SCHEMA}a record gaining a field without a default was refused under FULL with 'Error during schema "
+              "compatibility check with strategy FULL: org.apache.avro.SchemaValidationException: Unable to read schema'."),
+    ),
+    Rule(
+        id="PLS-SCHEMA-006", area="SCHEMA",
+        title="ALWAYS_COMPATIBLE lets in any schema, of any type, as a new version",
+        source=f"{_SU}#schema-compatibility-check-strategy",
+        quote="Disable schema compatibility check.",
+        status="normative",
+        note=f"{_SCHEMA_REG}#checkCompatibilityWithLatest returns at once for ALWAYS_COMPATIBLE, before the type comparison.",
+    ),
+    Rule(
+        id="PLS-SCHEMA-007", area="SCHEMA",
+        title="ALWAYS_INCOMPATIBLE refuses every schema not already registered once the topic has one (IncompatibleSchema)",
+        source=f"{_SU}#schema-compatibility-check-strategy",
+        quote="Disable schema evolution, that is, any schema change is rejected.",
+        status="normative",
+        note="apache/pulsar .../schema/validator NeverSchemaValidator for Avro-based types; the DEFAULT checker for the others.",
+    ),
+    Rule(
+        id="PLS-SCHEMA-008", area="SCHEMA",
+        title="Unless the strategy is ALWAYS_COMPATIBLE, a schema of another type than the version it is checked against is refused (IncompatibleSchema)",
+        source=_SCHEMA_REG, quote="", status="inferred",
+        note="'Incompatible schema: exists schema type X, new schema type Y' (PR #9797, 2.7.2).",
+    ),
+    Rule(
+        id="PLS-SCHEMA-009", area="SCHEMA",
+        title="Types without a checker of their own (STRING and the other primitives) never fail a compatibility check except under ALWAYS_INCOMPATIBLE: a different schema of the same type becomes a new version",
+        source=f"{_SU}#schema-compatibility-check",
+        quote="the other schema types share the default compatibility checker that disables the schema evolution.",
+        status="normative",
+        note=("apache/pulsar .../schema/SchemaCompatibilityCheck.java DEFAULT: only ALWAYS_INCOMPATIBLE refuses. The "
+              "Python StringSchema stores the data 'null' (json.dumps(None)) where the Java Schema.STRING stores none, so "
+              "a Java and a Python STRING producer register two versions. "
+              f"{_LIVE_SCHEMA}a Python STRING producer registered data 'null'."),
+    ),
+    Rule(
+        id="PLS-SCHEMA-010", area="SCHEMA",
+        title="A KEY_VALUE schema is checked half by half: the key and value types must match the stored ones, then each half by the strategy",
+        source="apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/service/schema/KeyValueSchemaCompatibilityCheck.java",
+        quote="", status="inferred", applies_to=_JAVA_SCHEMA,
+        note="Only the Java client builds KEY_VALUE schemas (pulsar-client 3.13.0 has no KeyValue schema class).",
+    ),
+    Rule(
+        id="PLS-SCHEMA-015", area="SCHEMA",
+        title="With isAllowAutoUpdateSchema false, a producer whose schema is not registered is refused (IncompatibleSchema); a registered one connects",
+        source=f"{_SO}#producer-side",
+        quote="If it's not allowed to be auto-updated, then the schema cannot be registered, and the broker rejects the producer.",
+        status="normative",
+        note=f"{_SCHEMA_REG}: 'Schema not found and schema auto updating is disabled.'",
+    ),
+    Rule(
+        id="PLS-SCHEMA-016", area="SCHEMA",
+        title="A producer without a schema connects to a topic with a schema unless schemaValidationEnforced is set, then it is refused (IncompatibleSchema)",
+        source=f"{_SU}#schema-validation-enforcement",
+        quote="A producer without a schema can produce any messages to a topic with schemas, which may result in producing trash data to the topic.",
+        status="normative",
+        note=f"{_SCHEMA_CNX}#tryAddSchema.",
+    ),
+    Rule(
+        id="PLS-SCHEMA-017", area="SCHEMA",
+        title="A consumer without a schema, or with AUTO_CONSUME, subscribes without any compatibility check",
+        source=f"{_SO}#consumer-side",
+        quote="If a consumer connects to a topic **without a schema** (meaning it consumes raw bytes), the consumer can connect to the topic successfully without doing any compatibility check.",
+        status="normative",
+        note=f"{_SCHEMA_CNX}#handleSubscribe checks only a schema that is not AUTO_CONSUME (PIP-236, PR #17449). AUTO_CONSUME is Java only here.",
+    ),
+    Rule(
+        id="PLS-SCHEMA-018", area="SCHEMA",
+        title="A consumer with a schema on an idle topic (no schema, producer, consumer or data) registers its schema as a producer would",
+        source=f"{_SO}#consumer-side",
+        quote="The broker checks if the topic is in use (has at least one of the objects: schema, data, active producer or consumer).",
+        status="normative",
+        note=f"{_SCHEMA_TOPIC}#addSchemaIfIdleOrCheckCompatible.",
+    ),
+    Rule(
+        id="PLS-SCHEMA-019", area="SCHEMA",
+        title="A consumer with a schema on a topic in use must be able to read the latest version (BACKWARD, FORWARD, FORWARD_TRANSITIVE, FULL) or pass the transitive strategy against every live version; its schema is never stored",
+        source=_SCHEMA_REG, quote="", status="inferred",
+        note="#checkConsumerCompatibility: the consumer is the reader; ALWAYS_COMPATIBLE passes; IncompatibleSchema otherwise.",
+    ),
+    Rule(
+        id="PLS-SCHEMA-020", area="SCHEMA",
+        title="A consumer with a schema on a topic in use that has no schema is refused (IncompatibleSchema)",
+        source=_SCHEMA_TOPIC, quote="", status="inferred",
+        note=("'Failed to add schema to an active topic with empty(BYTES) schema' since PR #22974 (2024); before it "
+              "NotExistSchemaException 'Topic does not have schema to check'."),
+    ),
+    Rule(
+        id="PLS-SCHEMA-021", area="SCHEMA",
+        title="Deleting a topic's schema stores a delete marker that takes the next version number; the admin then lists no version and the next schema is stored unchecked",
+        source="docs/admin-api-schemas.md#delete-a-schema",
+        quote="In any case, the delete action deletes all versions of a schema registered for a topic.",
+        status="normative",
+        note=f"{_SCHEMA_REG}#deleteSchema / #trimDeletedSchemaAndGetList; a forced delete removes the ledger (numbering restarts at 0).",
+    ),
+    Rule(
+        id="PLS-SCHEMA-022", area="SCHEMA",
+        title="An AVRO schema whose definition is not a valid Avro schema is refused (IncompatibleSchema)",
+        source="apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/service/schema/validator/StructSchemaDataValidator.java",
+        quote="", status="inferred",
+        note=(f"{_LIVE_SCHEMA}'Invalid schema definition data for AVRO schema' (InvalidSchemaDataException), seen by the "
+              "Python client as IncompatibleSchema. A JSON schema with an invalid Avro definition got no answer at all "
+              "(15 s operation timeout; the validator falls back to the pre-2.x Jackson JsonSchema format for JSON): "
+              "the model predicts that refusal as uncertain."),
+    ),
+    Rule(
+        id="PLS-SCHEMA-024", area="SCHEMA",
+        title="The Python client has no KEY_VALUE or AUTO_CONSUME schema: a producer or consumer asking for one is refused by the client",
+        source=_PY, quote="", status="inferred", applies_to=_PYONLY,
+        note=("pulsar-client 3.13.0's pulsar.schema has AvroSchema, JsonSchema, StringSchema, BytesSchema and "
+              "ProtobufNativeSchema only (its _pulsar.SchemaType lists KEY_VALUE and AUTO_CONSUME, but no class builds "
+              "them). The suite's Python target refuses them with InvalidArgument; the model does the same for a Python "
+              "handle (Profile.schema_types)."),
+    ),
+    Rule(
+        id="PLS-SCHEMA-023", area="SCHEMA",
+        title="A message carries the schema version its producer was given; a message of a producer without a schema carries none",
+        source=f"{_SO}#producer-side",
+        quote="If the schema is registered, the broker returns the schema version to the producer.",
+        status="normative",
+        note=f"{_LIVE_SCHEMA}a consumer received a message of an AVRO producer with version 0 (8 bytes, big-endian), and a BYTES producer's message with none.",
+    ),
+)
+
 
 # --------------------------------------------------------------------------- registry
 

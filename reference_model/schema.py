@@ -572,9 +572,14 @@ class Schema:
         return Schema("KEY_VALUE", "", key, value)
 
     def data(self) -> bytes:
-        """The stored bytes: the definition; KEY_VALUE encodes both halves (their types and definitions)."""
+        """The stored bytes: the definition; KEY_VALUE the two halves' data, each after its 4-byte big-endian length
+        (``KeyValueSchemaInfo.encodeKeyValueSchemaInfo``). The halves' types are schema *properties*, not data, so
+        two KEY_VALUE schemas whose halves differ only in primitive types have the same data, and the broker takes
+        the second for the first (PLS-SCHEMA-002; found live on 4.0.8, 2026-11-26: KV(INT32, V1) after KV(STRING, V1)
+        was given version 0)."""
         if self.type == "KEY_VALUE":
-            return json.dumps([self.key.type, self.key.definition, self.value.type, self.value.definition]).encode()
+            key, value = self.key.data(), self.value.data()
+            return len(key).to_bytes(4, "big") + key + len(value).to_bytes(4, "big") + value
         return self.definition.encode("utf-8")
 
 
@@ -618,8 +623,9 @@ def _avro_check(existing: tuple[Schema, ...], new: Schema, strategy: str) -> Ver
             reasons += why_unreadable(to, o)
         if strategy in (FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE):  # the old schema reads the new data
             reasons += why_unreadable(o, to)
-        if reasons:
-            return _incompatible("PLS-SCHEMA-005", f"Error during schema compatibility check with strategy {strategy}: "
+        if reasons:  # PLS-SCHEMA-004 when the refusal comes from looking past the latest version
+            rule = "PLS-SCHEMA-004" if strategy in TRANSITIVE and i < len(against) - 1 else "PLS-SCHEMA-005"
+            return _incompatible(rule, f"Error during schema compatibility check with strategy {strategy}: "
                                  f"org.apache.avro.SchemaValidationException: {'; '.join(reasons)}")
     return COMPATIBLE
 
@@ -742,10 +748,12 @@ class SchemaHistory:
 
 @dataclass(frozen=True)
 class Registered:
-    """The broker tags this producer's messages with ``version``; ``new`` when this call stored it."""
+    """The broker tags this producer's messages with ``version``; ``new`` when this call stored it. ``rule``
+    is the rule that let the schema in (not part of equality: it explains, it is not an outcome)."""
 
     version: int
     new: bool
+    rule: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -759,9 +767,11 @@ class Refused:
 
 @dataclass(frozen=True)
 class Accepted:
-    """The connection goes ahead; ``version`` is the schema version it uses, None for "no schema" (empty version)."""
+    """The connection goes ahead; ``version`` is the schema version it uses, None for "no schema" (empty version).
+    ``rule``: the rule that let it in (not part of equality)."""
 
     version: int | None = None
+    rule: str = field(default="", compare=False)
 
 
 def same_schema(a: Schema, b: Schema) -> bool:
@@ -810,7 +820,7 @@ def register(history: SchemaHistory, schema: Schema, strategy: str, allow_auto_u
     except SchemaDefinitionError as e:  # auto-update off: Avro's parser fails inside the lookup
         return history, Refused("PLS-SCHEMA-022", INVALID_SCHEMA_DATA, str(e))
     if version is not None:
-        return history, Registered(version, new=False)
+        return history, Registered(version, new=False, rule="PLS-SCHEMA-002")
     if not allow_auto_update:  # PLS-SCHEMA-015
         return history, Refused("PLS-SCHEMA-015", INCOMPATIBLE_SCHEMA,
                                 "Schema not found and schema auto updating is disabled.")
@@ -819,7 +829,25 @@ def register(history: SchemaHistory, schema: Schema, strategy: str, allow_auto_u
     if not verdict:
         return history, Refused(verdict.rule, verdict.error, verdict.message)
     history = history.append(schema)
-    return history, Registered(history.entries[-1].version, new=True)
+    return history, Registered(history.entries[-1].version, new=True, rule=admission_rule(history, schema, strategy, checkers))
+
+
+def admission_rule(history: SchemaHistory, schema: Schema, strategy: str, checkers: tuple[str, ...] = DEFAULT_CHECKERS) -> str:
+    """Which rule let a new version in (``history`` already holds it as its newest entry): the first schema of a
+    topic (PLS-SCHEMA-003), the first after a delete (PLS-SCHEMA-021), ALWAYS_COMPATIBLE (PLS-SCHEMA-006), a
+    KEY_VALUE checked half by half (PLS-SCHEMA-010), a type without a checker of its own (PLS-SCHEMA-009), a
+    transitive strategy's check of every live version (PLS-SCHEMA-004), else the strategy's Avro check
+    (PLS-SCHEMA-005)."""
+    live = history.live()
+    if len(live) == 1:
+        return "PLS-SCHEMA-021" if len(history.entries) > 1 else "PLS-SCHEMA-003"
+    if strategy == ALWAYS_COMPATIBLE:
+        return "PLS-SCHEMA-006"
+    if schema.type == "KEY_VALUE" and "KEY_VALUE" in checkers:
+        return "PLS-SCHEMA-010"
+    if schema.type not in checkers or schema.type == "PROTOBUF":
+        return "PLS-SCHEMA-009"
+    return "PLS-SCHEMA-004" if strategy in TRANSITIVE else "PLS-SCHEMA-005"
 
 
 def delete_schema(history: SchemaHistory, force: bool = False) -> SchemaHistory:
@@ -842,11 +870,11 @@ def producer_connects(history: SchemaHistory, schema: Schema | None, strategy: s
         if history.latest() is not None and validation_enforced:
             return history, Refused("PLS-SCHEMA-016", INCOMPATIBLE_SCHEMA,
                                     "Producers cannot connect or send message without a schema to topics with a schema")
-        return history, Accepted(None)
+        return history, Accepted(None, rule="PLS-SCHEMA-016")
     history, outcome = register(history, schema, strategy, allow_auto_update, checkers)
     if isinstance(outcome, Refused):
         return history, outcome
-    return history, Accepted(outcome.version)
+    return history, Accepted(outcome.version, rule=outcome.rule)
 
 
 def auto_produce_schema(history: SchemaHistory) -> Schema | None:
@@ -869,14 +897,14 @@ def consumer_subscribes(history: SchemaHistory, schema: Schema | None, strategy:
     """``ServerCnx.handleSubscribe`` -> ``addSchemaIfIdleOrCheckCompatible`` -> ``checkConsumerCompatibility``."""
     # PLS-SCHEMA-017: no schema (BYTES) and AUTO_CONSUME subscribe without any check
     if schema is None or schema.type in ("BYTES", "NONE", "AUTO_CONSUME"):
-        return history, Accepted(None)
+        return history, Accepted(None, rule="PLS-SCHEMA-017")
     in_use = history.latest() is not None or use.producers > 0 or use.consumers > 0 or use.has_data
     if not in_use:  # PLS-SCHEMA-018: an idle topic takes the consumer's schema like a producer's
         history, outcome = register(history, schema, strategy, allow_auto_update, checkers)
-        return history, outcome if isinstance(outcome, Refused) else Accepted(outcome.version)
+        return history, outcome if isinstance(outcome, Refused) else Accepted(outcome.version, rule="PLS-SCHEMA-018")
     # PLS-SCHEMA-019: a topic in use is checked; the consumer's schema is never stored
     if strategy == ALWAYS_COMPATIBLE:
-        return history, Accepted(None)
+        return history, Accepted(None, rule="PLS-SCHEMA-019")
     if history.latest() is None:  # PLS-SCHEMA-020: NotExistSchemaException, reworded by the topic
         return history, Refused("PLS-SCHEMA-020", INCOMPATIBLE_SCHEMA,
                                 "Failed to add schema to an active topic with empty(BYTES) schema: "
@@ -889,4 +917,4 @@ def consumer_subscribes(history: SchemaHistory, schema: Schema | None, strategy:
     if not verdict:
         rule = verdict.rule if verdict.rule in ("PLS-SCHEMA-008", "PLS-SCHEMA-022") else "PLS-SCHEMA-019"
         return history, Refused(rule, verdict.error, verdict.message)
-    return history, Accepted(None)
+    return history, Accepted(None, rule="PLS-SCHEMA-019")

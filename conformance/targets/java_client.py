@@ -34,6 +34,23 @@ JAVA_OPS = {
 }
 
 
+def _schema_request(schema: dict) -> dict:
+    """A trace ``schema`` as the driver takes it: AVRO / JSON definitions as the text the Python client sends too."""
+    from reference_model.schema_ops import schema_text
+
+    out = dict(schema)
+    if "definition" in out:
+        out["definition"] = schema_text(out["definition"])
+    for half in ("key", "value"):
+        if half in out:
+            out[half] = _schema_request(out[half])
+    return out
+
+
+def _with_schema_text(args: dict) -> dict:
+    return dict(args, schema=_schema_request(args["schema"])) if "schema" in args else args
+
+
 class JavaSession:
     """The Java side of one trace run: opens the driver's client, applies ops, closes it."""
 
@@ -103,7 +120,7 @@ class JavaSession:
         return dict(args, message_id=known) if known is not None else args
 
     def _args_create_producer(self, a: dict) -> dict:
-        return dict(a, topic=self._full(a["topic"]))
+        return _with_schema_text(dict(a, topic=self._full(a["topic"])))
 
     def _args_send(self, a: dict) -> dict:
         out = {k: v for k, v in a.items() if k not in ("payload_size", "tombstone", "deliver_at_ms")}
@@ -128,7 +145,7 @@ class JavaSession:
                 if dead.get(key):
                     dead[key] = self._full(dead[key])
             out["dead_letter"] = dead
-        return out
+        return _with_schema_text(out)
 
     def _args_ack(self, a: dict) -> dict:
         return self._with_id(a)

@@ -84,6 +84,7 @@ _REJECTIONS = {
     "SubscriptionNotFound": "SubscriptionNotFound",
     "MessageTooBig": "MessageTooBig",
     "AlreadyClosed": "AlreadyClosed",
+    "IncompatibleSchema": "IncompatibleSchema",  # PLS-SCHEMA-*
 }
 # connection-level failures: the op may or may not have reached the broker.
 _INDETERMINATE = {"Timeout", "ConnectError", "ServiceUnitNotReady", "BrokerMetadataError", "BrokerPersistenceError", "LookupError", "TooManyLookupRequestException", "ProducerBlockedQuotaExceededError"}
@@ -444,6 +445,8 @@ class BrokerTarget:
         elif a.get("routing_mode") == "SinglePartition":
             kwargs["message_routing_mode"] = pulsar.PartitionsRoutingMode.UseSinglePartition
         kwargs.update(fx.producer_kwargs(pulsar, a))
+        if "schema" in a:
+            kwargs["schema"] = fx.python_schema(a["schema"])
         producer, pending = fx.create_producer(run, lambda: run.client.create_producer(run.full(a["topic"]), **kwargs), a)
         run.producers[a["producer"]] = producer
         if pending:
@@ -460,6 +463,12 @@ class BrokerTarget:
 
     def _op_set_policy(self, run: _Run, a: dict) -> Outcome:
         return fx.set_policy(run, a)
+
+    def _op_get_schemas(self, run: _Run, a: dict) -> Outcome:
+        return fx.get_schemas(run, run.full(a["topic"]))
+
+    def _op_delete_schema(self, run: _Run, a: dict) -> Outcome:
+        return fx.delete_schema(run, run.full(a["topic"]), bool(a.get("force", False)))
 
     def _op_compact(self, run: _Run, a: dict) -> Outcome:
         return fx.compact(run, run.full(a["topic"]))
@@ -528,6 +537,8 @@ class BrokerTarget:
                 dead_letter_topic=run.full(dl["topic"]) if dl.get("topic") else None,
                 initial_subscription_name=dl.get("initial_subscription"),
             )
+        if "schema" in a:
+            kwargs["schema"] = fx.python_schema(a["schema"])
         consumer = run.client.subscribe(topic, a["subscription"], **kwargs)
         run.consumers[a["consumer"]] = _Consumer(consumer, sub_type, topic=topic if isinstance(topic, str) else None,
                                                  subscription=a["subscription"],
@@ -541,7 +552,9 @@ class BrokerTarget:
             # a tombstone carries no label: name it by the id its send returned
             label = run.label_by_id_tuple(_id_tuple(msg.message_id())) or label
         run.publish_times[label] = msg.publish_timestamp()
+        version = fx.schema_version_of(msg.schema_version())
         return {
+            **({"schema_version": version} if version is not None else {}),
             "payload": label,
             "message_id": list(_id_tuple(msg.message_id())),
             "topic": run.short(msg.topic_name()),

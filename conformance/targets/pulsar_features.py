@@ -169,6 +169,91 @@ def set_policy(run: Any, a: dict) -> Outcome:
     if "max_unacked_messages_per_consumer" in a:  # PLS-UNACKED-001
         run.admin.request("POST", f"/admin/v2/namespaces/{run.namespace}/maxUnackedMessagesPerConsumer",
                           body=int(a["max_unacked_messages_per_consumer"]))
+    set_schema_policies(run, a)
+    return Outcome.ok({})
+
+
+class RawSchema:
+    """A schema the Python client sends as given, over payloads it passes through unchanged: the harness's
+    payloads stay label bytes whatever the schema (the broker never decodes a payload; PLS-SCHEMA-*)."""
+
+    def __new__(cls, kind: str, definition: str):
+        import _pulsar
+        from pulsar.schema import Schema
+
+        class _Raw(Schema):
+            def __init__(self) -> None:  # Schema.__init__ would json.dumps the definition; keep the text as given
+                self._record_cls = bytes
+                self._schema_info = _pulsar.SchemaInfo(getattr(_pulsar.SchemaType, kind), "", definition)
+
+            def encode(self, obj: bytes) -> bytes:
+                return obj
+
+            def decode(self, data: bytes) -> bytes:
+                return data
+
+        return _Raw()
+
+
+def python_schema(arg: dict | None) -> Any:
+    """The Python client's schema for a trace ``schema`` argument: the client's own ``StringSchema`` for STRING and
+    ``BytesSchema`` for BYTES (what an application gets), a raw schema of the type for the others. KEY_VALUE and
+    AUTO_CONSUME have no class in pulsar-client 3.x: ``ValueError`` (InvalidArgument), as the model predicts."""
+    from pulsar.schema import BytesSchema, StringSchema
+
+    from reference_model.schema_ops import schema_text
+
+    if not arg:
+        return None
+    kind = arg["type"]
+    if kind in ("KEY_VALUE", "AUTO_CONSUME"):
+        raise ValueError(f"the Python client has no {kind} schema; it needs the Java client")
+    if kind == "BYTES":
+        return BytesSchema()
+    if kind == "STRING":
+        return StringSchema()
+    return RawSchema(kind, schema_text(arg["definition"]) if kind in ("AVRO", "JSON") else "null")
+
+
+def schema_version_of(raw: Any) -> int | None:
+    """A received message's schema version: the 8-byte big-endian long the broker stamped, None when it has none."""
+    if not raw:
+        return None
+    data = raw.encode("latin-1") if isinstance(raw, str) else bytes(raw)
+    return int.from_bytes(data, "big", signed=True)
+
+
+SCHEMA_STRATEGY_PATH = "schemaCompatibilityStrategy"
+
+
+def set_schema_policies(run: Any, a: dict) -> None:
+    """PLS-SCHEMA-004..007 / -015 / -016: the namespace's schema policies."""
+    ns = f"/admin/v2/namespaces/{run.namespace}"
+    if "schema_compatibility_strategy" in a:
+        run.admin.request("PUT", f"{ns}/{SCHEMA_STRATEGY_PATH}", body=a["schema_compatibility_strategy"])
+    if "schema_auto_update" in a:
+        run.admin.request("POST", f"{ns}/isAllowAutoUpdateSchema", body=bool(a["schema_auto_update"]))
+    if "schema_validation_enforced" in a:
+        run.admin.request("POST", f"{ns}/schemaValidationEnforced", body=bool(a["schema_validation_enforced"]))
+
+
+def _schema_path(topic: str) -> str:
+    from fixtures.admin import split_topic
+
+    domain, tenant, ns, local = split_topic(topic)
+    return f"/admin/v2/schemas/{tenant}/{ns}/{local}"
+
+
+def get_schemas(run: Any, topic: str) -> Outcome:
+    """PLS-SCHEMA-001: the topic's live versions (after its last delete), oldest first; none: an empty list."""
+    answer = run.admin.request("GET", f"{_schema_path(topic)}/schemas", ok_statuses=(404,))
+    entries = (answer or {}).get("getSchemaResponses") or [] if isinstance(answer, dict) else []
+    return Outcome.ok({"schemas": [{"version": int(e["version"]), "type": e["type"]} for e in entries]})
+
+
+def delete_schema(run: Any, topic: str, force: bool) -> Outcome:
+    """PLS-SCHEMA-021: ``DELETE .../schema`` (a delete marker; ``force``: the whole ledger)."""
+    run.admin.request("DELETE", f"{_schema_path(topic)}/schema", params={"force": str(force).lower()})
     return Outcome.ok({})
 
 

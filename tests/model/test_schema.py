@@ -334,7 +334,10 @@ def test_key_value_checks_key_and_value_separately():
     h = history_of(kv1)
     assert sc.register(h, Schema.key_value(Schema("STRING"), avro(V2)), BACKWARD)[1] == Registered(1, True)
     assert isinstance(sc.register(h, Schema.key_value(Schema("STRING"), avro(V3)), BACKWARD)[1], Refused)
-    key_changed = sc.register(h, Schema.key_value(Schema("INT64"), avro(V1)), BACKWARD)[1]
+    # the halves' types are properties, not data: a key type change alone is "the same schema" (found live on
+    # 4.0.8: KV(INT32, V1) after KV(STRING, V1) got version 0), so the value changes too
+    assert sc.register(h, Schema.key_value(Schema("INT64"), avro(V1)), BACKWARD)[1] == Registered(0, False)
+    key_changed = sc.register(h, Schema.key_value(Schema("INT64"), avro(V2)), BACKWARD)[1]
     assert isinstance(key_changed, Refused) and key_changed.message.startswith(
         "Key schemas or Value schemas are different schema type, from key schema type is STRING")
     assert sc.register(h, kv1, BACKWARD)[1] == Registered(0, False)

@@ -54,6 +54,11 @@ final class Args {
         return new Args(where, node);
     }
 
+    /** Where these arguments are, for messages: {@code op 'subscribe' argument 'schema'}. */
+    String where() {
+        return where;
+    }
+
     boolean has(String name) {
         return get(name) != null;
     }

@@ -60,6 +60,7 @@ final class Errors {
             Map.entry("TransactionNotFoundException", "TransactionNotFound"),
             Map.entry("CoordinatorNotFoundException", "TransactionCoordinatorNotFound"),
             Map.entry("TransactionHasOperationFailedException", "TransactionHasOperationFailed"),
+            Map.entry("IncompatibleSchemaException", "IncompatibleSchema"),
             Map.entry("IllegalArgumentException", "InvalidArgument"),
             Map.entry("NullPointerException", "InvalidArgument"));
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -36,7 +37,6 @@ import org.apache.pulsar.client.api.Range;
 import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.ReaderBuilder;
 import org.apache.pulsar.client.api.RedeliveryBackoff;
-import org.apache.pulsar.client.api.Schema;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.SubscriptionMode;
 import org.apache.pulsar.client.api.SubscriptionType;
@@ -114,18 +114,19 @@ final class Session {
     private static final Set<String> CREATE_PRODUCER = Set.of("producer", "topic", "name", "batching",
             "initial_sequence_id", "access_mode", "chunking", "send_timeout_ms", "router", "routing_mode",
             "batching_max_messages", "batching_max_bytes", "batching_max_delay_ms", "batching_type", "wait_ms",
-            "hashing_scheme", "client");
+            "hashing_scheme", "client", "schema");
     private static final Set<String> SEND = Set.of("producer", "payload", "data", "key", "ordering_key", "properties",
             "event_time", "sequence_id", "deliver_after_ms", "deliver_at_epoch_ms", "async", "txn");
     private static final Set<String> SUBSCRIBE = Set.of("consumer", "topic", "topics", "topics_pattern",
             "subscription", "type", "initial_position", "consumer_name", "receiver_queue_size", "nack_delay_ms",
             "ack_timeout_ms", "ack_timeout_tick_ms", "ack_timeout_backoff", "start_message_id_inclusive",
             "batch_index_ack", "dead_letter", "nack_backoff", "key_shared", "enable_retry", "read_compacted",
-            "subscription_mode", "priority_level", "client");
+            "subscription_mode", "priority_level", "client", "schema");
     private static final Set<String> MESSAGE_REF = Set.of("consumer", "message", "message_id", "txn");
     private static final Set<String> RECONSUME = Set.of("consumer", "message", "message_id", "delay_ms");
     private static final Set<String> SEEK = Set.of("consumer", "position", "message_id", "timestamp", "message");
-    private static final Set<String> CREATE_READER = Set.of("reader", "topic", "start", "inclusive", "read_compacted", "client");
+    private static final Set<String> CREATE_READER = Set.of("reader", "topic", "start", "inclusive", "read_compacted", "client",
+            "schema");
     private static final Set<String> BACKOFF = Set.of("min_delay_ms", "max_delay_ms", "multiplier");
 
     /** Runs one op; returns its ok value. */
@@ -244,7 +245,7 @@ final class Session {
     private ObjectNode createProducer(Args a) throws Exception {
         String handle = a.str("producer");
         String topic = a.str("topic");
-        ProducerBuilder<byte[]> b = client().newProducer(Schema.BYTES).topic(topic)
+        ProducerBuilder<byte[]> b = client().newProducer(RawSchema.of(a, false)).topic(topic)
                 .enableBatching(a.bool("batching", false))
                 .enableChunking(a.bool("chunking", false));
         if (a.has("name")) {
@@ -404,7 +405,7 @@ final class Session {
 
     private ObjectNode subscribe(Args a) throws Exception {
         String handle = a.str("consumer");
-        ConsumerBuilder<byte[]> b = client().newConsumer(Schema.BYTES).subscriptionName(a.str("subscription"));
+        ConsumerBuilder<byte[]> b = client().newConsumer(RawSchema.of(a, true)).subscriptionName(a.str("subscription"));
         List<String> topics;
         switch (a.exactlyOne("topic", "topics", "topics_pattern")) {
             case "topic":
@@ -674,7 +675,7 @@ final class Session {
                 start = known.id();
             }
         }
-        ReaderBuilder<byte[]> b = client().newReader(Schema.BYTES).topic(a.str("topic")).startMessageId(start);
+        ReaderBuilder<byte[]> b = client().newReader(RawSchema.of(a, true)).topic(a.str("topic")).startMessageId(start);
         if (a.bool("inclusive", false)) {
             b.startMessageIdInclusive();
         }
@@ -882,6 +883,17 @@ final class Session {
         o.put("publish_time", msg.getPublishTime());
         o.put("redelivery_count", msg.getRedeliveryCount());
         o.put("producer_name", msg.getProducerName());
+        // the broker's version of the schema the message was sent with (an 8-byte big-endian long);
+        // null when it carries none (a producer without a schema). Never getValue(): no decoding.
+        byte[] version = msg.getSchemaVersion();
+        if (version == null || version.length == 0) {
+            o.putNull("schema_version");
+        } else if (version.length == Long.BYTES) {
+            o.put("schema_version", ByteBuffer.wrap(version).getLong());
+        } else {
+            throw new IllegalStateException("schema version of " + version.length + " bytes (expected 8): "
+                    + java.util.HexFormat.of().formatHex(version));
+        }
         return o;
     }
 }

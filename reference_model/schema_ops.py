@@ -1,0 +1,243 @@
+"""The schema registry inside the broker composition: which producers and consumers a topic's schema lets in,
+which version each message carries, and the admin view of a topic's versions.
+
+Pulsar part: ``ServerCnx.handleProducer`` -> ``tryAddSchema`` (producers), ``ServerCnx.handleSubscribe`` ->
+``addSchemaIfIdleOrCheckCompatible`` (consumers), the admin ``SchemasResource`` (``GET .../schemas``,
+``DELETE .../schema``), the namespace policies ``schemaCompatibilityStrategy``, ``isAllowAutoUpdateSchema`` and
+``schemaValidationEnforced``. The decisions are the chapter's (``reference_model/schema.py``); this mixin only
+turns trace ops into its inputs and keeps its per-topic ledgers.
+Rule ids: PLS-SCHEMA-001..010, PLS-SCHEMA-015..023.
+
+``SchemaOps`` is a mixin of ``reference_model.broker.Broker``. Its steps wrap the core's ``create_producer``,
+``subscribe`` and ``send`` steps: the schema decision comes first (the broker checks the schema before it adds the
+producer or the consumer), a refusal is the op's outcome, and an accepted schema is committed only when the core
+step went on to succeed. A topic's schema ledger is keyed by its base name: the partitions of a partitioned topic
+share one (``TopicName.getSchemaName``).
+
+What a client sends is the profile's (``Profile.schema_types_sent``, ``Profile.string_schema_data``): a schema the
+client does not send is "no schema", as the broker sees it.
+
+Not modelled: schemas on multi-topic, pattern, partitioned or retry-letter subscriptions (``NotModelledError``);
+readers with a schema; a schema registered by a consumer whose subscribe then fails for another reason (the broker
+keeps it; the model does not); the broker-level and topic-level strategy policies (only the namespace's);
+what a consumer does with the version when it decodes (the harness never decodes: payloads stay label bytes).
+Choices: the broker's default strategy is FULL (``schemaCompatibilityStrategy`` in broker.conf; the refusal text
+"strategy FULL" was read on 4.0.8, 2026-11-26).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from reference_model import schema as sc
+from reference_model.names import PARTITION_SUFFIX
+from reference_model.profiles import Profile
+from reference_model.rejections import ModelError, NotModelledError, Rejected
+
+
+def schema_text(definition: Any) -> str:
+    """An AVRO / JSON ``definition`` as the text a client sends: a string as given (it may be invalid on purpose,
+    PLS-SCHEMA-022), a JSON value serialised compactly (the targets send the same text)."""
+    return definition if isinstance(definition, str) else json.dumps(definition, separators=(",", ":"))
+
+
+def sent_schema(arg: Mapping[str, Any] | None, prof: Profile) -> sc.Schema | None:
+    """The schema a client with ``prof`` sends for a trace ``schema`` argument; None: it sends none (BYTES, or a
+    type the client does not put on the wire)."""
+    if not arg:
+        return None
+    kind = arg["type"]
+    if kind == "KEY_VALUE":
+        return sc.Schema.key_value(_half(arg["key"], prof), _half(arg["value"], prof))
+    if kind == "BYTES" or kind not in prof.schema_types_sent:
+        return None
+    return _half(arg, prof)
+
+
+def _half(arg: Mapping[str, Any], prof: Profile) -> sc.Schema:
+    kind = arg["type"]
+    if kind in ("AVRO", "JSON"):
+        return sc.Schema.avro(schema_text(arg["definition"]), kind)
+    if kind == "STRING":
+        return sc.Schema("STRING", prof.string_schema_data)
+    return sc.Schema(kind)
+
+
+def schema_key(full: str) -> str:
+    """The schema ledger's name: a partition shares its topic's."""
+    base, sep, index = full.rpartition(PARTITION_SUFFIX)
+    return base if sep and index.isdigit() else full
+
+
+# Refusals the broker makes after its schema check (``tryAddSchema`` / ``addSchemaIfIdleOrCheckCompatible`` run
+# before ``addProducer`` / ``subscribe``); every other refusal (the client's own checks, a bad topic name) comes first.
+AFTER_SCHEMA_CHECK = ("ProducerBusy", "ProducerFenced", "ConsumerBusy", "ConsumerAssignError")
+
+
+def _core_refusal_first(core) -> Rejected | None:
+    """Run a core step to its decision without committing: its refusal when that comes before the schema check."""
+    try:
+        next(core)
+    except StopIteration as done:
+        refused = done.value
+        return refused if isinstance(refused, Rejected) and refused.error not in AFTER_SCHEMA_CHECK else None
+    core.close()
+    return None
+
+
+def _refusal(refused: sc.Refused, arg: Mapping[str, Any] | None) -> Rejected:
+    # the client sees every registry refusal as IncompatibleSchema (ServerError.IncompatibleSchema), an invalid
+    # definition included ("Invalid schema definition data for AVRO schema", measured on 4.0.8, 2026-11-26). A JSON
+    # schema with an invalid Avro definition got no answer at all on 4.0.8 (15 s, 2026-11-26): not certain.
+    kinds = {(arg or {}).get("type")} | {(arg or {}).get(h, {}).get("type") for h in ("key", "value")}
+    json_invalid = refused.rule == "PLS-SCHEMA-022" and "JSON" in kinds
+    return Rejected("IncompatibleSchema", refused.rule, refused.message, certain=not json_invalid)
+
+
+class SchemaOps:
+    """The schema steps of ``Broker`` (see the module docstring)."""
+
+    def _init_schemas(self) -> None:
+        self.schemas: dict[str, sc.SchemaHistory] = {}  # schema ledger name -> its entries
+        self.consumer_schema_types: dict[str, str] = {}  # consumer handle -> the schema type it sent
+        self._label_schema_version: dict[str, int] = {}  # payload label -> its producer's version (PLS-SCHEMA-023)
+
+    def schema_history(self, topic_name: str) -> sc.SchemaHistory:
+        return self.schemas.get(schema_key(topic_name), sc.SchemaHistory())
+
+    def _full_name(self, name: str) -> str | Rejected:
+        from reference_model import names
+
+        return names.expand_trace(name)
+
+    # ------------------------------------------------------------------ decisions (pure)
+
+    def schema_admission(self, op: str, args: Mapping[str, Any]) -> "tuple[str, sc.SchemaHistory, sc.Accepted | sc.Refused] | None":
+        """The registry's decision for a ``create_producer`` / single-topic ``subscribe``: (ledger name, the ledger
+        after it, Accepted or Refused). Nothing changes. None: the op meets no schema (a multi-topic subscribe
+        without one)."""
+        prof = self.args_profile(args)
+        policies = self.policies
+        strategy = policies.schema_compatibility_strategy
+        if op == "create_producer":
+            full = self._full_name(args["topic"])
+            if isinstance(full, Rejected):
+                return None
+            key = schema_key(full)
+            history, outcome = sc.producer_connects(self.schemas.get(key, sc.SchemaHistory()), sent_schema(args.get("schema"), prof),
+                                                    strategy, policies.schema_auto_update, policies.schema_validation_enforced)
+            return key, history, outcome
+        if "topic" not in args or args.get("enable_retry"):
+            if args.get("schema") and args["schema"]["type"] != "BYTES":
+                raise NotModelledError("a schema on a multi-topic, pattern or retry-letter subscription")
+            return None
+        full = self._full_name(args["topic"])
+        if isinstance(full, Rejected):
+            return None
+        key = schema_key(full)
+        schema = sent_schema(args.get("schema"), prof)
+        topic = self.topics.get(full)
+        if topic is not None and topic.partitions and schema is not None:
+            raise NotModelledError("a schema on a partitioned topic's subscription (each partition checks it)")
+        history, outcome = sc.consumer_subscribes(self.schemas.get(key, sc.SchemaHistory()), schema, strategy,
+                                                  self._topic_use(topic), policies.schema_auto_update)
+        return key, history, outcome
+
+    def schema_admission_rule(self, op: str, args: Mapping[str, Any]) -> str | None:
+        """The rule that lets this producer or consumer in, when the op meets a schema (it brings one, or the topic
+        has one); None when it meets none or the registry refuses it. Nothing changes."""
+        try:
+            decision = self.schema_admission(op, args)
+        except NotModelledError:
+            return None
+        if decision is None or isinstance(decision[2], sc.Refused):
+            return None
+        key, _, accepted = decision
+        before = self.schemas.get(key)
+        brings = sent_schema(args.get("schema"), self.args_profile(args)) is not None
+        return accepted.rule if brings or (before is not None and before.latest() is not None) else None
+
+    def _topic_use(self, topic: Any) -> sc.TopicUse:
+        """What makes ``topic`` in use for a subscribing consumer: its producers, its connected consumers other than
+        AUTO_CONSUME ones (readers included), whether it ever stored a message."""
+        if topic is None:
+            return sc.TopicUse()
+        producers = sum(1 for p in self.producers.values() if p.topic is topic)
+        consumers = sum(1 for h, (_, sub) in self.consumers.items()
+                        if sub.topic is topic and self.consumer_schema_types.get(h) != "AUTO_CONSUME")
+        consumers += sum(1 for r in self.readers.values() if r.topic is topic)
+        return sc.TopicUse(producers, consumers, bool(topic.entries))
+
+    # ------------------------------------------------------------------ steps
+
+    def _op_create_producer_schema(self, args, at, observed):
+        return (yield from self._admitted("create_producer", self._op_create_producer, args, at, observed))
+
+    def _op_subscribe_schema(self, args, at, observed):
+        refused = self._java_only_refusal("subscribe", args, self.args_profile(args))
+        if refused is not None:
+            return refused  # (before schema_admission: a Python handle cannot even build an AUTO_CONSUME schema)
+        return (yield from self._admitted("subscribe", self._op_subscribe, args, at, observed))
+
+    def _admitted(self, op: str, core_step, args, at, observed):
+        """The registry decides first; a refusal is the op's outcome unless the core refuses earlier (the client's
+        checks, a bad topic name); an accepted schema is committed once the core step succeeded."""
+        rule = self.schema_admission_rule(op, args)
+        decision = self.schema_admission(op, args)
+        if op == "subscribe" and decision is not None and isinstance(decision[2], sc.Refused) \
+                and decision[2].rule == "PLS-SCHEMA-022":
+            # a consumer's invalid definition is dropped, not refused: the subscribe path ignores schema errors the
+            # broker does not mark recoverable (ServerCnx; measured with the Java client on 4.0.8, 2026-11-26)
+            decision, rule = (decision[0], self.schema_history(decision[0]), sc.Accepted(None)), None
+        if decision is not None and isinstance(decision[2], sc.Refused):
+            return _core_refusal_first(core_step(args, at, observed)) or _refusal(decision[2], args.get("schema"))
+        outcome = yield from core_step(args, at, observed)
+        if decision is None or isinstance(outcome, Rejected):
+            return outcome
+        key, history, accepted = decision
+        self.schemas[key] = history
+        if rule:
+            self.facts["schema_rule"] = rule
+        if op == "create_producer":
+            self.producers[args["producer"]].schema_version = accepted.version
+        else:
+            self.consumer_schema_types[args["consumer"]] = (args.get("schema") or {}).get("type", "BYTES")
+        return outcome
+
+    def _op_send_schema(self, args, at, observed):
+        core = self._op_send(args, at, observed)
+        try:
+            next(core)
+        except StopIteration as refused:
+            return refused.value
+        yield  # decided as the core decided: the message is sent, carrying its producer's version (PLS-SCHEMA-023)
+        producer = self.producers.get(args["producer"])
+        if producer is not None and producer.schema_version is not None:
+            self._label_schema_version[args["payload"]] = producer.schema_version
+        try:
+            next(core)
+        except StopIteration as done:
+            return done.value
+        raise ModelError("a step yields once, at its decision point")
+
+    def _op_get_schemas(self, args, at, observed):
+        full = self._full_name(args["topic"])
+        if isinstance(full, Rejected):
+            return full
+        yield  # decided: the admin answers (an empty list for a topic without a schema)
+        live = self.schema_history(full).live()
+        schemas = [{"version": e.version, "type": e.schema.type} for e in live]
+        self.facts["schemas"] = schemas
+        self.facts["schemas_observed"] = observed.get("schemas")
+        self.facts["schema_deleted_before"] = len(self.schema_history(full).entries) > len(live)
+        return {"schemas": schemas}
+
+    def _op_delete_schema(self, args, at, observed):
+        full = self._full_name(args["topic"])
+        if isinstance(full, Rejected):
+            return full
+        yield  # decided: the schema is deleted (a delete marker, or the whole ledger when forced)
+        key = schema_key(full)
+        self.schemas[key] = sc.delete_schema(self.schemas.get(key, sc.SchemaHistory()), force=bool(args.get("force")))
+        return {}
