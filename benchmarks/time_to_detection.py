@@ -118,6 +118,8 @@ AREAS: dict[str, tuple[str, ...]] = {
     "non-persistent topics": ("redeliver_non_persistent",),
     "batching, dedup, chunking": ("change_flush_ids", "change_send_outcome", "deliver_chunk_alone"),
     "faults": ("deliver_acked_after_fault", "drop_after_fault", "early_delayed_after_fault", "forget_across_fault"),
+    "transactions": ("deliver_through_transaction", "keep_held_after_timeout", "drop_abort_redelivery"),
+    "schemas": ("refuse_schema_admission", "change_schema_versions", "change_schema_version"),
 }
 FAULT_LIES = frozenset(AREAS["faults"])
 # The handful told on the live broker: areas the live pool reaches (misroute_key_shared and the other

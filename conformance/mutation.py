@@ -35,7 +35,15 @@ PLS-TXN-001/002/003 (``deliver_through_transaction``: an empty receive shows a m
 aborted transaction, or one held back behind an open transaction's first message), PLS-TXN-005
 (``keep_held_after_timeout``), PLS-TXN-007/008 (``deliver_acked`` of a message acked in a transaction,
 open or committed), PLS-TXN-009 (``drop_abort_redelivery``), PLS-TXN-004/006/010/011 (refusals accepted or
-misnamed).
+misnamed). Schemas: the registry's refusals accepted or misnamed (``_schema_rejection_rules``: PLS-SCHEMA-004/005/
+007/008/010/015/016/019/020/022, and PLS-SCHEMA-024 for the Python client's InvalidArgument on KEY_VALUE /
+AUTO_CONSUME), ``refuse_schema_admission`` (an admitted producer or consumer that meets a schema refused with
+IncompatibleSchema: PLS-SCHEMA-002/003/004/005/006/009/010/016/017/018/019/021), ``change_schema_versions``
+(PLS-SCHEMA-001/021: a get_schemas answer with a version renumbered, left out or made up), ``change_schema_version``
+(PLS-SCHEMA-023: a received message's schema version). Their rules come from the ops alone (the namespace's schema
+policies, the schemas earlier ok producers and consumers brought to the topic, its use, its delete_schema ops; see
+``_schema_views``), with the schema chapter's pure ``parse_avro`` and ``same_schema`` to tell an invalid or an
+identical schema.
 
 Honesty: a mutant the spec still allows is not a checker miss. Every operator classifies its
 mutants: ``allowed`` carries the reason when the lie is one Pulsar is allowed to tell (a
@@ -57,7 +65,7 @@ Choices:
 - Steps in ``Mutant.steps`` are those of the *original* history; ops inserted or removed are
   renumbered so the mutant is a well-formed history.
 
-Not modelled: mutations of admin ops, and of sends and producers beyond their reported outcome
+Not modelled: mutations of admin ops (but a get_schemas answer), and of sends and producers beyond their reported outcome
 (ids, duplicate verdicts, sequence ids, flush ids; the operators otherwise lie only about what
 consumers, readers and stats observed (backlog, Key_Shared hash ranges), and about rejection
 names; and, to tell a retention or expiry lie, an unload taken out or stats put in); a chunked payload's bytes (a delivery carries the send's label only, so a changed payload
@@ -83,6 +91,7 @@ from conformance.trace import (
     received_message,
 )
 from reference_model import dead_letter as dl
+from reference_model import schema as schema_chapter
 from reference_model import transactions as txn_model
 from reference_model.timing import Span
 from reference_model import unacked
@@ -147,6 +156,7 @@ class _Facts:
     by_step: dict[int, _Handle] = field(default_factory=dict)  # receive/ack/... step -> the handle it used
     sends: dict[str, int] = field(default_factory=dict)  # label -> index of its ok send
     producer_topic: dict[str, str] = field(default_factory=dict)
+    schema_views: "dict[int, _SchemaView] | None" = None  # built on first use (_schema_views)
 
     def handle_at(self, index: int) -> _Handle | None:
         return self.by_step.get(self.history.events[index].step)
@@ -1165,12 +1175,16 @@ _WRONG_ERROR = {
     "InvalidTxnStatus": "TransactionNotFound",
     "TransactionConflict": "OtherError",
     "TransactionHasOperationFailed": "InvalidTxnStatus",
+    "IncompatibleSchema": "InvalidConfiguration",
 }
 
 
 def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
     e = f.history.events[i]
     op, a, err = e.op.op, e.op.args, e.outcome.error
+    schema_rules = _schema_rejection_rules(f, i)
+    if schema_rules is not None:
+        return schema_rules
     if err in ("InvalidTopicName",) or (op in ("create_producer", "subscribe", "create_reader") and err == "TopicNotFound"):
         return ("PLS-TOPIC-003",)
     if op == "subscribe":
@@ -2834,6 +2848,350 @@ def forget_across_fault(history: History) -> list[Mutant]:
     return out
 
 
+# --------------------------------------------------------------------------- schema registry (PLS-SCHEMA-*)
+#
+# What the history's own ops say about a topic's schema registry, as of each create_producer / subscribe /
+# get_schemas / delete_schema: the namespace's schema policies set so far (the broker's default strategy is FULL,
+# PLS-SCHEMA-005's note; auto-update on, validation not enforced: the trace vocabulary's defaults), the schemas
+# stored on the topic since its last delete (an ok producer's schema that is not the same as a stored one, and an
+# ok consumer's schema on an idle topic, PLS-SCHEMA-018), whether the topic is in use (a producer, a consumer other
+# than an AUTO_CONSUME one, a reader, or an ok send before), and the ok delete_schema ops on it.
+# "Same schema" is PLS-SCHEMA-002's, decided by the chapter's pure ``same_schema`` (a STRING schema of the Python
+# client is not the Java client's, PLS-SCHEMA-009's note).
+# The Python client sends no schema for INT32 and INT64 (PLS-SCHEMA-001's note); its DOUBLE is unmeasured, so a topic
+# that met one is left alone.
+
+_SCHEMA_TRANSITIVE = ("BACKWARD_TRANSITIVE", "FORWARD_TRANSITIVE", "FULL_TRANSITIVE")
+_SCHEMA_NO_CHECKER = ("STRING", "INT32", "INT64", "DOUBLE")  # PLS-SCHEMA-009: the DEFAULT checker's types
+_SCHEMA_PY_UNSENT = ("INT32", "INT64")  # PLS-SCHEMA-001's note: the Python (C++) client registers nothing for them
+_SCHEMA_JAVA_ONLY = ("KEY_VALUE", "AUTO_CONSUME")  # PLS-SCHEMA-024: the Python client builds neither
+
+
+@dataclass(frozen=True)
+class _SentSchema:
+    """A schema a client put on the wire: the trace's ``schema`` argument and the client that sent it."""
+
+    arg: Mapping[str, Any]
+    client: str
+
+    @property
+    def type(self) -> str:
+        return self.arg["type"]
+
+
+@dataclass(frozen=True)
+class _SchemaView:
+    """A topic's registry as the history's ops before one event left it (see above)."""
+
+    topic: str
+    strategy: str
+    auto_update: bool
+    enforced: bool
+    live: tuple[_SentSchema, ...]  # stored since the last delete, oldest first
+    deletes: tuple[bool, ...]  # the ``force`` flag of every ok delete_schema of the topic before
+    in_use: bool  # a producer, a consumer (not AUTO_CONSUME), a reader, or data
+    unclear: bool  # the topic met a schema whose registration the ops do not settle (a Python DOUBLE)
+
+    @property
+    def transitive(self) -> bool:
+        return self.strategy in _SCHEMA_TRANSITIVE
+
+
+def _schema_topic(name: str) -> str:
+    """A trace topic name in its long form, a partition as its topic (they share one schema ledger)."""
+    if "://" not in name:
+        name = "persistent://" + (name if name.count("/") == 2 else f"public/default/{name}")
+    base, sep, index = name.rpartition("-partition-")
+    return base if sep and index.isdigit() else name
+
+
+def _sent_schema(args: Mapping[str, Any], client: str) -> _SentSchema | None:
+    """The schema a producer or consumer sends (None: none, i.e. BYTES, AUTO_CONSUME, or a Python INT32 / INT64)."""
+    s = args.get("schema")
+    if not isinstance(s, Mapping) or s.get("type") in (None, "BYTES", "AUTO_CONSUME"):
+        return None
+    if client == "python" and s["type"] in _SCHEMA_PY_UNSENT:
+        return None
+    return _SentSchema(s, client)
+
+
+def _chapter_schema(arg: Mapping[str, Any], client: str) -> "schema_chapter.Schema":
+    """A trace ``schema`` argument as the chapter's ``Schema`` value: AVRO / JSON definitions as the compact JSON text
+    the targets send, a STRING schema's data "null" for the Python client and none for Java (PLS-SCHEMA-009's note),
+    a KEY_VALUE schema's two halves."""
+    kind = arg["type"]
+    if kind == "KEY_VALUE":
+        return schema_chapter.Schema.key_value(_chapter_schema(arg["key"], client), _chapter_schema(arg["value"], client))
+    if kind in ("AVRO", "JSON"):
+        return schema_chapter.Schema.avro(arg["definition"], kind)
+    return schema_chapter.Schema(kind, "null" if kind == "STRING" and client == "python" else "")
+
+
+def _same_schema(a: _SentSchema, b: _SentSchema) -> bool:
+    """PLS-SCHEMA-002's "already registered", as the chapter's pure ``same_schema`` decides it (equal parsed Avro
+    definitions; for other types equal data, so two KEY_VALUE schemas whose halves differ only in primitive types
+    are the same)."""
+    try:
+        return schema_chapter.same_schema(_chapter_schema(a.arg, a.client), _chapter_schema(b.arg, b.client))
+    except schema_chapter.SchemaDefinitionError:
+        return False
+
+
+def _invalid_definition(s: Mapping[str, Any] | None) -> bool:
+    """PLS-SCHEMA-022: an AVRO / JSON schema (or KEY_VALUE half) whose definition the chapter's parse_avro refuses."""
+    if not isinstance(s, Mapping):
+        return False
+    parts = [s.get("key"), s.get("value")] if s.get("type") == "KEY_VALUE" else [s]
+    for part in parts:
+        if isinstance(part, Mapping) and part.get("type") in ("AVRO", "JSON"):
+            try:
+                schema_chapter.parse_avro(part.get("definition"))
+            except schema_chapter.SchemaDefinitionError:
+                return True
+    return False
+
+
+def _schema_views(f: _Facts) -> dict[int, _SchemaView]:
+    """Event index -> ``_SchemaView`` of its topic before it, for create_producer, single-topic subscribe,
+    get_schemas and delete_schema ops."""
+    if f.schema_views is not None:
+        return f.schema_views
+    views: dict[int, _SchemaView] = {}
+    strategy, auto_update, enforced = "FULL", True, False
+    live: dict[str, list[_SentSchema]] = {}
+    deletes: dict[str, list[bool]] = {}
+    data: set[str] = set()
+    unclear: set[str] = set()
+    partitioned: set[str] = set()
+    users: dict[str, str] = {}  # live producer / consumer (not AUTO_CONSUME) / reader handle -> its topic
+    producers: dict[str, str] = {}
+    for i, e in enumerate(f.history.events):
+        op, a, ok = e.op.op, e.op.args, e.outcome.status == OK
+        topic = _schema_topic(a["topic"]) if isinstance(a.get("topic"), str) else None
+        single = op != "subscribe" or not (a.get("enable_retry") or topic in partitioned)
+        if topic is not None and single and op in ("create_producer", "subscribe", "get_schemas", "delete_schema"):
+            views[i] = _SchemaView(topic, strategy, auto_update, enforced, tuple(live.get(topic, ())),
+                                   tuple(deletes.get(topic, ())), topic in data or topic in users.values(),
+                                   topic in unclear)
+        if not ok:
+            continue
+        client = _client_of(a, f.history.header.client)
+        if op == "set_policy":
+            strategy = a.get("schema_compatibility_strategy", strategy)
+            auto_update = bool(a.get("schema_auto_update", auto_update))
+            enforced = bool(a.get("schema_validation_enforced", enforced))
+        elif op == "create_topic" and topic is not None and a.get("partitions"):
+            partitioned.add(topic)
+        elif op == "create_producer" and topic is not None:
+            users[a["producer"]] = producers[a["producer"]] = topic
+            if client == "python" and (a.get("schema") or {}).get("type") == "DOUBLE":
+                unclear.add(topic)
+            sent = _sent_schema(a, client)
+            if sent is not None and not any(_same_schema(sent, x) for x in live.get(topic, ())):
+                live.setdefault(topic, []).append(sent)
+        elif op == "subscribe" and topic is not None and single:
+            sent = _sent_schema(a, client)
+            if sent is not None and not live.get(topic) and topic not in data and topic not in users.values():
+                live.setdefault(topic, []).append(sent)  # PLS-SCHEMA-018: an idle topic takes it
+            if (a.get("schema") or {}).get("type") != "AUTO_CONSUME":
+                users[a["consumer"]] = topic
+        elif op == "create_reader" and topic is not None:
+            users[a["reader"]] = topic
+        elif op in ("close", "unsubscribe"):
+            users.pop(a.get("handle") or a.get("consumer") or "", None)
+        elif op == "send" and a["producer"] in producers:
+            data.add(producers[a["producer"]])
+        elif op == "delete_schema" and topic is not None:
+            live[topic] = []
+            deletes.setdefault(topic, []).append(bool(a.get("force")))
+    f.schema_views = views
+    return views
+
+
+def _schema_rejection_rules(f: _Facts, i: int) -> tuple[str, ...] | None:
+    """The schema rule a refused create_producer / subscribe speaks to (what accepting it, or naming another error,
+    breaks); None when the refusal is not a schema one.
+
+    InvalidArgument for a Python handle asking for KEY_VALUE or AUTO_CONSUME: PLS-SCHEMA-024. IncompatibleSchema,
+    first match: an invalid Avro definition -> 022; a consumer: on a topic in use with no stored schema -> 020, on one
+    with a schema -> 019 (and 008 when its type is not the latest stored one's); auto-update off and the schema not
+    stored -> 015; a producer without a schema under schemaValidationEnforced on a topic with a schema -> 016;
+    then ALWAYS_INCOMPATIBLE -> 007 and/or a type other than a stored one it is checked against (the latest, every
+    live one under a transitive strategy) -> 008, KEY_VALUE halves of other types -> 010; else a transitive strategy
+    -> 004 or 005, otherwise 005 (and 010 for a KEY_VALUE). A refusal none of these speak to (a schema already stored,
+    the first schema, a type without a checker, ALWAYS_COMPATIBLE, a consumer without a schema) gives ()."""
+    e = f.history.events[i]
+    op, a, err = e.op.op, e.op.args, e.outcome.error
+    if op not in ("create_producer", "subscribe"):
+        return None
+    s = a.get("schema")
+    client = _client_of(a, f.history.header.client)
+    if err == "InvalidArgument" and isinstance(s, Mapping) and client == "python":
+        kinds = {s.get("type")} | {(s.get(h) or {}).get("type") for h in ("key", "value")}
+        return ("PLS-SCHEMA-024",) if kinds & set(_SCHEMA_JAVA_ONLY) else None
+    if err != "IncompatibleSchema":
+        return None
+    v = _schema_views(f).get(i)
+    if v is None or v.unclear:
+        return ()
+    if _invalid_definition(s):
+        return ("PLS-SCHEMA-022",)
+    sent = _sent_schema(a, client)
+    if op == "subscribe":
+        if sent is None:
+            return ()
+        if not v.live:
+            return ("PLS-SCHEMA-020",) if v.in_use else ()
+        return ("PLS-SCHEMA-019",) + (("PLS-SCHEMA-008",) if v.live[-1].type != sent.type else ())
+    if sent is None:
+        return ("PLS-SCHEMA-016",) if v.enforced and v.live else ()
+    if any(_same_schema(sent, x) for x in v.live):
+        return ()
+    if not v.auto_update:
+        return ("PLS-SCHEMA-015",)
+    if not v.live or v.strategy == "ALWAYS_COMPATIBLE":
+        return ()
+    against = v.live if v.transitive else v.live[-1:]
+    rules = ["PLS-SCHEMA-007"] if v.strategy == "ALWAYS_INCOMPATIBLE" else []
+    if any(x.type != sent.type for x in against):
+        rules.append("PLS-SCHEMA-008")
+    elif sent.type == "KEY_VALUE" and any((x.arg["key"]["type"], x.arg["value"]["type"])
+                                          != (sent.arg["key"]["type"], sent.arg["value"]["type"]) for x in against):
+        rules.append("PLS-SCHEMA-010")
+    if rules:
+        return tuple(rules)
+    if sent.type in _SCHEMA_NO_CHECKER:
+        return ()
+    kv = ("PLS-SCHEMA-010",) if sent.type == "KEY_VALUE" else ()
+    return (("PLS-SCHEMA-004", "PLS-SCHEMA-005") if v.transitive else ("PLS-SCHEMA-005",)) + kv
+
+
+def _schema_admission_rules(f: _Facts, i: int, v: _SchemaView) -> tuple[str, ...]:
+    """The rule that lets an ok create_producer / subscribe in when it meets a schema (it brings one, or its topic
+    has one), first match. A consumer: without a schema or with AUTO_CONSUME -> 017 (only when the topic has a
+    schema, or AUTO_CONSUME); with one on an idle topic -> 018, on a topic in use -> 019. A producer: without a
+    schema on a topic with one -> 016; the same schema as a stored one -> 002; the first schema -> 003 (021 after a
+    delete; both after a forced one, which restarts the ledger); ALWAYS_COMPATIBLE -> 006; KEY_VALUE -> 010; STRING /
+    INT32 / INT64 / DOUBLE -> 009; a transitive strategy -> 004; else 005. () when the op meets no schema."""
+    e = f.history.events[i]
+    op, a = e.op.op, e.op.args
+    s = a.get("schema") or {}
+    sent = _sent_schema(a, _client_of(a, f.history.header.client))
+    if op == "subscribe":
+        if sent is None:
+            return ("PLS-SCHEMA-017",) if v.live or s.get("type") == "AUTO_CONSUME" else ()
+        return ("PLS-SCHEMA-018",) if not v.live and not v.in_use else ("PLS-SCHEMA-019",)
+    if sent is None:
+        return ("PLS-SCHEMA-016",) if v.live else ()
+    if any(_same_schema(sent, x) for x in v.live):
+        return ("PLS-SCHEMA-002",)
+    if not v.live:
+        if not v.deletes:
+            return ("PLS-SCHEMA-003",)
+        return ("PLS-SCHEMA-003", "PLS-SCHEMA-021") if any(v.deletes) else ("PLS-SCHEMA-021",)
+    if v.strategy == "ALWAYS_COMPATIBLE":
+        return ("PLS-SCHEMA-006",)
+    if sent.type == "KEY_VALUE":
+        return ("PLS-SCHEMA-010",)
+    if sent.type in _SCHEMA_NO_CHECKER:
+        return ("PLS-SCHEMA-009",)
+    return ("PLS-SCHEMA-004",) if v.transitive else ("PLS-SCHEMA-005",)
+
+
+def refuse_schema_admission(history: History) -> list[Mutant]:
+    """An accepted producer or consumer that meets a schema (brings one, or its topic has one) is refused with
+    IncompatibleSchema; the rule that lets it in is ``_schema_admission_rules``'s."""
+    f = facts(history)
+    views = _schema_views(f)
+    out = []
+    for i, e in enumerate(history.events):
+        v = views.get(i)
+        if e.outcome.status != OK or e.op.op not in ("create_producer", "subscribe") or v is None or v.unclear:
+            continue
+        rules = _schema_admission_rules(f, i, v)
+        if not rules:
+            continue
+        events = list(history.events)
+        events[i] = replace(e, outcome=Outcome.rejected("IncompatibleSchema", "mutant"))
+        m = _mutant(f, events, "refuse_schema_admission", (e.step,), rules,
+                    f"step {e.step}: {e.op.op} rejected with IncompatibleSchema")
+        if m:
+            out.append(m)
+    return out
+
+
+def change_schema_versions(history: History) -> list[Mutant]:
+    """An admin's list of a topic's schema versions lies: one version number one higher, or the newest entry left
+    out (an entry put in when the list is empty). PLS-SCHEMA-001, or PLS-SCHEMA-021 when an ok delete_schema of the
+    topic came before (both after a forced delete, which restarts the ledger, or a delete of a topic that may have
+    had nothing stored)."""
+    f = facts(history)
+    views = _schema_views(f)
+    out = []
+    for i, e in enumerate(history.events):
+        v = views.get(i)
+        if e.op.op != "get_schemas" or e.outcome.status != OK or v is None:
+            continue
+        listed = [dict(x) for x in (e.outcome.value or {}).get("schemas") or []]
+        if not v.deletes:
+            rules: tuple[str, ...] = ("PLS-SCHEMA-001",)
+        else:
+            # a delete marker surely exists when an ok producer with a schema (whose schema is then stored) came
+            # before the first delete and no delete was forced; otherwise either rule may be the one at stake
+            first = next(j for j in range(i) if history.events[j].op.op == "delete_schema" and j in views
+                         and views[j].topic == v.topic and history.events[j].outcome.status == OK)
+            stored = any(x.op.op == "create_producer" and x.outcome.status == OK and j in views and views[j].topic == v.topic
+                         and _sent_schema(x.op.args, _client_of(x.op.args, history.header.client)) is not None
+                         for j, x in enumerate(history.events[:first]))
+            rules = ("PLS-SCHEMA-021",) if stored and not any(v.deletes) else ("PLS-SCHEMA-001", "PLS-SCHEMA-021")
+        lies: list[tuple[list[dict[str, Any]], str]] = []
+        if listed:
+            bumped = [dict(x) for x in listed]
+            bumped[-1]["version"] = int(bumped[-1]["version"]) + 1
+            lies.append((bumped, f"version {bumped[-1]['version']} listed instead of {listed[-1]['version']}"))
+            lies.append((listed[:-1], f"version {listed[-1]['version']} left out"))
+        else:
+            kind = next((x.type for x in reversed(v.live)), "AVRO")
+            lies.append(([{"version": 0, "type": kind}], f"a version 0 ({kind}) listed for a topic with none"))
+        for schemas, text in lies:
+            events = list(history.events)
+            events[i] = replace(e, outcome=Outcome.ok({**(e.outcome.value or {}), "schemas": schemas}))
+            m = _mutant(f, events, "change_schema_versions", (e.step,), rules, f"step {e.step}: get_schemas: {text}")
+            if m:
+                out.append(m)
+    return out
+
+
+def change_schema_version(history: History) -> list[Mutant]:
+    """A received message carries another schema version than its producer was given (PLS-SCHEMA-023): one higher,
+    or none when it had one; version 0 when it had none and its producer was created with a schema."""
+    f = facts(history)
+    out = []
+    producer_schema: dict[str, bool] = {}
+    for e in history.events:
+        if e.op.op == "create_producer" and e.outcome.status == OK:
+            producer_schema[e.op.args["producer"]] = (e.op.args.get("schema") or {}).get("type", "BYTES") != "BYTES"
+    for i, e in enumerate(history.events):
+        msg = _delivery(e)
+        if msg is None or _is_copy(msg):
+            continue
+        if msg.schema_version is not None:
+            lies = [msg.schema_version + 1, None]
+        else:
+            send = f.sends.get(msg.payload)
+            if send is None or not producer_schema.get(history.events[send].op.args["producer"]):
+                continue
+            lies = [0]
+        for version in lies:
+            events = list(history.events)
+            events[i] = _with_message(e, replace(msg, schema_version=version))
+            m = _mutant(f, events, "change_schema_version", (e.step,), ("PLS-SCHEMA-023",),
+                        f"step {e.step}: {msg.payload} carries schema version {version} instead of {msg.schema_version}")
+            if m:
+                out.append(m)
+    return out
+
+
 OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "shift_delivery_earlier": shift_delivery_earlier,
     "shift_delivery_later": shift_delivery_later,
@@ -2878,6 +3236,9 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "drop_after_fault": drop_after_fault,
     "early_delayed_after_fault": early_delayed_after_fault,
     "forget_across_fault": forget_across_fault,
+    "refuse_schema_admission": refuse_schema_admission,
+    "change_schema_versions": change_schema_versions,
+    "change_schema_version": change_schema_version,
 }
 
 

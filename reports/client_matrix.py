@@ -130,6 +130,20 @@ _SUB_RULES: dict[tuple[str, str, str], dict[str, Any]] = {
                                                       "note": "start_message_id_inclusive on a seek by message id."},
     ("Reader", "Seek", "Inclusive/Non-inclusive"): {"rules": ("PLS-READER-003", "PLS-READER-004"),
                                                     "note": "A reader's startMessageIdInclusive; no rule seeks a reader after creation."},
+    # schemas (PLS-SCHEMA-*): what a producer's or consumer's schema meets in the registry; the payloads stay the
+    # harness's label bytes, so these rows speak to registration, compatibility and versions, not to encoding
+    ("Producer", "Schema", "Primitive"): {"rules": ("PLS-SCHEMA-009", "PLS-SCHEMA-016", "PLS-SCHEMA-023"),
+                                          "note": "STRING, INT32, INT64, DOUBLE (the C++ client sends no INT32/INT64 schema)."},
+    ("Producer", "Schema", "Avro"): {"rules": ("PLS-SCHEMA-001", "PLS-SCHEMA-002", "PLS-SCHEMA-003", "PLS-SCHEMA-004",
+                                               "PLS-SCHEMA-005", "PLS-SCHEMA-006", "PLS-SCHEMA-007", "PLS-SCHEMA-015",
+                                               "PLS-SCHEMA-021", "PLS-SCHEMA-022", "PLS-SCHEMA-023"),
+                                     "note": "Versions, the eight strategies, auto-update, deletes, invalid definitions."},
+    ("Producer", "Schema", "JSON"): {"rules": ("PLS-SCHEMA-008",),
+                                     "note": "A JSON schema after an AVRO one (type change); JSON evolution is generated."},
+    ("Producer", "Schema", "KeyValue"): {"rules": ("PLS-SCHEMA-010",)},
+    ("Consumer", "Schema", "Primitive"): {"rules": ("PLS-SCHEMA-017",), "note": "A consumer without a schema (BYTES)."},
+    ("Consumer", "Schema", "Avro"): {"rules": ("PLS-SCHEMA-018", "PLS-SCHEMA-019", "PLS-SCHEMA-020")},
+    ("Consumer", "Schema", "Autoschema"): {"rules": ("PLS-SCHEMA-017",), "note": "AUTO_CONSUME (Java)."},
 }
 
 
