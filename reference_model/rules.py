@@ -1774,7 +1774,8 @@ _SCHEMA_CNX = "apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broke
 _SCHEMA_TOPIC = "apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/service/persistent/PersistentTopic.java"
 _SU = "docs/schema-understand.md"
 _SO = "docs/schema-overview.md"
-_LIVE_SCHEMA = "Live (broker 4.0.8; Python client 3.13.0 and Java client 4.0.8): "
+# the 13 cases of conformance/cases/schemas PASS with both clients and mixed on 4.0.8, 3.3.6 and 3.0.7 (2026-11-26)
+_LIVE_SCHEMA = "Live (broker 4.0.8; Python client 3.13.0 and Java client 4.0.8; the cases also PASS on 3.3.6 and 3.0.7): "
 _JAVA_SCHEMA = AppliesTo("*", ("java",))
 
 RULES = RULES + (
@@ -1863,7 +1864,11 @@ RULES = RULES + (
         title="A KEY_VALUE schema is checked half by half: the key and value types must match the stored ones, then each half by the strategy",
         source="apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/service/schema/KeyValueSchemaCompatibilityCheck.java",
         quote="", status="inferred", applies_to=_JAVA_SCHEMA,
-        note="Only the Java client builds KEY_VALUE schemas (pulsar-client 3.13.0 has no KeyValue schema class).",
+        note=("Only the Java client builds KEY_VALUE schemas (pulsar-client 3.13.0 has no KeyValue schema class). "
+              "The halves' types are schema properties, not data: a KEY_VALUE schema whose halves differ from a stored "
+              "one only in primitive types has the same data and is given that version (PLS-SCHEMA-002) before any check. "
+              f"{_LIVE_SCHEMA}KV(STRING, V1) v0, KV(STRING, V2) v1, KV(INT32, V3) refused ('Key schemas or Value schemas "
+              "are different schema type'), KV(INT32, V1) given v0."),
     ),
     Rule(
         id="PLS-SCHEMA-015", area="SCHEMA",
@@ -1908,7 +1913,8 @@ RULES = RULES + (
         title="A consumer with a schema on a topic in use that has no schema is refused (IncompatibleSchema)",
         source=_SCHEMA_TOPIC, quote="", status="inferred",
         note=("'Failed to add schema to an active topic with empty(BYTES) schema' since PR #22974 (2024); before it "
-              "NotExistSchemaException 'Topic does not have schema to check'."),
+              "NotExistSchemaException 'Topic does not have schema to check'. Either way the client sees IncompatibleSchema: "
+              "the schema-consumers case PASSes on 3.0.7, 3.3.6 and 4.0.8 (2026-11-26)."),
     ),
     Rule(
         id="PLS-SCHEMA-021", area="SCHEMA",
