@@ -446,7 +446,8 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "compaction horizon: the tombstone deleted its key, so the view has no message of it."),
     # ------------------------------------------------------------------ producer access modes
     ("PLS-ACCESS-001", _det("shared_producers_together"), ("create_producer",),
-     "Violated if a Shared-mode producer is refused while only Shared producers are connected to the topic."),
+     "Violated if a Shared-mode producer is refused for its access mode (ProducerBusy or ProducerFenced) while only Shared "
+     "producers are connected to the topic."),
     ("PLS-ACCESS-002", REJECTION, ("create_producer",),
      "Violated if an Exclusive producer is accepted while any producer is connected to the topic, or refused with "
      "an error other than ProducerFenced."),

@@ -1212,16 +1212,16 @@ def short_topic_name(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: 
 
 
 def shared_producers_together(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool, value: Mapping[str, Any]) -> list[Finding]:
-    """PLS-ACCESS-001. Violated if a Shared-mode producer is refused while only Shared producers are connected
-    to the topic."""
+    """PLS-ACCESS-001. Violated if a Shared-mode producer is refused for its access mode (ProducerBusy or
+    ProducerFenced) while only Shared producers are connected to the topic."""
     if op != "create_producer" or args.get("access_mode", "Shared") != "Shared":
         return []
     topic = w.model.topic_named(args["topic"]) if "topic" in args else None
     if topic is None:
         return []
     others = [p for h, p in w.model.producers.items() if p.topic is topic and h != args.get("producer")]
-    if not others:
-        return []
+    if not others or (not ok and value.get("error") not in ("ProducerBusy", "ProducerFenced")):
+        return []  # a refusal for another reason (a schema, PLS-SCHEMA-*) says nothing about access modes
     return [Finding("PLS-ACCESS-001", PASS if ok else FAIL, None if ok else "unexpected-rejection",
                     "ok: Shared producers publish together", "ok" if ok else "rejected",
                     f"{len(others)} other producer(s) were on the topic; a Shared producer joined them."

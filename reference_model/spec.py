@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reference_model import dead_letter, dedup, delayed, names, non_persistent
+from reference_model import schema as schema_registry
 from reference_model.chunking import chunk_count  # noqa: F401 - re-exported (PLS-CHUNK-002)
 from reference_model.profiles import profile_for
 from reference_model.redelivery import (
@@ -63,6 +64,7 @@ __all__ = [
     "DedupSendOutcome",
     "non_persistent_deliveries",
     "chunk_count",
+    "schema_versions_after",
     "JAVA_BACKOFF_DEFAULT_MIN_DELAY_MS",
     "JAVA_BACKOFF_DEFAULT_MAX_DELAY_MS",
     "JAVA_BACKOFF_DEFAULT_MULTIPLIER",
@@ -227,3 +229,25 @@ def non_persistent_deliveries(events: list[tuple[str, object]]) -> dict[str, lis
         else:
             raise ValueError(f"unknown event {kind!r}; use connect, disconnect or publish")
     return got
+
+
+def schema_versions_after(schemas: list, *, strategy: str = "FULL", auto_update: bool = True) -> list:
+    """What a topic's schema registry answers a sequence of producers: for each schema (an Avro definition as a
+    dict, list or JSON text; ``("JSON", definition)`` or ``("STRING", "")`` for another type), the version it is
+    given, or the refusal's rule id and message.
+
+    PLS-SCHEMA-001..009, -015: versions count from 0; a schema already stored gets its version; a new one is checked
+    by ``strategy`` against the latest version (the transitive strategies: every version) by Avro schema resolution;
+    with ``auto_update`` off only stored schemas connect. ``schema_versions_after([V1, V1, V2])`` with V2 adding an
+    optional field is ``[0, 0, 1]``.
+    """
+    if strategy not in schema_registry.STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(schema_registry.STRATEGIES)}, got {strategy!r}")
+    history = schema_registry.SchemaHistory()
+    out: list = []
+    for item in schemas:
+        kind, definition = item if isinstance(item, tuple) else ("AVRO", item)
+        schema = schema_registry.Schema.avro(definition, kind) if kind in ("AVRO", "JSON") else schema_registry.Schema(kind, definition)
+        history, outcome = schema_registry.producer_connects(history, schema, strategy, auto_update)
+        out.append(outcome.version if isinstance(outcome, schema_registry.Accepted) else (outcome.rule, outcome.message))
+    return out
