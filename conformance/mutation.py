@@ -2858,12 +2858,12 @@ def forget_across_fault(history: History) -> list[Mutant]:
 # than an AUTO_CONSUME one, a reader, or an ok send before), and the ok delete_schema ops on it.
 # "Same schema" is PLS-SCHEMA-002's, decided by the chapter's pure ``same_schema`` (a STRING schema of the Python
 # client is not the Java client's, PLS-SCHEMA-009's note).
-# The Python client sends no schema for INT32 and INT64 (PLS-SCHEMA-001's note); its DOUBLE is unmeasured, so a topic
-# that met one is left alone.
+# The Python client sends no schema for INT32, INT64 and DOUBLE (PLS-SCHEMA-001's note; DOUBLE measured on 4.0.8 with
+# the C++ 4.2 core, 2026-11-26: nothing registered).
 
 _SCHEMA_TRANSITIVE = ("BACKWARD_TRANSITIVE", "FORWARD_TRANSITIVE", "FULL_TRANSITIVE")
 _SCHEMA_NO_CHECKER = ("STRING", "INT32", "INT64", "DOUBLE")  # PLS-SCHEMA-009: the DEFAULT checker's types
-_SCHEMA_PY_UNSENT = ("INT32", "INT64")  # PLS-SCHEMA-001's note: the Python (C++) client registers nothing for them
+_SCHEMA_PY_UNSENT = ("INT32", "INT64", "DOUBLE")  # PLS-SCHEMA-001's note: the Python (C++) client registers nothing for them
 _SCHEMA_JAVA_ONLY = ("KEY_VALUE", "AUTO_CONSUME")  # PLS-SCHEMA-024: the Python client builds neither
 
 
@@ -2890,7 +2890,6 @@ class _SchemaView:
     live: tuple[_SentSchema, ...]  # stored since the last delete, oldest first
     deletes: tuple[bool, ...]  # the ``force`` flag of every ok delete_schema of the topic before
     in_use: bool  # a producer, a consumer (not AUTO_CONSUME), a reader, or data
-    unclear: bool  # the topic met a schema whose registration the ops do not settle (a Python DOUBLE)
 
     @property
     def transitive(self) -> bool:
@@ -2961,7 +2960,6 @@ def _schema_views(f: _Facts) -> dict[int, _SchemaView]:
     live: dict[str, list[_SentSchema]] = {}
     deletes: dict[str, list[bool]] = {}
     data: set[str] = set()
-    unclear: set[str] = set()
     partitioned: set[str] = set()
     users: dict[str, str] = {}  # live producer / consumer (not AUTO_CONSUME) / reader handle -> its topic
     producers: dict[str, str] = {}
@@ -2971,8 +2969,7 @@ def _schema_views(f: _Facts) -> dict[int, _SchemaView]:
         single = op != "subscribe" or not (a.get("enable_retry") or topic in partitioned)
         if topic is not None and single and op in ("create_producer", "subscribe", "get_schemas", "delete_schema"):
             views[i] = _SchemaView(topic, strategy, auto_update, enforced, tuple(live.get(topic, ())),
-                                   tuple(deletes.get(topic, ())), topic in data or topic in users.values(),
-                                   topic in unclear)
+                                   tuple(deletes.get(topic, ())), topic in data or topic in users.values())
         if not ok:
             continue
         client = _client_of(a, f.history.header.client)
@@ -2984,8 +2981,6 @@ def _schema_views(f: _Facts) -> dict[int, _SchemaView]:
             partitioned.add(topic)
         elif op == "create_producer" and topic is not None:
             users[a["producer"]] = producers[a["producer"]] = topic
-            if client == "python" and (a.get("schema") or {}).get("type") == "DOUBLE":
-                unclear.add(topic)
             sent = _sent_schema(a, client)
             if sent is not None and not any(_same_schema(sent, x) for x in live.get(topic, ())):
                 live.setdefault(topic, []).append(sent)
@@ -3032,7 +3027,7 @@ def _schema_rejection_rules(f: _Facts, i: int) -> tuple[str, ...] | None:
     if err != "IncompatibleSchema":
         return None
     v = _schema_views(f).get(i)
-    if v is None or v.unclear:
+    if v is None:
         return ()
     if _invalid_definition(s):
         return ("PLS-SCHEMA-022",)
@@ -3106,7 +3101,7 @@ def refuse_schema_admission(history: History) -> list[Mutant]:
     out = []
     for i, e in enumerate(history.events):
         v = views.get(i)
-        if e.outcome.status != OK or e.op.op not in ("create_producer", "subscribe") or v is None or v.unclear:
+        if e.outcome.status != OK or e.op.op not in ("create_producer", "subscribe") or v is None:
             continue
         rules = _schema_admission_rules(f, i, v)
         if not rules:

@@ -153,8 +153,8 @@ class Profile:
     # (ServiceConfiguration default false; a set_policy deduplication value overrides it).
     broker_deduplication: bool = False
     # PLS-SCHEMA-*: the schema types the client can build (KEY_VALUE and AUTO_CONSUME are Java only: pulsar-client
-    # 3.13.0 has no class for them), the ones it sends to the broker (the C++ client sent no schema for INT32 and
-    # INT64: nothing was registered, measured on 4.0.8 / C++ 4.2.0, 2026-11-26), and the data its STRING schema
+    # 3.13.0 has no class for them), the ones it sends to the broker (the C++ client sent no schema for INT32, INT64
+    # and DOUBLE: nothing was registered, measured on 4.0.8 / C++ 4.2.0, 2026-11-26), and the data its STRING schema
     # carries (Python ``StringSchema`` stores json.dumps(None) = "null"; Java ``Schema.STRING`` empty data), which
     # makes a Java and a Python STRING schema two versions (PLS-SCHEMA-009).
     schema_types: tuple[str, ...] = ("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON")

@@ -1787,7 +1787,7 @@ RULES = RULES + (
         status="normative",
         note=(f"{_SCHEMA_REG}#putSchemaIfAbsent; apache/pulsar .../schema/BookkeeperSchemaStorage.java numbers entries "
               "from 0. Judged at get_schemas (GET /admin/v2/schemas/<tenant>/<ns>/<topic>/schemas). A client that sends "
-              "no schema registers nothing: the Python client (C++ 4.2) sent none for INT32 and INT64 "
+              "no schema registers nothing: the Python client (C++ 4.2) sent none for INT32, INT64 and DOUBLE "
               f"(Profile.schema_types_sent). {_LIVE_SCHEMA}an AVRO producer registered version 0."),
     ),
     Rule(
