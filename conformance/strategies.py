@@ -47,12 +47,21 @@ chunking with payload sizes around ``maxMessageSize``, producer access modes, pr
 sequence ids, partitioned routing, dead-letter policies (a "dlq" topic later ops may open), the
 Java retry topic and ``reconsume_later``, multi-topic and pattern subscribe, Key_Shared policies,
 Failover on partitioned topics, a non-persistent topic, written-out defaults, inclusive starts,
-tombstones, and each handle's client (``GenConfig.client``: python, java, or mixed, where
-``java_handles`` draws each handle's client and Java-only options come with a Java handle).
+tombstones, each handle's client (``GenConfig.client``: python, java, or mixed, where
+``java_handles`` draws each handle's client and Java-only options come with a Java handle),
+transactions, and schemas (producers and consumers bringing schemas from one evolving family of Avro
+records, primitives, KEY_VALUE and AUTO_CONSUME on Java handles; the namespace's schema policies first
+and in between; ``get_schemas``, ``delete_schema``).
 A model campaign (``MODEL_CONFIG``) draws all of them; ``tests/fuzz/test_vocabulary_coverage.py``
 checks that 2 000 of its traces use the whole trace vocabulary but ``NOT_YET_GENERATED``.
-Not generated: seeks and readers on partitioned topics (not modelled); ``NOT_YET_GENERATED`` names
-any vocabulary item the generator does not emit (none today).
+Not generated: seeks and readers on partitioned topics (not modelled); a schema on a partitioned,
+multi-topic, pattern, retry-letter or non-persistent subscription, or on one with a dead-letter policy;
+a schema next to an option the broker refuses after its schema check (access modes, producer names,
+type mismatches: it keeps the schema, the model does not); JSON schemas with invalid definitions (no
+answer from the broker); schemas on topics a dead-letter or retry consumer reads (the copies' versions)
+and cuts, restarts or unloads once a trace has schemas (a reconnecting client brings its schema
+again); keys on a Java KEY_VALUE producer's sends (the client's ``key()`` casts the schema to its own
+class); ``NOT_YET_GENERATED`` names any vocabulary item the generator does not emit (none today).
 Choices: timings come from ``Timing``; ``LIVE_TIMING`` keeps a trace's virtual time (which is
 what it costs on a live broker: receives wait, ``advance_time`` sleeps) under ~2.5 s.
 """
@@ -65,7 +74,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from hypothesis import strategies as st
 
-from conformance.trace import OK, REJECTED, Event, History, Op, Outcome, Trace, TraceHeader
+from conformance.trace import OK, REJECTED, SCHEMA_STRATEGIES, Event, History, Op, Outcome, Trace, TraceHeader
 from conformance.targets.model import ModelTarget
 from reference_model.broker import Broker
 from reference_model.rejections import NotModelledError
@@ -111,9 +120,12 @@ MORE_FEATURES = ("delayed_sends", "namespace_policies", "admin_ops")
 #   java_handles: each handle's client is drawn (python or java) and Java-only options with it
 #   transactions: new_txn, sends and acks in a transaction, commit_txn / abort_txn, short timeouts
 #     (Java handles; a Python one is refused: PLS-TXN-006)
+#   schemas: producers and consumers with schemas (an evolving family of Avro records, primitives, KEY_VALUE and
+#     AUTO_CONSUME on Java handles; a Python one is refused: PLS-SCHEMA-024), the namespace's schema policies set
+#     first and changed in between, get_schemas and delete_schema (PLS-SCHEMA-*)
 AREA_FEATURES = ("batching", "chunking", "access_modes", "producer_options", "routing", "dead_letter", "retry",
                  "multi_topic", "key_shared_policies", "partitioned_failover", "non_persistent", "consumer_options",
-                 "java_handles", "transactions")
+                 "java_handles", "transactions", "schemas")
 RUN_CLIENTS = ("python", "java", "mixed")  # GenConfig.client: whose handles a trace has
 DLQ_TOPIC = "dlq"  # the dead-letter topic generated policies name (PLS-DLQ-*)
 MAX_MESSAGE_SIZE = 5_242_880  # the broker's default maxMessageSize (reference_model.chunking)
@@ -271,6 +283,7 @@ class _Consumer:
     client: str = "python"  # the client library running it
     topics: tuple[str, ...] = ()  # every topic it reads (more than one: a list, a pattern, a retry topic)
     retry: bool = False  # enable_retry: reconsume_later may name what it holds
+    dead_letter: bool = False  # a dead-letter policy: its client may copy messages to another topic
 
 
 @dataclass
@@ -279,6 +292,8 @@ class _Producer:
     client: str = "python"
     batching: bool = False
     chunking: bool = False
+    access_mode: str = "Shared"
+    schema_type: str = "BYTES"
     pending: int = 0  # async sends (or batched ones) not flushed yet
     unflushed: list[str] = field(default_factory=list)  # async sends whose id the target learns at the next flush
 
@@ -318,6 +333,15 @@ class TraceBuilder:
         self.contested: set[tuple[str, str]] = set()
         self.known_subs: set[tuple[str, str]] = set()
         self.dropped = 0  # ops the model refused unexpectedly (generator slips), not kept
+        # schemas (AREA_FEATURES "schemas"): the record shapes let in on each topic (evolved from), each topic's
+        # family of schema types, where schemas and dead-letter / retry consumers have been, and whether any
+        # schema op has been applied (then no op that makes the clients reconnect: see _reconnects_allowed)
+        self.schema_forms: dict[str, list[tuple]] = {}
+        self.schema_family: dict[str, str] = {}
+        self.schema_topics: set[str] = set()
+        self.dead_letter_topics: set[str] = set()
+        self.schema_touched = False
+        self.last_form: tuple[str, tuple] | None = None  # (topic, form) of the definition being drawn
 
     # ------------------------------------------------------------------ helpers
 
@@ -400,10 +424,13 @@ class TraceBuilder:
         if outcome.status != OK:
             return
         value = outcome.value or {}
+        self._follow_schema(op, args)
         if op == "create_producer":
             self.producers[args["producer"]] = args["topic"]
             self.producer_info[args["producer"]] = _Producer(args["topic"], args.get("client", self._run_client()),
-                                                             bool(args.get("batching")), bool(args.get("chunking")))
+                                                             bool(args.get("batching")), bool(args.get("chunking")),
+                                                             args.get("access_mode", "Shared"),
+                                                             (args.get("schema") or {}).get("type", "BYTES"))
             if args.get("name"):
                 self.names_used.append(args["name"])
         elif op == "send":
@@ -477,10 +504,31 @@ class TraceBuilder:
             self.known_subs.add(key)
         if (args.get("dead_letter") or {}).get("topic") == DLQ_TOPIC:
             self.dlq_named = True
+        if args.get("dead_letter") or args.get("enable_retry"):
+            self.dead_letter_topics.update(topics)
+            if "topics_pattern" in args:  # and the topics its pattern would find later
+                import re
+
+                self.dead_letter_topics.update(t for t in self.topics() if re.fullmatch(args["topics_pattern"], t))
         parts = max(self.partitions.get(t, 0) for t in topics) if len(topics) == 1 else 2
         self.consumers[args["consumer"]] = _Consumer(topics[0], args["subscription"], sub_type, parts,
                                                      client=args.get("client", self._run_client()), topics=topics,
-                                                     retry=bool(args.get("enable_retry")))
+                                                     retry=bool(args.get("enable_retry")),
+                                                     dead_letter=bool(args.get("dead_letter")))
+
+    def _follow_schema(self, op: str, args: dict[str, Any]) -> None:
+        """What an accepted schema op leaves for later choices: the shape let in (evolved from next), the topics
+        with schemas, and that the trace now has schemas (no more reconnects)."""
+        schema = args.get("schema") or {}
+        if op in ("create_producer", "subscribe") and schema.get("type", "BYTES") != "BYTES":
+            self.schema_touched = True
+            self.schema_topics.add(args["topic"])
+            if self.last_form is not None and self.last_form[0] == args["topic"]:
+                forms = self.schema_forms.setdefault(args["topic"], [])
+                if self.last_form[1] not in forms:
+                    forms.append(self.last_form[1])
+        elif op == "delete_schema" or (op == "set_policy" and any(k.startswith("schema_") for k in args)):
+            self.schema_touched = True
 
     # ------------------------------------------------------------------ building
 
@@ -502,6 +550,8 @@ class TraceBuilder:
         if self.on("namespace_policies"):
             # before any topic is loaded: the policies govern the topics the trace then uses
             self._apply_rule(_rule("admin_sets_policy"))
+        if self.on("schemas") and self.c.flag(0.5):
+            self._apply_rule(_rule("admin_sets_schema_policies"))  # a strategy (or auto-update, validation) first
         # Every trace starts with something to do: a consumer first (Latest sees later sends).
         self._apply_rule(_rule("consumer_subscribes"))
         self._apply_rule(_rule("producer_connects"))
@@ -524,6 +574,7 @@ class TraceBuilder:
         return History(header, events)
 
     def _apply_rule(self, rule: Rule) -> None:
+        self.last_form = None
         try:
             made = rule.make(self)
         except _NoChoice:
@@ -542,6 +593,13 @@ def producer_connects(b: TraceBuilder):
     if client is not None:
         args["client"] = client
     may_refuse = _producer_options(b, args, client or b._run_client())
+    if b.on("schemas"):
+        if not may_refuse and topic in _schema_producer_topics(b) and b.c.flag(0.3):
+            # only with options the broker cannot refuse after its schema check (ProducerBusy, fenced): the
+            # broker keeps a schema it stored for a producer it then refused, the model does not
+            args["schema"] = _schema_arg(b, topic, client or b._run_client(), consumer=False)
+        # without a schema: refused under schemaValidationEnforced (PLS-SCHEMA-016); with one: IncompatibleSchema
+        may_refuse = may_refuse or b.schema_touched or "schema" in args
     return "create_producer", args, may_refuse
 
 
@@ -610,6 +668,11 @@ def producer_sends(b: TraceBuilder):
             args["deliver_after_ms"] = delay
         else:
             args["deliver_at_ms"] = int(b.now) + delay  # ms after the trace's start
+    if info.schema_type == "KEY_VALUE":
+        # the Java client's key() casts a KEY_VALUE producer's schema to its own KeyValueSchemaImpl (the driver's
+        # raw schema is not one): no key, so no tombstone either
+        args.pop("key", None)
+        args.pop("tombstone", None)
     return "send", args, may_refuse
 
 
@@ -686,6 +749,11 @@ def consumer_subscribes(b: TraceBuilder):
         args["ack_timeout_ms"] = b.c.integer(1, 9_999)  # PLS-ACKTIMEOUT-001: refused (< 10 s)
         may_refuse = True
     may_refuse = _consumer_options(b, args) or may_refuse
+    if b.on("schemas"):
+        _no_dead_letters_on_schemas(b, args, (topic,))
+        if not may_refuse and _schema_consumer_allowed(b, args) and b.c.flag(0.2):
+            args["schema"] = _schema_arg(b, topic, args.get("client", b._run_client()), consumer=True)
+            may_refuse = True
     return "subscribe", args, may_refuse
 
 
@@ -712,6 +780,8 @@ def _consumer_subscribes_to_several(b: TraceBuilder):
     _consumer_options(b, args)
     args.pop("read_compacted", None)
     args.pop("enable_retry", None)  # enable_retry with a topic list is not modelled
+    if b.on("schemas"):
+        _no_dead_letters_on_schemas(b, args, tuple(args.get("topics") or names))  # (a pattern: any of them)
     return "subscribe", args, False
 
 
@@ -819,6 +889,241 @@ def client_ends_transaction(b: TraceBuilder):
     name = b.pick(b.transactions(open_only=not b.on("expected_rejections")))
     # an ended or timed-out transaction is refused (PLS-TXN-004)
     return b.pick(("commit_txn", "commit_txn", "abort_txn")), {"txn": name}, True
+
+
+# ----- schemas (AREA_FEATURES "schemas"; PLS-SCHEMA-*)
+#
+# Definitions come from one small family of Avro records so that the schemas on a topic are related: a record
+# "User" (rarely "Account": another name) with a required "name" and optional fields that evolve one step at a
+# time: added or removed with or without a default, int promoted to long, a nullable ["null", "string"] with
+# default null (or a plain string), an enum with or without a default symbol and with a symbol added or removed.
+# A form is (record name, ((field, variant index), ...)) in _SCHEMA_FIELDS order; _render writes it out.
+
+
+def _level(symbols: tuple[str, ...], default: str | None = None, field_default: str | None = None) -> dict[str, Any]:
+    enum: dict[str, Any] = {"type": "enum", "name": "Level", "symbols": list(symbols)}
+    if default is not None:
+        enum["default"] = default  # the reader's stand-in for a symbol it lacks (PLS-SCHEMA-013)
+    return {"type": enum, **({"default": field_default} if field_default is not None else {})}
+
+
+_SCHEMA_FIELDS: dict[str, tuple[Callable[[], dict[str, Any]], ...]] = {
+    "name": (lambda: {"type": "string"}, lambda: {"type": "string", "default": ""}),
+    "age": (lambda: {"type": "int"}, lambda: {"type": "int", "default": 0},  # int -> long: a promotion (PLS-SCHEMA-011)
+            lambda: {"type": "long"}, lambda: {"type": "long", "default": 0}),
+    "city": (lambda: {"type": ["null", "string"], "default": None}, lambda: {"type": "string"}),  # PLS-SCHEMA-014
+    "level": (lambda: _level(("LOW", "HIGH")), lambda: _level(("LOW", "HIGH"), default="LOW"),
+              lambda: _level(("LOW", "HIGH", "MID")), lambda: _level(("LOW", "HIGH", "MID"), default="LOW"),
+              lambda: _level(("LOW", "HIGH"), field_default="LOW")),
+}
+_BASE_FORM = ("User", (("name", 0),))
+_PRIMITIVE_SCHEMAS = ("STRING", "INT32", "INT64", "DOUBLE")
+# A topic's family: the kind of schema most of its producers and consumers bring (another one is a type change,
+# PLS-SCHEMA-008). BYTES and AUTO_CONSUME are drawn now and then but never a topic's family.
+_SCHEMA_KINDS = ("AVRO", "AVRO", "AVRO", "AVRO", "JSON", "PRIMITIVE", "KEY_VALUE", "BYTES")
+
+
+def _render(form: tuple) -> dict[str, Any]:
+    name, fields = form
+    return {"type": "record", "name": name, "fields": [{"name": f, **_SCHEMA_FIELDS[f][i]()} for f, i in fields]}
+
+
+def _canonical(fields: dict[str, int]) -> tuple:
+    return tuple((f, fields[f]) for f in _SCHEMA_FIELDS if f in fields)
+
+
+def _evolve(b: TraceBuilder, form: tuple) -> tuple:
+    """One step (sometimes two) away from ``form``: a field added, removed, or changed to another variant."""
+    name, fields = form
+    current = dict(fields)
+    for _ in range(2 if b.c.flag(0.2) else 1):
+        f = b.pick(tuple(_SCHEMA_FIELDS))
+        variants = range(len(_SCHEMA_FIELDS[f]))
+        if f not in current:
+            current[f] = b.pick(variants)
+        elif len(current) > 1 and b.c.flag(0.4):
+            del current[f]
+        else:
+            current[f] = b.pick([v for v in variants if v != current[f]])
+    return name, _canonical(current)
+
+
+def _fresh_form(b: TraceBuilder) -> tuple:
+    fields = {"name": b.c.integer(0, 1)}
+    for f in ("age", "city", "level"):
+        if b.c.flag(0.3):
+            fields[f] = b.c.integer(0, len(_SCHEMA_FIELDS[f]) - 1)
+    return ("Account" if b.c.flag(0.15) else "User"), _canonical(fields)
+
+
+def _definition(b: TraceBuilder, topic: str, *, odd: bool) -> Any:
+    """An Avro definition for a schema on ``topic``: mostly one of the topic's shapes let in before (the same
+    schema: PLS-SCHEMA-002) or one step from the latest; ``odd``: now and then a primitive Avro schema or, rarely,
+    text that is not JSON (PLS-SCHEMA-022)."""
+    if odd and b.c.flag(0.08):
+        return b.pick(('"string"', '"string"', "{not json"))
+    forms = b.schema_forms.get(topic, [])
+    if forms and b.c.flag(0.2):
+        form = b.pick(forms)
+    elif forms and b.c.flag(0.9):
+        form = _evolve(b, forms[-1])
+    elif forms or b.c.flag(0.3):
+        form = _fresh_form(b)
+    else:
+        form = _evolve(b, _BASE_FORM) if b.c.flag(0.5) else _BASE_FORM
+    b.last_form = (topic, form)
+    value = _render(form)
+    if b.c.flag(0.1):
+        import json
+
+        return json.dumps(value)  # as text, with spaces: the same schema as the value (parsed, not hashed)
+    return value
+
+
+def _schema_arg(b: TraceBuilder, topic: str, client: str, *, consumer: bool) -> dict[str, Any]:
+    """A ``schema`` for a producer or consumer of ``topic``, mostly of the topic's family. KEY_VALUE and AUTO_CONSUME
+    come with Java handles; with a Python one only now and then, as an expected rejection (PLS-SCHEMA-024). JSON
+    definitions are always valid Avro (a JSON schema with an invalid one got no answer from the broker)."""
+    java = client == "java"
+    family = b.schema_family.get(topic)
+    if family is None or b.c.flag(0.25):
+        kind = b.pick(_SCHEMA_KINDS + (("AUTO_CONSUME",) if consumer else ()))
+        if family is None and kind not in ("BYTES", "AUTO_CONSUME") and (java or kind != "KEY_VALUE"):
+            b.schema_family[topic] = kind
+    else:
+        kind = family
+    if kind in ("KEY_VALUE", "AUTO_CONSUME") and not java and not (b.on("expected_rejections") and b.c.flag(0.1)):
+        kind = "AVRO"
+    if kind == "BYTES":
+        return {"type": "BYTES"}
+    if kind == "AUTO_CONSUME":
+        return {"type": "AUTO_CONSUME"}
+    if kind == "PRIMITIVE":
+        return {"type": b.pick(_PRIMITIVE_SCHEMAS)}
+    if kind == "KEY_VALUE":
+        key = {"type": "STRING" if b.c.flag(0.8) else "INT64"}
+        value = {"type": "STRING"} if b.c.flag(0.15) else {"type": "AVRO", "definition": _definition(b, topic, odd=False)}
+        return {"type": "KEY_VALUE", "key": key, "value": value}
+    return {"type": kind, "definition": _definition(b, topic, odd=kind == "AVRO")}
+
+
+def _schema_producer_topics(b: TraceBuilder) -> list[str]:
+    """Topics a producer may bring a schema to: not the dead-letter topic, none a dead-letter or retry consumer
+    has read (its client copies messages on with a schema of its own: the copies' schema versions are not modelled),
+    and none with an exclusive producer connected (the broker refuses the producer, ProducerBusy, after it stored
+    its schema; the model stores nothing for a refused producer)."""
+    exclusive = {i.topic for h, i in b.producer_info.items() if h in b.producers and i.access_mode != "Shared"}
+    return [t for t in b.topics() if t != DLQ_TOPIC and t not in b.dead_letter_topics and t not in exclusive]
+
+
+def _schema_consumer_topics(b: TraceBuilder) -> list[str]:
+    """Topics a consumer may bring a schema to: one persistent, non-partitioned topic (a schema on a partitioned,
+    multi-topic, pattern or retry-letter subscription is not modelled; a non-persistent topic is "in use" without
+    stored data), not the dead-letter topic."""
+    return [t for t in b.topics() if t != DLQ_TOPIC and not b.partitions.get(t) and not t.startswith("non-persistent")]
+
+
+def _schema_consumer_allowed(b: TraceBuilder, args: dict[str, Any]) -> bool:
+    return ("topic" in args and args["topic"] in _schema_consumer_topics(b)
+            and not args.get("dead_letter") and not args.get("enable_retry"))
+
+
+def _no_dead_letters_on_schemas(b: TraceBuilder, args: dict[str, Any], topics: tuple[str, ...]) -> None:
+    """No dead-letter or retry policy on a topic that has had schemas (see _schema_producer_topics)."""
+    if "topics_pattern" in args:
+        topics = tuple(b.topics())
+    if b.schema_topics.intersection(topics):
+        args.pop("dead_letter", None)
+        args.pop("enable_retry", None)
+
+
+def _reconnects_allowed(b: TraceBuilder) -> bool:
+    """Once a trace has schemas, no op makes clients reconnect (a cut, a restart, an unload): a client re-sends its
+    schema when it reconnects, and the registry decides again (a deleted schema is registered anew, a consumer is
+    checked against what the topic has now, a producer without a schema meets schemaValidationEnforced), which the
+    model does not follow."""
+    return not b.schema_touched
+
+
+def _schema_topic_pick(b: TraceBuilder, topics: list[str]) -> str:
+    """One of ``topics``, mostly one that has a schema now or had one (so evolutions pile up on one topic, and a
+    consumer is mostly checked against a schema rather than refused for meeting none: PLS-SCHEMA-019 / -020)."""
+    live = set(_schema_deletable(b))
+    with_schemas = [t for t in topics if t in b.schema_forms or t in live]
+    return b.pick(with_schemas if with_schemas and b.c.flag(0.8) else topics)
+
+
+def producer_brings_schema(b: TraceBuilder):
+    topic = _schema_topic_pick(b, _schema_producer_topics(b))
+    args: dict[str, Any] = {"producer": b.fresh("p"), "topic": topic}
+    client = b.handle_client()
+    if client is not None:
+        args["client"] = client
+    args["schema"] = _schema_arg(b, topic, client or b._run_client(), consumer=False)
+    return "create_producer", args, True  # IncompatibleSchema (PLS-SCHEMA-*), a Python KEY_VALUE (PLS-SCHEMA-024)
+
+
+def consumer_brings_schema(b: TraceBuilder):
+    """A plain consumer with a schema: a subscription without consumers, or one it can join (so nothing but the
+    schema can refuse it: the broker keeps a schema it stored for a consumer it then refused, the model does not)."""
+    topic = _schema_topic_pick(b, _schema_consumer_topics(b))
+    subs = [s for s in b.config.subscriptions + ("sc",) if not b.members.get((topic, s))
+            or (b.on("several_consumers") and b.sub_type[(topic, s)] in ("Shared", "Failover"))]
+    subscription = b.pick(subs)
+    members = b.members.get((topic, subscription))
+    sub_type = b.sub_type[(topic, subscription)] if members else b.pick([t for t in SUB_TYPES if b.on(t)] or ["Shared"])
+    handle = b.fresh("c")
+    args: dict[str, Any] = {"consumer": handle, "topic": topic, "subscription": subscription, "type": sub_type}
+    if sub_type == "Failover":
+        args["consumer_name"] = handle
+    if b.on("earliest_position") and b.c.flag():
+        args["initial_position"] = "Earliest"
+    args["nack_delay_ms"] = b.c.integer(*b.config.timing.nack_delay_ms)
+    client = b.handle_client()
+    if client is not None:
+        args["client"] = client
+    args["schema"] = _schema_arg(b, topic, client or b._run_client(), consumer=True)
+    return "subscribe", args, True
+
+
+def admin_reads_schemas(b: TraceBuilder):
+    return "get_schemas", {"topic": _schema_topic_pick(b, b.topics())}, False
+
+
+def _schema_deletable(b: TraceBuilder) -> list[str]:
+    """Topics whose newest schema entry is a live schema (the admin answers 404 for a topic without one)."""
+    from reference_model.names import expand_trace
+
+    out = []
+    for t in b.topics():
+        full = expand_trace(t)
+        if isinstance(full, str) and b.broker.schema_history(full).latest() is not None:
+            out.append(t)
+    return out
+
+
+def admin_deletes_schema(b: TraceBuilder):
+    if not b.c.flag(0.4):
+        raise _NoChoice()  # now and then only: a delete undoes the evolution the trace built
+    args: dict[str, Any] = {"topic": b.pick(_schema_deletable(b))}
+    if b.c.flag(0.3):
+        args["force"] = b.c.flag(0.7)  # forced: the whole ledger, numbering starts again (PLS-SCHEMA-021)
+    return "delete_schema", args, False
+
+
+def admin_sets_schema_policies(b: TraceBuilder):
+    """The namespace's schema policies: a strategy, and now and then auto-update or validation turned over, before
+    any topic is loaded (a loaded topic takes a namespace policy change asynchronously)."""
+    policies = b.broker.policies
+    args: dict[str, Any] = {}
+    if b.c.flag(0.85):
+        args["schema_compatibility_strategy"] = b.pick(SCHEMA_STRATEGIES)
+    if not args or b.c.flag(0.12):
+        # off (no new versions: PLS-SCHEMA-015) half the time it is on; back on when it is off
+        args["schema_auto_update"] = not policies.schema_auto_update or b.c.flag(0.5)
+    if b.c.flag(0.12):
+        args["schema_validation_enforced"] = not policies.schema_validation_enforced  # PLS-SCHEMA-016
+    return "set_policy", args, False
 
 
 def consumer_nacks(b: TraceBuilder):
@@ -939,6 +1244,8 @@ def proxy_injects_fault(b: TraceBuilder):
     The model refuses to follow a fault over a handle it cannot follow across it (the op is then
     dropped), so only followable faults are kept."""
     kinds = ["cut_connections", "set_latency", "stall_connections"] + (["restart_broker"] if b.config.restarts else [])
+    if not _reconnects_allowed(b):
+        kinds = ["set_latency", "stall_connections"]
     op = b.pick(kinds)
     if op == "set_latency":
         return op, {"ms": b.pick([0, 50, 200])}, False
@@ -982,6 +1289,8 @@ def admin_maintains_topics(b: TraceBuilder):
         topic, sub = b.pick(sorted(b.known_subs))
         # refused on a non-persistent topic (PLS-TTL-002), asked for as an expected rejection
         return "expire_messages", {"topic": topic, "subscription": sub, "seconds": b.pick((0, 1, 5))}, topic.startswith("non-persistent")
+    if how != 1 and not _reconnects_allowed(b):
+        raise _NoChoice()  # an unload makes the topic's clients reconnect
     return ("compact" if how == 1 else "unload_topic"), {"topic": b.pick(_loaded_topics(b))}, False
 
 
@@ -1018,13 +1327,22 @@ RULES: tuple[Rule, ...] = (
     Rule("consumer_reconsumes_later", 3, lambda b: bool(_retrying(b)), consumer_reconsumes_later),
     Rule("client_begins_transaction", 2, lambda b: len(b.transactions(open_only=True)) < 2, client_begins_transaction),
     Rule("client_ends_transaction", 1, lambda b: bool(b.transactions(open_only=False)), client_ends_transaction),
+    Rule("producer_brings_schema", 4, lambda b: len(b.producers) < 6, producer_brings_schema),
+    Rule("consumer_brings_schema", 2, lambda b: len(b.consumers) < 5, consumer_brings_schema),
+    Rule("admin_reads_schemas", 2, lambda b: b.schema_touched, admin_reads_schemas),
+    Rule("admin_deletes_schema", 1, lambda b: bool(_schema_deletable(b)), admin_deletes_schema),
+    # only before a topic is loaded: a loaded topic learns a namespace policy change asynchronously (measured: a
+    # validation-enforced change missed the next producer on 4.0.8), which the model does not describe
+    Rule("admin_sets_schema_policies", 1, lambda b: not _loaded_topics(b), admin_sets_schema_policies),
 )
 ALWAYS = {"producer_sends", "consumer_receives", "producer_connects", "consumer_subscribes"}
 # Rules switched on by the feature of another name.
 _FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", "proxy_injects_fault": "faults",
                "admin_maintains_topics": "admin_ops", "admin_sets_policy": "namespace_policies",
                "consumer_reconsumes_later": "retry", "client_begins_transaction": "transactions",
-               "client_ends_transaction": "transactions"}
+               "client_ends_transaction": "transactions", "producer_brings_schema": "schemas",
+               "consumer_brings_schema": "schemas", "admin_reads_schemas": "schemas", "admin_deletes_schema": "schemas",
+               "admin_sets_schema_policies": "schemas"}
 # Rules on for any of several features.
 _ANY_FEATURE_OF = {"producer_flushes": ("batching", "producer_options")}
 _BY_NAME = {r.name: r for r in RULES}

@@ -17,7 +17,10 @@ share one (``TopicName.getSchemaName``).
 What a client sends is the profile's (``Profile.schema_types_sent``, ``Profile.string_schema_data``): a schema the
 client does not send is "no schema", as the broker sees it.
 
-Not modelled: schemas on multi-topic, pattern, partitioned or retry-letter subscriptions (``NotModelledError``);
+Not modelled: a schema policy changed while a topic is loaded (the topic learns it asynchronously: on 4.0.8 a producer
+without a schema right after schemaValidationEnforced was turned on was let in once in a few runs; traces set the
+policies before the topics are loaded, or unload them after), a client's reconnect re-registering its schema, schemas on
+multi-topic, pattern, partitioned or retry-letter subscriptions (``NotModelledError``);
 readers with a schema; a schema registered by a consumer whose subscribe then fails for another reason (the broker
 keeps it; the model does not); the broker-level and topic-level strategy policies (only the namespace's);
 what a consumer does with the version when it decodes (the harness never decodes: payloads stay label bytes).

@@ -23,7 +23,10 @@ import conformance
 import conformance.checker as checker_module
 import pulsar_conformance
 from conformance.fuzz import REGRESSIONS_DIR, fuzz_budget
+from conformance.fuzz.judge import check_history, signature
 from conformance.targets.model import ModelTarget
+from conformance.trace import load
+from reference_model.broker import Broker as RealBroker
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = [Path(conformance.__file__).parent, Path(pulsar_conformance.__file__).parent]
@@ -51,11 +54,17 @@ def broken_checker(monkeypatch, tmp_path):
 
 def _saved_under(folder: Path, failures: list[dict]) -> None:
     assert failures, "the broken checker found nothing: the test proves nothing"
+    # mostly the refusal the broken model forgets; a campaign may also reach another rule it breaks (a Java retry
+    # consumer's cumulative ack on Shared: PLS-ACK-001 wrong-error), so each failure is checked to be the broken
+    # checker's: the real checker passes its history
+    assert ["PLS-ACK-002", "unexpected-rejection"] in [f["signature"] for f in failures]
     for failure in failures:
-        assert failure["signature"] == ["PLS-ACK-002", "unexpected-rejection"]
         assert set(failure["paths"]) == {"trace", "history", "verdicts"}
         for path in failure["paths"].values():
             assert Path(path).parent == folder and Path(path).is_file()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(checker_module, "Broker", RealBroker)
+            assert signature(check_history(load(failure["paths"]["history"]))) is None, failure["signature"]
 
 
 BROKEN_FUZZ = """
@@ -90,5 +99,10 @@ def test_the_fuzz_command_saves_its_regressions_under_out(broken_checker, genera
 @pytest.mark.parametrize("target", ["model", ModelTarget()], ids=["name", "object"])
 def test_the_library_budget_saves_its_regressions_under_out_dir(broken_checker, target):
     out = broken_checker / "budget"
-    summary = fuzz_budget(target, examples=300, seed=3, out_dir=out)  # seed: as in the test above
+    # 300 traces may or may not reach a Shared cumulative ack (the in-process Hypothesis budget's draws depend on the
+    # pools and on what ran before in the session): the next seed is tried until one does, at most three
+    for seed in (5, 3, 11):
+        summary = fuzz_budget(target, examples=300, seed=seed, out_dir=out)
+        if summary.failures:
+            break
     _saved_under(out / "regressions", [f.to_json() for f in summary.failures])

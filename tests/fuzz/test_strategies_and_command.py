@@ -36,7 +36,9 @@ MEANT = {("ack_cumulative", "CumulativeAcknowledgementNotAllowedError"), ("subsc
          ("abort_txn", "InvalidTxnStatus"),
          # an ack that conflicts with another transaction's (PLS-TXN-010), whose transaction then cannot commit (PLS-TXN-011)
          ("ack", "TransactionConflict"), ("ack_cumulative", "TransactionConflict"), ("commit_txn", "TransactionHasOperationFailed"),
-         ("expire_messages", "OtherError")}  # PLS-TTL-002: refused on a non-persistent topic
+         ("expire_messages", "OtherError"),  # PLS-TTL-002: refused on a non-persistent topic
+         # schemas: the registry refuses (PLS-SCHEMA-*); a Python KEY_VALUE / AUTO_CONSUME is InvalidArgument above
+         ("create_producer", "IncompatibleSchema"), ("subscribe", "IncompatibleSchema")}
 
 
 def test_rules_are_named_subject_verb():
