@@ -167,7 +167,8 @@ class SchemaOps:
         if topic is None:
             return sc.TopicUse()
         producers = sum(1 for p in self.producers.values() if p.topic is topic)
-        consumers = sum(1 for h, (_, sub) in self.consumers.items()
+        handles = set(self.consumers) | set(self.partition_consumers)  # multi-topic consumers are attached per topic
+        consumers = sum(1 for h in handles for _, sub in self.attachments(h)
                         if sub.topic is topic and self.consumer_schema_types.get(h) != "AUTO_CONSUME")
         consumers += sum(1 for r in self.readers.values() if r.topic is topic)
         return sc.TopicUse(producers, consumers, bool(topic.entries))

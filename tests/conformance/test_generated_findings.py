@@ -370,3 +370,16 @@ def test_expiring_messages_on_a_non_persistent_topic_is_refused():
         ("expire_messages", {"topic": "non-persistent://n", "subscription": "s", "seconds": 0}),
     ])
     assert (history.events[-1].outcome.status, history.events[-1].outcome.error) == ("rejected", "OtherError")
+
+
+# ---- the live campaign with schemas (fuzz --client mixed --features all, broker 4.0.8, 2026-11-26)
+
+
+def test_a_multi_topic_consumer_puts_each_of_its_topics_in_use():
+    """Found as PLS-SCHEMA-018 unexpected-rejection: a multi-topic consumer without a schema on t and u made u "in
+    use" (PersistentTopic#addSchemaIfIdleOrCheckCompatible counts every connected consumer), so a consumer bringing a
+    schema to u was refused (PLS-SCHEMA-020); the model had counted only single-topic consumers."""
+    live = load(_REGRESSIONS / "pls-schema-018-unexpected-rejection-b17026d385ae.history.jsonl")
+    report = check(live)
+    assert not report.failures(), report.failures()
+    assert report.rule_verdicts().get("PLS-SCHEMA-020") == "PASS"
