@@ -89,7 +89,10 @@ def check_send(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Ma
              f"{label}: {predicted.get('chunk_reason', '')}" + ("" if ok else f" The id spans {got} entries."))
         if predicted["chunks"] > 1:
             mid = observed.get("message_id") or [None, None]
-            last_ok = got is not None and mid[1] is not None and str(observed["id_text"]).endswith(f",{mid[1]},{mid[2]},{mid[3]})")
+            text = str(observed["id_text"])
+            # the C++ client prints '(l,e,p,b);(l,e,p,b)', the Java client 'l:e:p;l:e:p' (ChunkMessageIdImpl)
+            last_ok = got is not None and mid[1] is not None and (
+                text.endswith(f",{mid[1]},{mid[2]},{mid[3]})") or text.endswith(f";{mid[0]}:{mid[1]}:{mid[2]}"))
             emit("PLS-CHUNK-005", step, _status(last_ok), None if last_ok else "wrong-value",
                  "'(first chunk id);(last chunk id)', ledger/entry of the last chunk", f"{observed['id_text']} / {mid}",
                  f"{label} was chunked; its id prints as first;last chunk and carries the last chunk's position.")
