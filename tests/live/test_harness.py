@@ -160,3 +160,29 @@ ops:
     code = subprocess.run([sys.executable, "-m", "pulsar_conformance", "check", str(saved)], capture_output=True, text=True,
                           timeout=120, cwd=root).returncode
     assert code == 4
+
+
+def test_a_run_retires_its_namespace_and_it_is_deleted_once_settled(live_target, pulsar_broker, pulsar_admin, tmp_path):
+    """A run's namespace outlives the run (a 3.x broker hangs for 30 s on a namespace deleted while
+    a topic's transaction buffer recovers; fixtures/namespaces.py) and is gone once it has
+    settled: the broker itself is asked, before and after."""
+    from conformance.case_files import load_case
+    from conformance.runner import run_case
+    from fixtures.namespaces import reaper_for
+
+    path = tmp_path / "short.yaml"
+    path.write_text("""
+id: short
+title: a run that loads a topic and ends at once
+rules: [PLS-EXCL-001]
+ops:
+  - subscribe: {consumer: c1, topic: t, subscription: s}
+""", encoding="utf-8")
+    result = run_case(load_case(path), live_target, client="python")
+    namespace = result.history.header.namespace
+    reaper = reaper_for(pulsar_broker.admin_url, pulsar_broker.token)
+    assert namespace in [ns for ns, _ in reaper.pending]
+    assert namespace in pulsar_admin.namespaces("public"), "the namespace was deleted the moment its run ended"
+    deleted = reaper.reap(pulsar_admin, everything=True)
+    assert namespace in deleted
+    assert namespace not in pulsar_admin.namespaces("public")
