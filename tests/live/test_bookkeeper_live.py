@@ -51,3 +51,40 @@ def test_a_topic_ledger_is_written_with_the_namespace_quorums_and_holds_the_mess
     for _, entry in written:
         assert bk.bookies_of(quorums, meta["ensembles"], entry) == (bookie,)
     assert stats["lastConfirmedEntry"] == f"{ledger_id}:4"
+
+
+@pytest.fixture(scope="module")
+def three_bookies():
+    from fixtures.embedded import EmbeddedBroker
+
+    broker = EmbeddedBroker(bookies=3)
+    endpoint = broker.start()
+    yield endpoint
+    broker.stop()
+
+
+def test_a_ledger_of_three_bookies_has_the_policy_quorums_and_e_distinct_bookies(three_bookies):
+    from fixtures.admin import AdminClient
+
+    admin = AdminClient(three_bookies.admin_url)
+    client = pulsar.Client(three_bookies.service_url)
+    try:
+        namespace = admin.fresh_namespace()
+        admin.set_persistence(namespace, ensemble=3, write_quorum=2, ack_quorum=2)
+        topic = f"persistent://{namespace}/bk3"
+        producer = client.create_producer(topic, batching_enabled=False)
+        ids = [producer.send(f"m{i}".encode()) for i in range(6)]
+        ledgers = {item["ledgerId"]: item for item in admin.internal_stats(topic, metadata=True)["ledgers"]}
+        (ledger_id,) = {m.ledger_id() for m in ids}
+        meta = parse_ledger_metadata(ledgers[ledger_id]["metadata"])
+        assert (meta["ensemble_size"], meta["write_quorum"], meta["ack_quorum"]) == (3, 2, 2)
+        assert list(meta["ensembles"]) == [0], "no bookie failed, so no ensemble change"
+        ensemble = meta["ensembles"][0]
+        assert len(set(ensemble)) == 3, f"an ensemble of 3 names 3 distinct bookies: {ensemble}"
+        quorums = bk.Quorums(3, 2, 2)
+        for m in ids:  # each entry's two copies go to two distinct bookies of the ensemble
+            holders = bk.bookies_of(quorums, meta["ensembles"], m.entry_id())
+            assert len(set(holders)) == 2 and set(holders) <= set(ensemble)
+    finally:
+        client.close()
+        admin.close()

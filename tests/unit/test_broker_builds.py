@@ -66,6 +66,9 @@ def test_start_flags_follow_the_line(tmp_path):
     assert "--metadata-dir" in five and "--bookkeeper-port" not in five
     # a distribution's bin/pulsar passes the config file itself
     assert "--config" not in embedded.standalone_flags(resolve_build("4.0.8"), tmp_path, conf=None, bookie_port=1, zk_port=2)
+    one = embedded.standalone_flags(resolve_build("4.0.8"), tmp_path, conf=None, bookie_port=1, zk_port=2)
+    three = embedded.standalone_flags(resolve_build("4.0.8"), tmp_path, conf=None, bookie_port=1, zk_port=2, bookies=3)
+    assert "--num-bookies" not in one and three[three.index("--num-bookies") + 1] == "3"
 
 
 def test_the_assembly_pom_imports_the_release_bom_and_pins():
