@@ -24,10 +24,12 @@ The chapter in four parts, read top to bottom:
    ``SchemaDefinitionError`` naming what is wrong and where (PLS-SCHEMA-022).
 2. Avro schema resolution (``can_read`` / ``why_unreadable``): may data written with ``writer`` be read with ``reader``?
    Promotions int->long/float/double, long->float/double, float->double, string<->bytes (PLS-SCHEMA-011); records match
-   fields by name or reader alias, a reader-only field needs a default, writer-only fields are ignored, named types match
-   on their unqualified names (PLS-SCHEMA-012); a writer enum symbol the reader lacks is an error unless the reader enum
+   fields by name or reader alias, a reader-only field needs a default, writer-only fields are ignored, enums and fixed
+   match on their unqualified names while record names are not compared (PLS-SCHEMA-012: what Avro Java's resolver does,
+   not what the Avro spec says); a writer enum symbol the reader lacks is an error unless the reader enum
    has a default (PLS-SCHEMA-013); every branch of a writer union must be readable, and a reader union reads a writer
-   when one of its branches can (PLS-SCHEMA-014). This is Avro Java's ``SchemaCompatibility``, written out here.
+   when one of its branches can (PLS-SCHEMA-014). This is the Avro Java 1.11.4 resolution the broker runs
+   (``ValidateMutualRead`` / ``ValidateCanRead`` -> ``ResolvingGrammarGenerator`` -> ``Resolver``), written out here.
 3. Strategies (``check_compatibility``): may a new schema join the live versions? ALWAYS_COMPATIBLE always
    (PLS-SCHEMA-006); a schema of another type than any version it is checked against is refused (PLS-SCHEMA-008);
    non-transitive strategies look at the latest version, transitive ones at every live version (PLS-SCHEMA-004);
@@ -435,7 +437,8 @@ PROMOTIONS = {"long": ("int",), "float": ("int", "long"), "double": ("int", "lon
 
 
 class _Resolver:
-    """Avro Java ``SchemaCompatibility.ReaderWriterCompatibilityChecker``: the list of reasons, empty = readable."""
+    """Avro Java's schema resolution as the broker runs it (Avro 1.11.4 ``Resolver``, reached through
+    ``SchemaValidatorBuilder``'s ``ValidateMutualRead`` / ``ValidateCanRead``): the list of reasons, empty = readable."""
 
     def __init__(self, reader_names: dict, writer_names: dict) -> None:
         self.rn, self.wn = reader_names, writer_names
@@ -481,7 +484,12 @@ class _Resolver:
                     out += (f"{at or '/'}: reader enum {r.fullname!r} lacks writer symbols {missing}",)
                 return out
             if isinstance(r, Record):
-                return self._names_match(r, w, at) + self._fields(r, w, at)
+                # PLS-SCHEMA-012: record names are not compared. The Avro spec asks for "records with the same
+                # (unqualified) name", but the resolver the broker runs does not (Avro 1.11.4, shipped by Pulsar 3.0.7,
+                # 3.3.6 and 4.0.8: ValidateMutualRead -> ResolvingGrammarGenerator -> Resolver.resolve, whose RECORD
+                # case goes to RecordAdjust.resolve, which never reads a name; FIXED and ENUM compare getName()).
+                # Found live: User then Account with the same fields, both admitted under FULL.
+                return self._fields(r, w, at)
             # both unions: every writer branch must be readable by the reader union (PLS-SCHEMA-014)
             out = ()
             for i, wb in enumerate(w.branches):
