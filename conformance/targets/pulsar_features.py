@@ -20,6 +20,9 @@ import threading
 import time
 from typing import Any
 
+import _pulsar
+import pulsar
+
 from conformance.trace import Outcome
 
 NON_PERSISTENT = "non-persistent://"
@@ -157,6 +160,31 @@ def flush(run: Any, producer_handle: str, producer: Any, timeout_s: float, id_tu
     if failed:
         return Outcome.rejected("OtherError", "async sends failed: " + "; ".join(failed))
     return Outcome.ok({"message_ids": ids, "id_texts": texts})
+
+
+def seek(handle: Any, target: Any, timeout_s: float) -> Outcome:
+    """A consumer's or reader's seek, waited for at most ``timeout_s``. The C++ client answers a
+    seek only once the consumer has reconnected after the broker's reset; a reconnect the broker
+    refuses for good (e.g. the same schema under ALWAYS_INCOMPATIBLE, refused by
+    ``checkConsumerCompatibility`` once the topic has a schema) leaves the blocking ``seek`` waiting
+    for ever, so the async call is used and an unanswered seek is indeterminate. A failed seek
+    raises the client's exception for its result, as the blocking call does."""
+    done = threading.Event()
+    box: dict[str, Any] = {}
+
+    def callback(result: Any) -> None:
+        box["result"] = result
+        done.set()
+
+    inner = getattr(handle, "_consumer", None) or handle._reader
+    inner.seek_async(pulsar._seek_arg_convert(target), callback)  # the wrapper's own conversion of ids and times
+    if not done.wait(timeout_s):
+        return Outcome.indeterminate(f"seek: no answer from the client in {timeout_s:g} s (the C++ client answers "
+                                     "after the consumer's reconnect, which may never succeed)")
+    name = str(box["result"]).rsplit(".", 1)[-1]
+    if name not in ("Ok", "0"):
+        raise getattr(_pulsar, name, _pulsar.PulsarException)(f"Pulsar error: {name}")
+    return Outcome.ok()
 
 
 def set_policy(run: Any, a: dict) -> Outcome:

@@ -186,3 +186,41 @@ ops:
     deleted = reaper.reap(pulsar_admin, everything=True)
     assert namespace in deleted
     assert namespace not in pulsar_admin.namespaces("public")
+
+
+def test_a_client_call_that_never_returns_is_abandoned_and_the_run_goes_on(pulsar_broker, tmp_path):
+    """Under ALWAYS_INCOMPATIBLE with a schema registered, the broker refuses even the same schema
+    to a consumer on a topic that has one (SchemaRegistryServiceImpl#checkConsumerCompatibility),
+    so after a seek (the broker disconnects the subscription's consumers) the consumer's
+    re-subscribe is refused for good, and the C++ client's seek, which waits for that reconnect,
+    never returns (seen hanging a live campaign, 2026-11-27). The target waits for the seek
+    asynchronously (conformance/targets/pulsar_features.seek): it is indeterminate after its
+    deadline, and the next op runs."""
+    import time
+
+    from conformance.case_files import load_case
+    from conformance.runner import run_case
+    from conformance.targets.pulsar import BrokerTarget
+
+    path = tmp_path / "seek-never-returns.yaml"
+    path.write_text("""
+id: seek-never-returns
+title: a seek whose reconnect the broker refuses
+rules: [PLS-SEEK-001]
+ops:
+  - set_policy: {schema_compatibility_strategy: ALWAYS_INCOMPATIBLE}
+  - subscribe: {consumer: c1, topic: t, subscription: s, schema: {type: AVRO, definition: {type: record, name: User, fields: [{name: name, type: string}]}}}
+  - seek: {consumer: c1, position: earliest}
+  - create_producer: {producer: p1, topic: u}
+""", encoding="utf-8")
+    target = BrokerTarget(pulsar_broker, operation_timeout_s=3)
+    t0 = time.monotonic()
+    result = run_case(load_case(path), target, client="python")
+    elapsed = time.monotonic() - t0
+    events = result.history.events
+    assert events[1].outcome.status == "ok"
+    assert events[2].outcome.status == "indeterminate" and "no answer" in events[2].outcome.detail
+    assert events[3].outcome.status == "ok", "the run went on after the unanswered seek"
+    assert target._watchdog.abandoned == 0, "the seek is waited for asynchronously: no thread is left in the client"
+    assert elapsed < 60, f"the run took {elapsed:.0f} s"
+
