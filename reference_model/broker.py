@@ -1336,6 +1336,8 @@ class Broker(FeatureOps, SchemaOps):
             start = 0 if args["position"] == "earliest" else len(entries)
         if "message" not in args:
             self.check_no_async_in_flight(sub.topic.full, "a seek to a position or a publish time")
+        # the broker disconnects the subscription's consumers before the reset; they subscribe again
+        self.check_reconnects_admitted([h for h, (_, s) in self.consumers.items() if s is sub], "a seek")
         yield  # decided: the cursor is reset
         sub.dispatcher.reset(start, at, rule, filter_for, seeker=config.handle)  # reads the old cursor
         sub.cursor.reset(start)
@@ -1760,6 +1762,7 @@ class Broker(FeatureOps, SchemaOps):
             why = self._fault_refusal()
             if why is not None:
                 raise NotModelledError(why)
+            self.check_reconnects_admitted(list(self.consumers), op)
         yield  # decided: the fault happens, and the clients reconnect
         self.fault_log.append(faults.Fault(kind, at.start, at.end, stored_before=self._stored_count))
         if kind == faults.LATENCY:

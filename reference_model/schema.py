@@ -153,10 +153,7 @@ class Record:
     aliases: tuple[str, ...] = field(default=(), compare=False)  # full names
     doc: str | None = field(default=None, compare=False)
     props: tuple = ()
-
-    @property
-    def name(self) -> str:
-        return self.fullname.rsplit(".", 1)[-1]
+    # (no unqualified ``name``: the resolver the broker runs never compares record names, PLS-SCHEMA-012)
 
     def field_named(self, name: str) -> Field | None:
         for f in self.fields:

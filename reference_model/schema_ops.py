@@ -19,7 +19,9 @@ client does not send is "no schema", as the broker sees it.
 
 Not modelled: a schema policy changed while a topic is loaded (the topic learns it asynchronously: on 4.0.8 a producer
 without a schema right after schemaValidationEnforced was turned on was let in once in a few runs; traces set the
-policies before the topics are loaded, or unload them after), a client's reconnect re-registering its schema, schemas on
+policies before the topics are loaded, or unload them after), a consumer whose reconnect (after a seek or a fault)
+the registry would refuse (``check_reconnects_admitted`` raises NotModelledError), a producer's reconnect
+re-registering its schema, schemas on
 multi-topic, pattern, partitioned or retry-letter subscriptions (``NotModelledError``);
 readers with a schema; a schema registered by a consumer whose subscribe then fails for another reason (the broker
 keeps it; the model does not); the broker-level and topic-level strategy policies (only the namespace's);
@@ -104,6 +106,7 @@ class SchemaOps:
     def _init_schemas(self) -> None:
         self.schemas: dict[str, sc.SchemaHistory] = {}  # schema ledger name -> its entries
         self.consumer_schema_types: dict[str, str] = {}  # consumer handle -> the schema type it sent
+        self.consumer_schemas: dict[str, sc.Schema | None] = {}  # consumer handle -> the schema it sent (None: none)
         self._label_schema_version: dict[str, int] = {}  # payload label -> its producer's version (PLS-SCHEMA-023)
 
     def schema_history(self, topic_name: str) -> sc.SchemaHistory:
@@ -207,7 +210,28 @@ class SchemaOps:
             self.producers[args["producer"]].schema_version = accepted.version
         else:
             self.consumer_schema_types[args["consumer"]] = (args.get("schema") or {}).get("type", "BYTES")
+            self.consumer_schemas[args["consumer"]] = sent_schema(args.get("schema"), self.args_profile(args))
         return outcome
+
+    def check_reconnects_admitted(self, handles: "list[str]", why: str) -> None:
+        """Consumers that reconnect (``why``: the broker disconnected them) subscribe again through the schema check.
+        One the registry would now refuse (ALWAYS_INCOMPATIBLE refuses even its own schema once the topic has one,
+        ``checkConsumerCompatibility``; a deleted schema leaves an active topic without one, PLS-SCHEMA-020) is
+        refused on every retry: its client retries for ever, and the C++ client's seek, which answers after the
+        reconnect, never answers (seen live on 4.0.8, 2026-11-27). That consumer is not modelled: NotModelledError."""
+        strategy = self.policies.schema_compatibility_strategy
+        for handle in handles:
+            schema = self.consumer_schemas.get(handle)
+            if schema is None:
+                continue
+            for _, sub in self.attachments(handle):
+                key = schema_key(sub.topic.full)
+                _, outcome = sc.consumer_subscribes(self.schemas.get(key, sc.SchemaHistory()), schema, strategy,
+                                                    self._topic_use(sub.topic), self.policies.schema_auto_update)
+                if isinstance(outcome, sc.Refused):
+                    raise NotModelledError(f"{why}: consumer {handle} reconnects and the broker now refuses its schema "
+                                           f"({outcome.rule}: {outcome.message}); a consumer refused on reconnect is "
+                                           "not modelled (its client retries for ever)")
 
     def _op_send_schema(self, args, at, observed):
         core = self._op_send(args, at, observed)
