@@ -514,7 +514,7 @@ class BrokerTarget:
         if a.get("async"):
             run.publish_times.setdefault(label, before)
             return fx.send_async(run, a["producer"], producer, label, data, kwargs)
-        msg_id = producer.send(data, **kwargs)
+        msg_id = producer.send(fx.content_for(producer, data), **kwargs)
         run.sent[label] = msg_id
         run.publish_times.setdefault(label, before)
         return Outcome.ok({"message_id": list(_id_tuple(msg_id)), "sequence_id": producer.last_sequence_id(), "id_text": str(msg_id)})

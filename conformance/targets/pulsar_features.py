@@ -128,6 +128,17 @@ def payload_bytes(a: dict, pad: str) -> bytes | None:
     return data.encode()
 
 
+def content_for(producer: Any, data: bytes | None) -> Any:
+    """What ``producer.send`` takes for ``data``: the Python client encodes content with the producer's schema, and
+    its ``StringSchema`` takes a str (bytes are a TypeError), so a STRING producer gets the label text (UTF-8, as the
+    schema encodes it: the same bytes on the wire). Found by the live campaign of issue 16 (2026-11-27)."""
+    from pulsar.schema import StringSchema
+
+    if isinstance(data, bytes) and isinstance(getattr(producer, "_schema", None), StringSchema):
+        return data.decode("utf-8")
+    return data
+
+
 def send_async(run: Any, producer_handle: str, producer: Any, label: str, data: bytes | None, kwargs: dict) -> Outcome:
     pending = run.__dict__.setdefault("async_pending", {}).setdefault(producer_handle, [])
     slot: dict[str, Any] = {"label": label, "done": threading.Event()}
@@ -136,7 +147,7 @@ def send_async(run: Any, producer_handle: str, producer: Any, label: str, data: 
         slot["result"], slot["id"] = result, msg_id
         slot["done"].set()
 
-    producer.send_async(data, callback, **kwargs)
+    producer.send_async(content_for(producer, data), callback, **kwargs)
     pending.append(slot)
     return Outcome.ok({})
 

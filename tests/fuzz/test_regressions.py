@@ -3,7 +3,7 @@
 Each trace runs on the model (the checker must accept the model's own history) and, marked
 ``live``, on the broker (the checker must accept the broker's history). A regression whose
 ``<id>.verdicts.json`` says ``"open": true`` is a known, classified, not yet fixed finding
-(``classification``: ``model-bug``, ``checker-bug``, ``checker-tolerance`` or
+(``classification``: ``model-bug``, ``checker-bug``, ``harness-bug``, ``checker-tolerance`` or
 ``broker-deviation``): on the side it names (``"fails_on"``: ``model`` / ``live``) its failure is
 an expected failure. On the model (deterministic) it is strict: once fixed, the test fails until
 the entry is closed. On a live broker a timing finding may not reproduce every run, so there it
