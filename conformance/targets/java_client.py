@@ -177,6 +177,8 @@ class JavaSession:
     # ---------------------------------------------------------------- translation, back
 
     def _after_send(self, a: dict, outcome: Outcome) -> Outcome:
+        if a.get("tombstone"):
+            self.run.tombstones.add(a["payload"])
         value = dict(outcome.value or {})
         if "message_id" in value:
             self.run.java_sent[a["payload"]] = tuple(value["message_id"])

@@ -151,6 +151,7 @@ class _Run:
     created_by: dict[int, str] = field(default_factory=dict)  # step of a handle-creating op -> its client
     java: JavaSession | None = None
     not_created: dict[str, str] = field(default_factory=dict)  # handle -> the creating op that did not succeed
+    tombstones: set[str] = field(default_factory=set)  # labels sent with an empty or null payload
 
     def sent_id_tuple(self, label: str) -> tuple[int, ...] | None:
         """The (ledger, entry, partition, batch) id either client got when it sent ``label``."""
@@ -169,13 +170,15 @@ class _Run:
         return pulsar.MessageId(partition=partition, ledger_id=ledger, entry_id=entry, batch_index=batch)
 
     def label_by_id_tuple(self, found: tuple[int, ...]) -> str | None:
-        """The label whose send returned this id (ledger, entry, batch index; either client)."""
+        """The tombstone whose send returned this id (ledger, entry, batch index; either client): the
+        message has no payload, so it is a tombstone. None when no tombstone's id matches, or several
+        do: a non-persistent topic answers every send with the same id, and the first label with
+        that id named a tombstone m4 "m1" (found by the live campaign of issue 16, 2026-11-27)."""
         key = (found[0], found[1], found[3])
-        for label in list(self.sent) + list(self.java_sent):
-            sent = self.sent_id_tuple(label)
-            if sent is not None and (sent[0], sent[1], sent[3]) == key:
-                return label
-        return None
+        matches = [label for label in dict.fromkeys([*self.sent, *self.java_sent])
+                   if (sent := self.sent_id_tuple(label)) is not None and (sent[0], sent[1], sent[3]) == key]
+        tombstones = [label for label in matches if label in self.tombstones]
+        return tombstones[0] if len(tombstones) == 1 else None
 
     def full(self, short: str) -> str:
         # ``non-persistent://t`` is a short name too (docs/trace-format.md#names)
@@ -511,6 +514,8 @@ class BrokerTarget:
         if "deliver_at_ms" in a:
             kwargs["deliver_at"] = int(run.epoch_ms_at_start + a["deliver_at_ms"])
         before = int(time.time() * 1000)
+        if a.get("tombstone"):
+            run.tombstones.add(label)
         if a.get("async"):
             run.publish_times.setdefault(label, before)
             return fx.send_async(run, a["producer"], producer, label, data, kwargs)
