@@ -358,6 +358,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-DELAY-006", FEATURE_FLUSH, ("flush",),
      "Violated if a delayed message is written in a batch with other messages, or after a batch that was still "
      "being filled when it was sent (relative ids of the flush differ from the model's)."),
+    ("PLS-DELAY-007", REJECTION, ("send",),
+     "Violated if a send whose delay exceeds the broker's delayedDeliveryMaxDelayInMillis is stored instead of "
+     "refused with NotAllowedError, or one within the limit is refused."),
     # ------------------------------------------------------------------ batching
     ("PLS-BATCH-001", FEATURE_FLUSH, ("flush",),
      "Violated if the messages of one batch do not share one entry with batch indexes 0..n-1 in send order "

@@ -1221,6 +1221,8 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
             return ("PLS-CHUNK-003", "PLS-CHUNK-006")
         if err == "ProducerFenced":
             return ("PLS-ACCESS-004",)
+        if err == "NotAllowedError" and ("deliver_after_ms" in a or "deliver_at_ms" in a):
+            return ("PLS-DELAY-007",)  # delayed past delayedDeliveryMaxDelayInMillis
     if op in ("new_txn", "send", "ack", "ack_cumulative") and "txn" in a and err == "InvalidArgument":
         return ("PLS-TXN-006",)  # the Python client has no transactions
     if op in ("send", "ack", "ack_cumulative", "commit_txn", "abort_txn") and err == "InvalidTxnStatus":

@@ -545,18 +545,22 @@ class Broker(FeatureOps, SchemaOps):
         """What a refused op still leaves behind (``predict`` changes nothing; a caller that judged
         a refusal it predicted commits it with this). A send refused for its size used up a
         generated sequence id (``Profile.too_big_uses_sequence_id``, or a batched message) and, on
-        a partitioned producer, moved the round-robin router (PLS-DEDUP-006, PLS-ROUTE-002)."""
+        a partitioned producer, moved the round-robin router (PLS-DEDUP-006, PLS-ROUTE-002); one the
+        broker refused for its delay (PLS-DELAY-007) went to the broker with its id."""
         txn = self.txns.get(args.get("txn", ""))
         if txn is not None and refused.error == "TransactionConflict" and txn.state == txns.OPEN:
             self.txns[txn.name] = txns.failed(txn)  # PLS-TXN-011: it can no longer commit
         if txn is not None and refused.error == "TransactionHasOperationFailed" and txn.state == txns.OPEN:
             self._end_txn(txn, txns.ABORTED, at or Span.at(self.now))  # the Java client aborts it
-        if op != "send" or refused.error != "MessageTooBig":
+        if op != "send" or (refused.error != "MessageTooBig" and refused.rule != "PLS-DELAY-007"):
             return
         producer = self.producers.get(args["producer"])
         if producer is None:
             return
-        self._feature_refused_for_size(producer, args)
+        if refused.rule == "PLS-DELAY-007":
+            self._feature_refused_by_broker(producer, args)
+        else:
+            self._feature_refused_for_size(producer, args)
         if producer.topic.partitions and args.get("key") is None and producer.routing_mode != "SinglePartition":
             self._refused_keyless.setdefault(producer.handle, set()).add(args["payload"])
 
@@ -712,6 +716,9 @@ class Broker(FeatureOps, SchemaOps):
         plan = self._send_plan(producer, topic, args)
         if isinstance(plan, Rejected):
             return plan  # its effects on the producer: commit_refusal
+        refused = self._delay_limit_refusal(producer, topic, args, at)
+        if refused is not None:
+            return refused
         yield  # decided: the message is sent (a partitioned topic routes it first)
         if topic.partitions and (args.get("async") or self.pfx.get(producer.handle) and self.pfx[producer.handle].batching):
             raise NotModelledError("batching and async sends on partitioned topics")

@@ -351,6 +351,23 @@ class FeatureOps:
             return plan  # what it uses up: _feature_refused_for_size, when the refusal is committed
         return None if batched or args.get("async") else plan
 
+    def _delay_limit_refusal(self, producer: Any, topic: Any, args, at: Span) -> Rejected | None:
+        """PLS-DELAY-007: a persistent topic refuses a message delayed past delayedDeliveryMaxDelayInMillis."""
+        limit = self.profile.delayed_max_delay_ms
+        if limit <= 0 or not is_persistent(topic.full):
+            return None
+        deliver_at = delayed.deliver_at_range(at, deliver_at_ms=args.get("deliver_at_ms"), deliver_after_ms=args.get("deliver_after_ms"))
+        refused = delayed.exceeds_max_delay(deliver_at, (at.start, at.end), limit)
+        if refused is False:
+            return None
+        if self.profile_of(producer.handle).not_allowed_send_error != "fails":
+            raise NotModelledError("a send past delayedDeliveryMaxDelayInMillis with the C++ client: it closes its "
+                                   "connection on the NotAllowedError and sends the message again, for ever")
+        if args.get("async") or (self.pfx.get(producer.handle) and self.pfx[producer.handle].pending):
+            raise NotModelledError("an async send past delayedDeliveryMaxDelayInMillis (its error comes with a later flush)")
+        return Rejected("NotAllowedError", "PLS-DELAY-007", f"Exceeds max allowed delivery delay of {limit} milliseconds",
+                        certain=refused is True)
+
     def _feature_send(self, producer: Any, topic: Any, args, at: Span, observed) -> dict | Rejected:
         """One send on ``topic`` (already routed): async, batched, chunked, delayed, deduplicated, non-persistent."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
@@ -534,6 +551,12 @@ class FeatureOps:
         if (prof.too_big_uses_sequence_id or batched) and \
                 dedup.python_sequence_argument(args.get("sequence_id"), python=prof.client != "java") is None:
             pf.used_up.add(args["payload"])
+
+    def _feature_refused_by_broker(self, producer: Any, args) -> None:
+        """A send the broker refused (PLS-DELAY-007) was sent with its generated sequence id: used up."""
+        prof = self.profile_of(producer.handle)
+        if dedup.python_sequence_argument(args.get("sequence_id"), python=prof.client != "java") is None:
+            self.pfx.setdefault(producer.handle, ProducerFeatures()).used_up.add(args["payload"])
 
     def check_no_async_in_flight(self, topic: str, what: str) -> None:
         """A position taken from the end of ``topic`` (full name) while a non-batching producer there

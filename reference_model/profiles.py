@@ -127,6 +127,12 @@ class Profile:
     # Broker defaults are non-strict and 1000 ms; the suite's embedded broker runs strict, 100 ms.
     delayed_delivery_strict: bool = True
     delayed_delivery_tick_ms: int = 100
+    # PLS-DELAY-007: delayedDeliveryMaxDelayInMillis (3.3.0+; 0 = no limit, the default).
+    delayed_max_delay_ms: int = 0
+    # PLS-DELAY-007: what the client does with a send the broker refuses with NotAllowedError: "fails" (Java
+    # ClientCnx#handleSendError -> recoverNotAllowedError) or "resends" (C++ ClientConnection closes the
+    # connection on any send error but a checksum one, and the producer sends the message again, for ever).
+    not_allowed_send_error: str = "resends"
     # PLS-CHUNK-002/003: the broker's maxMessageSize (sent to the client in CommandConnected).
     max_message_size: int = 5_242_880
     # PLS-COMPACT-003: topicCompactionRetainNullKey. Keyless messages pass through compaction before
@@ -183,6 +189,7 @@ PROFILE_CONFIG_KEYS = {
     "acknowledgmentAtBatchIndexLevelEnabled": "broker_batch_index_ack",  # PLS-BATCH-005
     "isDelayedDeliveryDeliverAtTimeStrict": "delayed_delivery_strict",  # PLS-DELAY-004/005
     "delayedDeliveryTickTimeMillis": "delayed_delivery_tick_ms",  # PLS-DELAY-004/005
+    "delayedDeliveryMaxDelayInMillis": "delayed_max_delay_ms",  # PLS-DELAY-007
     "brokerDeduplicationEnabled": "broker_deduplication",  # PLS-DEDUP-001/003
 }
 
@@ -247,6 +254,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             schema_types=("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME"),
             schema_types_sent=("STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME"),
             string_schema_data="",
+            not_allowed_send_error="fails",  # PLS-DELAY-007
         )
     if broker in ("4.1", "5.x"):
         profile = replace(profile, broker_batch_index_ack_default=True, shared_close_increments_redelivery_count=None)

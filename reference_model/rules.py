@@ -970,6 +970,23 @@ RULES = RULES + (
               "producer: dl got '(2108,0,-1,-1)', b0 and b1 '(2108,1,-1,0)' and '(2108,1,-1,1)'. With dedup on, "
               "this reorders sequence ids on the wire (research note, not probed)."),
     ),
+    Rule(
+        id="PLS-DELAY-007", area="DELAY",
+        title="With delayedDeliveryMaxDelayInMillis set, a persistent topic refuses a message delayed past it (deliver-at minus publish time above the limit) with NotAllowedError; the Java client fails that send",
+        source="static/reference/4.0.x/config/reference-configuration-broker.md#delayeddeliverymaxdelayinmillis",
+        quote=("The max allowed delay for delayed delivery (in milliseconds). If the broker receives a message which "
+               "exceeds this max delay, then it will return an error to the producer."),
+        status="normative", applies_to=AppliesTo(">=3.3", ("java",)),
+        note=("PIP-315 (apache/pulsar PR #21798), 3.3.0 and later; absent in 3.0.x. PersistentTopic#publishMessage -> "
+              "isExceedMaximumDeliveryDelay: delayed delivery on, limit > 0, deliverAtTime - publishTime > limit (read "
+              "in the 4.0.8 bytecode); the error text is 'Exceeds max allowed delivery delay of N milliseconds'. Java "
+              "ClientCnx#handleSendError -> recoverNotAllowedError fails just that message. The C++ client (Python "
+              "pulsar-client 3.13) has no such case: ClientConnection closes the connection on the send error and the "
+              "producer re-sends the message, for ever (live 4.0.8 with a 10 s limit and a 20 s delay, 2026-11-27: "
+              "2 800 reconnects in 5 minutes, the send never answered), so the rule speaks for Java only and the model "
+              "does not follow such a C++ send (NotModelledError). TDMQ documents a 10-day limit (864 000 s; "
+              "docs/research/tdmq-profile.md)."),
+    ),
     # ---- batching (reference_model/batching.py) ------------------------------------------
     Rule(
         id="PLS-BATCH-001", area="BATCH",
