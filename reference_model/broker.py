@@ -1640,6 +1640,10 @@ class Broker(FeatureOps, SchemaOps):
                             f"the non-durable subscription {subscription!r} on {topic} went with its last consumer")
         if sub is None:
             return Rejected("SubscriptionNotFound", "PLS-BACKLOG-001", f"no subscription {subscription!r} on {topic}", certain=False)
+        if not names.is_persistent(t.full):
+            # a non-persistent subscription has no cursor and no backlog: NonPersistentSubscription#getStats never sets
+            # msgBacklog (javap, 4.0.8); live 4.0.8 reported 0 with a message unacked (3/3, 2026-11-27, issue 16's campaign)
+            return 0, 0
         low = self._feature_backlog(t, sub)  # entries: a batch counts once
         lagging = sum(n for (when, n, who) in sub.ack_log
                       if when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
@@ -1704,6 +1708,10 @@ class Broker(FeatureOps, SchemaOps):
             return None
         t, sub, d = found
         if not isinstance(d, KeySharedDispatcher):
+            return None
+        if not names.is_persistent(t.full):
+            # a non-persistent Key_Shared consumer's stats carry no ranges (live 4.0.8, 3/3, 2026-11-27: [] where the
+            # persistent dispatcher reports the ring's share; found by the campaign of issue 16): not stated
             return None
         profile = d.settings.profile
         selector = d.selector or ("consistent_hashing" if d.settings.consistent_hashing else "auto_split")

@@ -26,8 +26,8 @@ The chapter in four parts, read top to bottom:
    Promotions int->long/float/double, long->float/double, float->double, string<->bytes (PLS-SCHEMA-011); records match
    fields by name or reader alias, a reader-only field needs a default, writer-only fields are ignored, enums and fixed
    match on their unqualified names while record names are not compared (PLS-SCHEMA-012: what Avro Java's resolver does,
-   not what the Avro spec says); a writer enum symbol the reader lacks is an error unless the reader enum
-   has a default (PLS-SCHEMA-013); every branch of a writer union must be readable, and a reader union reads a writer
+   not what the Avro spec says); a writer enum symbol the reader lacks is no error for the validator the broker
+   runs, default or not (PLS-SCHEMA-013: again the resolver, not the spec); every branch of a writer union must be readable, and a reader union reads a writer
    when one of its branches can (PLS-SCHEMA-014). This is the Avro Java 1.11.4 resolution the broker runs
    (``ValidateMutualRead`` / ``ValidateCanRead`` -> ``ResolvingGrammarGenerator`` -> ``Resolver``), written out here.
 3. Strategies (``check_compatibility``): may a new schema join the live versions? ALWAYS_COMPATIBLE always
@@ -474,12 +474,13 @@ class _Resolver:
                     out += (f"{at or '/'}: fixed size: reader {r.size}, writer {w.size}",)
                 return out
             if isinstance(r, Enum):
-                out = self._names_match(r, w, at)
-                missing = sorted(set(w.symbols) - set(r.symbols))
-                # PLS-SCHEMA-013: the reader's default symbol stands in for any symbol it lacks
-                if missing and not (r.default is not None and r.default in r.symbols):
-                    out += (f"{at or '/'}: reader enum {r.fullname!r} lacks writer symbols {missing}",)
-                return out
+                # PLS-SCHEMA-013: only the names. The Avro spec makes a writer symbol the reader lacks an error
+                # unless the reader has a default, but the validator the broker runs never sees it: Avro 1.11.4
+                # Resolver.EnumAdjust records a missing symbol in its adjustments (an error only when such a datum
+                # is read), and Symbol.hasErrors, which ValidateMutualRead / ValidateCanRead ask, looks for
+                # ErrorAction, unions and repeaters, not into EnumAdjustAction (javap). Found live: a JSON schema
+                # whose enum dropped a symbol, without a default, was admitted under FULL (2026-11-27).
+                return self._names_match(r, w, at)
             if isinstance(r, Record):
                 # PLS-SCHEMA-012: record names are not compared. The Avro spec asks for "records with the same
                 # (unqualified) name", but the resolver the broker runs does not (Avro 1.11.4, shipped by Pulsar 3.0.7,

@@ -40,7 +40,6 @@ EXEMPT_NAMES = {"to_json", "describe"}
 _STORAGE = ("no trace observes BookKeeper placement yet (no persistence-policy or ledger op in the vocabulary; issue 18): tests/model/test_bookkeeper.py runs it on the research vectors and tests/live/test_bookkeeper_live.py against the broker")
 # name -> why it is not reached yet. Keep each reason specific; remove the entry once reached.
 STILL_UNCALLED: dict[str, str] = {
-    "schema.Enum.name": "no case or generated trace brings an Avro enum schema yet (the chapter's tests do)",
     "schema.Fixed.name": "no case or generated trace brings an Avro fixed schema yet (the chapter's tests do)",
     "schema.can_read": "a yes/no over why_unreadable for readers of the spec; the composed model asks why_unreadable",
     "schema.auto_produce_schema": "AUTO_PRODUCE is not in the trace vocabulary yet (only AUTO_CONSUME is)",

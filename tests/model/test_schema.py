@@ -151,22 +151,24 @@ SUITS = {"type": "enum", "name": "Suit", "symbols": ["SPADES", "HEARTS"]}
 SUITS_MORE = {"type": "enum", "name": "Suit", "symbols": ["SPADES", "HEARTS", "CLUBS"]}
 
 
-def test_enum_writer_symbol_missing_from_reader():
-    """Spec: "if the writer's symbol is not present in the reader's enum and the reader has a default value, then that
-    value is used, otherwise an error is signalled." """
-    assert sc.can_read(SUITS_MORE, SUITS)  # every writer symbol is known to the reader
-    assert not sc.can_read(SUITS, SUITS_MORE)  # CLUBS unknown, no default
-    assert "CLUBS" in sc.why_unreadable(SUITS, SUITS_MORE)[0]
-    assert sc.can_read({**SUITS, "default": "SPADES"}, SUITS_MORE)  # the reader's default stands in
+def test_a_writer_enum_symbol_the_reader_lacks_is_no_error_for_the_broker():
+    """The spec: "if the writer's symbol is not present in the reader's enum and the reader has a default value, then
+    that value is used, otherwise an error is signalled" -- at read time. The validator the broker runs (Avro 1.11.4:
+    Resolver.EnumAdjust keeps the missing symbol as a deferred adjustment; Symbol.hasErrors, which ValidateMutualRead
+    asks, does not look into EnumAdjustAction; javap) finds no error, default or not. Live 4.0.8 (2026-11-27): a JSON
+    schema whose enum dropped MID, without a default, joined under FULL
+    (conformance/regressions/pls-schema-005-missing-rejection-4a11d6ce7fc7)."""
+    assert sc.can_read(SUITS_MORE, SUITS)
+    assert sc.can_read(SUITS, SUITS_MORE)  # CLUBS unknown, no default: still no validation error
+    assert sc.why_unreadable(SUITS, SUITS_MORE) == ()
+    assert not sc.can_read({**SUITS, "name": "Colour"}, SUITS_MORE), "enum names are still compared"
 
 
-def test_enum_symbol_change_under_strategies():
-    """Adding a symbol: new readers read old data (BACKWARD), old readers cannot read CLUBS (FORWARD) -- spec enum rule."""
+def test_an_enum_symbol_change_passes_every_strategy_but_always_incompatible():
     h = history_of(rec(f("suit", SUITS)))
     add = avro(rec(f("suit", SUITS_MORE)))
-    assert isinstance(sc.register(h, add, BACKWARD)[1], Registered)
-    assert isinstance(sc.register(h, add, FORWARD)[1], Refused)
-    assert isinstance(sc.register(h, add, FULL)[1], Refused)
+    for strategy in (BACKWARD, FORWARD, FULL):
+        assert isinstance(sc.register(h, add, strategy)[1], Registered), strategy
 
 
 # ---------------------------------------------------------------- PLS-SCHEMA-014 unions
