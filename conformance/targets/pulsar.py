@@ -44,7 +44,6 @@ from conformance.trace import (
 from conformance.targets import pulsar_features as fx
 from conformance.targets.java_client import JAVA_OPS, JavaSession
 from conformance.targets.java_driver import JavaDriver, client_version_for, start_driver
-from conformance.targets.watchdog import NoAnswer, Watchdog
 from fixtures.admin import AdminClient
 from fixtures.endpoint import BrokerEndpoint
 from fixtures.errors import AdminError
@@ -97,13 +96,6 @@ _INDETERMINATE = {"Timeout", "ConnectError", "ServiceUnitNotReady", "BrokerMetad
 # broker restart of ~20-40 s its next try may come ~30 s later.
 RECONNECT_AFTER_CUT_S = 30.0
 RECONNECT_AFTER_RESTART_S = 90.0
-
-
-# Ops that are admin REST calls or fixture steps, with deadlines of their own (the admin client's
-# HTTP timeout, the fixture's restart budget): the client-call watchdog is not for them.
-_OWN_DEADLINES = frozenset({"create_topic", "set_policy", "get_schemas", "delete_schema", "compact", "unload_topic",
-                            "expire_messages", "stats", "cut_connections", "restart_broker", "set_latency",
-                            "stall_connections", "advance_time", "new_txn", "commit_txn", "abort_txn"})
 
 
 class FaultsUnavailable(RuntimeError):
@@ -208,7 +200,6 @@ class BrokerTarget:
         self.log_path = log_path
         self._broker_version: str | None = endpoint.version
         self._broker_config: dict[str, Any] | None = None
-        self._watchdog = Watchdog()
         # The timing bands (``conformance.timing.TimingBands.to_json``) this run is judged with,
         # recorded in every history's header; None: the checker's defaults.
         self.timing: dict[str, Any] | None = None
@@ -349,8 +340,8 @@ class BrokerTarget:
                     run.java.close()
                 except Exception:  # noqa: BLE001 - a failing close must not hide the history
                     pass
-            try:  # a client with a call still stuck in it may not close either: same deadline
-                self._watchdog.call(client.close, 3 * self.operation_timeout_s)
+            try:
+                client.close()
             except Exception:  # noqa: BLE001 - a failing close must not hide the history
                 pass
             if self.endpoint.controls is not None:
@@ -414,11 +405,7 @@ class BrokerTarget:
                 return Outcome.rejected("InvalidArgument", refused[1])
         handler = getattr(self, "_op_" + op.op)
         try:
-            if op.op in _OWN_DEADLINES:
-                return handler(run, args)
-            return self._watchdog.call(lambda: handler(run, args), self._deadline_s(args))
-        except NoAnswer as err:  # the client never answered (conformance/targets/watchdog.py)
-            return Outcome.indeterminate(str(err))
+            return handler(run, args)
         except fx.ProducerNotCreated as err:
             # the op was never issued: its producer's creation did not complete (PLS-ACCESS-005)
             return Outcome.rejected(_REJECTIONS.get(err.error, "Timeout" if err.error == "Timeout" else "OtherError"), str(err))
@@ -437,12 +424,6 @@ class BrokerTarget:
             return Outcome.rejected("OtherError", f"{name}: {err}")
         # Anything else (a KeyError on a handle, the fault proxy's OSError, a bug here) is the
         # harness failing: it propagates, the case is ERROR (exit 4), and no rule is charged.
-
-    def _deadline_s(self, args: dict) -> float:
-        """How long the harness waits for a client call: three operation timeouts (a send may
-        take the client's 30 s send timeout), plus any wait the op itself asks for."""
-        asked_ms = sum(v for k, v in args.items() if k in ("timeout_ms", "ms") and isinstance(v, (int, float)))
-        return 3 * self.operation_timeout_s + asked_ms / 1000.0
 
     def _op_create_topic(self, run: _Run, a: dict) -> Outcome:
         partitions = a.get("partitions", 0)

@@ -221,6 +221,5 @@ ops:
     assert events[1].outcome.status == "ok"
     assert events[2].outcome.status == "indeterminate" and "no answer" in events[2].outcome.detail
     assert events[3].outcome.status == "ok", "the run went on after the unanswered seek"
-    assert target._watchdog.abandoned == 0, "the seek is waited for asynchronously: no thread is left in the client"
     assert elapsed < 60, f"the run took {elapsed:.0f} s"
 
