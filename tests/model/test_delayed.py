@@ -53,3 +53,19 @@ def test_deliver_after_wins_and_falsy_values_are_skipped():
     assert delayed.effective_deliver_at(client_now_ms=100, deliver_at_ms=5000) == 5000
     assert delayed.effective_deliver_at(client_now_ms=100, deliver_at_ms=0, deliver_after_ms=0) is None
     assert not delayed.batchable(300) and delayed.batchable(None)
+
+
+# ---------------------------------------------------------------- PLS-DELAY-007 the broker's limit
+
+
+@pytest.mark.parametrize("deliver_at,publish,limit,expected", [
+    ((5000, 5000), (0, 0), 2000, True),      # 5 s past a 2 s limit: refused
+    ((1000, 1000), (0, 0), 2000, False),     # within
+    ((2000, 2000), (0, 0), 2000, False),     # equal is allowed: the broker refuses only "> limit"
+    ((2001, 2003), (0, 2), 2000, None),      # the clock spread straddles the limit: either
+    ((9999, 9999), (0, 0), 0, False),        # 0: no limit
+    (None, (0, 0), 2000, False),             # not delayed
+])
+def test_the_broker_refuses_only_a_delay_above_its_limit(deliver_at, publish, limit, expected):
+    """PersistentTopic#isExceedMaximumDeliveryDelay: deliverAtTime - publishTime > delayedDeliveryMaxDelayInMillis."""
+    assert delayed.exceeds_max_delay(deliver_at, publish, limit) is expected
