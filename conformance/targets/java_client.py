@@ -138,7 +138,7 @@ class JavaSession:
         if "topics" in a:
             out["topics"] = [self._full(t) for t in a["topics"]]
         if "topics_pattern" in a:
-            out["topics_pattern"] = f"persistent://{self.run.namespace}/" + a["topics_pattern"]
+            out["topics_pattern"] = f"persistent://{self.run.namespace}/(?:{a['topics_pattern']})"  # grouped: see the Python target
         if "dead_letter" in a:
             dead = dict(a["dead_letter"])
             for key in ("topic", "retry_topic"):

@@ -512,7 +512,9 @@ class BrokerTarget:
         if "topics_pattern" in a:
             # The broker reads the namespace out of the pattern's text, so it is not escaped
             # (namespace names are [a-z0-9-], nothing a regex treats specially outside a class).
-            topic: Any = re.compile(f"persistent://{run.namespace}/" + a["topics_pattern"])
+            # The trace's pattern is over short names: grouped, so "t|u" is (t or u) in the
+            # namespace, not "persistent://ns/t" or a bare "u" (found by issue 16's live campaign).
+            topic: Any = re.compile(f"persistent://{run.namespace}/(?:{a['topics_pattern']})")
         else:
             topic = [run.full(t) for t in a["topics"]] if "topics" in a else run.full(a["topic"])
         sub_type = a.get("type", "Exclusive")
