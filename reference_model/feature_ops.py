@@ -90,6 +90,7 @@ class FeatureOps:
         self.app_acked: dict[tuple[str, str, int], set[int]] = {}  # (topic, sub, entry) -> positions acked by the app
         self.facts: dict[str, Any] = {}
         self.flushed: dict[str, dict[str, list[int]]] = {}  # producer -> ids written since its last flush op
+        self.sent_ahead: dict[str, set[str]] = {}  # producer -> delayed async sends written ahead of its batch (PLS-DELAY-006)
         # PLS-DEDUP-004: producer -> its async sends a duplicate may have found in flight: the broker
         # answers that duplicate Unknown (MessageDupUnknownException, a send error), the client
         # reconnects and sends its pending messages again, and each of them, stored the first time,
@@ -384,7 +385,21 @@ class FeatureOps:
         if args.get("async"):
             state, status = dedup.publish(state, producer.name, s)
             self.dedup_states[topic.full] = state
-            pf.pending.append(PendingSend(label, dict(args), at, s, deliver_at))
+            item = PendingSend(label, dict(args), at, s, deliver_at)
+            if pf.batching and not delayed.batchable(deliver_at):
+                # PLS-DELAY-006: a delayed message is sent alone and at once, ahead of the batch being filled, so it
+                # is stored now; its id comes with the next flush (found live by issue 16's campaign, 2026-11-27:
+                # the backlog counted it before any flush)
+                if pf.pending and state.enabled:
+                    raise NotModelledError("an async delayed send ahead of a batch under deduplication (its sequence id "
+                                           "reaches the broker before the batch's lower ones)")
+                waiting, pf.pending = pf.pending, [item]
+                self.flushed.setdefault(producer.handle, {}).update(self._flush_pending(producer, pf, topic, at, observed={}))
+                pf.pending = waiting
+                self.sent_ahead.setdefault(producer.handle, set()).add(label)
+                self.facts = {}
+                return {}
+            pf.pending.append(item)
             if not pf.batching:
                 # Not batched: the client sends it at once (C++ ProducerImpl::sendAsyncWithStatsUpdate ->
                 # sendMessage), so it is stored now and consumers may get it before any flush; its id
@@ -611,7 +626,7 @@ class FeatureOps:
         if producer.topic.partitions:
             raise NotModelledError("flush on a partitioned producer (batches per partition)")
         labels = [p.label for p in pf.pending]
-        delayed_any = any(p.deliver_at is not None for p in pf.pending)
+        delayed_any = any(p.deliver_at is not None for p in pf.pending) or bool(self.sent_ahead.pop(producer.handle, None))
         ids = self._flush_pending(producer, pf, producer.topic, at, observed)
         earlier = self.flushed.pop(producer.handle, {})
         ids = {**earlier, **ids}
