@@ -148,10 +148,13 @@ class FeatureOps:
         return bool(topic.entries) and bool(faults.reconnects_after_store(self.fault_log, topic.entries[0].seq))
 
     def _current_dedup_state(self, topic: Any) -> dedup.DedupState:
-        """The topic's dedup maps under the namespace's current policy (changes nothing)."""
+        """The topic's dedup maps under the namespace's current policy (changes nothing). A non-persistent topic
+        never deduplicates: NonPersistentTopic#publishMessage has no duplicate check (javap, 4.0.8; found live by
+        issue 16's campaign, 2026-11-27: a lower generated sequence id after an explicit 24 was stored)."""
         state = self.dedup_states.get(topic.full)
-        if state is None or state.enabled != self.policies.deduplication:
-            state = dedup.DedupState(enabled=self.policies.deduplication,
+        enabled = self.policies.deduplication and is_persistent(topic.full)
+        if state is None or state.enabled != enabled:
+            state = dedup.DedupState(enabled=enabled,
                                      pushed=state.pushed if state else (), persisted=state.persisted if state else ())
         return state
 

@@ -178,7 +178,7 @@ class JavaSession:
 
     def _after_send(self, a: dict, outcome: Outcome) -> Outcome:
         if a.get("tombstone"):
-            self.run.tombstones.add(a["payload"])
+            self.run.tombstones[a["payload"]] = None  # its topic is the driver's
         value = dict(outcome.value or {})
         if "message_id" in value:
             self.run.java_sent[a["payload"]] = tuple(value["message_id"])
@@ -194,9 +194,10 @@ class JavaSession:
         if message is None:
             return outcome
         message = dict(message)
-        message["topic"] = self.run.short(message["topic"])
+        full_topic = message["topic"]
+        message["topic"] = self.run.short(full_topic)
         if not message.get("payload"):
-            message["payload"] = self.run.label_by_id_tuple(tuple(message["message_id"])) or message.get("payload") or ""
+            message["payload"] = self.run.label_by_id_tuple(tuple(message["message_id"]), topic=full_topic) or message.get("payload") or ""
         if message.get("publish_time"):
             self.run.publish_times[message["payload"]] = message["publish_time"]
         return Outcome.ok({"message": message})

@@ -143,7 +143,7 @@ class _Run:
     created_by: dict[int, str] = field(default_factory=dict)  # step of a handle-creating op -> its client
     java: JavaSession | None = None
     not_created: dict[str, str] = field(default_factory=dict)  # handle -> the creating op that did not succeed
-    tombstones: set[str] = field(default_factory=set)  # labels sent with an empty or null payload
+    tombstones: dict[str, str | None] = field(default_factory=dict)  # label sent with an empty or null payload -> its topic
 
     def sent_id_tuple(self, label: str) -> tuple[int, ...] | None:
         """The (ledger, entry, partition, batch) id either client got when it sent ``label``."""
@@ -161,19 +161,23 @@ class _Run:
         ledger, entry, partition, batch = found
         return pulsar.MessageId(partition=partition, ledger_id=ledger, entry_id=entry, batch_index=batch)
 
-    def label_by_id_tuple(self, found: tuple[int, ...]) -> str | None:
-        """The tombstone whose send returned this id (ledger, entry, batch index; either client): the
-        message has no payload, so it is a tombstone. None when no tombstone's id matches, or several
-        do: a non-persistent topic answers every send with the same id, and the first label with
-        that id named a tombstone m4 "m1" (found by the live campaign of issue 16, 2026-11-27). With
-        no match, the one tombstone whose async send has no id yet (received before its flush)."""
+    def label_by_id_tuple(self, found: tuple[int, ...], received: Any = (), topic: str | None = None) -> str | None:
+        """The tombstone (empty or null payload: no label to read) a message with id ``found`` is.
+        On a persistent topic, the one whose send returned that id (ledger, entry, batch index;
+        either client), or else the one async tombstone whose flush has not reported an id yet. A
+        non-persistent ``topic`` answers every send with the same id, so there the tombstones are
+        named in send order, skipping those the consumer has ``received``. Found by the live
+        campaign of issue 16 (2026-11-27): the first label with a shared id named a tombstone m4 "m1"."""
+        order = [label for label in dict.fromkeys([*self.sent, *self.java_sent, *self.tombstones]) if label in self.tombstones]
+        if topic is not None and topic.startswith("non-persistent://"):
+            unseen = [label for label in order if self.tombstones[label] in (topic, None) and label not in received]
+            return unseen[0] if unseen else None
         key = (found[0], found[1], found[3])
-        matches = [label for label in dict.fromkeys([*self.sent, *self.java_sent])
-                   if (sent := self.sent_id_tuple(label)) is not None and (sent[0], sent[1], sent[3]) == key]
-        tombstones = [label for label in matches if label in self.tombstones]
-        if not tombstones:  # an async send's id is known only at its flush: a tombstone not reported yet
-            tombstones = [label for label in self.tombstones if self.sent_id_tuple(label) is None]
-        return tombstones[0] if len(tombstones) == 1 else None
+        same_id = [label for label in order if (sent := self.sent_id_tuple(label)) is not None and (sent[0], sent[1], sent[3]) == key]
+        if len(same_id) == 1:
+            return same_id[0]
+        no_id_yet = [label for label in order if self.sent_id_tuple(label) is None and label not in received]
+        return no_id_yet[0] if not same_id and len(no_id_yet) == 1 else None
 
     def full(self, short: str) -> str:
         # ``non-persistent://t`` is a short name too (docs/trace-format.md#names)
@@ -499,7 +503,7 @@ class BrokerTarget:
             kwargs["deliver_at"] = int(run.epoch_ms_at_start + a["deliver_at_ms"])
         before = int(time.time() * 1000)
         if a.get("tombstone"):
-            run.tombstones.add(label)
+            run.tombstones[label] = producer.topic()
         if a.get("async"):
             run.publish_times.setdefault(label, before)
             return fx.send_async(run, a["producer"], producer, label, data, kwargs)
@@ -555,12 +559,12 @@ class BrokerTarget:
                                                  prefetches=a.get("receiver_queue_size", 1000) != 0)
         return Outcome.ok()
 
-    def _observe(self, run: _Run, msg: Any) -> dict[str, Any]:
+    def _observe(self, run: _Run, msg: Any, received: Any = ()) -> dict[str, Any]:
         data = (msg.data() or b"").decode("utf-8", errors="replace")
         label = data.split(PAD, 1)[0]
         if not label:
             # a tombstone carries no label: name it by the id its send returned
-            label = run.label_by_id_tuple(_id_tuple(msg.message_id())) or label
+            label = run.label_by_id_tuple(_id_tuple(msg.message_id()), received, msg.topic_name()) or label
         run.publish_times[label] = msg.publish_timestamp()
         version = fx.schema_version_of(msg.schema_version())
         return {
@@ -584,7 +588,7 @@ class BrokerTarget:
             msg = holder.consumer.receive(timeout_millis=max(1, a["timeout_ms"]))
         except pulsar.Timeout:
             return _nothing_or_unknown(holder.consumer, connected_before)
-        observed = self._observe(run, msg)
+        observed = self._observe(run, msg, holder.received)
         holder.received[observed["payload"]] = msg
         return Outcome.ok({"message": observed})
 
