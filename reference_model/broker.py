@@ -596,10 +596,12 @@ class Broker(FeatureOps, SchemaOps):
         if isinstance(topic, Rejected):
             return topic
         name = args.get("name")
+        features = self._feature_create_producer(args, topic, name)
+        if isinstance(features, Rejected) and features.error == "InvalidArgument":
+            return features  # the client refuses its own configuration before it asks the broker (found live, issue 16)
         if name is not None and topic is not None and name in topic.producer_names:
             # PLS-ACCESS-006: "Producer with name ... is already connected to topic".
             return Rejected("ProducerBusy", "PLS-ACCESS-006", f"producer with name {name!r} is already connected")
-        features = self._feature_create_producer(args, topic, name)
         if isinstance(features, Rejected):
             return features
         yield  # decided: the producer is created
