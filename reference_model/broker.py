@@ -558,7 +558,7 @@ class Broker(FeatureOps, SchemaOps):
         if producer is None:
             return
         if refused.rule == "PLS-DELAY-007":
-            self._feature_refused_by_broker(producer, args)
+            self._use_up_generated_id(producer, args)
         else:
             self._feature_refused_for_size(producer, args)
         if producer.topic.partitions and args.get("key") is None and producer.routing_mode != "SinglePartition":

@@ -564,14 +564,14 @@ class FeatureOps:
         a batched message (Java checks a batched message's size when its batch is complete:
         ProducerImpl#sendAsync; Profile.too_big_uses_sequence_id)."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
-        prof = self.profile_of(producer.handle)
         batched = pf.batching and "deliver_after_ms" not in args and "deliver_at_ms" not in args
-        if (prof.too_big_uses_sequence_id or batched) and \
-                dedup.python_sequence_argument(args.get("sequence_id"), python=prof.client != "java") is None:
-            pf.used_up.add(args["payload"])
+        if self.profile_of(producer.handle).too_big_uses_sequence_id or batched:
+            self._use_up_generated_id(producer, args)
 
-    def _feature_refused_by_broker(self, producer: Any, args) -> None:
-        """A send the broker refused (PLS-DELAY-007) was sent with its generated sequence id: used up."""
+    def _use_up_generated_id(self, producer: Any, args) -> None:
+        """A refused send that had taken a generated sequence id (no explicit one) used it up: the next send gets
+        the one after (PLS-DEDUP-006). Called for a size refusal the client made after numbering the message, and
+        for a send the broker refused (PLS-DELAY-007), which went out with its id."""
         prof = self.profile_of(producer.handle)
         if dedup.python_sequence_argument(args.get("sequence_id"), python=prof.client != "java") is None:
             self.pfx.setdefault(producer.handle, ProducerFeatures()).used_up.add(args["payload"])

@@ -168,7 +168,7 @@ class _Run:
         non-persistent ``topic`` answers every send with the same id, so there the tombstones are
         named in send order, skipping those the consumer has ``received``. Found by the live
         campaign of issue 16 (2026-11-27): the first label with a shared id named a tombstone m4 "m1"."""
-        order = [label for label in dict.fromkeys([*self.sent, *self.java_sent, *self.tombstones]) if label in self.tombstones]
+        order = list(self.tombstones)  # filled at each send: send order
         if topic is not None and topic.startswith("non-persistent://"):
             unseen = [label for label in order if self.tombstones[label] in (topic, None) and label not in received]
             return unseen[0] if unseen else None

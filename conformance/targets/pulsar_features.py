@@ -173,8 +173,8 @@ def flush(run: Any, producer_handle: str, producer: Any, timeout_s: float, id_tu
     return Outcome.ok({"message_ids": ids, "id_texts": texts})
 
 
-def seek(handle: Any, target: Any, timeout_s: float) -> Outcome:
-    """A consumer's or reader's seek, waited for at most ``timeout_s``. The C++ client answers a
+def seek(consumer: Any, target: Any, timeout_s: float) -> Outcome:
+    """A consumer's seek, waited for at most ``timeout_s``. The C++ client answers a
     seek only once the consumer has reconnected after the broker's reset; a reconnect the broker
     refuses for good (e.g. the same schema under ALWAYS_INCOMPATIBLE, refused by
     ``checkConsumerCompatibility`` once the topic has a schema) leaves the blocking ``seek`` waiting
@@ -187,8 +187,7 @@ def seek(handle: Any, target: Any, timeout_s: float) -> Outcome:
         box["result"] = result
         done.set()
 
-    inner = getattr(handle, "_consumer", None) or handle._reader
-    inner.seek_async(pulsar._seek_arg_convert(target), callback)  # the wrapper's own conversion of ids and times
+    consumer._consumer.seek_async(pulsar._seek_arg_convert(target), callback)  # the wrapper's own conversion of ids and times
     if not done.wait(timeout_s):
         return Outcome.indeterminate(f"seek: no answer from the client in {timeout_s:g} s (the C++ client answers "
                                      "after the consumer's reconnect, which may never succeed)")

@@ -188,7 +188,7 @@ ops:
     assert namespace not in pulsar_admin.namespaces("public")
 
 
-def test_a_client_call_that_never_returns_is_abandoned_and_the_run_goes_on(pulsar_broker, tmp_path):
+def test_a_seek_that_never_returns_is_indeterminate_and_the_run_goes_on(pulsar_broker, tmp_path):
     """Under ALWAYS_INCOMPATIBLE with a schema registered, the broker refuses even the same schema
     to a consumer on a topic that has one (SchemaRegistryServiceImpl#checkConsumerCompatibility),
     so after a seek (the broker disconnects the subscription's consumers) the consumer's
