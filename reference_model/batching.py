@@ -11,7 +11,13 @@ and its batch timer); the consumer's batch handling (``lib/ConsumerImpl.cc``
 Rule ids: PLS-BATCH-001 .. PLS-BATCH-007, PLS-BACKLOG-001.
 
 Producer (PLS-BATCH-002), for each message ``m`` of ``len(m)`` payload bytes:
-1. If ``m`` is delayed it is not batched at all: it is sent alone, at once (PLS-DELAY-006).
+1. If ``m`` is delayed it is not batched at all: it is sent alone, at once (PLS-DELAY-006). The
+   C++ client leaves the open batch open, so ``m`` is written ahead of it
+   (``ProducerImpl::sendAsyncWithStatsUpdate`` sends a message ``canAddToBatch`` refuses without
+   touching the container); the Java client sends the open batch first
+   (``ProducerImpl#processOpSendMsg`` calls ``batchMessageAndSend`` before a non-batched message).
+   Measured on 4.0.8, 2026-11-27: async m1, m2 (a full batch of 2), m3, then a delayed m4: C++
+   writes m1+m2, m4, m3; Java m1+m2, m3, m4.
 2. If the open batch has no room (``count >= max_messages`` or ``bytes + len(m) > max_bytes``),
    send the open batch first.
 3. Add ``m``; if it is the first message of a batch, start the ``max_publish_delay`` timer.
@@ -62,6 +68,7 @@ class BatchConfig:
     max_bytes: int = DEFAULT_MAX_BYTES
     key_based: bool = False
     key_order: str = "first"  # PLS-BATCH-003: "first" (C++) or "last" (Java)
+    delayed_sends_open_batch: bool = False  # step 1: the open batch goes before a delayed message (Java), or after (C++)
 
     def __post_init__(self) -> None:
         if self.max_messages < 1 or self.max_bytes < 1:
@@ -98,10 +105,11 @@ class Flush:
     """The batch timer fired or the application called ``flush()``."""
 
 
-def plan_entries(items: list[Pending | Flush], config: BatchConfig) -> tuple[tuple[int, ...], ...]:
+def plan_entries(items: list[Pending | Flush], config: BatchConfig, *, final_flush: bool = True) -> tuple[tuple[int, ...], ...]:
     """Steps 1-5: the entries written, each a tuple of indexes into ``items`` (Flush items excluded).
 
-    The input ends with an implicit flush.
+    The input ends with an implicit flush; with ``final_flush=False`` it does not, and the
+    messages still in the open batch are in no entry (``open_batch``).
     """
     entries: list[tuple[int, ...]] = []
     open_batches: dict[object, list[int]] = {}  # key -> indexes (one key, "", when not key based)
@@ -122,7 +130,9 @@ def plan_entries(items: list[Pending | Flush], config: BatchConfig) -> tuple[tup
         if isinstance(item, Flush):
             send_open()
             continue
-        if item.delayed:  # step 1: sent alone, the open batch stays open
+        if item.delayed:  # step 1: sent alone; the open batch goes first (Java) or stays open (C++)
+            if config.delayed_sends_open_batch:
+                send_open()
             entries.append((index,))
             continue
         if not (count < config.max_messages and size + item.size <= config.max_bytes):  # step 2
@@ -134,8 +144,16 @@ def plan_entries(items: list[Pending | Flush], config: BatchConfig) -> tuple[tup
         size += item.size
         if count >= config.max_messages or size >= config.max_bytes:  # step 4
             send_open()
-    send_open()  # step 5
+    if final_flush:
+        send_open()  # step 5
     return tuple(entries)
+
+
+def open_batch(items: list[Pending | Flush], config: BatchConfig) -> tuple[int, ...]:
+    """The indexes of ``items`` still in the open batch after them (no flush, no timer): what the
+    client holds back while the entries ``plan_entries(..., final_flush=False)`` were written."""
+    written = {i for entry in plan_entries(items, config, final_flush=False) for i in entry}
+    return tuple(i for i, item in enumerate(items) if isinstance(item, Pending) and i not in written)
 
 
 def assign_ids(entries: tuple[tuple[int, ...], ...], *, ledger: int, first_entry: int = 0, partition: int = -1,

@@ -347,6 +347,7 @@ class Broker(FeatureOps, SchemaOps):
         # a consumer of a partitioned topic: one (config, subscription) per partition
         self.partition_consumers: dict[str, list[tuple[ConsumerConfig, Subscription]]] = {}
         self.received_labels: dict[str, set[str]] = {}  # consumer -> labels its application received
+        self.sender_client: dict[str, str] = {}  # label -> the client ("cpp", "java") whose producer sent it
         self.readers: dict[str, Reader] = {}
         self.closed: set[str] = set()
         self.labels: dict[str, tuple[Topic, int]] = {}  # label -> where it was sent
@@ -705,7 +706,7 @@ class Broker(FeatureOps, SchemaOps):
         label = args["payload"]
         if label in self.labels or any(p.label == label for pf in self.pfx.values() for p in pf.pending):
             raise ModelError(f"payload label {label!r} sent twice; every send needs a distinct payload")
-        refused = self._feature_send_check(producer)
+        refused = self._feature_send_check(producer, args)
         if refused is not None:
             return refused
         topic = producer.topic
@@ -722,6 +723,7 @@ class Broker(FeatureOps, SchemaOps):
         if refused is not None:
             return refused
         yield  # decided: the message is sent (a partitioned topic routes it first)
+        self.sender_client[label] = self.profile_of(producer.handle).client
         if topic.partitions and (args.get("async") or self.pfx.get(producer.handle) and self.pfx[producer.handle].batching):
             raise NotModelledError("batching and async sends on partitioned topics")
         if topic.partitions:
@@ -1094,6 +1096,11 @@ class Broker(FeatureOps, SchemaOps):
         found = self._consumer_or_reject(handle)
         if isinstance(found, Rejected):
             return found
+        if label not in self.received_labels.get(handle, ()) and self.id_unreported(label):
+            # The client learns an async send's id only from its callback, which the targets
+            # report with a flush: an ack or nack naming it before then names an id nobody holds
+            # (regression pls-nack-001-unexpected-rejection-58a580582f57).
+            raise NotModelledError(f"{handle} names {label}, an async send whose id no flush has reported yet")
         unroutable = self._partition_route_refusal(handle, label)
         if unroutable is not None:
             return unroutable
@@ -1113,8 +1120,15 @@ class Broker(FeatureOps, SchemaOps):
         topic its id carries, and the id the producer returned carries none. The
         ``MultiTopicsConsumerImpl`` fails such an ack (plain or cumulative) with
         OperationNotSupported before any per-partition ``ConsumerImpl`` check runs; a nack of such
-        an id does nothing."""
+        an id does nothing. The Java producer's id names its partition topic (``PartitionedProducerImpl``
+        returns a ``TopicMessageIdImpl``), and a Java consumer acks it as it acks a received one (live
+        4.0.8, 2026-11-27: regression pls-ack-001-missing-rejection-6cc5322daf6d); a Java consumer
+        given another client's id is not modelled."""
         if handle in self.partition_consumers and label not in self.received_labels.get(handle, ()):
+            if self.profile_of(handle).client == "java":
+                if self.sender_client.get(label) == "java":
+                    return None
+                raise NotModelledError(f"a Java consumer of a partitioned topic acking {label}, sent by another client")
             return Rejected("OtherError", "PLS-ACK-001",
                             f"OperationNotSupported: {handle} reads a partitioned topic and never received "
                             f"{label}; the producer's id names no partition topic")

@@ -55,6 +55,7 @@ from reference_model.feature_state import (
     TopicFeatures,
     check_policy_args,
     payload_size as feature_payload_size,
+    open_batch,
     plan_batches,
     relative_ids,
     send_plan,
@@ -245,7 +246,8 @@ class FeatureOps:
         start (PLS-DEDUP-002/003/005): what the producer's creation decides; changes nothing."""
         # the Java builder's batchingMaxPublishDelay is 1 ms (ProducerConfigurationData), Python's 10 ms
         fx = ProducerFeatures.from_args(args, key_order=self.args_profile(args).key_batch_order,
-                                        default_delay_ms=1 if self.args_profile(args).client == "java" else 10)
+                                        default_delay_ms=1 if self.args_profile(args).client == "java" else 10,
+                                        delayed_sends_open_batch=self.args_profile(args).delayed_send_flushes_batch)
         refused = chunking.check_producer_config(chunking_enabled=fx.chunking, batching_enabled=fx.batching)
         if refused is not None:
             return Rejected("InvalidArgument", "PLS-CHUNK-004", refused)
@@ -314,10 +316,16 @@ class FeatureOps:
                 pf.waiting = False
                 return
 
-    def _feature_send_check(self, producer: Any) -> Rejected | None:
+    def _feature_send_check(self, producer: Any, args: Any = None) -> Rejected | None:
         pf = self.pfx.get(producer.handle)
         if pf is None:
             return None
+        if pf.fenced and args is not None and args.get("async"):
+            # Live 4.0.8 (regression pls-access-004-missing-rejection-be620961b24c): the fenced
+            # producer's client is still reconnecting when the async send comes, so the send is
+            # queued and returns at once; the ProducerFenced comes later, in its callback.
+            raise NotModelledError("the async send of a fenced producer (queued while its client reconnects; "
+                                   "the error comes in the send's callback)")
         if pf.fenced:
             error = am.fenced_send_error(pf.access_mode)
             if error == "ProducerFenced":
@@ -396,9 +404,7 @@ class FeatureOps:
                 if pf.pending and state.enabled:
                     raise NotModelledError("an async delayed send ahead of a batch under deduplication (its sequence id "
                                            "reaches the broker before the batch's lower ones)")
-                waiting, pf.pending = pf.pending, [item]
-                self.flushed.setdefault(producer.handle, {}).update(self._flush_pending(producer, pf, topic, at, observed={}))
-                pf.pending = waiting
+                self._write_batches_sent_before(producer, pf, topic, at, item)
                 self.sent_ahead.setdefault(producer.handle, set()).add(label)
                 self.facts = {}
                 return {}
@@ -415,7 +421,17 @@ class FeatureOps:
         facts: dict[str, Any] = {}
         # PLS-DEDUP-004: a duplicate of a message still in flight (pushed, not persisted) is Unknown.
         first = dedup.classify(state, producer.name, s)
-        if pf.pending:
+        if pf.pending and pf.batching and not delayed.batchable(deliver_at):
+            # PLS-DELAY-006: the batches already sent are written before this delayed message, and
+            # the open batch after it (C++) or before it (Java): reference_model.batching step 1.
+            # The next flush reports their ids.
+            if state.enabled:
+                raise NotModelledError("a delayed send on a batching producer holding async sends, under deduplication "
+                                       "(which batches reach the broker before it is timing)")
+            self._write_batches_sent_before(producer, pf, topic, at, PendingSend(label, dict(args), at, s, deliver_at),
+                                            include=False)
+            state = self._dedup_state(topic)
+        elif pf.pending:
             # C++ writes in order: the async sends before this one complete first; the next flush reports them.
             self.flushed.setdefault(producer.handle, {}).update(self._flush_pending(producer, pf, topic, at, observed={}))
             state = self._dedup_state(topic)
@@ -559,6 +575,20 @@ class FeatureOps:
                 ids[item.label] = value["message_id"]
         return ids
 
+    def _write_batches_sent_before(self, producer, pf: ProducerFeatures, topic, at: Span, item: PendingSend, *,
+                                   include: bool = True) -> None:
+        """PLS-DELAY-006: a delayed message ``item`` on a batching producer holding async sends. Write
+        the pending messages the client has sent by the time ``item`` goes (the full batches, and for
+        Java the open one: ``batching.open_batch``), then ``item`` itself if ``include``; the open
+        batch stays pending. Their ids come with the next flush (``flushed``)."""
+        held = set(open_batch(pf.pending + [item], pf.batch_config))
+        sent = [p for i, p in enumerate(pf.pending) if i not in held]
+        waiting = [p for i, p in enumerate(pf.pending) if i in held]
+        pf.pending = sent + ([item] if include else [])
+        if pf.pending:
+            self.flushed.setdefault(producer.handle, {}).update(self._flush_pending(producer, pf, topic, at, observed={}))
+        pf.pending = waiting
+
     def _feature_refused_for_size(self, producer: Any, args) -> None:
         """A send refused with MessageTooBig used up its generated sequence id on C++, and on Java for
         a batched message (Java checks a batched message's size when its batch is complete:
@@ -618,6 +648,12 @@ class FeatureOps:
             if full or periodic or at.end >= pf.pending[0].at.start + pf.batch_delay_ms:
                 raise NotModelledError(f"a receive while {handle}'s async sends may already have left in a batch "
                                        "(its timer or a full container); the model writes them at the next flush")
+
+    def id_unreported(self, label: str) -> bool:
+        """True if ``label`` was sent async and no flush has reported its id yet (pending in the
+        producer, or stored ahead of the flush)."""
+        return (any(p.label == label for pf in self.pfx.values() for p in pf.pending)
+                or any(label in ids for ids in self.flushed.values()))
 
     def _op_flush(self, args, at, observed):
         producer = self.producers.get(args["producer"])

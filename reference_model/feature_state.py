@@ -112,12 +112,15 @@ class ProducerFeatures:
 
     @staticmethod
     def from_args(args: Mapping[str, Any], *, key_order: str = "first",
-                  default_delay_ms: int = PY_DEFAULT_BATCHING_MAX_DELAY_MS) -> "ProducerFeatures":
-        """``key_order``: the client's KeyBased batch order (PLS-BATCH-003 C++ "first", PLS-BATCH-003 Java "last")."""
+                  default_delay_ms: int = PY_DEFAULT_BATCHING_MAX_DELAY_MS,
+                  delayed_sends_open_batch: bool = False) -> "ProducerFeatures":
+        """``key_order``: the client's KeyBased batch order (PLS-BATCH-003 C++ "first", PLS-BATCH-003 Java "last");
+        ``delayed_sends_open_batch``: whether a delayed message sends the open batch first (Java; ``batching``)."""
         config = batching_model.BatchConfig(
             max_messages=int(args.get("batching_max_messages", batching_model.DEFAULT_MAX_MESSAGES)),
             max_bytes=int(args.get("batching_max_bytes", batching_model.DEFAULT_MAX_BYTES)),
-            key_based=args.get("batching_type", "Default") == "KeyBased", key_order=key_order)
+            key_based=args.get("batching_type", "Default") == "KeyBased", key_order=key_order,
+            delayed_sends_open_batch=delayed_sends_open_batch)
         return ProducerFeatures(
             batching=bool(args.get("batching", batching_model.PY_DEFAULT_BATCHING_ENABLED)),  # PLS-BATCH-007
             batch_config=config, chunking=bool(args.get("chunking", False)),
@@ -168,12 +171,20 @@ def send_plan(producer: ProducerFeatures, producer_name: str, sequence_id: int, 
         max_message_size=max_message_size)
 
 
+def _batch_items(pending: list[PendingSend]) -> list[batching_model.Pending]:
+    return [batching_model.Pending(payload_size(p.args), partition_key=p.args.get("key"),
+                                   ordering_key=p.args.get("ordering_key"), delayed=p.deliver_at is not None)
+            for p in pending]
+
+
 def plan_batches(pending: list[PendingSend], config: batching_model.BatchConfig) -> tuple[tuple[int, ...], ...]:
     """PLS-BATCH-002/003, PLS-DELAY-006: the entries a flush writes, as indexes into ``pending``."""
-    items = [batching_model.Pending(payload_size(p.args), partition_key=p.args.get("key"),
-                              ordering_key=p.args.get("ordering_key"), delayed=p.deliver_at is not None)
-             for p in pending]
-    return batching_model.plan_entries(items, config)
+    return batching_model.plan_entries(_batch_items(pending), config)
+
+
+def open_batch(pending: list[PendingSend], config: batching_model.BatchConfig) -> tuple[int, ...]:
+    """PLS-BATCH-002, PLS-DELAY-006: the indexes of ``pending`` the client still holds in its open batch."""
+    return batching_model.open_batch(_batch_items(pending), config)
 
 
 def relative_ids(ids: Mapping[str, Any]) -> dict[str, tuple[int, int]]:

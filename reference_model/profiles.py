@@ -106,6 +106,8 @@ class Profile:
     # PLS-BATCH-003: KeyBased batches go out in order of each key's first (C++) or
     # highest (Java) sequence id; Java keys an ordering key by its Base64 text, apart from partition keys.
     key_batch_order: str = "first"
+    # PLS-DELAY-006 / reference_model.batching step 1: a delayed message sends the open batch first (Java)
+    delayed_send_flushes_batch: bool = False
     # PLS-BATCH-008: the Java client sends a batch that holds one message as a plain message
     # (BatchMessageContainerImpl#createOpSendMsg, OpSendMsg#setMessageId: batch index -1); the C++
     # client writes it as a batch of one (batch index 0).
@@ -244,6 +246,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             default_hashing_scheme="java_string_hash",  # PLS-ROUTE-004
             hashing_scheme_supported=True,
             key_batch_order="last",  # PLS-BATCH-003
+            delayed_send_flushes_batch=True,  # ProducerImpl#processOpSendMsg: batchMessageAndSend first
             single_message_batch_unbatched=True,  # PLS-BATCH-008
             too_big_uses_sequence_id=False,  # PLS-DEDUP-006: the size check comes first
             last_sequence_id_highest=True,  # PLS-DEDUP-006

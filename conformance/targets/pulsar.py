@@ -151,6 +151,17 @@ class _Run:
             return _id_tuple(self.sent[label])
         return self.java_sent.get(label)
 
+    def _answered_async_id(self, label: str) -> tuple[int, ...] | None:
+        """The id an async send of ``label`` got in its callback, before any flush reported it (the
+        Python client's callbacks: ``pulsar_features.send_async``); None if not answered yet. Used only
+        to name a received tombstone: two async tombstones without a flush between them were
+        indistinguishable (regression pls-msg-001-wrong-value-5e7c14c57566, live campaign of issue 16)."""
+        for slots in self.__dict__.get("async_pending", {}).values():
+            for slot in slots:
+                if slot["label"] == label and slot["done"].is_set() and str(slot.get("result")) in ("Ok", "Result.Ok", "0"):
+                    return _id_tuple(slot["id"])
+        return None
+
     def sent_message_id(self, label: str) -> Any:
         """A ``pulsar.MessageId`` for ``label``, also for a message the Java client sent; else None."""
         if label in self.sent:
@@ -173,10 +184,11 @@ class _Run:
             unseen = [label for label in order if self.tombstones[label] in (topic, None) and label not in received]
             return unseen[0] if unseen else None
         key = (found[0], found[1], found[3])
-        same_id = [label for label in order if (sent := self.sent_id_tuple(label)) is not None and (sent[0], sent[1], sent[3]) == key]
+        known = {label: self.sent_id_tuple(label) or self._answered_async_id(label) for label in order}
+        same_id = [label for label in order if (sent := known[label]) is not None and (sent[0], sent[1], sent[3]) == key]
         if len(same_id) == 1:
             return same_id[0]
-        no_id_yet = [label for label in order if self.sent_id_tuple(label) is None and label not in received]
+        no_id_yet = [label for label in order if known[label] is None and label not in received]
         return no_id_yet[0] if not same_id and len(no_id_yet) == 1 else None
 
     def full(self, short: str) -> str:

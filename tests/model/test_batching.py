@@ -33,6 +33,20 @@ def test_explicit_flush_and_delayed_message_bypass():
     assert [str(ids[i]) for i in (1, 0, 2)] == ["(2108,0,-1,-1)", "(2108,1,-1,0)", "(2108,1,-1,1)"]
 
 
+def test_delayed_message_and_the_open_batch_per_client():
+    # Measured on 4.0.8, 2026-11-27 (case delay-ahead-of-open-batch): batches of 2, async m1 m2 m3,
+    # then a delayed m4. C++ entries m1+m2, m4, m3 (m3 at the flush); Java m1+m2, m3, m4.
+    items = [batching.Pending(2), batching.Pending(2), batching.Pending(2), batching.Pending(2, delayed=True)]
+    cpp = batching.BatchConfig(max_messages=2)
+    java = batching.BatchConfig(max_messages=2, key_order="last", delayed_sends_open_batch=True)
+    assert batching.plan_entries(items, cpp) == ((0, 1), (3,), (2,))
+    assert batching.plan_entries(items, java) == ((0, 1), (2,), (3,))
+    # what is sent by the time m4 goes, and what the client still holds
+    assert batching.plan_entries(items, cpp, final_flush=False) == ((0, 1), (3,))
+    assert batching.open_batch(items, cpp) == (2,)
+    assert batching.open_batch(items, java) == ()
+
+
 def test_key_based_batching_groups_by_key_in_first_sequence_order():
     keys = ["a", "b", "a", "", "b", "a"]
     items = [batching.Pending(2, partition_key=k or None) for k in keys]
