@@ -65,6 +65,17 @@ class Case:
     # Why a live target cannot reach this case's rules ("" = it can): docs/trace-format.md#cases.
     not_live: str = ""
 
+    def with_vendor(self, vendor: str) -> "Case":
+        """This case as run under the vendor profile ``vendor`` (``reference_model.vendors``): its
+        trace header's ``profile`` names it, so the model, the checker and the history follow it."""
+        from dataclasses import replace
+
+        if vendor == "apache" and "vendor" not in self.trace.header.profile:
+            return self
+        profile = {**dict(self.trace.header.profile), "vendor": vendor}
+        return replace(self, trace=replace(self.trace, header=replace(self.trace.header, profile=profile)),
+                       profile=profile)
+
     def runs_on(self, client: str) -> bool:
         """Whether ``client`` runs this case; C++-core cases (``cpp``) run through the Python client."""
         return client in self.clients or (client == "python" and "cpp" in self.clients)

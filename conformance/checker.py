@@ -256,6 +256,7 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         "compact": "PLS-COMPACT-001",
         "expire_messages": "PLS-TTL-002",
         "unload_topic": "PLS-DEDUP-001",
+        "create_subscription": "PLS-SUB-001",
         "get_schemas": "PLS-SCHEMA-001",
         "delete_schema": "PLS-SCHEMA-021",
         "new_txn": "PLS-TXN-001",

@@ -554,6 +554,10 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "InvalidArgument."),
     ("PLS-SCHEMA-023", CHECK_FIELDS, (R, RN),
      "Violated if a received message carries another schema version than the one its producer was given."),
+    # ------------------------------------------------------------------ vendor profiles
+    ("PLS-TAG-001", _det("tag_filtered"), (R,),
+     "Violated if a consumer of a subscription with tags receives a message that carries tags (properties valued "
+     "TAGS) none of which is one of the subscription's tags."),
     # ------------------------------------------------------------------ non-persistent topics
     ("PLS-NP-001", _det("np_connected_only"), (R,),
      "Violated if a subscription of a non-persistent topic receives a message published while it had no consumer "

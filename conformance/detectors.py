@@ -214,7 +214,7 @@ class Watch:
 
 
 def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mapping[int, str]],
-                what: str) -> Callable[[Watch, Receipt], list[Finding]]:
+                what: str, *, then: str = "Then it is never delivered there again") -> Callable[[Watch, Receipt], list[Finding]]:
     """A detector for a rule that removes messages from a subscription: PASS when a receive on a
     subscription where it removed some showed none of them, FAIL when it showed one."""
 
@@ -234,7 +234,7 @@ def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mappi
             if pos is not None and pos in gone:
                 out.append(Finding(rule, FAIL, anomaly, f"not {r.label} ({what})", f"{r.label} at {r.at_end:g} ms",
                                    f"Let {r.label} be {what} on subscription {sub.name}: {gone[pos]}. "
-                                   f"Then it is never delivered there again; {r.handle} received it at {r.at_end:g} ms."))
+                                   f"{then}; {r.handle} received it at {r.at_end:g} ms."))
             else:
                 labels = ", ".join(sorted(sub.label(p) for p in gone))
                 out.append(Finding(rule, PASS, None, f"none of {labels}",
@@ -328,6 +328,15 @@ subscription (after a nack, a close, a redeliver request, or anything else)."""
 np_connected_only = _forbidding("PLS-NP-001", "wrong-value", _np_unconnected, "not for this subscription")
 np_connected_only.__doc__ = """PLS-NP-001. Violated if a subscription of a non-persistent topic receives a message
 published while it had no consumer connected."""
+
+def _tag_rejected(w: Watch, sub: Any) -> dict[int, str]:
+    return dict(getattr(sub, "tag_rejected", {}) or {})
+
+
+tag_filtered = _forbidding("PLS-TAG-001", "wrong-value", _tag_rejected, "filtered out by its tags",
+                           then="Then it is never delivered on that subscription")
+tag_filtered.__doc__ = """PLS-TAG-001 (tdmq profile). Violated if a consumer of a subscription with tags receives a
+message that carries tags (properties valued TAGS) none of which is one of the subscription's tags."""
 
 _dlq_gone = _forbidding("PLS-DLQ-002", "ack-resurrection", _dead_lettered, "dead-lettered")
 
@@ -1063,7 +1072,7 @@ def txn_timeout_releases(w: Watch, r: Receipt) -> list[Finding]:
 RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
     fault_acked_stays_acked, fault_nothing_lost, fault_delayed_kept,
     ack_individual, ack_cumulative, ttl_expired_gone, ttl_delivered_not_redelivered, np_no_redelivery,
-    np_connected_only, dlq_n_plus_one, dlq_shared_only, compacted_latest_per_key, compacted_tombstone,
+    np_connected_only, tag_filtered, dlq_n_plus_one, dlq_shared_only, compacted_latest_per_key, compacted_tombstone,
     compacted_keyless_dropped, compacted_after_horizon, delayed_immediate_on_exclusive, nack_delay_floor,
     failover_partition_owner, retention_keeps_acked, sticky_key_routing, slot_routing, batch_redelivered_whole,
     batch_redelivered_unacked_only,

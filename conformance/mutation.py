@@ -93,6 +93,7 @@ from conformance.trace import (
 from reference_model import dead_letter as dl
 from reference_model import schema as schema_chapter
 from reference_model import transactions as txn_model
+from reference_model import vendors
 from reference_model.timing import Span
 from reference_model import unacked
 from reference_model.rules import RULES, applies as _applies, rule as _rule
@@ -1909,6 +1910,44 @@ def redeliver_non_persistent(history: History) -> list[Mutant]:
     return out
 
 
+def deliver_tag_filtered(history: History) -> list[Mutant]:
+    """Under the tdmq profile, a consumer of a subscription with tags (``create_subscription``
+    properties) gets a message whose tags share none of them (PLS-TAG-001): inserted after one of its
+    receives, as the message the producer's send stored."""
+    if history.header.profile.get("vendor") != vendors.TDMQ:
+        return []
+    f = facts(history)
+    tags_of: dict[tuple[str, str], frozenset[str]] = {}
+    for e in history.events:
+        if e.op.op == "create_subscription" and e.outcome.status == OK:
+            tags_of[(e.op.args["topic"], e.op.args["subscription"])] = vendors.subscription_tags(e.op.args.get("properties"))
+    out = []
+    for i, h, msg in _deliveries(f):
+        wanted = tags_of.get((h.topic, h.args.get("subscription", "")))
+        if h.kind != "consumer" or not wanted:
+            continue
+        for label, x in f.sends.items():
+            send = history.events[x]
+            tags = vendors.message_tags(send.op.args.get("properties"))
+            if x > i or f.producer_topic.get(send.op.args["producer"]) != h.topic or vendors.tag_accepts(tags, wanted):
+                continue
+            observed = _observed_from_send(f, label, msg)
+            if observed is None:
+                continue
+            events = list(history.events)
+            base = events[i]
+            events.insert(i + 1, Event(Op(0, "receive", {"consumer": h.name, "timeout_ms": 1000}),
+                                       Outcome.ok({"message": observed.to_json()}), base.t_end_ms, base.t_end_ms + 1.0))
+            _shift_after(events, i + 1, 1.0)
+            m = _mutant(f, events, "deliver_tag_filtered", (base.step,), ("PLS-TAG-001",),
+                        f"after step {base.step}: {h.name} got {label} (tags {', '.join(sorted(tags))}) on a subscription "
+                        f"with tags {', '.join(sorted(wanted))}")
+            if m:
+                out.append(m)
+            break
+    return out
+
+
 def cumulative_ack_partial(history: History) -> list[Mutant]:
     """A message a cumulative ack covered is delivered again right after it (the ack acted on one message only)."""
     f = facts(history)
@@ -3214,6 +3253,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "compacted_sees_stale": compacted_sees_stale,
     "read_tombstone": read_tombstone,
     "redeliver_non_persistent": redeliver_non_persistent,
+    "deliver_tag_filtered": deliver_tag_filtered,
     "cumulative_ack_partial": cumulative_ack_partial,
     "change_message_field": change_message_field,
     "change_send_id": change_send_id,

@@ -104,13 +104,24 @@ def _broker_version_of(target: Target) -> str | None:
     return found() if callable(found) else found
 
 
-def _rule_applies(rule_id: str, version: str, client: str) -> bool:
+def _rule_applies(rule_id: str, version: str, client: str, vendor: str = "apache") -> bool:
     """Registry ``applies``; a rule unknown to the registry or an unreadable version counts as applying."""
     from reference_model.rules import applies, rule
 
     try:
-        return applies(rule(rule_id), broker_version=version, client="mixed" if client == "mixed" else client)
+        return applies(rule(rule_id), broker_version=version, client="mixed" if client == "mixed" else client,
+                       vendor=vendor)
     except (KeyError, ValueError):
+        return True
+
+
+def _vendor_has(rule_id: str, vendor: str) -> bool:
+    """Whether a rule holds under the vendor profile ``vendor`` (an unknown rule counts as holding)."""
+    from reference_model.rules import rule
+
+    try:
+        return vendor in rule(rule_id).applies_to.vendors
+    except KeyError:
         return True
 
 
@@ -165,9 +176,12 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
                           message="the case injects faults, and this target has no fault proxy (docs/faults.md: "
                                   "--target embedded starts one; an external cluster cannot be restarted from here)")
     version = _broker_version_of(target)
-    if version and case.rules and not any(_rule_applies(r, version, client) for r in case.rules):
+    vendor = str(case.trace.header.profile.get("vendor", "apache"))
+    if case.rules and not any(_rule_applies(r, version, client, vendor) if version else _vendor_has(r, vendor)
+                              for r in case.rules):
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules},
-                          message=f"no rule the case names applies to broker {version} (the rules' applies_to)")
+                          message=f"no rule the case names applies to broker {version or 'of the model'} under the "
+                                  f"{vendor} profile (the rules' applies_to)")
     t0 = time.monotonic()
     try:
         history = target.run(case.trace)
@@ -238,10 +252,11 @@ def not_in_force(rules: Iterable[str], history: History, *, client: str) -> set[
     header = history.header
     version = header.broker_version or "4.0"
     who = header.client or client
+    vendor = str(header.profile.get("vendor", "apache"))
     out = set()
     for rule_id in rules:
         try:
-            if not applies(registered(rule_id), broker_version=version, client=who):
+            if not applies(registered(rule_id), broker_version=version, client=who, vendor=vendor):
                 out.add(rule_id)
         except (KeyError, ValueError):
             continue

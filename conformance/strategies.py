@@ -458,6 +458,8 @@ class TraceBuilder:
             self.consumers[args["consumer"]].held.pop(args["message"], None)
         elif op == "create_reader":
             self.readers[args["reader"]] = args["topic"]
+        elif op == "create_subscription":
+            self.known_subs.add((args["topic"], args["subscription"]))
         elif op in ("close", "unsubscribe"):
             handle = args.get("handle") or args.get("consumer")
             if handle in self.producers:
@@ -1282,8 +1284,12 @@ def _loaded_topics(b: TraceBuilder) -> list[str]:
 
 
 def admin_maintains_topics(b: TraceBuilder):
-    """An expiry pass on a subscription, a compaction, or an unload. An op the model does not follow
-    (an unload with a consumer connected) or refuses is dropped as a slip, not kept."""
+    """An expiry pass on a subscription, a compaction, an unload, or a subscription created through
+    the admin API (with subscription properties: tags under the tdmq profile). An op the model does
+    not follow (an unload with a consumer connected, a subscription that exists) or refuses is dropped
+    as a slip, not kept."""
+    if b.c.flag(0.2):
+        return admin_creates_subscription(b)
     how = b.c.integer(0, 2)
     if how == 0 and b.known_subs:
         topic, sub = b.pick(sorted(b.known_subs))
@@ -1292,6 +1298,23 @@ def admin_maintains_topics(b: TraceBuilder):
     if how != 1 and not _reconnects_allowed(b):
         raise _NoChoice()  # an unload makes the topic's clients reconnect
     return ("compact" if how == 1 else "unload_topic"), {"topic": b.pick(_loaded_topics(b))}, False
+
+
+def admin_creates_subscription(b: TraceBuilder):
+    """``create_subscription`` on a topic that exists, at the earliest or latest message, with or
+    without subscription properties (tags a/b valued "1", reference_model/vendors.py)."""
+    topics = [t for t in _loaded_topics(b) if not t.startswith("non-persistent") and t not in b.partitions
+              and b.broker.topic_named(t) is not None]
+    if not topics:
+        raise _NoChoice()
+    topic = b.pick(topics)
+    subscription = b.pick(b.config.subscriptions + ("sa",))
+    args: dict[str, Any] = {"topic": topic, "subscription": subscription}
+    if b.c.flag():
+        args["properties"] = {tag: "1" for tag in b.pick((("a",), ("b",), ("a", "b")))}
+    if b.c.flag():
+        args["initial_position"] = b.pick(("Earliest", "Latest"))
+    return "create_subscription", args, False
 
 
 def admin_reads_backlog(b: TraceBuilder):

@@ -230,6 +230,14 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
     "delete_schema": {"topic": _arg(_STR, required=True), "force": _arg(_BOOL)},
     "compact": {"topic": _arg(_STR, required=True)},
     "unload_topic": {"topic": _arg(_STR, required=True)},
+    # the admin API's create-subscription: a durable subscription without consumers, with subscription
+    # properties (PIP-105; under the tdmq profile their keys are the subscription's tags, PLS-TAG-001)
+    "create_subscription": {
+        "topic": _arg(_STR, required=True),
+        "subscription": _arg(_STR, required=True),
+        "properties": _arg(_DICT),
+        "initial_position": _arg(_STR, choices=("Earliest", "Latest")),
+    },
     "expire_messages": {
         "topic": _arg(_STR, required=True),
         "subscription": _arg(_STR, required=True),

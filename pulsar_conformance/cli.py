@@ -63,6 +63,15 @@ def add_target_options(p: argparse.ArgumentParser, *, default: str | None = "emb
     g.add_argument("--config-override", action="append", default=[], metavar="KEY=VALUE", help="broker config key for embedded/docker; repeatable")
 
 
+def add_profile_option(p: argparse.ArgumentParser) -> None:
+    from reference_model.vendors import VENDORS
+
+    p.add_argument("--profile", default="apache", choices=VENDORS,
+                   help="vendor profile the rules are judged under (reference_model/vendors.py): apache (default) or "
+                        "tdmq (TDMQ for Pulsar's tag filtering and 10-day delay limit; an embedded broker then loads "
+                        "the reference tag filter and the limit). Recorded in every history header and the report")
+
+
 TOLERANCE_HELP = ("judge timing with this lateness band (ms) instead of the measured one: run skips calibration; "
                   "check and replay replace the band the history recorded (docs/timing-bands.md)")
 
@@ -95,7 +104,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         fuzz_seed=args.fuzz_seed, no_report=args.no_report, token_env=args.token_env, token_file=args.token_file,
         broker_version=args.broker_version, config_override=tuple(args.config_override),
         java_client_version=args.java_client_version, timing_tolerance_ms=args.timing_tolerance_ms,
-        on_broker_death=args.on_broker_death, resume=args.resume)
+        on_broker_death=args.on_broker_death, resume=args.resume, profile=args.profile)
     return run(options)
 
 
@@ -123,7 +132,8 @@ def _print_judged(judged: commands.Judged, *, as_json: bool) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     from conformance.trace import save
 
-    trace = commands.load_trace(args.trace)
+    trace = commands.with_vendor(commands.load_trace(args.trace), args.profile)
+    args.profile = trace.header.profile.get("vendor", args.profile)  # a tdmq trace starts a tdmq broker
     judged = commands.replay(trace, target_spec_from(args, default="model"), args, client=args.client)
     if args.save:
         save(judged.history, args.save)
@@ -332,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run every case on the model and on the target; write JUnit XML and summary.json", **codes)
     add_target_options(p)
+    add_profile_option(p)
     p.add_argument("--out", default="out/run", help="output folder (default out/run)")
     p.add_argument("--cases", default=None, help="folder of case files (default: the built-in cases)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
@@ -353,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="run a trace on a target and print the verdicts", **codes)
     p.add_argument("trace", help="a trace or history file (JSON lines)")
     add_target_options(p, default="model")
+    add_profile_option(p)
     p.add_argument("--client", default="python", choices=CLIENT_CHOICES, help="client driving the broker (default python; a trace "
                    "whose handles name their client runs mixed)")
     p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")

@@ -76,6 +76,22 @@ def judge(history: Any, *, client: str | None = None, timing_tolerance_ms: float
     return Judged(history, report, verdicts)
 
 
+def with_vendor(trace: Any, vendor: str) -> Any:
+    """``trace`` judged under the vendor profile ``vendor`` (``reference_model.vendors``): its header's
+    ``profile`` names it (a trace that names another vendor is refused: it was written for that one)."""
+    from dataclasses import replace
+
+    from reference_model.vendors import APACHE, check_vendor
+
+    check_vendor(vendor)
+    named = trace.header.profile.get("vendor")
+    if named is not None and named != vendor and vendor != APACHE:
+        raise TargetSpecError(f"the trace names the vendor profile {named!r}; --profile {vendor} contradicts it")
+    if vendor == APACHE or named == vendor:
+        return trace
+    return replace(trace, header=replace(trace.header, profile={**dict(trace.header.profile), "vendor": vendor}))
+
+
 def replay(trace: Any, spec: TargetSpec, options: Any, *, client: str = "python") -> Judged:
     """Run ``trace`` on the target ``spec`` names and judge the history. On a live target with
     ``options.calibrate`` the timing bands are measured first (``conformance.timing.calibrate``,

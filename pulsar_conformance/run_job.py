@@ -87,6 +87,8 @@ class RunOptions:
     on_broker_death: str = "stop"
     # --resume: keep the cases already judged in ``out``, run the others
     resume: bool = False
+    # --profile: the vendor profile (reference_model.vendors) every case is judged under
+    profile: str = "apache"
 
 
 @dataclass
@@ -134,7 +136,7 @@ def select_cases(options: RunOptions) -> list[Any]:
     cases = discover_cases(Path(options.cases) if options.cases else CASES_DIR)
     if options.only:
         cases = [c for c in cases if any(sel in c.id or sel in c.rules for sel in options.only)]
-    return cases
+    return [c.with_vendor(options.profile) for c in cases]
 
 
 def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
@@ -159,8 +161,10 @@ def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
     writer = CorpusWriter(corpus_dir, run_id=run_id)
     spec = options.target
     cases_for = {client: [c for c in all_cases if c.runs_on(client)] for client in options.clients}  # mixed: cross-client cases
-    model_labels = [_Label(_model_label(c), c, cases_for[c], on_model=True) for c in options.clients if cases_for[c]]
-    live_labels = ([_Label(spec.kind if c == "python" else f"{spec.kind}-{c}", c, cases_for[c], on_model=False)
+    model_labels = [_Label(_model_label(c), c, cases_for[c], on_model=True, vendor=options.profile)
+                    for c in options.clients if cases_for[c]]
+    live_labels = ([_Label(spec.kind if c == "python" else f"{spec.kind}-{c}", c, cases_for[c], on_model=False,
+                           vendor=options.profile)
                     for c in options.clients if cases_for[c]] if spec.kind != "model" else [])
     labels = model_labels + live_labels
     if previous is not None:
@@ -352,6 +356,7 @@ class _Label:
     lost: dict[str, Any] = field(default_factory=dict)  # case id -> CaseResult (ERROR): in flight when the broker died
     not_run: dict[str, str] = field(default_factory=dict)  # case id -> why it did not run
     fuzz: dict[str, Any] | None = None  # the fuzz budget's journal entry, once it ran
+    vendor: str = "apache"  # --profile (reference_model.vendors)
 
     def remaining(self) -> list[Any]:
         return [c for c in self.cases if c.id not in self.results and c.id not in self.lost]
@@ -365,6 +370,7 @@ class _Label:
     def start(self, target: Any, bands: TimingBands | None, journal: "Journal") -> None:
         info = describe_target(target, client=self.client)
         info["client"] = self.client
+        info["vendor"] = self.vendor
         if bands is not None:
             info["timing"] = bands.to_json()
         self.info = info
@@ -429,7 +435,9 @@ def _run_cases(target: Any, label: str, client: str, cases: list[Any], *, out: P
                say: Callable[[str], None], bands: TimingBands | None = None) -> _Run:
     """``cases`` on ``target`` from start to end, as one label of a run with no journal and no
     broker watch; failures and harness errors are counted into ``tally``."""
-    lab = _Label(label, client, list(cases), on_model=label.startswith("model"))
+    vendors_of_cases = {c.trace.header.profile.get("vendor", "apache") for c in cases}
+    lab = _Label(label, client, list(cases), on_model=label.startswith("model"),
+                 vendor=vendors_of_cases.pop() if len(vendors_of_cases) == 1 else "apache")
     journal = _NoJournal(out, "")
     lab.start(target, bands, journal)
     _run_label_cases(target, lab, out=out, writer=writer, journal=journal, say=say)
@@ -713,6 +721,8 @@ def _write_summaries(runs: list[_Run], labels: list[_Label], deaths: list[Broker
         _write_json(out / f"summary-{r.client}.json", r.doc)
         by_client[r.client] = {k: r.doc[k] for k in ("client_version", "rules", "counts", "cases", "known_deviations", "not_run")}
     primary = dict(live[0].doc)
+    # --profile: the vendor profile every case was judged under (reference_model.vendors)
+    primary["profile"] = next((lab.vendor for lab in labels), "apache")
     primary["by_client"] = by_client
     primary["reference"] = {r.client: {k: r.doc[k] for k in ("target", "broker_version", "client", "rules", "counts")}
                             for r in runs if r.on_model}

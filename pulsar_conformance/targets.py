@@ -75,11 +75,19 @@ def open_endpoint(spec: TargetSpec, options: Any, *, progress: Callable[[str], N
     from fixtures.embedded import parse_overrides
     from fixtures.provider import broker_for
 
+    from reference_model import vendors
+
     token_env, token_file = getattr(options, "token_env", None), getattr(options, "token_file", None)
     token = read_token(env_var=token_env, token_file=token_file) if spec.kind == "external" else None
     overrides = parse_overrides(list(getattr(options, "config_override", None) or ()))
+    vendor = vendors.check_vendor(getattr(options, "profile", None) or vendors.APACHE)
+    entry_filters: tuple[str, ...] = ()
+    if spec.kind != "external":
+        # a broker the suite starts plays the vendor: its broker.conf settings and entry filters
+        overrides = {**vendors.VENDOR_BROKER_CONFIG[vendor], **overrides}
+        entry_filters = vendors.VENDOR_ENTRY_FILTERS[vendor]
     with broker_for(spec, version=getattr(options, "broker_version", None), overrides=overrides, token=token,
-                    progress=progress, faults=faults) as endpoint:
+                    progress=progress, faults=faults, entry_filters=entry_filters) as endpoint:
         yield endpoint
 
 
@@ -115,12 +123,14 @@ def applies_for(info: dict[str, Any]) -> Callable[[str], bool]:
 
     broker = info.get("broker_version") or "4.0"
     client = info.get("client") or "python"
+    vendor = info.get("vendor") or "apache"
     is_model = info.get("target") == "model"
 
     def check(rule_id: str) -> bool:
         found = rule(rule_id)
         if is_model or client == "mixed":  # the model implements every client's rules; mixed runs both clients
-            return any(applies(found, broker_version=broker, client=c) for c in found.applies_to.clients) or applies(found, broker_version=broker, client=client)
-        return applies(found, broker_version=broker, client=client)
+            return any(applies(found, broker_version=broker, client=c, vendor=vendor) for c in found.applies_to.clients) \
+                or applies(found, broker_version=broker, client=client, vendor=vendor)
+        return applies(found, broker_version=broker, client=client, vendor=vendor)
 
     return check

@@ -91,7 +91,7 @@ from reference_model.feature_ops import FeatureOps
 from reference_model.schema_ops import SchemaOps
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model import dead_letter as dl
-from reference_model import faults
+from reference_model import faults, vendors
 from reference_model.profiles import Profile, client_refusal, handle_profile, profile_for
 from reference_model.redelivery import JavaNackTracker, check_ack_timeout, check_ack_timeout_tick, multiplier_backoff_ms
 from reference_model.rejections import ModelError, NotModelledError, Rejected
@@ -268,6 +268,10 @@ class Subscription:
         self.txn_pending: dict[int, str] = {}
         self.txn_cumulative: tuple[str, tuple[int, ...]] | None = None
         self.txn_committed: dict[int, str] = {}
+        # PLS-TAG-001 (tdmq profile): the subscription's tags, and the positions the tag filter kept
+        # from it (position -> why); the cursor counts them acked
+        self.tags: frozenset[str] = frozenset()
+        self.tag_rejected: dict[int, str] = {}
 
     # SubscriptionView
     def n_entries(self) -> int:
@@ -709,6 +713,10 @@ class Broker(FeatureOps, SchemaOps):
         refused = self._feature_send_check(producer, args)
         if refused is not None:
             return refused
+        if self.profile.tag_filtering and vendors.message_tags(args.get("properties")) and \
+                self.pfx.get(producer.handle) is not None and self.pfx[producer.handle].batching:
+            raise NotModelledError("a tagged message on a batching producer (tdmq: tags do not support batching; "
+                                   "what the broker then does is not documented)")
         topic = producer.topic
         txn = self._send_txn(producer, args, at)
         if isinstance(txn, Rejected):
@@ -768,7 +776,47 @@ class Broker(FeatureOps, SchemaOps):
         self._stored_count += 1
         topic.entries.append(stored)
         topic.by_label[label] = pos
+        for sub in topic.subscriptions.values():
+            self._tag_filter(sub, pos)
         return stored
+
+    def _tag_filter(self, sub: "Subscription", pos: int) -> None:
+        """PLS-TAG-001 (tdmq profile, ``reference_model.vendors`` rule 3): the filter acknowledges for
+        ``sub`` a message whose tags share none of its tags."""
+        if not self.profile.tag_filtering or not sub.tags:
+            return
+        tags = vendors.message_tags(dict(sub.topic.entries[pos].properties))
+        if not vendors.tag_accepts(tags, sub.tags):
+            sub.tag_rejected[pos] = vendors.rejection_reason(tags, sub.tags)
+            sub.cursor.ack(pos)
+
+    def _op_create_subscription(self, args, at, observed):
+        """The admin API's create-subscription (``PUT .../subscription/{name}``): a durable subscription
+        without consumers at the earliest or the latest message (PLS-SUB-002/003), with subscription
+        properties: under the tdmq profile their keys are its tags (PLS-TAG-001)."""
+        topic = self._peek_topic(args["topic"])
+        if isinstance(topic, Rejected):
+            return topic
+        if topic is None:
+            raise NotModelledError("create_subscription on a topic that does not exist yet (admin auto-creation)")
+        if topic.partitions or not names.is_persistent(topic.full):
+            raise NotModelledError("create_subscription on a partitioned or non-persistent topic")
+        if args["subscription"] in topic.subscriptions:
+            raise NotModelledError("create_subscription of a subscription that exists (the admin API's 409 Conflict)")
+        if args.get("initial_position", "Latest") == "Latest":
+            self.check_no_async_in_flight(topic.full, "a subscription created at Latest")
+        yield  # decided: the broker creates it
+        earliest = args.get("initial_position", "Latest") == "Earliest"
+        sub = (Subscription(topic, args["subscription"], Cursor(-1), at, "PLS-SUB-003") if earliest else
+               Subscription(topic, args["subscription"], Cursor(len(topic.entries) - 1), at, "PLS-SUB-002"))
+        if earliest:
+            sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
+        sub.tags = vendors.subscription_tags(args.get("properties"))
+        self.removed_non_durable.discard((topic.full, args["subscription"]))
+        topic.subscriptions[args["subscription"]] = sub
+        for pos in range(sub.cursor.mark_delete + 1, len(topic.entries)):
+            self._tag_filter(sub, pos)
+        return {}
 
     def _op_subscribe(self, args, at, observed):
         prof = self.args_profile(args)
@@ -1641,6 +1689,9 @@ class Broker(FeatureOps, SchemaOps):
         if isinstance(t, Rejected):
             return t
         self._no_transaction_stats(t)
+        if t is not None and t.subscriptions.get(subscription) is not None and t.subscriptions[subscription].tag_rejected:
+            # PIP-105: the dispatcher acks a rejected entry when it reads it, so until then the backlog counts it
+            raise NotModelledError("the backlog of a subscription whose tag filter rejected messages (counted until read)")
         if t is not None and t.partitions:
             # Partitioned stats add up the partitions.
             total_low = total_high = 0
@@ -2055,6 +2106,7 @@ class Broker(FeatureOps, SchemaOps):
         "set_policy": FeatureOps._op_set_policy,
         "compact": FeatureOps._op_compact,
         "unload_topic": FeatureOps._op_unload_topic,
+        "create_subscription": _op_create_subscription,
         "expire_messages": FeatureOps._op_expire_messages,
         "restart_broker": _op_restart_broker,
         "cut_connections": _op_cut_connections,

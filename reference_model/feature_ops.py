@@ -317,9 +317,16 @@ class FeatureOps:
                 return
 
     def _feature_send_check(self, producer: Any, args: Any = None) -> Rejected | None:
+        """What a send must not be, checked before the model decides anything (a NotModelledError
+        raised later would leave the producer's sequence moved for an op the generator drops)."""
         pf = self.pfx.get(producer.handle)
         if pf is None:
             return None
+        if args is not None and pf.batching and pf.pending and ("deliver_after_ms" in args or "deliver_at_ms" in args) \
+                and self._dedup_state(producer.topic).enabled:
+            # PLS-DELAY-006 under deduplication: the delayed message's sequence id reaches the broker
+            # before the open batch's lower ones (C++), or the order of their receipts is timing
+            raise NotModelledError("a delayed send on a batching producer holding async sends, under deduplication")
         if pf.fenced and args is not None and args.get("async"):
             # Live 4.0.8 (regression pls-access-004-missing-rejection-be620961b24c): the fenced
             # producer's client is still reconnecting when the async send comes, so the send is
@@ -401,9 +408,6 @@ class FeatureOps:
                 # PLS-DELAY-006: a delayed message is sent alone and at once, ahead of the batch being filled, so it
                 # is stored now; its id comes with the next flush (found live by issue 16's campaign, 2026-11-27:
                 # the backlog counted it before any flush)
-                if pf.pending and state.enabled:
-                    raise NotModelledError("an async delayed send ahead of a batch under deduplication (its sequence id "
-                                           "reaches the broker before the batch's lower ones)")
                 self._write_batches_sent_before(producer, pf, topic, at, item)
                 self.sent_ahead.setdefault(producer.handle, set()).add(label)
                 self.facts = {}
@@ -425,9 +429,6 @@ class FeatureOps:
             # PLS-DELAY-006: the batches already sent are written before this delayed message, and
             # the open batch after it (C++) or before it (Java): reference_model.batching step 1.
             # The next flush reports their ids.
-            if state.enabled:
-                raise NotModelledError("a delayed send on a batching producer holding async sends, under deduplication "
-                                       "(which batches reach the broker before it is timing)")
             self._write_batches_sent_before(producer, pf, topic, at, PendingSend(label, dict(args), at, s, deliver_at),
                                             include=False)
             state = self._dedup_state(topic)

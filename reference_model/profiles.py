@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
-from reference_model import releases
+from reference_model import releases, vendors
 
 BROKER_VERSIONS = releases.MODEL_LINES
 CLIENTS = ("cpp", "java")
@@ -131,6 +131,9 @@ class Profile:
     delayed_delivery_tick_ms: int = 100
     # PLS-DELAY-007: delayedDeliveryMaxDelayInMillis (3.3.0+; 0 = no limit, the default).
     delayed_max_delay_ms: int = 0
+    # reference_model.vendors: the vendor profile of the run ("apache", "tdmq") and the vendor rules it turns on.
+    vendor: str = "apache"
+    tag_filtering: bool = False  # PLS-TAG-001: subscriptions with tags get only untagged or matching messages
     # PLS-DELAY-007: what the client does with a send the broker refuses with NotAllowedError: "fails" (Java
     # ClientCnx#handleSendError -> recoverNotAllowedError) or "resends" (C++ ClientConnection closes the
     # connection on any send error but a checksum one, and the producer sends the message again, for ever).
@@ -265,6 +268,8 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
         profile = replace(profile, compaction_retains_keyless=True)
     if broker in ("2.x", "3.x"):
         profile = replace(profile, shared_close_increments_redelivery_count=None)
+    vendor = vendors.check_vendor(str((overrides or {}).get("vendor", vendors.APACHE)))
+    profile = replace(profile, vendor=vendor, **vendors.VENDOR_SETTINGS[vendor])
     if overrides:
         known = {f.name for f in fields(Profile)}
         unknown = sorted(set(overrides) - known)

@@ -39,6 +39,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from reference_model import releases
+from reference_model.vendors import APACHE, VENDORS
 
 STATUSES = ("normative", "inferred", "tentative", "withdrawn")
 CLIENTS = ("python", "cpp", "java")
@@ -87,9 +88,14 @@ class AppliesTo:
 
     brokers: str = "*"
     clients: tuple[str, ...] = CLIENTS
+    # the vendor profiles (reference_model.vendors) under which the rule holds: Apache's rules hold
+    # under every profile; a vendor's own rules name that vendor only
+    vendors: tuple[str, ...] = VENDORS
 
     def __post_init__(self) -> None:
         _parse_spec(self.brokers)  # raises RuleRegistryError on a malformed spec
+        if not isinstance(self.vendors, tuple) or not self.vendors or any(v not in VENDORS for v in self.vendors):
+            raise RuleRegistryError(f"applies_to.vendors must be a non-empty tuple of {VENDORS}, got {self.vendors!r}")
         if not isinstance(self.clients, tuple) or not self.clients:
             raise RuleRegistryError(f"applies_to.clients must be a non-empty tuple, got {self.clients!r}")
         unknown = [c for c in self.clients if c not in CLIENTS]
@@ -986,6 +992,23 @@ RULES = RULES + (
               "2 800 reconnects in 5 minutes, the send never answered), so the rule speaks for Java only and the model "
               "does not follow such a C++ send (NotModelledError). TDMQ documents a 10-day limit (864 000 s; "
               "docs/research/tdmq-profile.md)."),
+    ),
+    # ---- vendor profiles (reference_model/vendors.py) -------------------------------------
+    Rule(
+        id="PLS-TAG-001", area="TAG",
+        title=("Under the tdmq profile, a message whose tags (properties valued TAGS) share none of a subscription's tags "
+               "(its subscription properties' keys) is never delivered on that subscription; untagged messages and "
+               "subscriptions without tags are not filtered"),
+        source="https://www.tencentcloud.com/document/product/1110/46518",
+        quote="", status="tentative", applies_to=AppliesTo("*", CLIENTS, ("tdmq",)),
+        note=("TDMQ's developer guide (docs/research/tdmq-profile.md, section 1.1, rules T1-T7): filtering is done on the "
+              "broker, a consumer without tags gets every message, several tags of one subscription are OR-ed, untagged "
+              "messages go to every subscription, a tag is a message property valued TAGS, a subscription's tags are its "
+              "subscription properties. Tentative: judged live only against the project's reference filter "
+              "(fixtures/entry_filters/TagFilter.java, PIP-105 FilterResult.REJECT acks the entry for the subscription) on "
+              "Apache brokers 3.0.7 and 4.0.8, never against a TDMQ cluster. A wrongly rejected message is a lost message "
+              "of its subscription type's rule (PLS-SHARED-001, PLS-EXCL-002, ...), not of this one. Batched tagged "
+              "messages are not followed (TDMQ: tags do not support batching; what happens is undocumented)."),
     ),
     # ---- batching (reference_model/batching.py) ------------------------------------------
     Rule(
@@ -2013,10 +2036,11 @@ def active_rules() -> tuple[Rule, ...]:
     return tuple(r for r in RULES if r.status != "withdrawn")
 
 
-def applies(r: Rule, *, broker_version: str, client: str) -> bool:
-    """Does rule ``r`` speak about this broker version and client? Withdrawn rules apply nowhere.
-    ``client`` "mixed" (a run whose handles name their own client) speaks about every client."""
-    if r.status == "withdrawn":
+def applies(r: Rule, *, broker_version: str, client: str, vendor: str = APACHE) -> bool:
+    """Does rule ``r`` speak about this broker version, client and vendor profile? Withdrawn rules
+    apply nowhere. ``client`` "mixed" (a run whose handles name their own client) speaks about
+    every client."""
+    if r.status == "withdrawn" or vendor not in r.applies_to.vendors:
         return False
     if client == "mixed":  # a run whose handles name their client: every client's rules may apply
         return _applies_to_version(r, broker_version)

@@ -24,6 +24,8 @@ the page is readable printed or without JS.
 
 from __future__ import annotations
 
+import json
+
 import math
 import zlib
 from pathlib import Path
@@ -478,6 +480,19 @@ def coverage_by_client(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> st
     return f'<div id="coverage-by-client"><b>By client</b><ul>{items}</ul></div>'
 
 
+def _vendors(combos: Any) -> list[str]:
+    """The vendor profiles (reference_model.vendors) the corpus's histories were judged under: each
+    row's ``profile`` JSON names its ``vendor`` (none named: apache)."""
+    found = set()
+    for combo in combos:
+        for text in combo.get("profiles") or ():
+            try:
+                found.add(str((json.loads(text) if isinstance(text, str) else dict(text or {})).get("vendor") or "apache"))
+            except (ValueError, TypeError):
+                found.add("apache")
+    return sorted(found) or ["apache"]
+
+
 def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None,
                 client_matrix: Any = None, client_matrix_caption: str = "", release_matrix: Any = None) -> str:
     """The report page. ``client_matrix`` (a ``reports.client_matrix.ClientMatrix``), when given,
@@ -512,7 +527,8 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
     not_exercised = ", ".join(cov["not_exercised_rules"]) or "none"
     sub = (f"corpus {esc(data['corpus'])} &middot; brokers {esc(', '.join(versions))} &middot; clients {esc(', '.join(clients))}"
            f" &middot; generated {esc(data.get('generated_at'))} with Spark {esc(data.get('spark_version'))} ({esc(data.get('spark_master'))})"
-           + (f" &middot; generator seed {esc(seed)}" if seed is not None else ""))
+           + (f" &middot; generator seed {esc(seed)}" if seed is not None else "")
+           + f" &middot; profile {esc(', '.join(_vendors(data['combos'])))}")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>pulsar-conformance report</title><style>{CSS}</style><script>{JS}</script></head>

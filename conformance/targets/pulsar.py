@@ -498,6 +498,11 @@ class BrokerTarget:
     def _op_unload_topic(self, run: _Run, a: dict) -> Outcome:
         return fx.unload_topic(run, run.full(a["topic"]))
 
+    def _op_create_subscription(self, run: _Run, a: dict) -> Outcome:
+        run.admin.create_subscription(run.full(a["topic"]), a["subscription"], properties=a.get("properties"),
+                                      earliest=a.get("initial_position", "Latest") == "Earliest")
+        return Outcome.ok()
+
     def _op_expire_messages(self, run: _Run, a: dict) -> Outcome:
         return fx.expire_messages(run, run.full(a["topic"]), a["subscription"], a["seconds"])
 

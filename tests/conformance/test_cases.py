@@ -30,6 +30,8 @@ def _params(*, live: bool):
                 continue  # e.g. a broker setting the suite's broker does not use: the run reports NOT_APPLICABLE
             if live and injects_faults(case.trace):
                 continue  # needs the broker behind the fault proxy: tests/live/test_faults_live.py runs it
+            if live and case.profile.get("vendor", "apache") != "apache":
+                continue  # a vendor's case needs that vendor's broker: tests/live/test_tdmq_profile_live.py runs it
             out.append(pytest.param(case, client, id=f"{client}-{case.id}", marks=[pytest.mark.rule(*case.rules)]))
     return out
 

@@ -1,0 +1,82 @@
+"""Vendor profiles: where a vendor's Pulsar documents rules of its own on top of Apache Pulsar's.
+
+Pulsar part: none of Apache Pulsar's own rules; the vendor's developer guide. Today one vendor:
+Tencent Cloud's TDMQ for Pulsar (docs/research/tdmq-profile.md cites every page). Its broker-side
+rules are reproduced on Apache Pulsar by the project's reference tag filter
+(``fixtures/entry_filters/TagFilter.java``, a PIP-105 entry filter) and by the broker setting
+``delayedDeliveryMaxDelayInMillis``.
+Rule ids: PLS-TAG-001 (tags), PLS-DELAY-007 (the delay limit, an Apache rule the profile sets).
+
+A profile is chosen per run (``pulsar-conformance run --profile apache|tdmq``) and recorded in the
+history header's ``profile`` object as ``vendor``; ``reference_model.profiles.profile_for`` applies
+the vendor's settings (``VENDOR_SETTINGS``) before the trace's own overrides. Apache's rules hold
+under every profile unless a rule says otherwise (``rules.AppliesTo.vendors``).
+
+Tag filtering (TDMQ developer guide, "Message Tag Filtering", tencentcloud.com/document/product/1110/46518):
+1. A message's tags are its properties whose value is the fixed word ``TAGS`` (key = tag).
+2. A subscription's tags are the keys of its subscription properties (value reserved, ``1``).
+3. A subscription without tags gets every message; a message without tags goes to every
+   subscription; otherwise the message goes to the subscription when it carries at least one of
+   the subscription's tags (tags are OR-ed), and is never delivered there when it carries none:
+   the filter acknowledges it for that subscription (PIP-105 ``FilterResult.REJECT``).
+
+Not modelled: batched tagged messages (TDMQ says tags "do not support batching" and does not say
+what happens: the model does not follow such a send under the profile); consumers of one
+subscription giving different tags (TDMQ: "must use the same tags", a requirement on users; the
+Python client cannot give subscription properties, so traces set them with the admin API); the
+retry count, retry/DLQ names and reconsumeLater levels of TDMQ's guide, which describe client
+configuration (docs/research/tdmq-profile.md, sections 1.3-1.4); TDMQ's SQL-92 filters.
+Choices: tags are sets of strings; the rules are pure functions over message and subscription
+properties.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+APACHE, TDMQ = "apache", "tdmq"
+VENDORS = (APACHE, TDMQ)
+TAG_VALUE = "TAGS"  # rule 1: a tag property's value
+TDMQ_MAX_DELAY_MS = 864_000 * 1000  # "any time within 864,000 s (10 days)" (docs/research/tdmq-profile.md 1.2)
+
+# Profile fields a vendor sets (reference_model.profiles.Profile), applied before a trace's overrides.
+VENDOR_SETTINGS: Mapping[str, Mapping[str, Any]] = {
+    APACHE: {},
+    TDMQ: {"tag_filtering": True, "delayed_max_delay_ms": TDMQ_MAX_DELAY_MS},
+}
+
+# What the embedded broker needs to play a vendor (fixtures.embedded.EmbeddedBroker): broker.conf
+# settings and entry filters (fixtures/entry_filters.py).
+VENDOR_BROKER_CONFIG: Mapping[str, Mapping[str, str]] = {
+    APACHE: {},
+    TDMQ: {"delayedDeliveryMaxDelayInMillis": str(TDMQ_MAX_DELAY_MS)},
+}
+VENDOR_ENTRY_FILTERS: Mapping[str, tuple[str, ...]] = {APACHE: (), TDMQ: ("tdmq-tags",)}
+
+
+def check_vendor(name: str) -> str:
+    """``name`` if it is a known vendor profile; else a ValueError naming the known ones."""
+    if name not in VENDORS:
+        raise ValueError(f"unknown profile {name!r}; use one of {', '.join(VENDORS)}")
+    return name
+
+
+def message_tags(properties: Mapping[str, str] | None) -> frozenset[str]:
+    """Rule 1: the tags of a message with these properties."""
+    return frozenset(k for k, v in (properties or {}).items() if v == TAG_VALUE)
+
+
+def subscription_tags(properties: Mapping[str, str] | None) -> frozenset[str]:
+    """Rule 2: the tags of a subscription with these subscription properties."""
+    return frozenset((properties or {}).keys())
+
+
+def tag_accepts(message: frozenset[str], subscription: frozenset[str]) -> bool:
+    """Rule 3: whether a message with tags ``message`` goes to a subscription with tags ``subscription``."""
+    return not subscription or not message or bool(message & subscription)
+
+
+def rejection_reason(message: frozenset[str], subscription: frozenset[str]) -> str:
+    """Why rule 3 keeps a message from a subscription (for explanations)."""
+    return (f"its tags {', '.join(sorted(message))} share none with the subscription's "
+            f"{', '.join(sorted(subscription))} (PLS-TAG-001)")

@@ -1,0 +1,67 @@
+"""The tdmq vendor profile (reference_model/vendors.py) on embedded brokers: PLS-TAG-001 judged by the
+checker on the case tdmq-tags-or-untagged with both clients, on a broker that loads the reference tag
+filter and the 10-day delay limit the profile asks for (``open_endpoint`` with ``profile="tdmq"``: what
+``pulsar-conformance run --profile tdmq`` starts). The same case on a broker without the filter is the
+rule broken for real: the checker must FAIL it on PLS-TAG-001."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+pytestmark = pytest.mark.live
+
+CASE_ID = "tdmq-tags-or-untagged"
+
+
+def _case():
+    from conformance.case_files import discover_cases
+
+    (case,) = [c for c in discover_cases() if c.id == CASE_ID]
+    return case.with_vendor("tdmq")
+
+
+@pytest.fixture(scope="module")
+def tdmq_endpoint():
+    from fixtures.endpoint import parse_target
+    from pulsar_conformance.targets import open_endpoint
+
+    options = SimpleNamespace(profile="tdmq", broker_version="4.0.8", config_override=(), token_env=None, token_file=None)
+    with open_endpoint(parse_target("embedded"), options) as endpoint:
+        yield endpoint
+
+
+def _run(endpoint, client: str):
+    from conformance.runner import run_case
+    from conformance.targets.pulsar import BrokerTarget
+
+    target = BrokerTarget(endpoint, client=client)
+    try:
+        return run_case(_case(), target, client=client)
+    finally:
+        target.close()
+
+
+@pytest.mark.rule("PLS-TAG-001")
+@pytest.mark.parametrize("client", ["python", "java"])
+def test_tags_are_filtered_under_the_tdmq_profile(tdmq_endpoint, client):
+    from conformance.runner import PASS
+
+    result = _run(tdmq_endpoint, client)
+    header = result.history.header
+    assert header.profile["vendor"] == "tdmq"
+    assert str(header.profile["broker_config"]["delayedDeliveryMaxDelayInMillis"]) == "864000000"
+    assert result.status == PASS, result.failure_text()
+    assert result.rule_verdicts["PLS-TAG-001"] == PASS
+
+
+@pytest.mark.rule("PLS-TAG-001")
+def test_a_broker_without_the_filter_fails_the_tag_rule(pulsar_broker):
+    """The suite's plain embedded broker has no tag filter: m-c (tag c) reaches sub-a (tags a, b)."""
+    from conformance.runner import FAIL
+
+    result = _run(pulsar_broker, "python")
+    assert result.rule_verdicts["PLS-TAG-001"] == FAIL, result.failure_text()
+    failed = [v for v in result.verdicts if v.rule_id == "PLS-TAG-001" and v.status == FAIL]
+    assert failed and "m-c" in failed[0].explanation

@@ -1,0 +1,73 @@
+"""The vendor profiles chapter (reference_model/vendors.py): TDMQ for Pulsar's tag rules as written in its
+developer guide (docs/research/tdmq-profile.md, rules T2-T8), the profile the ``tdmq`` vendor gives the
+model, and the model following them on a subscription created with tags."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.trace import Op, Trace, TraceHeader
+from conformance.targets.model import ModelTarget
+from reference_model import vendors
+from reference_model.profiles import profile_for
+from reference_model.rules import applies, rule
+
+
+def test_tags_are_the_properties_valued_TAGS_and_mix_with_ordinary_properties():
+    # T6, T8: "tag1=TAGS, tag2=TAGS, xxx=yyy" carries the tags tag1 and tag2
+    assert vendors.message_tags({"tag1": "TAGS", "tag2": "TAGS", "xxx": "yyy"}) == {"tag1", "tag2"}
+    assert vendors.message_tags({"xxx": "yyy"}) == frozenset()
+    assert vendors.message_tags(None) == frozenset()
+    # T7: a subscription's tags are its subscription properties' keys ("1" is a reserved version)
+    assert vendors.subscription_tags({"tag1": "1", "tag2": "1"}) == {"tag1", "tag2"}
+
+
+@pytest.mark.parametrize(("message", "subscription", "delivered"), [
+    ({"a"}, {"a", "b"}, True),  # T3: one shared tag is enough (OR)
+    ({"b", "c"}, {"a", "b"}, True),
+    ({"c"}, {"a", "b"}, False),  # carries tags, none of the subscription's
+    (set(), {"a", "b"}, True),  # T5: untagged messages go to every subscription
+    ({"c"}, set(), True),  # T2: a subscription without tags gets every message
+])
+def test_tag_filtering(message, subscription, delivered):
+    assert vendors.tag_accepts(frozenset(message), frozenset(subscription)) is delivered
+
+
+def test_the_tdmq_profile_turns_on_tags_and_the_ten_day_delay_limit():
+    tdmq = profile_for("4.0.8", "java", {"vendor": "tdmq"})
+    assert (tdmq.vendor, tdmq.tag_filtering, tdmq.delayed_max_delay_ms) == ("tdmq", True, 864_000_000)
+    apache = profile_for("4.0.8", "java")
+    assert (apache.vendor, apache.tag_filtering, apache.delayed_max_delay_ms) == ("apache", False, 0)
+    with pytest.raises(ValueError, match="unknown profile 'aws'"):
+        profile_for("4.0.8", "java", {"vendor": "aws"})
+
+
+def test_the_tag_rule_speaks_only_under_the_tdmq_profile():
+    tag = rule("PLS-TAG-001")
+    assert applies(tag, broker_version="4.0.8", client="python", vendor="tdmq")
+    assert not applies(tag, broker_version="4.0.8", client="python", vendor="apache")
+    assert applies(rule("PLS-ACK-001"), broker_version="4.0.8", client="python", vendor="tdmq")
+
+
+def _received(vendor: str) -> list[str]:
+    ops = [
+        ("create_producer", {"producer": "p1", "topic": "t"}),
+        ("create_subscription", {"topic": "t", "subscription": "s", "properties": {"a": "1"}, "initial_position": "Earliest"}),
+        ("send", {"producer": "p1", "payload": "m-a", "properties": {"a": "TAGS"}}),
+        ("send", {"producer": "p1", "payload": "m-c", "properties": {"c": "TAGS"}}),
+        ("send", {"producer": "p1", "payload": "m-plain"}),
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"}),
+        ("receive", {"consumer": "c1", "timeout_ms": 500}),
+        ("receive", {"consumer": "c1", "timeout_ms": 500}),
+        ("receive", {"consumer": "c1", "timeout_ms": 500}),
+    ]
+    trace = Trace(TraceHeader(trace_id="tags", title="tags", profile={"vendor": vendor}),
+                  tuple(Op(i, op, args) for i, (op, args) in enumerate(ops, start=1)))
+    history = ModelTarget().run(trace)
+    return [(e.outcome.value or {}).get("message", {}) and e.outcome.value["message"]["payload"]
+            for e in history.events if e.op.op == "receive"]
+
+
+def test_the_model_keeps_a_filtered_message_from_its_subscription():
+    assert _received("tdmq") == ["m-a", "m-plain", None]
+    assert _received("apache") == ["m-a", "m-c", "m-plain"]
