@@ -287,6 +287,8 @@ class _Checker:
         self.notes: list[str] = []
         self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
         self.unmodelled_labels: set[str] = set()
+        # topics (full names) a send the model did not follow may have written to: their backlog is not judged
+        self.unmodelled_topics: set[str] = set()
         self.tainted: dict[str, int] = {}  # subscription/topic key -> step of the indeterminate op
         self.sent: dict[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}  # label -> (args, value)
         self.producer_names: dict[str, str] = {}
@@ -466,6 +468,9 @@ class _Checker:
                 self.unmodelled_handles.add(handle)
             if op == "send":
                 self.unmodelled_labels.add(args["payload"])
+                producer = self.model.producers.get(args["producer"])
+                if producer is not None and event.outcome.status != REJECTED:
+                    self.unmodelled_topics.add(producer.topic.full)
 
     def _follow_quietly(self, event: Event) -> None:
         """A handle the checker stopped judging still leaves its subscription when it closes or
@@ -1079,6 +1084,9 @@ class _Checker:
             return
         topic = self.model.topic_named(args["topic"])
         keys = [f"sub:{topic.full}/{args['subscription']}", f"topic:{topic.full}"] if topic is not None else []
+        if topic is not None and any(t == topic.full or t.startswith(topic.full + "-partition-") for t in self.unmodelled_topics):
+            self.notes.append(f"step {n}: stats not judged: a send the model did not follow wrote to {topic.short}")
+            return
         if out.status == INDETERMINATE:
             self._emit("PLS-BACKLOG-001", n, INDET, None, f"{pred[0]}..{pred[1]}", "indeterminate", "stats did not answer.")
             return

@@ -26,7 +26,9 @@ ExclusiveWithFencing producer is answered ProducerFenced, final, so its next sen
 ProducerFenced; a Shared producer is answered ProducerBusy and a WaitForExclusive one is queued,
 both retried forever, so their next send fails with Timeout after ``send_timeout_millis``.
 A second producer with a name already connected on the topic is refused with ProducerBusy
-(PLS-ACCESS-006).
+(PLS-ACCESS-006), unless the access mode acts first (``AbstractTopic#addProducer`` runs the epoch
+step before ``internalAddProducer``'s name check): an ExclusiveWithFencing producer fences the
+named one and gets the topic, a WaitForExclusive one is queued (measured on 4.0.8, 2026-11-27).
 
 Not modelled: topic epochs across broker restarts, the order of several waiters, partitioned
 topics (each partition decides alone), the broker's error texts (Python shows only the result name).
@@ -64,6 +66,16 @@ def create_producer(present: tuple[PresentProducer, ...], mode: str, name: str |
     """The outcome of creating a producer in ``mode`` next to ``present`` (the table above)."""
     if mode not in MODES:
         raise ValueError(f"unknown access mode {mode!r}; use one of {MODES}")
+    if mode == WAIT_FOR_EXCLUSIVE and present:
+        # queued before any name check: AbstractTopic#addProducer waits for the topic epoch first and runs
+        # internalAddProducer (the ProducerBusy name check) at its turn (live 4.0.8, 2026-11-27: a second
+        # WaitForExclusive producer with a connected producer's name waited; regression
+        # pls-access-006-missing-rejection-35783b18bd6f)
+        return CreateOutcome("waiting", "PLS-ACCESS-005")
+    if mode == EXCLUSIVE_WITH_FENCING:
+        # the epoch bump fences the present producers before the name check, so a same-named one is fenced
+        # too (live 4.0.8, Java, 2026-11-27: regression pls-access-006-missing-rejection-d2dc93fc47c0)
+        return CreateOutcome("ok", "PLS-ACCESS-004", fences=tuple(p.name for p in present))
     if name is not None and any(p.name == name for p in present):
         return CreateOutcome("ProducerBusy", "PLS-ACCESS-006")
     holder = any(p.mode != SHARED for p in present)  # a waiting WaitForExclusive is never "present"

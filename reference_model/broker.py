@@ -91,7 +91,7 @@ from reference_model.feature_ops import FeatureOps
 from reference_model.schema_ops import SchemaOps
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model import dead_letter as dl
-from reference_model import faults, vendors
+from reference_model import faults, feature_state, vendors
 from reference_model.profiles import Profile, client_refusal, handle_profile, profile_for
 from reference_model.redelivery import JavaNackTracker, check_ack_timeout, check_ack_timeout_tick, multiplier_backoff_ms
 from reference_model.rejections import ModelError, NotModelledError, Rejected
@@ -352,6 +352,7 @@ class Broker(FeatureOps, SchemaOps):
         self.partition_consumers: dict[str, list[tuple[ConsumerConfig, Subscription]]] = {}
         self.received_labels: dict[str, set[str]] = {}  # consumer -> labels its application received
         self.sender_client: dict[str, str] = {}  # label -> the client ("cpp", "java") whose producer sent it
+        self.failed_last_send: set[str] = set()  # producers whose last send failed (a Java flush reports it)
         self.readers: dict[str, Reader] = {}
         self.closed: set[str] = set()
         self.labels: dict[str, tuple[Topic, int]] = {}  # label -> where it was sent
@@ -562,6 +563,7 @@ class Broker(FeatureOps, SchemaOps):
         producer = self.producers.get(args["producer"])
         if producer is None:
             return
+        self.failed_last_send.add(producer.handle)
         if refused.rule == "PLS-DELAY-007":
             self._use_up_generated_id(producer, args)
         else:
@@ -604,8 +606,11 @@ class Broker(FeatureOps, SchemaOps):
         features = self._feature_create_producer(args, topic, name)
         if isinstance(features, Rejected) and features.error == "InvalidArgument":
             return features  # the client refuses its own configuration before it asks the broker (found live, issue 16)
-        if name is not None and topic is not None and name in topic.producer_names:
-            # PLS-ACCESS-006: "Producer with name ... is already connected to topic".
+        waits = (args.get("access_mode") in ("WaitForExclusive", "ExclusiveWithFencing") and topic is not None
+                 and bool(topic.producer_names))
+        if name is not None and topic is not None and name in topic.producer_names and not waits:
+            # PLS-ACCESS-006: "Producer with name ... is already connected to topic" (a WaitForExclusive
+            # producer is queued first and checked at its turn: access_modes.create_producer).
             return Rejected("ProducerBusy", "PLS-ACCESS-006", f"producer with name {name!r} is already connected")
         if isinstance(features, Rejected):
             return features
@@ -721,7 +726,7 @@ class Broker(FeatureOps, SchemaOps):
         txn = self._send_txn(producer, args, at)
         if isinstance(txn, Rejected):
             return txn
-        self.check_batch_timer(producer.handle, at)
+        self.check_batch_timer(producer.handle, at, args)
         # PLS-CHUNK-002/003: the size check comes before the send; on a partitioned topic every
         # partition's producer makes the same check (the metadata does not name the partition).
         plan = self._send_plan(producer, topic, args)
@@ -732,6 +737,7 @@ class Broker(FeatureOps, SchemaOps):
             return refused
         yield  # decided: the message is sent (a partitioned topic routes it first)
         self.sender_client[label] = self.profile_of(producer.handle).client
+        self.failed_last_send.discard(producer.handle)
         if topic.partitions and (args.get("async") or self.pfx.get(producer.handle) and self.pfx[producer.handle].batching):
             raise NotModelledError("batching and async sends on partitioned topics")
         if topic.partitions:
@@ -981,6 +987,11 @@ class Broker(FeatureOps, SchemaOps):
                          if args.get("dead_letter") is not None else None)
         if refused_count is not None:
             return Rejected("InvalidArgument", "PLS-DLQ-007", refused_count)
+        if args.get("read_compacted"):
+            # Live 4.0.8 (regression pls-sub-001-unexpected-rejection-2cac07dedac6): the broker refuses the retry
+            # topic's Shared subscription with NotAllowedError ("readCompacted only allowed on failover or exclusive
+            # subscriptions"), after the first topic's subscription may have been created
+            raise NotModelledError("enable_retry with read_compacted (the retry topic's Shared subscription is refused)")
         retry = (names.expand_trace(dead["retry_topic"]) if dead.get("retry_topic")
                  else dl.default_retry_topic(first, args["subscription"]))
         dlq = names.expand_trace(dead["topic"]) if dead.get("topic") else dl.default_dlq_topic(first, args["subscription"])
@@ -1707,14 +1718,33 @@ class Broker(FeatureOps, SchemaOps):
                             f"the non-durable subscription {subscription!r} on {topic} went with its last consumer")
         if sub is None:
             return Rejected("SubscriptionNotFound", "PLS-BACKLOG-001", f"no subscription {subscription!r} on {topic}", certain=False)
+        if not names.is_persistent(t.full) and (sub.dispatcher is None or not sub.dispatcher.connected()):
+            # NonPersistentTopic drops a subscription with its last consumer (live 4.0.8, 2026-11-27, 3/3:
+            # regression pls-backlog-001-unexpected-rejection-143de56b27d7); not confirmed in the source
+            return Rejected("SubscriptionNotFound", "PLS-BACKLOG-001",
+                            f"a non-persistent subscription {subscription!r} without consumers", certain=False)
         if not names.is_persistent(t.full):
             # a non-persistent subscription has no cursor and no backlog: NonPersistentSubscription#getStats never sets
             # msgBacklog (javap, 4.0.8); live 4.0.8 reported 0 with a message unacked (3/3, 2026-11-27, issue 16's campaign)
             return 0, 0
-        low = self._feature_backlog(t, sub)  # entries: a batch counts once
+        high = self._feature_backlog(t, sub)  # entries: a batch counts once
         lagging = sum(n for (when, n, who) in sub.ack_log
                       if when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
-        return low, low + lagging + sub.fault_uncertain_acks
+        # async sends no flush has reported yet may still be on their way to the broker: the backlog may
+        # not count their entries yet (live 4.0.8, 2026-11-27: a delayed async send, then stats at once, gave
+        # 0 once in four runs; regression pls-backlog-001-wrong-backlog-082a19e96a09)
+        fx = self.topic_features(t)
+        in_flight = {fx.entry_of.get(pos, ("alone", pos))[0]
+                     for handle, ids in self.flushed.items()
+                     if handle in self.producers and self.producers[handle].topic is t
+                     for label in ids if (pos := t.by_label.get(label)) is not None and not sub.cursor.is_acked(pos)}
+        # a batching producer's open batch may already have left on its timer (the Java client's is periodic;
+        # live 4.0.8, Java, 2026-11-27: an async send on a batching producer, then stats at once, counted it:
+        # regression pls-backlog-001-wrong-backlog-883a6c7922fa)
+        leaving = sum(len(feature_state.plan_batches(pf.pending, pf.batch_config)) for handle, pf in self.pfx.items()
+                      if pf.batching and pf.pending and handle in self.producers and self.producers[handle].topic is t
+                      and self.batch_may_have_left(handle, at))
+        return max(0, high - len(in_flight)), high + leaving + lagging + sub.fault_uncertain_acks
 
     def _stats_subscription(self, topic: str, subscription: str, at: Span) -> "tuple[Topic, Any, Any] | None":
         """(topic, subscription or None, its dispatcher or None) for a per-consumer stats reading at

@@ -159,6 +159,18 @@ def next_sequence_id(seq: ProducerSequence, explicit: int | None = None, *, pyth
     return ProducerSequence(seq.configured_initial, seq.last, seq.next_generated + 1), seq.next_generated
 
 
+def batch_acknowledged(seq: ProducerSequence, sequence_ids: "list[int] | tuple[int, ...]", *,
+                       highest: bool = False) -> ProducerSequence:
+    """PLS-DEDUP-006 for one batch (one entry), acknowledged by one receipt. The C++ client sets
+    ``last_sequence_id`` to the batch's first sequence id plus its message count minus one
+    (apache/pulsar-client-cpp lib/ProducerImpl.cc ``ProducerImpl::ackReceived``: it assumes the ids are
+    consecutive, so a batch holding 0 and 2 reports 1; live 4.0.8, 2026-11-27, regression
+    pls-dedup-006-wrong-value-9745a1bf7f4b); the Java client keeps the highest id acknowledged."""
+    if highest:
+        return send_acknowledged(seq, max(sequence_ids), highest=True)
+    return send_acknowledged(seq, sequence_ids[0] + len(sequence_ids) - 1)
+
+
 def send_acknowledged(seq: ProducerSequence, sequence_id: int, *, highest: bool = False) -> ProducerSequence:
     """PLS-DEDUP-006: every acknowledged send (stored or duplicate) sets ``last_sequence_id`` (C++); with
     ``highest`` (the Java client) it keeps the highest id acknowledged."""

@@ -322,6 +322,11 @@ class FeatureOps:
         pf = self.pfx.get(producer.handle)
         if pf is None:
             return None
+        if args is not None and pf.batching and pf.pending and not args.get("async") and not is_persistent(producer.topic.full) \
+                and "deliver_after_ms" not in args and "deliver_at_ms" not in args:
+            # it joins the open batch (its batch index), and a non-persistent topic's ids say nothing else (PLS-NP-003):
+            # live 4.0.8, Java, 2026-11-27 (regression pls-np-003-wrong-value-cc7343488154)
+            raise NotModelledError("a sync send joining the open batch of a batching producer on a non-persistent topic")
         if args is not None and pf.batching and pf.pending and ("deliver_after_ms" in args or "deliver_at_ms" in args) \
                 and self._dedup_state(producer.topic).enabled:
             # PLS-DELAY-006 under deduplication: the delayed message's sequence id reaches the broker
@@ -368,6 +373,10 @@ class FeatureOps:
             if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
                 plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
             return plan  # what it uses up: _feature_refused_for_size, when the refusal is committed
+        if getattr(plan, "chunks", 1) > 1 and self.policies.max_unacked_messages_per_consumer:
+            # each chunk counts against maxUnackedMessagesPerConsumer: a message of more chunks than the limit
+            # never completes (live 4.0.8, Java, 2026-11-27: regression pls-sub-002-lost-message-50bbf5bf267a)
+            raise NotModelledError("a chunked message under maxUnackedMessagesPerConsumer (its chunks count as unacked)")
         return None if batched or args.get("async") else plan
 
     def _delay_limit_refusal(self, producer: Any, topic: Any, args, at: Span) -> Rejected | None:
@@ -432,6 +441,24 @@ class FeatureOps:
             self._write_batches_sent_before(producer, pf, topic, at, PendingSend(label, dict(args), at, s, deliver_at),
                                             include=False)
             state = self._dedup_state(topic)
+        elif pf.pending and pf.batching and not state.enabled and is_persistent(topic.full):
+            # (under deduplication, and on a non-persistent topic whose ids say nothing of entries (PLS-NP-003),
+            # the model keeps its older, coarser order: the pending batch first, then this message with its
+            # dedup classification, PLS-DEDUP-004; case dedup-in-flight-unknown)
+            # The message joins the open batch (both clients add it to the container and wait for the batch):
+            # the batches go out together, one receipt each (live 4.0.8, 2026-11-27: async m1, then a sync m2,
+            # gave m1 (e,0) and m2 (e,1); regression pls-dedup-006-wrong-value-9745a1bf7f4b). The next flush
+            # reports the others' ids.
+            pf.pending.append(PendingSend(label, dict(args), at, s, deliver_at))
+            ids = self._flush_pending(producer, pf, topic, at, observed={})
+            mine = MessageId.from_list(ids.pop(label))
+            self.flushed.setdefault(producer.handle, {}).update(ids)
+            if topic.partition_index < 0:
+                facts["sequence_id"] = pf.sequence.last
+            facts["sequence_rule"] = "PLS-DEDUP-005" if args.get("sequence_id") == 0 else "PLS-DEDUP-006"
+            self.facts = facts
+            return {"message_id": mine.to_list(), "sequence_id": pf.sequence.last, "id_text": str(mine),
+                    "publish_time": int(observed["publish_time"]) if "publish_time" in observed else int(at.start)}
         elif pf.pending:
             # C++ writes in order: the async sends before this one complete first; the next flush reports them.
             self.flushed.setdefault(producer.handle, {}).update(self._flush_pending(producer, pf, topic, at, observed={}))
@@ -560,6 +587,10 @@ class FeatureOps:
                 ids[item.label] = value["message_id"]
             return ids
         entries = plan_batches(stored_items, pf.batch_config)
+        highest = self.profile_of(producer.handle).last_sequence_id_highest
+        for group in entries:  # one receipt per entry, in the order they were written (PLS-DEDUP-006)
+            pf.sequence = dedup.batch_acknowledged(pf.sequence, [stored_items[i].sequence_id for i in group], highest=highest)
+        producer.last_sequence_id = pf.sequence.last
         # a delayed message is sent alone (PLS-DELAY-006); a Java batch of one is a plain message (PLS-BATCH-008)
         java_single = self.profile_of(producer.handle).single_message_batch_unbatched
         alone = frozenset(group[0] for group in entries
@@ -617,7 +648,15 @@ class FeatureOps:
             if ids and producer is not None and producer.topic.full == topic:
                 raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
 
-    def check_batch_timer(self, handle: str, at: Span) -> None:
+    def batch_may_have_left(self, handle: str, at: Span) -> bool:
+        """Whether ``handle``'s open batch may have left on its timer by ``at`` (``check_batch_timer``)."""
+        pf = self.pfx.get(handle)
+        if pf is None or not pf.batching or not pf.pending:
+            return False
+        periodic = self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000
+        return periodic or at.end >= pf.pending[0].at.start + pf.batch_delay_ms
+
+    def check_batch_timer(self, handle: str, at: Span, args: Any = None) -> None:
         """A send or flush on a batching producer whose open batch is older than its timer
         (``batching_max_delay_ms`` since the batch's first message) is not followed: the client may
         have sent that batch already, so which messages share an entry is timing. The Java client's
@@ -632,6 +671,12 @@ class FeatureOps:
         if periodic or at.start >= pf.pending[0].at.start + pf.batch_delay_ms:
             raise NotModelledError(f"{handle}'s open batch may have left on its timer ({pf.batch_delay_ms} ms"
                                    + (", periodic" if periodic else "") + ")")
+        if args is not None and not args.get("async") and ("deliver_after_ms" in args or "deliver_at_ms" in args) \
+                and at.end >= pf.pending[0].at.start + pf.batch_delay_ms:
+            # A sync delayed send goes ahead of the open batch (PLS-DELAY-006); when the batch timer fires
+            # before its receipt comes, the batch's receipt may come last, and last_sequence_id is the
+            # batch's (live 4.0.8, 2026-11-27: regression pls-dedup-006-wrong-value-9745a1bf7f4b)
+            raise NotModelledError(f"{handle}'s open batch may leave on its timer during a delayed send")
 
     def check_no_batch_in_flight(self, topics: set[str], at: Span) -> None:
         """A receive on ``topics`` (full names) while a batching producer there holds async sends
@@ -661,6 +706,11 @@ class FeatureOps:
         if producer is None:
             return self._handle_missing(args["producer"], "producer")
         self.check_batch_timer(producer.handle, at)
+        if producer.handle in self.failed_last_send and self.profile_of(producer.handle).client == "java":
+            # Live 4.0.8 (regression pls-batch-001-unexpected-rejection-71a206f32cda): the Java flush returns
+            # the last send's future (ProducerImpl.LastSendFutureWrapper#handleOnce), so it fails once with
+            # that send's error
+            raise NotModelledError("a Java flush after a failed send (it reports that send's error once)")
         yield  # decided: the producer's pending messages are written
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         if producer.topic.partitions:
