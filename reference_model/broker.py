@@ -1393,6 +1393,10 @@ class Broker(FeatureOps, SchemaOps):
         config, sub = found
         if config.handle in self.partition_consumers:
             raise NotModelledError("seek on partitioned topics")
+        if not names.is_persistent(sub.topic.full):
+            # nothing is stored to go back to (live 4.0.8, Java, 2026-11-27: the seek answered ok and the consumer
+            # then got only new messages; regression pls-failover-003-order-violation-95e540ed6b91)
+            raise NotModelledError("seek on a non-persistent topic")
         entries = sub.topic.entries
         filter_for = None
         if "message" in args:
@@ -1496,8 +1500,10 @@ class Broker(FeatureOps, SchemaOps):
             # PLS-COMPACT-005: a reader's subscribe is refused by the broker (live 4.0.8, C++ 4.2.0,
             # 2026-11-26: NotAllowedError, whether the topic exists yet or not)
             return Rejected("NotAllowedError", "PLS-COMPACT-005", "read compacted on a non-persistent topic")
-        if start == "earliest" and topic is not None and not names.is_persistent(topic.full):
-            pos, rule = n, "PLS-NP-001"  # nothing stored: a reader sees only what comes after it
+        if start != "latest" and topic is not None and not names.is_persistent(topic.full):
+            # nothing stored: a reader from the earliest or from a message id sees only what comes after it
+            # (live 4.0.8, 2026-11-27, from a message id: regression pls-reader-003-lost-message-3b8b02561ae3)
+            pos, rule = n, "PLS-NP-001"
         elif start == "earliest":
             pos, rule = 0, "PLS-READER-001"
         elif start == "latest":

@@ -370,6 +370,11 @@ class FeatureOps:
                 raise NotModelledError("an async send the client refuses for its size (the error comes with a later flush)")
             if batched and pf.pending:
                 raise NotModelledError("a message too big for a batch that already holds messages (which of them fail)")
+            if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003" and self.profile_of(producer.handle).client == "java":
+                # live 4.0.8, Java, 2026-11-27: a 5 MB + 1 message to a non-persistent topic was sent (chunked), a 10 MB
+                # one timed out after 218 retries (regressions pls-chunk-006-missing-rejection-58079fbd209b,
+                # pls-dedup-006-wrong-value-a86c9d89b256): not the C++ client's refusal, and not followed
+                raise NotModelledError("a Java chunked message too big for one entry on a non-persistent topic")
             if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
                 plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
             return plan  # what it uses up: _feature_refused_for_size, when the refusal is committed
