@@ -24,7 +24,6 @@ the page is readable printed or without JS.
 
 from __future__ import annotations
 
-import json
 
 import math
 import zlib
@@ -480,17 +479,24 @@ def coverage_by_client(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> st
     return f'<div id="coverage-by-client"><b>By client</b><ul>{items}</ul></div>'
 
 
-def _vendors(combos: Any) -> list[str]:
-    """The vendor profiles (reference_model.vendors) the corpus's histories were judged under: each
-    row's ``profile`` JSON names its ``vendor`` (none named: apache)."""
+def vendors_in(profiles: Any) -> list[str]:
+    """The vendor profiles (reference_model/vendors.py) named by history ``profile`` objects (mappings,
+    or their JSON text as an outcome corpus stores them); one that names none is Apache's."""
+    import json
+
     found = set()
-    for combo in combos:
-        for text in combo.get("profiles") or ():
-            try:
-                found.add(str((json.loads(text) if isinstance(text, str) else dict(text or {})).get("vendor") or "apache"))
-            except (ValueError, TypeError):
-                found.add("apache")
+    for profile in profiles or ():
+        try:
+            value = json.loads(profile) if isinstance(profile, str) else dict(profile or {})
+        except (ValueError, TypeError):
+            value = {}
+        found.add(str(value.get("vendor") or "apache") if isinstance(value, dict) else "apache")
     return sorted(found) or ["apache"]
+
+
+def _vendors(combos: Any) -> list[str]:
+    """The vendor profiles the corpus's histories were judged under."""
+    return vendors_in([p for combo in combos for p in combo.get("profiles") or ()])
 
 
 def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None,

@@ -194,6 +194,7 @@ def rule_matrix(data: dict[str, Any]) -> dict[str, Any]:
     """Per combo, one verdict per active rule: NOT_APPLICABLE (registry ``applies_to``), else the
     worst verdict of the steps that judged it, else NOT_EXERCISED. Plus coverage figures."""
     from reference_model.rules import active_rules, applies
+    from reports.html import vendors_in
 
     rules = active_rules()
     judged: dict[str, dict[str, str]] = {}
@@ -212,8 +213,9 @@ def rule_matrix(data: dict[str, Any]) -> dict[str, Any]:
     for combo in data["combos"]:
         key = combo_key(combo["target"], combo["broker_version"], combo["client"])
         row = {}
+        vendors = vendors_in(combo.get("profiles"))
         for r in rules:
-            if not _applies(applies, r, combo["broker_version"], combo["client"]):
+            if not any(_applies(applies, r, combo["broker_version"], combo["client"], v) for v in vendors):
                 row[r.id] = NOT_APPLICABLE
             else:
                 row[r.id] = judged.get(key, {}).get(r.id, NOT_EXERCISED)
@@ -249,15 +251,16 @@ def rule_matrix(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _applies(applies: Any, rule: Any, broker_version: str | None, client: str | None) -> bool:
-    """Registry ``applies`` for a combo. A cross-client trace (client ``mixed``) has handles of
-    both clients, so a rule applies to it when it applies to any client the registry knows."""
+def _applies(applies: Any, rule: Any, broker_version: str | None, client: str | None, vendor: str = "apache") -> bool:
+    """Registry ``applies`` for a combo under the vendor profile ``vendor``. A cross-client trace (client
+    ``mixed``) has handles of both clients, so a rule applies to it when it applies to any client the
+    registry knows."""
     from reference_model.rules import CLIENTS
 
     try:
         if (client or "").lower() == "mixed":
-            return any(applies(rule, broker_version=broker_version or "4.0", client=c) for c in CLIENTS)
-        return applies(rule, broker_version=broker_version or "4.0", client=(client or "python"))
+            return any(applies(rule, broker_version=broker_version or "4.0", client=c, vendor=vendor) for c in CLIENTS)
+        return applies(rule, broker_version=broker_version or "4.0", client=(client or "python"), vendor=vendor)
     except ValueError:
         return True  # an unreadable version: let the data speak
 
