@@ -85,13 +85,13 @@ from reference_model import unacked
 from reference_model.dispatch.exclusive import ExclusiveDispatcher
 from reference_model.dispatch.failover import FailoverDispatcher
 from reference_model.dispatch.key_shared import KeySharedDispatcher, KeySharedSettings, KeySharedPolicy, check_policy
-from reference_model.dispatch.shared import SharedDispatcher
+from reference_model.dispatch.shared import SharedDispatcher, zero_permit_queue
 from reference_model import key_shared as ks, routing
 from reference_model.feature_ops import FeatureOps
 from reference_model.schema_ops import SchemaOps
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model import dead_letter as dl
-from reference_model import faults, feature_state, vendors
+from reference_model import faults, feature_state, non_persistent, vendors
 from reference_model.profiles import Profile, client_refusal, handle_profile, profile_for
 from reference_model.redelivery import JavaNackTracker, check_ack_timeout, check_ack_timeout_tick, multiplier_backoff_ms
 from reference_model.rejections import ModelError, NotModelledError, Rejected
@@ -735,7 +735,15 @@ class Broker(FeatureOps, SchemaOps):
         refused = self._delay_limit_refusal(producer, topic, args, at)
         if refused is not None:
             return refused
+        if topic.partitions and self._keyless_key_unknown(args) and any(
+                isinstance(sub.dispatcher, KeySharedDispatcher) for i in range(topic.partitions)
+                for sub in self.topics[names.partition_name(topic.full, i)].subscriptions.values()):
+            raise NotModelledError(self._KEYLESS_ON_PARTITIONS)
+        if not names.is_persistent(topic.full):
+            self._check_no_drop(topic)
         yield  # decided: the message is sent (a partitioned topic routes it first)
+        if int(args.get("payload_size", 0)) >= non_persistent.WRITABILITY_BYTES:
+            self.large_message_sent = True
         self.sender_client[label] = self.profile_of(producer.handle).client
         self.failed_last_send.discard(producer.handle)
         if topic.partitions and (args.get("async") or self.pfx.get(producer.handle) and self.pfx[producer.handle].batching):
@@ -1125,7 +1133,39 @@ class Broker(FeatureOps, SchemaOps):
         self._attach_all(member_args, args, at, observed)
         return {}
 
+    # PLS-KEYSHARED-001: a 4.x broker hashes a keyless message by "<producer name>-<sequence id>" from its
+    # metadata. On a partitioned topic both are the partition producer's: each partition counts its own
+    # sequence ids, and the C++ client's partition producers each get a name of their own (live 4.0.8,
+    # mixed campaign 2026-11-27: m4 came from standalone-0-2440 with sequence id 1 where the producer
+    # reported standalone-0-2439 and the model had sent 3 before it; the Java client passes the first
+    # partition's name to the others, ``PartitionedProducerImpl``/``overrideProducerName``). The history
+    # reports neither, so such a message on a Key_Shared subscription is not judged.
+    _KEYLESS_ON_PARTITIONS = ("a keyless message on a partitioned topic with a Key_Shared subscription (its sticky key is "
+                              "the partition producer's name and sequence id, which the history does not report)")
+
+    def _check_no_drop(self, topic: Topic) -> None:
+        """PLS-NP-001 (``non_persistent`` rule 5): a message the broker may drop for a subscription is not
+        modelled; which one it drops is not in the history."""
+        for sub in topic.subscriptions.values():
+            handles = sub.dispatcher.connected() if sub.dispatcher is not None else []
+            if not handles:
+                continue
+            waiting = sum(1 for p in range(sub.n_entries()) if not sub.cursor.is_acked(p))
+            thresholds = [zero_permit_queue(self.consumers[h][0].receiver_queue_size) for h in handles if h in self.consumers]
+            why = non_persistent.drop_possible(large_message_sent=self.large_message_sent, waiting=waiting,
+                                               permit_thresholds=thresholds)
+            if why is not None:
+                raise NotModelledError(f"a send to non-persistent {topic.short} that subscription {sub.name} may not get: {why}")
+
+    def _keyless_key_unknown(self, args) -> bool:
+        return args.get("key") is None and args.get("ordering_key") is None \
+            and self.key_shared.profile.keyless_producer_sequence
+
     def _subscribe_partitioned(self, parent: Topic, args, at, observed):
+        if args.get("type") == "Key_Shared" and self.key_shared.profile.keyless_producer_sequence and any(
+                e.key is None and e.ordering_key is None for i in range(parent.partitions)
+                for e in self.topics[names.partition_name(parent.full, i)].entries):
+            raise NotModelledError(self._KEYLESS_ON_PARTITIONS)
         pairs = [dict(args, topic=names.partition_name(parent.full, i)) for i in range(parent.partitions)]
         refused = self._admit_all(pairs, at, observed)
         if refused is not None:
@@ -1908,6 +1948,7 @@ class Broker(FeatureOps, SchemaOps):
         if effects.closes_ledgers:
             for topic in self.topics.values():
                 self.unloads.setdefault(topic.full, []).append(at.end)  # PLS-RETENTION-001: its ledger is closed
+        self.reconnected_producers |= set(self.producers)
         return {}
 
     def _op_restart_broker(self, args, at, observed):

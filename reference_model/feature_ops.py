@@ -87,6 +87,11 @@ class FeatureOps:
         self.pfx: dict[str, ProducerFeatures] = {}  # producer handle -> its features
         self.tfx: dict[str, TopicFeatures] = {}  # topic full name -> its features
         self.unloads: dict[str, list[float]] = {}  # topic full name -> when an unload closed its ledger (PLS-RETENTION-001)
+        # Producers that reconnected after an unload or a fault: until they close, a new producer's access
+        # mode on their topic races their reconnection (see ``_feature_create_producer``).
+        self.reconnected_producers: set[str] = set()
+        # PLS-NP-001 (non_persistent rule 5): a message big enough to leave a connection unwritable was sent
+        self.large_message_sent = False
         self.index_ack: dict[str, bool] = {}  # consumer handle -> batch index ack in effect
         self.app_acked: dict[tuple[str, str, int], set[int]] = {}  # (topic, sub, entry) -> positions acked by the app
         self.facts: dict[str, Any] = {}
@@ -207,6 +212,7 @@ class FeatureOps:
         yield  # decided: the topic is reloaded, with everything it kept
         for t in unloaded:
             self.unloads.setdefault(t.full, []).append(at.end)  # its ledger is closed (PLS-RETENTION-001)
+        self.reconnected_producers |= {h for h, p in self.producers.items() if p.topic in unloaded}
         return {}
 
     def _op_expire_messages(self, args, at, observed):
@@ -259,8 +265,16 @@ class FeatureOps:
         if topic is not None:
             for handle, p in self.producers.items():
                 pf = self.pfx.get(handle)
+                mode = pf.access_mode if pf else "Shared"
+                if p.topic is topic and handle in self.reconnected_producers and not (pf and pf.fenced) \
+                        and (mode, fx.access_mode) != (am.SHARED, am.SHARED):
+                    # Live 4.0.8, mixed campaign 2026-11-27 (pls-access-005-wrong-value-398b2f3c14ea): after an
+                    # unload a WaitForExclusive producer came at once while the topic's WaitForExclusive holder was
+                    # still reconnecting; the access mode follows whoever reaches the reloaded topic first.
+                    raise NotModelledError(f"a {fx.access_mode} producer on {topic.full} while {handle} ({mode}) may still "
+                                           f"be reconnecting after an unload or fault: whoever arrives first holds the topic")
                 if p.topic is topic and not (pf and (pf.waiting or pf.fenced)):
-                    present.append(am.PresentProducer(p.name, pf.access_mode if pf else "Shared"))
+                    present.append(am.PresentProducer(p.name, mode))
         decided = am.create_producer(tuple(present), fx.access_mode, name)
         if decided.result not in ("ok", "waiting"):
             return Rejected(decided.result, decided.rule,
@@ -305,6 +319,7 @@ class FeatureOps:
 
     def _feature_producer_closed(self, producer: Any) -> None:
         """PLS-ACCESS-005: a waiting WaitForExclusive producer gets the topic when nobody else holds it."""
+        self.reconnected_producers.discard(producer.handle)
         topic = producer.topic
         live = [h for h, p in self.producers.items() if p.topic is topic and not self.pfx.get(h, ProducerFeatures()).waiting
                 and not self.pfx.get(h, ProducerFeatures()).fenced]

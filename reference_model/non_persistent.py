@@ -15,14 +15,26 @@ Rule ids: PLS-NP-001 .. PLS-NP-004 (and PLS-CHUNK-006, PLS-COMPACT-005 for the c
 3. Send and receive ids are ``(0, 0, partition, -1)`` for every message (PLS-NP-003).
 4. ``deliver_at`` / ``deliver_after`` are ignored: delivery is immediate (PLS-NP-004).
 
-Not modelled: the broker dropping messages when a consumer has no permits
-(``msgDropRate``), replication, non-persistent partitioned topics.
+5. The broker drops a message for a subscription whose consumer has no permits or whose connection
+   is not writable (``NonPersistentDispatcherSingleActiveConsumer#sendMessages``, and the Multiple
+   consumers dispatcher when no consumer has permits: ``msgDropRate``). Neither is visible in a
+   history, so a send that may meet either is not modelled (``drop_possible``): after a message of
+   ``WRITABILITY_BYTES`` or more went to any topic (Netty's default high water mark is 64 KiB; half
+   of it, to be safe), or while a subscription's consumers may have used up their permits. Found
+   live on 4.0.8 (Python campaign, 2026-11-27, fz-a344a518a55e): an async 5 MB message, then m2;
+   the Exclusive consumer got the 5 MB one and never m2.
+
+Not modelled: the drops of rule 5 (which message goes), replication, non-persistent partitioned topics.
 Choices: subscriptions are named by strings; "connected" is a set passed in by the caller.
 """
 
 from __future__ import annotations
 
 from reference_model.ids import MessageId
+
+# Bytes of one message after which the broker's channel to a client may stop being writable for a
+# while (rule 5): Netty's WriteBufferWaterMark default is 32 KiB low / 64 KiB high; the low one is used.
+WRITABILITY_BYTES = 32 * 1024
 
 
 def receivers(subscriptions_with_connected_consumer: frozenset[str] | set[str]) -> frozenset[str]:
@@ -34,3 +46,19 @@ def message_id(partition: int = -1, batch_index: int = -1) -> MessageId:
     """PLS-NP-003: the id of a non-persistent message: ledger and entry 0; a message of a batch
     keeps its batch index (the client numbers a batch's messages from the one receipt)."""
     return MessageId(0, 0, partition, batch_index)
+
+
+def drop_possible(*, large_message_sent: bool, waiting: int, permit_thresholds: list[int | None]) -> str | None:
+    """Rule 5: why a message published now may be dropped for a subscription, or None when it surely
+    is not. ``large_message_sent``: a message of ``WRITABILITY_BYTES`` or more was sent earlier (to any
+    topic: one connection may carry it); ``waiting``: messages dispatched on this subscription and not
+    yet received by an application; ``permit_thresholds``: per connected consumer, how many messages
+    must sit unprocessed before it may be out of permits (``dispatch.shared.zero_permit_queue``; None
+    for a zero queue, which has permits only while a receive waits)."""
+    if large_message_sent:
+        return (f"a message of {WRITABILITY_BYTES // 1024} KiB or more was sent before: the broker's connection to the "
+                "consumer may not be writable, and then it drops the message")
+    if permit_thresholds and all(t is None or waiting >= t for t in permit_thresholds):
+        return (f"{waiting} message(s) wait unreceived: the consumers may be out of permits, and then the broker "
+                "drops the message")
+    return None

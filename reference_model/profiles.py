@@ -84,7 +84,9 @@ class Profile:
     # Measured on 4.0.8 (C++ 4.2.0): no (the other consumer got it with count 0). Version
     # dependent per the source notes, so other versions say None = either.
     shared_close_increments_redelivery_count: bool | None = False
-    # PLS-REDELIVER-001: C++ keeps its receiver queue on redeliver_unacked (Java clears it).
+    # PLS-REDELIVER-001: C++ keeps its receiver queue on redeliver_unacked; Java clears it, yet a
+    # Shared or Key_Shared consumer still takes the copies then on the wire (no epoch, PIP-84), so
+    # the dispatcher allows the same stale copies for both and this names the reason.
     redeliver_keeps_receiver_queue: bool = True
     # PLS-SEEK-001: after seek(id) the client skips the message at the seek id unless
     # start_message_id_inclusive. Measured on C++ (pulsar-client 3.13.0) and Java 4.0.8

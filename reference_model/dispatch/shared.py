@@ -36,7 +36,13 @@ gone to B instead, so the allowed set for any consumer is every unacked message 
 What a C++ receiver queue holds is never purged, and that allows a few duplicates (all measured
 on 4.0.8 with random traces, see tests/conformance/live_histories):
 - ``stale``: after ``redeliver_unacked`` (or a seek by *another* consumer) messages the queue
-  had may surface there once more while the broker also gives them to others;
+  had may surface there once more while the broker also gives them to others. The Java client
+  clears its queue at the call (``ConsumerImpl#redeliverUnacknowledgedMessages``), but only an
+  Exclusive or Failover consumer bumps its epoch (PIP-84) so that the broker's copies already on
+  the wire are dropped; a Shared or Key_Shared one takes them into the cleared queue (measured on
+  4.0.8: five async sends, then the call, gave each message twice, count 0 then 1:
+  ``tests/conformance/live_histories/live-4.0.8-java-redeliver-in-flight.jsonl``). Which copies were
+  on the wire is as hidden as what the queue held, so both clients get the same reading;
   a nack of such a stale copy cannot pull back the broker's own copy: a release already
   under way stands, and a later copy is allowed from the nack window but never owed. A message
   the application held at the call is not in the queue: only the broker's redelivery brings it
@@ -129,7 +135,10 @@ class SharedDispatcher:
         self.count_hint: dict[int, int] = {}  # highest count known before a seek, or seen on a stale copy
         # redeliver_unacked (C++ keeps its queue): (fresh from, fresh to, returned positions)
         self.stale: dict[str, list[tuple[int, int, frozenset[int]]]] = {}
-        self.stale_used: dict[str, set[int]] = {}
+        # Stale copies taken per position: each redeliver_unacked covering a position may have put one
+        # more copy of it in the queue (the broker re-dispatches it once per call), so a position may
+        # come as stale as many times as calls covered it (measured: two calls, copies counted 0, 1, 2).
+        self.stale_used: dict[str, dict[int, int]] = {}
         # Positions unacked at a reconnect that may reach a consumer once more (``reconnected``).
         self.fault_stale: dict[str, frozenset[int]] = {}
         # Positions whose latest copy in a consumer's application was such a stale copy: the
@@ -301,8 +310,8 @@ class SharedDispatcher:
         if focus is not None and self._is_stale(handle, focus):
             candidates.append(Candidate(
                 focus, Window(float("-inf"), float("inf"), None), ("PLS-REDELIVER-001",),
-                "prefetched before redeliver_unacked (C++ keeps its receiver queue)", 0, 1 << 30, kind="stale"))
-        elif focus is not None and focus in self.fault_stale.get(handle, ()) and focus not in self.stale_used.get(handle, ()):
+                self._stale_reason(handle), 0, 1 << 30, kind="stale"))
+        elif focus is not None and focus in self.fault_stale.get(handle, ()) and not self.stale_used.get(handle, {}).get(focus):
             candidates.append(Candidate(
                 focus, Window(float("-inf"), float("inf"), None), ("PLS-FAULT-003",),
                 "dispatched before the reconnect: at-least-once may bring it once more", 0, 1 << 30, kind="stale"))
@@ -451,17 +460,24 @@ class SharedDispatcher:
                 return other
         return None
 
+    def _stale_reason(self, handle: str) -> str:
+        consumer = self.consumers.get(handle)
+        if consumer is not None and not consumer.client(self.profile).redeliver_keeps_receiver_queue:
+            return ("on the wire at redeliver_unacked: the Java client cleared its queue, but a Shared or "
+                    "Key_Shared consumer has no epoch to drop copies that land after (PIP-84)")
+        return "prefetched before redeliver_unacked (C++ keeps its receiver queue)"
+
     def _is_stale(self, handle: str, pos: int) -> bool:
-        if pos in self.stale_used.get(handle, ()):
-            return False
-        return any(lo <= pos < hi or pos in returned for lo, hi, returned in self.stale.get(handle, ()))
+        covering = sum(1 for lo, hi, returned in self.stale.get(handle, ()) if lo <= pos < hi or pos in returned)
+        return covering > self.stale_used.get(handle, {}).get(pos, 0)
 
     # ------------------------------------------------------------------ what happened
 
     def deliver(self, handle: str, pos: int, at: Span, count: int, candidate: Candidate | None) -> None:
         self.check_modelled(handle, pos, candidate)
         if candidate is not None and candidate.kind == "stale":
-            self.stale_used.setdefault(handle, set()).add(pos)
+            used = self.stale_used.setdefault(handle, {})
+            used[pos] = used.get(pos, 0) + 1
             self.stale_in_hand.setdefault(handle, set()).add(pos)
             slot = self.slots.get(pos)
             if slot is None or slot.holder is None or slot.release is not None:
@@ -584,13 +600,13 @@ class SharedDispatcher:
             self._release(slot, Window(at.start, at.start, at.end), "PLS-REDELIVER-001",
                           f"redeliver_unacked by {handle} at {at.start:g} ms")
             self._touch(pos, slot)
-        # Unheld messages may have sat in its queue: redelivered too (count+1), and C++ keeps
-        # its queue, so they may still surface there once more.
+        # Unheld messages may have sat in its queue: redelivered too (count+1), and they may still
+        # surface there once more: C++ keeps its queue; Java clears it, but copies on the wire
+        # land in it after (no epoch on Shared and Key_Shared, see the module docstring).
         self.hidden_times.append(at.start)
         self.limit_unsure.pop(handle, None)  # the broker clears this consumer's count (Consumer.java)
         self._limit_after_release(None)
-        consumer = self.consumers.get(handle)
-        if consumer is not None and consumer.client(self.profile).redeliver_keeps_receiver_queue:
+        if handle in self.consumers:
             self.stale.setdefault(handle, []).append((self.next_fresh, self.sub.n_entries(), queued))
 
     def transaction_aborted(self, holders, at: Span) -> None:

@@ -42,3 +42,27 @@ def test_fenced_producer_send_errors_and_same_name():
     assert am.create_producer((), "Exclusive").result == "ok"
     with pytest.raises(ValueError):
         am.create_producer((), "Bogus")
+
+
+def _events_after_unload(first_mode, second_mode):
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import make_trace
+    ops = [("create_producer", {"producer": "p1", "topic": "t", "access_mode": first_mode}),
+           ("unload_topic", {"topic": "t"}),
+           ("create_producer", {"producer": "p2", "topic": "t", "access_mode": second_mode, "wait_ms": 50})]
+    return ModelTarget().run(make_trace("t", ops)).events
+
+
+@pytest.mark.parametrize("first,second", [("WaitForExclusive", "WaitForExclusive"), ("Exclusive", "ExclusiveWithFencing"),
+                                          ("Shared", "Exclusive"), ("Exclusive", "Shared")])
+def test_an_access_mode_racing_a_reconnect_is_not_modelled(first, second):
+    # Live 4.0.8 (mixed campaign, pls-access-005-wrong-value-398b2f3c14ea): after an unload a second
+    # WaitForExclusive producer came at once, ahead of the holder's reconnection, once in four runs.
+    events = _events_after_unload(first, second)
+    assert events[1].outcome.status == "ok"
+    assert events[2].outcome.status == "indeterminate" and "reconnecting" in events[2].outcome.detail
+
+
+def test_shared_producers_after_an_unload_stay_modelled():
+    events = _events_after_unload("Shared", "Shared")
+    assert events[2].outcome.status == "ok"

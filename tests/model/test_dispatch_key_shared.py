@@ -196,3 +196,20 @@ def test_a_slot_back_with_its_draining_consumer_starts_afresh():
     assert check(h).ok
     early = swap_receive(h, 9, 11)
     assert ("PLS-KEYSHARED-006", "draining-violation") in failures(check(early)), check(early).summary()
+
+
+def test_keyless_messages_on_a_partitioned_key_shared_topic_are_not_judged():
+    # PLS-KEYSHARED-001 on 4.x: the keyless sticky key is the *partition* producer's name and sequence
+    # id, which the history does not report (live 4.0.8, mixed campaign, 2026-11-27:
+    # pls-keyshared-005-key-stickiness-violation-9b88540dd4f0). A keyed message stays judged.
+    topic = ("create_topic", {"topic": "t", "partitions": 2})
+    producer = ("create_producer", {"producer": "p1", "topic": "t"})
+    h = run(topic, sub("c1", "a"), producer, send("m1", key="k"), send("m2"))
+    assert [e.outcome.status for e in h.events] == ["ok", "ok", "ok", "ok", "indeterminate"]
+    assert "partition producer's name and sequence id" in h.events[-1].outcome.detail
+    # the same keyless message stored first, then a Key_Shared consumer arrives
+    h = run(topic, producer, send("m1"), sub("c1", "a"))
+    assert [e.outcome.status for e in h.events] == ["ok", "ok", "ok", "indeterminate"]
+    # on 3.x a keyless message hashes NONE_KEY: known, judged
+    h = run(topic, sub("c1", "a"), producer, send("m1"), recv("c1"), profile=profile_for("3.3.6"))
+    assert [e.outcome.status for e in h.events] == ["ok"] * 5 and received(h) == [("c1", "m1")]
