@@ -187,6 +187,9 @@ def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--pulsar-admin-url", default=None, help="an external cluster's admin URL (default http://HOST:8080)")
     p.add_argument("--token-env", default=None, help="environment variable holding an auth token (external cluster)")
     p.add_argument("--token-file", default=None, help="file holding an auth token (external cluster)")
+    p.add_argument("--broker-version", default=None, help="broker release or line for embedded/docker, e.g. 3.3.6, 4.2 "
+                   "(default 4.0.8; 'pulsar-conformance broker versions' lists them); with an external cluster, the "
+                   "release it must run. The model follows the release the broker reports")
     p.add_argument("--examples", type=int, default=1000, help="traces to generate (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generator (default 0)")
     p.add_argument("--out", default="out/fuzz", help="output folder: corpus/ and summary.json (default out/fuzz)")
@@ -225,7 +228,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                    run_id=args.resume, workers=args.workers, broker_per_worker=args.broker_per_worker,
                    generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
                    reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults,
-                   client=args.client, broker_configs=args.broker_configs, features=args.features)
+                   client=args.client, broker_configs=args.broker_configs, features=args.features,
+                   broker_version=args.broker_version)
     print(summary.text())
     print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
     if any(f.signature[0] == HARNESS_ERROR for f in summary.failures):

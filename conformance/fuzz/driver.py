@@ -615,7 +615,7 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
     try:
         if job.get("endpoint") is not None:
             return go(job["endpoint"])
-        with broker_for(job["spec"]) as endpoint:
+        with broker_for(job["spec"], version=job.get("version")) as endpoint:
             return go(endpoint)
     except Terminated as err:  # the parent stops its workers with SIGTERM; the cleanup above is done
         exit_quietly(err)
@@ -625,7 +625,7 @@ def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path,
                    broker_per_worker: bool = False, generator: str | None = None, regressions_dir: Path | None = None,
                    reruns: int | None = None, max_shrinks: int = 60, admin_url: str | None = None,
                    faults: bool = False, client: str | None = None, broker_configs: str | None = None,
-                   features: str | None = None) -> str:
+                   features: str | None = None, broker_version: str | None = None) -> str:
     """The ``pulsar-conformance fuzz`` command that continues run ``run_id`` (a token is passed again
     the way it was the first time: ``--token-env``/``--token-file``; it is never printed)."""
     import shlex
@@ -652,6 +652,8 @@ def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path,
         cmd += ["--broker-configs", broker_configs]
     if features:
         cmd += ["--features", features]
+    if broker_version:
+        cmd += ["--broker-version", broker_version]
     return shlex.join([*cmd, "--resume", run_id])
 
 
@@ -668,7 +670,8 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
          regressions_dir: Path | None = None, reruns: int | None = None, max_shrinks: int = 60,
          progress: bool = True, endpoint: Any = None, target: Any = None, admin_url: str | None = None,
          token: str | None = None, faults: bool = False, client: str | None = None,
-         broker_configs: str | None = None, features: str | None = None) -> FuzzSummary:
+         broker_configs: str | None = None, features: str | None = None,
+         broker_version: str | None = None) -> FuzzSummary:
     """The whole command: pick a generator, obtain the broker(s), run, write ``summary.json``.
 
     Failures are saved under ``regressions_dir`` (default ``OUT/regressions``). Ctrl-C or SIGTERM
@@ -690,7 +693,11 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     the model always draws all).
 
     ``broker_configs``: ``all`` or names from ``fixtures.broker_configs`` (embedded or docker, one
-    worker): one broker per config in turn, the traces split between them."""
+    worker): one broker per config in turn, the traces split between them.
+
+    ``broker_version``: the release the embedded or docker broker runs (an external cluster must run
+    it); the model follows the release each history's header reports (issue 16: 2,000 traces per
+    release of the version matrix)."""
     from fixtures.endpoint import parse_target
 
     run_id = run_id or uuid.uuid4().hex[:12]
@@ -701,6 +708,9 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     generator = generator or ("fast" if spec.kind == "model" else "hypothesis")
     with interruptible():
         try:
+            if broker_version and spec.kind == "model":
+                raise ValueError("--broker-version names the release of a broker the command starts or checks: it needs "
+                                 "--target embedded, docker or a broker URL, not model")
             if faults and spec.kind != "model" and (spec.kind != "embedded" or workers > 1):
                 raise ValueError("--faults needs --target model, or --target embedded with one worker (the fault proxy "
                                  "fronts the one broker the command starts)")
@@ -724,16 +734,19 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                                           run_id=run_id, config=model_config, regressions_dir=regressions_dir,
                                           reruns=reruns or 1, max_shrinks=max_shrinks * 10, progress=progress)
             elif configs is not None:
-                summary = _live_by_broker_config(spec, configs, token, examples=examples, seed=seed, run_id=run_id,
+                summary = _live_by_broker_config(spec, configs, token, version=broker_version, examples=examples,
+                                                 seed=seed, run_id=run_id,
                                                  client=client, faults=faults, out_dir=out_dir, regressions_dir=regressions_dir,
                                                  reruns=reruns or 3, max_shrinks=max_shrinks, progress=progress,
                                                  config=live_config)
             elif target is not None or workers <= 1:
-                summary = _live_single(spec, target, endpoint, token, faults=faults, examples=examples, seed=seed,
+                summary = _live_single(spec, target, endpoint, token, faults=faults, version=broker_version,
+                                       examples=examples, seed=seed,
                                        out_dir=out_dir, run_id=run_id, regressions_dir=regressions_dir, reruns=reruns or 3,
                                        max_shrinks=max_shrinks, progress=progress, config=live_config, client=client)
             else:
-                summary = _live_parallel(spec, endpoint, token, examples=examples, seed=seed, out_dir=out_dir,
+                summary = _live_parallel(spec, endpoint, token, version=broker_version, examples=examples, seed=seed,
+                                         out_dir=out_dir,
                                          run_id=run_id, workers=workers, broker_per_worker=broker_per_worker,
                                          regressions_dir=regressions_dir, reruns=reruns or 3, max_shrinks=max_shrinks,
                                          progress=progress, config=live_config, client=client)
@@ -745,7 +758,8 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                                          workers=workers, broker_per_worker=broker_per_worker, generator=chosen,
                                          regressions_dir=regressions_dir, reruns=reruns, max_shrinks=max_shrinks,
                                          admin_url=admin_url, faults=faults, client=client,
-                                         broker_configs=broker_configs, features=features)
+                                         broker_configs=broker_configs, features=features,
+                                         broker_version=broker_version)
             _write_summary(out_dir, kept)
             print(f"fuzz {run_id} interrupted ({kept.interrupted}, exit {exit_code(err)}): {kept.examples} of {examples} "
                   f"traces judged and kept in {kept.corpus_dir}; continue with: {kept.resume}", file=sys.stderr, flush=True)
@@ -755,7 +769,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
 
 
 def _live_by_broker_config(spec, configs, token, *, examples: int, seed: int, run_id: str, client: str | None,
-                           faults: bool = False, **kw) -> FuzzSummary:
+                           faults: bool = False, version: str | None = None, **kw) -> FuzzSummary:
     """One embedded broker per config (``fixtures.broker_configs``), in turn, each running its share
     of the traces; each share is its own sub-run (``RUN_ID-CONFIG`` in the corpus, so ``--resume``
     finds what it recorded), and the summary counts every share and each apart."""
@@ -768,7 +782,7 @@ def _live_by_broker_config(spec, configs, token, *, examples: int, seed: int, ru
     for i, (cfg, n) in enumerate(zip(configs, shares)):
         if not n:
             continue
-        with broker_for(spec, token=token, overrides=cfg.overrides, faults=faults,
+        with broker_for(spec, version=version, token=token, overrides=cfg.overrides, faults=faults,
                         progress=lambda s: print(s, file=sys.stderr)) as ep:
             part = fuzz_hypothesis(BrokerTarget(ep, client=client or "python"), examples=n, seed=seed + 7919 * i,
                                    run_id=f"{run_id}-{cfg.name}", writer_tag=cfg.name, **kw)
@@ -781,7 +795,8 @@ def _live_by_broker_config(spec, configs, token, *, examples: int, seed: int, ru
     return total
 
 
-def _live_single(spec, target, endpoint, token, *, faults: bool = False, client: str | None = None, **kw) -> FuzzSummary:
+def _live_single(spec, target, endpoint, token, *, faults: bool = False, client: str | None = None,
+                 version: str | None = None, **kw) -> FuzzSummary:
     from conformance.targets.pulsar import BrokerTarget
     from fixtures.provider import broker_for
 
@@ -789,13 +804,13 @@ def _live_single(spec, target, endpoint, token, *, faults: bool = False, client:
         return fuzz_hypothesis(target, **kw)
     if endpoint is not None:
         return fuzz_hypothesis(BrokerTarget(endpoint, client=client or "python"), **kw)
-    with broker_for(spec, token=token, progress=lambda s: print(s, file=sys.stderr), faults=faults) as ep:
+    with broker_for(spec, version=version, token=token, progress=lambda s: print(s, file=sys.stderr), faults=faults) as ep:
         return fuzz_hypothesis(BrokerTarget(ep, client=client or "python"), **kw)
 
 
 def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, workers, broker_per_worker,
                    regressions_dir, reruns, max_shrinks, progress, make_target=None, config: GenConfig = LIVE_CONFIG,
-                   client: str | None = None) -> FuzzSummary:
+                   client: str | None = None, version: str | None = None) -> FuzzSummary:
     import contextlib
     import multiprocessing
 
@@ -806,10 +821,11 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
     shares = [examples // workers + (1 if w < examples % workers else 0) for w in range(workers)]
     with contextlib.ExitStack() as stack:
         if endpoint is None and not broker_per_worker:
-            endpoint = stack.enter_context(broker_for(spec, token=token, progress=lambda s: print(s, file=sys.stderr)))
+            endpoint = stack.enter_context(broker_for(spec, version=version, token=token,
+                                                      progress=lambda s: print(s, file=sys.stderr)))
         jobs = [{"examples": n, "seed": seed + 7919 * w, "out_dir": str(out_dir), "run_id": run_id,
                  "config": config, "client": client or "python", "regressions_dir": regressions_dir, "reruns": reruns, "max_shrinks": max_shrinks,
-                 "endpoint": None if broker_per_worker else endpoint, "spec": spec, "worker": w,
+                 "endpoint": None if broker_per_worker else endpoint, "spec": spec, "version": version, "worker": w,
                  "make_target": make_target}
                 for w, n in enumerate(shares) if n]
         bar = _progress(examples, spec.name) if progress else None

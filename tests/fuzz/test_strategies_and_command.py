@@ -170,3 +170,26 @@ def test_generation_config_picks_the_pools_a_run_asks_for():
             generation_config(model=False, **bad)
     with pytest.raises(ValueError, match="--faults needs --client python"):
         generation_config(model=False, faults=True, client="java")
+
+
+def test_broker_version_is_refused_on_the_model_and_kept_in_the_resume_command(tmp_path, capsys):
+    from conformance.fuzz.driver import resume_command
+
+    code = main(["--target", "model", "--broker-version", "3.3.6", "--examples", "1", "--out", str(tmp_path / "o"),
+                 "--no-progress"])
+    assert code == 2 and "--broker-version" in capsys.readouterr().err
+    assert not (tmp_path / "o" / "corpus").exists(), "nothing ran"
+    cmd = resume_command("embedded", examples=2000, seed=7, out_dir=tmp_path / "o", run_id="r1", workers=2,
+                         broker_version="3.3.6")
+    assert "--broker-version 3.3.6" in cmd and cmd.endswith("--resume r1")
+
+
+@pytest.mark.live
+def test_fuzz_on_an_older_release_records_it_in_the_corpus(tmp_path):
+    # issue 16: campaigns per release of the version matrix (3.3.6 is the 3.3 line's default)
+    out = tmp_path / "out"
+    code = main(["--target", "embedded", "--broker-version", "3.3.6", "--examples", "3", "--seed", "5",
+                 "--out", str(out), "--no-progress"])
+    assert code in (0, 1)
+    rows = [r for r in read_corpus(out / "corpus").to_pylist() if r["target"] != "model"]
+    assert rows and {r["broker_version"] for r in rows} == {"3.3.6"}
