@@ -44,6 +44,12 @@ def chunks_of(id_text: str) -> int | None:
     return int(m.group(6)) - int(m.group(2)) + 1
 
 
+# PLS-ACCESS-005: how long a producer creation nobody holds back may take. Measured in the issue-16 campaigns
+# on 4.0.8 (2026-11-27; 14 174 creations): p99 61-73 ms, p99.9 135-244 ms, the slowest 1 077 ms (a cold
+# topic load); twice that. A WaitForExclusive creation still pending after a shorter wait says nothing.
+UNHINDERED_CREATION_MS = 2000
+
+
 def _status(ok: bool) -> str:
     return PASS if ok else FAIL
 
@@ -57,9 +63,17 @@ def check_producer(emit: Emit, step: int, predicted: Mapping[str, Any], observed
              f"last_sequence_id {predicted['last_sequence_id']}", f"last_sequence_id {observed['last_sequence_id']}",
              predicted.get("sequence_reason", ""))
     if predicted.get("pending") is not None:
-        ok = bool(observed.get("pending")) == bool(predicted["pending"])
+        waited = bool(observed.get("pending"))
+        ok = waited == bool(predicted["pending"])
+        wait_ms = int(args.get("wait_ms", 0))
+        if not ok and waited and wait_ms < UNHINDERED_CREATION_MS:
+            emit("PLS-ACCESS-005", step, INDETERMINATE, None, "pending False", "pending True",
+                 f"No other producer holds the topic, so the creation completes without waiting; it had not completed "
+                 f"after wait_ms={wait_ms}, which is shorter than the {UNHINDERED_CREATION_MS} ms an unhindered creation "
+                 f"(a topic load included) may take, so a slow creation cannot be told from a wait.")
+            return
         emit("PLS-ACCESS-005", step, _status(ok), None if ok else "wrong-value",
-             f"pending {predicted['pending']}", f"pending {bool(observed.get('pending'))}",
+             f"pending {predicted['pending']}", f"pending {waited}",
              "A WaitForExclusive producer waits while another producer holds the topic, and completes at once otherwise.")
 
 

@@ -627,7 +627,9 @@ def _producer_options(b: TraceBuilder, args: dict[str, Any], client: str) -> boo
     if b.on("access_modes") and b.c.flag():
         args["access_mode"] = b.pick(("Shared", "Exclusive", "ExclusiveWithFencing", "WaitForExclusive"))
         if args["access_mode"] == "WaitForExclusive":
-            args["wait_ms"] = b.pick((50, 200))  # the model does not follow a creation that blocks forever
+            # the model does not follow a creation that blocks forever; a short wait cannot tell a slow creation
+            # from a wait (feature_checks.UNHINDERED_CREATION_MS), a long one can (and costs nothing unless it waits)
+            args["wait_ms"] = b.pick((50, 200, 2000))
         may_refuse = True  # ProducerBusy / ProducerFenced next to the topic's other producers (PLS-ACCESS-*)
     if b.on("producer_options"):
         if b.c.flag(0.4):
