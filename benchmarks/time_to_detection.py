@@ -1,7 +1,7 @@
 """Time to detection: how many generated traces, and seconds, the fuzzer needs to report a known difference.
 
     python3 -m benchmarks.time_to_detection [--model-only | --live] [--budget 200] [--seed 1] [--out DIR]
-                                            [--only NAME]... [--repeats K] [--version-matrix]
+                                            [--only NAME]... [--repeats K] [--version-matrix] [--focused]
 
 Each *difference* is a target that differs from the reference model in one known way. The fuzzer's
 own search (``conformance.fuzz.fuzz_hypothesis``: Hypothesis generation, ``hypothesis_search``,
@@ -59,6 +59,11 @@ The differences:
     3.3.6 broker while the model is told 4.0.8 (the target reports 4.0.8 as its version,
     ``VersionAssumed``), the Key_Shared selectors of the two lines differing.
 
+(d) ``--focused``: every difference again, the fuzzer aimed at its area (``fuzz --focus``,
+    ``strategies.focused``: ``AREA_FOCUS`` names the features each area's rules need, switched on in
+    every trace on top of the swarm's draws). It answers how long a user who fuzzes the area they care
+    about waits; the unfocused rows how long a whole-vocabulary campaign does.
+
 Choices:
 - Generator pools: ``MODEL_CONFIG`` on the model (``MODEL_FAULT_CONFIG`` for the fault lies, as ``fuzz
   --faults``; now the same pool), ``LIVE_CONFIG`` live: the pools ``fuzz`` draws from. Limits as the command sets them:
@@ -94,7 +99,7 @@ sys.path.insert(0, str(ROOT))
 from conformance import mutation  # noqa: E402
 from conformance.fuzz import FAIL, FailureRecord, fuzz_hypothesis  # noqa: E402
 from conformance.fuzz.judge import check_history  # noqa: E402
-from conformance.strategies import LIVE_CONFIG, MODEL_CONFIG, MODEL_FAULT_CONFIG, GenConfig  # noqa: E402
+from conformance.strategies import LIVE_CONFIG, MODEL_CONFIG, MODEL_FAULT_CONFIG, GenConfig, focused  # noqa: E402
 from conformance.targets.model import ModelTarget  # noqa: E402
 from conformance.trace import History, Trace  # noqa: E402
 
@@ -120,6 +125,31 @@ AREAS: dict[str, tuple[str, ...]] = {
     "faults": ("deliver_acked_after_fault", "drop_after_fault", "early_delayed_after_fault", "forget_across_fault"),
     "transactions": ("deliver_through_transaction", "keep_held_after_timeout", "drop_abort_redelivery"),
     "schemas": ("refuse_schema_admission", "change_schema_versions", "change_schema_version"),
+}
+# The features each area's rules need (``--focused``): on in every trace of a focused row.
+AREA_FOCUS: dict[str, tuple[str, ...]] = {
+    "redelivery and delivery timing": ("consumer_nacks", "delayed_sends"),
+    "lost, duplicate, reordered deliveries": ("several_consumers", "keys"),
+    "subscription ownership (Exclusive, Failover, priority)": ("Failover", "several_consumers", "java_handles"),
+    "Key_Shared": ("Key_Shared", "several_consumers", "keys", "consumer_options"),
+    "rejections": ("expected_rejections",),
+    "stats and backlog": ("admin_reads_backlog", "consumer_unsubscribes"),
+    "acks": ("consumer_acks", "consumer_acks_cumulatively"),
+    "message fields and ids": ("keys", "properties", "event_times"),
+    "dead letters": ("dead_letter", "consumer_nacks"),
+    "TTL, retention, compaction": ("namespace_policies", "admin_ops", "keys"),
+    "non-persistent topics": ("non_persistent", "second_topic"),
+    "batching, dedup, chunking": ("batching", "chunking", "producer_options"),
+    "faults": ("faults",),
+    "transactions": ("transactions", "java_handles"),
+    "schemas": ("schemas", "java_handles"),
+    "Key_Shared selector": ("Key_Shared", "several_consumers", "keys", "consumer_options"),
+    "broker.conf the model follows": (),  # per key: FLIP_FOCUS
+}
+FLIP_FOCUS: dict[str, tuple[str, ...]] = {
+    "acknowledgmentAtBatchIndexLevelEnabled": ("batching", "consumer_acks", "consumer_nacks"),
+    "isDelayedDeliveryDeliverAtTimeStrict": ("delayed_sends",),
+    "brokerDeduplicationEnabled": ("producer_options",),
 }
 FAULT_LIES = frozenset(AREAS["faults"])
 # The handful told on the live broker: areas the live pool reaches (misroute_key_shared and the other
@@ -303,6 +333,22 @@ def model_differences() -> list[Difference]:
     return out
 
 
+def focus_of(diff: Difference) -> tuple[str, ...]:
+    """The features a focused row of ``diff`` switches on (``AREA_FOCUS``, ``FLIP_FOCUS``)."""
+    if diff.area == "broker.conf the model follows":
+        return tuple(f for key, feats in FLIP_FOCUS.items() if key in diff.name for f in feats)
+    return AREA_FOCUS[diff.area]
+
+
+def focused_differences(diffs: list[Difference]) -> list[Difference]:
+    """(d): each difference with the fuzzer aimed at its area (what ``fuzz --focus`` does)."""
+    out = []
+    for d in diffs:
+        names = focus_of(d)
+        out.append(replace(d, name=f"{d.name} [focus: {','.join(names)}]", config=focused(d.config, names)))
+    return out
+
+
 # --------------------------------------------------------------------------- one measurement
 
 
@@ -468,6 +514,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-model", action="store_true", help="with --live: the live rows only")
     parser.add_argument("--version-matrix", action="store_true",
                         help="with --live: a 3.3.6 broker judged as 4.0.8 (needs the 3.3.6 distribution)")
+    parser.add_argument("--focused", action="store_true",
+                        help="also each model difference with the fuzzer aimed at its area (fuzz --focus; AREA_FOCUS)")
     parser.add_argument("--out", type=Path, default=None, help="every file goes here (default: a new temporary folder)")
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="pc-ttd-"))
@@ -477,7 +525,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     rows: list[Row] = []
     if not (args.live and args.skip_model):
-        rows += run_all(args, model_differences(), out / "model", live=False)
+        diffs = model_differences()
+        rows += run_all(args, diffs, out / "model", live=False)
+        if args.focused:
+            rows += run_all(args, focused_differences(diffs), out / "model-focused", live=False)
     if args.live:
         rows += run_live(args, out)
     print("\n" + table(rows))

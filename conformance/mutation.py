@@ -221,6 +221,21 @@ def _is_copy(msg: ObservedMessage) -> bool:
     return msg.topic.endswith("-DLQ") or msg.topic.endswith("-RETRY") or "ORIGIN_MESSAGE_ID" in msg.properties
 
 
+def _dead_letter_topics(f: _Facts) -> set[str]:
+    """The topics the history's dead-letter policies copy to: the named one, else the default
+    ``<topic>-<subscription>-DLQ`` (the generator names ``dlq``, which ends in no suffix)."""
+    out = set()
+    for c in (x for xs in f.handles.values() for x in xs):
+        dead = c.args.get("dead_letter") if c.kind == "consumer" else None
+        if dead:
+            out.add(dead.get("topic") or f"{c.topic}-{c.args.get('subscription')}-DLQ")
+    return out
+
+
+def _is_dead_letter_copy(f: _Facts, msg: ObservedMessage) -> bool:
+    return msg.topic.endswith("-DLQ") or msg.topic in _dead_letter_topics(f)
+
+
 def _non_persistent(h: _Handle) -> bool:
     return h.topic.startswith("non-persistent://")
 
@@ -1420,7 +1435,7 @@ def drop_dlq_copy(history: History) -> list[Mutant]:
     makers = [x for xs in f.handles.values() for x in xs if x.kind == "consumer" and x.args.get("dead_letter")]
     width = max((max(x.args.get("nack_delay_ms", 60_000), 100) // 3 + 256 for x in makers), default=0)
     for i, h, msg in _deliveries(f):
-        if not msg.topic.endswith("-DLQ"):
+        if not _is_dead_letter_copy(f, msg):
             continue
         retry = any(x.args.get("enable_retry") for xs in f.handles.values() for x in xs)
         nacked = any(e.op.op == "nack" and e.op.args.get("message") == msg.payload for e in history.events[:i])
@@ -1487,7 +1502,7 @@ def dlq_one_redelivery_fewer(history: History) -> list[Mutant]:
         n = _dead_letter_max(h) if h.kind == "consumer" else None
         if n is None or _is_copy(msg) or msg.redelivery_count != n or h.sub_type not in ("Shared", "Key_Shared"):
             continue
-        copies = [j for j, hh, m in dels if j > i and m.topic.endswith("-DLQ") and m.payload == msg.payload]
+        copies = [j for j, hh, m in dels if j > i and _is_dead_letter_copy(f, m) and m.payload == msg.payload]
         if not copies:
             continue
         events = list(history.events)

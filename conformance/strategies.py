@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from hypothesis import strategies as st
 
@@ -165,10 +165,16 @@ class GenConfig:
     # python: handles name no client (the target's); java: every handle-creating op says java;
     # mixed: each says python or java, drawn (with "java_handles" in the pool: else as python)
     client: str = "python"
+    # features every trace has on (``focused``): the swarm still draws the rest of the pool, so a
+    # campaign can aim at one area (dead letters, transactions) and keep the core around it
+    focus: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.client not in RUN_CLIENTS:
             raise ValueError(f"unknown client {self.client!r}; use one of {', '.join(RUN_CLIENTS)}")
+        missing = [f for f in self.focus if f not in self.features]
+        if missing:
+            raise ValueError(f"focus features {', '.join(missing)} are not in the pool; use focused() to add them")
 
 
 LIVE_CONFIG = GenConfig()
@@ -186,6 +192,23 @@ MODEL_FAULT_CONFIG = MODEL_CONFIG  # the model draws the fault ops by default (k
 
 
 FEATURE_SETS = ("core", "all")
+# Every feature name a config's pool may hold, for ``focused`` (and ``fuzz --focus``).
+ALL_FEATURES = FAULT_FEATURES + MORE_FEATURES + AREA_FEATURES
+
+
+def focused(config: GenConfig, names: Iterable[str]) -> GenConfig:
+    """``config`` with ``names`` on in every trace (added to its pool if missing). Unknown names are
+    refused with the list of known ones; an empty list gives ``config`` back. The swarm's draws are
+    unchanged (a focus feature is switched on after them), so the rest of each trace's subset is the
+    one the same seed gives without focus."""
+    names = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+    unknown = [n for n in names if n not in ALL_FEATURES]
+    if unknown:
+        raise ValueError(f"unknown feature(s) {', '.join(unknown)} to focus on; known: {', '.join(ALL_FEATURES)}")
+    if not names:
+        return config
+    pool = config.features + tuple(n for n in names if n not in config.features)
+    return replace(config, features=pool, focus=tuple(dict.fromkeys(config.focus + names)))
 
 
 def generation_config(*, model: bool, faults: bool = False, client: str | None = None,
@@ -538,7 +561,7 @@ class TraceBuilder:
         cfg = self.config
         pool = [f for f in cfg.features if f != "ack_timeout" or cfg.timing.ack_timeout_ms]
         if cfg.swarm:
-            self.enabled = {f for f in pool if self.c.flag()}
+            self.enabled = {f for f in pool if self.c.flag()} | set(cfg.focus)
         else:
             self.enabled = set(pool)
         if not any(t in self.enabled for t in SUB_TYPES):
@@ -561,7 +584,7 @@ class TraceBuilder:
             rules = [r for r in RULES if _enabled(self, r) and r.applies(self)]
             if not rules:
                 break
-            weighted = [r for r in rules for _ in range(r.weight)]
+            weighted = [r for r in rules for _ in range(r.weight * (FOCUS_WEIGHT if _focused(self, r) else 1))]
             self._apply_rule(self.pick(weighted))
         header = TraceHeader(trace_id=self.trace_id, title="generated: " + ", ".join(sorted(self.enabled)))
         return Trace(header, tuple(self.ops))
@@ -1375,6 +1398,30 @@ _BY_NAME = {r.name: r for r in RULES}
 
 def _rule(name: str) -> Rule:
     return _BY_NAME[name]
+
+
+# A focused feature (``GenConfig.focus``) weighs its rules this many times more: a focus on dead letters
+# should build the receive-nack-wait chains that reach them, not only switch the policy on.
+FOCUS_WEIGHT = 4
+# Option features have no rule of their own: the rules that build on them.
+_FOCUS_RULES = {
+    "dead_letter": ("consumer_nacks", "consumer_receives", "clock_advances"),
+    "ack_timeout": ("consumer_receives", "clock_advances"),
+    "delayed_sends": ("producer_sends", "clock_advances"),
+    "batching": ("producer_sends", "producer_flushes"),
+    "chunking": ("producer_sends",),
+    "producer_options": ("producer_sends", "producer_flushes"),
+    "several_consumers": ("consumer_subscribes", "consumer_receives"),
+    "non_persistent": ("producer_sends", "consumer_receives"),
+}
+
+
+def _focused(b: TraceBuilder, rule: Rule) -> bool:
+    focus = b.config.focus
+    if not focus:
+        return False
+    own = _ANY_FEATURE_OF.get(rule.name) or (_FEATURE_OF.get(rule.name, rule.name),)
+    return any(f in focus for f in own) or any(rule.name in _FOCUS_RULES.get(f, ()) for f in focus)
 
 
 def _enabled(b: TraceBuilder, rule: Rule) -> bool:

@@ -171,7 +171,7 @@ FUZZ_USAGE = """Differential fuzzing: generated traces on the model and on a tar
   pulsar-conformance fuzz --target model|embedded|docker|URL [--examples N] [--seed S]
                           [--out DIR] [--workers W] [--broker-per-worker] [--resume RUN_ID]
                           [--client python|java|mixed] [--faults] [--broker-configs all|NAME,...]
-                          [--features core|all]
+                          [--features core|all] [--focus FEATURE,...] [--broker-version RELEASE]
 
 Exit codes: 0 no failure; 1 a FAIL or FLAKY failure was found; 2 bad input or no broker;
 4 a generated trace crashed the target or the checker (HARNESS-ERROR)."""
@@ -214,6 +214,10 @@ def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="broker configurations to draw (fixtures/broker_configs.py: suite, batch-index-acks-off, "
                    "key-shared-range-hashing, delayed-delivery-stock, dedup-on): one embedded broker per config in turn, "
                    "the traces split between them; the corpus records each trace's config")
+    p.add_argument("--focus", default=None, metavar="FEATURE,...",
+                   help="feature(s) every generated trace has on, on top of the swarm's draws (e.g. dead_letter or "
+                   "transactions,java_handles; conformance/strategies.py ALL_FEATURES lists them): a campaign aimed at "
+                   "one area (docs/fuzzing.md)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_fuzz)
     return p
@@ -229,7 +233,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                    generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
                    reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults,
                    client=args.client, broker_configs=args.broker_configs, features=args.features,
-                   broker_version=args.broker_version)
+                   broker_version=args.broker_version, focus=args.focus)
     print(summary.text())
     print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
     if any(f.signature[0] == HARNESS_ERROR for f in summary.failures):

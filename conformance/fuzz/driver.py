@@ -70,6 +70,7 @@ from conformance.strategies import (
     LIVE_FAULT_CONFIG,
     MODEL_CONFIG,
     GenConfig,
+    focused,
     generation_config,
     random_trace_with_model_history,
     traces,
@@ -625,7 +626,7 @@ def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path,
                    broker_per_worker: bool = False, generator: str | None = None, regressions_dir: Path | None = None,
                    reruns: int | None = None, max_shrinks: int = 60, admin_url: str | None = None,
                    faults: bool = False, client: str | None = None, broker_configs: str | None = None,
-                   features: str | None = None, broker_version: str | None = None) -> str:
+                   features: str | None = None, broker_version: str | None = None, focus: str | None = None) -> str:
     """The ``pulsar-conformance fuzz`` command that continues run ``run_id`` (a token is passed again
     the way it was the first time: ``--token-env``/``--token-file``; it is never printed)."""
     import shlex
@@ -654,6 +655,8 @@ def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path,
         cmd += ["--features", features]
     if broker_version:
         cmd += ["--broker-version", broker_version]
+    if focus:
+        cmd += ["--focus", focus]
     return shlex.join([*cmd, "--resume", run_id])
 
 
@@ -671,7 +674,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
          progress: bool = True, endpoint: Any = None, target: Any = None, admin_url: str | None = None,
          token: str | None = None, faults: bool = False, client: str | None = None,
          broker_configs: str | None = None, features: str | None = None,
-         broker_version: str | None = None) -> FuzzSummary:
+         broker_version: str | None = None, focus: str | None = None) -> FuzzSummary:
     """The whole command: pick a generator, obtain the broker(s), run, write ``summary.json``.
 
     Failures are saved under ``regressions_dir`` (default ``OUT/regressions``). Ctrl-C or SIGTERM
@@ -695,6 +698,9 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     ``broker_configs``: ``all`` or names from ``fixtures.broker_configs`` (embedded or docker, one
     worker): one broker per config in turn, the traces split between them.
 
+    ``focus``: comma-separated feature names (``strategies.ALL_FEATURES``) every trace has on, on top
+    of the swarm's draws (``strategies.focused``): a campaign aimed at one area.
+
     ``broker_version``: the release the embedded or docker broker runs (an external cluster must run
     it); the model follows the release each history's header reports (issue 16: 2,000 traces per
     release of the version matrix)."""
@@ -714,8 +720,12 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
             if faults and spec.kind != "model" and (spec.kind != "embedded" or workers > 1):
                 raise ValueError("--faults needs --target model, or --target embedded with one worker (the fault proxy "
                                  "fronts the one broker the command starts)")
-            model_config = generation_config(model=True, client=client)
-            live_config = generation_config(model=False, faults=faults, client=client, features=features)
+            focus_names = [n for n in (focus or "").split(",") if n.strip()]
+            if "faults" in focus_names and spec.kind != "model" and not faults:
+                raise ValueError("--focus faults on a broker needs --faults (the fault proxy in front of the broker)")
+            model_config = focused(generation_config(model=True, client=client), focus_names)
+            live_config = focused(generation_config(model=False, faults=faults, client=client, features=features),
+                                  focus_names)
             configs = None
             if broker_configs:
                 from fixtures.broker_configs import broker_configs as named_configs
@@ -759,7 +769,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                                          regressions_dir=regressions_dir, reruns=reruns, max_shrinks=max_shrinks,
                                          admin_url=admin_url, faults=faults, client=client,
                                          broker_configs=broker_configs, features=features,
-                                         broker_version=broker_version)
+                                         broker_version=broker_version, focus=focus)
             _write_summary(out_dir, kept)
             print(f"fuzz {run_id} interrupted ({kept.interrupted}, exit {exit_code(err)}): {kept.examples} of {examples} "
                   f"traces judged and kept in {kept.corpus_dir}; continue with: {kept.resume}", file=sys.stderr, flush=True)

@@ -193,3 +193,47 @@ def test_fuzz_on_an_older_release_records_it_in_the_corpus(tmp_path):
     assert code in (0, 1)
     rows = [r for r in read_corpus(out / "corpus").to_pylist() if r["target"] != "model"]
     assert rows and {r["broker_version"] for r in rows} == {"3.3.6"}
+
+
+def test_a_focus_switches_its_features_on_in_every_trace_and_leaves_the_swarm_alone():
+    from conformance.strategies import focused
+
+    cfg = focused(LIVE_CONFIG, ["dead_letter", "consumer_nacks"])
+    assert "dead_letter" in cfg.features and cfg.focus == ("dead_letter", "consumer_nacks")
+    for i in range(40):
+        b = TraceBuilder(RandomChooser(random.Random(f"focus:{i}")), cfg)
+        b.build()
+        assert {"dead_letter", "consumer_nacks"} <= b.enabled
+        plain = TraceBuilder(RandomChooser(random.Random(f"focus:{i}")), LIVE_CONFIG)
+        plain.build()
+        # the swarm drew the same subset of the pool; the focus only adds to it (a subscription type
+        # is added when the draw held none: that pick comes after the draws and may differ)
+        subs = {"Exclusive", "Shared", "Failover", "Key_Shared"}
+        assert plain.enabled - {"dead_letter", "consumer_nacks"} - subs <= b.enabled
+    assert focused(LIVE_CONFIG, []) is LIVE_CONFIG
+    with pytest.raises(ValueError, match="unknown feature"):
+        focused(LIVE_CONFIG, ["dead_letters"])
+
+
+def test_a_focus_on_dead_letters_builds_more_redeliveries():
+    # the focus weighs the rules that build on its features (FOCUS_WEIGHT): more receive-nack chains
+    from conformance.strategies import focused, random_trace_with_model_history
+    from conformance.trace import received_message
+
+    def redelivered(cfg):
+        n = 0
+        for i in range(400):
+            _, h = random_trace_with_model_history(random.Random(f"a:{i}"), cfg)
+            n += any(e.op.op == "receive" and e.outcome.status == "ok" and (m := received_message(e.outcome)) is not None
+                     and m.redelivery_count >= 1 for e in h.events)
+        return n
+
+    # measured 26 against 9 of 400 (and 17 against 7 with other seeds)
+    assert redelivered(focused(MODEL_CONFIG, ["dead_letter", "consumer_nacks"])) > 2 * redelivered(MODEL_CONFIG)
+
+
+def test_focus_is_refused_when_unknown_and_faults_need_the_proxy(tmp_path, capsys):
+    code = main(["--target", "model", "--focus", "nope", "--examples", "1", "--out", str(tmp_path / "a"), "--no-progress"])
+    assert code == 2 and "unknown feature(s) nope" in capsys.readouterr().err
+    code = main(["--target", "embedded", "--focus", "faults", "--examples", "1", "--out", str(tmp_path / "b"), "--no-progress"])
+    assert code == 2 and "--focus faults on a broker needs --faults" in capsys.readouterr().err

@@ -394,3 +394,30 @@ def test_mutation_score_floor():
     assert result["score"] >= FLOOR, (
         f"checker caught {result['overall'].get('caught', 0)} of {result['judged']} judged mutants "
         f"({100 * result['score']:.1f}%), below the floor {100 * FLOOR:.0f}%; run benchmarks/mutation_score.py")
+
+
+def test_dead_letter_lies_reach_a_dead_letter_topic_the_policy_names():
+    # The generator names its dead-letter topic "dlq" (no "-DLQ" suffix): the DLQ operators must still find the
+    # copy there (time to detection: 0 chances in 600 model traces before), and the checker FAILs the lie.
+    from conformance.checker import check
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import make_trace
+
+    ops = [("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Shared", "nack_delay_ms": 100,
+                          "dead_letter": {"max_redeliver_count": 1, "topic": "dlq"}}),
+           ("subscribe", {"consumer": "c2", "topic": "dlq", "subscription": "d", "type": "Shared"}),
+           ("create_producer", {"producer": "p", "topic": "t"}),
+           ("send", {"producer": "p", "payload": "m1"}),
+           ("receive", {"consumer": "c1", "timeout_ms": 500}),
+           ("nack", {"consumer": "c1", "message": "m1"}),
+           ("receive", {"consumer": "c1", "timeout_ms": 1000}),
+           ("nack", {"consumer": "c1", "message": "m1"}),
+           ("receive", {"consumer": "c2", "timeout_ms": 2000})]
+    history = ModelTarget().run(make_trace("t", ops))
+    assert history.events[-1].outcome.value["message"]["topic"] == "dlq"
+    assert not check(history).failures()
+    for operator in (mutation.drop_dlq_copy, mutation.dlq_one_redelivery_fewer):
+        mutants = operator(history)
+        assert mutants and "PLS-DLQ-002" in mutants[0].meant_to_break, operator.__name__
+        failed = {v.rule_id for v in check(mutants[0].history).failures()}
+        assert "PLS-DLQ-002" in failed, (operator.__name__, failed)
