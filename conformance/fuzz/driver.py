@@ -42,6 +42,7 @@ import os
 import queue
 import random
 import sys
+import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -862,27 +863,53 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
                 # Leaving the ``with`` (done, Ctrl-C, SIGTERM) terminates the workers with SIGTERM, which
                 # each turns into ``Terminated``: its corpus rows, namespace and own broker are cleaned up.
                 with ctx.Pool(len(jobs), initializer=worker_cleans_up_on_sigterm) as pool:
-                    pending = [pool.apply_async(_live_worker, (job,)) for job in jobs]
-                    while pending:
-                        check()
-                        try:
-                            failed = ticks.get(timeout=0.5)
-                            if bar:
-                                bar.update(task, advance=1, info=f"{failed} FAIL in a worker" if failed else "")
-                        except queue.Empty:
-                            pass
-                        for res in [r for r in pending if r.ready()]:
-                            pending.remove(res)
-                            part = res.get()
-                            summary.merge(part)
-                            summary.failures += part.failures
-                            if bar:
-                                bar.update(task, info=f"{summary.failed} FAIL")
+                    try:
+                        pending = [pool.apply_async(_live_worker, (job,)) for job in jobs]
+                        while pending:
+                            check()
+                            try:
+                                failed = ticks.get(timeout=0.5)
+                                if bar:
+                                    bar.update(task, advance=1, info=f"{failed} FAIL in a worker" if failed else "")
+                            except queue.Empty:
+                                pass
+                            for res in [r for r in pending if r.ready()]:
+                                pending.remove(res)
+                                part = res.get()
+                                summary.merge(part)
+                                summary.failures += part.failures
+                                if bar:
+                                    bar.update(task, info=f"{summary.failed} FAIL")
+                    except BaseException:
+                        kill_stragglers_later(pool)
+                        raise
             finally:
                 if bar:
                     bar.stop()
     summary.duration_s = time.monotonic() - t0
     return summary
+
+
+# How long a worker has to clean up after SIGTERM before it is killed (its namespace, its parts).
+WORKER_GRACE_S = 20.0
+
+
+def kill_stragglers_later(pool: Any, grace_s: float = WORKER_GRACE_S) -> threading.Timer:
+    """SIGKILL, ``grace_s`` from now, every worker of ``pool`` still alive. Leaving the pool's ``with``
+    sends SIGTERM and joins each worker; one blocked in a client call never reaches its Python handler
+    (a C++ sync send waiting out its timeout: on 2026-11-27 a stopped campaign hung there joining it),
+    and the join would wait for it forever. The timer is a daemon: it never holds the command open."""
+    workers = list(getattr(pool, "_pool", ()))
+
+    def kill() -> None:
+        for process in workers:
+            if process.is_alive():
+                process.kill()
+
+    timer = threading.Timer(grace_s, kill)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def fuzz_budget(target: Any, *, examples: int, seed: int, out_dir: Path | str,

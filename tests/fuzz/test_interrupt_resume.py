@@ -211,13 +211,9 @@ with interruptible():
 """
 
 
-def test_sigterm_stops_the_parallel_hypothesis_workers(tmp_path):
-    """The live fuzz's worker pool (spawned workers, each with its own target; here the model
-    stands in for the broker): SIGTERM to the command stops both workers through their cleanup,
-    promptly, and each one's rows up to its last flush are kept. (Hypothesis takes a SystemExit
-    raised in a test for a failing example: a worker once went on after SIGTERM, and the command
-    hung joining it.)"""
-    proc = subprocess.Popen([sys.executable, "-c", PARALLEL, str(tmp_path)], cwd=REPO, text=True,
+def _until_both_workers_wrote(script: str, tmp_path: Path, *argv: str):
+    """Start ``script`` (``PARALLEL`` or a variant) and wait until both workers wrote a corpus part."""
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path), *argv], cwd=REPO, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     corpus = tmp_path / "corpus"
     deadline = time.monotonic() + 120
@@ -225,6 +221,16 @@ def test_sigterm_stops_the_parallel_hypothesis_workers(tmp_path):
         assert proc.poll() is None, proc.stderr.read()
         assert time.monotonic() < deadline, "the workers wrote no parts within 120 s"
         time.sleep(0.05)
+    return proc, corpus
+
+
+def test_sigterm_stops_the_parallel_hypothesis_workers(tmp_path):
+    """The live fuzz's worker pool (spawned workers, each with its own target; here the model
+    stands in for the broker): SIGTERM to the command stops both workers through their cleanup,
+    promptly, and each one's rows up to its last flush are kept. (Hypothesis takes a SystemExit
+    raised in a test for a failing example: a worker once went on after SIGTERM, and the command
+    hung joining it.)"""
+    proc, corpus = _until_both_workers_wrote(PARALLEL, tmp_path)
     proc.send_signal(signal.SIGTERM)
     t0 = time.monotonic()
     _, stderr = proc.communicate(timeout=60)
@@ -236,3 +242,27 @@ def test_sigterm_stops_the_parallel_hypothesis_workers(tmp_path):
     assert not _group_alive(proc.pid), "a worker survived"
     assert all(p.name.endswith(".parquet") for p in corpus.iterdir())
     assert read_corpus(corpus).num_rows > 0
+
+
+STUCK = PARALLEL.replace("from conformance.targets.model import ModelTarget",
+                         "sys.path.insert(0, str(Path(sys.argv[2])))\nfrom stuck_target import StuckAfterFewTraces") \
+    .replace("make_target=ModelTarget", "make_target=StuckAfterFewTraces")
+
+
+def test_sigterm_kills_a_worker_stuck_in_a_client_call(tmp_path):
+    """A worker that cannot run its SIGTERM handler (blocked in a client call: here SIGTERM is
+    blocked) is killed after ``WORKER_GRACE_S``: the command exits 143 instead of joining it forever."""
+    from conformance.fuzz.driver import WORKER_GRACE_S
+
+    assert "StuckAfterFewTraces" in STUCK
+    proc, _ = _until_both_workers_wrote(STUCK, tmp_path, str(Path(__file__).parent))
+    time.sleep(6)  # both workers are stuck by now (five seconds after their first trace)
+    proc.send_signal(signal.SIGTERM)
+    t0 = time.monotonic()
+    _, stderr = proc.communicate(timeout=WORKER_GRACE_S + 60)
+    assert proc.returncode == 143, stderr
+    assert time.monotonic() - t0 < WORKER_GRACE_S + 30
+    gone = time.monotonic() + 10
+    while _group_alive(proc.pid) and time.monotonic() < gone:
+        time.sleep(0.05)
+    assert not _group_alive(proc.pid), "a worker survived"
