@@ -1473,6 +1473,12 @@ class Broker(FeatureOps, SchemaOps):
     def _op_close(self, args, at, observed):
         handle = args["handle"]
         if handle in self.producers:
+            if self.pfx.get(handle) is not None and self.pfx[handle].waiting:
+                # Live 4.0.8 (Python campaign, 2026-11-27, pls-sub-001-unexpected-rejection-ff3f29e2f8d4, 3 runs in 3):
+                # the application holds no producer to close; the Python harness waited for the creation, which the
+                # client ended with Timeout after its operation timeout. What a client does then is its own.
+                raise NotModelledError(f"closing {handle}, a WaitForExclusive producer still waiting for the topic "
+                                       f"(its creation has not completed)")
             yield  # decided: the producer closes
             producer = self.producers.pop(handle)
             pf = self.pfx.pop(handle, None)
