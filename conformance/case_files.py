@@ -64,6 +64,9 @@ class Case:
     profile: Mapping[str, Any] = field(default_factory=dict)
     # Why a live target cannot reach this case's rules ("" = it can): docs/trace-format.md#cases.
     not_live: str = ""
+    # The vendor profile the case is written for (its YAML ``profile: {vendor: ...}``; "" = any): under
+    # another profile it is NOT_APPLICABLE (a 10-day delay limit is TDMQ's, not Apache's default).
+    written_for: str = ""
 
     def with_vendor(self, vendor: str) -> "Case":
         """This case as run under the vendor profile ``vendor`` (``reference_model.vendors``): its
@@ -174,6 +177,7 @@ def load_case(path: str | Path) -> Case:
         note=str(data.get("note", "")),
         profile=profile,
         not_live=not_live.strip(),
+        written_for=str(profile.get("vendor", "")),
     )
 
 

@@ -177,6 +177,10 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
                                   "--target embedded starts one; an external cluster cannot be restarted from here)")
     version = _broker_version_of(target)
     vendor = str(case.trace.header.profile.get("vendor", "apache"))
+    if case.written_for and case.written_for != vendor:
+        return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules},
+                          message=f"the case is written for the {case.written_for} profile, and this run is {vendor} "
+                                  f"(run it with --profile {case.written_for})")
     if case.rules and not any(_rule_applies(r, version, client, vendor) if version else _vendor_has(r, vendor)
                               for r in case.rules):
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules},

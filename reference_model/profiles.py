@@ -204,10 +204,13 @@ PROFILE_CONFIG_KEYS = {
 def with_broker_config(profile: Profile, broker_config: Mapping[str, Any] | None) -> Profile:
     """``profile`` with the fields ``PROFILE_CONFIG_KEYS`` names set from a history's
     ``broker_config`` (the broker's runtime values: strings "true"/"false" or whole numbers, or
-    booleans and ints). An empty value (a key the broker reports unset) keeps the default."""
+    booleans and ints). An empty value (a key the broker reports unset) keeps the default. A field the
+    profile's vendor documents (``vendors.VENDOR_SETTINGS``, e.g. TDMQ's 10-day delay limit) is the
+    vendor's contract and stays: a broker configured otherwise breaks that vendor's rule."""
     changes: dict[str, Any] = {}
+    documented = vendors.VENDOR_SETTINGS.get(profile.vendor, {})
     for key, name in PROFILE_CONFIG_KEYS.items():
-        if not broker_config or key not in broker_config or str(broker_config[key]).strip() == "":
+        if not broker_config or key not in broker_config or str(broker_config[key]).strip() == "" or name in documented:
             continue
         value = broker_config[key]
         if isinstance(getattr(profile, name), bool):

@@ -2,7 +2,9 @@
 checker on the case tdmq-tags-or-untagged with both clients, on a broker that loads the reference tag
 filter and the 10-day delay limit the profile asks for (``open_endpoint`` with ``profile="tdmq"``: what
 ``pulsar-conformance run --profile tdmq`` starts). The same case on a broker without the filter is the
-rule broken for real: the checker must FAIL it on PLS-TAG-001."""
+rule broken for real: the checker must FAIL it on PLS-TAG-001. The case tdmq-delay-limit-10-days checks the
+profile's 10-day delay limit (PLS-DELAY-007 with the limit TDMQ documents) with the Java client; on the plain
+broker, which has no limit, the 10-day-and-1-s message is stored and the checker FAILs PLS-DELAY-007."""
 
 from __future__ import annotations
 
@@ -15,10 +17,13 @@ pytestmark = pytest.mark.live
 CASE_ID = "tdmq-tags-or-untagged"
 
 
-def _case():
+DELAY_CASE_ID = "tdmq-delay-limit-10-days"
+
+
+def _case(case_id: str = CASE_ID):
     from conformance.case_files import discover_cases
 
-    (case,) = [c for c in discover_cases() if c.id == CASE_ID]
+    (case,) = [c for c in discover_cases() if c.id == case_id]
     return case.with_vendor("tdmq")
 
 
@@ -32,13 +37,13 @@ def tdmq_endpoint():
         yield endpoint
 
 
-def _run(endpoint, client: str):
+def _run(endpoint, client: str, case_id: str = CASE_ID):
     from conformance.runner import run_case
     from conformance.targets.pulsar import BrokerTarget
 
     target = BrokerTarget(endpoint, client=client)
     try:
-        return run_case(_case(), target, client=client)
+        return run_case(_case(case_id), target, client=client)
     finally:
         target.close()
 
@@ -65,3 +70,23 @@ def test_a_broker_without_the_filter_fails_the_tag_rule(pulsar_broker):
     assert result.rule_verdicts["PLS-TAG-001"] == FAIL, result.failure_text()
     failed = [v for v in result.verdicts if v.rule_id == "PLS-TAG-001" and v.status == FAIL]
     assert failed and "m-c" in failed[0].explanation
+
+
+@pytest.mark.rule("PLS-DELAY-007")
+def test_the_ten_day_delay_limit_under_the_tdmq_profile(tdmq_endpoint):
+    from conformance.runner import PASS
+
+    result = _run(tdmq_endpoint, "java", DELAY_CASE_ID)
+    assert result.status == PASS, result.failure_text()
+    assert result.rule_verdicts["PLS-DELAY-007"] == PASS
+    refused = result.history.events[2].outcome
+    assert refused.status == "rejected" and refused.error == "NotAllowedError", refused
+
+
+@pytest.mark.rule("PLS-DELAY-007")
+def test_a_broker_without_the_limit_fails_the_delay_rule(pulsar_broker):
+    """The plain broker has no delay limit: the message delayed 10 days and 1 s is stored."""
+    from conformance.runner import FAIL
+
+    result = _run(pulsar_broker, "java", DELAY_CASE_ID)
+    assert result.rule_verdicts["PLS-DELAY-007"] == FAIL, result.failure_text()

@@ -71,3 +71,17 @@ def _received(vendor: str) -> list[str]:
 def test_the_model_keeps_a_filtered_message_from_its_subscription():
     assert _received("tdmq") == ["m-a", "m-plain", None]
     assert _received("apache") == ["m-a", "m-c", "m-plain"]
+
+
+def test_a_vendor_documented_setting_is_not_overridden_by_the_brokers_config():
+    # TDMQ documents a 10-day delay limit: a broker whose runtime config says 0 (no limit) breaks that rule,
+    # so the model keeps the vendor's value; under apache the broker's value is followed.
+    from reference_model.profiles import profile_for, with_broker_config
+
+    tdmq = with_broker_config(profile_for("4.0.8", "java", {"vendor": "tdmq"}), {"delayedDeliveryMaxDelayInMillis": "0"})
+    assert tdmq.delayed_max_delay_ms == 864_000_000
+    apache = with_broker_config(profile_for("4.0.8", "java"), {"delayedDeliveryMaxDelayInMillis": "2000"})
+    assert apache.delayed_max_delay_ms == 2000
+    # the keys no vendor documents follow the broker under tdmq too
+    assert with_broker_config(profile_for("4.0.8", "java", {"vendor": "tdmq"}),
+                              {"brokerDeduplicationEnabled": "true"}).broker_deduplication is True
