@@ -1158,6 +1158,50 @@ def consumer_nacks(b: TraceBuilder):
     return "nack", {"consumer": handle, "message": b.pick(b.held_labels(handle))}, False
 
 
+def _dead_letter_consumers(b: TraceBuilder) -> list[str]:
+    """Shared / Key_Shared consumers with a dead-letter policy (no retry topic) that hold a message, or
+    whose topic has a plain producer to send them one."""
+    plain = {info.topic for p, info in b.producer_info.items() if p in b.producers and not info.batching
+             and not info.chunking and info.access_mode == "Shared" and info.schema_type == "BYTES"}
+    return [h for h, c in sorted(b.consumers.items()) if c.dead_letter and not c.retry and c.partitions == 0
+            and c.type in ("Shared", "Key_Shared") and (b.held_labels(h) or c.topic in plain)]
+
+
+def consumer_exhausts_redeliveries(b: TraceBuilder):
+    """A dead-letter consumer nacks a message and receives it again until it is gone to the dead-letter
+    topic (PLS-DLQ-*): the chain that reaches the DLQ rules, which separate sends, receives and nacks
+    almost never build (time to detection, docs/fuzzing.md). With the policy's topic named ``dlq`` and
+    nobody reading it, a consumer of it subscribes first (Earliest), so the copy is seen; a consumer
+    holding nothing is sent a message first. Several ops, applied one after another, each only where
+    the model allows it."""
+    handle = b.pick(_dead_letter_consumers(b))
+    consumer = b.consumers[handle]
+    wait = b.config.timing.nack_delay_ms[1] + 400  # the longest generated nack delay, and its timer's slack
+    if b.dlq_named and len(b.consumers) < 4 and not any(c.topic == DLQ_TOPIC for c in b.consumers.values()) \
+            and b.c.flag(0.7):
+        b._apply("subscribe", {"consumer": b.fresh("c"), "topic": DLQ_TOPIC, "subscription": b.pick(b.config.subscriptions),
+                               "type": "Shared", "initial_position": "Earliest",
+                               "nack_delay_ms": b.c.integer(*b.config.timing.nack_delay_ms)}, False)
+    if not b.held_labels(handle):
+        producer = b.pick(sorted(p for p, info in b.producer_info.items() if p in b.producers and info.topic == consumer.topic
+                                 and not info.batching and not info.chunking and info.access_mode == "Shared"
+                                 and info.schema_type == "BYTES"))
+        if b._apply("send", {"producer": producer, "payload": b.fresh("m")}, False) is None:
+            return None
+        b._apply("receive", {"consumer": handle, "timeout_ms": wait}, False)
+    held = b.held_labels(handle)
+    if not held:
+        return None
+    label = b.pick(held)
+    for _ in range(4):  # max_redeliver_count is at most 3: the fourth nack sends it away
+        if label not in b.held_labels(handle) or b.time_left() < wait:
+            break
+        if b._apply("nack", {"consumer": handle, "message": label}, False) is None:
+            break
+        b._apply("receive", {"consumer": handle, "timeout_ms": wait}, False)
+    return None
+
+
 def _cumulative_candidates(b: TraceBuilder) -> tuple[list[str], list[str]]:
     single = [h for h in _holders(b) if b.consumers[h].type in ("Exclusive", "Failover")]
     # PLS-ACK-003's refusal, on non-partitioned topics only: a partitioned (multi-topics) C++
@@ -1382,6 +1426,8 @@ RULES: tuple[Rule, ...] = (
     # only before a topic is loaded: a loaded topic learns a namespace policy change asynchronously (measured: a
     # validation-enforced change missed the next producer on 4.0.8), which the model does not describe
     Rule("admin_sets_schema_policies", 1, lambda b: not _loaded_topics(b), admin_sets_schema_policies),
+    # drawn last, with dead_letter on only: the traces of configs without it are the ones they were
+    Rule("consumer_exhausts_redeliveries", 2, lambda b: bool(_dead_letter_consumers(b)), consumer_exhausts_redeliveries),
 )
 ALWAYS = {"producer_sends", "consumer_receives", "producer_connects", "consumer_subscribes"}
 # Rules switched on by the feature of another name.
@@ -1390,7 +1436,7 @@ _FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", 
                "consumer_reconsumes_later": "retry", "client_begins_transaction": "transactions",
                "client_ends_transaction": "transactions", "producer_brings_schema": "schemas",
                "consumer_brings_schema": "schemas", "admin_reads_schemas": "schemas", "admin_deletes_schema": "schemas",
-               "admin_sets_schema_policies": "schemas"}
+               "admin_sets_schema_policies": "schemas", "consumer_exhausts_redeliveries": "dead_letter"}
 # Rules on for any of several features.
 _ANY_FEATURE_OF = {"producer_flushes": ("batching", "producer_options")}
 _BY_NAME = {r.name: r for r in RULES}
