@@ -899,10 +899,14 @@ class Broker(FeatureOps, SchemaOps):
         if refused is not None:
             return refused
         sub = topic.subscriptions.get(config.subscription) if topic is not None else None
-        if sub is not None and not durable and sub.durable:
+        # A non-persistent topic has no durable subscriptions: NonPersistentTopic#subscribe ignores the mode
+        # (live 4.0.8, Java campaign 2026-11-27, pls-sub-008-wrong-error-bbd35633b035: a NonDurable Shared
+        # consumer next to a Durable Failover one got the type check's ConsumerBusy, not NotAllowedError).
+        persistent = names.is_persistent(sub.topic.full) if sub is not None else True
+        if sub is not None and persistent and not durable and sub.durable:
             # PLS-SUB-008: PersistentTopic#getNonDurableSubscription refuses a name a durable subscription has.
             return Rejected("NotAllowedError", "PLS-SUB-008", "Durable subscription with the same name already exists.")
-        if sub is not None and durable and not sub.durable:
+        if sub is not None and persistent and durable and not sub.durable:
             raise NotModelledError("a durable subscribe to a name a non-durable subscription holds")
         if sub is not None and sub.dispatcher is not None and sub.dispatcher.connected():
             current = sub.dispatcher.type_name

@@ -319,7 +319,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="PLS-SUB-008", area="SUB",
-        title="A NonDurable subscribe to a name a durable subscription already has is refused with NotAllowedError (java client only)",
+        title="A NonDurable subscribe to a name a durable subscription already has on a persistent topic is refused with NotAllowedError (java client only)",
         source=f"{_BROKER}persistent/PersistentTopic.java",
         quote="", status="inferred", applies_to=_JAVA,
         note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): non-durable-name-taken-java passed. '
@@ -327,7 +327,10 @@ RULES: tuple[Rule, ...] = (
               "(NotAllowedException -> ServerError NotAllowed -> Java NotAllowedException). Docs vs code: "
               "concepts-messaging.md#subscription-modes says 'A durable subscription and a non-durable subscription "
               "can have the same name, they are independent of each other.' A durable subscribe to a name a "
-              "non-durable subscription holds is not modelled. To be confirmed live (case non-durable-name-taken-java)."),
+              "non-durable subscription holds is not modelled. To be confirmed live (case non-durable-name-taken-java). "
+              "A non-persistent topic has no durable subscriptions (NonPersistentTopic#subscribe ignores the mode): "
+              "there the type check answers, e.g. ConsumerBusy for Shared next to Failover (live 4.0.8, Java campaign "
+              "2026-11-27, regression pls-sub-008-wrong-error-bbd35633b035)."),
     ),
     # ---- seek ----------------------------------------------------------------------------
     Rule(

@@ -225,3 +225,17 @@ def test_non_durable_on_a_durable_name():
     history = java_history("non-durable-name-taken-java")
     assert check(history).ok
     assert ("PLS-SUB-008", "missing-rejection") in failures(replace_outcome(history, 3, Outcome.ok({})))
+
+
+def test_a_non_persistent_topic_has_no_durable_subscriptions():
+    # PLS-SUB-008 holds on persistent topics; on a non-persistent one the mode is ignored and the type check
+    # answers (live 4.0.8, Java: pls-sub-008-wrong-error-bbd35633b035)
+    np = "non-persistent://public/default/n"
+    ops = [("subscribe", {"consumer": "c1", "topic": np, "subscription": "s1", "type": "Failover", "client": "java"}),
+           ("subscribe", {"consumer": "c2", "topic": np, "subscription": "s1", "type": "Shared", "client": "java",
+                          "subscription_mode": "NonDurable"})]
+    h = ModelTarget().run(make_trace("t", ops))
+    assert (h.events[1].outcome.status, h.events[1].outcome.error) == ("rejected", "ConsumerBusy")
+    ops[1][1]["type"] = "Failover"
+    h = ModelTarget().run(make_trace("t", ops))
+    assert h.events[1].outcome.status == "ok"
