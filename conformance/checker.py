@@ -24,6 +24,7 @@ Not modelled (judged INDETERMINATE or not at all): see ``reference_model.broker`
 from __future__ import annotations
 
 import gc
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable, Mapping
@@ -289,6 +290,9 @@ class _Checker:
         self.unmodelled_labels: set[str] = set()
         # topics (full names) a send the model did not follow may have written to: their backlog is not judged
         self.unmodelled_topics: set[str] = set()
+        # (topic, list or pattern; subscription) of subscribes the model did not follow: the real consumer
+        # has that subscription on what it reads (a pattern one also on topics created later), the model not
+        self.unmodelled_subscriptions: list[tuple[Any, str]] = []
         self.tainted: dict[str, int] = {}  # subscription/topic key -> step of the indeterminate op
         self.sent: dict[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}  # label -> (args, value)
         self.producer_names: dict[str, str] = {}
@@ -452,6 +456,9 @@ class _Checker:
                     self._follow_quietly(event)
                 return
         try:
+            if op in ("create_subscription", "stats", "expire_messages") and self._unmodelled_subscription(args):
+                raise NotModelledError(f"subscription {args.get('subscription')} on {args.get('topic')} may be held by a "
+                                       f"subscribe the model did not follow")
             if op in ("receive", "read_next"):
                 self._receive(event, args.get("consumer") or args.get("reader"))
             elif op == "stats":
@@ -466,11 +473,36 @@ class _Checker:
             self.notes.append(f"step {event.step}: {op} not modelled ({err}); not judged")
             if handle is not None:
                 self.unmodelled_handles.add(handle)
+            if op == "subscribe" and event.outcome.status == OK:
+                spec = args.get("topics_pattern") and ("pattern", args["topics_pattern"]) \
+                    or ("topics", tuple(args.get("topics") or (args.get("topic"),)))
+                self.unmodelled_subscriptions.append((spec, args["subscription"]))
             if op == "send":
                 self.unmodelled_labels.add(args["payload"])
                 producer = self.model.producers.get(args["producer"])
                 if producer is not None and event.outcome.status != REJECTED:
                     self.unmodelled_topics.add(producer.topic.full)
+
+    def _unmodelled_subscription(self, args: Mapping[str, Any]) -> bool:
+        """Whether ``args``' (topic, subscription) may belong to a subscribe the model did not follow
+        (live 4.0.8, Java campaign 2026-11-27: a pattern consumer the model could not follow subscribed
+        s1 on a topic created after it, and create_subscription of s1 then got 409 Conflict)."""
+        if not self.unmodelled_subscriptions or "subscription" not in args or "topic" not in args:
+            return False
+        full = names.expand_trace(args["topic"])
+        short = names.short_name(full) if isinstance(full, str) else str(args["topic"])
+        for (kind, spec), subscription in self.unmodelled_subscriptions:
+            if subscription != args["subscription"]:
+                continue
+            if kind == "pattern":
+                try:
+                    if re.fullmatch(spec, short):
+                        return True
+                except re.error:
+                    continue
+            elif any(t is not None and (t == args["topic"] or t == short) for t in spec):
+                return True
+        return False
 
     def _follow_quietly(self, event: Event) -> None:
         """A handle the checker stopped judging still leaves its subscription when it closes or

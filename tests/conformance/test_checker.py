@@ -329,3 +329,21 @@ def test_key_shared_delivery_to_a_non_owner_while_another_holds_the_key_breaks_b
                       if m.allowed is None and "PLS-KEYSHARED-007" not in m.meant_to_break]
     for m in held_elsewhere:  # a key nobody else held: the selector's rule alone
         assert "PLS-KEYSHARED-007" not in {v.rule_id for v in check(m.history).failures()}, m.description
+
+
+def test_a_subscription_an_unfollowed_pattern_consumer_may_hold_is_not_judged():
+    # Live 4.0.8 (Java campaign, 2026-11-27, pls-sub-001-unexpected-rejection-9a0fa71355b5): a pattern consumer
+    # subscribed before any topic matched (not modelled: auto-discovery), found t once a producer created it,
+    # and subscribed s1 there; the admin's create_subscription of t/s1 then got 409 Conflict.
+    def history(subscription):
+        return (H(target="embedded")
+                .ok("subscribe", {"consumer": "c1", "topics_pattern": "[tu]", "subscription": "s1", "type": "Shared"}, t=(0, 30))
+                .ok("create_producer", {"producer": "p1", "topic": "t"}, {"producer_name": "p", "last_sequence_id": -1}, t=(30, 40))
+                .rejected("create_subscription", {"topic": "t", "subscription": subscription}, "OtherError", t=(40, 45))
+                .history())
+
+    report = check(history("s1"))
+    assert not report.failures(), report.summary()
+    assert any("may be held by a subscribe the model did not follow" in n for n in report.notes)
+    # another subscription name is the model's to judge: it does not exist, so the refusal FAILs
+    assert ("PLS-SUB-001", "unexpected-rejection") in {(v.rule_id, v.anomaly) for v in check(history("s9")).failures()}
