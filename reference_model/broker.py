@@ -350,6 +350,7 @@ class Broker(FeatureOps, SchemaOps):
         self.consumers: dict[str, tuple[ConsumerConfig, Subscription]] = {}
         # a consumer of a partitioned topic: one (config, subscription) per partition
         self.partition_consumers: dict[str, list[tuple[ConsumerConfig, Subscription]]] = {}
+        self.pattern_consumers: dict[str, Any] = {}  # handle -> its compiled topics_pattern (auto-discovery: _check_not_discovered)
         self.received_labels: dict[str, set[str]] = {}  # consumer -> labels its application received
         self.sender_client: dict[str, str] = {}  # label -> the client ("cpp", "java") whose producer sent it
         self.failed_last_send: set[str] = set()  # producers whose last send failed (a Java flush reports it)
@@ -582,6 +583,7 @@ class Broker(FeatureOps, SchemaOps):
         partitions = int(args.get("partitions", 0))
         if full in self.topics:
             return Rejected("OtherError", "PLS-TOPIC-001", f"topic {full} already exists", certain=False)
+        self._check_not_discovered(args["topic"])
         yield  # decided: the topic is created
         self.topics[full] = Topic(full, FIRST_LEDGER + len(self.topics), partitions)
         for i in range(partitions):
@@ -602,6 +604,8 @@ class Broker(FeatureOps, SchemaOps):
         topic = self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
+        if topic is None:
+            self._check_not_discovered(args["topic"])
         name = args.get("name")
         features = self._feature_create_producer(args, topic, name)
         if isinstance(features, Rejected) and features.error == "InvalidArgument":
@@ -874,6 +878,8 @@ class Broker(FeatureOps, SchemaOps):
         topic = self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
+        if topic is None:
+            self._check_not_discovered(args["topic"])
         if topic is not None and topic.partitions:
             return (yield from self._subscribe_partitioned(topic, args, at, observed))
         config = ConsumerConfig(
@@ -1135,7 +1141,23 @@ class Broker(FeatureOps, SchemaOps):
             return refused
         yield  # decided: the consumer joins every member topic's subscription
         self._attach_all(member_args, args, at, observed)
+        if "topics_pattern" in args:
+            self.pattern_consumers[args["consumer"]] = pattern
         return {}
+
+    def _check_not_discovered(self, name: str) -> None:
+        """Pattern auto-discovery is not modelled: a topic created while a connected pattern consumer's
+        regex matches it may be found and subscribed at once (the Java client's topic list watcher,
+        PIP-145; live 4.0.8, Java campaign 2026-11-27, pls-sub-001-wrong-value-440f7b582907: a consumer of
+        [tu] subscribed when only u existed received m1 from t, created after)."""
+        full = names.expand_trace(name)
+        if isinstance(full, Rejected):
+            return
+        short = names.short_name(full)
+        for handle, pattern in self.pattern_consumers.items():
+            if handle in self.consumers and pattern.fullmatch(short):
+                raise NotModelledError(f"creating {short} while the pattern consumer {handle} ({pattern.pattern}) is "
+                                       f"connected: it may discover the topic and subscribe (auto-discovery)")
 
     # PLS-KEYSHARED-001: a 4.x broker hashes a keyless message by "<producer name>-<sequence id>" from its
     # metadata. On a partitioned topic both are the partition producer's: each partition counts its own
@@ -1541,6 +1563,8 @@ class Broker(FeatureOps, SchemaOps):
         topic = self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
+        if topic is None:
+            self._check_not_discovered(args["topic"])
         if topic is not None and topic.partitions:
             raise NotModelledError("readers on partitioned topics")
         start = args["start"]

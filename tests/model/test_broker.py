@@ -239,3 +239,14 @@ def test_a_non_persistent_topic_has_no_durable_subscriptions():
     ops[1][1]["type"] = "Failover"
     h = ModelTarget().run(make_trace("t", ops))
     assert h.events[1].outcome.status == "ok"
+
+
+def test_a_topic_a_connected_pattern_consumer_matches_is_not_modelled_when_created():
+    # auto-discovery (live 4.0.8, Java: pls-sub-001-wrong-value-440f7b582907): the pattern consumer may subscribe at once
+    ops = [("create_topic", {"topic": "u"}),
+           ("subscribe", {"consumer": "c1", "topics_pattern": "[tu]", "subscription": "s1", "type": "Shared"}),
+           ("create_producer", {"producer": "p1", "topic": "t"}),
+           ("create_producer", {"producer": "p2", "topic": "v"})]
+    h = ModelTarget().run(make_trace("t", ops))
+    assert [e.outcome.status for e in h.events] == ["ok", "ok", "indeterminate", "ok"]
+    assert "auto-discovery" in h.events[2].outcome.detail
