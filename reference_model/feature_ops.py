@@ -668,13 +668,28 @@ class FeatureOps:
             if ids and producer is not None and producer.topic.full == topic:
                 raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
 
+    def _batch_timer_due(self, handle: str, pf: ProducerFeatures, when: float) -> bool:
+        """Whether the batch timer may have fired on ``handle``'s open batch by ``when``: Java's timer is
+        periodic from the producer's creation (``check_batch_timer``), C++'s starts with the batch."""
+        periodic = self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000
+        return periodic or when >= pf.pending[0].at.start + pf.batch_delay_ms
+
+    @staticmethod
+    def _batch_full(pf: ProducerFeatures) -> bool:
+        """Whether the open batch's container is full (a message count or the bytes reached), so the
+        client sent it at once (batching steps 2 and 4)."""
+        cfg = pf.batch_config
+        return (len(plan_batches(pf.pending, cfg)) > 1 or len(pf.pending) >= cfg.max_messages
+                or sum(feature_payload_size(p.args) for p in pf.pending) >= cfg.max_bytes)
+
     def batch_may_have_left(self, handle: str, at: Span) -> bool:
-        """Whether ``handle``'s open batch may have left on its timer by ``at`` (``check_batch_timer``)."""
+        """Whether ``handle``'s open batch may have left by ``at``: on its timer (``check_batch_timer``),
+        or at once with a full container (live 3.3.6, C++ client, 2026-11-27: one 100-byte async send with
+        batching_max_bytes 64, then stats: backlog 1; regression pls-backlog-001-wrong-backlog-6130e6b9a9fe)."""
         pf = self.pfx.get(handle)
         if pf is None or not pf.batching or not pf.pending:
             return False
-        periodic = self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000
-        return periodic or at.end >= pf.pending[0].at.start + pf.batch_delay_ms
+        return self._batch_full(pf) or self._batch_timer_due(handle, pf, at.end)
 
     def check_batch_timer(self, handle: str, at: Span, args: Any = None) -> None:
         """A send or flush on a batching producer whose open batch is older than its timer
@@ -687,8 +702,8 @@ class FeatureOps:
         pf = self.pfx.get(handle)
         if pf is None or not pf.batching or not pf.pending:
             return
-        periodic = self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000
-        if periodic or at.start >= pf.pending[0].at.start + pf.batch_delay_ms:
+        if self._batch_timer_due(handle, pf, at.start):
+            periodic = self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000
             raise NotModelledError(f"{handle}'s open batch may have left on its timer ({pf.batch_delay_ms} ms"
                                    + (", periodic" if periodic else "") + ")")
         if args is not None and not args.get("async") and ("deliver_after_ms" in args or "deliver_at_ms" in args) \
@@ -707,11 +722,7 @@ class FeatureOps:
             producer = self.producers.get(handle)
             if not pf.batching or not pf.pending or producer is None or producer.topic.full not in topics:
                 continue
-            cfg = pf.batch_config
-            full = (len(plan_batches(pf.pending, cfg)) > 1 or len(pf.pending) >= cfg.max_messages
-                    or sum(feature_payload_size(p.args) for p in pf.pending) >= cfg.max_bytes)
-            periodic = self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000  # see check_batch_timer
-            if full or periodic or at.end >= pf.pending[0].at.start + pf.batch_delay_ms:
+            if self._batch_full(pf) or self._batch_timer_due(handle, pf, at.end):
                 raise NotModelledError(f"a receive while {handle}'s async sends may already have left in a batch "
                                        "(its timer or a full container); the model writes them at the next flush")
 
