@@ -1158,11 +1158,17 @@ def consumer_nacks(b: TraceBuilder):
     return "nack", {"consumer": handle, "message": b.pick(b.held_labels(handle))}, False
 
 
+def _plain_producers(b: TraceBuilder) -> list[str]:
+    """Open producers whose sends the model stores at once, one entry each (no batching, chunking,
+    access mode or schema)."""
+    return sorted(p for p, info in b.producer_info.items() if p in b.producers and not info.batching
+                  and not info.chunking and info.access_mode == "Shared" and info.schema_type == "BYTES")
+
+
 def _dead_letter_consumers(b: TraceBuilder) -> list[str]:
     """Shared / Key_Shared consumers with a dead-letter policy (no retry topic) that hold a message, or
     whose topic has a plain producer to send them one."""
-    plain = {info.topic for p, info in b.producer_info.items() if p in b.producers and not info.batching
-             and not info.chunking and info.access_mode == "Shared" and info.schema_type == "BYTES"}
+    plain = {b.producer_info[p].topic for p in _plain_producers(b)}
     return [h for h, c in sorted(b.consumers.items()) if c.dead_letter and not c.retry and c.partitions == 0
             and c.type in ("Shared", "Key_Shared") and (b.held_labels(h) or c.topic in plain)]
 
@@ -1183,9 +1189,7 @@ def consumer_exhausts_redeliveries(b: TraceBuilder):
                                "type": "Shared", "initial_position": "Earliest",
                                "nack_delay_ms": b.c.integer(*b.config.timing.nack_delay_ms)}, False)
     if not b.held_labels(handle):
-        producer = b.pick(sorted(p for p, info in b.producer_info.items() if p in b.producers and info.topic == consumer.topic
-                                 and not info.batching and not info.chunking and info.access_mode == "Shared"
-                                 and info.schema_type == "BYTES"))
+        producer = b.pick([p for p in _plain_producers(b) if b.producer_info[p].topic == consumer.topic])
         if b._apply("send", {"producer": producer, "payload": b.fresh("m")}, False) is None:
             return None
         b._apply("receive", {"consumer": handle, "timeout_ms": wait}, False)

@@ -739,7 +739,7 @@ class Broker(FeatureOps, SchemaOps):
         refused = self._delay_limit_refusal(producer, topic, args, at)
         if refused is not None:
             return refused
-        if topic.partitions and self._keyless_key_unknown(args) and any(
+        if topic.partitions and self._keyless_key_unknown(args.get("key"), args.get("ordering_key")) and any(
                 isinstance(sub.dispatcher, KeySharedDispatcher) for i in range(topic.partitions)
                 for sub in self.topics[names.partition_name(topic.full, i)].subscriptions.values()):
             raise NotModelledError(self._KEYLESS_ON_PARTITIONS)
@@ -1183,13 +1183,13 @@ class Broker(FeatureOps, SchemaOps):
             if why is not None:
                 raise NotModelledError(f"a send to non-persistent {topic.short} that subscription {sub.name} may not get: {why}")
 
-    def _keyless_key_unknown(self, args) -> bool:
-        return args.get("key") is None and args.get("ordering_key") is None \
-            and self.key_shared.profile.keyless_producer_sequence
+    def _keyless_key_unknown(self, key: str | None, ordering_key: str | None) -> bool:
+        """A message with neither key is hashed by the producer-sequence fallback (4.x)."""
+        return key is None and ordering_key is None and self.key_shared.profile.keyless_producer_sequence
 
     def _subscribe_partitioned(self, parent: Topic, args, at, observed):
-        if args.get("type") == "Key_Shared" and self.key_shared.profile.keyless_producer_sequence and any(
-                e.key is None and e.ordering_key is None for i in range(parent.partitions)
+        if args.get("type") == "Key_Shared" and any(
+                self._keyless_key_unknown(e.key, e.ordering_key) for i in range(parent.partitions)
                 for e in self.topics[names.partition_name(parent.full, i)].entries):
             raise NotModelledError(self._KEYLESS_ON_PARTITIONS)
         pairs = [dict(args, topic=names.partition_name(parent.full, i)) for i in range(parent.partitions)]

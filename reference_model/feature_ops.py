@@ -668,11 +668,15 @@ class FeatureOps:
             if ids and producer is not None and producer.topic.full == topic:
                 raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
 
+    def _periodic_batch_timer(self, handle: str, pf: ProducerFeatures) -> bool:
+        """Java's batch timer runs periodically from the producer's creation, its phase unknown
+        (``check_batch_timer``): with a delay under 1 s it may fire at any moment."""
+        return self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000
+
     def _batch_timer_due(self, handle: str, pf: ProducerFeatures, when: float) -> bool:
         """Whether the batch timer may have fired on ``handle``'s open batch by ``when``: Java's timer is
-        periodic from the producer's creation (``check_batch_timer``), C++'s starts with the batch."""
-        periodic = self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000
-        return periodic or when >= pf.pending[0].at.start + pf.batch_delay_ms
+        periodic, C++'s starts with the batch's first message."""
+        return self._periodic_batch_timer(handle, pf) or when >= pf.pending[0].at.start + pf.batch_delay_ms
 
     @staticmethod
     def _batch_full(pf: ProducerFeatures) -> bool:
@@ -703,9 +707,8 @@ class FeatureOps:
         if pf is None or not pf.batching or not pf.pending:
             return
         if self._batch_timer_due(handle, pf, at.start):
-            periodic = self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000
             raise NotModelledError(f"{handle}'s open batch may have left on its timer ({pf.batch_delay_ms} ms"
-                                   + (", periodic" if periodic else "") + ")")
+                                   + (", periodic" if self._periodic_batch_timer(handle, pf) else "") + ")")
         if args is not None and not args.get("async") and ("deliver_after_ms" in args or "deliver_at_ms" in args) \
                 and at.end >= pf.pending[0].at.start + pf.batch_delay_ms:
             # A sync delayed send goes ahead of the open batch (PLS-DELAY-006); when the batch timer fires
