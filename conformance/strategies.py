@@ -128,6 +128,7 @@ AREA_FEATURES = ("batching", "chunking", "access_modes", "producer_options", "ro
                  "java_handles", "transactions", "schemas")
 RUN_CLIENTS = ("python", "java", "mixed")  # GenConfig.client: whose handles a trace has
 DLQ_TOPIC = "dlq"  # the dead-letter topic generated policies name (PLS-DLQ-*)
+NON_PERSISTENT_TOPIC = "non-persistent://n"  # the trace's non-persistent topic (feature non_persistent)
 MAX_MESSAGE_SIZE = 5_242_880  # the broker's default maxMessageSize (reference_model.chunking)
 
 
@@ -395,7 +396,7 @@ class TraceBuilder:
         if self.on("second_topic"):
             names.append(self.config.topics[1])
         if self.on("non_persistent"):
-            names.append("non-persistent://n")
+            names.append(NON_PERSISTENT_TOPIC)
         if self.dlq_named:
             names.append(DLQ_TOPIC)
         return names
@@ -1175,24 +1176,32 @@ def _dead_letter_consumers(b: TraceBuilder) -> list[str]:
 
 def consumer_exhausts_redeliveries(b: TraceBuilder):
     """A dead-letter consumer nacks a message and receives it again until it is gone to the dead-letter
-    topic (PLS-DLQ-*): the chain that reaches the DLQ rules, which separate sends, receives and nacks
-    almost never build (time to detection, docs/fuzzing.md). With the policy's topic named ``dlq`` and
-    nobody reading it, a consumer of it subscribes first (Earliest), so the copy is seen; a consumer
-    holding nothing is sent a message first. Several ops, applied one after another, each only where
-    the model allows it."""
-    handle = b.pick(_dead_letter_consumers(b))
-    consumer = b.consumers[handle]
+    topic (PLS-DLQ-*), and a consumer of that topic reads the copy: the chain that reaches the DLQ rules,
+    which separate sends, receives and nacks almost never build (time to detection, docs/fuzzing.md).
+    The consumer is one that exists (a Shared / Key_Shared one with a policy, ``_dead_letter_consumers``)
+    or, when there is none or sometimes, a new Shared one with a policy of its own on a fresh
+    subscription. With the policy's topic named ``dlq`` and nobody reading it, a consumer of it
+    subscribes first (Earliest), so the copy is seen; a consumer holding nothing is sent a message
+    first. A scenario (see ``_scenario_subscribe``): each op only where the model allows it."""
     wait = b.config.timing.nack_delay_ms[1] + 400  # the longest generated nack delay, and its timer's slack
-    if b.dlq_named and len(b.consumers) < 4 and not any(c.topic == DLQ_TOPIC for c in b.consumers.values()) \
-            and b.c.flag(0.7):
+    existing = _dead_letter_consumers(b)
+    if existing and b.c.flag(0.6):
+        handle = b.pick(existing)
+    else:
+        dead: dict[str, Any] = {"max_redeliver_count": b.pick((1, 1, 2, 3)), "topic": DLQ_TOPIC}
+        if b.c.flag(0.5):
+            dead["initial_subscription"] = "dlq-sub"
+        topic = _scenario_topic(b)
+        handle = _scenario_subscribe(b, topic, b.fresh("sx"), "Shared", dead_letter=dead)
+    consumer = b.consumers[handle]
+    if b.dlq_named and len(b.consumers) < 5 and not any(c.topic == DLQ_TOPIC for c in b.consumers.values()) \
+            and b.c.flag(0.8):
         b._apply("subscribe", {"consumer": b.fresh("c"), "topic": DLQ_TOPIC, "subscription": b.pick(b.config.subscriptions),
                                "type": "Shared", "initial_position": "Earliest",
                                "nack_delay_ms": b.c.integer(*b.config.timing.nack_delay_ms)}, False)
     if not b.held_labels(handle):
-        producer = b.pick([p for p in _plain_producers(b) if b.producer_info[p].topic == consumer.topic])
-        if b._apply("send", {"producer": producer, "payload": b.fresh("m")}, False) is None:
-            return None
-        b._apply("receive", {"consumer": handle, "timeout_ms": wait}, False)
+        _scenario_send(b, _scenario_producer(b, consumer.topic))
+        _scenario_receive(b, handle, wait)
     held = b.held_labels(handle)
     if not held:
         return None
@@ -1202,7 +1211,359 @@ def consumer_exhausts_redeliveries(b: TraceBuilder):
             break
         if b._apply("nack", {"consumer": handle, "message": label}, False) is None:
             break
-        b._apply("receive", {"consumer": handle, "timeout_ms": wait}, False)
+        _scenario_receive(b, handle, wait)
+    readers = [h for h, c in sorted(b.consumers.items()) if c.topic == DLQ_TOPIC]
+    if readers and label not in b.held_labels(handle):
+        # the copy is published once the nack's timer fires (DEAD_LETTER_PUBLISH_MS after it)
+        _scenario_receive(b, b.pick(readers), wait + 600)
+    return None
+
+
+# --------------------------------------------------------------------------- scenarios
+#
+# A scenario is a rule that applies a short chain of ops in one draw: the shape some rules need (a
+# message nacked past its dead-letter limit, a hash slot drained on Key_Shared, a compacted read, an ack
+# before a cut) which separate draws almost never build within the 200 traces the time-to-detection
+# target allows (``benchmarks/lie_reach.py`` measures how often each injected lie finds something to lie
+# about). Each op is applied only where the model allows it, like any rule's op; one the model refuses is
+# dropped and the chain goes on or ends (``_NoChoice``). Shrinking removes ops one at a time, so a failure a
+# scenario found still shrinks to the few ops it needs. Scenarios use their own subscriptions (``sx<n>``),
+# so they never change the type or membership of the trace's others.
+
+SCENARIO_OPS = 12  # about the most ops one scenario applies: drawn only while a trace has room for them
+
+
+def _room(b: TraceBuilder, ms: int = 1500) -> bool:
+    """Whether a scenario fits: ops left under the trace's cap and some virtual time."""
+    return len(b.ops) + SCENARIO_OPS <= b.config.max_ops + SCENARIO_OPS // 2 and b.time_left() > ms
+
+
+def _java_possible(b: TraceBuilder) -> bool:
+    """Whether this trace may have Java handles (a Java run, or a mixed one with java_handles)."""
+    return b.config.client == "java" or (b.config.client == "mixed" and b.on("java_handles"))
+
+
+def _scenario_topic(b: TraceBuilder) -> str:
+    """A persistent, non-partitioned topic without schemas (not the dead-letter topic) for a scenario."""
+    return b.pick([t for t in b.topics() if not b.partitions.get(t) and not t.startswith("non-persistent")
+                   and t != DLQ_TOPIC and t not in b.schema_topics])
+
+
+def _scenario_client(b: TraceBuilder, java: bool) -> dict[str, Any]:
+    client = "java" if java else b.handle_client()
+    return {"client": client} if client is not None else {}
+
+
+def _scenario_producer(b: TraceBuilder, topic: str, *, java: bool = False) -> str:
+    """A plain producer on ``topic`` (one the trace has, else a new one)."""
+    mine = [p for p in _plain_producers(b) if b.producer_info[p].topic == topic
+            and (not java or b.producer_info[p].client == "java")]
+    if mine:
+        return b.pick(mine)
+    args = {"producer": b.fresh("p"), "topic": topic, **_scenario_client(b, java)}
+    if b._apply("create_producer", args, False) is None:
+        raise _NoChoice()
+    return args["producer"]
+
+
+def _scenario_subscribe(b: TraceBuilder, topic: str, subscription: str, sub_type: str, *, java: bool = False,
+                        **options: Any) -> str:
+    """A new consumer of ``subscription`` (its own ``nack_delay_ms``); the chain ends if the model refuses it."""
+    args: dict[str, Any] = {"consumer": b.fresh("c"), "topic": topic, "subscription": subscription, "type": sub_type,
+                            "nack_delay_ms": b.c.integer(*b.config.timing.nack_delay_ms), **_scenario_client(b, java)}
+    if sub_type == "Failover":
+        args["consumer_name"] = args["consumer"]
+    args.update(options)
+    if b._apply("subscribe", args, False) is None:
+        raise _NoChoice()
+    return args["consumer"]
+
+
+def _scenario_send(b: TraceBuilder, producer: str, **options: Any) -> str:
+    args = {"producer": producer, "payload": b.fresh("m"), **options}
+    if b._apply("send", args, False) is None:
+        raise _NoChoice()
+    return args["payload"]
+
+
+def _scenario_receive(b: TraceBuilder, handle: str, timeout_ms: int) -> str | None:
+    """The label ``handle`` receives within ``timeout_ms`` (capped by the time left), or None."""
+    if b.time_left() <= 1:
+        raise _NoChoice()
+    out = b._apply("receive", {"consumer": handle, "timeout_ms": max(1, min(timeout_ms, int(b.time_left())))}, False)
+    message = (out.value or {}).get("message") if out is not None else None
+    return message["payload"] if message else None
+
+
+def consumer_outranks_another(b: TraceBuilder):
+    """Two Java consumers of one Shared subscription with different priority levels, both connected before
+    the sends: the higher priority (the lower number) gets the messages while it has permits (PLS-SHARED-003)."""
+    topic, subscription = _scenario_topic(b), b.fresh("sx")
+    high = _scenario_subscribe(b, topic, subscription, "Shared", java=True, priority_level=0)
+    low = _scenario_subscribe(b, topic, subscription, "Shared", java=True, priority_level=b.pick((1, 2)))
+    producer = _scenario_producer(b, topic, java=True)
+    for _ in range(b.c.integer(1, 3)):
+        _scenario_send(b, producer)
+    for _ in range(2):
+        _scenario_receive(b, high, 300)
+    _scenario_receive(b, low, 200)
+    return None
+
+
+def key_shared_consumer_takes_over(b: TraceBuilder):
+    """A named Key_Shared consumer receives keyed messages, a second named one joins and takes some hash
+    slots, more messages of the same keys are sent, and the first acks what it holds one message at a
+    time with the second receiving in between: the draining, ownership and stats of Key_Shared
+    (PLS-KEYSHARED-002/-006/-007, the reported ranges)."""
+    topic, subscription = _scenario_topic(b), b.fresh("sx")
+    first = _scenario_subscribe(b, topic, subscription, "Key_Shared", consumer_name=f"n{b.fresh('ks')}")
+    producer = _scenario_producer(b, topic)
+    keys = [f"k{i}" for i in range(1, 4)]
+    for key in keys:
+        _scenario_send(b, producer, key=key)
+    # what the first holds, tracked here: a subscription with two consumers is contested, so the
+    # builder keeps no held labels for it (TraceBuilder.held_labels)
+    held = [label for label in (_scenario_receive(b, first, 300) for _ in keys) if label]
+    second = _scenario_subscribe(b, topic, subscription, "Key_Shared", consumer_name=f"n{b.fresh('ks')}")
+    for key in keys[: b.c.integer(2, 3)]:
+        _scenario_send(b, producer, key=key)
+    _scenario_receive(b, second, 200)
+    for label in held:
+        if b._apply("ack", {"consumer": first, "message": label}, False) is not None:
+            _scenario_receive(b, second, 200)
+    _scenario_receive(b, first, 200)
+    if b.on("admin_reads_backlog") or b.c.flag(0.5):
+        b._apply("stats", {"topic": topic, "subscription": subscription}, False)
+    return None
+
+
+def consumer_acks_several(b: TraceBuilder):
+    """An Exclusive or Failover consumer receives a few messages and acks the last (or the one before)
+    cumulatively; it then receives again: nothing it acked may come back (PLS-ACK-002)."""
+    topic, subscription = _scenario_topic(b), b.fresh("sx")
+    handle = _scenario_subscribe(b, topic, subscription, b.pick(("Exclusive", "Failover")))
+    producer = _scenario_producer(b, topic)
+    for _ in range(3):
+        _scenario_send(b, producer)
+    got = [label for label in (_scenario_receive(b, handle, 300) for _ in range(3)) if label]
+    if len(got) < 2:
+        return None
+    b._apply("ack_cumulative", {"consumer": handle, "message": b.pick(got[1:])}, False)
+    _scenario_receive(b, handle, 300)
+    return None
+
+
+def admin_reads_named_consumers(b: TraceBuilder):
+    """A named Shared or Key_Shared consumer holds a message when the stats are read: its unacked count is
+    reported under its name (PLS-UNACKED-002)."""
+    topic, subscription = _scenario_topic(b), b.fresh("sx")
+    handle = _scenario_subscribe(b, topic, subscription, b.pick(("Shared", "Key_Shared")), consumer_name=f"n{b.fresh('un')}")
+    producer = _scenario_producer(b, topic)
+    for _ in range(2):
+        _scenario_send(b, producer)
+    _scenario_receive(b, handle, 300)
+    b._apply("stats", {"topic": topic, "subscription": subscription}, False)
+    return None
+
+
+def admin_expires_messages(b: TraceBuilder):
+    """Messages sent, one received, then an expiry pass on the subscription: the stats after it and the next
+    receive must not see what it expired (PLS-TTL-002/-003)."""
+    topic, subscription = _scenario_topic(b), b.fresh("sx")
+    handle = _scenario_subscribe(b, topic, subscription, b.pick(("Exclusive", "Shared")))
+    producer = _scenario_producer(b, topic)
+    for _ in range(b.c.integer(2, 3)):
+        _scenario_send(b, producer)
+    _scenario_receive(b, handle, 300)
+    seconds = b.pick((0, 1))
+    # a message expires once it is *older* than the pass's seconds: let that much time go by first
+    b._apply("advance_time", {"ms": seconds * 1000 + 100}, False)
+    if b._apply("expire_messages", {"topic": topic, "subscription": subscription, "seconds": seconds}, False) is None:
+        return None
+    b._apply("stats", {"topic": topic, "subscription": subscription}, False)
+    _scenario_receive(b, handle, 300)
+    return None
+
+
+def reader_reads_compacted(b: TraceBuilder):
+    """Keyed messages (a key written twice, sometimes a tombstone of another), a compaction, and a compacted
+    reader from the earliest message: it sees each key's latest value only and no deleted key
+    (PLS-COMPACT-001/-003/-006)."""
+    topic = _scenario_topic(b)
+    producer = _scenario_producer(b, topic)
+    for key in ("k1", "k2", "k1"):
+        _scenario_send(b, producer, key=key)
+    if b.c.flag(0.6):
+        _scenario_send(b, producer, key="k3", tombstone=b.pick(("empty", "null")))
+    if b.c.flag(0.3):
+        _scenario_send(b, producer)  # a keyless message
+    if b._apply("compact", {"topic": topic}, False) is None:
+        return None
+    reader = b.fresh("r")
+    if b._apply("create_reader", {"reader": reader, "topic": topic, "start": "earliest", "read_compacted": True,
+                                  **_scenario_client(b, False)}, False) is None:
+        return None
+    for _ in range(3):
+        b._apply("read_next", {"reader": reader, "timeout_ms": 300}, False)
+    return None
+
+
+def topic_unloaded_after_acks(b: TraceBuilder):
+    """Messages sent, received and acked on a topic nobody else reads, the consumer closed, the topic
+    unloaded (its ledger closed) and a new subscription from the earliest message (sometimes created through
+    the admin API first): the acked messages may be gone only because the unload rolled the ledger over
+    (PLS-RETENTION-001)."""
+    busy = {c.topic for c in b.consumers.values()} | set(b.readers.values())
+    topic = b.pick([t for t in b.topics() if t not in busy and not b.partitions.get(t) and t != DLQ_TOPIC
+                    and not t.startswith("non-persistent") and t not in b.schema_topics])
+    handle = _scenario_subscribe(b, topic, b.fresh("sx"), "Exclusive")
+    producer = _scenario_producer(b, topic)
+    for _ in range(2):
+        _scenario_send(b, producer)
+    for _ in range(2):
+        label = _scenario_receive(b, handle, 300)
+        if label:
+            b._apply("ack", {"consumer": handle, "message": label}, False)
+    b._apply("close", {"handle": handle}, False)
+    if b._apply("unload_topic", {"topic": topic}, False) is None:
+        return None
+    subscription = b.fresh("sx")
+    if b.c.flag(0.3):
+        # the new subscription made through the admin API at the earliest message, then joined
+        b._apply("create_subscription", {"topic": topic, "subscription": subscription, "initial_position": "Earliest"}, False)
+    again = _scenario_subscribe(b, topic, subscription, "Exclusive", initial_position="Earliest")
+    _scenario_receive(b, again, 500)
+    return None
+
+
+def broker_cuts_after_acks(b: TraceBuilder):
+    """A Shared consumer holds one message, has acked another, and waits for a delayed one when every
+    connection is cut (or the broker restarts), and the producer sends once more after it: the acked
+    message stays acked, the held one comes back, the delayed one waits for its time, and the producer's
+    sequence ids go on (PLS-FAULT-001/-002/-003/-005/-006)."""
+    topic, subscription = _scenario_topic(b), b.fresh("sx")
+    handle = _scenario_subscribe(b, topic, subscription, "Shared")
+    producer = _scenario_producer(b, topic)
+    _scenario_send(b, producer)
+    _scenario_send(b, producer)
+    _scenario_send(b, producer, deliver_after_ms=b.pick((800, 1500)))
+    got = [label for label in (_scenario_receive(b, handle, 300) for _ in range(2)) if label]
+    if got:
+        b._apply("ack", {"consumer": handle, "message": got[0]}, False)
+    b._apply("advance_time", {"ms": 300}, False)  # past the ack-grouping window: the broker has the ack
+    fault = ("restart_broker", {"graceful": True}) if b.config.restarts and b.c.flag(0.3) else ("cut_connections", {})
+    if b._apply(*fault, False) is None:
+        return None
+    for timeout in (300, 200, 2000):
+        _scenario_receive(b, handle, timeout)
+    _scenario_send(b, producer)  # the producer's sequence ids go on across the reconnect (PLS-FAULT-006)
+    _scenario_receive(b, handle, 300)
+    return None
+
+
+def transaction_holds_then_ends(b: TraceBuilder):
+    """A Java transaction sends a message, a plain message follows it, and an Exclusive consumer receives
+    while the transaction is open (nothing: PLS-TXN-001/-003), after it commits, aborts or times out
+    (PLS-TXN-005); then it acks a message in a second transaction that aborts and receives it again
+    (PLS-TXN-009)."""
+    topic, subscription = _scenario_topic(b), b.fresh("sx")
+    handle = _scenario_subscribe(b, topic, subscription, "Exclusive", java=True)
+    producer = _scenario_producer(b, topic, java=True)
+    txn = b.fresh("x")
+    timeout = b.pick((1000, 60000))
+    if b._apply("new_txn", {"txn": txn, "client": "java", "timeout_ms": timeout}, False) is None:
+        return None
+    _scenario_send(b, producer, txn=txn)
+    _scenario_send(b, producer)
+    _scenario_receive(b, handle, 300)
+    if timeout < 60000:
+        b._apply("advance_time", {"ms": timeout + 500}, False)
+    else:
+        b._apply(b.pick(("commit_txn", "abort_txn")), {"txn": txn}, False)
+    got = [label for label in (_scenario_receive(b, handle, 300) for _ in range(2)) if label]
+    if not got:
+        return None
+    second = b.fresh("x")
+    if b._apply("new_txn", {"txn": second, "client": "java"}, False) is None:
+        return None
+    b._apply("ack", {"consumer": handle, "message": got[-1], "txn": second}, False)
+    b._apply("abort_txn", {"txn": second}, False)
+    _scenario_receive(b, handle, 300)
+    return None
+
+
+def consumer_fails_over(b: TraceBuilder):
+    """Two named Failover consumers of one subscription, both connected before the sends: the active one
+    gets every message, the other nothing; sometimes the active one then closes and the other takes over
+    (PLS-FAILOVER-003)."""
+    topic, subscription = _scenario_topic(b), b.fresh("sx")
+    pair = [_scenario_subscribe(b, topic, subscription, "Failover") for _ in range(2)]
+    producer = _scenario_producer(b, topic)
+    for _ in range(2):
+        _scenario_send(b, producer)
+    got = {h: _scenario_receive(b, h, 300) for h in pair}
+    active = next((h for h, label in got.items() if label), None)
+    if active is not None and b.c.flag(0.5):
+        b._apply("close", {"handle": active}, False)
+        other = next(h for h in pair if h != active)
+        _scenario_receive(b, other, 500)
+    return None
+
+
+def producer_sends_chunked(b: TraceBuilder):
+    """A chunking producer sends a message over the broker's maxMessageSize to a consumer that is already
+    subscribed: the consumer gets it whole, with the id the send returned (PLS-CHUNK-001/-005)."""
+    topic = _scenario_topic(b)
+    handle = _scenario_subscribe(b, topic, b.fresh("sx"), b.pick(("Exclusive", "Shared")))
+    producer = b.fresh("p")
+    if b._apply("create_producer", {"producer": producer, "topic": topic, "chunking": True,
+                                    **_scenario_client(b, False)}, False) is None:
+        return None
+    _scenario_send(b, producer, payload_size=b.pick((MAX_MESSAGE_SIZE + 1, 2 * MAX_MESSAGE_SIZE + 17)))
+    _scenario_receive(b, handle, 1000)
+    return None
+
+
+def consumer_acks_in_batches(b: TraceBuilder):
+    """A batching producer sends three messages in one batch (a flush closes it); a consumer with
+    batch-index acks acks one of them, then asks for the rest again: with index acks on the broker as
+    well, the acked one does not come back (PLS-BATCH-004/-005, ``acknowledgmentAtBatchIndexLevelEnabled``)."""
+    topic = _scenario_topic(b)
+    handle = _scenario_subscribe(b, topic, b.fresh("sx"), b.pick(("Shared", "Exclusive")), batch_index_ack=True)
+    producer = b.fresh("p")
+    if b._apply("create_producer", {"producer": producer, "topic": topic, "batching": True, "batching_max_messages": 3,
+                                    "batching_max_delay_ms": 3000, **_scenario_client(b, False)}, False) is None:
+        return None
+    for _ in range(3):
+        _scenario_send(b, producer, **{"async": True})
+    b._apply("flush", {"producer": producer}, False)
+    got = [label for label in (_scenario_receive(b, handle, 300) for _ in range(3)) if label]
+    if not got:
+        return None
+    b._apply("ack", {"consumer": handle, "message": b.pick(got)}, False)
+    b._apply("redeliver_unacked", {"consumer": handle}, False)
+    for _ in range(3):
+        _scenario_receive(b, handle, 300)
+    return None
+
+
+def consumer_nacks_and_waits(b: TraceBuilder):
+    """A Shared consumer receives, nacks, and waits past its nack delay; a delayed send waits for its time
+    (sometimes): redelivery and delivery timing (PLS-NACK-*, PLS-DELAY-*). With non-persistent topics on,
+    sometimes on the non-persistent one, where a nacked message never comes back (PLS-NP-002)."""
+    topic = NON_PERSISTENT_TOPIC if b.on("non_persistent") and b.c.flag(0.4) else _scenario_topic(b)
+    subscription = b.fresh("sx")
+    delay = b.c.integer(*b.config.timing.nack_delay_ms)
+    handle = _scenario_subscribe(b, topic, subscription, b.pick(("Shared", "Key_Shared")), nack_delay_ms=delay)
+    producer = _scenario_producer(b, topic)
+    _scenario_send(b, producer)
+    if b.on("delayed_sends") and topic != NON_PERSISTENT_TOPIC:
+        _scenario_send(b, producer, deliver_after_ms=b.pick((200, 600)))
+    label = _scenario_receive(b, handle, 300)
+    if label:
+        b._apply("nack", {"consumer": handle, "message": label}, False)
+    for _ in range(2):
+        _scenario_receive(b, handle, delay + 700)
     return None
 
 
@@ -1431,7 +1792,29 @@ RULES: tuple[Rule, ...] = (
     # validation-enforced change missed the next producer on 4.0.8), which the model does not describe
     Rule("admin_sets_schema_policies", 1, lambda b: not _loaded_topics(b), admin_sets_schema_policies),
     # drawn last, with dead_letter on only: the traces of configs without it are the ones they were
-    Rule("consumer_exhausts_redeliveries", 2, lambda b: bool(_dead_letter_consumers(b)), consumer_exhausts_redeliveries),
+    Rule("consumer_exhausts_redeliveries", 2, lambda b: _room(b) and len(b.consumers) < 5, consumer_exhausts_redeliveries),
+    # scenarios (each drawn after the table above, with its feature on and room left in the trace)
+    Rule("consumer_outranks_another", 1, lambda b: _room(b) and _java_possible(b) and len(b.consumers) < 4,
+         consumer_outranks_another),
+    Rule("key_shared_consumer_takes_over", 1, lambda b: _room(b) and b.on("several_consumers") and len(b.consumers) < 4,
+         key_shared_consumer_takes_over),
+    Rule("consumer_acks_several", 1, lambda b: _room(b) and len(b.consumers) < 5,
+         consumer_acks_several),
+    Rule("admin_reads_named_consumers", 1, lambda b: _room(b) and len(b.consumers) < 5, admin_reads_named_consumers),
+    Rule("admin_expires_messages", 1, lambda b: _room(b) and len(b.consumers) < 5, admin_expires_messages),
+    Rule("reader_reads_compacted", 1, lambda b: _room(b) and len(b.readers) < 2, reader_reads_compacted),
+    Rule("topic_unloaded_after_acks", 1, lambda b: _room(b) and _reconnects_allowed(b) and len(b.consumers) < 4,
+         topic_unloaded_after_acks),
+    Rule("broker_cuts_after_acks", 1, lambda b: _room(b, 3500) and _reconnects_allowed(b) and len(b.consumers) < 5,
+         broker_cuts_after_acks),
+    Rule("transaction_holds_then_ends", 1, lambda b: _room(b, 3000) and _java_possible(b) and len(b.consumers) < 5,
+         transaction_holds_then_ends),
+    Rule("consumer_nacks_and_waits", 1, lambda b: _room(b) and len(b.consumers) < 5, consumer_nacks_and_waits),
+    Rule("consumer_fails_over", 1, lambda b: _room(b) and len(b.consumers) < 4, consumer_fails_over),
+    Rule("consumer_acks_in_batches", 1, lambda b: _room(b) and len(b.consumers) < 5 and len(b.producers) < 4,
+         consumer_acks_in_batches),
+    Rule("producer_sends_chunked", 1, lambda b: _room(b) and len(b.consumers) < 5 and len(b.producers) < 4,
+         producer_sends_chunked),
 )
 ALWAYS = {"producer_sends", "consumer_receives", "producer_connects", "consumer_subscribes"}
 # Rules switched on by the feature of another name.
@@ -1440,7 +1823,15 @@ _FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", 
                "consumer_reconsumes_later": "retry", "client_begins_transaction": "transactions",
                "client_ends_transaction": "transactions", "producer_brings_schema": "schemas",
                "consumer_brings_schema": "schemas", "admin_reads_schemas": "schemas", "admin_deletes_schema": "schemas",
-               "admin_sets_schema_policies": "schemas", "consumer_exhausts_redeliveries": "dead_letter"}
+               "admin_sets_schema_policies": "schemas", "consumer_exhausts_redeliveries": "dead_letter",
+               # scenarios: the feature each one's area needs
+               "consumer_outranks_another": "several_consumers", "key_shared_consumer_takes_over": "Key_Shared",
+               "consumer_acks_several": "consumer_acks_cumulatively",
+               "admin_reads_named_consumers": "admin_reads_backlog", "admin_expires_messages": "admin_ops",
+               "reader_reads_compacted": "admin_ops", "topic_unloaded_after_acks": "admin_ops",
+               "broker_cuts_after_acks": "faults", "transaction_holds_then_ends": "transactions",
+               "consumer_nacks_and_waits": "consumer_nacks", "consumer_fails_over": "Failover",
+               "producer_sends_chunked": "chunking", "consumer_acks_in_batches": "batching"}
 # Rules on for any of several features.
 _ANY_FEATURE_OF = {"producer_flushes": ("batching", "producer_options")}
 _BY_NAME = {r.name: r for r in RULES}

@@ -117,6 +117,17 @@ class FailoverDispatcher(ExclusiveDispatcher):
         else:
             self.switch_possible = True  # PLS-FAILOVER-003: the ring may now pick the newcomer
 
+    def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,
+              seeker: str | None = None) -> None:
+        """A seek (PLS-SEEK-*): as on Exclusive, and the activation delay starts again. The broker disconnects
+        the subscription's consumers before it resets the cursor, they subscribe again, and the
+        single-active-consumer dispatcher waits ``activeConsumerFailoverDelayTimeMillis`` (1 s) before it reads
+        for the active one (PLS-FAILOVER-003). Measured 27 Nov 2026 (Python client, one consumer): after
+        ``seek(earliest)`` the message came 1 036 ms after the seek returned on 4.0.8, and not within 100 ms on
+        3.3.6 (the 3.3.6 campaign's finding, conformance/regressions/pls-failover-003-lost-message-e9b400235bac)."""
+        super().reset(pos, at, rule, filter_for, seeker)
+        self.changed_at = at.end
+
     def remove_consumer(self, handle: str, at: Span) -> None:
         self.consumers = [c for c in self.consumers if c.handle != handle]
         self.skip_before.pop(handle, None)

@@ -365,10 +365,18 @@ class KeySharedDispatcher(SharedDispatcher):
                    for e in self._epochs_since(self.sub.stored_span(pos).start))
 
     def _earlier_undelivered(self, pos: int) -> int | None:
+        """An earlier message of ``pos``'s key never delivered, which holds ``pos`` back (PLS-KEYSHARED-007).
+
+        A delayed message (PLS-DELAY-003) holds back nothing: the dispatcher hands it to its delayed-delivery
+        tracker and goes on reading, so later messages of its key are dispatched before it. Measured 27 Nov
+        2026 on 4.0.8 and 3.3.6 (Python client): ``late`` (key k1, deliver_after 800 ms) then ``now`` (key k1),
+        ``now`` received at once (the 3.3.6 campaign's findings pls-keyshared-007-key-order-violation-cac79d251f27
+        and -37b5a09a3ee0; ``tests/model/test_key_shared_delayed.py``)."""
         key = self.sticky_key(pos)
         cursor = self.sub.cursor
         for q in range(self.sub.start_pos, pos):
-            if q not in self.delivered_once and not cursor.is_acked(q) and self.sticky_key(q) == key:
+            if q not in self.delivered_once and not cursor.is_acked(q) and self.sticky_key(q) == key \
+                    and "PLS-DELAY-003" not in self.sub.delivery_rules(q):
                 return q
         return None
 

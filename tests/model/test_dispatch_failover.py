@@ -68,3 +68,42 @@ def test_failover_priority_also_orders_partitions():
     assert received_message(history.events[-2].outcome) is None
     assert received_message(history.events[-1].outcome).payload == "m0"
     assert check(history).ok
+
+
+# ---------------------------------------------------------------- a seek restarts the activation delay
+
+
+# the seek comes well after the subscribe's own activation delay ran out
+SEEK_THEN_WAIT = (sub("c1", "Failover", consumer_name="c1"), P, send("m1"), ("advance_time", {"ms": 1500}),
+                  ("seek", {"consumer": "c1", "position": "earliest"}), recv("c1", 100), recv("c1", 1500))
+
+
+def _nothing_for(h, step: int, ms: float):
+    """The receive at ``step`` waited ``ms`` and got nothing; later events move ``ms`` later."""
+    from dataclasses import replace as dc_replace
+
+    from conformance.trace import History
+
+    events = list(h.events)
+    e = events[step - 1]
+    events[step - 1] = dc_replace(e, outcome=Outcome.ok({"message": None}), t_end_ms=e.t_start_ms + ms)
+    for k in range(step, len(events)):
+        events[k] = dc_replace(events[k], t_start_ms=events[k].t_start_ms + ms, t_end_ms=events[k].t_end_ms + ms)
+    return History(h.header, tuple(events))
+
+
+def test_after_a_seek_the_failover_consumer_waits_the_activation_delay():
+    """The broker disconnects and re-adds the consumer on a seek, and waits activeConsumerFailoverDelayTimeMillis
+    (1 s) before reading for it: measured 1 036 ms on 4.0.8 (the 3.3.6 finding pls-failover-003-lost-message-e9b400235bac).
+    The model delivers at once (allowed); a broker that waits the delay passes too."""
+    h = run(*SEEK_THEN_WAIT)
+    assert labels(h) == ["m1", None]
+    assert check(h).ok, check(h).summary()
+    late = _nothing_for(received(h, 7, "m1"), 6, 100)  # nothing for 100 ms after the seek, then m1
+    assert check(late).ok, check(late).summary()
+
+
+def test_after_a_seek_a_message_still_missing_past_the_delay_is_lost():
+    h = run(*SEEK_THEN_WAIT)
+    lost = _nothing_for(_nothing_for(h, 6, 100), 7, 1500)
+    assert ("PLS-FAILOVER-003", "lost-message") in failures(lost), check(lost).summary()

@@ -213,3 +213,24 @@ def test_keyless_messages_on_a_partitioned_key_shared_topic_are_not_judged():
     # on 3.x a keyless message hashes NONE_KEY: known, judged
     h = run(topic, sub("c1", "a"), producer, send("m1"), recv("c1"), profile=profile_for("3.3.6"))
     assert [e.outcome.status for e in h.events] == ["ok"] * 5 and received(h) == [("c1", "m1")]
+
+
+# A delayed message holds back no later message of its key (PLS-KEYSHARED-007 with PLS-DELAY-003): measured on
+# brokers 4.0.8 and 3.3.6 on 27 Nov 2026 (the 3.3.6 campaign's findings, conformance/regressions/
+# pls-keyshared-007-key-order-violation-cac79d251f27 and -37b5a09a3ee0; the case delay-key-shared-same-key).
+DELAYED_FIRST = [sub("c1", "ks-a"), ("create_producer", {"producer": "p1", "topic": "t"}),
+                 send("late", "k1", deliver_after_ms=800), send("now", "k1"), recv("c1", 400), recv("c1", 1500)]
+
+
+def test_a_later_message_of_the_key_passes_a_delayed_one():
+    h = run(*DELAYED_FIRST)
+    assert received(h) == [("c1", "now"), ("c1", "late")]
+    assert check(h).ok, check(h).summary()
+
+
+def test_without_the_delay_the_later_message_overtaking_is_a_key_order_violation():
+    plain = [op if op[1].get("payload") != "late" else send("late", "k1") for op in DELAYED_FIRST]
+    h = run(*plain)
+    assert received(h) == [("c1", "late"), ("c1", "now")]
+    bad = swap_receive(h, 5, 6)  # now before late, neither delayed
+    assert ("PLS-KEYSHARED-007", "key-order-violation") in failures(check(bad)), check(bad).summary()
