@@ -354,6 +354,7 @@ class Broker(FeatureOps, SchemaOps):
         self.received_labels: dict[str, set[str]] = {}  # consumer -> labels its application received
         self.sender_client: dict[str, str] = {}  # label -> the client ("cpp", "java") whose producer sent it
         self.failed_last_send: set[str] = set()  # producers whose last send failed (a Java flush reports it)
+        self.fence_known: set[str] = set()  # producers a send refused as fenced (PLS-ACCESS-004): their client closed them
         self.readers: dict[str, Reader] = {}
         self.closed: set[str] = set()
         self.labels: dict[str, tuple[Topic, int]] = {}  # label -> where it was sent
@@ -559,6 +560,8 @@ class Broker(FeatureOps, SchemaOps):
             self.txns[txn.name] = txns.failed(txn)  # PLS-TXN-011: it can no longer commit
         if txn is not None and refused.error == "TransactionHasOperationFailed" and txn.state == txns.OPEN:
             self._end_txn(txn, txns.ABORTED, at or Span.at(self.now))  # the Java client aborts it
+        if op == "send" and refused.rule == "PLS-ACCESS-004" and args.get("producer") in self.producers:
+            self.fence_known.add(args["producer"])
         if op != "send" or (refused.error != "MessageTooBig" and refused.rule != "PLS-DELAY-007"):
             return
         producer = self.producers.get(args["producer"])
@@ -1814,17 +1817,21 @@ class Broker(FeatureOps, SchemaOps):
         # not count their entries yet (live 4.0.8, 2026-11-27: a delayed async send, then stats at once, gave
         # 0 once in four runs; regression pls-backlog-001-wrong-backlog-082a19e96a09)
         fx = self.topic_features(t)
-        in_flight = {fx.entry_of.get(pos, ("alone", pos))[0]
-                     for handle, ids in self.flushed.items()
-                     if handle in self.producers and self.producers[handle].topic is t
-                     for label in ids if (pos := t.by_label.get(label)) is not None and not sub.cursor.is_acked(pos)}
+        unreported = {pos for handle, ids in self.flushed.items()
+                      if handle in self.producers and self.producers[handle].topic is t
+                      for label in ids if (pos := t.by_label.get(label)) is not None and not sub.cursor.is_acked(pos)}
+        in_flight = {fx.entry_of.get(pos, ("alone", pos))[0] for pos in unreported}
+        # a chunked message in flight may have none of its chunks stored yet: each chunk is an entry the
+        # backlog counts (live 4.2.4 and 4.0.8, 2026-11-27: a 5 MB + 1 async chunked send, then stats at once,
+        # gave 0, 3/3; regression pls-backlog-001-wrong-backlog-92d8049cf0a8)
+        chunks_in_flight = sum(fx.chunks.get(pos, 1) - 1 for pos in unreported)
         # a batching producer's open batch may already have left on its timer (the Java client's is periodic;
         # live 4.0.8, Java, 2026-11-27: an async send on a batching producer, then stats at once, counted it:
         # regression pls-backlog-001-wrong-backlog-883a6c7922fa)
         leaving = sum(len(feature_state.plan_batches(pf.pending, pf.batch_config)) for handle, pf in self.pfx.items()
                       if pf.batching and pf.pending and handle in self.producers and self.producers[handle].topic is t
                       and self.batch_may_have_left(handle, at))
-        return max(0, high - len(in_flight)), high + leaving + lagging + sub.fault_uncertain_acks
+        return max(0, high - len(in_flight) - chunks_in_flight), high + leaving + lagging + sub.fault_uncertain_acks
 
     def _stats_subscription(self, topic: str, subscription: str, at: Span) -> "tuple[Topic, Any, Any] | None":
         """(topic, subscription or None, its dispatcher or None) for a per-consumer stats reading at

@@ -239,9 +239,13 @@ class FeatureOps:
             sub.cursor.ack_cumulative(last)
             sub.expired |= set(newly)  # for the checker's explanations
             if sub.dispatcher is not None and newly:
+                # As an ack: an expired message already dispatched to a consumer's receiver queue (not yet
+                # received by its application) may still surface there once (a ghost, INDETERMINATE). The pass
+                # moves the cursor only; the client's queue keeps the copy. Measured 27 Nov 2026 on 4.0.8 and
+                # 4.2.4 (Python client, Exclusive, m1 sent to a connected consumer, a pass 1.1 s later with
+                # seconds=1: m1 received after it, 3/3; conformance/regressions/pls-ttl-001-ack-resurrection-
+                # e4a5b09cb023). Earlier the model cleared those ghosts, so such a delivery FAILed PLS-TTL-001.
                 sub.dispatcher.acked(newly, at)
-                # The expired copies the consumer holds are gone with the cursor: no ghost copies.
-                sub.dispatcher.ghosts.clear()
         self.facts = {"expired_through": last}
         return {}
 
@@ -745,6 +749,16 @@ class FeatureOps:
             # the last send's future (ProducerImpl.LastSendFutureWrapper#handleOnce), so it fails once with
             # that send's error
             raise NotModelledError("a Java flush after a failed send (it reports that send's error once)")
+        fenced = self.pfx.get(producer.handle)
+        if fenced is not None and fenced.fenced:
+            # PLS-ACCESS-004: a C++ producer that learned it was fenced (a send refused with ProducerFenced) is
+            # closed: its flush fails with AlreadyClosed (live 4.2.4 and 4.0.8, Python client, 2026-11-27, 3/3:
+            # regression pls-batch-001-unexpected-rejection-3271e68de915). Before it learned, the flush races
+            # the client's reconnect: not modelled.
+            if producer.handle in self.fence_known:
+                return Rejected("AlreadyClosed", "PLS-ACCESS-004",
+                                f"producer {producer.name} was fenced by an ExclusiveWithFencing producer and is closed")
+            raise NotModelledError("a flush of a fenced producer before a send told its client it was fenced")
         yield  # decided: the producer's pending messages are written
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         if producer.topic.partitions:

@@ -583,6 +583,15 @@ class SharedDispatcher:
         # The broker only redelivers positions pending on this consumer.
         if slot.holder != handle:
             return
+        if slot.release is not None and slot.release.low <= at.start:
+            # A release already under way (a redeliver_unacked before the nack) stands: the broker sends the
+            # message again at once, and the nack tracker's request after the delay may bring one more copy
+            # (allowed, never owed). Live 4.0.8 and 4.2.4, 2026-11-27: receive m2, redeliver_unacked, nack m2:
+            # m2 came back 1 ms later, count 1 (regression pls-nack-001-early-redelivery-1f6aa457679b); the model
+            # had moved the redelivery to the nack's delay.
+            w = consumer.nack_window(at, slot.lo, self.profile)
+            self.queued_nacks[pos] = (handle, Window(w.low, w.canonical, None), f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
+            return
         window = consumer.nack_window(at, slot.lo, self.profile)
         rule = consumer.nack_rule(self.profile)
         self._release(slot, window, rule, f"the nack of {self.sub.label(pos)} at {at.start:g} ms")

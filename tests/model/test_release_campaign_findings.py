@@ -1,0 +1,136 @@
+"""Model fixes from the release campaigns of issue 16 (27 Nov 2026: brokers 3.3.6 and 4.2.4, each replayed on
+4.0.8 as well, so every one holds on every release measured). Each test runs a trace on the model (its own
+history passes), then shows the broker's behaviour passes too, and that a history breaking the rule still FAILs.
+
+- An expiry pass does not purge a consumer's receiver queue: a prefetched expired message may surface once
+  (``FeatureOps._op_expire_messages``; regression pls-ttl-001-ack-resurrection-e4a5b09cb023).
+- A chunked async send not reported by a flush may have none of its chunks stored: the backlog's lower bound
+  leaves every chunk out (``Broker`` backlog; regression pls-backlog-001-wrong-backlog-92d8049cf0a8).
+- A fenced C++ producer that learned it was fenced is closed: its flush fails with AlreadyClosed
+  (``FeatureOps._op_flush``; regression pls-batch-001-unexpected-rejection-3271e68de915).
+- A nack after ``redeliver_unacked`` leaves the immediate redelivery as it was (``SharedDispatcher.nack``;
+  regression pls-nack-001-early-redelivery-1f6aa457679b).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from broker_trace_helpers import P, labels, recv, run, send, sub
+from case_history_helpers import failures
+from conformance.checker import check
+from conformance.trace import History, Outcome, received_message
+
+
+def _nothing(h: History, step: int, ms: float) -> History:
+    """The receive at ``step`` waited ``ms`` and got nothing (later events move ``ms`` later)."""
+    events = list(h.events)
+    e = events[step - 1]
+    shift = e.t_start_ms + ms - e.t_end_ms
+    events[step - 1] = replace(e, outcome=Outcome.ok({"message": None}), t_end_ms=e.t_start_ms + ms)
+    for k in range(step, len(events)):
+        events[k] = replace(events[k], t_start_ms=events[k].t_start_ms + shift, t_end_ms=events[k].t_end_ms + shift)
+    return History(h.header, tuple(events))
+
+
+def _gets(h: History, step: int, label: str, **changes) -> History:
+    """The receive at ``step`` got ``label`` (as the model delivered it elsewhere in ``h``)."""
+    found = next(received_message(e.outcome) for e in h.events if received_message(e.outcome)
+                 and received_message(e.outcome).payload == label)
+    events = list(h.events)
+    events[step - 1] = replace(events[step - 1], outcome=Outcome.ok({"message": dict(found.to_json(), **changes)}))
+    return History(h.header, tuple(events))
+
+
+# ---------------------------------------------------------------- PLS-TTL-001: the receiver queue keeps a copy
+
+EXPIRE = (sub("c1"), P, send("m1"), ("advance_time", {"ms": 1100}),
+          ("expire_messages", {"topic": "t", "subscription": "s", "seconds": 1}), recv("c1", 300), recv("c1", 300))
+
+
+def test_a_prefetched_expired_message_may_surface_once_but_not_twice():
+    h = run(*EXPIRE)
+    assert labels(h) == [None, None]
+    once = _gets(h, 6, "m1") if any(received_message(e.outcome) for e in h.events) else None
+    if once is None:  # the model delivered nothing: take m1 as the send stored it
+        base = run(sub("c1"), P, send("m1"), recv("c1", 300))
+        msg = received_message(base.events[-1].outcome).to_json()
+        events = list(h.events)
+        events[5] = replace(events[5], outcome=Outcome.ok({"message": msg}))
+        once = History(h.header, tuple(events))
+        events = list(once.events)
+        events[6] = replace(events[6], outcome=Outcome.ok({"message": msg}))
+        twice = History(h.header, tuple(events))
+    report = check(once)
+    assert not report.failures(), report.summary()
+    assert "INDETERMINATE" in {v.status for v in report.verdicts if v.step == 6}
+    assert ("PLS-TTL-001", "ack-resurrection") in failures(twice)
+
+
+def test_a_message_the_application_had_before_the_pass_never_comes_back():
+    h = run(sub("c1"), P, send("m1"), recv("c1", 300), ("advance_time", {"ms": 1100}),
+            ("expire_messages", {"topic": "t", "subscription": "s", "seconds": 1}), recv("c1", 300))
+    assert labels(h) == ["m1", None]
+    again = _gets(h, 7, "m1")
+    assert ("PLS-TTL-003", "ack-resurrection") in failures(again) or ("PLS-TTL-001", "ack-resurrection") in failures(again)
+
+
+# ---------------------------------------------------------------- PLS-BACKLOG-001: chunks in flight
+
+CHUNKED = (sub("c1", "Shared"), ("create_producer", {"producer": "p", "topic": "t", "chunking": True}),
+           send("m1", payload_size=5_242_881, **{"async": True}), ("stats", {"topic": "t", "subscription": "s"}),
+           ("flush", {"producer": "p"}), ("stats", {"topic": "t", "subscription": "s"}))
+
+
+def _backlog(h: History, step: int, n: int) -> History:
+    events = list(h.events)
+    e = events[step - 1]
+    events[step - 1] = replace(e, outcome=Outcome.ok({**e.outcome.value, "backlog": n}))
+    return History(h.header, tuple(events))
+
+
+def test_a_chunked_async_send_in_flight_may_not_be_in_the_backlog_yet():
+    h = run(*CHUNKED)
+    assert not check(_backlog(h, 4, 0)).failures(), check(_backlog(h, 4, 0)).summary()
+
+
+def test_once_flushed_the_chunks_are_in_the_backlog():
+    h = run(*CHUNKED)
+    assert h.events[5].outcome.value["backlog"] == 2  # two chunks, two entries
+    assert ("PLS-BACKLOG-001", "wrong-backlog") in failures(_backlog(h, 6, 0))
+
+
+# ---------------------------------------------------------------- PLS-ACCESS-004: a fenced producer's flush
+
+FENCED = (("create_producer", {"producer": "p1", "topic": "t", "access_mode": "ExclusiveWithFencing"}),
+          ("create_producer", {"producer": "p2", "topic": "t", "access_mode": "ExclusiveWithFencing"}),
+          ("send", {"producer": "p1", "payload": "m1"}), ("flush", {"producer": "p1"}))
+
+
+def test_a_fenced_producer_that_knows_it_is_closed_and_its_flush_fails():
+    h = run(*FENCED)
+    assert [e.outcome.status for e in h.events] == ["ok", "ok", "rejected", "rejected"]
+    assert h.events[3].outcome.error == "AlreadyClosed"
+    ok = list(h.events)
+    ok[3] = replace(ok[3], outcome=Outcome.ok({"message_ids": {}, "id_texts": {}}))
+    assert ("PLS-ACCESS-004", "missing-rejection") in failures(History(h.header, tuple(ok)))
+
+
+# ---------------------------------------------------------------- PLS-NACK-001: a nack after redeliver_unacked
+
+NACK_AFTER_REDELIVER = (sub("c1", "Shared", nack_delay_ms=300), P, send("m1"), recv("c1", 300),
+                        ("redeliver_unacked", {"consumer": "c1"}), ("nack", {"consumer": "c1", "message": "m1"}),
+                        recv("c1", 100), recv("c1", 1000))
+
+
+def test_the_redelivery_redeliver_unacked_asked_for_comes_at_once_despite_a_nack():
+    h = run(*NACK_AFTER_REDELIVER)
+    assert labels(h)[:2] == ["m1", "m1"]
+    assert received_message(h.events[6].outcome).redelivery_count == 1
+
+
+def test_and_it_is_owed_a_copy_that_never_comes_is_lost():
+    h = run(*NACK_AFTER_REDELIVER)
+    lost = _nothing(_nothing(h, 7, 100), 8, 1000)
+    assert any(rule == "PLS-REDELIVER-001" or anomaly == "lost-message" for rule, anomaly in failures(lost)), \
+        check(lost).summary()
