@@ -371,7 +371,7 @@ class KeySharedDispatcher(SharedDispatcher):
         tracker and goes on reading, so later messages of its key are dispatched before it. Measured 27 Nov
         2026 on 4.0.8 and 3.3.6 (Python client): ``late`` (key k1, deliver_after 800 ms) then ``now`` (key k1),
         ``now`` received at once (the 3.3.6 campaign's findings pls-keyshared-007-key-order-violation-cac79d251f27
-        and -37b5a09a3ee0; ``tests/model/test_key_shared_delayed.py``)."""
+        and -37b5a09a3ee0; ``tests/model/test_dispatch_key_shared.py``)."""
         key = self.sticky_key(pos)
         cursor = self.sub.cursor
         for q in range(self.sub.start_pos, pos):
