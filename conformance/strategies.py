@@ -1243,10 +1243,11 @@ def _java_possible(b: TraceBuilder) -> bool:
     return b.config.client == "java" or (b.config.client == "mixed" and b.on("java_handles"))
 
 
-def _scenario_topic(b: TraceBuilder) -> str:
-    """A persistent, non-partitioned topic without schemas (not the dead-letter topic) for a scenario."""
+def _scenario_topic(b: TraceBuilder, avoid: frozenset[str] | set[str] = frozenset()) -> str:
+    """A persistent, non-partitioned topic without schemas (not the dead-letter topic, none in ``avoid``)
+    for a scenario."""
     return b.pick([t for t in b.topics() if not b.partitions.get(t) and not t.startswith("non-persistent")
-                   and t != DLQ_TOPIC and t not in b.schema_topics])
+                   and t != DLQ_TOPIC and t not in b.schema_topics and t not in avoid])
 
 
 def _scenario_client(b: TraceBuilder, java: bool) -> dict[str, Any]:
@@ -1293,6 +1294,11 @@ def _scenario_receive(b: TraceBuilder, handle: str, timeout_ms: int) -> str | No
     out = b._apply("receive", {"consumer": handle, "timeout_ms": max(1, min(timeout_ms, int(b.time_left())))}, False)
     message = (out.value or {}).get("message") if out is not None else None
     return message["payload"] if message else None
+
+
+def _scenario_receive_all(b: TraceBuilder, handle: str, timeout_ms: int, tries: int) -> list[str]:
+    """The labels ``handle`` receives in ``tries`` receives of ``timeout_ms`` each (empty receives left out)."""
+    return [label for label in (_scenario_receive(b, handle, timeout_ms) for _ in range(tries)) if label]
 
 
 def consumer_outranks_another(b: TraceBuilder):
@@ -1345,7 +1351,7 @@ def consumer_acks_several(b: TraceBuilder):
     producer = _scenario_producer(b, topic)
     for _ in range(3):
         _scenario_send(b, producer)
-    got = [label for label in (_scenario_receive(b, handle, 300) for _ in range(3)) if label]
+    got = _scenario_receive_all(b, handle, 300, 3)
     if len(got) < 2:
         return None
     b._apply("ack_cumulative", {"consumer": handle, "message": b.pick(got[1:])}, False)
@@ -1414,8 +1420,7 @@ def topic_unloaded_after_acks(b: TraceBuilder):
     the admin API first): the acked messages may be gone only because the unload rolled the ledger over
     (PLS-RETENTION-001)."""
     busy = {c.topic for c in b.consumers.values()} | set(b.readers.values())
-    topic = b.pick([t for t in b.topics() if t not in busy and not b.partitions.get(t) and t != DLQ_TOPIC
-                    and not t.startswith("non-persistent") and t not in b.schema_topics])
+    topic = _scenario_topic(b, avoid=busy)
     handle = _scenario_subscribe(b, topic, b.fresh("sx"), "Exclusive")
     producer = _scenario_producer(b, topic)
     for _ in range(2):
@@ -1447,7 +1452,7 @@ def broker_cuts_after_acks(b: TraceBuilder):
     _scenario_send(b, producer)
     _scenario_send(b, producer)
     _scenario_send(b, producer, deliver_after_ms=b.pick((800, 1500)))
-    got = [label for label in (_scenario_receive(b, handle, 300) for _ in range(2)) if label]
+    got = _scenario_receive_all(b, handle, 300, 2)
     if got:
         b._apply("ack", {"consumer": handle, "message": got[0]}, False)
     b._apply("advance_time", {"ms": 300}, False)  # past the ack-grouping window: the broker has the ack
@@ -1480,7 +1485,7 @@ def transaction_holds_then_ends(b: TraceBuilder):
         b._apply("advance_time", {"ms": timeout + 500}, False)
     else:
         b._apply(b.pick(("commit_txn", "abort_txn")), {"txn": txn}, False)
-    got = [label for label in (_scenario_receive(b, handle, 300) for _ in range(2)) if label]
+    got = _scenario_receive_all(b, handle, 300, 2)
     if not got:
         return None
     second = b.fresh("x")
@@ -1537,7 +1542,7 @@ def consumer_acks_in_batches(b: TraceBuilder):
     for _ in range(3):
         _scenario_send(b, producer, **{"async": True})
     b._apply("flush", {"producer": producer}, False)
-    got = [label for label in (_scenario_receive(b, handle, 300) for _ in range(3)) if label]
+    got = _scenario_receive_all(b, handle, 300, 3)
     if not got:
         return None
     b._apply("ack", {"consumer": handle, "message": b.pick(got)}, False)

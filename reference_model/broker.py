@@ -256,6 +256,8 @@ class Subscription:
         self.delivery_span: Any = None
         # (sub, pos) -> the feature rules a delivery of pos speaks to; set by the broker
         self.feature_rules: Any = None
+        # (sub, pos) -> whether pos is a delayed message this subscription's tracker holds; set by the broker
+        self.delay_tracked: Any = None
         # (sub, pos) -> the positions stored in pos's entry (a batch), in batch-index order; set by the broker
         self.entry_members: Any = None
         # PLS-RETENTION-001: positions the broker may have deleted before this subscription could read them
@@ -288,6 +290,10 @@ class Subscription:
     def delivery_rules(self, pos: int) -> tuple[str, ...]:
         """Feature rules a delivery of ``pos`` speaks to (delayed delivery), for verdicts."""
         return self.feature_rules(self, pos) if self.feature_rules is not None else ()
+
+    def tracked_by_delay(self, pos: int) -> bool:
+        """Whether ``pos`` is a delayed message this subscription's delayed-delivery tracker holds (PLS-DELAY-001/003)."""
+        return self.delay_tracked is not None and self.delay_tracked(self, pos)
 
     def label(self, pos: int) -> str:
         return self.topic.entries[pos].label
@@ -354,7 +360,6 @@ class Broker(FeatureOps, SchemaOps):
         self.received_labels: dict[str, set[str]] = {}  # consumer -> labels its application received
         self.sender_client: dict[str, str] = {}  # label -> the client ("cpp", "java") whose producer sent it
         self.failed_last_send: set[str] = set()  # producers whose last send failed (a Java flush reports it)
-        self.fence_known: set[str] = set()  # producers a send refused as fenced (PLS-ACCESS-004): their client closed them
         self.readers: dict[str, Reader] = {}
         self.closed: set[str] = set()
         self.labels: dict[str, tuple[Topic, int]] = {}  # label -> where it was sent
@@ -561,7 +566,7 @@ class Broker(FeatureOps, SchemaOps):
         if txn is not None and refused.error == "TransactionHasOperationFailed" and txn.state == txns.OPEN:
             self._end_txn(txn, txns.ABORTED, at or Span.at(self.now))  # the Java client aborts it
         if op == "send" and refused.rule == "PLS-ACCESS-004" and args.get("producer") in self.producers:
-            self.fence_known.add(args["producer"])
+            self.pfx.setdefault(args["producer"], feature_state.ProducerFeatures()).fence_known = True
         if op != "send" or (refused.error != "MessageTooBig" and refused.rule != "PLS-DELAY-007"):
             return
         producer = self.producers.get(args["producer"])
@@ -961,6 +966,7 @@ class Broker(FeatureOps, SchemaOps):
             sub.dispatcher = self._new_dispatcher(sub_type, sub)
         sub.delivery_span = self.delivery_span
         sub.feature_rules = self.delivery_rules
+        sub.delay_tracked = self.delay_tracked
         sub.entry_members = self.entry_members
         sub.dispatcher.add_consumer(config, at, start_rule)
         self.consumers[config.handle] = (config, sub)

@@ -135,6 +135,13 @@ class FeatureOps:
         fx = self.tfx.get(sub.topic.full)
         return fx.batch_of(pos) if fx is not None else [pos]
 
+    def delay_tracked(self, sub: Any, pos: int) -> bool:
+        """Whether ``sub``'s delayed-delivery tracker holds ``pos``: a delayed message on a persistent Shared or
+        Key_Shared subscription (``delayed.honours_delay``, step 1)."""
+        fx = self.tfx.get(sub.topic.full)
+        return fx is not None and pos in fx.deliver_at and sub.dispatcher is not None \
+            and delayed.honours_delay(sub.dispatcher.type_name, persistent=is_persistent(sub.topic.full))
+
     def delivery_rules(self, sub: Any, pos: int) -> tuple[str, ...]:
         """The feature rules a delivery of ``pos`` on ``sub`` speaks to (cited in verdicts)."""
         fx = self.tfx.get(sub.topic.full)
@@ -749,13 +756,13 @@ class FeatureOps:
             # the last send's future (ProducerImpl.LastSendFutureWrapper#handleOnce), so it fails once with
             # that send's error
             raise NotModelledError("a Java flush after a failed send (it reports that send's error once)")
-        fenced = self.pfx.get(producer.handle)
-        if fenced is not None and fenced.fenced:
+        features = self.pfx.get(producer.handle)
+        if features is not None and features.fenced:
             # PLS-ACCESS-004: a C++ producer that learned it was fenced (a send refused with ProducerFenced) is
             # closed: its flush fails with AlreadyClosed (live 4.2.4 and 4.0.8, Python client, 2026-11-27, 3/3:
             # regression pls-batch-001-unexpected-rejection-3271e68de915). Before it learned, the flush races
             # the client's reconnect: not modelled.
-            if producer.handle in self.fence_known:
+            if features.fence_known:
                 return Rejected("AlreadyClosed", "PLS-ACCESS-004",
                                 f"producer {producer.name} was fenced by an ExclusiveWithFencing producer and is closed")
             raise NotModelledError("a flush of a fenced producer before a send told its client it was fenced")

@@ -95,6 +95,7 @@ class ProducerFeatures:
     sequence: ProducerSequence = field(default_factory=ProducerSequence)
     access_mode: str = "Shared"
     fenced: bool = False  # PLS-ACCESS-004: fenced by an ExclusiveWithFencing producer
+    fence_known: bool = False  # PLS-ACCESS-004: a send was refused ProducerFenced, so its client closed it
     waiting: bool = False  # PLS-ACCESS-005: WaitForExclusive still queued
     pending: list[PendingSend] = field(default_factory=list)
     # PLS-DEDUP-006: labels of generated-id sends refused with MessageTooBig since the last send that

@@ -132,6 +132,9 @@ class SubscriptionView(Protocol):
     def delivery_rules(self, pos: int) -> tuple[str, ...]:
         """Feature rules a delivery of ``pos`` also speaks to (delayed delivery), for verdicts."""
 
+    def tracked_by_delay(self, pos: int) -> bool:
+        """Whether ``pos`` is a delayed message the delayed-delivery tracker holds rather than the read order."""
+
     def label(self, pos: int) -> str: ...
 
     def batch_of(self, pos: int) -> list[int]:

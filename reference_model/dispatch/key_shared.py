@@ -376,7 +376,7 @@ class KeySharedDispatcher(SharedDispatcher):
         cursor = self.sub.cursor
         for q in range(self.sub.start_pos, pos):
             if q not in self.delivered_once and not cursor.is_acked(q) and self.sticky_key(q) == key \
-                    and "PLS-DELAY-003" not in self.sub.delivery_rules(q):
+                    and not self.sub.tracked_by_delay(q):
                 return q
         return None
 

@@ -569,8 +569,7 @@ class SharedDispatcher:
                 # The broker's copy is not in this application's hands: a release already under way
                 # (redeliver_unacked, close, an earlier nack) stands, and whether the nack finds a
                 # copy pending here the history cannot show: a later copy is allowed, never owed.
-                w = consumer.nack_window(at, slot.lo if slot is not None else 0, self.profile)
-                self.queued_nacks[pos] = (handle, Window(w.low, w.canonical, None),
+                self._queue_optional_nack(consumer, handle, pos, slot.lo if slot is not None else 0, at,
                                           f"the nack of a stale copy of {self.sub.label(pos)} at {at.start:g} ms")
                 return
             # Otherwise the application also holds the broker's copy: an ordinary nack of it.
@@ -589,14 +588,20 @@ class SharedDispatcher:
             # (allowed, never owed). Live 4.0.8 and 4.2.4, 2026-11-27: receive m2, redeliver_unacked, nack m2:
             # m2 came back 1 ms later, count 1 (regression pls-nack-001-early-redelivery-1f6aa457679b); the model
             # had moved the redelivery to the nack's delay.
-            w = consumer.nack_window(at, slot.lo, self.profile)
-            self.queued_nacks[pos] = (handle, Window(w.low, w.canonical, None), f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
+            self._queue_optional_nack(consumer, handle, pos, slot.lo, at, f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
             return
         window = consumer.nack_window(at, slot.lo, self.profile)
         rule = consumer.nack_rule(self.profile)
         self._release(slot, window, rule, f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
         self._touch(pos, slot)
         self._limit_after_release(None)
+
+    def _queue_optional_nack(self, consumer, handle: str, pos: int, count: int, at: Span, why: str) -> None:
+        """A nack whose redelivery is allowed, never owed: the nack tracker asks the broker after the
+        delay, and whether a copy is then pending on this consumer the history cannot show, so the
+        window has no upper bound."""
+        window = consumer.nack_window(at, count, self.profile)
+        self.queued_nacks[pos] = (handle, Window(window.low, window.canonical, None), why)
 
     def redeliver_unacked(self, handle: str, at: Span) -> None:
         # What its receiver queue may hold (C++ keeps it, below): unheld or already released
