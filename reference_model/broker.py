@@ -264,6 +264,8 @@ class Subscription:
         self.trimmable: set[int] = set()
         # PLS-TTL-001/003: positions an expiry pass moved the cursor past (for explanations)
         self.expired: set[int] = set()
+        # PLS-TTL-002: (settled by, how many) of admin expiry passes whose cursor move may still be under way
+        self.expiry_settling: list[tuple[float, int]] = []
         # PLS-TXN-007..010: positions acked in a transaction not yet ended (position -> transaction; the
         # cursor counts them acked, so nothing redelivers them), the pending cumulative ack (transaction,
         # the positions it covered), and positions whose ack a commit made final
@@ -1837,7 +1839,10 @@ class Broker(FeatureOps, SchemaOps):
         leaving = sum(len(feature_state.plan_batches(pf.pending, pf.batch_config)) for handle, pf in self.pfx.items()
                       if pf.batching and pf.pending and handle in self.producers and self.producers[handle].topic is t
                       and self.batch_may_have_left(handle, at))
-        return max(0, high - len(in_flight) - chunks_in_flight), high + leaving + lagging + sub.fault_uncertain_acks
+        # an expiry pass still searching for its last expired entry has not moved the cursor yet (retention.py)
+        expiring = sum(n for until, n in sub.expiry_settling if at.start < until)
+        return max(0, high - len(in_flight) - chunks_in_flight), \
+            high + leaving + lagging + sub.fault_uncertain_acks + expiring
 
     def _stats_subscription(self, topic: str, subscription: str, at: Span) -> "tuple[Topic, Any, Any] | None":
         """(topic, subscription or None, its dispatcher or None) for a per-consumer stats reading at

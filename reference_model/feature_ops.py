@@ -243,8 +243,12 @@ class FeatureOps:
         last = int(expired[-1].name) if expired else -1
         if last >= 0:
             newly = [p for p in range(0, last + 1) if not sub.cursor.is_acked(p)]
+            entries_before = self._feature_backlog(topic, sub)
             sub.cursor.ack_cumulative(last)
             sub.expired |= set(newly)  # for the checker's explanations
+            # the broker moves its cursor when the pass's search ends, after the call returned (retention.py):
+            # until then the backlog may still count the entries the pass expires
+            sub.expiry_settling.append((retention.expiry_settled_by(at.end), entries_before - self._feature_backlog(topic, sub)))
             if sub.dispatcher is not None and newly:
                 # As an ack: an expired message already dispatched to a consumer's receiver queue (not yet
                 # received by its application) may still surface there once (a ghost, INDETERMINATE). The pass

@@ -190,12 +190,27 @@ def open_batch(pending: list[PendingSend], config: batching_model.BatchConfig) -
 
 def relative_ids(ids: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
     """Ids as (entry offset from the first entry, batch index): what a flush's ids say that does
-    not depend on the broker's ledger numbering."""
+    not depend on the broker's ledger numbering.
+
+    Offsets count entries in (ledger, entry) order. Within a ledger they are the entry distance; the first
+    entry of a later ledger is one past the last of the ledger before it: the topic rolled over to a new
+    ledger between them (an unload or a fault closes the ledger; found live by issue 16's 5.0.0-M1
+    campaign, 27 Nov 2026: m1 at (7117,0), an unload, m2 at (7121,0), one flush; regression
+    pls-batch-007-wrong-value-67a5eaeda74a)."""
     parsed = {label: MessageId.from_list(v) for label, v in ids.items()}
     if not parsed:
         return {}
-    first = min(m.entry for m in parsed.values())
-    return {label: (m.entry - first, m.batch_index) for label, m in parsed.items()}
+    offsets: dict[tuple[int, int], int] = {}
+    previous: tuple[int, int] | None = None
+    for ledger, entry in sorted({(m.ledger, m.entry) for m in parsed.values()}):
+        if previous is None:
+            offsets[(ledger, entry)] = 0
+        elif ledger == previous[0]:
+            offsets[(ledger, entry)] = offsets[previous] + entry - previous[1]
+        else:
+            offsets[(ledger, entry)] = offsets[previous] + 1
+        previous = (ledger, entry)
+    return {label: (offsets[(m.ledger, m.entry)], m.batch_index) for label, m in parsed.items()}
 
 
 @dataclass

@@ -41,6 +41,15 @@ def test_id_text_and_relative_ids():
     assert relative_ids({"a": [9, 4, -1, 0], "b": [9, 4, -1, 1], "c": [9, 5, -1, -1]}) == {"a": (0, 0), "b": (0, 1), "c": (1, -1)}
 
 
+def test_relative_ids_across_a_ledger_rollover():
+    """An unload between two sends of one flush: the second is entry 0 of the next ledger, one entry after the
+    first (live 5.0.0-M1, regression pls-batch-007-wrong-value-67a5eaeda74a); a gap inside a ledger still shows."""
+    assert relative_ids({"m1": [7117, 0, -1, -1], "m2": [7121, 0, -1, -1]}) == {"m1": (0, -1), "m2": (1, -1)}
+    assert relative_ids({"m1": [7117, 3, -1, -1], "m2": [7121, 0, -1, -1], "m3": [7121, 2, -1, -1]}) == \
+        {"m1": (0, -1), "m2": (1, -1), "m3": (3, -1)}
+    assert relative_ids({"a": [9, 4, -1, -1], "b": [9, 6, -1, -1]}) == {"a": (0, -1), "b": (2, -1)}
+
+
 def test_delayed_early_delivery_on_shared_fails():
     # PLS-DELAY-001/004: deliver_after 400 ms on Shared, received at 100 ms -> early-delivery.
     h = (H(target="embedded").sub("c1", "Shared", consumer_name="c1").producer()

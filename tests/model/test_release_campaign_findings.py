@@ -10,6 +10,8 @@ history passes), then shows the broker's behaviour passes too, and that a histor
   (``FeatureOps._op_flush``; regression pls-batch-001-unexpected-rejection-3271e68de915).
 - A nack after ``redeliver_unacked`` leaves the immediate redelivery as it was (``SharedDispatcher.nack``;
   regression pls-nack-001-early-redelivery-1f6aa457679b).
+- An admin expiry pass moves the cursor after the call returns: stats within ``retention.EXPIRY_SETTLE_MS`` may
+  still count what it expires (5.0.0-M1 campaign; regression pls-backlog-001-wrong-backlog-cc0a0e50d818).
 """
 
 from __future__ import annotations
@@ -134,3 +136,38 @@ def test_and_it_is_owed_a_copy_that_never_comes_is_lost():
     lost = _nothing(_nothing(h, 7, 100), 8, 1000)
     assert any(rule == "PLS-REDELIVER-001" or anomaly == "lost-message" for rule, anomaly in failures(lost)), \
         check(lost).summary()
+
+
+# ---------------------------------------------------------------- PLS-TTL-002: an expiry pass settles after the call
+
+def _stats_backlog(backlog: int):
+    return Outcome.ok({"backlog": backlog})
+
+
+def _expire_then_stats(wait_ms: int | None):
+    ops = [sub("c1", "Shared"), P, send("m1"), send("m2"), ("advance_time", {"ms": 1100}),
+           ("expire_messages", {"topic": "t", "subscription": "s", "seconds": 1})]
+    if wait_ms is not None:
+        ops.append(("advance_time", {"ms": wait_ms}))
+    return run(*ops, ("stats", {"topic": "t", "subscription": "s"}))
+
+
+def test_stats_right_after_an_expiry_pass_may_still_count_what_it_expires():
+    """Live 5.0.0-M1, 27 Nov 2026 (regression pls-backlog-001-wrong-backlog-cc0a0e50d818, 1 run in 3): stats 3 ms
+    after expireMessages returned still counted the expired message; the pass's cursor move follows the call."""
+    h = _expire_then_stats(None)
+    assert h.events[-1].outcome.value["backlog"] == 0  # the model's own history: the pass has run
+    kept = list(h.events)
+    kept[-1] = replace(kept[-1], outcome=_stats_backlog(2))
+    assert failures(History(h.header, tuple(kept))) == set(), check(History(h.header, tuple(kept))).summary()
+    more = list(h.events)
+    more[-1] = replace(more[-1], outcome=_stats_backlog(3))  # more than were ever there: still wrong
+    assert ("PLS-BACKLOG-001", "wrong-backlog") in failures(History(h.header, tuple(more)))
+
+
+def test_but_once_the_pass_has_settled_the_stats_must_not_count_them():
+    h = _expire_then_stats(1000)
+    kept = list(h.events)
+    kept[-1] = replace(kept[-1], outcome=_stats_backlog(2))
+    found = failures(History(h.header, tuple(kept)))
+    assert ("PLS-TTL-002", "wrong-backlog") in found and ("PLS-BACKLOG-001", "wrong-backlog") in found
