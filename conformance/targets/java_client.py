@@ -179,6 +179,7 @@ class JavaSession:
     def _after_send(self, a: dict, outcome: Outcome) -> Outcome:
         if a.get("tombstone"):
             self.run.tombstones[a["payload"]] = None  # its topic is the driver's
+            self.run.tombstone_marks[a["payload"]] = fx.tombstone_mark(a.get("key"), a.get("properties"), a.get("event_time"))
         value = dict(outcome.value or {})
         if "message_id" in value:
             self.run.java_sent[a["payload"]] = tuple(value["message_id"])
@@ -197,7 +198,9 @@ class JavaSession:
         full_topic = message["topic"]
         message["topic"] = self.run.short(full_topic)
         if not message.get("payload"):
-            message["payload"] = self.run.label_by_id_tuple(tuple(message["message_id"]), topic=full_topic) or message.get("payload") or ""
+            mark = fx.tombstone_mark(message.get("key"), message.get("properties"), message.get("event_time"))
+            message["payload"] = self.run.label_by_id_tuple(tuple(message["message_id"]), topic=full_topic, mark=mark) \
+                or message.get("payload") or ""
         if message.get("publish_time"):
             self.run.publish_times[message["payload"]] = message["publish_time"]
         return Outcome.ok({"message": message})

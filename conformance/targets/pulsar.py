@@ -144,6 +144,7 @@ class _Run:
     java: JavaSession | None = None
     not_created: dict[str, str] = field(default_factory=dict)  # handle -> the creating op that did not succeed
     tombstones: dict[str, str | None] = field(default_factory=dict)  # label sent with an empty or null payload -> its topic
+    tombstone_marks: dict[str, tuple] = field(default_factory=dict)  # such a label -> tombstone_mark of its send
 
     def sent_id_tuple(self, label: str) -> tuple[int, ...] | None:
         """The (ledger, entry, partition, batch) id either client got when it sent ``label``."""
@@ -172,14 +173,21 @@ class _Run:
         ledger, entry, partition, batch = found
         return pulsar.MessageId(partition=partition, ledger_id=ledger, entry_id=entry, batch_index=batch)
 
-    def label_by_id_tuple(self, found: tuple[int, ...], received: Any = (), topic: str | None = None) -> str | None:
+    def label_by_id_tuple(self, found: tuple[int, ...], received: Any = (), topic: str | None = None,
+                          mark: tuple | None = None) -> str | None:
         """The tombstone (empty or null payload: no label to read) a message with id ``found`` is.
         On a persistent topic, the one whose send returned that id (ledger, entry, batch index;
         either client), or else the one async tombstone whose flush has not reported an id yet. A
         non-persistent ``topic`` answers every send with the same id, so there the tombstones are
         named in send order, skipping those the consumer has ``received``. Found by the live
-        campaign of issue 16 (2026-11-27): the first label with a shared id named a tombstone m4 "m1"."""
+        campaign of issue 16 (2026-11-27): the first label with a shared id named a tombstone m4 "m1".
+        ``mark`` (``tombstone_mark`` of the received message) first narrows the candidates to tombstones
+        sent with the same key, properties and event time: on a non-persistent topic a reader that came
+        after m1 was sent can only get a later one (5.0.0-M1 campaign: m7, key k1, was named m1, no key)."""
         order = list(self.tombstones)  # filled at each send: send order
+        if mark is not None:
+            fitting = [label for label in order if self.tombstone_marks.get(label, mark) == mark]
+            order = fitting or order
         if topic is not None and topic.startswith("non-persistent://"):
             unseen = [label for label in order if self.tombstones[label] in (topic, None) and label not in received]
             return unseen[0] if unseen else None
@@ -521,6 +529,7 @@ class BrokerTarget:
         before = int(time.time() * 1000)
         if a.get("tombstone"):
             run.tombstones[label] = producer.topic()
+            run.tombstone_marks[label] = fx.tombstone_mark(a.get("key"), a.get("properties"), a.get("event_time"))
         if a.get("async"):
             run.publish_times.setdefault(label, before)
             return fx.send_async(run, a["producer"], producer, label, data, kwargs)
@@ -581,7 +590,8 @@ class BrokerTarget:
         label = data.split(PAD, 1)[0]
         if not label:
             # a tombstone carries no label: name it by the id its send returned
-            label = run.label_by_id_tuple(_id_tuple(msg.message_id()), received, msg.topic_name()) or label
+            label = run.label_by_id_tuple(_id_tuple(msg.message_id()), received, msg.topic_name(),
+                                          fx.tombstone_mark(msg.partition_key(), msg.properties(), msg.event_timestamp())) or label
         run.publish_times[label] = msg.publish_timestamp()
         version = fx.schema_version_of(msg.schema_version())
         return {

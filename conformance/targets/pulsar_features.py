@@ -295,6 +295,12 @@ def delete_schema(run: Any, topic: str, force: bool) -> Outcome:
     return Outcome.ok({})
 
 
+def tombstone_mark(key: Any, properties: Any, event_time: Any) -> tuple:
+    """What a tombstone (no label in its payload) carries that tells it from another: its key, properties and
+    event time, as a send's args give them and as a received message reports them (absent = None / {} / 0)."""
+    return (key or None, tuple(sorted((properties or {}).items())), int(event_time or 0))
+
+
 def compact(run: Any, topic: str) -> Outcome:
     status = run.admin.compact(topic)
     if status.get("status") != "SUCCESS":
