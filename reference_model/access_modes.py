@@ -17,7 +17,12 @@ A new producer on a topic, given the producers already there (Python exceptions)
 | WaitForExclusive          | ok   | waits (ACCESS-005)      | waits (ACCESS-005)         |
 
 An "exclusive holder" is a producer created with Exclusive, ExclusiveWithFencing, or a
-WaitForExclusive producer that got its turn. A waiting WaitForExclusive producer completes when
+WaitForExclusive producer that got its turn. A WaitForExclusive producer still queued counts as one for
+a new Shared producer (ProducerBusy) and a new Exclusive one (ProducerFenced):
+``AbstractTopic#incrementTopicEpochIfNeeded`` refuses both while ``waitingExclusiveProducers`` is not
+empty (live 4.0.8, 3.3.6 and 5.0.0-M1, 27 Nov 2026: a Shared producer, a WaitForExclusive one queued
+behind it, a second Shared producer refused with ProducerBusy; regression
+pls-access-001-unexpected-rejection-c98a4c0f3f5d). A waiting WaitForExclusive producer completes when
 the holder (or the last shared producer) goes away (brokers before apache/pulsar PR #24516, 4.0.6,
 never woke a waiter queued behind Shared producers).
 
@@ -62,11 +67,13 @@ class CreateOutcome:
     fences: tuple[str, ...] = ()
 
 
-def create_producer(present: tuple[PresentProducer, ...], mode: str, name: str | None = None) -> CreateOutcome:
-    """The outcome of creating a producer in ``mode`` next to ``present`` (the table above)."""
+def create_producer(present: tuple[PresentProducer, ...], mode: str, name: str | None = None, *,
+                    waiters: int = 0) -> CreateOutcome:
+    """The outcome of creating a producer in ``mode`` next to ``present`` (the table above), with ``waiters``
+    WaitForExclusive producers still queued on the topic."""
     if mode not in MODES:
         raise ValueError(f"unknown access mode {mode!r}; use one of {MODES}")
-    if mode == WAIT_FOR_EXCLUSIVE and present:
+    if mode == WAIT_FOR_EXCLUSIVE and (present or waiters):
         # queued before any name check: AbstractTopic#addProducer waits for the topic epoch first and runs
         # internalAddProducer (the ProducerBusy name check) at its turn (live 4.0.8, 2026-11-27: a second
         # WaitForExclusive producer with a connected producer's name waited; regression
@@ -78,11 +85,12 @@ def create_producer(present: tuple[PresentProducer, ...], mode: str, name: str |
         return CreateOutcome("ok", "PLS-ACCESS-004", fences=tuple(p.name for p in present))
     if name is not None and any(p.name == name for p in present):
         return CreateOutcome("ProducerBusy", "PLS-ACCESS-006")
-    holder = any(p.mode != SHARED for p in present)  # a waiting WaitForExclusive is never "present"
+    # a waiting WaitForExclusive is never "present", but it blocks Shared and Exclusive newcomers as a holder does
+    holder = any(p.mode != SHARED for p in present) or waiters > 0
     if mode == SHARED:
         return CreateOutcome("ProducerBusy", "PLS-ACCESS-003") if holder else CreateOutcome("ok", "PLS-ACCESS-001")
     if mode == EXCLUSIVE:
-        return CreateOutcome("ProducerFenced", "PLS-ACCESS-002") if present else CreateOutcome("ok", "PLS-ACCESS-002")
+        return CreateOutcome("ProducerFenced", "PLS-ACCESS-002") if present or waiters else CreateOutcome("ok", "PLS-ACCESS-002")
     if mode == EXCLUSIVE_WITH_FENCING:
         return CreateOutcome("ok", "PLS-ACCESS-004", fences=tuple(p.name for p in present))
     return CreateOutcome("waiting", "PLS-ACCESS-005") if present else CreateOutcome("ok", "PLS-ACCESS-005")

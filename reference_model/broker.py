@@ -1214,6 +1214,16 @@ class Broker(FeatureOps, SchemaOps):
     def _admit_all(self, pairs, at, observed) -> Rejected | None:
         """Admission on every member topic first: the first refusal refuses the whole subscribe."""
         for part_args in pairs:
+            topic = self.topic_named(part_args["topic"])
+            if topic is not None and part_args["subscription"] not in topic.subscriptions \
+                    and part_args.get("initial_position", "Latest") == "Earliest" and names.is_persistent(topic.full) \
+                    and self._trimmable_at_creation(topic):
+                # PLS-RETENTION-001 (acked data the broker may have deleted) is followed for one-topic consumers only
+                # (``FeatureOps.trimmable``); live 5.0.0-M1, 4.0.8 and 3.3.6, 27 Nov 2026: a multi-topic consumer at
+                # Earliest never got m1, acked on every other subscription before an unload (regression
+                # pls-sub-003-lost-message-4a4c056431d5)
+                raise NotModelledError(f"a multi-topic or partitioned consumer's new subscription at Earliest on {topic.short}, "
+                                       "whose acked messages the broker may have deleted")
             refused = decide_then(self._op_subscribe(part_args, at, observed), commit=False)
             if isinstance(refused, Rejected):
                 return refused

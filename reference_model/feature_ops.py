@@ -277,6 +277,7 @@ class FeatureOps:
             # calls whether batching is on or not); measured live on 4.0.8 / C++ 4.2.0, 2026-11-26
             return Rejected("InvalidArgument", "PLS-BATCH-002", "batchingMaxMessages needs to be greater than 1")
         present = []
+        waiters = 0  # WaitForExclusive producers still queued on the topic (PLS-ACCESS-005)
         if topic is not None:
             for handle, p in self.producers.items():
                 pf = self.pfx.get(handle)
@@ -290,10 +291,13 @@ class FeatureOps:
                                            f"be reconnecting after an unload or fault: whoever arrives first holds the topic")
                 if p.topic is topic and not (pf and (pf.waiting or pf.fenced)):
                     present.append(am.PresentProducer(p.name, mode))
-        decided = am.create_producer(tuple(present), fx.access_mode, name)
+                elif p.topic is topic and pf and pf.waiting and not pf.fenced:
+                    waiters += 1
+        decided = am.create_producer(tuple(present), fx.access_mode, name, waiters=waiters)
         if decided.result not in ("ok", "waiting"):
             return Rejected(decided.result, decided.rule,
-                            f"{fx.access_mode} producer next to {', '.join(f'{p.name} ({p.mode})' for p in present)}")
+                            f"{fx.access_mode} producer next to {', '.join(f'{p.name} ({p.mode})' for p in present)}"
+                            + (f" and {waiters} WaitForExclusive producer(s) still queued" if waiters else ""))
         extra: dict[str, Any] = {}
         facts: dict[str, Any] = {}
         if decided.result == "waiting":
@@ -866,7 +870,11 @@ class FeatureOps:
         others = [s for s in topic.subscriptions.values() if s is not exclude and s.durable]
         if not others:
             return set()
-        return {m.pos for m in topic.entries if all(s.cursor.is_acked(m.pos) for s in others)}
+        # A position another subscription may itself have found deleted (its own ``trimmable``: acked everywhere when
+        # it was made, and not delivered to it since) keeps nothing either: the ledger may be gone already (live
+        # 5.0.0-M1, 4.0.8 and 3.3.6, 27 Nov 2026: m1 acked on sx1, an unload, sx2 made at Earliest through the admin
+        # API, then s2 at Earliest: s2 never got m1, 3/3; regression pls-sub-003-lost-message-4a4c056431d5).
+        return {m.pos for m in topic.entries if all(s.cursor.is_acked(m.pos) or m.pos in s.trimmable for s in others)}
 
     def trimmable(self, handle: str) -> set[int]:
         """Positions ``handle`` may find deleted and not yet read or acked (checker: allowed-outcome set)."""

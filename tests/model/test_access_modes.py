@@ -66,3 +66,32 @@ def test_an_access_mode_racing_a_reconnect_is_not_modelled(first, second):
 def test_shared_producers_after_an_unload_stay_modelled():
     events = _events_after_unload("Shared", "Shared")
     assert events[2].outcome.status == "ok"
+
+
+def test_a_queued_wait_for_exclusive_producer_blocks_shared_and_exclusive_newcomers():
+    """AbstractTopic#incrementTopicEpochIfNeeded refuses a Shared (ProducerBusy) and an Exclusive (ProducerFenced)
+    producer while waitingExclusiveProducers is not empty; a second waiter queues too (live 4.0.8, 3.3.6, 5.0.0-M1:
+    regression pls-access-001-unexpected-rejection-c98a4c0f3f5d)."""
+    shared = (am.PresentProducer("p2", "Shared"),)
+    assert (am.create_producer(shared, "Shared", waiters=1).result, am.create_producer(shared, "Shared", waiters=1).rule) \
+        == ("ProducerBusy", "PLS-ACCESS-003")
+    assert am.create_producer(shared, "Shared").result == "ok"  # without the waiter: PLS-ACCESS-001
+    assert am.create_producer((), "Exclusive", waiters=1).result == "ProducerFenced"
+    assert am.create_producer((), "WaitForExclusive", waiters=1).result == "waiting"
+
+
+def test_the_composed_model_counts_a_queued_waiter():
+    from conformance.checker import check
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import History, Outcome, make_trace
+    from dataclasses import replace
+    ops = [("create_producer", {"producer": "p2", "topic": "t"}),
+           ("create_producer", {"producer": "p3", "topic": "t", "access_mode": "WaitForExclusive", "wait_ms": 50}),
+           ("create_producer", {"producer": "p4", "topic": "t", "access_mode": "Shared"})]
+    history = ModelTarget().run(make_trace("t", ops))
+    assert [e.outcome.status for e in history.events] == ["ok", "ok", "rejected"]
+    assert history.events[2].outcome.error == "ProducerBusy"
+    accepted = list(history.events)
+    accepted[2] = replace(accepted[2], outcome=Outcome.ok({"producer_name": "standalone-0-9", "last_sequence_id": -1}))
+    failed = {(v.rule_id, v.anomaly) for v in check(History(history.header, tuple(accepted))).failures()}
+    assert ("PLS-ACCESS-003", "missing-rejection") in failed

@@ -10,6 +10,9 @@ history passes), then shows the broker's behaviour passes too, and that a histor
   (``FeatureOps._op_flush``; regression pls-batch-001-unexpected-rejection-3271e68de915).
 - A nack after ``redeliver_unacked`` leaves the immediate redelivery as it was (``SharedDispatcher.nack``;
   regression pls-nack-001-early-redelivery-1f6aa457679b).
+- A queued WaitForExclusive producer refuses Shared newcomers (``access_modes``; tests/model/test_access_modes.py).
+- Acked data a subscription may have found deleted may be gone for the next one too (``_trimmable_at_creation``;
+  regression pls-sub-003-lost-message-4a4c056431d5).
 - An admin expiry pass moves the cursor after the call returns: stats within ``retention.EXPIRY_SETTLE_MS`` may
   still count what it expires (5.0.0-M1 campaign; regression pls-backlog-001-wrong-backlog-cc0a0e50d818).
 """
@@ -171,3 +174,36 @@ def test_but_once_the_pass_has_settled_the_stats_must_not_count_them():
     kept[-1] = replace(kept[-1], outcome=_stats_backlog(2))
     found = failures(History(h.header, tuple(kept)))
     assert ("PLS-TTL-002", "wrong-backlog") in found and ("PLS-BACKLOG-001", "wrong-backlog") in found
+
+
+# ---------------------------------------------------------------- PLS-RETENTION-001: trimmable for every later subscription
+
+def _acked_then_new_subscriptions(unload: bool, consumer_topics):
+    ops = [sub("c1", subscription="sx1"), P, send("m1"), ("ack", {"consumer": "c1", "message": "m1"}), ("close", {"handle": "c1"})]
+    if unload:
+        ops.append(("unload_topic", {"topic": "t"}))
+    ops += [("create_subscription", {"topic": "t", "subscription": "sx2", "initial_position": "Earliest"}),
+            ("subscribe", {"consumer": "c4", "subscription": "s2", "type": "Shared", "initial_position": "Earliest",
+                           **({"topics": consumer_topics} if isinstance(consumer_topics, list) else {"topic": consumer_topics})}),
+            recv("c4", 400)]
+    return run(*ops)
+
+
+def test_data_a_subscription_may_have_found_deleted_may_be_gone_for_the_next_one_too():
+    """Live 5.0.0-M1, 4.0.8 and 3.3.6 (regression pls-sub-003-lost-message-4a4c056431d5, 3/3): m1 acked on sx1, an
+    unload (its ledger closed), sx2 made at Earliest, then s2 at Earliest: s2 got nothing. sx2 had not acked m1, but
+    m1 may have been deleted before sx2 existed, so it keeps nothing for s2 either."""
+    h = _acked_then_new_subscriptions(True, "t")
+    assert labels(h)[-1] == "m1"  # the model may deliver it
+    assert failures(_nothing(h, len(h.events), 400)) == set()
+
+
+def test_but_while_its_ledger_is_open_it_is_owed():
+    h = _acked_then_new_subscriptions(False, "t")
+    assert ("PLS-RETENTION-001", "lost-message") in failures(_nothing(h, len(h.events), 400))
+
+
+def test_a_multi_topic_consumer_on_such_a_topic_is_not_modelled():
+    h = _acked_then_new_subscriptions(True, ["t", "u"])
+    subscribe = h.events[-2]
+    assert subscribe.outcome.status == "indeterminate" and "may have deleted" in subscribe.outcome.detail
