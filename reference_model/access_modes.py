@@ -33,7 +33,9 @@ both retried forever, so their next send fails with Timeout after ``send_timeout
 A second producer with a name already connected on the topic is refused with ProducerBusy
 (PLS-ACCESS-006), unless the access mode acts first (``AbstractTopic#addProducer`` runs the epoch
 step before ``internalAddProducer``'s name check): an ExclusiveWithFencing producer fences the
-named one and gets the topic, a WaitForExclusive one is queued (measured on 4.0.8, 2026-11-27).
+named one and gets the topic, a WaitForExclusive one is queued, an Exclusive one is refused with
+ProducerFenced, a Shared one next to a holder with ProducerBusy (PLS-ACCESS-003) (measured on 4.0.8
+and 5.0.0-M1, 2026-11-27).
 
 Not modelled: topic epochs across broker restarts, the order of several waiters, partitioned
 topics (each partition decides alone), the broker's error texts (Python shows only the result name).
@@ -83,14 +85,21 @@ def create_producer(present: tuple[PresentProducer, ...], mode: str, name: str |
         # the epoch bump fences the present producers before the name check, so a same-named one is fenced
         # too (live 4.0.8, Java, 2026-11-27: regression pls-access-006-missing-rejection-d2dc93fc47c0)
         return CreateOutcome("ok", "PLS-ACCESS-004", fences=tuple(p.name for p in present))
-    if name is not None and any(p.name == name for p in present):
-        return CreateOutcome("ProducerBusy", "PLS-ACCESS-006")
     # a waiting WaitForExclusive is never "present", but it blocks Shared and Exclusive newcomers as a holder does
     holder = any(p.mode != SHARED for p in present) or waiters > 0
+    # the epoch step refuses before internalAddProducer's name check, so a same-named newcomer gets the access
+    # mode's error (live 5.0.0-M1 and 4.0.8, 27 Nov 2026: an Exclusive producer named as a connected Shared one
+    # was refused ProducerFenced; regression pls-access-006-wrong-error-18ef24aec9e2)
+    if mode == EXCLUSIVE and (present or waiters):
+        return CreateOutcome("ProducerFenced", "PLS-ACCESS-002")
+    if mode == SHARED and holder:
+        return CreateOutcome("ProducerBusy", "PLS-ACCESS-003")
+    if name is not None and any(p.name == name for p in present):
+        return CreateOutcome("ProducerBusy", "PLS-ACCESS-006")
     if mode == SHARED:
-        return CreateOutcome("ProducerBusy", "PLS-ACCESS-003") if holder else CreateOutcome("ok", "PLS-ACCESS-001")
+        return CreateOutcome("ok", "PLS-ACCESS-001")
     if mode == EXCLUSIVE:
-        return CreateOutcome("ProducerFenced", "PLS-ACCESS-002") if present or waiters else CreateOutcome("ok", "PLS-ACCESS-002")
+        return CreateOutcome("ok", "PLS-ACCESS-002")
     if mode == EXCLUSIVE_WITH_FENCING:
         return CreateOutcome("ok", "PLS-ACCESS-004", fences=tuple(p.name for p in present))
     return CreateOutcome("waiting", "PLS-ACCESS-005") if present else CreateOutcome("ok", "PLS-ACCESS-005")

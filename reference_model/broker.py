@@ -622,12 +622,12 @@ class Broker(FeatureOps, SchemaOps):
             return features  # the client refuses its own configuration before it asks the broker (found live, issue 16)
         waits = (args.get("access_mode") in ("WaitForExclusive", "ExclusiveWithFencing") and topic is not None
                  and bool(topic.producer_names))
+        if isinstance(features, Rejected):
+            return features  # the access mode's epoch step refuses before the name check (access_modes.create_producer)
         if name is not None and topic is not None and name in topic.producer_names and not waits:
             # PLS-ACCESS-006: "Producer with name ... is already connected to topic" (a WaitForExclusive
             # producer is queued first and checked at its turn: access_modes.create_producer).
             return Rejected("ProducerBusy", "PLS-ACCESS-006", f"producer with name {name!r} is already connected")
-        if isinstance(features, Rejected):
-            return features
         yield  # decided: the producer is created
         topic = self._topic(args["topic"], create=True, at=at)
         pf, extra = self._feature_producer_created(topic, features)
@@ -1109,6 +1109,41 @@ class Broker(FeatureOps, SchemaOps):
         return self._store(target, original.label, key=original.key, ordering_key=original.ordering_key,
                            properties=dict(props), event_time=original.event_time, publish_time=int(at.start),
                            producer_name=producer_name, sequence_id=len(target.entries), at=at)
+
+    def copy_producer_present(self, full: str) -> str | None:
+        """PLS-ACCESS-005: the producer a consumer's client made to write dead-letter or retry copies on ``topic``
+        (a Shared producer the client keeps open while the consumer lives), or None when there is none. Live
+        5.0.0-M1, 27 Nov 2026: after a message went to the DLQ, a WaitForExclusive producer on the DLQ topic waited
+        (regression pls-access-005-wrong-value-f2c305cf51be). Not modelled (NotModelledError): a copy still on
+        its way; a connected consumer whose policy writes there but has sent no copy yet (its client makes the
+        producer with the first one, which the history does not show); copies whose consumers have all closed."""
+        topic = self.topics.get(full)
+        short = topic.short if topic is not None else full
+        copies = [m for m in topic.entries if m.producer_name in (DLQ_PRODUCER, RETRY_PRODUCER)] if topic is not None else []
+        writers = [h for h in self.consumers if full in self._copy_targets(h)]
+        if any(m.stored.end > self.now for m in copies):
+            raise NotModelledError(f"a producer on {short} while a dead-letter or retry copy may still be on its way there")
+        if copies and writers:
+            return copies[-1].producer_name
+        if copies:
+            raise NotModelledError(f"a producer on {short}, whose dead-letter or retry copies came from consumers "
+                                   "now closed (their client's copy producer may be closed or not)")
+        if writers:
+            raise NotModelledError(f"a producer on {short}, where the dead-letter or retry policy of {writers[0]} "
+                                   "writes: its client makes that producer with the first copy")
+        return None
+
+    def _copy_targets(self, handle: str) -> set[str]:
+        """The topics consumer ``handle``'s client writes dead-letter or retry copies to (PLS-DLQ-001, PLS-RETRY-001)."""
+        targets: set[str] = set()
+        dead = self.dead_letter.get(handle)
+        found = self.consumers.get(handle)
+        if dead is not None and found is not None:
+            targets.add(dead.topic or dl.default_dlq_topic(found[1].topic.full, found[1].name))
+        retry = self.retry.get(handle)
+        if retry is not None:
+            targets |= {retry.retry_topic, retry.dead_letter_topic}
+        return targets
 
     def _dead_letter_topic(self, full: str, initial_subscription: str | None, at: Span) -> Topic:
         """The DLQ topic, created with the DLQ producer; ``initialSubscriptionName`` is created with it (PLS-DLQ-004)."""

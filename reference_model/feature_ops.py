@@ -61,6 +61,7 @@ from reference_model.feature_state import (
     send_plan,
 )
 from reference_model.ids import MessageId
+from reference_model import names
 from reference_model.names import is_persistent, partition_name
 from reference_model.rejections import NotModelledError, Rejected
 from reference_model.timing import Span
@@ -293,6 +294,10 @@ class FeatureOps:
                     present.append(am.PresentProducer(p.name, mode))
                 elif p.topic is topic and pf and pf.waiting and not pf.fenced:
                     waiters += 1
+        full = names.expand_trace(args["topic"])
+        copier = self.copy_producer_present(full) if fx.access_mode != am.SHARED and isinstance(full, str) else None
+        if copier is not None:
+            present.append(am.PresentProducer(copier, am.SHARED))
         decided = am.create_producer(tuple(present), fx.access_mode, name, waiters=waiters)
         if decided.result not in ("ok", "waiting"):
             return Rejected(decided.result, decided.rule,

@@ -95,3 +95,35 @@ def test_the_composed_model_counts_a_queued_waiter():
     accepted[2] = replace(accepted[2], outcome=Outcome.ok({"producer_name": "standalone-0-9", "last_sequence_id": -1}))
     failed = {(v.rule_id, v.anomaly) for v in check(History(history.header, tuple(accepted))).failures()}
     assert ("PLS-ACCESS-003", "missing-rejection") in failed
+
+
+def _dead_letter_then_producer(wait_ms: int, mode: str = "WaitForExclusive"):
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import make_trace
+    ops = [("subscribe", {"consumer": "c4", "topic": "t", "subscription": "s", "type": "Shared", "nack_delay_ms": 150,
+                          "dead_letter": {"max_redeliver_count": 1, "topic": "dlq"}}),
+           ("create_producer", {"producer": "p2", "topic": "t"}),
+           ("send", {"producer": "p2", "payload": "m4"}),
+           ("receive", {"consumer": "c4", "timeout_ms": 700}), ("nack", {"consumer": "c4", "message": "m4"}),
+           ("receive", {"consumer": "c4", "timeout_ms": 700}), ("nack", {"consumer": "c4", "message": "m4"}),
+           ("advance_time", {"ms": wait_ms}),
+           ("create_producer", {"producer": "p3", "topic": "dlq", "access_mode": mode, "wait_ms": 2000})]
+    return ModelTarget().run(make_trace("t", ops)).events
+
+
+def test_the_consumers_dead_letter_producer_holds_the_dlq_topic_as_a_shared_producer():
+    """Live 5.0.0-M1 (regression pls-access-005-wrong-value-f2c305cf51be, 3/3): once m4 went to the DLQ, a
+    WaitForExclusive producer there waits: the consumer's client keeps its dead-letter producer open."""
+    events = _dead_letter_then_producer(1500)
+    assert events[-1].outcome.status == "ok" and events[-1].outcome.value.get("pending") is True
+    refused = _dead_letter_then_producer(1500, "Exclusive")[-1].outcome
+    assert (refused.status, refused.error) == ("rejected", "ProducerFenced")
+
+
+def test_while_the_copy_may_still_come_such_a_producer_is_not_modelled():
+    """Before the nack's timer sent m4 to the DLQ the client has no dead-letter producer yet, but makes one with the
+    copy; once the copy is stored it may still be on its way for DEAD_LETTER_PUBLISH_MS."""
+    before = _dead_letter_then_producer(100)[-1].outcome
+    assert before.status == "indeterminate" and "makes that producer with the first copy" in before.detail
+    during = _dead_letter_then_producer(400)[-1].outcome
+    assert during.status == "indeterminate" and "on its way" in during.detail
