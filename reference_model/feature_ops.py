@@ -298,6 +298,12 @@ class FeatureOps:
         copier = self.copy_producer_present(full) if fx.access_mode != am.SHARED and isinstance(full, str) else None
         if copier is not None:
             present.append(am.PresentProducer(copier, am.SHARED))
+        if fx.access_mode == am.EXCLUSIVE_WITH_FENCING and name is not None and any(p.name == name for p in present):
+            # The fencing disconnects the named producer and the name check follows at once: live, the newcomer was
+            # accepted (4.0.8, Java: regression pls-access-006-missing-rejection-d2dc93fc47c0) and refused with
+            # ProducerBusy (4.0.0 campaign, 27 Nov 2026, 3/3 in its runs; accepted on 4.0.0 and 4.0.8 when replayed).
+            raise NotModelledError(f"an ExclusiveWithFencing producer named {name!r} like a connected one: the fenced "
+                                   "producer's removal races the name check")
         decided = am.create_producer(tuple(present), fx.access_mode, name, waiters=waiters)
         if decided.result not in ("ok", "waiting"):
             return Rejected(decided.result, decided.rule,

@@ -127,3 +127,16 @@ def test_while_the_copy_may_still_come_such_a_producer_is_not_modelled():
     assert before.status == "indeterminate" and "makes that producer with the first copy" in before.detail
     during = _dead_letter_then_producer(400)[-1].outcome
     assert during.status == "indeterminate" and "on its way" in during.detail
+
+
+def test_exclusive_with_fencing_named_like_a_connected_producer_is_not_judged():
+    """Accepted live on 4.0.8 (Java, d2dc93fc47c0) and refused with ProducerBusy on 4.0.0 (campaign, 3f7084be6f7c):
+    the fenced producer's removal races the name check, so the model does not say which."""
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import make_trace
+    ops = [("create_producer", {"producer": "p1", "topic": "t", "name": "n3"}),
+           ("create_producer", {"producer": "p2", "topic": "t", "access_mode": "ExclusiveWithFencing", "name": "n3"})]
+    last = ModelTarget().run(make_trace("t", ops)).events[-1].outcome
+    assert last.status == "indeterminate" and "races the name check" in last.detail
+    other = [ops[0], ("create_producer", {"producer": "p2", "topic": "t", "access_mode": "ExclusiveWithFencing", "name": "n4"})]
+    assert ModelTarget().run(make_trace("t", other)).events[-1].outcome.status == "ok"  # another name: it fences p1
