@@ -266,6 +266,9 @@ class Subscription:
         self.expired: set[int] = set()
         # PLS-TTL-002: (settled by, how many) of admin expiry passes whose cursor move may still be under way
         self.expiry_settling: list[tuple[float, int]] = []
+        # PLS-RETENTION-001: entries the model took as deleted (nothing came where they were owed); the broker's
+        # backlog may still count them (FeatureOps.trim)
+        self.trimmed_uncertain = 0
         # PLS-TXN-007..010: positions acked in a transaction not yet ended (position -> transaction; the
         # cursor counts them acked, so nothing redelivers them), the pending cumulative ack (transaction,
         # the positions it covered), and positions whose ack a commit made final
@@ -1887,7 +1890,7 @@ class Broker(FeatureOps, SchemaOps):
         # an expiry pass still searching for its last expired entry has not moved the cursor yet (retention.py)
         expiring = sum(n for until, n in sub.expiry_settling if at.start < until)
         return max(0, high - len(in_flight) - chunks_in_flight), \
-            high + leaving + lagging + sub.fault_uncertain_acks + expiring
+            high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain
 
     def _stats_subscription(self, topic: str, subscription: str, at: Span) -> "tuple[Topic, Any, Any] | None":
         """(topic, subscription or None, its dispatcher or None) for a per-consumer stats reading at

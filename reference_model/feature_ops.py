@@ -923,9 +923,14 @@ class FeatureOps:
             self._reader_skip(reader)
             return [reader.topic.entries[p].label for p in gone]
         sub = self.consumers[handle][1]
+        entries_before = self._feature_backlog(sub.topic, sub)
         newly = [p for p in gone if sub.cursor.ack(p)]
         if newly and sub.dispatcher is not None:
             sub.dispatcher.acked(newly, at)
+        # The history shows the data gone for this consumer (nothing came), not that the broker's count forgot it:
+        # live 4.0.0, 27 Nov 2026 (regression pls-backlog-001-wrong-backlog-d2decbdd1648, 2 runs in 3): m1 acked
+        # on sx1, an unload, sx2 at Earliest got nothing in 500 ms, and its stats then said backlog 1.
+        sub.trimmed_uncertain += entries_before - self._feature_backlog(sub.topic, sub)
         sub.trimmable = set()
         return [sub.topic.entries[p].label for p in gone]
 

@@ -13,6 +13,8 @@ history passes), then shows the broker's behaviour passes too, and that a histor
 - A queued WaitForExclusive producer refuses Shared newcomers (``access_modes``; tests/model/test_access_modes.py).
 - Acked data a subscription may have found deleted may be gone for the next one too (``_trimmable_at_creation``;
   regression pls-sub-003-lost-message-4a4c056431d5).
+- A backlog may still count entries an empty receive showed deleted (``FeatureOps.trim``; 4.0.0 campaign, regression
+  pls-backlog-001-wrong-backlog-d2decbdd1648).
 - An admin expiry pass moves the cursor after the call returns: stats within ``retention.EXPIRY_SETTLE_MS`` may
   still count what it expires (5.0.0-M1 campaign; regression pls-backlog-001-wrong-backlog-cc0a0e50d818).
 """
@@ -207,3 +209,18 @@ def test_a_multi_topic_consumer_on_such_a_topic_is_not_modelled():
     h = _acked_then_new_subscriptions(True, ["t", "u"])
     subscribe = h.events[-2]
     assert subscribe.outcome.status == "indeterminate" and "may have deleted" in subscribe.outcome.detail
+
+
+def test_a_backlog_may_still_count_what_an_empty_receive_showed_deleted():
+    """Live 4.0.0 (regression pls-backlog-001-wrong-backlog-d2decbdd1648, 2 runs in 3): m1 acked on sx1, an unload,
+    sx2 at Earliest got nothing, then stats said backlog 1. The model follows the receive (m1 gone for sx2) but lets
+    the broker's count still hold it; more than was ever there still FAILs."""
+    ops = [sub("c3", subscription="sx1"), P, send("m1"), ("ack", {"consumer": "c3", "message": "m1"}), ("close", {"handle": "c3"}),
+           ("unload_topic", {"topic": "t"}), sub("c4", subscription="sx2", initial_position="Earliest"), recv("c4", 500),
+           ("stats", {"topic": "t", "subscription": "sx2"})]
+    h = _nothing(run(*ops), 8, 500)
+    for backlog, fails in ((0, False), (1, False), (2, True)):
+        events = list(h.events)
+        events[-1] = replace(events[-1], outcome=Outcome.ok({"backlog": backlog}))
+        found = failures(History(h.header, tuple(events)))
+        assert (("PLS-BACKLOG-001", "wrong-backlog") in found) is fails, (backlog, check(History(h.header, tuple(events))).summary())
