@@ -1139,7 +1139,7 @@ class _Checker:
         ok = got is not None and low <= got <= high
         rng = f"{low}" if low == high else f"{low}..{high}"
         sub = topic.subscriptions.get(args["subscription"]) if topic is not None else None
-        expiring = sum(k for until, k in sub.expiry_settling if span.start < until) if sub is not None else 0
+        expiring = sub.expiring_at(span.start) if sub is not None else 0
         why_more = []
         if high - low > expiring:
             why_more.append(f"{high - low - expiring} more acked within the last {lag:g} ms or sent may not have reached the broker")

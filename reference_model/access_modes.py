@@ -102,9 +102,7 @@ def create_producer(present: tuple[PresentProducer, ...], mode: str, name: str |
         return CreateOutcome("ok", "PLS-ACCESS-001")
     if mode == EXCLUSIVE:
         return CreateOutcome("ok", "PLS-ACCESS-002")
-    if mode == EXCLUSIVE_WITH_FENCING:
-        return CreateOutcome("ok", "PLS-ACCESS-004", fences=tuple(p.name for p in present))
-    return CreateOutcome("waiting", "PLS-ACCESS-005") if present else CreateOutcome("ok", "PLS-ACCESS-005")
+    return CreateOutcome("ok", "PLS-ACCESS-005")  # WaitForExclusive on a topic nobody holds or waits for
 
 
 def fenced_send_error(mode: str) -> str:

@@ -216,7 +216,6 @@ class Topic:
         self.partitions = partitions
         self.entries: list[StoredMessage] = []
         self.subscriptions: dict[str, Subscription] = {}
-        self.producer_names: set[str] = set()
         self.by_label: dict[str, int] = {}  # payload label -> position (unique per topic)
         # PLS-TXN-001..005 (reference_model/transactions.py): position -> the transaction it was
         # produced in; how far a dispatcher may read (None: everything); when a position held back
@@ -284,6 +283,11 @@ class Subscription:
     def n_entries(self) -> int:
         """The positions a dispatcher may read (PLS-TXN-003: not past an open transaction's first)."""
         return self.topic.readable_count()
+
+    def expiring_at(self, ms: float) -> int:
+        """PLS-TTL-002: entries admin expiry passes removed whose cursor move may still be under way at ``ms``
+        (``retention.expiry_settled_by``): the backlog may still count them."""
+        return sum(n for settled_by, n in self.expiry_settling if ms < settled_by)
 
     def stored_span(self, pos: int) -> Span:
         """When ``pos`` became deliverable here: when it was stored, or its deliver-at window (PLS-DELAY-*),
@@ -623,14 +627,9 @@ class Broker(FeatureOps, SchemaOps):
         features = self._feature_create_producer(args, topic, name)
         if isinstance(features, Rejected) and features.error == "InvalidArgument":
             return features  # the client refuses its own configuration before it asks the broker (found live, issue 16)
-        waits = (args.get("access_mode") in ("WaitForExclusive", "ExclusiveWithFencing") and topic is not None
-                 and bool(topic.producer_names))
         if isinstance(features, Rejected):
-            return features  # the access mode's epoch step refuses before the name check (access_modes.create_producer)
-        if name is not None and topic is not None and name in topic.producer_names and not waits:
-            # PLS-ACCESS-006: "Producer with name ... is already connected to topic" (a WaitForExclusive
-            # producer is queued first and checked at its turn: access_modes.create_producer).
-            return Rejected("ProducerBusy", "PLS-ACCESS-006", f"producer with name {name!r} is already connected")
+            # the access mode's epoch step, then the name check (PLS-ACCESS-006): access_modes.create_producer
+            return features
         yield  # decided: the producer is created
         topic = self._topic(args["topic"], create=True, at=at)
         pf, extra = self._feature_producer_created(topic, features)
@@ -638,7 +637,6 @@ class Broker(FeatureOps, SchemaOps):
         if name is None:
             name = observed.get("producer_name") or f"model-{self._producer_counter}"
             self._producer_counter += 1
-        topic.producer_names.add(name)
         # PLS-PROD-001: the first message gets initial_sequence_id + 1 (0 by default); PLS-DEDUP-002:
         # a named producer on a deduplicated topic continues after the broker's last sequence id.
         last = pf.sequence.last
@@ -1567,8 +1565,6 @@ class Broker(FeatureOps, SchemaOps):
             yield  # decided: the producer closes
             producer = self.producers.pop(handle)
             pf = self.pfx.pop(handle, None)
-            if pf is None or not pf.fenced:
-                producer.topic.producer_names.discard(producer.name)
             self.closed.add(handle)
             self._feature_producer_closed(producer)
             return {}
@@ -1888,7 +1884,7 @@ class Broker(FeatureOps, SchemaOps):
                       if pf.batching and pf.pending and handle in self.producers and self.producers[handle].topic is t
                       and self.batch_may_have_left(handle, at))
         # an expiry pass still searching for its last expired entry has not moved the cursor yet (retention.py)
-        expiring = sum(n for until, n in sub.expiry_settling if at.start < until)
+        expiring = sub.expiring_at(at.start)
         return max(0, high - len(in_flight) - chunks_in_flight), \
             high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain
 

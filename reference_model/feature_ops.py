@@ -344,7 +344,6 @@ class FeatureOps:
             for handle, p in self.producers.items():
                 if p.topic is topic and p.name == fenced:
                     self.pfx.setdefault(handle, ProducerFeatures()).fenced = True
-                    topic.producer_names.discard(p.name)
         return decision.features, decision.extra
 
     def _feature_producer_closed(self, producer: Any) -> None:

@@ -59,3 +59,21 @@ def test_regression_on_model(path: Path) -> None:
 @pytest.mark.parametrize("path", TRACES, ids=[p.name.replace(".trace.jsonl", "") for p in TRACES])
 def test_regression_on_live_broker(path: Path, live_target) -> None:
     _judge(live_target, path, "live")
+
+
+CLASSIFICATIONS = ("model-bug", "checker-bug", "harness-bug", "checker-tolerance", "broker-deviation")  # as above
+
+
+@pytest.mark.parametrize("path", TRACES, ids=[p.name.replace(".trace.jsonl", "") for p in TRACES])
+def test_every_kept_finding_is_triaged(path: Path) -> None:
+    """A finding kept in the store says what it was (its class), whether it is still open, and why: an
+    ``unclassified`` entry is a finding nobody triaged."""
+    meta = _meta(path)
+    assert meta, f"{path.name} has no verdicts.json beside it"
+    assert meta.get("classification") in CLASSIFICATIONS, \
+        f"{path.name}: classification {meta.get('classification')!r} is not one of {CLASSIFICATIONS}; triage it"
+    assert isinstance(meta.get("open"), bool), f"{path.name}: say \"open\": true or false"
+    assert len(meta.get("note", "")) > 40, f"{path.name}: the note must say what the finding was and what was done"
+    if meta["open"]:
+        assert set(meta.get("fails_on", [])) <= {"model", "live"} and meta.get("fails_on"), \
+            f"{path.name}: an open finding names the side it fails on (\"fails_on\": [\"model\"] or [\"live\"])"

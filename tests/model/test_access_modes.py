@@ -140,3 +140,35 @@ def test_exclusive_with_fencing_named_like_a_connected_producer_is_not_judged():
     assert last.status == "indeterminate" and "races the name check" in last.detail
     other = [ops[0], ("create_producer", {"producer": "p2", "topic": "t", "access_mode": "ExclusiveWithFencing", "name": "n4"})]
     assert ModelTarget().run(make_trace("t", other)).events[-1].outcome.status == "ok"  # another name: it fences p1
+
+
+
+def test_the_5_0_0_m1_flaky_refusal_of_that_race_is_not_judged_either():
+    """Regression pls-access-004-unexpected-rejection-e8f2ab15ac1c (5.0.0-M1 campaign, FLAKY 0/3): the recorded
+    history (p2 accepted) passes, and the same history with p2 refused ProducerBusy judges nothing on that step;
+    an ExclusiveWithFencing producer of another name refused there still FAILs PLS-ACCESS-004."""
+    import json
+    from pathlib import Path
+
+    from conformance.checker import check
+    from conformance.trace import parse
+
+    path = (Path(__file__).resolve().parents[2] / "conformance" / "regressions"
+            / "pls-access-004-unexpected-rejection-e8f2ab15ac1c.history.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert check(parse(path.read_text())).ok
+
+    def refused_at_step_9(**args):
+        edited = []
+        for d in records:
+            if d.get("step") == 9:
+                d = dict(d, args=dict(d["args"], **args),
+                         outcome={"status": "rejected", "error": "ProducerBusy", "detail": "ProducerBusy"})
+            edited.append(json.dumps(d))
+        return parse("\n".join(edited) + "\n")
+
+    busy = check(refused_at_step_9())
+    assert not [v for v in busy.failures() if v.step == 9], busy.summary()
+    other_name = check(refused_at_step_9(name="n4"))  # nothing races: it fences p1 and gets the topic
+    assert ("PLS-ACCESS-004", "unexpected-rejection") in [(v.rule_id, v.anomaly) for v in other_name.failures()], \
+        other_name.summary()
