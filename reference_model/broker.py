@@ -1562,9 +1562,10 @@ class Broker(FeatureOps, SchemaOps):
                 # client ended with Timeout after its operation timeout. What a client does then is its own.
                 raise NotModelledError(f"closing {handle}, a WaitForExclusive producer still waiting for the topic "
                                        f"(its creation has not completed)")
+            self.check_close_drops_open_batch(handle, at)
             yield  # decided: the producer closes
             producer = self.producers.pop(handle)
-            pf = self.pfx.pop(handle, None)
+            self.pfx.pop(handle, None)  # its open batch goes with it: the close fails those sends
             self.closed.add(handle)
             self._feature_producer_closed(producer)
             return {}

@@ -745,6 +745,17 @@ class FeatureOps:
             # batch's (live 4.0.8, 2026-11-27: regression pls-dedup-006-wrong-value-9745a1bf7f4b)
             raise NotModelledError(f"{handle}'s open batch may leave on its timer during a delayed send")
 
+    def check_close_drops_open_batch(self, handle: str, at: Span) -> None:
+        """Closing a batching producer fails the messages of its open batch with AlreadyClosed and cancels the
+        batch timer (C++ ``ProducerImpl::closeAsync``: ``cancelTimers``, ``failPendingMessages``; Java's
+        ``closeAndClearPendingMessages``): the model drops them. A batch whose client may already have sent it
+        (its timer, or a full container) may be stored all the same, so such a close is not followed (live
+        3.2.3, 27 Nov 2026, 3/3: an async send on a non-persistent topic with a 10 ms batch delay, the close
+        15 ms later, and the consumer got the message; regression pls-msg-001-wrong-value-e7aff73518b1)."""
+        if self.batch_may_have_left(handle, at):
+            raise NotModelledError(f"closing {handle} while its open batch may already have left (its timer or a full "
+                                   "container): the broker may store it although the close fails its sends")
+
     def check_no_batch_in_flight(self, topics: set[str], at: Span) -> None:
         """A receive on ``topics`` (full names) while a batching producer there holds async sends
         whose batch its client may already have sent (the batch timer, ``batching_max_delay_ms``

@@ -15,6 +15,9 @@ history passes), then shows the broker's behaviour passes too, and that a histor
   regression pls-sub-003-lost-message-4a4c056431d5).
 - A backlog may still count entries an empty receive showed deleted (``FeatureOps.trim``; 4.0.0 campaign, regression
   pls-backlog-001-wrong-backlog-d2decbdd1648).
+- A close fails the open batch's sends, but a batch its timer may have sent already may be stored: such a close
+  is not followed (``FeatureOps.check_close_drops_open_batch``; 3.2.3 campaign, regression
+  pls-msg-001-wrong-value-e7aff73518b1).
 - An admin expiry pass moves the cursor after the call returns: stats within ``retention.EXPIRY_SETTLE_MS`` may
   still count what it expires (5.0.0-M1 campaign; regression pls-backlog-001-wrong-backlog-cc0a0e50d818).
 """
@@ -224,3 +227,41 @@ def test_a_backlog_may_still_count_what_an_empty_receive_showed_deleted():
         events[-1] = replace(events[-1], outcome=Outcome.ok({"backlog": backlog}))
         found = failures(History(h.header, tuple(events)))
         assert (("PLS-BACKLOG-001", "wrong-backlog") in found) is fails, (backlog, check(History(h.header, tuple(events))).summary())
+
+
+# ---------------------------------------------------------------- PLS-MSG-001: a close and the open batch
+
+def _batched_close(wait_ms: float) -> list:
+    producer = ("create_producer", {"producer": "p", "topic": "t", "batching": True, "batching_max_messages": 2,
+                                    "batching_max_delay_ms": 10})
+    waited = [("advance_time", {"ms": wait_ms})] if wait_ms else []
+    return [sub("c1"), producer, send("m1", **{"async": True}), *waited, ("close", {"handle": "p"}), recv("c1", 200)]
+
+
+def _m1_received(h: History) -> History:
+    """``h`` with its last receive getting m1, as a flushed send would have stored it."""
+    stored = run(sub("c1"), ("create_producer", {"producer": "p", "topic": "t", "batching": True}),
+                 send("m1", **{"async": True}), ("flush", {"producer": "p"}), recv("c1", 200))
+    events = list(h.events)
+    events[-1] = replace(events[-1], outcome=Outcome.ok({"message": received_message(stored.events[-1].outcome).to_json()}))
+    return History(h.header, tuple(events))
+
+
+def test_a_close_after_the_batch_timer_may_have_fired_is_not_followed():
+    """Live 3.2.3 and 4.0.8 (regression pls-msg-001-wrong-value-e7aff73518b1, 3/3): an async send with a 10 ms batch
+    delay, a close 15 ms later, and the consumer got the message: the batch had left on its timer before the close
+    failed its send. The model dropped it."""
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import make_trace
+    h = ModelTarget().run(make_trace("t", _batched_close(15)))
+    close = h.events[4]
+    assert close.outcome.status == "indeterminate" and "may already have left" in close.outcome.detail
+    assert failures(_m1_received(h)) == set()
+
+
+def test_a_close_before_the_batch_timer_drops_the_open_batch():
+    """C++ ``ProducerImpl::closeAsync`` cancels the batch timer and fails the open batch's sends: nothing was sent,
+    so m1 arriving is a message no send stored."""
+    h = run(*_batched_close(0))
+    assert labels(h) == [None]
+    assert ("PLS-MSG-001", "wrong-value") in failures(_m1_received(h))
