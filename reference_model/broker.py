@@ -1577,11 +1577,23 @@ class Broker(FeatureOps, SchemaOps):
         found = self._consumer_or_reject(handle)
         if isinstance(found, Rejected):
             return found
+        lost = {}
+        for config, sub in self.attachments(handle):
+            if not names.is_persistent(sub.topic.full):
+                unreceived = {p for p in range(sub.n_entries()) if not sub.cursor.is_acked(p)}
+                gone = non_persistent.lost_on_close(unreceived, any(h != handle for h in sub.dispatcher.connected()))
+                if gone is None:
+                    raise NotModelledError(f"closing {handle} on non-persistent {sub.topic.short} with other consumers "
+                                           f"of {sub.name} connected: which undelivered messages its queue held is unknown")
+                lost[(sub.topic.full, sub.name)] = gone
         yield  # decided: the consumer closes
-        # Close flushes pending grouped acks, then the broker re-queues what it held.
+        # Close flushes pending grouped acks, then the broker re-queues what it held (a persistent topic's).
         for config, sub in self.attachments(handle):
             sub.flushed_at[handle] = at.end
             sub.dispatcher.remove_consumer(handle, at)
+            gone = sorted(p for p in lost.get((sub.topic.full, sub.name), ()) if sub.cursor.ack(p))
+            if gone:  # PLS-NP-002: what went to its queue goes with it (non_persistent rule 2)
+                sub.dispatcher.acked(gone, at)
             if not sub.durable and not sub.dispatcher.connected():
                 # PLS-SUB-007: PersistentSubscription#removeConsumer closes a non-durable subscription
                 # with its last consumer; the topic forgets it (and its position).

@@ -11,7 +11,12 @@ Rule ids: PLS-NP-001 .. PLS-NP-004 (and PLS-CHUNK-006, PLS-COMPACT-005 for the c
 1. A message reaches exactly the subscriptions that have a connected consumer when it is
    published; a subscription without one, or created later (even at Earliest), never gets it;
    readers see only messages published after they connect (PLS-NP-001).
-2. Nothing is redelivered: a nacked or unacked message is gone (PLS-NP-002).
+2. Nothing is redelivered: a nacked or unacked message is gone (PLS-NP-002). So is every message the broker
+   pushed to a consumer's receiver queue when that consumer closes: when the last consumer of a subscription
+   closes, nothing its application had not received comes to the next one (``lost_on_close``; live 3.3.6, 27 Nov
+   2026, 3/3: m1 sent to a Failover consumer, the consumer closed, a consumer of the same subscription got
+   nothing; regression pls-sub-005-lost-message-11aa0492b21b). With other consumers still connected, which
+   messages sat in the closing one's queue is not in the history: not modelled.
 3. Send and receive ids are ``(0, 0, partition, -1)`` for every message (PLS-NP-003).
 4. ``deliver_at`` / ``deliver_after`` are ignored: delivery is immediate (PLS-NP-004).
 
@@ -46,6 +51,15 @@ def message_id(partition: int = -1, batch_index: int = -1) -> MessageId:
     """PLS-NP-003: the id of a non-persistent message: ledger and entry 0; a message of a batch
     keeps its batch index (the client numbers a batch's messages from the one receipt)."""
     return MessageId(0, 0, partition, batch_index)
+
+
+def lost_on_close(unreceived: frozenset[int] | set[int], others_connected: bool) -> frozenset[int] | None:
+    """Rule 2: the positions a subscription loses when one of its consumers closes with ``unreceived`` messages not
+    yet received by an application: all of them when it was the last consumer (each went to its queue, or was
+    dropped: rule 5), None (not modelled) when others stay connected and some are unreceived."""
+    if not unreceived:
+        return frozenset()
+    return None if others_connected else frozenset(unreceived)
 
 
 def drop_possible(*, large_message_sent: bool, waiting: int, permit_thresholds: list[int | None]) -> str | None:

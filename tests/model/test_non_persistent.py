@@ -55,3 +55,48 @@ def test_a_send_the_broker_may_drop_is_not_modelled():
                         ("receive", {"consumer": "c1", "timeout_ms": 100}),
                         ("send", {"producer": "p1", "payload": "m2"}),
                         ("receive", {"consumer": "c1", "timeout_ms": 100})) == ["ok"] * 6
+
+
+def test_lost_on_close_takes_everything_from_the_last_consumer_only():
+    assert non_persistent.lost_on_close({0, 2}, others_connected=False) == frozenset({0, 2})
+    assert non_persistent.lost_on_close(set(), others_connected=True) == frozenset()
+    assert non_persistent.lost_on_close({1}, others_connected=True) is None
+
+
+def _closed_before_receipt(type_: str, extra_consumer: bool = False) -> list:
+    ops = [("subscribe", {"consumer": "c1", "topic": NP, "subscription": "s", "type": type_})]
+    if extra_consumer:
+        ops.append(("subscribe", {"consumer": "c3", "topic": NP, "subscription": "s", "type": type_}))
+    return ops + [("create_producer", {"producer": "p1", "topic": NP}), ("send", {"producer": "p1", "payload": "m1"}),
+                  ("close", {"handle": "c1"}),
+                  ("subscribe", {"consumer": "c2", "topic": NP, "subscription": "s", "type": type_}),
+                  ("receive", {"consumer": "c2", "timeout_ms": 300})]
+
+
+@pytest.mark.parametrize("type_", ["Exclusive", "Failover", "Shared", "Key_Shared"])
+def test_what_the_last_consumer_did_not_receive_goes_with_it(type_):
+    """Live 3.3.6 and 4.0.8 (regression pls-sub-005-lost-message-11aa0492b21b): m1 sent to a subscription's only
+    consumer, which closed before receiving it; the next consumer of that subscription got nothing. m1 arriving
+    there FAILs: a non-persistent message is dispatched once."""
+    from dataclasses import replace
+
+    from conformance.checker import check
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import Outcome, make_trace
+    h = ModelTarget().run(make_trace("t", _closed_before_receipt(type_)))
+    assert [e.outcome.status for e in h.events] == ["ok"] * 6 and h.events[-1].outcome.value["message"] is None
+    assert check(h).ok
+    sent = ModelTarget().run(make_trace("t", _closed_before_receipt(type_)[:3] + [("receive", {"consumer": "c1", "timeout_ms": 300})]))
+    m1 = sent.events[-1].outcome.value["message"]
+    events = list(h.events)
+    events[-1] = replace(events[-1], outcome=Outcome.ok({"message": m1}))
+    report = check(type(h)(h.header, tuple(events)))
+    assert not report.ok and any(v.step == 6 for v in report.failures()), report.summary()
+
+
+def test_a_close_with_other_consumers_and_undelivered_messages_is_not_modelled():
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import make_trace
+    h = ModelTarget().run(make_trace("t", _closed_before_receipt("Shared", extra_consumer=True)))
+    close = h.events[4]
+    assert close.op.op == "close" and close.outcome.status == "indeterminate", close.outcome
