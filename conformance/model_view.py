@@ -71,6 +71,8 @@ class ModelView(Protocol):
 
     def trimmable(self, handle: str) -> set[int]: ...
 
+    def connection_mates(self, handle: str) -> list[str]: ...  # the open handles sharing handle's client connection
+
     def ledger_closed_by(self, handle: str, positions: set[int], at: Span) -> tuple[list[str], str | None]: ...
 
     # ---- 2. follow an observation

@@ -30,6 +30,11 @@ A fenced producer (PLS-ACCESS-004) is closed by the broker and reconnects: an Ex
 ExclusiveWithFencing producer is answered ProducerFenced, final, so its next send fails with
 ProducerFenced; a Shared producer is answered ProducerBusy and a WaitForExclusive one is queued,
 both retried forever, so their next send fails with Timeout after ``send_timeout_millis``.
+A send that leaves before the client learns of the fence reaches the broker on the closed producer, and
+the connection closes (the C++ client closes it on any SendError: ``ClientConnection::handleSendError``):
+every handle of that client reconnects, a C++ consumer with its receiver queue cleared. Which way the
+race went is not in a history (live 4.0.8, 27 Nov 2026: 2 runs in 6), so the checker judges none of
+those handles after such a send (``Checker._connection_may_have_closed``).
 A second producer with a name already connected on the topic is refused with ProducerBusy
 (PLS-ACCESS-006), unless the access mode acts first (``AbstractTopic#addProducer`` runs the epoch
 step before ``internalAddProducer``'s name check): an ExclusiveWithFencing producer fences the

@@ -406,6 +406,13 @@ class Broker(FeatureOps, SchemaOps):
         """The client profile of a live (or closed) handle."""
         return self.handle_profiles.get(handle, self.profile)
 
+    def connection_mates(self, handle: str) -> list[str]:
+        """The open handles on ``handle``'s client other than itself: one client keeps one connection to the broker,
+        so they reconnect with it when it closes."""
+        client = self.profile_of(handle).client
+        return sorted(h for h in {*self.consumers, *self.readers, *self.producers}
+                      if h != handle and self.profile_of(h).client == client)
+
     def copy_info(self, stored: "StoredMessage") -> tuple[str, str] | None:
         """``(kind, client)`` if ``stored`` is a copy a client wrote (DLQ or retry letter), else None."""
         full = names.expand_trace(stored.topic)

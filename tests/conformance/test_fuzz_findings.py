@@ -239,3 +239,43 @@ def test_a_delivery_the_model_cannot_follow_changes_nothing():
             ModelTarget._run_op(broker, "receive", {"consumer": "c1", "timeout_ms": 100}, now)
     dispatcher = broker.consumers["c1"][1].dispatcher
     assert not dispatcher.held_by["c1"] and not dispatcher.slots and not broker.received_labels.get("c1")
+
+
+# ------------------------------------------------------ pls-excl-002-lost-message-303196cc5c1e
+
+def _np_fenced_history(keep_fenced_send: bool, java_consumer: bool = False):
+    import json
+    from pathlib import Path
+
+    from conformance.trace import parse
+    path = (Path(__file__).resolve().parents[2] / "conformance" / "regressions"
+            / "pls-excl-002-lost-message-303196cc5c1e.history.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    kept = []
+    for d in records:
+        if d.get("step") == 8 and not keep_fenced_send:
+            continue
+        if d.get("step") == 9 and not keep_fenced_send:
+            d["step"] = 8
+        if java_consumer and d.get("step") == 4:
+            d["args"] = dict(d["args"], client="java")
+        kept.append(json.dumps(d))
+    return parse("\n".join(kept) + "\n")
+
+
+def test_a_fenced_send_may_close_the_connection_and_its_consumers_are_not_judged_after_it():
+    # Live 4.0.8 and 3.3.6: m5 waited in c2's receiver queue; p1, fenced, sent m7 (ProducerFenced), and c2 then got
+    # nothing: the send reached the broker on the closed producer, the connection closed, and the C++ consumer
+    # cleared its queue on reconnect (a non-persistent message is not sent again).
+    report = check(_np_fenced_history(True))
+    assert report.ok, report.summary()
+    assert any("may have closed its client's connection" in note for note in report.notes)
+
+
+def test_without_the_fenced_send_the_lost_message_still_fails():
+    assert ("PLS-EXCL-002", "lost-message") in failures(check(_np_fenced_history(False)))
+
+
+def test_a_consumer_on_another_client_is_still_judged():
+    # the Java driver's consumer has a connection of its own: the C++ producer's SendError does not close it
+    assert ("PLS-EXCL-002", "lost-message") in failures(check(_np_fenced_history(True, java_consumer=True)))
