@@ -452,6 +452,9 @@ class _Checker:
             else:
                 if op == "send":
                     self.unmodelled_labels.add(args["payload"])
+                    producer = self.model.producers.get(args["producer"])
+                    if producer is not None and event.outcome.status != REJECTED:
+                        self.unmodelled_topics.add(producer.topic.full)  # its stats count a message the model lacks
                 elif op in ("close", "unsubscribe") and event.outcome.status == OK:
                     self._follow_quietly(event)
                 return

@@ -39,10 +39,8 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import random
 import sys
-import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -66,6 +64,7 @@ from conformance.interruption import (
     worker_ignores_sigint,
 )
 from conformance.fuzz.shrink import shrink_keeping_signature
+from conformance.fuzz.workers import InflightRecorder, inflight_path, keep_crash, run_supervised
 from conformance.strategies import (
     LIVE_CONFIG,
     LIVE_FAULT_CONFIG,
@@ -193,6 +192,8 @@ class FuzzSummary:
     resume: str | None = None  # the command that continues an interrupted run
     # --broker-configs: config name -> its overrides and its part of the counts
     broker_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # worker processes that died inside a client (worker, how, the trace kept): a crash fails the run
+    crashes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def flaky(self) -> int:
@@ -200,7 +201,7 @@ class FuzzSummary:
 
     @property
     def ok(self) -> bool:
-        return self.failed == 0 and self.model_failed == 0
+        return self.failed == 0 and self.model_failed == 0 and not self.crashes
 
     def merge(self, other: "FuzzSummary") -> None:
         for name in ("examples", "skipped", "passed", "indeterminate", "failed", "model_failed", "ops"):
@@ -218,6 +219,8 @@ class FuzzSummary:
             out["interrupted"], out["resume"] = self.interrupted, self.resume
         if self.broker_configs:
             out["broker_configs"] = self.broker_configs
+        if self.crashes:
+            out["crashes"] = self.crashes
         return out
 
     def text(self) -> str:
@@ -232,6 +235,8 @@ class FuzzSummary:
             lines.append(f"  broker config {name} {part['overrides'] or '(the suite default)'}: {part['examples']} traces, "
                          f"{part['failed']} FAIL, {part['indeterminate']} indeterminate"
                          + "".join(f"; {k} x{v}" for k, v in part["signatures"].items()))
+        for c in self.crashes:
+            lines.append(f"  worker w{c['worker']} crashed ({c['why']}); trace: {c['trace'] or 'none started'}")
         for f in self.failures:
             lines.append(f"\n{f.status} {f.signature[0]} {f.signature[1]} on {f.target} "
                          f"(shrunk {f.original_ops} -> {f.shrunk_ops} ops; failed {f.reruns_failed}/{f.reruns} re-runs)")
@@ -608,6 +613,7 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
 
     def go(endpoint: Any) -> FuzzSummary:
         target = job["make_target"]() if job.get("make_target") else BrokerTarget(endpoint, client=job.get("client", "python"))  # a test's stand-in
+        target = InflightRecorder(target, inflight_path(job["out_dir"], job["worker"]))  # kept if the process dies
         return fuzz_hypothesis(target, examples=job["examples"], seed=job["seed"],
                                out_dir=Path(job["out_dir"]), run_id=job["run_id"], config=job["config"],
                                regressions_dir=job["regressions_dir"], reruns=job["reruns"],
@@ -621,6 +627,19 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
             return go(endpoint)
     except Terminated as err:  # the parent stops its workers with SIGTERM; the cleanup above is done
         exit_quietly(err)
+
+
+def _live_worker_entry(job: dict[str, Any], results: Any) -> None:
+    """A worker process (``workers.run_supervised``): run the job, put its part (or its error) on ``results``."""
+    worker_cleans_up_on_sigterm()
+    try:
+        part = _live_worker(job)
+    except Exception:  # noqa: BLE001 - the parent re-raises it with this text
+        import traceback
+
+        results.put(("error", job["worker"], traceback.format_exc()))
+        return
+    results.put(("done", job["worker"], part))
 
 
 def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: str, workers: int = 1,
@@ -860,29 +879,28 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
 
         with _kept_on_interrupt(summary, t0, recount):
             try:
-                # Leaving the ``with`` (done, Ctrl-C, SIGTERM) terminates the workers with SIGTERM, which
-                # each turns into ``Terminated``: its corpus rows, namespace and own broker are cleaned up.
-                with ctx.Pool(len(jobs), initializer=worker_cleans_up_on_sigterm) as pool:
-                    try:
-                        pending = [pool.apply_async(_live_worker, (job,)) for job in jobs]
-                        while pending:
-                            check()
-                            try:
-                                failed = ticks.get(timeout=0.5)
-                                if bar:
-                                    bar.update(task, advance=1, info=f"{failed} FAIL in a worker" if failed else "")
-                            except queue.Empty:
-                                pass
-                            for res in [r for r in pending if r.ready()]:
-                                pending.remove(res)
-                                part = res.get()
-                                summary.merge(part)
-                                summary.failures += part.failures
-                                if bar:
-                                    bar.update(task, info=f"{summary.failed} FAIL")
-                    except BaseException:
-                        kill_stragglers_later(pool)
-                        raise
+                def on_tick(failed: Any) -> None:
+                    if bar:
+                        bar.update(task, advance=1, info=f"{failed} FAIL in a worker" if failed else "")
+
+                def on_part(part: FuzzSummary) -> None:
+                    summary.merge(part)
+                    summary.failures += part.failures
+                    if bar:
+                        bar.update(task, info=f"{summary.failed} FAIL")
+
+                def on_death(job: dict[str, Any], why: str) -> None:
+                    kept = keep_crash(out_dir, job["worker"], regressions_dir or Path(out_dir) / "regressions", why)
+                    summary.crashes.append({"worker": job["worker"], "why": why,
+                                            "trace": str(kept) if kept is not None else None})
+                    print(f"fuzz worker w{job['worker']} died ({why})"
+                          + (f" running the trace kept as {kept}" if kept is not None else " before its first trace")
+                          + "; it starts again and resumes its share", file=sys.stderr, flush=True)
+
+                # Leaving (done, Ctrl-C, SIGTERM) stops the workers with SIGTERM, which each turns into
+                # ``Terminated``: its corpus rows, namespace and own broker are cleaned up.
+                run_supervised(ctx, jobs, _live_worker_entry, results=manager.Queue(), on_part=on_part, on_tick=on_tick,
+                               ticks=ticks, check=check, on_death=on_death, grace_s=WORKER_GRACE_S)
             finally:
                 if bar:
                     bar.stop()
@@ -892,24 +910,6 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
 
 # How long a worker has to clean up after SIGTERM before it is killed (its namespace, its parts).
 WORKER_GRACE_S = 20.0
-
-
-def kill_stragglers_later(pool: Any, grace_s: float = WORKER_GRACE_S) -> threading.Timer:
-    """SIGKILL, ``grace_s`` from now, every worker of ``pool`` still alive. Leaving the pool's ``with``
-    sends SIGTERM and joins each worker; one blocked in a client call never reaches its Python handler
-    (a C++ sync send waiting out its timeout: on 2026-11-27 a stopped campaign hung there joining it),
-    and the join would wait for it forever. The timer is a daemon: it never holds the command open."""
-    workers = list(getattr(pool, "_pool", ()))
-
-    def kill() -> None:
-        for process in workers:
-            if process.is_alive():
-                process.kill()
-
-    timer = threading.Timer(grace_s, kill)
-    timer.daemon = True
-    timer.start()
-    return timer
 
 
 def fuzz_budget(target: Any, *, examples: int, seed: int, out_dir: Path | str,

@@ -266,3 +266,38 @@ def test_sigterm_kills_a_worker_stuck_in_a_client_call(tmp_path):
     while _group_alive(proc.pid) and time.monotonic() < gone:
         time.sleep(0.05)
     assert not _group_alive(proc.pid), "a worker survived"
+
+
+CRASHING = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from crashing_target import CrashesOnce
+from conformance.fuzz import driver
+from fixtures.endpoint import parse_target
+
+out = Path(sys.argv[1])
+summary = driver._live_parallel(parse_target("pulsar://127.0.0.1:6650"), "stand-in", None, examples=40, seed=1,
+                                out_dir=out, run_id="par", workers=2, broker_per_worker=False,
+                                regressions_dir=out / "regressions", reruns=1, max_shrinks=10, progress=False,
+                                make_target=CrashesOnce)
+print(json.dumps(summary.to_json()))
+"""
+
+
+def test_a_worker_that_dies_in_the_client_is_restarted_and_its_trace_kept(tmp_path):
+    """A worker process killed by a signal (a segfault in the client library) loses no job: the parent sees it,
+    keeps the trace that was running as ``crash-<id>`` beside the regressions, starts the job again as a resume,
+    and the run ends with every trace judged, not judged as passing: a crash fails it. (With
+    ``multiprocessing.Pool`` the job was lost and the command waited forever.)"""
+    env = dict(os.environ, CRASH_MARKER=str(tmp_path / "crashed"))
+    proc = subprocess.run([sys.executable, "-c", CRASHING, str(tmp_path), str(Path(__file__).parent)], cwd=REPO,
+                          text=True, capture_output=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    crashed = (tmp_path / "crashed").read_text(encoding="utf-8")
+    assert "died (killed by SIGSEGV)" in proc.stderr
+    kept = tmp_path / "regressions" / f"crash-{crashed}.trace.jsonl"
+    assert kept.exists() and "SIGSEGV" in kept.with_name(f"crash-{crashed}.crash.txt").read_text(encoding="utf-8")
+    assert [c["why"] for c in summary["crashes"]] == ["killed by SIGSEGV"]
+    assert summary["examples"] == 40  # the restarted worker finished its share
