@@ -777,7 +777,11 @@ class Broker(FeatureOps, SchemaOps):
             index = int(reported[2]) if reported and 0 <= int(reported[2]) < topic.partitions else allowed[0]
             self.routes[label] = (allowed, rules, reason)
             if args.get("key") is not None:
-                self._key_partition.setdefault((topic.full, args["key"]), index)
+                if producer.router is None and producer.hashing is None:
+                    # the client's default hash (not modelled): a key keeps its partition across such producers only
+                    # (a custom router or another scheme may send it elsewhere: the 3.2.3 campaign's
+                    # pls-route-001-wrong-partition-c5ff99106f97, a Java-style murmur3 router then a default producer)
+                    self._key_partition.setdefault((topic.full, args["key"]), index)
             else:
                 self._last_keyless[producer.handle] = index
                 self._refused_keyless.pop(producer.handle, None)

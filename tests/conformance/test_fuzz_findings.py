@@ -279,3 +279,29 @@ def test_without_the_fenced_send_the_lost_message_still_fails():
 def test_a_consumer_on_another_client_is_still_judged():
     # the Java driver's consumer has a connection of its own: the C++ producer's SendError does not close it
     assert ("PLS-EXCL-002", "lost-message") in failures(check(_np_fenced_history(True, java_consumer=True)))
+
+
+# ------------------------------------------------------ pls-route-001-wrong-partition-c5ff99106f97
+
+def _route_history(custom_router: bool):
+    import json
+    from pathlib import Path
+
+    from conformance.trace import parse
+    path = (Path(__file__).resolve().parents[2] / "conformance" / "regressions"
+            / "pls-route-001-wrong-partition-c5ff99106f97.history.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for d in records:
+        if d.get("step") == 2 and not custom_router:
+            d["args"] = {k: v for k, v in d["args"].items() if k != "router"}
+    return parse("\n".join(json.dumps(d) for d in records) + "\n")
+
+
+def test_a_key_keeps_its_partition_only_across_producers_with_the_default_hash():
+    # Live 3.2.3 and 4.0.8: k2 from a producer with a Java-style murmur3 router went to partition 0, k2 from a
+    # producer with the client's default hash to partition 1. Two schemes, two partitions: allowed.
+    assert check(_route_history(True)).ok
+
+
+def test_two_default_producers_still_send_a_key_to_one_partition():
+    assert ("PLS-ROUTE-001", "wrong-partition") in failures(check(_route_history(False)))
