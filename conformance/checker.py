@@ -361,6 +361,7 @@ class _Checker:
         for c in due:
             rules += [r for r in c.rules if r in _OWING_RULES or (fresh and r in _START_RULES)]
             rules += detectors.fault_owed_rules(self.watch, handle, c.pos)  # PLS-FAULT-002
+            rules += detectors.tag_owed_rules(self.watch, handle, c.pos)  # PLS-TAG-002
             if any(r.startswith("PLS-NACK") for r in c.rules) and self._batched(handle, c.pos):
                 rules.append("PLS-BATCH-006")  # a nack brings back its whole batch entry
             compacted = detectors.compacted_reader(self.watch, handle)
@@ -451,15 +452,12 @@ class _Checker:
                 self.unmodelled_handles.discard(handle)  # a fresh handle reusing the name
             else:
                 if op == "send":
-                    self.unmodelled_labels.add(args["payload"])
-                    producer = self.model.producers.get(args["producer"])
-                    if producer is not None and event.outcome.status != REJECTED:
-                        self.unmodelled_topics.add(producer.topic.full)  # its stats count a message the model lacks
+                    self._unmodelled_send(event)
                 elif op in ("close", "unsubscribe") and event.outcome.status == OK:
                     self._follow_quietly(event)
                 return
         try:
-            if op in ("create_subscription", "stats", "expire_messages") and self._unmodelled_subscription(args):
+            if op in ("create_subscription", "stats", "expire_messages", "subscribe") and self._unmodelled_subscription(args):
                 raise NotModelledError(f"subscription {args.get('subscription')} on {args.get('topic')} may be held by a "
                                        f"subscribe the model did not follow")
             if op in ("receive", "read_next"):
@@ -482,11 +480,20 @@ class _Checker:
                 spec = args.get("topics_pattern") and ("pattern", args["topics_pattern"]) \
                     or ("topics", tuple(args.get("topics") or (args.get("topic"),)))
                 self.unmodelled_subscriptions.append((spec, args["subscription"]))
+            if op == "create_subscription" and event.outcome.status == OK:
+                # the broker made the subscription where the model could not follow (e.g. auto-creating the topic):
+                # a later subscribe to it joins a cursor whose position the model does not know
+                self.unmodelled_subscriptions.append((("topics", (args["topic"],)), args["subscription"]))
             if op == "send":
-                self.unmodelled_labels.add(args["payload"])
-                producer = self.model.producers.get(args["producer"])
-                if producer is not None and event.outcome.status != REJECTED:
-                    self.unmodelled_topics.add(producer.topic.full)
+                self._unmodelled_send(event)
+
+    def _unmodelled_send(self, event: Event) -> None:
+        """A send the model did not follow: its payload is not judged when it arrives, and unless it was refused
+        the topic it went to holds a message the model lacks, so that topic's stats are not judged."""
+        self.unmodelled_labels.add(event.op.args["payload"])
+        producer = self.model.producers.get(event.op.args["producer"])
+        if producer is not None and event.outcome.status != REJECTED:
+            self.unmodelled_topics.add(producer.topic.full)
 
     def _connection_may_have_closed(self, n: int, producer: str) -> None:
         """A fenced producer's send refused with ProducerFenced may have reached the broker on the closed producer:
@@ -502,9 +509,12 @@ class _Checker:
             self.unmodelled_handles |= set(mates)
 
     def _unmodelled_subscription(self, args: Mapping[str, Any]) -> bool:
-        """Whether ``args``' (topic, subscription) may belong to a subscribe the model did not follow
-        (live 4.0.8, Java campaign 2026-11-27: a pattern consumer the model could not follow subscribed
-        s1 on a topic created after it, and create_subscription of s1 then got 409 Conflict)."""
+        """Whether ``args``' (topic, subscription) may belong to a subscribe or create_subscription the model did
+        not follow (live 4.0.8, Java campaign 2026-11-27: a pattern consumer the model could not follow subscribed
+        s1 on a topic created after it, and create_subscription of s1 then got 409 Conflict; 27 Nov 2026, case
+        tdmq-tags-batched-unfiltered as first written: create_subscription at Earliest auto-created the topic, the
+        model did not follow it, and then judged the subscribe as a new subscription at Latest: seven false FAILs
+        of PLS-SUB-002)."""
         if not self.unmodelled_subscriptions or "subscription" not in args or "topic" not in args:
             return False
         full = names.expand_trace(args["topic"])

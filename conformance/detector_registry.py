@@ -558,6 +558,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-TAG-001", _det("tag_filtered"), (R,),
      "Violated if a consumer of a subscription with tags receives a message that carries tags (properties valued "
      "TAGS) none of which is one of the subscription's tags."),
+    ("PLS-TAG-002", _det("tag_batch_unfiltered"), (R,),
+     "Violated if a batched message whose tags share none of a subscription's tags is not delivered on that "
+     "subscription when it is owed there."),
     # ------------------------------------------------------------------ non-persistent topics
     ("PLS-NP-001", _det("np_connected_only"), (R,),
      "Violated if a subscription of a non-persistent topic receives a message published while it had no consumer "

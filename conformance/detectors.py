@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from conformance.model_view import ModelView
 from conformance.verdicts import FAIL, INDETERMINATE, PASS
-from reference_model import faults, names
+from reference_model import faults, names, vendors
 
 
 
@@ -337,6 +337,38 @@ tag_filtered = _forbidding("PLS-TAG-001", "wrong-value", _tag_rejected, "filtere
                            then="Then it is never delivered on that subscription")
 tag_filtered.__doc__ = """PLS-TAG-001 (tdmq profile). Violated if a consumer of a subscription with tags receives a
 message that carries tags (properties valued TAGS) none of which is one of the subscription's tags."""
+
+def _batched_past_tags(w: Watch, sub: Any, pos: int) -> bool:
+    """Whether the message at ``pos`` carries tags none of ``sub``'s tags match but came in a batch, which the
+    tag filter does not filter (``vendors`` rule 4)."""
+    if not w.model.profile.tag_filtering or not sub.tags or not 0 <= pos < len(sub.topic.entries):
+        return False
+    stored = sub.topic.entries[pos]
+    tags = vendors.message_tags(dict(stored.properties))
+    return stored.message_id.batch_index >= 0 and bool(tags) and not vendors.tag_accepts(tags, sub.tags)
+
+
+def tag_batch_unfiltered(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-TAG-002 (tdmq profile). Violated if a batched message whose tags share none of a subscription's tags is
+    not delivered on that subscription when it is owed there (charged where the checker finds it owed:
+    ``tag_owed_rules``). PASS here: such a message arrives."""
+    if r.label is None or not r.allowed:
+        return []
+    sub = w.subscription_for(r.handle, r.label)
+    pos = w._pos(sub, r.label) if sub is not None else None
+    if pos is None or not _batched_past_tags(w, sub, pos):
+        return []
+    return [Finding("PLS-TAG-002", PASS, None, f"{r.label}, batched: not filtered", r.label,
+                    f"{r.label} carries tags {', '.join(sorted(vendors.message_tags(dict(sub.topic.entries[pos].properties))))} "
+                    f"and none of {sub.name}'s, but came in a batch, which the filter does not read; it arrived.")]
+
+
+def tag_owed_rules(w: Watch, handle: str, pos: int) -> list[str]:
+    """The tag rule an owed message that never came breaks: PLS-TAG-002 when it is a batched message whose tags
+    share none of the subscription's (the filter must let the batch through)."""
+    subs = w.subscriptions_of(handle)
+    return ["PLS-TAG-002"] if len(subs) == 1 and _batched_past_tags(w, subs[0], pos) else []
+
 
 _dlq_gone = _forbidding("PLS-DLQ-002", "ack-resurrection", _dead_lettered, "dead-lettered")
 
@@ -1072,7 +1104,7 @@ def txn_timeout_releases(w: Watch, r: Receipt) -> list[Finding]:
 RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
     fault_acked_stays_acked, fault_nothing_lost, fault_delayed_kept,
     ack_individual, ack_cumulative, ttl_expired_gone, ttl_delivered_not_redelivered, np_no_redelivery,
-    np_connected_only, tag_filtered, dlq_n_plus_one, dlq_shared_only, compacted_latest_per_key, compacted_tombstone,
+    np_connected_only, tag_filtered, tag_batch_unfiltered, dlq_n_plus_one, dlq_shared_only, compacted_latest_per_key, compacted_tombstone,
     compacted_keyless_dropped, compacted_after_horizon, delayed_immediate_on_exclusive, nack_delay_floor,
     failover_partition_owner, retention_keeps_acked, sticky_key_routing, slot_routing, batch_redelivered_whole,
     batch_redelivered_unacked_only,

@@ -697,7 +697,7 @@ def drop_delivery(history: History) -> list[Mutant]:
                 and (hh := f.handle_at(j)) is not None and hh.sub_key == h.sub_key for j, e in enumerate(history.events[:i])):
             rules.append("PLS-BATCH-004")  # acked, but without batch index ack its batch comes back whole
         retained, deletable = _retention_rules(f, i, h, msg)
-        rules += retained
+        rules += retained + _batched_tag_rules(f, h, msg)
         m = _drop_at(f, i, h, msg, "drop_delivery", rules)
         if m is not None and m.allowed is None and deletable is not None:
             m = replace(m, allowed=deletable)
@@ -710,6 +710,24 @@ def drop_delivery(history: History) -> list[Mutant]:
         if m:
             out.append(m)
     return out
+
+
+def _subscription_tags(history: History) -> dict[tuple[str, str], frozenset[str]]:
+    """Under the tdmq profile, (topic, subscription) -> the tags create_subscription gave it."""
+    if history.header.profile.get("vendor") != vendors.TDMQ:
+        return {}
+    return {(e.op.args["topic"], e.op.args["subscription"]): vendors.subscription_tags(e.op.args.get("properties"))
+            for e in history.events if e.op.op == "create_subscription" and e.outcome.status == OK}
+
+
+def _batched_tag_rules(f: _Facts, h: _Handle, msg: Any) -> list[str]:
+    """PLS-TAG-002 when ``msg`` is a batched message whose tags share none of its subscription's tags: the tag
+    filter lets it through, so it is owed there."""
+    wanted = _subscription_tags(f.history).get((h.topic, h.args.get("subscription", "")))
+    tags = vendors.message_tags(msg.properties)
+    if h.kind != "consumer" or not wanted or not tags or msg.message_id[3] < 0 or vendors.tag_accepts(tags, wanted):
+        return []
+    return ["PLS-TAG-002"]
 
 
 def _index_ack(f: _Facts, h: _Handle) -> bool:
@@ -1929,13 +1947,10 @@ def deliver_tag_filtered(history: History) -> list[Mutant]:
     """Under the tdmq profile, a consumer of a subscription with tags (``create_subscription``
     properties) gets a message whose tags share none of them (PLS-TAG-001): inserted after one of its
     receives, as the message the producer's send stored."""
-    if history.header.profile.get("vendor") != vendors.TDMQ:
+    tags_of = _subscription_tags(history)
+    if not tags_of:
         return []
     f = facts(history)
-    tags_of: dict[tuple[str, str], frozenset[str]] = {}
-    for e in history.events:
-        if e.op.op == "create_subscription" and e.outcome.status == OK:
-            tags_of[(e.op.args["topic"], e.op.args["subscription"])] = vendors.subscription_tags(e.op.args.get("properties"))
     out = []
     for i, h, msg in _deliveries(f):
         wanted = tags_of.get((h.topic, h.args.get("subscription", "")))

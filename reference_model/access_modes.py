@@ -76,6 +76,17 @@ class CreateOutcome:
     fences: tuple[str, ...] = ()
 
 
+def mode_the_broker_reads(mode: str, *, fencing_known: bool) -> str:
+    """The access mode the broker acts on. A broker before 2.11.0 does not know ExclusiveWithFencing
+    (PIP-161, apache/pulsar PR #15488): the wire enum value is unknown to its protobuf reader, so the field
+    reads as its default, Shared. Live 2.10.5, 27 Nov 2026: a Shared producer joined an ExclusiveWithFencing
+    one (regression pls-access-003-missing-rejection-f2609bebae13), and ExclusiveWithFencing behind a
+    WaitForExclusive holder was refused ProducerBusy (pls-access-004-unexpected-rejection-d80def55cf26)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown access mode {mode!r}; use one of {MODES}")
+    return SHARED if mode == EXCLUSIVE_WITH_FENCING and not fencing_known else mode
+
+
 def create_producer(present: tuple[PresentProducer, ...], mode: str, name: str | None = None, *,
                     waiters: int = 0) -> CreateOutcome:
     """The outcome of creating a producer in ``mode`` next to ``present`` (the table above), with ``waiters``

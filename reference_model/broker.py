@@ -284,6 +284,10 @@ class Subscription:
         """The positions a dispatcher may read (PLS-TXN-003: not past an open transaction's first)."""
         return self.topic.readable_count()
 
+    def unacked_positions(self) -> list[int]:
+        """The readable positions this subscription's cursor has not acknowledged, in order."""
+        return [p for p in range(self.n_entries()) if not self.cursor.is_acked(p)]
+
     def expiring_at(self, ms: float) -> int:
         """PLS-TTL-002: entries admin expiry passes removed whose cursor move may still be under way at ``ms``
         (``retention.expiry_settled_by``): the backlog may still count them."""
@@ -740,10 +744,6 @@ class Broker(FeatureOps, SchemaOps):
         refused = self._feature_send_check(producer, args)
         if refused is not None:
             return refused
-        if self.profile.tag_filtering and vendors.message_tags(args.get("properties")) and \
-                self.pfx.get(producer.handle) is not None and self.pfx[producer.handle].batching:
-            raise NotModelledError("a tagged message on a batching producer (tdmq: tags do not support batching; "
-                                   "what the broker then does is not documented)")
         topic = producer.topic
         txn = self._send_txn(producer, args, at)
         if isinstance(txn, Rejected):
@@ -822,10 +822,12 @@ class Broker(FeatureOps, SchemaOps):
 
     def _tag_filter(self, sub: "Subscription", pos: int) -> None:
         """PLS-TAG-001 (tdmq profile, ``reference_model.vendors`` rule 3): the filter acknowledges for
-        ``sub`` a message whose tags share none of its tags."""
+        ``sub`` a message whose tags share none of its tags; a batched message is not filtered (rule 4,
+        PLS-TAG-002)."""
         if not self.profile.tag_filtering or not sub.tags:
             return
-        tags = vendors.message_tags(dict(sub.topic.entries[pos].properties))
+        stored = sub.topic.entries[pos]
+        tags = vendors.filtered_tags(dict(stored.properties), batched=stored.message_id.batch_index >= 0)
         if not vendors.tag_accepts(tags, sub.tags):
             sub.tag_rejected[pos] = vendors.rejection_reason(tags, sub.tags)
             sub.cursor.ack(pos)
@@ -1234,7 +1236,7 @@ class Broker(FeatureOps, SchemaOps):
             handles = sub.dispatcher.connected() if sub.dispatcher is not None else []
             if not handles:
                 continue
-            waiting = sum(1 for p in range(sub.n_entries()) if not sub.cursor.is_acked(p))
+            waiting = len(sub.unacked_positions())
             thresholds = [zero_permit_queue(self.consumers[h][0].receiver_queue_size) for h in handles if h in self.consumers]
             why = non_persistent.drop_possible(large_message_sent=self.large_message_sent, waiting=waiting,
                                                permit_thresholds=thresholds)
@@ -1591,7 +1593,7 @@ class Broker(FeatureOps, SchemaOps):
         lost = {}
         for config, sub in self.attachments(handle):
             if not names.is_persistent(sub.topic.full):
-                unreceived = {p for p in range(sub.n_entries()) if not sub.cursor.is_acked(p)}
+                unreceived = set(sub.unacked_positions())
                 gone = non_persistent.lost_on_close(unreceived, any(h != handle for h in sub.dispatcher.connected()))
                 if gone is None:
                     raise NotModelledError(f"closing {handle} on non-persistent {sub.topic.short} with other consumers "
@@ -1942,11 +1944,11 @@ class Broker(FeatureOps, SchemaOps):
                 continue
             if not names.is_persistent(t.full):
                 # written to a consumer once received; only what no consumer received yet may still be in flight
-                out[name] = unacked.non_persistent_count(sum(1 for p in range(sub.n_entries()) if not sub.cursor.is_acked(p)
-                                                             and t.entries[p].stored.end > at.start - ack_lag_ms))
+                out[name] = unacked.non_persistent_count(sum(1 for p in sub.unacked_positions()
+                                                             if t.entries[p].stored.end > at.start - ack_lag_ms))
                 continue
-            free = sum(1 for p in range(sub.n_entries()) if not sub.cursor.is_acked(p)
-                       and not ((slot := d.slots.get(p)) is not None and slot.holder is not None and slot.release is None))
+            free = sum(1 for p in sub.unacked_positions()
+                       if not ((slot := d.slots.get(p)) is not None and slot.holder is not None and slot.release is None))
             lagging = sum(k for (when, k, who) in sub.ack_log
                           if who == h and when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
             out[name] = unacked.persistent_count(d.pending_count(h), free, lagging)
@@ -2054,8 +2056,8 @@ class Broker(FeatureOps, SchemaOps):
             sub.fault_uncertain_acks += sum(1 for t in sub.ack_times.values() if faults.ack_uncertain(t, [fault], settle))
         # what may have been dispatched on the old connections: unacked, and due (a delayed message not
         # yet due was never dispatched, PLS-FAULT-005)
-        unacked = {id(sub): frozenset(p for p in range(sub.n_entries()) if not sub.cursor.is_acked(p)
-                                      and (sub.delivery_span is None or sub.delivery_span(sub, p).start <= at.start))
+        unacked = {id(sub): frozenset(p for p in sub.unacked_positions()
+                                      if (sub.delivery_span is None or sub.delivery_span(sub, p).start <= at.start))
                    for _, (_, sub) in joined}
         for handle, (config, sub) in joined:
             sub.dispatcher.remove_consumer(handle, at)

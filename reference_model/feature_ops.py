@@ -43,7 +43,7 @@ the next flush or sync send of its producer (so a sync duplicate in between is U
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 from reference_model import access_modes as am
 from reference_model import batching, chunking, compaction, dedup, delayed, non_persistent, retention
@@ -244,12 +244,11 @@ class FeatureOps:
         last = int(expired[-1].name) if expired else -1
         if last >= 0:
             newly = [p for p in range(0, last + 1) if not sub.cursor.is_acked(p)]
-            entries_before = self._feature_backlog(topic, sub)
-            sub.cursor.ack_cumulative(last)
+            removed = self._backlog_removed_by(sub, lambda: sub.cursor.ack_cumulative(last))
             sub.expired |= set(newly)  # for the checker's explanations
             # the broker moves its cursor when the pass's search ends, after the call returned (retention.py):
             # until then the backlog may still count the entries the pass expires
-            sub.expiry_settling.append((retention.expiry_settled_by(at.end), entries_before - self._feature_backlog(topic, sub)))
+            sub.expiry_settling.append((retention.expiry_settled_by(at.end), removed))
             if sub.dispatcher is not None and newly:
                 # As an ack: an expired message already dispatched to a consumer's receiver queue (not yet
                 # received by its application) may still surface there once (a ghost, INDETERMINATE). The pass
@@ -270,6 +269,7 @@ class FeatureOps:
         fx = ProducerFeatures.from_args(args, key_order=self.args_profile(args).key_batch_order,
                                         default_delay_ms=1 if self.args_profile(args).client == "java" else 10,
                                         delayed_sends_open_batch=self.args_profile(args).delayed_send_flushes_batch)
+        fx.access_mode = am.mode_the_broker_reads(fx.access_mode, fencing_known=self.profile.exclusive_with_fencing_known)
         refused = chunking.check_producer_config(chunking_enabled=fx.chunking, batching_enabled=fx.batching)
         if refused is not None:
             return Rejected("InvalidArgument", "PLS-CHUNK-004", refused)
@@ -865,6 +865,12 @@ class FeatureOps:
                                          batch_index_ack=self.index_ack.get(config.handle, False))
         return [members[i] for i in again if not sub.cursor.is_acked(members[i])]
 
+    def _backlog_removed_by(self, sub: Any, change: Callable[[], Any]) -> int:
+        """How many entries ``change()`` (a cursor move) takes off ``sub``'s backlog (PLS-BACKLOG-001)."""
+        before = self._feature_backlog(sub.topic, sub)
+        change()
+        return before - self._feature_backlog(sub.topic, sub)
+
     def _feature_backlog(self, topic: Any, sub: Any) -> int:
         """PLS-BACKLOG-001: entries (a batch counts once, a chunked message once per chunk: each chunk
         is an entry of its own) with an unacked message."""
@@ -933,14 +939,14 @@ class FeatureOps:
             self._reader_skip(reader)
             return [reader.topic.entries[p].label for p in gone]
         sub = self.consumers[handle][1]
-        entries_before = self._feature_backlog(sub.topic, sub)
-        newly = [p for p in gone if sub.cursor.ack(p)]
+        newly: list[int] = []
+        removed = self._backlog_removed_by(sub, lambda: newly.extend(p for p in gone if sub.cursor.ack(p)))
         if newly and sub.dispatcher is not None:
             sub.dispatcher.acked(newly, at)
         # The history shows the data gone for this consumer (nothing came), not that the broker's count forgot it:
         # live 4.0.0, 27 Nov 2026 (regression pls-backlog-001-wrong-backlog-d2decbdd1648, 2 runs in 3): m1 acked
         # on sx1, an unload, sx2 at Earliest got nothing in 500 ms, and its stats then said backlog 1.
-        sub.trimmed_uncertain += entries_before - self._feature_backlog(sub.topic, sub)
+        sub.trimmed_uncertain += removed
         sub.trimmable = set()
         return [sub.topic.entries[p].label for p in gone]
 

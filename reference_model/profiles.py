@@ -148,6 +148,9 @@ class Profile:
     # A live history's broker_config value, when the broker has the key, overrides this default
     # (``with_broker_config``).
     compaction_retains_keyless: bool = False
+    # PLS-ACCESS-004: ExclusiveWithFencing came with PIP-161 (apache/pulsar PR #15488, 2.11.0); an older
+    # broker reads the access mode as Shared (``access_modes.mode_the_broker_reads``).
+    exclusive_with_fencing_known: bool = True
     # PLS-CHUNK-003 / PLS-DEDUP-006: a send refused with MessageTooBig still used up a generated
     # sequence id. C++ ``ProducerImpl::sendAsyncWithStatsUpdate`` takes ``msgSequenceGenerator_++``
     # before its size checks (measured on 4.0.8 / C++ 4.2.0, 2026-11-26: the next send got 1, not 0);
@@ -220,12 +223,16 @@ def with_broker_config(profile: Profile, broker_config: Mapping[str, Any] | None
     return replace(profile, **changes) if changes else profile
 
 
+def _before_release(broker_version: str | None, first: tuple[int, int, int]) -> bool:
+    """Whether ``broker_version`` is a release older than ``first``; a line or a major (no release number) says
+    its newest release, so it is not."""
+    number = releases.release_number(broker_version)
+    return number is not None and releases.version_tuple(number) < first
+
+
 def _retains_keyless_by_default(broker_version: str | None, line: str) -> bool:
     """PLS-COMPACT-003's default: a release before 3.2.0 keeps keyless messages; a line says its newest."""
-    if line == "2.x":
-        return True
-    number = releases.release_number(broker_version)
-    return number is not None and releases.version_tuple(number) < (3, 2, 0)
+    return line == "2.x" or _before_release(broker_version, (3, 2, 0))
 
 
 def profile_for(broker_version: str | None = None, client: str | None = None,
@@ -269,6 +276,8 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
         )
     if broker in ("4.1", "5.x"):
         profile = replace(profile, broker_batch_index_ack_default=True, shared_close_increments_redelivery_count=None)
+    if _before_release(broker_version, (2, 11, 0)):
+        profile = replace(profile, exclusive_with_fencing_known=False)
     if _retains_keyless_by_default(broker_version, broker):
         profile = replace(profile, compaction_retains_keyless=True)
     if broker in ("2.x", "3.x"):

@@ -1013,6 +1013,23 @@ RULES = RULES + (
               "of its subscription type's rule (PLS-SHARED-001, PLS-EXCL-002, ...), not of this one. Batched tagged "
               "messages are not followed (TDMQ: tags do not support batching; what happens is undocumented)."),
     ),
+    Rule(
+        id="PLS-TAG-002", area="TAG",
+        title=("Under the tdmq profile, a tagged message sent in a batch is not filtered: it goes to every subscription, "
+               "whatever its tags"),
+        source="https://www.tencentcloud.com/document/product/1110/46518",
+        quote="", status="tentative", applies_to=AppliesTo("*", CLIENTS, ("tdmq",)),
+        note=("TDMQ documents only that tagged messages do not support batching (producers must disable it; "
+              "docs/research/tdmq-profile.md, T10) and not what happens otherwise. The broker filters entries, and a batch "
+              "entry's metadata carries none of its messages' properties, so the filter sees the batch as untagged: "
+              "the reference implementation (streamnative/pulsar-message-filter DefaultEntryFilter) accepts every batch, "
+              "and so does the project's filter (fixtures/entry_filters/TagFilter.java). Measured 27 Nov 2026 on 4.0.8 "
+              "with that filter, Python (C++) 3.x and Java 4.0.8 clients: three batches of two (tags c then a, a then c, "
+              "c and c) all reached a subscription tagged a; a lone tagged c message of a batching producer arrived from "
+              "Python (a batch of one) and was filtered from Java (sent unbatched, PLS-BATCH-008) (case "
+              "tdmq-tags-batched-unfiltered). Judged where the message is owed: a lost one is this rule's "
+              "lost-message."),
+    ),
     # ---- batching (reference_model/batching.py) ------------------------------------------
     Rule(
         id="PLS-BATCH-001", area="BATCH",
@@ -1323,8 +1340,9 @@ RULES = RULES + (
         source=f"{_CLI}#access-mode",
         quote="If there is already a producer connected, it will be removed and invalidated immediately.",
         status="normative", applies_to=AppliesTo(">=2.11", CLIENTS),
-        note=("ExclusiveWithFencing came with PIP-161 (apache/pulsar PR #15488, 2.11.0); live 2.10.5 refuses it "
-              "with ProducerBusy, as an Exclusive producer. "
+        note=("ExclusiveWithFencing came with PIP-161 (apache/pulsar PR #15488, 2.11.0); an older broker reads "
+              "the unknown mode as Shared (live 2.10.5: a Shared producer joins it; it is refused ProducerBusy behind "
+              "an exclusive holder; ``access_modes.mode_the_broker_reads``). "
               f"The fenced producer reconnects: ProducerFenced is final in C++ ({_CPPLIB}ProducerImpl.cc#handleCreateProducer), "
               "ProducerBusy (Shared) and waiting (WaitForExclusive) are retried until the send timeout. "
               f"{_LIVE}fenced Exclusive / ExclusiveWithFencing: next send pulsar.ProducerFenced; fenced Shared and "

@@ -5,7 +5,7 @@ Tencent Cloud's TDMQ for Pulsar (docs/research/tdmq-profile.md cites every page)
 rules are reproduced on Apache Pulsar by the project's reference tag filter
 (``fixtures/entry_filters/TagFilter.java``, a PIP-105 entry filter) and by the broker setting
 ``delayedDeliveryMaxDelayInMillis``.
-Rule ids: PLS-TAG-001 (tags), PLS-DELAY-007 (the delay limit, an Apache rule the profile sets).
+Rule ids: PLS-TAG-001 (tags), PLS-TAG-002 (batches are not filtered), PLS-DELAY-007 (the delay limit, an Apache rule the profile sets).
 
 A profile is chosen per run (``pulsar-conformance run --profile apache|tdmq``) and recorded in the
 history header's ``profile`` object as ``vendor``; ``reference_model.profiles.profile_for`` applies
@@ -19,9 +19,16 @@ Tag filtering (TDMQ developer guide, "Message Tag Filtering", tencentcloud.com/d
    subscription; otherwise the message goes to the subscription when it carries at least one of
    the subscription's tags (tags are OR-ed), and is never delivered there when it carries none:
    the filter acknowledges it for that subscription (PIP-105 ``FilterResult.REJECT``).
+4. A batched message is not filtered (PLS-TAG-002): the broker filters entries, and a batch entry's
+   metadata carries none of its messages' properties, so the filter reads the batch as untagged and
+   it goes to every subscription. TDMQ only says tags "do not support batching" (producers of tagged
+   messages must disable it); the reference implementation (streamnative/pulsar-message-filter,
+   ``DefaultEntryFilter``) accepts every batch; measured 27 Nov 2026 on 4.0.8 with the project's filter,
+   Python (C++) and Java clients: batches of tags the subscription lacks all arrived (case
+   ``tdmq-tags-batched-unfiltered``). A Java producer sends a lone message unbatched
+   (PLS-BATCH-008): that one is filtered.
 
-Not modelled: batched tagged messages (TDMQ says tags "do not support batching" and does not say
-what happens: the model does not follow such a send under the profile); consumers of one
+Not modelled: consumers of one
 subscription giving different tags (TDMQ: "must use the same tags", a requirement on users; the
 Python client cannot give subscription properties, so traces set them with the admin API); the
 retry count, retry/DLQ names and reconsumeLater levels of TDMQ's guide, which describe client
@@ -69,6 +76,12 @@ def message_tags(properties: Mapping[str, str] | None) -> frozenset[str]:
 def subscription_tags(properties: Mapping[str, str] | None) -> frozenset[str]:
     """Rule 2: the tags of a subscription with these subscription properties."""
     return frozenset((properties or {}).keys())
+
+
+def filtered_tags(properties: Mapping[str, str] | None, *, batched: bool) -> frozenset[str]:
+    """Rules 1 and 4: the tags the broker's filter reads on the entry of a message with these properties: none
+    when the message is in a batch (the batch entry's metadata does not carry its messages' properties)."""
+    return frozenset() if batched else message_tags(properties)
 
 
 def tag_accepts(message: frozenset[str], subscription: frozenset[str]) -> bool:

@@ -889,13 +889,14 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
                     if bar:
                         bar.update(task, info=f"{summary.failed} FAIL")
 
-                def on_death(job: dict[str, Any], why: str) -> None:
+                def on_death(job: dict[str, Any], why: str, restarting: bool) -> None:
                     kept = keep_crash(out_dir, job["worker"], regressions_dir or Path(out_dir) / "regressions", why)
                     summary.crashes.append({"worker": job["worker"], "why": why,
                                             "trace": str(kept) if kept is not None else None})
                     print(f"fuzz worker w{job['worker']} died ({why})"
                           + (f" running the trace kept as {kept}" if kept is not None else " before its first trace")
-                          + "; it starts again and resumes its share", file=sys.stderr, flush=True)
+                          + ("; it starts again and resumes its share" if restarting
+                             else "; it has died too often: the run stops"), file=sys.stderr, flush=True)
 
                 # Leaving (done, Ctrl-C, SIGTERM) stops the workers with SIGTERM, which each turns into
                 # ``Terminated``: its corpus rows, namespace and own broker are cleaned up.

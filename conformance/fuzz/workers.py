@@ -52,9 +52,8 @@ class InflightRecorder:
         return getattr(self._target, name)
 
 
-def describe_exit(code: int | None) -> str:
-    if code is None:
-        return "still running"
+def describe_exit(code: int) -> str:
+    """How a process that has ended ended: ``exit code N`` or ``killed by SIGNAME``."""
     if code < 0:
         try:
             return f"killed by {signal.Signals(-code).name}"
@@ -85,12 +84,13 @@ def keep_crash(out_dir: Path | str, worker: int, regressions_dir: Path | str, wh
 
 def run_supervised(ctx: Any, jobs: list[dict[str, Any]], entry: Callable[[dict[str, Any], Any], None], *,
                    results: Any, on_part: Callable[[Any], None], on_tick: Callable[[Any], None], ticks: Any,
-                   check: Callable[[], None], on_death: Callable[[dict[str, Any], str], None],
+                   check: Callable[[], None], on_death: Callable[[dict[str, Any], str, bool], None],
                    grace_s: float, max_restarts: int = MAX_RESTARTS) -> None:
     """Run each job in a process of its own (``entry(job, results)``, which puts ``("done", worker,
     part)`` or ``("error", worker, text)`` on ``results``); call ``on_part`` with each finished part,
     ``on_tick`` with each item of ``ticks``, ``check`` between polls (it raises to stop), and
-    ``on_death(job, why)`` when a process ends without a result, then start that job again. Leaving
+    ``on_death(job, why, restarting)`` when a process ends without a result, then start that job again
+    (``restarting`` False when it has died more than ``max_restarts`` times: the run stops). Leaving
     (done, an error, Ctrl-C, SIGTERM) stops every process still running: SIGTERM, then SIGKILL after
     ``grace_s``."""
     by_worker = {job["worker"]: job for job in jobs}
@@ -132,7 +132,7 @@ def run_supervised(ctx: Any, jobs: list[dict[str, Any]], entry: Callable[[dict[s
                 why = describe_exit(proc.exitcode)
                 proc.join()
                 restarts[w] += 1
-                on_death(by_worker[w], why)
+                on_death(by_worker[w], why, restarts[w] <= max_restarts)
                 if restarts[w] > max_restarts:
                     raise WorkerDied(f"fuzz worker w{w} died {restarts[w]} times (last: {why}); its crash traces are "
                                      "kept with the regressions")

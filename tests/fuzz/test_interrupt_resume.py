@@ -14,6 +14,7 @@ The Hypothesis generator (resumed by trace id) is held to the same, interrupted 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shlex
 import signal
@@ -26,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from conformance.corpus import read_corpus
+from conformance.fuzz import workers
 from pulsar_conformance.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -301,3 +303,28 @@ def test_a_worker_that_dies_in_the_client_is_restarted_and_its_trace_kept(tmp_pa
     assert kept.exists() and "SIGSEGV" in kept.with_name(f"crash-{crashed}.crash.txt").read_text(encoding="utf-8")
     assert [c["why"] for c in summary["crashes"]] == ["killed by SIGSEGV"]
     assert summary["examples"] == 40  # the restarted worker finished its share
+
+
+def _dies_at_once(job, results):
+    os._exit(3)  # like a client that aborts the process: no result, no cleanup
+
+
+def test_a_worker_that_keeps_dying_stops_the_run_and_is_not_announced_as_restarting():
+    """Let the only worker die at once every time it starts. Then it is started 1 + max_restarts times,
+    each death is reported with how it ended, every report but the last says it starts again, and the
+    run stops with WorkerDied naming the worker and its count: it does not wait forever nor restart
+    without end."""
+    ctx = multiprocessing.get_context("fork")
+    deaths = []
+    with pytest.raises(workers.WorkerDied, match=r"w0 died 3 times \(last: exit code 3\)"):
+        workers.run_supervised(ctx, [{"worker": 0}], _dies_at_once, results=ctx.Queue(), on_part=lambda part: None,
+                               on_tick=lambda tick: None, ticks=ctx.Queue(), check=lambda: None,
+                               on_death=lambda job, why, restarting: deaths.append((job["worker"], why, restarting)),
+                               grace_s=2.0, max_restarts=2)
+    assert deaths == [(0, "exit code 3", True), (0, "exit code 3", True), (0, "exit code 3", False)]
+
+
+def test_describe_exit_names_the_signal_or_the_code():
+    assert workers.describe_exit(-signal.SIGSEGV) == "killed by SIGSEGV"
+    assert workers.describe_exit(2) == "exit code 2"
+    assert workers.describe_exit(-200) == "killed by signal 200"

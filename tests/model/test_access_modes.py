@@ -172,3 +172,26 @@ def test_the_5_0_0_m1_flaky_refusal_of_that_race_is_not_judged_either():
     other_name = check(refused_at_step_9(name="n4"))  # nothing races: it fences p1 and gets the topic
     assert ("PLS-ACCESS-004", "unexpected-rejection") in [(v.rule_id, v.anomaly) for v in other_name.failures()], \
         other_name.summary()
+
+
+@pytest.mark.parametrize("version,second_result", [("2.10.5", "ok"), ("2.11.0", "ProducerBusy"), ("2.x", "ProducerBusy"),
+                                                    ("4.0.8", "ProducerBusy")])
+def test_a_broker_before_2_11_reads_exclusive_with_fencing_as_shared(version, second_result):
+    """Let an ExclusiveWithFencing producer hold topic t and a Shared producer come next. Then a broker that knows
+    the mode (PIP-161, 2.11.0 on; a line says its newest release) refuses the newcomer ProducerBusy, and 2.10.5,
+    which reads the unknown wire value as Shared, accepts it (live: the 2.10.5 campaign of 27 Nov 2026)."""
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import make_trace
+    ops = [("create_producer", {"producer": "p1", "topic": "t", "access_mode": "ExclusiveWithFencing"}),
+           ("create_producer", {"producer": "p2", "topic": "t"})]
+    events = ModelTarget(broker_version=version).run(make_trace("t", ops)).events
+    assert events[0].outcome.status == "ok"
+    assert (events[1].outcome.error or events[1].outcome.status) == second_result
+
+
+def test_the_mode_the_broker_reads():
+    assert am.mode_the_broker_reads("ExclusiveWithFencing", fencing_known=False) == "Shared"
+    assert am.mode_the_broker_reads("ExclusiveWithFencing", fencing_known=True) == "ExclusiveWithFencing"
+    assert am.mode_the_broker_reads("Exclusive", fencing_known=False) == "Exclusive"
+    with pytest.raises(ValueError, match="unknown access mode 'Fenced'"):
+        am.mode_the_broker_reads("Fenced", fencing_known=True)

@@ -85,3 +85,37 @@ def test_a_vendor_documented_setting_is_not_overridden_by_the_brokers_config():
     # the keys no vendor documents follow the broker under tdmq too
     assert with_broker_config(profile_for("4.0.8", "java", {"vendor": "tdmq"}),
                               {"brokerDeduplicationEnabled": "true"}).broker_deduplication is True
+
+
+@pytest.mark.parametrize("client,lone_arrives", [("python", True), ("java", False)])
+def test_a_batched_tagged_message_is_not_filtered(client, lone_arrives):
+    """Let subscription s have the tag a and a batching producer send m-c1 (tag c) and m-a1 (tag a) in one batch,
+    then m-c2 (tag c) alone. Then both batched messages reach s (the filter reads a batch entry as untagged,
+    PLS-TAG-002); m-c2 reaches it from Python, whose lone message is a batch of one, and is filtered from Java,
+    which sends a lone message unbatched (PLS-BATCH-008)."""
+    ops = [
+        ("create_producer", {"producer": "p1", "topic": "t", "batching": True, "batching_max_messages": 2,
+                             "batching_max_delay_ms": 3000}),
+        ("create_subscription", {"topic": "t", "subscription": "s", "properties": {"a": "1"}, "initial_position": "Earliest"}),
+        ("send", {"producer": "p1", "payload": "m-c1", "properties": {"c": "TAGS"}, "async": True}),
+        ("send", {"producer": "p1", "payload": "m-a1", "properties": {"a": "TAGS"}, "async": True}),
+        ("flush", {"producer": "p1"}),
+        ("send", {"producer": "p1", "payload": "m-c2", "properties": {"c": "TAGS"}, "async": True}),
+        ("flush", {"producer": "p1"}),
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Shared"}),
+        ("receive", {"consumer": "c1", "timeout_ms": 500}),
+        ("receive", {"consumer": "c1", "timeout_ms": 500}),
+        ("receive", {"consumer": "c1", "timeout_ms": 500}),
+    ]
+    trace = Trace(TraceHeader(trace_id="tags-batched", title="tags", profile={"vendor": "tdmq"}),
+                  tuple(Op(i, op, args) for i, (op, args) in enumerate(ops, start=1)))
+    history = ModelTarget(client=client).run(trace)
+    got = [(e.outcome.value or {}).get("message") and e.outcome.value["message"]["payload"]
+           for e in history.events if e.op.op == "receive"]
+    assert got == ["m-c1", "m-a1", "m-c2" if lone_arrives else None]
+
+
+def test_the_filter_reads_no_tags_on_a_batch():
+    from reference_model import vendors
+    assert vendors.filtered_tags({"a": "TAGS", "k": "v"}, batched=False) == frozenset({"a"})
+    assert vendors.filtered_tags({"a": "TAGS"}, batched=True) == frozenset()
