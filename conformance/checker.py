@@ -44,7 +44,7 @@ from reference_model.broker import Broker, split_profile
 from reference_model.dispatch.key_shared import KeySharedSettings
 from reference_model.dispatch.base import Candidate, ReceiveOptions
 from reference_model.ids import MessageId, id_conventions_violation
-from reference_model.profiles import Profile, profile_for, with_broker_config
+from reference_model.profiles import Profile, java_client_release, profile_for, with_broker_config
 from reference_model.rejections import NotModelledError, Rejected
 from reference_model.rules import RULES
 from reference_model.timing import Span
@@ -174,7 +174,8 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     header = history.header
     overrides, broker_config = split_profile(header.profile)
     if profile is None:
-        profile = with_broker_config(profile_for(header.broker_version, header.client, overrides or None), broker_config)
+        profile = with_broker_config(profile_for(header.broker_version, header.client, overrides or None,
+                                                 java_client=java_client_release(header.client_version)), broker_config)
     settings = KeySharedSettings.for_broker(header.broker_version or profile.broker, broker_config)
     if tolerances is None:
         tolerances = bands_from_header(header) or TimingBands.for_target(header.target)

@@ -1089,7 +1089,8 @@ class Broker(FeatureOps, SchemaOps):
         mid = original.message_id
         origin = dl.java_message_id_text(mid.ledger, mid.entry, mid.partition, mid.batch_index)
         delay = int(args["delay_ms"])
-        props = dl.retry_properties(dict(original.properties), origin, dl.strip_partition_suffix(sub.topic.full), sub.name, delay)
+        props = dl.retry_properties(dict(original.properties), origin, dl.strip_partition_suffix(sub.topic.full), sub.name, delay,
+                                    real_subscription=self.profile.java_real_subscription)
         if dl.reconsume_goes_to_dead_letter(props, policy.max_redeliver):
             # PLS-RETRY-003: past maxRedeliverCount the copy goes to the dead-letter topic, at once
             target = self._dead_letter_topic(policy.dead_letter_topic, policy.initial_subscription, at)
@@ -1103,15 +1104,17 @@ class Broker(FeatureOps, SchemaOps):
             sub.ack_log.append((at.end, 1, handle))
             sub.ack_times[pos] = at.start
             sub.dispatcher.acked([pos], at)
-        stored = self._store_copy(target, original, props, at, RETRY_PRODUCER if kind == "retry" else DLQ_PRODUCER)
+        stored = self._store_copy(target, original, props, at, RETRY_PRODUCER if kind == "retry" else DLQ_PRODUCER,
+                                  event_time=dl.java_copy_event_time(original.event_time,
+                                                                     copied=self.profile.java_copy_event_time))
         if deliver_at is not None:
             self.topic_features(target).deliver_at[stored.pos] = deliver_at
         self.copies[(target.full, stored.pos)] = (kind, prof.client)
         return {}
 
     def _store_copy(self, target: Topic, original: "StoredMessage", props: Mapping[str, str], at: Span,
-                    producer_name: str) -> "StoredMessage":
-        """Publish a client-made copy of ``original`` (same label, keys, event time) on ``target``. A
+                    producer_name: str, *, event_time: int) -> "StoredMessage":
+        """Publish a client-made copy of ``original`` (same label and keys, ``event_time``) on ``target``. A
         label already there (an earlier retry copy) is stored again, and the label then names the new
         copy; the model cannot tell the copies apart for a subscription still holding the old one."""
         old = target.by_label.get(original.label)
@@ -1121,7 +1124,7 @@ class Broker(FeatureOps, SchemaOps):
                                        "there has not acked the first one")
             del target.by_label[original.label]
         return self._store(target, original.label, key=original.key, ordering_key=original.ordering_key,
-                           properties=dict(props), event_time=original.event_time, publish_time=int(at.start),
+                           properties=dict(props), event_time=event_time, publish_time=int(at.start),
                            producer_name=producer_name, sequence_id=len(target.entries), at=at)
 
     def copy_producer_present(self, full: str) -> str | None:
@@ -1473,11 +1476,14 @@ class Broker(FeatureOps, SchemaOps):
         # PLS-DLQ-003: the copy each client writes (C++ '(l,e,p,b)' + REAL_TOPIC; Java getPropertiesMap)
         copy = dl.dead_letter(original.label.encode(), dict(original.properties), original.message_id, sub.topic.full,
                               partition_key=original.key, ordering_key=original.ordering_key,
-                              client=dead.properties, subscription=sub.name)
+                              client=dead.properties, subscription=sub.name,
+                              real_subscription=self.profile.java_real_subscription)
+        java = dead.properties == "java"
         if original.label not in dlq.by_label:
             stored = self._store(dlq, original.label, key=copy.partition_key, ordering_key=copy.ordering_key,
                                  properties=copy.properties_dict(),
-                                 event_time=original.event_time, publish_time=int(at.start), producer_name=DLQ_PRODUCER,
+                                 event_time=dl.java_copy_event_time(original.event_time, copied=self.profile.java_copy_event_time)
+                                 if java else original.event_time, publish_time=int(at.start), producer_name=DLQ_PRODUCER,
                                  sequence_id=len(dlq.entries), at=Span(at.start, at.end + dl.DEAD_LETTER_PUBLISH_MS))
             self.copies[(dlq.full, stored.pos)] = ("dlq", "java" if dead.properties == "java" else "cpp")
         if sub.cursor.ack(pos):

@@ -137,7 +137,7 @@ def dead_letter_properties(original: Mapping[str, str], origin_id: MessageId, re
 
 def dead_letter(payload: bytes, original_properties: Mapping[str, str], origin_id: MessageId, real_topic: str,
                 *, partition_key: str | None = None, ordering_key: str | None = None, client: str = "cpp",
-                subscription: str = "") -> DeadLetter:
+                subscription: str = "", real_subscription: bool = True) -> DeadLetter:
     """PLS-DLQ-003: the copy ``client`` publishes for the message ``origin_id`` read from ``real_topic``.
 
     The C++/Python client writes ``dead_letter_properties``; the Java client
@@ -146,7 +146,8 @@ def dead_letter(payload: bytes, original_properties: Mapping[str, str], origin_i
     message of the entry is a copy of its own)."""
     if client == "java":
         text = java_message_id_text(origin_id.ledger, origin_id.entry, origin_id.partition, origin_id.batch_index)
-        props = java_dead_letter_properties(original_properties, text, real_topic, subscription)
+        props = java_dead_letter_properties(original_properties, text, real_topic, subscription,
+                                            real_subscription=real_subscription)
     else:
         props = dead_letter_properties(original_properties, origin_id, real_topic)
     return DeadLetter(payload, tuple(sorted(props.items())), partition_key or None, ordering_key or None)
@@ -162,20 +163,29 @@ def java_message_id_text(ledger: int, entry: int, partition: int, batch_index: i
 
 
 def java_dead_letter_properties(original: Mapping[str, str], origin_text: str, real_topic: str,
-                                subscription: str) -> dict[str, str]:
-    """PLS-DLQ-003 (``ConsumerImpl#getPropertiesMap``): each system property only if absent."""
+                                subscription: str, *, real_subscription: bool = True) -> dict[str, str]:
+    """PLS-DLQ-003 (``ConsumerImpl#getPropertiesMap``): each system property only if absent; REAL_SUBSCRIPTION
+    only from the clients that write it (``real_subscription``: pulsar-client 3.2 on; not 3.0.7 and before)."""
     props = dict(original)
     props.setdefault(REAL_TOPIC, real_topic)
     props.setdefault(ORIGIN_MESSAGE_ID_LEGACY, origin_text)
     props.setdefault(ORIGIN_MESSAGE_ID, origin_text)
-    props.setdefault(REAL_SUBSCRIPTION, subscription)
+    if real_subscription:
+        props.setdefault(REAL_SUBSCRIPTION, subscription)
     return props
 
 
+def java_copy_event_time(event_time: int, *, copied: bool) -> int:
+    """PLS-RETRY-002 / PLS-DLQ-003: the event time of a Java client's retry or dead-letter copy: the original's
+    from apache/pulsar PR #24059 on (``copied``: pulsar-client 3.0.11, 3.3.6, 4.0.4, 4.1), none (0) before."""
+    return event_time if copied else 0
+
+
 def retry_properties(original: Mapping[str, str], origin_text: str, real_topic: str, subscription: str,
-                     delay_ms: int) -> dict[str, str]:
+                     delay_ms: int, *, real_subscription: bool = True) -> dict[str, str]:
     """PLS-RETRY-002: the properties of a ``reconsumeLater`` copy (retry or dead-letter topic)."""
-    props = java_dead_letter_properties(original, origin_text, real_topic, subscription)
+    props = java_dead_letter_properties(original, origin_text, real_topic, subscription,
+                                        real_subscription=real_subscription)
     times = int(props[RECONSUMETIMES]) + 1 if RECONSUMETIMES in props else 1
     props[RECONSUMETIMES] = str(times)
     props[DELAY_TIME] = str(max(0, int(delay_ms)))

@@ -190,9 +190,7 @@ RELEASE_SPANS: tuple[tuple[int, int, int, int | None, KeySharedProfile], ...] = 
     (4, 0, 7, None, PROFILE_4),
     (4, 2, 0, None, PROFILE_4),
 )
-# A line stands for the release the suite runs for it (fixtures LINE_RELEASES); a major for its newest line.
-LINE_RELEASE = {"2.10": "2.10.5", "2.11": "2.11.0", "3.0": "3.0.7", "3.1": "3.1.0", "3.2": "3.2.3", "3.3": "3.3.6",
-                "4.0": "4.0.8", "4.1": "4.2.4", "4.2": "4.2.4", "2.x": "2.11.0", "3.x": "3.3.6", "4.x": "4.2.4"}
+LINE_RELEASE = releases.LINE_RELEASE
 
 
 def profile_for_broker(broker: str, *, classic_dispatcher: bool = False) -> KeySharedProfile:

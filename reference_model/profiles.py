@@ -33,6 +33,7 @@ Choices: where the source was read but the behaviour not confirmed live, the fie
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
@@ -148,6 +149,14 @@ class Profile:
     # A live history's broker_config value, when the broker has the key, overrides this default
     # (``with_broker_config``).
     compaction_retains_keyless: bool = False
+    # PLS-RETRY-002 / PLS-DLQ-003, the Java client's retry and dead-letter copies (``dead_letter.java_copy``):
+    # REAL_SUBSCRIPTION is absent from pulsar-client 2.10.5, 2.11.0 and 3.0.7 and present from 3.2.3 (the
+    # ConsumerImpl bytecode of each; 3.1.x not read), and the original's event time is copied from apache/pulsar
+    # PR #24059 on (3.0.11, 3.3.6, 4.0.4, 4.1), none (0) before. Live 2.10.5 with the Java client 2.10.5, 27 Nov
+    # 2026: neither (cases retry-*-java). The Java client's release is the broker's (the driver builds against
+    # it) unless the history names another (``profile_for``'s ``java_client``).
+    java_real_subscription: bool = True
+    java_copy_event_time: bool = True
     # PLS-ACCESS-004: ExclusiveWithFencing came with PIP-161 (apache/pulsar PR #15488, 2.11.0); an older
     # broker reads the access mode as Shared (``access_modes.mode_the_broker_reads``).
     exclusive_with_fencing_known: bool = True
@@ -235,11 +244,26 @@ def _retains_keyless_by_default(broker_version: str | None, line: str) -> bool:
     return line == "2.x" or _before_release(broker_version, (3, 2, 0))
 
 
+def _java_client_settings(release: tuple[int, int, int] | None) -> dict[str, bool]:
+    """The Java-client fields for pulsar-client ``release`` (None: unknown, the newest behaviour)."""
+    if release is None:
+        return {}
+    before_24059 = release < (3, 0, 11) or (3, 1, 0) <= release < (3, 3, 6) or (4, 0, 0) <= release < (4, 0, 4)
+    return {"java_real_subscription": release >= (3, 2, 0), "java_copy_event_time": not before_24059}
+
+
+def java_client_release(client_version: str | None) -> str | None:
+    """The Java client release a history header's ``client_version`` names ("java 2.10.5" -> "2.10.5"), or None."""
+    m = re.search(r"\bjava (\d+\.\d+\.\d+)", str(client_version or ""))
+    return m.group(1) if m else None
+
+
 def profile_for(broker_version: str | None = None, client: str | None = None,
-                overrides: Mapping[str, Any] | None = None) -> Profile:
+                overrides: Mapping[str, Any] | None = None, *, java_client: str | None = None) -> Profile:
     """The model parameters for ``broker_version`` (a model line of ``releases.MODEL_LINES`` or a release such as
     "4.0.8") and ``client`` ("cpp"/"python", "java", or "mixed": the C++ values, for a run whose
-    handles name their own client), with ``overrides`` applied by field name."""
+    handles name their own client), with ``overrides`` applied by field name. ``java_client`` is the Java client's
+    release when it is not the broker's."""
     broker = releases.model_line(broker_version)
     kind = _client_kind(client)
     profile = Profile(broker=broker, client=kind)
@@ -276,6 +300,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
         )
     if broker in ("4.1", "5.x"):
         profile = replace(profile, broker_batch_index_ack_default=True, shared_close_increments_redelivery_count=None)
+    profile = replace(profile, **_java_client_settings(releases.representative_release(java_client or broker_version)))
     if _before_release(broker_version, (2, 11, 0)):
         profile = replace(profile, exclusive_with_fencing_known=False)
     if _retains_keyless_by_default(broker_version, broker):

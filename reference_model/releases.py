@@ -150,6 +150,23 @@ def release_number(version: str | None) -> str | None:
     return release.number if release is not None and release.is_release else None
 
 
+# A line stands for the release the suite runs for it (fixtures LINE_RELEASES); a major for its newest line.
+LINE_RELEASE = {"2.10": "2.10.5", "2.11": "2.11.0", "3.0": "3.0.7", "3.1": "3.1.0", "3.2": "3.2.3", "3.3": "3.3.6",
+                "4.0": "4.0.8", "4.1": "4.2.4", "4.2": "4.2.4", "2.x": "2.11.0", "3.x": "3.3.6", "4.x": "4.2.4"}
+
+
+def representative_release(version: str | None) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of the release ``version`` means: itself when it is a release, the release the suite
+    runs for a line or major (``LINE_RELEASE``), None when unknown (no version, an unreadable one, "5.x")."""
+    number = release_number(version)
+    if number is None and version:
+        try:
+            number = LINE_RELEASE.get(parse(version).number)
+        except ValueError:
+            number = None
+    return version_tuple(number) if number is not None else None
+
+
 def sort_key(version: str | None) -> tuple:
     """A key that orders versions by number ("3.3.6" < "4.0" < "4.0.8" < "4.1.2"), a line before
     its releases, and unreadable text after every version (alphabetically among itself)."""

@@ -237,3 +237,35 @@ def test_reconsume_later_without_enable_retry_is_refused_and_python_cannot():
     java = ModelTarget(client="java").run(make_trace("no-retry-java", ops[:5]))
     assert java.events[4].outcome.error == "OtherError"
     assert check(java).ok and check(history).ok
+
+
+def _retry_copy(broker_version: str, *, client_version: str | None = None) -> tuple[History, dict]:
+    """The retry-properties-java case on the model for ``broker_version``; the first copy's message."""
+    from dataclasses import replace
+    trace = CASES["retry-properties-java"].trace
+    trace = replace(trace, header=replace(trace.header, broker_version=broker_version, client_version=client_version))
+    history = ModelTarget(client="java", broker_version=broker_version).run(trace)
+    return history, history.events[5].outcome.value["message"]
+
+
+def test_an_older_java_client_writes_no_real_subscription_and_no_event_time_on_its_retry_copy():
+    """Let m1 (event time 1700000000000) be reconsumed later. Then pulsar-client 4.0.8's copy carries REAL_SUBSCRIPTION
+    and the original event time; 2.10.5's carries neither (bytecode of both; live 27 Nov 2026 with the Java client
+    2.10.5); 3.2.3's has REAL_SUBSCRIPTION but no event time (apache/pulsar PR #24059 reached 3.3.6 and 4.0.4)."""
+    _, new = _retry_copy("4.0.8")
+    _, old = _retry_copy("2.10.5")
+    _, middle = _retry_copy("3.2.3")
+    assert (new["properties"].get("REAL_SUBSCRIPTION"), new["event_time"]) == ("s", 1700000000000)
+    assert ("REAL_SUBSCRIPTION" in old["properties"], old["event_time"]) == (False, 0)
+    assert (middle["properties"].get("REAL_SUBSCRIPTION"), middle["event_time"]) == ("s", 0)
+
+
+def test_the_checker_judges_the_copy_by_the_java_client_the_history_names():
+    """A 4.0.8 broker's history run with the Java client 2.10.5: a copy without REAL_SUBSCRIPTION and event time
+    passes when the header names that client, and FAILs PLS-RETRY-002 when it names the broker's own."""
+    history, _ = _retry_copy("2.10.5")
+    from dataclasses import replace
+    named_old = History(replace(history.header, broker_version="4.0.8", client_version="java 2.10.5"), history.events)
+    named_new = History(replace(history.header, broker_version="4.0.8", client_version="java 4.0.8"), history.events)
+    assert not failures(named_old)
+    assert ("PLS-RETRY-002", "wrong-value") in failures(named_new)

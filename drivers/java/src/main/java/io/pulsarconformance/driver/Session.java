@@ -27,7 +27,6 @@ import org.apache.pulsar.client.api.HashingScheme;
 import org.apache.pulsar.client.api.KeySharedPolicy;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
-import org.apache.pulsar.client.api.MessageIdAdv;
 import org.apache.pulsar.client.api.MessageRoutingMode;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.ProducerAccessMode;
@@ -40,7 +39,6 @@ import org.apache.pulsar.client.api.RedeliveryBackoff;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.SubscriptionMode;
 import org.apache.pulsar.client.api.SubscriptionType;
-import org.apache.pulsar.client.api.TopicMessageId;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.apache.pulsar.client.impl.BatchMessageIdImpl;
@@ -813,7 +811,7 @@ final class Session {
 
     /** A bare id as a multi-topic consumer takes it: tagged with its topic when that is known. */
     private MessageId forConsumer(ConsumerHandle h, MessageId id, String owner) {
-        if (!(h.consumer() instanceof MultiTopicsConsumerImpl) || id instanceof TopicMessageId) {
+        if (!(h.consumer() instanceof MultiTopicsConsumerImpl) || MessageIds.namesTopic(id)) {
             return id;
         }
         if (owner == null) {
@@ -823,7 +821,7 @@ final class Session {
         if (owner == null && h.topics().size() == 1) {
             owner = ownerTopic(h.topics().get(0), id);
         }
-        return owner == null ? id : TopicMessageId.create(owner, id);
+        return owner == null ? id : MessageIds.withTopic(owner, id);
     }
 
     private String labelById(MessageId id) {
@@ -841,17 +839,15 @@ final class Session {
 
     /** The topic a message id belongs to: the partition's own name for a partition. */
     private static String ownerTopic(String topic, MessageId id) {
-        int partition = id instanceof MessageIdAdv adv ? adv.getPartitionIndex() : -1;
+        int partition = (int) MessageIds.parts(id)[2];
         return partition >= 0 && !topic.contains("-partition-") ? topic + "-partition-" + partition : topic;
     }
 
     /** {@code [ledger, entry, partition, batch_index]}; batch_index -1 when not batched. */
     static ArrayNode idJson(MessageId id) {
         ArrayNode out = JSON.arrayNode();
-        if (id instanceof MessageIdAdv adv) {
-            out.add(adv.getLedgerId()).add(adv.getEntryId()).add(adv.getPartitionIndex()).add(adv.getBatchIndex());
-        } else {
-            throw new IllegalStateException("message id of unexpected class " + id.getClass().getName() + ": " + id);
+        for (long part : MessageIds.parts(id)) {
+            out.add(part);
         }
         return out;
     }
