@@ -166,7 +166,10 @@ class Record:
 class Enum:
     fullname: str
     symbols: tuple[str, ...]
-    default: str | None = None
+    # Avro's EnumSchema.equals compares name, symbols and props, not the enum default: live 4.0.8 and 4.2.4,
+    # 27 Nov 2026, an enum gaining a default was the same schema, no new version (regression
+    # pls-schema-001-wrong-value-b49ad0b43539). The default still matters when a reader resolves a writer.
+    default: str | None = field(default=None, compare=False)
     aliases: tuple[str, ...] = field(default=(), compare=False)
     doc: str | None = field(default=None, compare=False)
     props: tuple = ()

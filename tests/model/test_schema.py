@@ -503,3 +503,18 @@ def test_parse_values_are_frozen_and_defaults_distinguish_null_from_absent():
 def test_unknown_strategy_is_a_caller_error():
     with pytest.raises(ValueError, match="unknown strategy"):
         sc.check_compatibility((avro(V1),), avro(V2), "SIDEWAYS")
+
+
+def test_an_enum_default_does_not_make_another_schema():
+    """Let a record's enum field gain a default. Then it is the same schema (Avro's EnumSchema.equals leaves the default
+    out: live 4.0.8 and 4.2.4 listed one version), while a new symbol makes another."""
+    import json
+    from reference_model import schema as sc
+
+    def avro(enum: dict) -> "sc.Schema":
+        return sc.Schema("AVRO", json.dumps({"type": "record", "name": "User", "fields": [
+            {"name": "name", "type": "string"}, {"name": "level", "type": {"type": "enum", "name": "Level", **enum}}]}))
+
+    plain = avro({"symbols": ["LOW", "HIGH"]})
+    assert sc.same_schema(plain, avro({"symbols": ["LOW", "HIGH"], "default": "LOW"}))
+    assert not sc.same_schema(plain, avro({"symbols": ["LOW", "HIGH", "MID"]}))
