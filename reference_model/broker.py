@@ -1433,6 +1433,13 @@ class Broker(FeatureOps, SchemaOps):
         batch = self._feature_nack_positions(config, sub, pos)  # PLS-BATCH-006: the whole entry
         dead = self.dead_letter.get(config.handle)
         count = sub.dispatcher.count_held_by(config.handle, pos)
+        fx = self.tfx.get(sub.topic.full)
+        if count is None and fx is not None and fx.chunks.get(pos, 1) > 1:
+            # Live 4.0.0 and 4.0.8, 27 Nov 2026 (regression pls-nack-001-late-redelivery-240cc086bd91, 3/3): a Shared
+            # consumer nacked a two-chunk message by its send id before receiving it, then received it once, with
+            # redelivery count 0, and never again. How the client's nack tracker treats a chunk id it has not
+            # assembled yet is not modelled.
+            raise NotModelledError(f"a nack of chunked message {sub.label(pos)} that {config.handle} has not received")
         if dead is not None and count is not None and dl.on_delivery(count, dead.max_redeliver) != dl.DELIVER:
             # PLS-DLQ-001/002: the delivery with count N is nacked -> when the nack timer fires,
             # publish a copy to the DLQ and ack the original instead of redelivering it.

@@ -157,6 +157,11 @@ class Profile:
     # it) unless the history names another (``profile_for``'s ``java_client``).
     java_real_subscription: bool = True
     java_copy_event_time: bool = True
+    # PLS-FAILOVER-005: on a non-partitioned topic the broker ranks Failover consumers by priority level from 3.0
+    # on (AbstractDispatcherSingleActiveConsumer, apache/pulsar PR #19502); a 2.x broker makes the first consumer
+    # to connect active whatever its level (PR #4604). Live 2.10.5 with the Java client 2.10.5, 27 Nov 2026: the
+    # first-connected level-1 consumer kept the role next to a level-0 one (case failover-priority-java).
+    failover_priority_non_partitioned: bool = True
     # PLS-ACCESS-004: ExclusiveWithFencing came with PIP-161 (apache/pulsar PR #15488, 2.11.0); an older
     # broker reads the access mode as Shared (``access_modes.mode_the_broker_reads``).
     exclusive_with_fencing_known: bool = True
@@ -298,9 +303,18 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             string_schema_data="",
             not_allowed_send_error="fails",  # PLS-DELAY-007
         )
+    java_release = releases.representative_release(java_client or broker_version)
+    if kind == "java" and java_release is not None and java_release < (2, 11, 0):
+        # PLS-BATCH-003 / PLS-BATCH-008 before PIP-189 (apache/pulsar PR #16605, 2.11.0): a lone message still goes
+        # as a batch of one, and KeyBased batches leave in order of their first message (2.10.5's KeyedBatch keeps
+        # the first sequence id; 2.11.0 on sorts BatchMessageContainerImpl sequence ids: bytecode of both). Live
+        # 2.10.5 with the Java client 2.10.5, 27 Nov 2026 (case batch-key-based-java).
+        profile = replace(profile, key_batch_order="first", single_message_batch_unbatched=False)
     if broker in ("4.1", "5.x"):
         profile = replace(profile, broker_batch_index_ack_default=True, shared_close_increments_redelivery_count=None)
-    profile = replace(profile, **_java_client_settings(releases.representative_release(java_client or broker_version)))
+    profile = replace(profile, **_java_client_settings(java_release))
+    if broker == "2.x":
+        profile = replace(profile, failover_priority_non_partitioned=False)
     if _before_release(broker_version, (2, 11, 0)):
         profile = replace(profile, exclusive_with_fencing_known=False)
     if _retains_keyless_by_default(broker_version, broker):

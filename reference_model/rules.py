@@ -1058,6 +1058,8 @@ RULES = RULES + (
         status="normative", applies_to=_ALL,
         note=(f"Order of the batches: {_CPPLIB}BatchMessageKeyBasedContainer.cc sorts by first sequence id. "
               f"{_LIVE}keys a,b,a,'',b,a -> a: (l,0,-1,0..2), b: (l,1,-1,0..1), keyless: (l,2,-1,0). "
+              "A Java client before 2.11.0 sent them in order of each batch's first message, as C++ does (2.10.5's "
+              "KeyedBatch keeps the first sequence id; live 2.10.5 with the Java client 2.10.5, 27 Nov 2026). "
               f"Java 4.0.8 (confirmed live with the Java client 4.0.8): {_JCLI}BatchMessageKeyBasedContainer.java#createOpSendMsgs "
               "sets every sub-batch's lowest sequence id to its highest (so the broker's dedup sees a weak order) and "
               "sorts by it: keys a,b,a,'',b,a go out as '' (last seq 3), b (4), a (5); getKey is Base64 of the ordering "
@@ -1107,8 +1109,11 @@ RULES = RULES + (
         id="PLS-BATCH-008", area="BATCH",
         title="Java: a batch that holds a single message is sent as a plain message (batch index -1); C++ writes a batch of one (index 0)",
         source="apache/pulsar pulsar-client/src/main/java/org/apache/pulsar/client/impl/BatchMessageContainerImpl.java#createOpSendMsg",
-        quote="", status="inferred", applies_to=_JAVA,
-        note=("createOpSendMsg copies the one message's own metadata when messages.size() == 1, and "
+        quote="", status="inferred", applies_to=AppliesTo(">=2.11", ("java",)),
+        note=("PIP-189 (apache/pulsar PR #16605, in the 2.11.0 client): before it a lone message went as a batch of one "
+              "(live 2.10.5 with the Java client 2.10.5, 27 Nov 2026; profile single_message_batch_unbatched). "
+              "The version bound is the Java client's, which the suite builds at the broker's release. "
+              "createOpSendMsg copies the one message's own metadata when messages.size() == 1, and "
               "ProducerImpl.OpSendMsg#setMessageId gives it a MessageIdImpl ('If there is only one message in batch, "
               "the producer will publish messages like non-batch'). Live 4.0.8 (Java client 4.0.8): KeyBased batching "
               "of a,b,a,'',b,a wrote the keyless message alone as (l,0,-1,-1) and the others as batches (l,1,-1,0..1), "
@@ -1466,8 +1471,12 @@ RULES = RULES + (
         id="PLS-FAILOVER-005", area="FAILOVER",
         title="Failover with priority levels: only consumers of the best (lowest) priority level can be active, on a non-partitioned topic too; a worse-level consumer only drains what was in flight before the switch (java client only)",
         source=f"{_BROKER}AbstractDispatcherSingleActiveConsumer.java#pickAndScheduleActiveConsumer",
-        quote="", status="inferred", applies_to=_JAVA,
+        quote="", status="inferred", applies_to=AppliesTo(">=3.0", ("java",)),
         note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): failover-priority-java passed. '
+              "A 2.x broker makes a non-partitioned topic's first-connected consumer active whatever its level "
+              "(apache/pulsar PR #4604; the ranking came back with PR #19502, 3.0): live 2.10.5 with the Java client "
+              "2.10.5, 27 Nov 2026, the level-1 consumer that connected first kept the role "
+              "(Profile.failover_priority_non_partitioned). "
               "Read in the 4.0.8 jar: the consumers are sorted by priorityLevel then name; when levels differ, only "
               "the first k (those of the best level) take part, in sorted[p mod k] (partition p) and in the hash ring "
               "(non-partitioned topic, PLS-FAILOVER-003). A switch after a join takes effect after "

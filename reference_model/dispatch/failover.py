@@ -75,10 +75,18 @@ class FailoverDispatcher(ExclusiveDispatcher):
     def _name(self, c: ConsumerConfig) -> str:
         return c.consumer_name or c.handle
 
+    def _levels_rank(self) -> bool:
+        """Whether priority levels decide who may be active here: on a partition, and on a non-partitioned topic
+        from 3.0 on (``Profile.failover_priority_non_partitioned``)."""
+        return self.partition_index >= 0 or self.profile.failover_priority_non_partitioned
+
     def best(self) -> list[ConsumerConfig]:
-        """PLS-FAILOVER-005: the consumers sharing the best (lowest) priority level, in connection order."""
+        """PLS-FAILOVER-005: the consumers sharing the best (lowest) priority level, in connection order (every
+        consumer where levels do not rank)."""
         if not self.consumers:
             return []
+        if not self._levels_rank():
+            return list(self.consumers)
         level = min(c.priority_level for c in self.consumers)
         return [c for c in self.consumers if c.priority_level == level]
 
@@ -104,9 +112,9 @@ class FailoverDispatcher(ExclusiveDispatcher):
 
     def add_consumer(self, consumer: ConsumerConfig, at: Span, start_rule: str) -> None:
         for c in self.consumers:
-            if c.priority_level > consumer.priority_level:
+            if c.priority_level > consumer.priority_level and self._levels_rank():
                 self.outranked_at.setdefault(c.handle, at.end)  # PLS-FAILOVER-005
-        if any(c.priority_level < consumer.priority_level for c in self.consumers):
+        if any(c.priority_level < consumer.priority_level for c in self.consumers) and self._levels_rank():
             self.outranked_at[consumer.handle] = float("-inf")  # never eligible while the better one stays
         self.consumers.append(consumer)
         self.changed_at = at.end
