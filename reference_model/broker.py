@@ -1919,13 +1919,18 @@ class Broker(FeatureOps, SchemaOps):
         # a batching producer's open batch may already have left on its timer (the Java client's is periodic;
         # live 4.0.8, Java, 2026-11-27: an async send on a batching producer, then stats at once, counted it:
         # regression pls-backlog-001-wrong-backlog-883a6c7922fa)
-        leaving = sum(len(feature_state.plan_batches(pf.pending, pf.batch_config)) for handle, pf in self.pfx.items()
-                      if pf.batching and pf.pending and handle in self.producers and self.producers[handle].topic is t
-                      and self.batch_may_have_left(handle, at))
+        leaving = self._entries_maybe_leaving(t, at)
         # an expiry pass still searching for its last expired entry has not moved the cursor yet (retention.py)
         expiring = sub.expiring_at(at.start)
         return max(0, high - len(in_flight) - chunks_in_flight), \
             high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain
+
+    def _entries_maybe_leaving(self, t: Topic, at: Span) -> int:
+        """Entries the open batches of ``t``'s batching producers may already have written by ``at`` (their timer
+        or a full container, ``batch_may_have_left``): the model stores them at the next flush."""
+        return sum(len(feature_state.plan_batches(pf.pending, pf.batch_config)) for handle, pf in self.pfx.items()
+                   if pf.batching and pf.pending and handle in self.producers and self.producers[handle].topic is t
+                   and self.batch_may_have_left(handle, at))
 
     def _stats_subscription(self, topic: str, subscription: str, at: Span) -> "tuple[Topic, Any, Any] | None":
         """(topic, subscription or None, its dispatcher or None) for a per-consumer stats reading at
@@ -1948,6 +1953,11 @@ class Broker(FeatureOps, SchemaOps):
             return None
         t, sub, d = found
         if d is None or d.type_name not in unacked.COUNTED_TYPES or any(len(sub.batch_of(p)) > 1 for p in range(sub.n_entries())):
+            return None
+        if self._entries_maybe_leaving(t, at):
+            # an open batch that may have left is a batched entry the consumer may hold (live 4.2.4, 27 Nov 2026:
+            # an async batched send just before a subscribe, then the stats counted it, 1 run in 3; regressions
+            # pls-unacked-002-wrong-value-20a4ece197a8 and -8aa1a00992ef)
             return None
         names_seen = [d.consumers[h].consumer_name for h in d.connected()]
         out: dict[str, unacked.CountRange] = {}

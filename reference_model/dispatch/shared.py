@@ -448,7 +448,10 @@ class SharedDispatcher:
 
     def outranked_by(self, handle: str, available_at: float) -> str | None:
         """PLS-SHARED-003: a connected consumer of a higher priority than ``handle`` that surely had
-        permits since ``available_at`` (so the broker gives it the message); None if there is none."""
+        permits since ``available_at`` (so the broker gives it the message); None if there is none. A consumer under
+        maxUnackedMessagesPerConsumer may have been blocked (PLS-UNACKED-001) and is never sure: live 4.0.8, Java
+        campaign of 27 Nov 2026 (regression pls-shared-003-wrong-consumer-8ed7877c8e6b, 3/3), with a limit of 1 the
+        level-0 consumer took m3 and the level-1 one m4."""
         me = self.consumers.get(handle)
         if me is None:
             return None
@@ -456,7 +459,7 @@ class SharedDispatcher:
         for other, c in self.consumers.items():
             need = zero_permit_queue(c.receiver_queue_size)
             if (c.priority_level < me.priority_level and c.joined_at <= available_at and need is not None
-                    and stored - 1 < need):
+                    and stored - 1 < need and not c.max_unacked):
                 return other
         return None
 
