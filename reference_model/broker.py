@@ -1035,9 +1035,11 @@ class Broker(FeatureOps, SchemaOps):
             # topic's Shared subscription with NotAllowedError ("readCompacted only allowed on failover or exclusive
             # subscriptions"), after the first topic's subscription may have been created
             raise NotModelledError("enable_retry with read_compacted (the retry topic's Shared subscription is refused)")
+        by_topic = self.profile.java_retry_names_by_topic
         retry = (names.expand_trace(dead["retry_topic"]) if dead.get("retry_topic")
-                 else dl.default_retry_topic(first, args["subscription"]))
-        dlq = names.expand_trace(dead["topic"]) if dead.get("topic") else dl.default_dlq_topic(first, args["subscription"])
+                 else dl.default_retry_topic(first, args["subscription"], by_topic=by_topic))
+        dlq = (names.expand_trace(dead["topic"]) if dead.get("topic")
+               else dl.default_retry_dlq_topic(first, args["subscription"], by_topic=by_topic))
         if isinstance(retry, Rejected) or isinstance(dlq, Rejected):
             raise NotModelledError("an invalid retry or dead-letter topic name")
         policy = RetryPolicy(retry, int(dead.get("max_redeliver_count", dl.MAX_RECONSUMETIMES)), dlq,
@@ -1090,7 +1092,8 @@ class Broker(FeatureOps, SchemaOps):
         origin = dl.java_message_id_text(mid.ledger, mid.entry, mid.partition, mid.batch_index)
         delay = int(args["delay_ms"])
         props = dl.retry_properties(dict(original.properties), origin, dl.strip_partition_suffix(sub.topic.full), sub.name, delay,
-                                    real_subscription=self.profile.java_real_subscription)
+                                    real_subscription=self.profile.java_real_subscription,
+                                    origin_message_id=self.profile.java_origin_message_id)
         if dl.reconsume_goes_to_dead_letter(props, policy.max_redeliver):
             # PLS-RETRY-003: past maxRedeliverCount the copy goes to the dead-letter topic, at once
             target = self._dead_letter_topic(policy.dead_letter_topic, policy.initial_subscription, at)
@@ -1484,7 +1487,8 @@ class Broker(FeatureOps, SchemaOps):
         copy = dl.dead_letter(original.label.encode(), dict(original.properties), original.message_id, sub.topic.full,
                               partition_key=original.key, ordering_key=original.ordering_key,
                               client=dead.properties, subscription=sub.name,
-                              real_subscription=self.profile.java_real_subscription)
+                              real_subscription=self.profile.java_real_subscription,
+                              origin_message_id=self.profile.java_origin_message_id)
         java = dead.properties == "java"
         if original.label not in dlq.by_label:
             stored = self._store(dlq, original.label, key=copy.partition_key, ordering_key=copy.ordering_key,

@@ -95,9 +95,21 @@ def default_dlq_topic(consumer_topic: str, subscription: str) -> str:
     return f"{consumer_topic}-{subscription}{DLQ_SUFFIX}"
 
 
-def default_retry_topic(consumer_topic: str, subscription: str) -> str:
-    """PLS-RETRY-001: ``<topic>-<subscription>-RETRY``, named (like the DLQ then) after the first topic."""
+def default_retry_topic(consumer_topic: str, subscription: str, *, by_topic: bool = True) -> str:
+    """PLS-RETRY-001: ``<topic>-<subscription>-RETRY``, named (like the DLQ then) after the first topic; a Java client
+    before the fix of apache/pulsar issue #9327 (``by_topic`` False: 2.7.4 measured) names it
+    ``<namespace>/<subscription>-RETRY``, the name TDMQ documents for its 2.7.2 clusters."""
+    if not by_topic:
+        return f"{consumer_topic.rsplit('/', 1)[0]}/{subscription}{RETRY_SUFFIX}"
     return f"{consumer_topic}-{subscription}{RETRY_SUFFIX}"
+
+
+def default_retry_dlq_topic(consumer_topic: str, subscription: str, *, by_topic: bool = True) -> str:
+    """PLS-RETRY-003: the dead-letter topic a retry-enabled Java consumer names: ``default_dlq_topic``, or
+    ``<namespace>/<subscription>-DLQ`` before the fix of issue #9327 (``by_topic`` False)."""
+    if not by_topic:
+        return f"{consumer_topic.rsplit('/', 1)[0]}/{subscription}{DLQ_SUFFIX}"
+    return default_dlq_topic(consumer_topic, subscription)
 
 
 def dlq_applies(subscription_type: str) -> bool:
@@ -137,7 +149,7 @@ def dead_letter_properties(original: Mapping[str, str], origin_id: MessageId, re
 
 def dead_letter(payload: bytes, original_properties: Mapping[str, str], origin_id: MessageId, real_topic: str,
                 *, partition_key: str | None = None, ordering_key: str | None = None, client: str = "cpp",
-                subscription: str = "", real_subscription: bool = True) -> DeadLetter:
+                subscription: str = "", real_subscription: bool = True, origin_message_id: bool = True) -> DeadLetter:
     """PLS-DLQ-003: the copy ``client`` publishes for the message ``origin_id`` read from ``real_topic``.
 
     The C++/Python client writes ``dead_letter_properties``; the Java client
@@ -147,7 +159,7 @@ def dead_letter(payload: bytes, original_properties: Mapping[str, str], origin_i
     if client == "java":
         text = java_message_id_text(origin_id.ledger, origin_id.entry, origin_id.partition, origin_id.batch_index)
         props = java_dead_letter_properties(original_properties, text, real_topic, subscription,
-                                            real_subscription=real_subscription)
+                                            real_subscription=real_subscription, origin_message_id=origin_message_id)
     else:
         props = dead_letter_properties(original_properties, origin_id, real_topic)
     return DeadLetter(payload, tuple(sorted(props.items())), partition_key or None, ordering_key or None)
@@ -163,13 +175,21 @@ def java_message_id_text(ledger: int, entry: int, partition: int, batch_index: i
 
 
 def java_dead_letter_properties(original: Mapping[str, str], origin_text: str, real_topic: str,
-                                subscription: str, *, real_subscription: bool = True) -> dict[str, str]:
+                                subscription: str, *, real_subscription: bool = True,
+                                origin_message_id: bool = True) -> dict[str, str]:
     """PLS-DLQ-003 (``ConsumerImpl#getPropertiesMap``): each system property only if absent; REAL_SUBSCRIPTION
-    only from the clients that write it (``real_subscription``: pulsar-client 3.2 on; not 3.0.7 and before)."""
+    only from the clients that write it (``real_subscription``: pulsar-client 3.2 on; not 3.0.7 and before), and
+    ORIGIN_MESSAGE_ID beside the legacy key only from apache/pulsar PR #12451 on (``origin_message_id``). Before
+    that PR a client writes REAL_TOPIC and the legacy ORIGIN_MESSAGE_IDY_TIME anew on every copy, so a retried
+    copy names the retry topic and its own id (live 4.0.8 with the Java client 2.7.4, 27 Nov 2026)."""
     props = dict(original)
-    props.setdefault(REAL_TOPIC, real_topic)
-    props.setdefault(ORIGIN_MESSAGE_ID_LEGACY, origin_text)
-    props.setdefault(ORIGIN_MESSAGE_ID, origin_text)
+    if origin_message_id:
+        props.setdefault(REAL_TOPIC, real_topic)
+        props.setdefault(ORIGIN_MESSAGE_ID_LEGACY, origin_text)
+        props.setdefault(ORIGIN_MESSAGE_ID, origin_text)
+    else:
+        props[REAL_TOPIC] = real_topic
+        props[ORIGIN_MESSAGE_ID_LEGACY] = origin_text
     if real_subscription:
         props.setdefault(REAL_SUBSCRIPTION, subscription)
     return props
@@ -182,10 +202,10 @@ def java_copy_event_time(event_time: int, *, copied: bool) -> int:
 
 
 def retry_properties(original: Mapping[str, str], origin_text: str, real_topic: str, subscription: str,
-                     delay_ms: int, *, real_subscription: bool = True) -> dict[str, str]:
+                     delay_ms: int, *, real_subscription: bool = True, origin_message_id: bool = True) -> dict[str, str]:
     """PLS-RETRY-002: the properties of a ``reconsumeLater`` copy (retry or dead-letter topic)."""
     props = java_dead_letter_properties(original, origin_text, real_topic, subscription,
-                                        real_subscription=real_subscription)
+                                        real_subscription=real_subscription, origin_message_id=origin_message_id)
     times = int(props[RECONSUMETIMES]) + 1 if RECONSUMETIMES in props else 1
     props[RECONSUMETIMES] = str(times)
     props[DELAY_TIME] = str(max(0, int(delay_ms)))

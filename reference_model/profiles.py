@@ -157,6 +157,16 @@ class Profile:
     # it) unless the history names another (``profile_for``'s ``java_client``).
     java_real_subscription: bool = True
     java_copy_event_time: bool = True
+    # PLS-RETRY-001: a retry-enabled Java consumer names its default retry and dead-letter topics after the topic and
+    # the subscription (<topic>-<sub>-RETRY); before the fix of apache/pulsar issue #9327 after the subscription
+    # only, in the topic's namespace (<sub>-RETRY, <sub>-DLQ). Live 4.0.8 with the Java client 2.7.4, 27 Nov 2026:
+    # the copy arrived on s-RETRY (case retry-default-name-java); 2.10.5 names it t-s-RETRY. TDMQ documents the
+    # same split by cluster generation (docs/research/tdmq-profile.md, R2/R3: 2.7.2 [sub]-RETRY, 2.9.2
+    # [topic]-[sub]-RETRY). The 2.8.x clients are not measured; the bound 2.8.0 is the issue's fix release line.
+    java_retry_names_by_topic: bool = True
+    # PLS-RETRY-002 / PLS-DLQ-003: ORIGIN_MESSAGE_ID beside the legacy ORIGIN_MESSAGE_IDY_TIME from apache/pulsar
+    # PR #12451 (Oct 2021, the 2.9 line; 2.8.x not measured): the Java client 2.7.4 wrote the legacy key only.
+    java_origin_message_id: bool = True
     # PLS-FAILOVER-005: on a non-partitioned topic the broker ranks Failover consumers by priority level from 3.0
     # on (AbstractDispatcherSingleActiveConsumer, apache/pulsar PR #19502); a 2.x broker makes the first consumer
     # to connect active whatever its level (PR #4604). Live 2.10.5 with the Java client 2.10.5, 27 Nov 2026: the
@@ -254,7 +264,8 @@ def _java_client_settings(release: tuple[int, int, int] | None) -> dict[str, boo
     if release is None:
         return {}
     before_24059 = release < (3, 0, 11) or (3, 1, 0) <= release < (3, 3, 6) or (4, 0, 0) <= release < (4, 0, 4)
-    return {"java_real_subscription": release >= (3, 2, 0), "java_copy_event_time": not before_24059}
+    return {"java_real_subscription": release >= (3, 2, 0), "java_copy_event_time": not before_24059,
+            "java_retry_names_by_topic": release >= (2, 8, 0), "java_origin_message_id": release >= (2, 9, 0)}
 
 
 def java_client_release(client_version: str | None) -> str | None:

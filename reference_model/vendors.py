@@ -31,8 +31,10 @@ Tag filtering (TDMQ developer guide, "Message Tag Filtering", tencentcloud.com/d
 Not modelled: consumers of one
 subscription giving different tags (TDMQ: "must use the same tags", a requirement on users; the
 Python client cannot give subscription properties, so traces set them with the admin API); the
-retry count, retry/DLQ names and reconsumeLater levels of TDMQ's guide, which describe client
-configuration (docs/research/tdmq-profile.md, sections 1.3-1.4); TDMQ's SQL-92 filters.
+retry count and reconsumeLater levels of TDMQ's guide (docs/research/tdmq-profile.md, sections
+1.3-1.4); TDMQ's SQL-92 filters. TDMQ's retry/DLQ names by cluster generation are the Apache Java
+client's by release (``profiles.Profile.java_retry_names_by_topic``: <sub>-RETRY before 2.8,
+<topic>-<sub>-RETRY after; measured with the Java clients 2.7.4 and 2.10.5).
 Choices: tags are sets of strings; the rules are pure functions over message and subscription
 properties.
 """

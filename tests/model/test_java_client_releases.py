@@ -8,6 +8,11 @@ history judged as if it came from 4.0.8 FAILs on the rule whose truth changed be
   (PR #16605, 2.11.0: PLS-BATCH-003, PLS-BATCH-008);
 - on a non-partitioned topic a 2.x broker makes the first Failover consumer active whatever its priority level
   (PR #4604; PLS-FAILOVER-005 from 3.0, PR #19502).
+
+And on broker 4.0.8 with the Java client 2.7.4 (conformance/evidence/java-client-2.7.4/): a retry-enabled consumer
+names its retry and dead-letter topics <namespace>/<sub>-RETRY / -DLQ (before the fix of issue #9327, the names TDMQ
+documents for 2.7.2 clusters), and writes no ORIGIN_MESSAGE_ID, setting REAL_TOPIC and the legacy id anew on each
+retried copy (before PR #12451).
 """
 
 from __future__ import annotations
@@ -33,11 +38,28 @@ AS_4_0_8_FAILS = {
 }
 
 
-def _history(name: str) -> History:
-    history = load(EVIDENCE / f"{name}.history.jsonl")
+OLD_CLIENT = EVIDENCE.parent / "java-client-2.7.4"
+AS_NEW_CLIENT_FAILS = {
+    "retry-default-name-java": "PLS-RETRY-001",
+    "retry-properties-java": "PLS-RETRY-002",
+    "retry-to-dlq-java": "PLS-RETRY-001",
+    "retry-to-dlq-policy-java": "PLS-RETRY-003",
+}
+
+
+def _history(name: str, folder: Path = EVIDENCE, versions: tuple[str, str] = ("2.10.5", "java 2.10.5")) -> History:
+    history = load(folder / f"{name}.history.jsonl")
     assert isinstance(history, History)
-    assert (history.header.broker_version, history.header.client_version) == ("2.10.5", "java 2.10.5")
+    assert (history.header.broker_version, history.header.client_version) == versions
     return history
+
+
+@pytest.mark.parametrize("name,rule", sorted(AS_NEW_CLIENT_FAILS.items()))
+def test_a_java_2_7_4_retry_history_passes_under_its_client_and_fails_as_the_brokers_own(name, rule):
+    history = _history(name, OLD_CLIENT, ("4.0.8", "java 2.7.4"))
+    assert not check(history).failures(), [str(v) for v in check(history).failures()]
+    as_new = History(replace(history.header, client_version="java 4.0.8"), history.events)
+    assert rule in {v.rule_id for v in check(as_new).failures()}
 
 
 @pytest.mark.parametrize("name", sorted(AS_4_0_8_FAILS))

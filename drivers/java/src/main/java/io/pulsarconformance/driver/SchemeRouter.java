@@ -5,7 +5,6 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageRouter;
 import org.apache.pulsar.client.api.TopicMetadata;
 import org.apache.pulsar.client.impl.JavaStringHash;
-import org.apache.pulsar.client.impl.Murmur3Hash32;
 import org.apache.pulsar.client.util.MathUtils;
 
 /**
@@ -53,7 +52,7 @@ final class SchemeRouter implements MessageRouter {
 
     static int keyHash(String key, String hashing, String client) {
         if ("murmur3_32".equals(hashing)) {
-            return Murmur3Hash32.getInstance().makeHash(key);
+            return ClientCompat.murmur3(key);
         }
         if ("java".equals(client)) {
             return JavaStringHash.getInstance().makeHash(key);

@@ -29,13 +29,11 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.MessageRoutingMode;
 import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.ProducerAccessMode;
 import org.apache.pulsar.client.api.ProducerBuilder;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.Range;
 import org.apache.pulsar.client.api.Reader;
 import org.apache.pulsar.client.api.ReaderBuilder;
-import org.apache.pulsar.client.api.RedeliveryBackoff;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.apache.pulsar.client.api.SubscriptionMode;
 import org.apache.pulsar.client.api.SubscriptionType;
@@ -44,7 +42,6 @@ import org.apache.pulsar.client.api.transaction.Transaction;
 import org.apache.pulsar.client.impl.BatchMessageIdImpl;
 import org.apache.pulsar.client.impl.MessageIdImpl;
 import org.apache.pulsar.client.impl.MultiTopicsConsumerImpl;
-import org.apache.pulsar.client.impl.MultiplierRedeliveryBackoff;
 
 /**
  * One trace run on the Java client: the {@code PulsarClient}, the live handles, and what was sent
@@ -254,7 +251,7 @@ final class Session {
         }
         String access = a.choice("access_mode", null, "Shared", "Exclusive", "ExclusiveWithFencing", "WaitForExclusive");
         if (access != null) {
-            b.accessMode(ProducerAccessMode.valueOf(access));
+            ClientCompat.accessMode(b, access);
         }
         if (a.has("send_timeout_ms")) {
             b.sendTimeout(a.optInt("send_timeout_ms"), TimeUnit.MILLISECONDS);
@@ -438,10 +435,10 @@ final class Session {
             b.ackTimeoutTickTime(a.lng("ack_timeout_tick_ms"), TimeUnit.MILLISECONDS);
         }
         if (a.has("ack_timeout_backoff")) {
-            b.ackTimeoutRedeliveryBackoff(backoff(a.object("ack_timeout_backoff", BACKOFF)));
+            backoff(b, "ackTimeoutRedeliveryBackoff", a.object("ack_timeout_backoff", BACKOFF));
         }
         if (a.has("nack_backoff")) {
-            b.negativeAckRedeliveryBackoff(backoff(a.object("nack_backoff", BACKOFF)));
+            backoff(b, "negativeAckRedeliveryBackoff", a.object("nack_backoff", BACKOFF));
         }
         if (a.bool("start_message_id_inclusive", false)) {
             b.startMessageIdInclusive();
@@ -462,7 +459,7 @@ final class Session {
                 policy.retryLetterTopic(dead.str("retry_topic"));
             }
             if (dead.has("initial_subscription")) {
-                policy.initialSubscriptionName(dead.str("initial_subscription"));
+                ClientCompat.initialSubscriptionName(policy, dead.str("initial_subscription"));
             }
             b.deadLetterPolicy(policy.build());
         }
@@ -500,17 +497,10 @@ final class Session {
         return JSON.objectNode();
     }
 
-    private static RedeliveryBackoff backoff(Args a) {
-        MultiplierRedeliveryBackoff.MultiplierRedeliveryBackoffBuilder b = MultiplierRedeliveryBackoff.builder();
-        if (a.has("min_delay_ms")) {
-            b.minDelayMs(a.lng("min_delay_ms"));
-        }
-        if (a.has("max_delay_ms")) {
-            b.maxDelayMs(a.lng("max_delay_ms"));
-        }
+    private static void backoff(ConsumerBuilder<?> builder, String setter, Args a) {
         Double multiplier = a.optDouble("multiplier");
-        b.multiplier(multiplier == null ? 2.0 : multiplier);
-        return b.build();
+        ClientCompat.backoff(builder, setter, a.has("min_delay_ms") ? a.lng("min_delay_ms") : null,
+                a.has("max_delay_ms") ? a.lng("max_delay_ms") : null, multiplier == null ? 2.0 : multiplier);
     }
 
     private ObjectNode receive(Args a) throws Exception {
@@ -738,7 +728,7 @@ final class Session {
         Transaction txn = b.build().get();
         transactions.put(name, txn);
         ObjectNode value = JSON.objectNode();
-        value.put("txn_id", txn.getTxnID().toString());
+        value.put("txn_id", ClientCompat.txnId(txn));
         return value;
     }
 
