@@ -1441,7 +1441,8 @@ class Broker(FeatureOps, SchemaOps):
             # Live 4.0.0 and 4.0.8, 27 Nov 2026 (regression pls-nack-001-late-redelivery-240cc086bd91, 3/3): a Shared
             # consumer nacked a two-chunk message by its send id before receiving it, then received it once, with
             # redelivery count 0, and never again. How the client's nack tracker treats a chunk id it has not
-            # assembled yet is not modelled.
+            # assembled yet is not modelled (the C++ client expands a chunk id into its chunks only from
+            # apache/pulsar-client-cpp PR #604, 2026-07; the Java client's is KD-406).
             raise NotModelledError(f"a nack of chunked message {sub.label(pos)} that {config.handle} has not received")
         if dead is not None and count is not None and dl.on_delivery(count, dead.max_redeliver) != dl.DELIVER:
             # PLS-DLQ-001/002: the delivery with count N is nacked -> when the nack timer fires,
