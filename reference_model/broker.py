@@ -1082,6 +1082,12 @@ class Broker(FeatureOps, SchemaOps):
         if policy is None:
             # ConsumerBase#reconsumeLater: RECONSUME_LATER_ERROR_MSG (a plain PulsarClientException)
             return Rejected("OtherError", "PLS-RETRY-001", "reconsumeLater method not supported because retryEnabled is set to false")
+        if args["message"] not in self.received_labels.get(handle, ()):
+            # the Java API takes a received Message (Consumer#reconsumeLater(Message, ...)), not an id: the driver
+            # refuses an op naming a message its consumer never received (Java 4.0.8 campaign, 27 Nov 2026,
+            # regression pls-sub-001-unexpected-rejection-ef7e5c11dc03)
+            return Rejected("OtherError", "PLS-RETRY-001", f"{handle} has not received {args['message']}: the Java "
+                            "client's reconsumeLater takes a received Message, not an id")
         resolved = self._resolve(handle, args["message"])
         if isinstance(resolved, Rejected):
             return resolved
