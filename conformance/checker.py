@@ -164,6 +164,15 @@ def relaxed_gc(gen0_threshold: int = 50_000):
         gc.set_threshold(*old)
 
 
+def _take_id_keys(props: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The origin-id keys of ``keys`` the model's copy carries (a Java client before PR #12451 writes the legacy one
+    only), removed from ``props`` (the copy's id is checked against the send's, not against the model's)."""
+    present = tuple(k for k in keys if k in props)
+    for k in present:
+        del props[k]
+    return present
+
+
 def check(history: History, *, profile: Profile | None = None, tolerances: TimingBands | None = None) -> CheckReport:
     """Judge ``history`` against the reference model, rule by rule.
 
@@ -1085,11 +1094,7 @@ class _Checker:
         # and ORIGIN_MESSAGE_IDY_TIME.
         props = dict(expected.pop("properties"))
         real_topic = props.pop(dl.REAL_TOPIC, "")
-        # the id keys the model's copy carries (a Java client before PR #12451 writes the legacy one only)
-        id_keys = tuple(k for k in ((dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY) if java else (dl.ORIGIN_MESSAGE_ID,))
-                        if k in props)
-        for k in id_keys:
-            props.pop(k, None)
+        id_keys = _take_id_keys(props, (dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY) if java else (dl.ORIGIN_MESSAGE_ID,))
         texts = self._origin_texts(sent_value)
         exact = {k: texts[1] if java else texts[0] for k in id_keys} if texts else {}
         where = self._copy_topic_diff(msg, expected)
@@ -1114,9 +1119,7 @@ class _Checker:
         # send's id, 'l:e:p[:b]') and REAL_TOPIC (by its last part). PLS-RETRY-003: past the maximum, on the DLQ.
         props = dict(expected.pop("properties"))
         real_topic = props.pop(dl.REAL_TOPIC, "")
-        id_keys = tuple(k for k in (dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY) if k in props)
-        for k in id_keys:
-            props.pop(k, None)
+        id_keys = _take_id_keys(props, (dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY))
         texts = self._origin_texts(sent_value)
         # from PR #12451 the id keys keep the first original's id across retries; before it (no ORIGIN_MESSAGE_ID)
         # the legacy key names the copy that was retried, whose live id the history does not tie to the send

@@ -1503,7 +1503,7 @@ class Broker(FeatureOps, SchemaOps):
                                  event_time=dl.java_copy_event_time(original.event_time, copied=self.profile.java_copy_event_time)
                                  if java else original.event_time, publish_time=int(at.start), producer_name=DLQ_PRODUCER,
                                  sequence_id=len(dlq.entries), at=Span(at.start, at.end + dl.DEAD_LETTER_PUBLISH_MS))
-            self.copies[(dlq.full, stored.pos)] = ("dlq", "java" if dead.properties == "java" else "cpp")
+            self.copies[(dlq.full, stored.pos)] = ("dlq", "java" if java else "cpp")
         if sub.cursor.ack(pos):
             sub.ack_log.append((at.end, 1, ""))
             sub.dispatcher.acked([pos], at)
