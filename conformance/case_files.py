@@ -31,7 +31,7 @@ from conformance.trace import (
 
 CASES_DIR = Path(__file__).parent / "cases"
 
-_CASE_KEYS = {"id", "title", "rules", "ops", "expect", "clients", "profile", "brokers", "note", "not_live"}
+_CASE_KEYS = {"id", "title", "rules", "ops", "expect", "clients", "profile", "brokers", "java_clients", "note", "not_live"}
 _EXPECT_KEYS = {"step", "status", "error", "payload", "redelivery_count", "value", "topic", "properties"}
 # A case runs with these clients (docs/java-driver.md); "mixed" = each handle names its client.
 CASE_CLIENTS = ("python", "cpp", "java", "mixed")  # cpp: C++-core behaviour, run through the Python client
@@ -67,6 +67,10 @@ class Case:
     # The vendor profile the case is written for (its YAML ``profile: {vendor: ...}``; "" = any): under
     # another profile it is NOT_APPLICABLE (a 10-day delay limit is TDMQ's, not Apache's default).
     written_for: str = ""
+    # The broker releases and Java client releases the case is written for (version specs like ">=3.3",
+    # ``reference_model.rules.version_in``; "*" = any): a live target outside them reports it NOT_APPLICABLE.
+    brokers: str = "*"
+    java_clients: str = "*"
 
     def with_vendor(self, vendor: str) -> "Case":
         """This case as run under the vendor profile ``vendor`` (``reference_model.vendors``): its
@@ -165,6 +169,8 @@ def load_case(path: str | Path) -> Case:
     not_live = data.get("not_live") or ""
     if not isinstance(not_live, str):
         raise _fail("not_live must be a sentence saying why a live target cannot run the case", path)
+    brokers = _version_spec(data, "brokers", path)
+    java_clients = _version_spec(data, "java_clients", path)
     header = TraceHeader(trace_id=str(data["id"]), title=str(data["title"]), rules=tuple(rules), profile=profile)
     return Case(
         id=str(data["id"]),
@@ -178,7 +184,23 @@ def load_case(path: str | Path) -> Case:
         profile=profile,
         not_live=not_live.strip(),
         written_for=str(profile.get("vendor", "")),
+        brokers=brokers,
+        java_clients=java_clients,
     )
+
+
+def _version_spec(data: Mapping[str, Any], key: str, path: Path) -> str:
+    """The case's ``brokers`` / ``java_clients``: a release spec such as ">=3.3" or ">=2.10,<4.1" ("*": any)."""
+    from reference_model.rules import RuleRegistryError, _parse_spec
+
+    raw = data.get(key, "*")
+    if not isinstance(raw, str):
+        raise _fail(f"{key} is {raw!r}; give a release spec in quotes, like \">=3.3\" or \">=2.10,<4.1\"", path)
+    try:
+        _parse_spec(raw)
+    except (RuleRegistryError, ValueError) as err:
+        raise _fail(f"{key}: {' '.join(str(err).split())}", path) from None
+    return raw.strip() or "*"
 
 
 def _profile(raw: Any, path: Path) -> dict[str, Any]:

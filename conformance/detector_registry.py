@@ -561,6 +561,10 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-TAG-002", _det("tag_batch_unfiltered"), (R,),
      "Violated if a batched message whose tags share none of a subscription's tags is not delivered on that "
      "subscription when it is owed there."),
+    ("PLS-TAG-003", _det("tags_fixed_at_creation"), (R,),
+     "Violated if a consumer of a subscription that another consumer joined giving other tags receives a message "
+     "the subscription's own tags reject but the joiner's accept, or never receives, when it is owed, one its own "
+     "tags accept but the joiner's reject."),
     # ------------------------------------------------------------------ non-persistent topics
     ("PLS-NP-001", _det("np_connected_only"), (R,),
      "Violated if a subscription of a non-persistent topic receives a message published while it had no consumer "

@@ -329,8 +329,37 @@ np_connected_only = _forbidding("PLS-NP-001", "wrong-value", _np_unconnected, "n
 np_connected_only.__doc__ = """PLS-NP-001. Violated if a subscription of a non-persistent topic receives a message
 published while it had no consumer connected."""
 
+def _other_tags_accept(sub: Any, tags: frozenset[str]) -> list[str]:
+    """The consumers that joined ``sub`` giving other tags (PLS-TAG-003) whose tags would let a message with
+    ``tags`` through."""
+    return sorted(h for h, other in (getattr(sub, "other_tags", {}) or {}).items() if vendors.tag_accepts(tags, other))
+
+
+def _entry_tags(sub: Any, pos: int) -> frozenset[str]:
+    stored = sub.topic.entries[pos]
+    return vendors.filtered_tags(dict(stored.properties), batched=stored.message_id.batch_index >= 0)
+
+
 def _tag_rejected(w: Watch, sub: Any) -> dict[int, str]:
-    return dict(getattr(sub, "tag_rejected", {}) or {})
+    """PLS-TAG-001's: the positions the subscription's tags reject and no joining consumer's tags would accept
+    (those are PLS-TAG-003's)."""
+    return {p: why for p, why in (getattr(sub, "tag_rejected", {}) or {}).items()
+            if not _other_tags_accept(sub, _entry_tags(sub, p))}
+
+
+def _tags_kept(w: Watch, sub: Any) -> dict[int, str]:
+    """PLS-TAG-003's: the positions the subscription's own tags reject that a joining consumer's would accept."""
+    out = {}
+    for p, why in (getattr(sub, "tag_rejected", {}) or {}).items():
+        joined = _other_tags_accept(sub, _entry_tags(sub, p))
+        if joined:
+            out[p] = (f"{why}; {', '.join(joined)} joined giving {_tag_list(sub.other_tags[joined[0]])}, which would "
+                      f"take it, but the subscription keeps the tags it was created with")
+    return out
+
+
+def _tag_list(tags: frozenset[str]) -> str:
+    return "the tags " + ", ".join(sorted(tags)) if tags else "no tags"
 
 
 tag_filtered = _forbidding("PLS-TAG-001", "wrong-value", _tag_rejected, "filtered out by its tags",
@@ -363,11 +392,50 @@ def tag_batch_unfiltered(w: Watch, r: Receipt) -> list[Finding]:
                     f"and none of {sub.name}'s, but came in a batch, which the filter does not read; it arrived.")]
 
 
+def _joined_tags_reject(w: Watch, sub: Any, pos: int) -> list[str]:
+    """The consumers that joined ``sub`` giving other tags (PLS-TAG-003) whose tags would filter out the message at
+    ``pos``, which the subscription's own tags let through."""
+    if not w.model.profile.tag_filtering or not getattr(sub, "other_tags", None) or not 0 <= pos < len(sub.topic.entries):
+        return []
+    tags = _entry_tags(sub, pos)
+    if not vendors.tag_accepts(tags, sub.tags):
+        return []
+    return sorted(h for h, other in sub.other_tags.items() if not vendors.tag_accepts(tags, other))
+
+
+_tags_kept_delivered = _forbidding("PLS-TAG-003", "wrong-value", _tags_kept, "filtered out by the tags it was created with",
+                                   then="Then it is never delivered on that subscription")
+
+
+def tags_fixed_at_creation(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-TAG-003 (tdmq profile). Violated if a consumer of a subscription that another consumer joined giving other
+    tags receives a message the subscription's own tags reject but the joiner's accept, or (charged where the checker
+    finds it owed: ``tag_owed_rules``) never receives one its own tags accept but the joiner's reject. PASS here: the
+    receipt showed none of the first kind, or brought one of the second."""
+    out = _tags_kept_delivered(w, r)
+    if r.label is None or not r.allowed:
+        return out
+    sub = w.subscription_for(r.handle, r.label)
+    pos = w._pos(sub, r.label) if sub is not None else None
+    joined = _joined_tags_reject(w, sub, pos) if pos is not None else []
+    if joined:
+        out.append(Finding("PLS-TAG-003", PASS, None, f"{r.label} by {sub.name}'s own tags", r.label,
+                           f"Let {r.label} carry {_tag_list(_entry_tags(sub, pos))}, which {sub.name}'s own "
+                           f"{_tag_list(sub.tags)} let through and {_tag_list(sub.other_tags[joined[0]])}, given by "
+                           f"{', '.join(joined)} on joining, would filter out. Then the subscription's own tags decide: "
+                           f"{r.handle} received it."))
+    return out
+
+
 def tag_owed_rules(w: Watch, handle: str, pos: int) -> list[str]:
     """The tag rule an owed message that never came breaks: PLS-TAG-002 when it is a batched message whose tags
-    share none of the subscription's (the filter must let the batch through)."""
+    share none of the subscription's (the filter must let the batch through); PLS-TAG-003 when the subscription's
+    own tags let it through and a consumer that joined giving other tags would not (the broker took the joiner's)."""
     subs = w.subscriptions_of(handle)
-    return ["PLS-TAG-002"] if len(subs) == 1 and _batched_past_tags(w, subs[0], pos) else []
+    if len(subs) != 1:
+        return []
+    return ((["PLS-TAG-002"] if _batched_past_tags(w, subs[0], pos) else [])
+            + (["PLS-TAG-003"] if _joined_tags_reject(w, subs[0], pos) else []))
 
 
 _dlq_gone = _forbidding("PLS-DLQ-002", "ack-resurrection", _dead_lettered, "dead-lettered")
@@ -1104,7 +1172,7 @@ def txn_timeout_releases(w: Watch, r: Receipt) -> list[Finding]:
 RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
     fault_acked_stays_acked, fault_nothing_lost, fault_delayed_kept,
     ack_individual, ack_cumulative, ttl_expired_gone, ttl_delivered_not_redelivered, np_no_redelivery,
-    np_connected_only, tag_filtered, tag_batch_unfiltered, dlq_n_plus_one, dlq_shared_only, compacted_latest_per_key, compacted_tombstone,
+    np_connected_only, tag_filtered, tag_batch_unfiltered, tags_fixed_at_creation, dlq_n_plus_one, dlq_shared_only, compacted_latest_per_key, compacted_tombstone,
     compacted_keyless_dropped, compacted_after_horizon, delayed_immediate_on_exclusive, nack_delay_floor,
     failover_partition_owner, retention_keeps_acked, sticky_key_routing, slot_routing, batch_redelivered_whole,
     batch_redelivered_unacked_only,

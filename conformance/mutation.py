@@ -713,11 +713,33 @@ def drop_delivery(history: History) -> list[Mutant]:
 
 
 def _subscription_tags(history: History) -> dict[tuple[str, str], frozenset[str]]:
-    """Under the tdmq profile, (topic, subscription) -> the tags create_subscription gave it."""
+    """Under the tdmq profile, (topic, subscription) -> the tags it was created with: create_subscription's
+    properties, or the subscription properties of the first consumer to subscribe (PLS-TAG-001/003)."""
+    return _tags_given(history)[0]
+
+
+def _joiner_tags(history: History) -> dict[tuple[str, str], list[frozenset[str]]]:
+    """Under the tdmq profile, (topic, subscription) -> the other tags consumers gave when they joined it after
+    it was created (PLS-TAG-003: the subscription keeps its own)."""
+    return _tags_given(history)[1]
+
+
+def _tags_given(history: History) -> tuple[dict[tuple[str, str], frozenset[str]], dict[tuple[str, str], list[frozenset[str]]]]:
+    created: dict[tuple[str, str], frozenset[str]] = {}
+    joined: dict[tuple[str, str], list[frozenset[str]]] = {}
     if history.header.profile.get("vendor") != vendors.TDMQ:
-        return {}
-    return {(e.op.args["topic"], e.op.args["subscription"]): vendors.subscription_tags(e.op.args.get("properties"))
-            for e in history.events if e.op.op == "create_subscription" and e.outcome.status == OK}
+        return created, joined
+    for e in history.events:
+        if e.outcome.status != OK or e.op.op not in ("create_subscription", "subscribe") or "topic" not in e.op.args:
+            continue
+        key = (e.op.args["topic"], e.op.args["subscription"])
+        given = e.op.args.get("properties" if e.op.op == "create_subscription" else "subscription_properties")
+        tags = vendors.subscription_tags(given)
+        if key not in created:
+            created[key] = tags
+        elif given is not None and tags != created[key]:
+            joined.setdefault(key, []).append(tags)
+    return created, joined
 
 
 def _batched_tag_rules(f: _Facts, h: _Handle, msg: Any) -> list[str]:
@@ -1945,10 +1967,12 @@ def redeliver_non_persistent(history: History) -> list[Mutant]:
 
 def deliver_tag_filtered(history: History) -> list[Mutant]:
     """Under the tdmq profile, a consumer of a subscription with tags (``create_subscription``
-    properties) gets a message whose tags share none of them (PLS-TAG-001): inserted after one of its
-    receives, as the message the producer's send stored."""
+    properties, or its first consumer's subscription properties) gets a message whose tags share none of
+    them (PLS-TAG-001; PLS-TAG-003 when a consumer that joined giving other tags would take it): inserted
+    after one of its receives, as the message the producer's send stored."""
     tags_of = _subscription_tags(history)
-    if not tags_of:
+    joiners = _joiner_tags(history)
+    if not any(tags_of.values()):
         return []
     f = facts(history)
     out = []
@@ -1969,7 +1993,9 @@ def deliver_tag_filtered(history: History) -> list[Mutant]:
             events.insert(i + 1, Event(Op(0, "receive", {"consumer": h.name, "timeout_ms": 1000}),
                                        Outcome.ok({"message": observed.to_json()}), base.t_end_ms, base.t_end_ms + 1.0))
             _shift_after(events, i + 1, 1.0)
-            m = _mutant(f, events, "deliver_tag_filtered", (base.step,), ("PLS-TAG-001",),
+            # PLS-TAG-003 when a consumer that joined giving other tags would have let it through
+            joined = any(vendors.tag_accepts(tags, other) for other in joiners.get((h.topic, h.args.get("subscription", "")), ()))
+            m = _mutant(f, events, "deliver_tag_filtered", (base.step,), ("PLS-TAG-003" if joined else "PLS-TAG-001",),
                         f"after step {base.step}: {h.name} got {label} (tags {', '.join(sorted(tags))}) on a subscription "
                         f"with tags {', '.join(sorted(wanted))}")
             if m:

@@ -104,6 +104,29 @@ def _broker_version_of(target: Target) -> str | None:
     return found() if callable(found) else found
 
 
+def _outside_releases(case: Case, target: Target, version: str | None, client: str) -> str:
+    """Why a live target is outside the releases the case is written for (its ``brokers`` and ``java_clients``),
+    or "" when it is inside them (or the target is the model, or a release cannot be read)."""
+    from reference_model.rules import version_in
+
+    if getattr(target, "name", None) == "model":
+        return ""
+    java = getattr(target, "java_driver_version", None)
+    checks = [("broker", version, case.brokers, "brokers")]
+    if client in ("java", "mixed") and callable(java):
+        checks.append(("Java client", java(), case.java_clients, "java_clients"))
+    for what, release, spec, key in checks:
+        if not release or spec == "*":
+            continue
+        try:
+            inside = version_in(str(release), spec)
+        except ValueError:
+            continue  # a line or a custom build: the case's rules decide
+        if not inside:
+            return f"the case is written for {what} releases {spec} (its {key}), and this run's is {release}"
+    return ""
+
+
 def _rule_applies(rule_id: str, version: str, client: str, vendor: str = "apache") -> bool:
     """Registry ``applies``; a rule unknown to the registry or an unreadable version counts as applying."""
     from reference_model.rules import applies, rule
@@ -181,6 +204,9 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules},
                           message=f"the case is written for the {case.written_for} profile, and this run is {vendor} "
                                   f"(run it with --profile {case.written_for})")
+    outside = _outside_releases(case, target, version, client)
+    if outside:
+        return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules}, message=outside)
     if case.rules and not any(_rule_applies(r, version, client, vendor) if version else _vendor_has(r, vendor)
                               for r in case.rules):
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules},

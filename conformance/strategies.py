@@ -866,6 +866,9 @@ def _consumer_options(b: TraceBuilder, args: dict[str, Any]) -> bool:
             args["enable_retry"] = True
         if b.on("java_handles") and b.c.flag(0.3):
             args["priority_level"] = b.c.integer(0, 2)
+        if b.on("java_handles") and b.c.flag(0.15):
+            # PIP-105 subscription properties: tags under the tdmq profile, kept from the subscription's creator
+            args["subscription_properties"] = {tag: "1" for tag in b.pick((("a",), ("b",), ("a", "b")))}
         if b.on("java_handles") and b.c.flag(0.3):
             args["subscription_mode"] = b.pick(("Durable", "NonDurable"))
             may_refuse = True  # a non-durable one named like a durable subscription: NotAllowedError (PLS-SUB-008)

@@ -176,6 +176,9 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "key_shared": _arg(_DICT),  # {"mode": "AutoSplit"|"Sticky", "allow_out_of_order": bool, "ranges": [[s, e], ...]}
         "topics_pattern": _arg(_STR),  # a regex over short topic names in the trace's namespace
         "enable_retry": _arg(_BOOL),  # Java client retry letter topic (reconsume_later)
+        # PIP-105 subscription properties, kept only by the consumer that creates the subscription (tags under the
+        # tdmq profile: PLS-TAG-001/003); Java only (pulsar-client 2.10 on)
+        "subscription_properties": _arg(_DICT),
         "read_compacted": _arg(_BOOL),
         "subscription_mode": _arg(_STR, choices=SUBSCRIPTION_MODES),  # NonDurable: Java only
         "priority_level": _arg(_INT),  # 0 is the highest priority; Java only

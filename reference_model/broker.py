@@ -278,6 +278,9 @@ class Subscription:
         # from it (position -> why); the cursor counts them acked
         self.tags: frozenset[str] = frozenset()
         self.tag_rejected: dict[int, str] = {}
+        # PLS-TAG-003 (tdmq profile): the other tags consumers that joined later gave (handle -> tags); the
+        # subscription keeps the tags it was created with
+        self.other_tags: dict[str, frozenset[str]] = {}
 
     # SubscriptionView
     def n_entries(self) -> int:
@@ -958,6 +961,9 @@ class Broker(FeatureOps, SchemaOps):
                     return joined
         if sub is None and topic is not None and args.get("initial_position", "Latest") == "Latest":
             self.check_no_async_in_flight(topic.full, "a subscription created at Latest")
+        if (self.profile.tag_filtering and args.get("subscription_properties")
+                and not names.is_persistent(full if isinstance(full, str) else "")):
+            raise NotModelledError("tags on a non-persistent topic's subscription (the tag filter there is not measured)")
         yield  # decided: the consumer joins the subscription
         topic = self._topic(args["topic"], create=True, at=at)
         if sub is None:
@@ -975,8 +981,16 @@ class Broker(FeatureOps, SchemaOps):
             self.removed_non_durable.discard((topic.full, config.subscription))
             topic.subscriptions[config.subscription] = sub
             start_rule = sub.start_rule
+            # PLS-TAG-001: the first consumer's subscription properties are the new subscription's (its tags)
+            sub.tags = vendors.subscription_tags(args.get("subscription_properties"))
+            for pos in range(sub.cursor.mark_delete + 1, len(topic.entries)):
+                self._tag_filter(sub, pos)
         else:
             start_rule = "PLS-SUB-005"  # PLS-SUB-004: initial position ignored; resume (PLS-SUB-005)
+            # PLS-TAG-003: a subscription that exists keeps its properties, whatever a joining consumer gives
+            given = vendors.subscription_tags(args.get("subscription_properties"))
+            if "subscription_properties" in args and given != sub.tags:
+                sub.other_tags[config.handle] = given
         if sub.dispatcher is None or not sub.dispatcher.connected():
             # The type is fixed by the first connected consumer; a new dispatcher each time.
             sub.dispatcher = self._new_dispatcher(sub_type, sub)
@@ -1086,8 +1100,12 @@ class Broker(FeatureOps, SchemaOps):
             # the Java API takes a received Message (Consumer#reconsumeLater(Message, ...)), not an id: the driver
             # refuses an op naming a message its consumer never received (Java 4.0.8 campaign, 27 Nov 2026,
             # regression pls-sub-001-unexpected-rejection-ef7e5c11dc03)
+            # certain only for a message the model knows: one it does not (sent by an op it did not follow, e.g. on a
+            # producer whose connection a fenced send may have closed) may have reached this consumer unseen by it
+            # (model campaign, 28 Nov 2026: regression pls-retry-001-missing-rejection-2f0a6cda9abe)
             return Rejected("OtherError", "PLS-RETRY-001", f"{handle} has not received {args['message']}: the Java "
-                            "client's reconsumeLater takes a received Message, not an id")
+                            "client's reconsumeLater takes a received Message, not an id",
+                            certain=args["message"] in self.labels)
         resolved = self._resolve(handle, args["message"])
         if isinstance(resolved, Rejected):
             return resolved

@@ -118,6 +118,9 @@ class Profile:
     # PLS-SUB-007 / PLS-SHARED-003 / PLS-FAILOVER-005: Java-only consumer settings.
     non_durable_supported: bool = False
     priority_level_supported: bool = False
+    # PLS-TAG-003: a consumer that gives subscription properties (PIP-105, ConsumerBuilder#subscriptionProperties,
+    # pulsar-client 2.10.0 on); the Python client has no such setting
+    subscription_properties_supported: bool = False
     # PLS-TXN-006: pulsar-client (Python) 3.13.0 has transaction errors but no way to begin one.
     transactions_supported: bool = False
     # broker >= 4.1 (PIP-391) enables batch index ack by default (batching is not modelled).
@@ -308,6 +311,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             cumulative_type_check_first=True,  # PLS-ACK-006
             non_durable_supported=True,  # PLS-SUB-007
             priority_level_supported=True,  # PLS-SHARED-003, PLS-FAILOVER-005
+            subscription_properties_supported=True,  # PLS-TAG-003
             transactions_supported=True,  # PLS-TXN-006
             schema_types=("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME"),
             schema_types_sent=("STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME"),
@@ -321,6 +325,9 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
         # the first sequence id; 2.11.0 on sorts BatchMessageContainerImpl sequence ids: bytecode of both). Live
         # 2.10.5 with the Java client 2.10.5, 27 Nov 2026 (case batch-key-based-java).
         profile = replace(profile, key_batch_order="first", single_message_batch_unbatched=False)
+    if kind == "java" and java_release is not None and java_release < (2, 10, 0):
+        # PLS-TAG-003: ConsumerBuilder#subscriptionProperties came with PIP-105 (2.10.0; absent from the 2.7.4 API)
+        profile = replace(profile, subscription_properties_supported=False)
     if broker in ("4.1", "5.x"):
         profile = replace(profile, broker_batch_index_ack_default=True, shared_close_increments_redelivery_count=None)
     profile = replace(profile, **_java_client_settings(java_release))
@@ -370,6 +377,7 @@ CLIENT_ONLY_SETTINGS = {
         ("ack_timeout_tick_ms", "PLS-ACKTIMEOUT-004", "settable ack-timeout tick", "ack_timeout_tick_settable"),
         ("priority_level", "PLS-SHARED-003", "consumer priority levels", "priority_level_supported"),
         ("enable_retry", "PLS-RETRY-001", "retry letter topic", "retry_letter_supported"),
+        ("subscription_properties", "PLS-TAG-003", "subscription properties on subscribe", "subscription_properties_supported"),
     ),
     "create_producer": (
         ("hashing_scheme", "PLS-ROUTE-004", "choice of hashing scheme", "hashing_scheme_supported"),
@@ -387,7 +395,8 @@ def client_refusal(op: str, args: Mapping[str, Any], profile: Profile) -> tuple[
     Java-only argument); the client refuses it with InvalidArgument. None: nothing to refuse."""
     for arg, rule, what, flag in CLIENT_ONLY_SETTINGS.get(op, ()):
         if arg in args and not getattr(profile, flag):
-            return rule, f"the {profile.client} client has no {what}; {arg} needs the Java client"
+            needs = "a newer Java client release" if profile.client == "java" else "the Java client"
+            return rule, f"the {profile.client} client has no {what}; {arg} needs {needs}"
     if op == "subscribe" and not profile.non_durable_supported and args.get("subscription_mode", "Durable") != "Durable":
         return "PLS-SUB-007", f"the {profile.client} client has no non-durable subscriptions; subscription_mode NonDurable needs the Java client"
     if op == "subscribe" and not profile.retry_letter_supported and (args.get("dead_letter") or {}).get("retry_topic"):

@@ -1030,6 +1030,24 @@ RULES = RULES + (
               "tdmq-tags-batched-unfiltered). Judged where the message is owed: a lost one is this rule's "
               "lost-message."),
     ),
+    Rule(
+        id="PLS-TAG-003", area="TAG",
+        title=("Under the tdmq profile, a subscription keeps the tags it was created with: a consumer that joins it "
+               "giving other tags (subscription properties) neither adds nor replaces them"),
+        source="https://www.tencentcloud.com/document/product/1110/46518",
+        quote="", status="tentative", applies_to=AppliesTo("*", ("java",), ("tdmq",)),
+        note=("TDMQ's developer guide (docs/research/tdmq-profile.md, T4 and T9): every consumer of a subscription must "
+              "give the same tags, else the filter rules 'overwrite each other', and a subscription's tags cannot be "
+              "changed once set (unsubscribe and subscribe anew). Which consumer's tags win is not documented; on Apache "
+              "Pulsar the subscription properties are the creator's: PersistentTopic#getDurableSubscription keeps an "
+              "existing subscription as it is and passes a joining consumer's subscriptionProperties nowhere (the "
+              "admin API's create-subscription and the first consumer's subscribe set them; PIP-105, 2.10.0). The model "
+              "takes T9 for the rule: the creator's tags filter for every consumer. Java only: the Python client cannot "
+              "give subscription properties (ConsumerBuilder#subscriptionProperties, pulsar-client 2.10 on), so a Python "
+              "handle, or a Java client before 2.10, refuses them with InvalidArgument. A message the creator's tags "
+              "reject but a joining consumer's accept is this rule's when it is delivered; one they accept but a joining "
+              "consumer's reject is this rule's when it is owed and never comes (case tdmq-tags-consumers-differ)."),
+    ),
     # ---- batching (reference_model/batching.py) ------------------------------------------
     Rule(
         id="PLS-BATCH-001", area="BATCH",

@@ -5,7 +5,7 @@ Tencent Cloud's TDMQ for Pulsar (docs/research/tdmq-profile.md cites every page)
 rules are reproduced on Apache Pulsar by the project's reference tag filter
 (``fixtures/entry_filters/TagFilter.java``, a PIP-105 entry filter) and by the broker setting
 ``delayedDeliveryMaxDelayInMillis``.
-Rule ids: PLS-TAG-001 (tags), PLS-TAG-002 (batches are not filtered), PLS-DELAY-007 (the delay limit, an Apache rule the profile sets).
+Rule ids: PLS-TAG-001 (tags), PLS-TAG-002 (batches are not filtered), PLS-TAG-003 (tags fixed at creation), PLS-DELAY-007 (the delay limit, an Apache rule the profile sets).
 
 A profile is chosen per run (``pulsar-conformance run --profile apache|tdmq``) and recorded in the
 history header's ``profile`` object as ``vendor``; ``reference_model.profiles.profile_for`` applies
@@ -28,10 +28,17 @@ Tag filtering (TDMQ developer guide, "Message Tag Filtering", tencentcloud.com/d
    ``tdmq-tags-batched-unfiltered``). A Java producer sends a lone message unbatched
    (PLS-BATCH-008): that one is filtered.
 
-Not modelled: consumers of one
-subscription giving different tags (TDMQ: "must use the same tags", a requirement on users; the
-Python client cannot give subscription properties, so traces set them with the admin API); the
-retry count and reconsumeLater levels of TDMQ's guide (docs/research/tdmq-profile.md, sections
+5. A subscription keeps the tags it was created with (PLS-TAG-003; TDMQ T4 "every consumer of a
+   subscription must use the same tags" and T9 "the tags cannot be changed"): they come from the admin
+   API's create-subscription or from the subscription properties of the consumer that creates it
+   (``subscribe``'s ``subscription_properties``, Java only: the Python client has no such setting); a
+   consumer that joins later giving other tags changes nothing. TDMQ leaves open which consumer's tags
+   win; Apache's PersistentTopic#getDurableSubscription keeps an existing subscription's properties.
+   Measured 28 Nov 2026 on 4.0.8 with the Java client and the project's filter (case
+   ``tdmq-tags-consumers-differ``).
+
+Not modelled: tags on a non-persistent topic's subscription (NotModelledError: whether the filter runs
+there is not measured); the retry count and reconsumeLater levels of TDMQ's guide (docs/research/tdmq-profile.md, sections
 1.3-1.4); TDMQ's SQL-92 filters. TDMQ's retry/DLQ names by cluster generation are the Apache Java
 client's by release (``profiles.Profile.java_retry_names_by_topic``: <sub>-RETRY before 2.8,
 <topic>-<sub>-RETRY after; measured with the Java clients 2.7.4 and 2.10.5).

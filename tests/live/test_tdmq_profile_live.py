@@ -90,3 +90,30 @@ def test_a_broker_without_the_limit_fails_the_delay_rule(pulsar_broker):
 
     result = _run(pulsar_broker, "java", DELAY_CASE_ID)
     assert result.rule_verdicts["PLS-DELAY-007"] == FAIL, result.failure_text()
+
+
+JOIN_CASE_ID = "tdmq-tags-consumers-differ"
+
+
+@pytest.mark.rule("PLS-TAG-003")
+def test_a_subscription_keeps_its_creators_tags_under_the_tdmq_profile(tdmq_endpoint):
+    """c2 joins s (created with the tag a) giving the tag b: it gets m-a and m-plain, never m-b."""
+    from conformance.runner import PASS
+
+    result = _run(tdmq_endpoint, "java", JOIN_CASE_ID)
+    assert result.status == PASS, result.failure_text()
+    assert result.rule_verdicts["PLS-TAG-003"] == PASS
+    assert result.rule_verdicts["PLS-TAG-001"] == PASS
+
+
+@pytest.mark.rule("PLS-TAG-003")
+def test_a_broker_without_the_filter_fails_the_kept_tags_rule(pulsar_broker):
+    """On the plain broker m-b (tag b, which the joiner c2 gave) reaches c2: PLS-TAG-003 FAILs on it, and m-c
+    (tag c, which neither gave) FAILs PLS-TAG-001."""
+    from conformance.runner import FAIL
+
+    result = _run(pulsar_broker, "java", JOIN_CASE_ID)
+    assert result.rule_verdicts["PLS-TAG-003"] == FAIL, result.failure_text()
+    failed = [v for v in result.verdicts if v.rule_id == "PLS-TAG-003" and v.status == FAIL]
+    assert failed and "m-b" in failed[0].explanation
+    assert result.rule_verdicts["PLS-TAG-001"] == FAIL

@@ -119,3 +119,41 @@ def test_the_filter_reads_no_tags_on_a_batch():
     from reference_model import vendors
     assert vendors.filtered_tags({"a": "TAGS", "k": "v"}, batched=False) == frozenset({"a"})
     assert vendors.filtered_tags({"a": "TAGS"}, batched=True) == frozenset()
+
+
+def _joined(client: str, java_client: str | None = None) -> list:
+    """c1 creates s giving the tag a and leaves; c2 joins s giving the tag b (TDMQ T4, T9)."""
+    ops = [
+        ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Shared",
+                       "subscription_properties": {"a": "1"}}),
+        ("close", {"handle": "c1"}),
+        ("subscribe", {"consumer": "c2", "topic": "t", "subscription": "s", "type": "Shared",
+                       "subscription_properties": {"b": "1"}}),
+        ("create_producer", {"producer": "p1", "topic": "t"}),
+        ("send", {"producer": "p1", "payload": "m-a", "properties": {"a": "TAGS"}}),
+        ("send", {"producer": "p1", "payload": "m-b", "properties": {"b": "TAGS"}}),
+        ("receive", {"consumer": "c2", "timeout_ms": 500}),
+        ("receive", {"consumer": "c2", "timeout_ms": 500}),
+    ]
+    trace = Trace(TraceHeader(trace_id="tags-joined", title="tags", profile={"vendor": "tdmq"}),
+                  tuple(Op(i, op, args) for i, (op, args) in enumerate(ops, start=1)))
+    profile = profile_for("4.0.8", client, {"vendor": "tdmq"}, java_client=java_client)
+    return list(ModelTarget(profile).run(trace).events)
+
+
+def test_a_subscription_keeps_the_tags_it_was_created_with():
+    """PLS-TAG-003: the joiner's tag b changes nothing: c2 gets m-a (the creator's tag) and never m-b."""
+    events = _joined("java")
+    got = [(e.outcome.value or {}).get("message") and e.outcome.value["message"]["payload"]
+           for e in events if e.op.op == "receive"]
+    assert got == ["m-a", None]
+
+
+@pytest.mark.parametrize("client,java_client", [("python", None), ("java", "2.7.4")])
+def test_subscription_properties_need_a_java_client_from_2_10(client, java_client):
+    """The Python client has no subscription properties, nor had the Java client before PIP-105 (2.10.0)."""
+    assert profile_for("4.0.8", client, java_client=java_client).subscription_properties_supported is False
+    assert profile_for("4.0.8", "java", java_client="2.10.5").subscription_properties_supported is True
+    refused = _joined(client, java_client)[0].outcome
+    assert (refused.status, refused.error) == ("rejected", "InvalidArgument"), refused
+    assert "subscription properties" in refused.detail

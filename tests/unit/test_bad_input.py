@@ -144,6 +144,8 @@ CASE_ROWS = {
     "case-unknown-handle": (CASE.replace("ack_cumulative: {consumer: c1", "ack_cumulative: {consumer: c9"),
                             ["step 7", "'c9'", "not live", "create a handle"]),
     "case-bad-profile": (CASE + "profile: {no_such_field: 1}\n", ["profile", "no_such_field", "fix the case"]),
+    "case-bad-brokers": (CASE + 'brokers: "newer than 3"\n', ["brokers", "bad broker version clause", "fix the case"]),
+    "case-java-clients-not-a-string": (CASE + "java_clients: 2.11\n", ["java_clients is 2.11", "release spec", "fix the case"]),
 }
 
 

@@ -1,6 +1,7 @@
 package io.pulsarconformance.driver;
 
 import java.lang.reflect.Method;
+import java.util.Map;
 import org.apache.pulsar.client.api.ConsumerBuilder;
 import org.apache.pulsar.client.api.DeadLetterPolicy;
 import org.apache.pulsar.client.api.ProducerBuilder;
@@ -8,7 +9,7 @@ import org.apache.pulsar.client.api.ProducerBuilder;
 /**
  * Client APIs newer than the oldest pulsar-client the driver builds against (2.7.4), reached by name so one
  * driver source compiles against every release: {@code ProducerAccessMode} (PIP-68, 2.8), redelivery backoffs
- * ({@code RedeliveryBackoff}, 2.10), the dead-letter policy's {@code initialSubscriptionName} (2.10), the
+ * ({@code RedeliveryBackoff}, 2.10), the dead-letter policy's {@code initialSubscriptionName} (2.10), consumer subscription properties (2.10), the
  * murmur3 key hash class ({@code Murmur3Hash32}; 2.7 calls it {@code Murmur3_32Hash}) and the transaction id
  * getter. An op that needs an API the client lacks is refused with {@code InvalidArgument}, naming it.
  */
@@ -78,6 +79,11 @@ final class ClientCompat {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** PIP-105 subscription properties (2.10): the broker keeps them only on the subscription this consumer creates. */
+    static void subscriptionProperties(ConsumerBuilder<?> builder, Map<String, String> properties) {
+        call(builder, "subscriptionProperties", new Class<?>[] {Map.class}, properties);
     }
 
     static void initialSubscriptionName(DeadLetterPolicy.DeadLetterPolicyBuilder policy, String name) {

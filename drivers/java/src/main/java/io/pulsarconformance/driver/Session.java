@@ -116,7 +116,7 @@ final class Session {
             "subscription", "type", "initial_position", "consumer_name", "receiver_queue_size", "nack_delay_ms",
             "ack_timeout_ms", "ack_timeout_tick_ms", "ack_timeout_backoff", "start_message_id_inclusive",
             "batch_index_ack", "dead_letter", "nack_backoff", "key_shared", "enable_retry", "read_compacted",
-            "subscription_mode", "priority_level", "client", "schema");
+            "subscription_mode", "priority_level", "subscription_properties", "client", "schema");
     private static final Set<String> MESSAGE_REF = Set.of("consumer", "message", "message_id", "txn");
     private static final Set<String> RECONSUME = Set.of("consumer", "message", "message_id", "delay_ms");
     private static final Set<String> SEEK = Set.of("consumer", "position", "message_id", "timestamp", "message");
@@ -491,6 +491,10 @@ final class Session {
         }
         if (a.has("priority_level")) {
             b.priorityLevel(a.optInt("priority_level"));
+        }
+        Map<String, String> subscriptionProperties = a.optStringMap("subscription_properties");
+        if (subscriptionProperties != null) {
+            ClientCompat.subscriptionProperties(b, subscriptionProperties);
         }
         Consumer<byte[]> consumer = b.subscribe();
         consumers.put(handle, new ConsumerHandle(consumer, topics, new HashMap<>()));
