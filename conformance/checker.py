@@ -212,7 +212,7 @@ _OWING_RULES = frozenset({"PLS-EXCL-002", "PLS-SHARED-001", "PLS-FAILOVER-002", 
                           "PLS-NACK-001", "PLS-NACK-002", "PLS-NACK-003", "PLS-NACK-004", "PLS-NACK-005",
                           "PLS-ACKTIMEOUT-002", "PLS-ACKTIMEOUT-004", "PLS-ACKTIMEOUT-005", "PLS-REDELIVER-001",
                           "PLS-SHARED-002", "PLS-BATCH-006", "PLS-DLQ-002", "PLS-RETRY-003", "PLS-COMPACT-001",
-                          "PLS-COMPACT-004", "PLS-NP-004", "PLS-TXN-009"}) | _DELAY_RULES
+                          "PLS-COMPACT-004", "PLS-NP-004", "PLS-TXN-009", "PLS-RETRY-004"}) | _DELAY_RULES
 # Rules that say where delivery starts (a subscription's initial position, a reconnect, a seek):
 # broken by a lost message only when it is the first one owed since that start.
 _START_RULES = frozenset({"PLS-SUB-002", "PLS-SUB-003", "PLS-SUB-005", "PLS-SUB-007", "PLS-SEEK-001", "PLS-SEEK-002",

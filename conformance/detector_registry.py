@@ -282,6 +282,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-RETRY-003", CHECK_RETRY_COPY, (R, RN),
      "Violated if a reconsume_later whose RECONSUMETIMES would exceed maxRedeliverCount (16 without a dead-letter "
      "policy) does not put the copy on the dead-letter topic, or the copy there differs from the original."),
+    ("PLS-RETRY-004", RECEIVE, (R,),
+     "Violated if the original of a reconsume_later the broker refused is not delivered again on its Shared "
+     "subscription within the timing band, with its count one higher."),
     # ------------------------------------------------------------------ chunking
     ("PLS-CHUNK-001", _det("chunked_whole"), (R,),
      "Violated if a message sent in chunks reaches the consumer as anything but one message with the whole payload "
@@ -358,9 +361,10 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-DELAY-006", FEATURE_FLUSH, ("flush",),
      "Violated if a delayed message is written in a batch with other messages, or after a batch that was still "
      "being filled when it was sent (relative ids of the flush differ from the model's)."),
-    ("PLS-DELAY-007", REJECTION, ("send",),
-     "Violated if a send whose delay exceeds the broker's delayedDeliveryMaxDelayInMillis is stored instead of "
-     "refused with NotAllowedError, or one within the limit is refused."),
+    ("PLS-DELAY-007", REJECTION, ("send", "reconsume_later"),
+     "Violated if a send (or a reconsume_later's retry copy) whose delay exceeds the broker's "
+     "delayedDeliveryMaxDelayInMillis is stored instead of refused with NotAllowedError, or one within the limit is "
+     "refused."),
     # ------------------------------------------------------------------ batching
     ("PLS-BATCH-001", FEATURE_FLUSH, ("flush",),
      "Violated if the messages of one batch do not share one entry with batch indexes 0..n-1 in send order "

@@ -34,7 +34,7 @@ after the acks that unblocked a consumer under maxUnackedMessagesPerConsumer). T
 PLS-TXN-001/002/003 (``deliver_through_transaction``: an empty receive shows a message of an open or an
 aborted transaction, or one held back behind an open transaction's first message), PLS-TXN-005
 (``keep_held_after_timeout``), PLS-TXN-007/008 (``deliver_acked`` of a message acked in a transaction,
-open or committed), PLS-TXN-009 (``drop_abort_redelivery``), PLS-TXN-004/006/010/011 (refusals accepted or
+open or committed), PLS-TXN-009 (``drop_abort_redelivery``), PLS-RETRY-004 (``drop_failed_reconsume_redelivery``), PLS-TXN-004/006/010/011 (refusals accepted or
 misnamed). Schemas: the registry's refusals accepted or misnamed (``_schema_rejection_rules``: PLS-SCHEMA-004/005/
 007/008/010/015/016/019/020/022, and PLS-SCHEMA-024 for the Python client's InvalidArgument on KEY_VALUE /
 AUTO_CONSUME), ``refuse_schema_admission`` (an admitted producer or consumer that meets a schema refused with
@@ -2462,6 +2462,36 @@ def drop_abort_redelivery(history: History) -> list[Mutant]:
     return out
 
 
+def drop_failed_reconsume_redelivery(history: History) -> list[Mutant]:
+    """After a reconsume_later the broker refused (its retry copy delayed past the broker's limit), the first
+    receive of that consumer that got the original back gets nothing, waiting past the dispatch band
+    (PLS-RETRY-004)."""
+    f = facts(history)
+    tol = _tol(f)
+    out = []
+    for k, failed in enumerate(history.events):
+        if failed.op.op != "reconsume_later" or failed.outcome.status != REJECTED or failed.outcome.error != "NotAllowedError":
+            continue
+        handle, label = failed.op.args["consumer"], failed.op.args["message"]
+        for i in range(k + 1, len(history.events)):
+            e = history.events[i]
+            if e.op.op != "receive" or e.op.args.get("consumer") != handle:
+                continue
+            got = (e.outcome.value or {}).get("message")
+            if not got or got["payload"] != label or e.t_start_ms > failed.t_end_ms + tol.dispatch_latency_ms:
+                break
+            events = list(history.events)
+            events[i] = _with_message(e, None)
+            due = failed.t_end_ms + tol.dispatch_latency_ms
+            _set_end(events, i, max(e.t_start_ms + e.op.args.get("timeout_ms", 0), due + tol.dispatch_latency_ms + 1))
+            m = _mutant(f, events, "drop_failed_reconsume_redelivery", (e.step,), ("PLS-RETRY-004",),
+                        f"step {e.step}: {label}, whose reconsume_later failed at step {failed.step}, never came back")
+            if m:
+                out.append(m)
+            break
+    return out
+
+
 # --------------------------------------------------------------------------- feature lies (batches, chunks, dedup)
 
 
@@ -3310,6 +3340,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "read_tombstone": read_tombstone,
     "redeliver_non_persistent": redeliver_non_persistent,
     "deliver_tag_filtered": deliver_tag_filtered,
+    "drop_failed_reconsume_redelivery": drop_failed_reconsume_redelivery,
     "cumulative_ack_partial": cumulative_ack_partial,
     "change_message_field": change_message_field,
     "change_send_id": change_send_id,

@@ -91,7 +91,7 @@ from reference_model.feature_ops import FeatureOps
 from reference_model.schema_ops import SchemaOps
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model import dead_letter as dl
-from reference_model import faults, feature_state, non_persistent, vendors
+from reference_model import delayed, faults, feature_state, non_persistent, vendors
 from reference_model.profiles import Profile, client_refusal, handle_profile, profile_for
 from reference_model.redelivery import JavaNackTracker, check_ack_timeout, check_ack_timeout_tick, multiplier_backoff_ms
 from reference_model.rejections import ModelError, NotModelledError, Rejected
@@ -588,6 +588,13 @@ class Broker(FeatureOps, SchemaOps):
             self.txns[txn.name] = txns.failed(txn)  # PLS-TXN-011: it can no longer commit
         if txn is not None and refused.error == "TransactionHasOperationFailed" and txn.state == txns.OPEN:
             self._end_txn(txn, txns.ABORTED, at or Span.at(self.now))  # the Java client aborts it
+        if op == "reconsume_later" and refused.rule == "PLS-DELAY-007":
+            # PLS-RETRY-004: the client asks for the original again at once (redeliverUnacknowledgedMessages({id}))
+            resolved = self._resolve(args["consumer"], args["message"])
+            if not isinstance(resolved, Rejected):
+                _, sub, pos = resolved
+                sub.dispatcher.redeliver_positions(args["consumer"], [pos], at or Span.at(self.now), "PLS-RETRY-004",
+                                                   f"the failed reconsume_later of {args['message']}")
         if op == "send" and refused.rule == "PLS-ACCESS-004" and args.get("producer") in self.producers:
             self.pfx.setdefault(args["producer"], feature_state.ProducerFeatures()).fence_known = True
         if op != "send" or (refused.error != "MessageTooBig" and refused.rule != "PLS-DELAY-007"):
@@ -1110,7 +1117,6 @@ class Broker(FeatureOps, SchemaOps):
         if isinstance(resolved, Rejected):
             return resolved
         config, sub, pos = resolved
-        yield  # decided: the copy goes to the retry (or dead-letter) topic
         original = sub.topic.entries[pos]
         mid = original.message_id
         origin = dl.java_message_id_text(mid.ledger, mid.entry, mid.partition, mid.batch_index)
@@ -1118,7 +1124,25 @@ class Broker(FeatureOps, SchemaOps):
         props = dl.retry_properties(dict(original.properties), origin, dl.strip_partition_suffix(sub.topic.full), sub.name, delay,
                                     real_subscription=self.profile.java_real_subscription,
                                     origin_message_id=self.profile.java_origin_message_id)
-        if dl.reconsume_goes_to_dead_letter(props, policy.max_redeliver):
+        to_dead_letter = dl.reconsume_goes_to_dead_letter(props, policy.max_redeliver)
+        if not to_dead_letter and delay > 0 and names.is_persistent(policy.retry_topic):
+            # PLS-DELAY-007: the retry copy is a delayed message (deliverAfter(delay)); a broker with
+            # delayedDeliveryMaxDelayInMillis refuses one delayed past it, and ConsumerImpl#doReconsumeLater fails
+            # with that error without acking the original (TDMQ: a reconsumeLater delay is 1..864 000 s, R8)
+            too_far = delayed.exceeds_max_delay((at.start + delay, at.end + delay), (at.start, at.end),
+                                                self.profile.delayed_max_delay_ms)
+            if too_far is not False:
+                if sub.dispatcher is None or sub.dispatcher.type_name != "Shared":
+                    # PLS-RETRY-004: elsewhere the failed reconsumeLater makes the client redeliver everything unacked
+                    raise NotModelledError("a reconsume_later the broker refuses on a non-Shared subscription (the "
+                                           "client then redelivers every unacked message)")
+                if too_far is None:
+                    raise NotModelledError("a reconsume_later delayed by about delayedDeliveryMaxDelayInMillis "
+                                           "(refused or not, the original's redelivery differs)")
+                return Rejected("NotAllowedError", "PLS-DELAY-007", "Exceeds max allowed delivery delay of "
+                                f"{self.profile.delayed_max_delay_ms} milliseconds")
+        yield  # decided: the copy goes to the retry (or dead-letter) topic
+        if to_dead_letter:
             # PLS-RETRY-003: past maxRedeliverCount the copy goes to the dead-letter topic, at once
             target = self._dead_letter_topic(policy.dead_letter_topic, policy.initial_subscription, at)
             kind, deliver_at = "retry-dlq", None
@@ -1531,6 +1555,17 @@ class Broker(FeatureOps, SchemaOps):
         if isinstance(found, Rejected):
             return found
         self._check_redeliver_past_dead_letter(args["consumer"])
+        if not self.profile_of(args["consumer"]).redeliver_keeps_receiver_queue:
+            for _, sub in self.attachments(args["consumer"]):
+                mine = self.received_labels.get(args["consumer"], set())
+                if not names.is_persistent(sub.topic.full) and any(
+                        sub.label(p) not in mine for p in sub.unacked_positions()):
+                    # non_persistent rule 2: the Java client clears its receiver queue and the broker sends nothing
+                    # again, so a message its application had not received is lost if it had reached the queue and
+                    # comes if it was still on its way (live 4.0.8, Java campaign, 28 Nov 2026, 3/3: two sends, a
+                    # redeliver_unacked, nothing came; regression pls-sub-002-lost-message-382b134173a5)
+                    raise NotModelledError(f"a Java redeliver_unacked on non-persistent {sub.topic.short} with messages "
+                                           "its application has not received (cleared from its queue, never resent)")
         yield  # decided: the consumer asks for its unacked messages again
         for config, sub in self.attachments(args["consumer"]):
             sub.dispatcher.redeliver_unacked(config.handle, at)

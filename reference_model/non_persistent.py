@@ -16,7 +16,11 @@ Rule ids: PLS-NP-001 .. PLS-NP-004 (and PLS-CHUNK-006, PLS-COMPACT-005 for the c
    closes, nothing its application had not received comes to the next one (``lost_on_close``; live 3.3.6, 27 Nov
    2026, 3/3: m1 sent to a Failover consumer, the consumer closed, a consumer of the same subscription got
    nothing; regression pls-sub-005-lost-message-11aa0492b21b). With other consumers still connected, which
-   messages sat in the closing one's queue is not in the history: not modelled.
+   messages sat in the closing one's queue is not in the history: not modelled. A Java consumer's
+   redeliver_unacked clears its receiver queue too (the C++ client keeps it), and the broker sends nothing
+   again: a message its application had not received is lost if it had reached the queue, and still comes if it
+   was on its way; which, the history does not show, so that is not modelled either (live 4.0.8, Java
+   campaign, 28 Nov 2026, 3/3: regression pls-sub-002-lost-message-382b134173a5).
 3. Send and receive ids are ``(0, 0, partition, -1)`` for every message (PLS-NP-003).
 4. ``deliver_at`` / ``deliver_after`` are ignored: delivery is immediate (PLS-NP-004).
 

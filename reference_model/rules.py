@@ -782,6 +782,23 @@ RULES: tuple[Rule, ...] = (
               "when enableRetry has no dead-letter policy; that policy also dead-letters nacked messages after 16 "
               "redeliveries (PLS-DLQ-002). To be confirmed live (case retry-to-dlq-java)."),
     ),
+    Rule(
+        id="PLS-RETRY-004", area="RETRY",
+        title=("A reconsume_later whose copy the broker refuses fails with that error, does not ack the original, and "
+               "the client asks for the original again at once: on a Shared subscription it is redelivered with its "
+               "count one higher (java client only)"),
+        source=f"{_JCLI}ConsumerImpl.java#doReconsumeLater",
+        quote="", status="tentative", applies_to=_JAVA,
+        note=("ConsumerImpl#doReconsumeLater: the retry producer's sendAsync fails the result, and the result's "
+              "exceptionally handler logs 'Send to retry letter topic exception', removes the id from the unacked "
+              "tracker and calls redeliverUnacknowledgedMessages({id}) (the same in the bytecode of pulsar-client "
+              "2.7.4, 2.10.5 and 4.0.8). Live 4.0.8 with the Java client 4.0.8 and the tdmq profile's "
+              "delayedDeliveryMaxDelayInMillis, 28 Nov 2026: a reconsume_later delayed 10 days and 1 s failed with "
+              "NotAllowedError (PLS-DELAY-007) and the original came back on its Shared subscription with count 1 "
+              "(case tdmq-reconsume-later-delay-limit). Followed on Shared subscriptions only: elsewhere the client "
+              "redelivers everything unacked (redeliverUnacknowledgedMessages()), which the model does not follow "
+              "after a failed reconsume_later (NotModelledError). Tentative: one refusal cause measured."),
+    ),
 )
 
 

@@ -37,11 +37,20 @@ Tag filtering (TDMQ developer guide, "Message Tag Filtering", tencentcloud.com/d
    Measured 28 Nov 2026 on 4.0.8 with the Java client and the project's filter (case
    ``tdmq-tags-consumers-differ``).
 
+Retry and dead-letter rules of TDMQ's guide (docs/research/tdmq-profile.md, section 1.3) that are the
+Apache Java client's, judged by Apache's rules under either profile: 16 retries by default, the 17th
+to the DLQ (RetryMessageUtil.MAX_RECONSUMETIMES, PLS-RETRY-003, case retry-to-dlq-java); the names by
+cluster generation, which are the Apache Java client's by release
+(``profiles.Profile.java_retry_names_by_topic``: <sub>-RETRY before 2.8, <topic>-<sub>-RETRY after;
+measured with the Java clients 2.7.4 and 2.10.5); a reconsumeLater delay of at most 864 000 s (R8), which
+is the 10-day delay limit applied to the retry copy, a delayed message: refused with NotAllowedError
+(PLS-DELAY-007), after which the client redelivers the original (PLS-RETRY-004; case
+tdmq-reconsume-later-delay-limit, live 4.0.8).
+
 Not modelled: tags on a non-persistent topic's subscription (NotModelledError: whether the filter runs
-there is not measured); the retry count and reconsumeLater levels of TDMQ's guide (docs/research/tdmq-profile.md, sections
-1.3-1.4); TDMQ's SQL-92 filters. TDMQ's retry/DLQ names by cluster generation are the Apache Java
-client's by release (``profiles.Profile.java_retry_names_by_topic``: <sub>-RETRY before 2.8,
-<topic>-<sub>-RETRY after; measured with the Java clients 2.7.4 and 2.10.5).
+there is not measured); reconsumeLater by level and the 2.6.1 clusters' lowercase -retry/-dlq names
+(TDMQ's own client and clusters: no Apache release has either, and no TDMQ source is public); TDMQ's
+SQL-92 filters.
 Choices: tags are sets of strings; the rules are pure functions over message and subscription
 properties.
 """

@@ -626,6 +626,17 @@ class SharedDispatcher:
         if handle in self.consumers:
             self.stale.setdefault(handle, []).append((self.next_fresh, self.sub.n_entries(), queued))
 
+    def redeliver_positions(self, handle: str, positions, at: Span, rule: str, why: str) -> None:
+        """The client asks for these positions of ``handle``'s again (``ConsumerImpl#redeliverUnacknowledgedMessages``
+        with ids, Shared only): each one the consumer holds goes back at once, count+1 (PLS-RETRY-004)."""
+        for pos in sorted(positions):
+            slot = self.slots.get(pos)
+            if slot is None or slot.holder != handle or pos not in self.held_by.get(handle, set()):
+                continue
+            self._release(slot, Window(at.start, at.start, at.end), rule, f"{why} by {handle} at {at.start:g} ms")
+            self._touch(pos, slot)
+        self._limit_after_release(None)
+
     def transaction_aborted(self, holders, at: Span) -> None:
         # PLS-TXN-009 (PersistentSubscription#endTxn -> redeliverUnacknowledgedMessages(consumer, positions)):
         # each position comes back at once to any consumer, its count one higher than the one acked.

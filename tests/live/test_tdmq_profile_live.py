@@ -117,3 +117,27 @@ def test_a_broker_without_the_filter_fails_the_kept_tags_rule(pulsar_broker):
     failed = [v for v in result.verdicts if v.rule_id == "PLS-TAG-003" and v.status == FAIL]
     assert failed and "m-b" in failed[0].explanation
     assert result.rule_verdicts["PLS-TAG-001"] == FAIL
+
+
+RECONSUME_CASE_ID = "tdmq-reconsume-later-delay-limit"
+
+
+@pytest.mark.rule("PLS-RETRY-004")
+def test_a_reconsume_later_past_the_limit_fails_and_brings_the_original_back(tdmq_endpoint):
+    from conformance.runner import PASS
+
+    result = _run(tdmq_endpoint, "java", RECONSUME_CASE_ID)
+    assert result.status == PASS, result.failure_text()
+    assert result.rule_verdicts["PLS-DELAY-007"] == PASS
+    assert result.rule_verdicts["PLS-RETRY-004"] == PASS
+    back = result.history.events[6].outcome.value["message"]
+    assert (back["topic"], back["redelivery_count"]) == ("t", 1), back
+
+
+@pytest.mark.rule("PLS-DELAY-007")
+def test_a_broker_without_the_limit_fails_the_reconsume_later_delay(pulsar_broker):
+    """The plain broker takes the retry copy delayed 10 days and 1 s: the reconsume_later succeeds."""
+    from conformance.runner import FAIL
+
+    result = _run(pulsar_broker, "java", RECONSUME_CASE_ID)
+    assert result.rule_verdicts["PLS-DELAY-007"] == FAIL, result.failure_text()

@@ -62,7 +62,7 @@ def test_every_mapped_rule_and_area_exists_and_is_active():
     assert "Consumer \u203a ACK \u203a NACK Backoff" in covered and "Client \u203a TLS encryption" not in covered
     row = {r.name: r for r in cm.FEATURE_ROWS}
     assert row["Consumer \u203a ACK \u203a NACK Backoff"].rule_ids() == ("PLS-NACK-004",)
-    assert row["Consumer \u203a Retry letter topic"].rule_ids() == ("PLS-RETRY-001", "PLS-RETRY-002", "PLS-RETRY-003")
+    assert row["Consumer \u203a Retry letter topic"].rule_ids() == ("PLS-RETRY-001", "PLS-RETRY-002", "PLS-RETRY-003", "PLS-RETRY-004")
     assert set(row["Consumer \u203a Dead letter topic"].rule_ids()) == {r.id for r in rules_by_area()["DLQ"] if r.status != "withdrawn"}
     # withdrawn rules are never behind a row, and every active rule is either behind a row or listed as behind none
     withdrawn = {r.id for r in RULES if r.status == "withdrawn"}
