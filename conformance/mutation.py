@@ -2451,15 +2451,24 @@ def drop_abort_redelivery(history: History) -> list[Mutant]:
             got = (e.outcome.value or {}).get("message")
             if not got or (h.sub_key, got["payload"]) not in acked or e.t_start_ms > abort.t_end_ms + tol.dispatch_latency_ms:
                 continue
-            events = list(history.events)
-            events[i] = _with_message(e, None)
-            due = abort.t_end_ms + tol.dispatch_latency_ms
-            _set_end(events, i, max(e.t_start_ms + e.op.args.get("timeout_ms", 0), due + tol.dispatch_latency_ms + 1))
-            m = _mutant(f, events, "drop_abort_redelivery", (e.step,), ("PLS-TXN-009",),
-                        f"step {e.step}: {got['payload']}, acked in {name} which aborted at step {abort.step}, never came back")
+            m = _receipt_dropped_past_band(f, history, i, abort.t_end_ms, "drop_abort_redelivery", "PLS-TXN-009",
+                                           f"step {e.step}: {got['payload']}, acked in {name} which aborted at step "
+                                           f"{abort.step}, never came back")
             if m:
                 out.append(m)
     return out
+
+
+def _receipt_dropped_past_band(f: _Facts, history: History, i: int, since_ms: float, name: str, rule: str,
+                               text: str) -> Mutant | None:
+    """The mutant where receive ``i`` gets nothing and waits past the dispatch band counted from ``since_ms``."""
+    tol = _tol(f)
+    e = history.events[i]
+    events = list(history.events)
+    events[i] = _with_message(e, None)
+    due = since_ms + tol.dispatch_latency_ms
+    _set_end(events, i, max(e.t_start_ms + e.op.args.get("timeout_ms", 0), due + tol.dispatch_latency_ms + 1))
+    return _mutant(f, events, name, (e.step,), (rule,), text)
 
 
 def drop_failed_reconsume_redelivery(history: History) -> list[Mutant]:
@@ -2480,12 +2489,9 @@ def drop_failed_reconsume_redelivery(history: History) -> list[Mutant]:
             got = (e.outcome.value or {}).get("message")
             if not got or got["payload"] != label or e.t_start_ms > failed.t_end_ms + tol.dispatch_latency_ms:
                 break
-            events = list(history.events)
-            events[i] = _with_message(e, None)
-            due = failed.t_end_ms + tol.dispatch_latency_ms
-            _set_end(events, i, max(e.t_start_ms + e.op.args.get("timeout_ms", 0), due + tol.dispatch_latency_ms + 1))
-            m = _mutant(f, events, "drop_failed_reconsume_redelivery", (e.step,), ("PLS-RETRY-004",),
-                        f"step {e.step}: {label}, whose reconsume_later failed at step {failed.step}, never came back")
+            m = _receipt_dropped_past_band(f, history, i, failed.t_end_ms, "drop_failed_reconsume_redelivery", "PLS-RETRY-004",
+                                           f"step {e.step}: {label}, whose reconsume_later failed at step {failed.step}, "
+                                           "never came back")
             if m:
                 out.append(m)
             break

@@ -61,17 +61,6 @@ def test_tags_are_filtered_under_the_tdmq_profile(tdmq_endpoint, client):
     assert result.rule_verdicts["PLS-TAG-001"] == PASS
 
 
-@pytest.mark.rule("PLS-TAG-001")
-def test_a_broker_without_the_filter_fails_the_tag_rule(pulsar_broker):
-    """The suite's plain embedded broker has no tag filter: m-c (tag c) reaches sub-a (tags a, b)."""
-    from conformance.runner import FAIL
-
-    result = _run(pulsar_broker, "python")
-    assert result.rule_verdicts["PLS-TAG-001"] == FAIL, result.failure_text()
-    failed = [v for v in result.verdicts if v.rule_id == "PLS-TAG-001" and v.status == FAIL]
-    assert failed and "m-c" in failed[0].explanation
-
-
 @pytest.mark.rule("PLS-DELAY-007")
 def test_the_ten_day_delay_limit_under_the_tdmq_profile(tdmq_endpoint):
     from conformance.runner import PASS
@@ -81,15 +70,6 @@ def test_the_ten_day_delay_limit_under_the_tdmq_profile(tdmq_endpoint):
     assert result.rule_verdicts["PLS-DELAY-007"] == PASS
     refused = result.history.events[2].outcome
     assert refused.status == "rejected" and refused.error == "NotAllowedError", refused
-
-
-@pytest.mark.rule("PLS-DELAY-007")
-def test_a_broker_without_the_limit_fails_the_delay_rule(pulsar_broker):
-    """The plain broker has no delay limit: the message delayed 10 days and 1 s is stored."""
-    from conformance.runner import FAIL
-
-    result = _run(pulsar_broker, "java", DELAY_CASE_ID)
-    assert result.rule_verdicts["PLS-DELAY-007"] == FAIL, result.failure_text()
 
 
 JOIN_CASE_ID = "tdmq-tags-consumers-differ"
@@ -104,19 +84,6 @@ def test_a_subscription_keeps_its_creators_tags_under_the_tdmq_profile(tdmq_endp
     assert result.status == PASS, result.failure_text()
     assert result.rule_verdicts["PLS-TAG-003"] == PASS
     assert result.rule_verdicts["PLS-TAG-001"] == PASS
-
-
-@pytest.mark.rule("PLS-TAG-003")
-def test_a_broker_without_the_filter_fails_the_kept_tags_rule(pulsar_broker):
-    """On the plain broker m-b (tag b, which the joiner c2 gave) reaches c2: PLS-TAG-003 FAILs on it, and m-c
-    (tag c, which neither gave) FAILs PLS-TAG-001."""
-    from conformance.runner import FAIL
-
-    result = _run(pulsar_broker, "java", JOIN_CASE_ID)
-    assert result.rule_verdicts["PLS-TAG-003"] == FAIL, result.failure_text()
-    failed = [v for v in result.verdicts if v.rule_id == "PLS-TAG-003" and v.status == FAIL]
-    assert failed and "m-b" in failed[0].explanation
-    assert result.rule_verdicts["PLS-TAG-001"] == FAIL
 
 
 RECONSUME_CASE_ID = "tdmq-reconsume-later-delay-limit"
@@ -134,10 +101,24 @@ def test_a_reconsume_later_past_the_limit_fails_and_brings_the_original_back(tdm
     assert (back["topic"], back["redelivery_count"]) == ("t", 1), back
 
 
-@pytest.mark.rule("PLS-DELAY-007")
-def test_a_broker_without_the_limit_fails_the_reconsume_later_delay(pulsar_broker):
-    """The plain broker takes the retry copy delayed 10 days and 1 s: the reconsume_later succeeds."""
+@pytest.mark.parametrize(("case_id", "client", "rules", "label"), [
+    # no tag filter: m-c (tag c) reaches sub-a (tags a, b)
+    pytest.param(CASE_ID, "python", ("PLS-TAG-001",), "m-c", marks=pytest.mark.rule("PLS-TAG-001")),
+    # no delay limit: the message delayed 10 days and 1 s is stored
+    pytest.param(DELAY_CASE_ID, "java", ("PLS-DELAY-007",), None, marks=pytest.mark.rule("PLS-DELAY-007")),
+    # no tag filter: m-b (tag b, which the joiner c2 gave) reaches c2, and so does m-c (tag c, which neither gave)
+    pytest.param(JOIN_CASE_ID, "java", ("PLS-TAG-003", "PLS-TAG-001"), "m-b", marks=pytest.mark.rule("PLS-TAG-003")),
+    # no delay limit: the retry copy delayed 10 days and 1 s is stored, so the reconsume_later succeeds
+    pytest.param(RECONSUME_CASE_ID, "java", ("PLS-DELAY-007",), None, marks=pytest.mark.rule("PLS-DELAY-007")),
+])
+def test_the_plain_broker_breaks_the_profiles_rules(pulsar_broker, case_id, client, rules, label):
+    """The suite's plain embedded broker has neither the reference tag filter nor the 10-day limit: each tdmq case
+    FAILs on the rule it exists for, and the first FAIL of the first rule names the message that broke it."""
     from conformance.runner import FAIL
 
-    result = _run(pulsar_broker, "java", RECONSUME_CASE_ID)
-    assert result.rule_verdicts["PLS-DELAY-007"] == FAIL, result.failure_text()
+    result = _run(pulsar_broker, client, case_id)
+    for rule_id in rules:
+        assert result.rule_verdicts[rule_id] == FAIL, result.failure_text()
+    if label is not None:
+        failed = [v for v in result.verdicts if v.rule_id == rules[0] and v.status == FAIL]
+        assert failed and label in failed[0].explanation
