@@ -1152,7 +1152,7 @@ class Broker(FeatureOps, SchemaOps):
             deliver_at = (at.start + delay, at.end + delay) if delay > 0 else None  # deliverAfter(delay)
         # the client publishes the copy, then acks the original (the model acks first: the same state)
         if sub.cursor.ack(pos):
-            sub.ack_log.append((at.end, 1, handle))
+            sub.ack_log.append((at.end, self._entries_of(sub, [pos]), handle))
             sub.ack_times[pos] = at.start
             sub.dispatcher.acked([pos], at)
         stored = self._store_copy(target, original, props, at, RETRY_PRODUCER if kind == "retry" else DLQ_PRODUCER,
@@ -1400,8 +1400,15 @@ class Broker(FeatureOps, SchemaOps):
         for pos in newly:
             sub.ack_times[pos] = at.start
         if newly:
-            sub.ack_log.append((at.start, len(newly), handle))
+            sub.ack_log.append((at.start, self._entries_of(sub, newly), handle))
             sub.dispatcher.acked(newly, at)
+
+    def _entries_of(self, sub: Subscription, positions) -> int:
+        """At most how many entries the backlog counts for ``positions``: a chunked message is one entry per
+        chunk (live 4.0.8, mixed campaign, 28 Nov 2026: a 2-chunk message acked, then stats at once, said 2;
+        regression pls-backlog-001-wrong-backlog-209579cbbe52); a batch's messages count once each, an upper bound."""
+        chunks = self.topic_features(sub.topic).chunks
+        return sum(chunks.get(pos, 1) for pos in positions)
 
     def _op_ack(self, args, at, observed):
         if "txn" in args:
@@ -1547,7 +1554,7 @@ class Broker(FeatureOps, SchemaOps):
                                  sequence_id=len(dlq.entries), at=Span(at.start, at.end + dl.DEAD_LETTER_PUBLISH_MS))
             self.copies[(dlq.full, stored.pos)] = ("dlq", "java" if java else "cpp")
         if sub.cursor.ack(pos):
-            sub.ack_log.append((at.end, 1, ""))
+            sub.ack_log.append((at.end, self._entries_of(sub, [pos]), ""))
             sub.dispatcher.acked([pos], at)
 
     def _op_redeliver_unacked(self, args, at, observed):
