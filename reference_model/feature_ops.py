@@ -235,6 +235,15 @@ class FeatureOps:
         if sub is None:
             return Rejected("SubscriptionNotFound", "PLS-TTL-002", f"no subscription {args['subscription']!r} on {args['topic']}",
                             certain=False)
+        held = [pos for h in (sub.dispatcher.connected() if sub.dispatcher is not None else ())
+                for label in self.received_labels.get(h, ()) if (pos := topic.by_label.get(label)) is not None]
+        if self.policies.max_unacked_messages_per_consumer and any(not sub.cursor.is_acked(p) for p in held):
+            # the pass moves the cursor only: the broker keeps what a consumer received in its pending acks, so it
+            # stays blocked at maxUnackedMessagesPerConsumer where the model would free it (live 4.0.8, mixed campaign,
+            # 28 Nov 2026, 3/3: limit 1, m1 received, a pass expired it, m3 never came; regression
+            # pls-unacked-001-lost-message-af21c941efb9); which received messages the pass covers is timing
+            raise NotModelledError("an expiry pass on a subscription whose consumers hold received messages under "
+                                   "maxUnackedMessagesPerConsumer")
         yield  # decided: the expiry pass runs
         # PLS-TTL-001/003: the pass moves the cursor past the last expired message, delivered or not.
         # Judged surely expired: stored at the latest instant of its store span, the pass at the earliest.
