@@ -569,6 +569,11 @@ class _Checker:
             followed = model.step(op, args, span, observed=value)
             pred = result = followed.outcome
             facts = followed.facts
+            if facts.get("unfollowed_handles"):
+                # an admin op the model applies, but after which it cannot say what these handles get next
+                self.notes.append(f"step {n}: {op}: {facts.get('unfollowed_why')}; "
+                                  f"{', '.join(facts['unfollowed_handles'])} not judged after it")
+                self.unmodelled_handles |= set(facts["unfollowed_handles"])
         else:
             # Rejected or indeterminate: only ask what the model predicts (it follows below if so).
             pred = model.predict(op, args, span)

@@ -1849,7 +1849,8 @@ class Broker(FeatureOps, SchemaOps):
             self._reader_skip(reader)
             return stored.observe(0)
         sub = next(s for _, s in self.attachments(handle) if s.topic.short == stored.topic)
-        count = redelivery_count if redelivery_count is not None else (candidate.count_low if candidate else 0)
+        count = redelivery_count if redelivery_count is not None else (
+            0 if candidate is None else candidate.count_low if candidate.count_model is None else candidate.count_model)
         sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)  # first: a NotModelledError changes nothing
         self.received_labels.setdefault(handle, set()).add(label)
         if sub.trimmable and sub.durable:

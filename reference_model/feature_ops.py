@@ -32,8 +32,9 @@ How the features meet the core:
   or sync send. A batch its timer or a full container sends before that is not modelled: a receive
   on its topic once the timer may have fired, or the container may be full, is not followed.
 
-Not modelled: batching on partitioned topics, a sync send on a batching producer that shares its
-batch with earlier async sends (it is written after them, as a batch of one), cumulative acks inside a
+Not modelled: batching on partitioned topics, a sync send on a batching producer that may be a
+duplicate of an async send still in its batch (under deduplication it is written after them, as a batch
+of one: PLS-DEDUP-004's choice), cumulative acks inside a
 batch, chunked messages in batches or DLQs, consumers reading compacted (only readers),
 automatic compaction, the periodic TTL check (only ``expire_messages`` passes).
 Choices: a batched async send is pushed to the broker's dedup state when it is made and persisted at
@@ -94,6 +95,7 @@ class FeatureOps:
         # PLS-NP-001 (non_persistent rule 5): a message big enough to leave a connection unwritable was sent
         self.large_message_sent = False
         self.index_ack: dict[str, bool] = {}  # consumer handle -> batch index ack in effect
+        self.reads_compacted: set[str] = set()  # consumer handles subscribed with read_compacted
         self.app_acked: dict[tuple[str, str, int], set[int]] = {}  # (topic, sub, entry) -> positions acked by the app
         self.facts: dict[str, Any] = {}
         self.flushed: dict[str, dict[str, list[int]]] = {}  # producer -> ids written since its last flush op
@@ -195,9 +197,24 @@ class FeatureOps:
         if topic.partitions:
             # each partition is compacted on its own, with its own horizon and status
             raise NotModelledError("compacting a partitioned topic (each partition compacts on its own)")
+        horizon = len(topic.entries) - 1
+        behind = tuple(h for h in sorted(self.reads_compacted)
+                       if (config_sub := self.consumers.get(h)) is not None and config_sub[1].topic is topic
+                       and config_sub[1].cursor.first_unacked() <= horizon)
         yield  # decided: compaction runs
         # PLS-COMPACT-004: the horizon is the last message when compaction started.
-        self.topic_features(topic).horizon = len(topic.entries) - 1
+        self.topic_features(topic).horizon = horizon
+        if behind:
+            # PLS-COMPACT-001: the dispatcher serves a read_compacted consumer from the compacted ledger whenever its
+            # cursor's read position is at or before the horizon (CompactedTopicUtils#asyncReadCompactedEntries), so
+            # what a connected one gets next depends on whether the broker had read past these messages before the
+            # compaction: a Failover consumer's first read waits activeConsumerFailoverDelayTimeMillis, any rewind
+            # reads again. Live 4.0.8 and 4.2.4 (regression pls-failover-003-order-violation-5ba9a21ffbba): a
+            # Failover consumer connected before m1..m4 were sent got the compacted view after the compaction.
+            # The model does not follow them further (the checker stops judging them).
+            self.facts["unfollowed_handles"] = behind
+            self.facts["unfollowed_why"] = ("read_compacted consumers with unacked messages up to the compaction horizon "
+                                            "(which of them they read depends on the broker's read timing)")
         return {}
 
     def _op_unload_topic(self, args, at, observed):
@@ -499,14 +516,21 @@ class FeatureOps:
             self._write_batches_sent_before(producer, pf, topic, at, PendingSend(label, dict(args), at, s, deliver_at),
                                             include=False)
             state = self._dedup_state(topic)
-        elif pf.pending and pf.batching and not state.enabled and is_persistent(topic.full):
-            # (under deduplication, and on a non-persistent topic whose ids say nothing of entries (PLS-NP-003),
-            # the model keeps its older, coarser order: the pending batch first, then this message with its
-            # dedup classification, PLS-DEDUP-004; case dedup-in-flight-unknown)
+        elif pf.pending and pf.batching and first == dedup.NOT_DUP and is_persistent(topic.full):
+            # (for a send that may be a duplicate of one still in the batch, and on a non-persistent topic whose ids
+            # say nothing of entries (PLS-NP-003), the model keeps its older, coarser order: the pending batch
+            # first, then this message with its dedup classification, PLS-DEDUP-004; case dedup-in-flight-unknown)
             # The message joins the open batch (both clients add it to the container and wait for the batch):
             # the batches go out together, one receipt each (live 4.0.8, 2026-11-27: async m1, then a sync m2,
-            # gave m1 (e,0) and m2 (e,1); regression pls-dedup-006-wrong-value-9745a1bf7f4b). The next flush
-            # reports the others' ids.
+            # gave m1 (e,0) and m2 (e,1); regression pls-dedup-006-wrong-value-9745a1bf7f4b; the same under
+            # deduplication, live 4.0.8 and 4.2.4, regression pls-batch-001-wrong-value-23648ae90e27). The next
+            # flush reports the others' ids.
+            if state.enabled:
+                state, _ = dedup.publish(state, producer.name, s)  # pushed with its batch, persisted at the flush below
+                self.dedup_states[topic.full] = state
+                facts["duplicate"] = False
+                facts["dedup_rule"] = "PLS-FAULT-004" if self._fault_since_first_entry(topic) else "PLS-DEDUP-001"
+                facts["dedup_reason"] = f"{label}: sequence id {s} of {producer.name} is above the highest pushed one: stored"
             pf.pending.append(PendingSend(label, dict(args), at, s, deliver_at))
             ids = self._flush_pending(producer, pf, topic, at, observed={})
             mine = MessageId.from_list(ids.pop(label))
@@ -842,6 +866,10 @@ class FeatureOps:
     def _feature_subscribed(self, config: Any, sub: Any, args) -> None:
         broker_on = self.profile.broker_batch_index_ack
         self.index_ack[config.handle] = bool(args.get("batch_index_ack", False)) and broker_on
+        if args.get("read_compacted"):
+            self.reads_compacted.add(config.handle)
+        else:
+            self.reads_compacted.discard(config.handle)
 
     def _feature_ack(self, config: Any, sub: Any, pos: int, at: Span) -> list[int] | None:
         """PLS-BATCH-004/005: which positions an app ack of ``pos`` acks at the broker (None: the core rule)."""

@@ -152,6 +152,12 @@ class Profile:
     # A live history's broker_config value, when the broker has the key, overrides this default
     # (``with_broker_config``).
     compaction_retains_keyless: bool = False
+    # PLS-SCHEMA-022 on a consumer: from 3.3.0 ServerCnx#handleSubscribe wraps the schema check in
+    # BookkeeperSchemaStorage#ignoreUnrecoverableBKException (apache/pulsar PR #22469), which also swallows the
+    # validator's InvalidSchemaDataException (a non-recoverable SchemaException): a consumer whose AVRO/JSON definition
+    # does not parse subscribes on a topic without a schema. Before 3.3.0 (3.0.7 and 3.2.3 sources: no such wrapper)
+    # it is refused IncompatibleSchema (live 3.0.7, regression pls-sub-001-unexpected-rejection-00a8d55c2b34).
+    consumer_invalid_schema_ignored: bool = True
     # PLS-RETRY-002 / PLS-DLQ-003, the Java client's retry and dead-letter copies (``dead_letter.java_copy``):
     # REAL_SUBSCRIPTION is absent from pulsar-client 2.10.5, 2.11.0 and 3.0.7 and present from 3.2.3 (the
     # ConsumerImpl bytecode of each; 3.1.x not read), and the original's event time is copied from apache/pulsar
@@ -335,6 +341,8 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
         profile = replace(profile, failover_priority_non_partitioned=False)
     if _before_release(broker_version, (2, 11, 0)):
         profile = replace(profile, exclusive_with_fencing_known=False)
+    if broker == "2.x" or _before_release(broker_version, (3, 3, 0)):
+        profile = replace(profile, consumer_invalid_schema_ignored=False)
     if _retains_keyless_by_default(broker_version, broker):
         profile = replace(profile, compaction_retains_keyless=True)
     if broker in ("2.x", "3.x"):

@@ -553,7 +553,10 @@ RULES: tuple[Rule, ...] = (
         source=f"{_BROKER}persistent/PersistentDispatcherMultipleConsumers.java",
         quote="", status="inferred", applies_to=_ALL,
         note=("The broker's InMemoryRedeliveryTracker counts per position on RedeliverUnacknowledgedMessages; "
-              "in memory only (reset on topic unload), removed on ack. Exclusive/Failover redeliveries from C++ "
+              "in memory only (reset on topic unload), removed on ack: on any individual ack of the entry, so a "
+              "batch-index ack of one message of a batch makes the rest count from 0 again once it reaches the broker "
+              "(PersistentSubscription#acknowledgeMessage -> getRedeliveryTracker().removeBatch, 4.0.8 source; live "
+              "4.0.8, Java, regression pls-ack-005-wrong-redelivery-count-a31e9da696b3). Exclusive/Failover redeliveries from C++ "
               "are position-less rewinds: count stays 0. A consumer close does not increment it on 4.0.8 "
               f"(see PLS-SHARED-002). {_LIVE}Shared nack twice: counts 0, 1, 2; redeliver_unacked: 0 -> 1."),
     ),
@@ -2037,7 +2040,11 @@ RULES = RULES + (
         note=(f"{_LIVE_SCHEMA}'Invalid schema definition data for AVRO schema' (InvalidSchemaDataException), seen by the "
               "Python client as IncompatibleSchema. A JSON schema with an invalid Avro definition got no answer at all "
               "(15 s operation timeout; the validator falls back to the pre-2.x Jackson JsonSchema format for JSON): "
-              "the model predicts that refusal as uncertain."),
+              "the model predicts that refusal as uncertain. A consumer on a topic without a schema: from 3.3.0 the "
+              "subscribe path swallows the validator's non-recoverable error (ServerCnx#handleSubscribe -> "
+              "BookkeeperSchemaStorage#ignoreUnrecoverableBKException, apache/pulsar PR #22469) and the consumer "
+              "subscribes with its schema dropped (live 4.0.8); before 3.3.0 it is refused IncompatibleSchema (live "
+              "3.0.7; the 3.2.3 sources have no such wrapper). Profile.consumer_invalid_schema_ignored."),
     ),
     Rule(
         id="PLS-SCHEMA-024", area="SCHEMA",

@@ -194,13 +194,15 @@ class SchemaOps:
         decision = self.schema_admission(op, args)
         if op == "subscribe" and decision is not None and isinstance(decision[2], sc.Refused) \
                 and decision[2].rule == "PLS-SCHEMA-022":
-            if decision[1].live():
+            if decision[1].live() or not self.args_profile(args).consumer_invalid_schema_ignored:
                 # a topic with a schema checks the consumer's against it, and the parse fails: IncompatibleSchema
-                # (SchemaParseException; live 4.0.8, Java, 2026-11-27: regression pls-sub-001-unexpected-rejection-3e3c8d552010)
+                # (SchemaParseException; live 4.0.8, Java, 2026-11-27: regression pls-sub-001-unexpected-rejection-3e3c8d552010);
+                # before 3.3.0 the validator's refusal reaches the client on an idle topic too (Profile field's note)
                 decision = (decision[0], decision[1], sc.Refused("PLS-SCHEMA-022", sc.INCOMPATIBLE_SCHEMA, decision[2].message))
             else:
-                # a consumer's invalid definition is dropped, not refused: the subscribe path ignores schema errors the
-                # broker does not mark recoverable (ServerCnx; measured with the Java client on 4.0.8, 2026-11-26)
+                # a consumer's invalid definition is dropped, not refused: from 3.3.0 the subscribe path ignores schema
+                # errors the broker does not mark recoverable (ServerCnx, apache/pulsar PR #22469; measured with the
+                # Java client on 4.0.8, 2026-11-26)
                 decision, rule = (decision[0], self.schema_history(decision[0]), sc.Accepted(None)), None
         if decision is not None and isinstance(decision[2], sc.Refused):
             return _core_refusal_first(core_step(args, at, observed)) or _refusal(decision[2], args.get("schema"))

@@ -95,6 +95,7 @@ class Candidate:
     count_high: int = 0
     kind: str = "first"  # first | stream | rewind | pool | release | stale | takeover | former
     topic: str = ""  # the (partition) topic, short form; set by the broker for partitioned consumers
+    count_model: int | None = None  # the count the model itself gives when it is not ``count_low`` (a race's far side)
 
 
 @dataclass(frozen=True)

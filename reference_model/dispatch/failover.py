@@ -175,8 +175,7 @@ class FailoverDispatcher(ExclusiveDispatcher):
                 if self.partition_index >= 0 and all(c.consumer_name for c in self.consumers) and self.ring_pick() != handle:
                     # PLS-FAILOVER-004: it is losing the role; what it had queued may still come,
                     # but the model's own choice is the predicted consumer.
-                    cands = tuple(Candidate(c.pos, Window(c.window.low, float("inf"), None), c.rules, c.cause,
-                                            c.count_low, c.count_high, c.kind, c.topic) for c in cands)
+                    cands = tuple(replace(c, window=Window(c.window.low, float("inf"), None)) for c in cands)
                 return ReceiveOptions(cands)  # a switch may be under way: no deadline
             return opts
         candidates: list[Candidate] = []
@@ -220,8 +219,7 @@ class FailoverDispatcher(ExclusiveDispatcher):
                     cands = (Candidate(head, Window(stored.start, float("inf"), None), ("PLS-FAILOVER-005",),
                                        "already in flight before a consumer of a better priority level took over",
                                        kind="former"),)
-        kept = tuple(Candidate(c.pos, Window(c.window.low, float("inf"), None), c.rules, c.cause, c.count_low,
-                               c.count_high, c.kind, c.topic)
+        kept = tuple(replace(c, window=Window(c.window.low, float("inf"), None))
                      for c in cands if c.kind == "ghost" or self.sub.stored_span(c.pos).start <= cutoff)
         return ReceiveOptions(kept)
 

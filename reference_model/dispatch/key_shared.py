@@ -56,7 +56,7 @@ last message), so the model's count never outlasts the broker's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Hashable, Iterable, Mapping
 
 from reference_model import hashing, key_shared as ks, releases
@@ -562,7 +562,7 @@ class KeySharedDispatcher(SharedDispatcher):
             w = c.window
             if self.current_owner(c.pos) != handle and self.owners(c.pos) is not None:
                 w = Window(w.low, float("inf"), None)  # a former owner: allowed, never due, never the model's choice
-            kept.append(Candidate(c.pos, w, rules, c.cause, c.count_low, c.count_high, c.kind, c.topic))
+            kept.append(replace(c, window=w, rules=rules))
         kept.sort(key=lambda c: c.pos)
         must_by = must_rule = None
         reason = ""

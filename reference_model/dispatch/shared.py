@@ -133,6 +133,9 @@ class SharedDispatcher:
         # Events that may have bumped the count of messages sitting unseen in a receiver queue.
         self.hidden_times: list[float] = []
         self.count_hint: dict[int, int] = {}  # highest count known before a seek, or seen on a stale copy
+        # PLS-ACK-005: positions whose entry's redelivery count the broker may still drop (a batch-index ack of
+        # another message of the entry on its way), and the latest instant that ack may reach the broker.
+        self.count_reset_until: dict[int, float] = {}
         # redeliver_unacked (C++ keeps its queue): (fresh from, fresh to, returned positions)
         self.stale: dict[str, list[tuple[int, int, frozenset[int]]]] = {}
         # Stale copies taken per position: each redeliver_unacked covering a position may have put one
@@ -272,11 +275,16 @@ class SharedDispatcher:
             slot = self.slots[pos]
             if slot.release is not None:
                 w = slot.release
+                # PLS-ACK-005: a sibling's ack reaching the broker between this redelivery's count and its dispatch
+                # drops the count to 0 (live 2.11.0, 464dc4f52f60: m2 acked, redeliver_unacked, m1 came with count 0)
+                usual = slot.lo + slot.bump_lo
+                raced = self.count_reset_until.get(pos, float("-inf")) >= w.low
                 candidates.append(Candidate(
                     pos, Window(w.low, w.canonical, None if w.high is None or pos in self.no_deadline
                                 else max(w.high, self.sole_since)),
                     (slot.release_rule, "PLS-ACK-005"), slot.release_cause,
-                    slot.lo + slot.bump_lo, self._hi(slot) + slot.bump_hi, kind="release"))
+                    0 if raced else usual, self._hi(slot) + slot.bump_hi, kind="release",
+                    count_model=usual if raced else None))
             else:
                 stored = self.sub.stored_span(pos)
                 delay_rules = self.sub.delivery_rules(pos)
@@ -509,6 +517,10 @@ class SharedDispatcher:
         slot.holder = handle
         slot.release = None
         slot.lo = slot.hi = count
+        if self.count_reset_until.get(pos, float("-inf")) >= at.start:
+            slot.lo = 0  # PLS-ACK-005: a sibling's ack may reach the broker after this delivery, dropping the count
+        else:
+            self.count_reset_until.pop(pos, None)
         slot.base = len(self.hidden_times)
         self.held_by.setdefault(handle, set()).add(pos)
         self._limit_after_delivery(handle, pos)
@@ -530,7 +542,10 @@ class SharedDispatcher:
         return None
 
     def acked(self, positions: Iterable[int], at: Span) -> None:
+        positions = list(positions)
+        self._entry_counts_reset(positions, at)
         for pos in positions:
+            self.count_reset_until.pop(pos, None)
             self.no_deadline.discard(pos)
             for in_hand in self.stale_in_hand.values():
                 in_hand.discard(pos)
@@ -552,6 +567,28 @@ class SharedDispatcher:
                 if slot.holder is not None:
                     self.held_by.get(slot.holder, set()).discard(pos)
         self._limit_after_release(at)
+
+    def _entry_counts_reset(self, positions: list[int], at: Span) -> None:
+        """PLS-ACK-005: the broker keeps one redelivery count per entry and drops it on any individual ack of that
+        entry, a batch-index ack of one message included (PersistentSubscription#acknowledgeMessage ->
+        ``getRedeliveryTracker().removeBatch``, apache/pulsar 4.0.8 source). So the other messages of a batch whose
+        member was acked here count from 0 again, from whenever that ack reaches the broker: up to the client's ack
+        grouping time later, so a redelivery in between may still carry the old count, or 0 when the ack lands
+        between the redelivery's count and its dispatch. Live 4.0.8, Java, batch index ack (regression
+        pls-ack-005-wrong-redelivery-count-a31e9da696b3): m1 acked, redeliver_unacked gave m2 count 1, a second one
+        gave m2 count 1 again; live 2.11.0, Python (campaign finding 464dc4f52f60, 1 run in 4): m2 acked,
+        redeliver_unacked gave m1 count 0."""
+        acked_now = set(positions)
+        cursor = self.sub.cursor
+        until = at.end + self.profile.ack_grouping_ms + self.slack_ms
+        for pos in positions:
+            for sibling in self.sub.batch_of(pos):
+                if sibling in acked_now or cursor.is_acked(sibling):
+                    continue
+                self.count_reset_until[sibling] = max(self.count_reset_until.get(sibling, float("-inf")), until)
+                slot = self.slots.get(sibling)
+                if slot is not None:
+                    slot.lo = 0
 
     def nack(self, handle: str, pos: int, at: Span) -> None:
         slot = self.slots.get(pos)
