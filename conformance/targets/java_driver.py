@@ -46,10 +46,12 @@ MARGIN_S = 30
 class JavaDriverError(RuntimeError):
     """The Java driver could not be built, started or understood. Never a conformance verdict."""
 
+    label = "Java client driver"
+
     def __init__(self, problem: str, *, log_path: Path | str | None = None, log_tail: str = ""):
         self.problem = problem
         self.log_path = str(log_path) if log_path else None
-        parts = [f"Java client driver: {problem}"]
+        parts = [f"{self.label}: {problem}"]
         if log_path:
             parts.append(f"log: {log_path}")
         if log_tail:
@@ -132,21 +134,31 @@ def build_driver(client_version: str = DEFAULT_CLIENT_VERSION, *, cache: Path | 
             raise JavaDriverError(problem, log_path=log_path, log_tail=tail(log_path, 40))
         if not (staging / "classpath.txt").exists() or not (staging / "target" / "classes").is_dir():
             raise JavaDriverError("Maven finished but left no target/classes or classpath.txt", log_path=log_path)
-        (staging / "build.json").write_text(json.dumps({
-            "client_version": client_version, "built_s": round(time.monotonic() - t0, 1),
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n", encoding="utf-8")
-        if folder.exists():
-            shutil.rmtree(folder)
-        staging.rename(folder)
+        publish_build(staging, folder, client_version, t0)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return DriverBuild(client_version, folder)
 
 
+def publish_build(staging: Path, folder: Path, client_version: str, started: float) -> None:
+    """A finished build in ``staging`` becomes ``folder``: its ``build.json`` written last, so a build that
+    failed or was interrupted is never taken for a finished one (used by the Go driver's build too)."""
+    (staging / "build.json").write_text(json.dumps({
+        "client_version": client_version, "built_s": round(time.monotonic() - started, 1),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n", encoding="utf-8")
+    if folder.exists():
+        shutil.rmtree(folder)
+    staging.rename(folder)
+
+
 class JavaDriver:
     """One running driver JVM. ``request(op, args)`` -> the answer dict (``status`` ok, rejected
     or indeterminate); a ``driver_error`` answer, a dead JVM or a garbled line raise
-    ``JavaDriverError``."""
+    ``JavaDriverError``. The Go driver (``go_driver.GoDriver``) speaks the same protocol and reuses this
+    class with its own program and error class."""
+
+    error_class: type[JavaDriverError] = JavaDriverError
+    program = "java"
 
     def __init__(self, build: DriverBuild, *, log_path: Path | None = None, command: list[str] | None = None):
         self.build = build
@@ -169,7 +181,7 @@ class JavaDriver:
             self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                           preexec_fn=_die_with_parent)
         except OSError as err:
-            raise JavaDriverError(f"cannot start java: {err}") from None
+            raise self.error_class(f"cannot start {self.program}: {err}") from None
         finally:
             log.close()
         threading.Thread(target=self._pump, args=(self._proc.stdout,), daemon=True).start()
@@ -177,7 +189,7 @@ class JavaDriver:
         if not hello.get("ready"):
             raise self._fail(f"the first line was not the ready line: {hello!r}")
         self.client_version = str(hello.get("client_version") or self.client_version)
-        self.java_version = str(hello.get("java_version") or "unknown")
+        self.java_version = str(hello.get("java_version") or hello.get("go_version") or "unknown")
         return self
 
     def alive(self) -> bool:
@@ -224,7 +236,7 @@ class JavaDriver:
             raise self._fail(f"answer out of order: expected id {rid}, got {answer!r}")
         status = answer.get("status")
         if status == "driver_error":
-            raise JavaDriverError(f"op {op!r} failed inside the driver: {answer.get('detail')}", log_path=self.log_path)
+            raise self.error_class(f"op {op!r} failed inside the driver: {answer.get('detail')}", log_path=self.log_path)
         if status not in ("ok", "rejected", "indeterminate"):
             raise self._fail(f"answer to op {op!r} has unknown status {status!r}")
         return answer
@@ -254,7 +266,7 @@ class JavaDriver:
         return data
 
     def _fail(self, problem: str) -> JavaDriverError:
-        return JavaDriverError(problem, log_path=self.log_path, log_tail=tail(self.log_path, 20))
+        return self.error_class(problem, log_path=self.log_path, log_tail=tail(self.log_path, 20))
 
 
 def start_driver(client_version: str, *, log_path: Path | None = None, progress: Callable[[str], None] | None = None) -> JavaDriver:

@@ -1,0 +1,153 @@
+"""The Go client driver, from the harness's side: build it, start it, talk to it.
+
+The driver is the Go program in ``drivers/go/`` (``github.com/apache/pulsar-client-go``); it speaks the line
+protocol of the Java driver (``docs/java-driver.md``), so the process handling is ``java_driver.JavaDriver``'s,
+with this module's build and error class. ``docs/go-driver.md`` says what the Go driver does differently.
+
+The build runs ``go build`` once per client version and per digest of the driver's sources, into
+``<cache>/go-driver/<version>-<digest>/driver``; the modules come from the Go module proxy into the user's Go
+module cache (``$PULSAR_CONFORMANCE_GO_MODCACHE`` isolates it, as ``$PULSAR_CONFORMANCE_MAVEN_REPO`` does for
+Maven). Everything that goes wrong here is a ``GoDriverError``: a harness ERROR, never a conformance FAIL.
+
+Choices:
+- A client version other than the one ``drivers/go/go.mod`` pins is built by ``go mod edit -require`` and
+  ``go mod tidy`` in the staging copy: the sources in the repository are never touched.
+- ``GOTOOLCHAIN=local``: the machine's own Go builds it (go.mod asks for 1.24, as pulsar-client-go 0.19.0
+  does); a Go too old is reported, not silently replaced by a download.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from conformance.targets.java_driver import DriverBuild, JavaDriver, JavaDriverError, publish_build
+from fixtures.embedded import cache_root, tail
+
+DRIVER_SOURCES = Path(__file__).resolve().parents[2] / "drivers" / "go"
+CLIENT_MODULE = "github.com/apache/pulsar-client-go"
+DEFAULT_CLIENT_VERSION = "0.19.0"
+BUILD_TIMEOUT_S = 1200
+
+
+class GoDriverError(JavaDriverError):
+    """The Go driver could not be built, started or understood. Never a conformance verdict."""
+
+    label = "Go client driver"
+
+
+@dataclass(frozen=True)
+class GoDriverBuild(DriverBuild):
+    """A finished build: the driver binary (no classpath: ``binary`` is the whole program)."""
+
+    @property
+    def binary(self) -> Path:
+        return self.folder / "driver"
+
+
+def sources_digest(sources: Path = DRIVER_SOURCES) -> str:
+    """sha256 over go.mod, go.sum and the Go sources (paths and bytes), so an edit rebuilds."""
+    if not (sources / "go.mod").exists():
+        raise GoDriverError(f"no driver sources at {sources} (expected go.mod and *.go)")
+    digest = hashlib.sha256()
+    for path in [sources / "go.mod", sources / "go.sum", *sorted(sources.glob("*.go"))]:
+        if path.exists():
+            digest.update(path.name.encode())
+            digest.update(b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def pinned_version(sources: Path = DRIVER_SOURCES) -> str:
+    """The pulsar-client-go release ``go.mod`` requires ("0.19.0")."""
+    text = (sources / "go.mod").read_text(encoding="utf-8")
+    m = re.search(rf"^\s*(?:require\s+)?{re.escape(CLIENT_MODULE)}\s+v(\S+)", text, re.MULTILINE)
+    if not m:
+        raise GoDriverError(f"{sources / 'go.mod'} does not require {CLIENT_MODULE}")
+    return m.group(1)
+
+
+def _go_env() -> dict[str, str]:
+    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="-mod=mod")
+    modcache = os.environ.get("PULSAR_CONFORMANCE_GO_MODCACHE")
+    if modcache:
+        env["GOMODCACHE"] = str(Path(modcache).expanduser())
+    return env
+
+
+def build_driver(client_version: str = DEFAULT_CLIENT_VERSION, *, cache: Path | None = None,
+                 sources: Path = DRIVER_SOURCES, progress: Callable[[str], None] | None = None) -> GoDriverBuild:
+    """The driver built against ``github.com/apache/pulsar-client-go@v<client_version>``; built once."""
+    if not re.fullmatch(r"\d+\.\d+\.\d+", client_version):
+        raise GoDriverError(f"Go client version {client_version!r} is not a release like 0.19.0")
+    root = (cache or cache_root()) / "go-driver"
+    folder = root / f"{client_version}-{sources_digest(sources)}"
+    if (folder / "build.json").exists() and (folder / "driver").exists():
+        return GoDriverBuild(client_version, folder)
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+    if go is None:
+        raise GoDriverError("the Go toolchain (go) is not installed; it builds the Go driver (https://go.dev/dl, 1.24 or later)")
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"build-{client_version}-", dir=root))
+    log_path = root / f"build-{client_version}.log"
+    if progress:
+        progress(f"building the Go driver against pulsar-client-go {client_version} (once)")
+    try:
+        for path in [sources / "go.mod", sources / "go.sum", *sources.glob("*.go")]:
+            if path.exists():
+                shutil.copy2(path, staging / path.name)
+        steps = []
+        if client_version != pinned_version(sources):
+            steps += [[go, "mod", "edit", f"-require={CLIENT_MODULE}@v{client_version}"], [go, "mod", "tidy"]]
+        steps.append([go, "build", "-trimpath", "-o", "driver", "."])
+        t0 = time.monotonic()
+        with log_path.open("wb") as log:
+            for cmd in steps:
+                log.write(("$ " + " ".join(cmd) + "\n").encode())
+                log.flush()
+                try:
+                    proc = subprocess.run(cmd, cwd=staging, stdout=log, stderr=subprocess.STDOUT, env=_go_env(),
+                                          timeout=BUILD_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    raise GoDriverError(f"go {' '.join(cmd[1:3])} did not finish within {BUILD_TIMEOUT_S} s",
+                                        log_path=log_path, log_tail=tail(log_path)) from None
+                if proc.returncode != 0:
+                    log.flush()
+                    text = tail(log_path, 60)
+                    problem = f"go {' '.join(cmd[1:3])} failed (exit {proc.returncode})"
+                    if "unknown revision" in text or "invalid version" in text or "no matching versions" in text:
+                        problem = (f"{CLIENT_MODULE}@v{client_version} is not on the Go module proxy this machine reaches; "
+                                   f"build against a release it has (e.g. {DEFAULT_CLIENT_VERSION})")
+                    elif "requires go >=" in text or "go.mod requires go" in text:
+                        problem = "the installed Go is older than the driver or the client needs (go.mod says 1.24)"
+                    raise GoDriverError(problem, log_path=log_path, log_tail=tail(log_path, 40))
+        if not (staging / "driver").exists():
+            raise GoDriverError("go build finished but left no driver binary", log_path=log_path)
+        publish_build(staging, folder, client_version, t0)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return GoDriverBuild(client_version, folder)
+
+
+class GoDriver(JavaDriver):
+    """One running Go driver process: ``JavaDriver``'s protocol handling, the Go binary, ``GoDriverError``."""
+
+    error_class = GoDriverError
+    program = "the Go driver"
+
+    def __init__(self, build: GoDriverBuild, *, log_path: Path | None = None, command: list[str] | None = None):
+        super().__init__(build, log_path=log_path, command=command or [str(build.binary)])  # type: ignore[arg-type]
+
+
+def start_driver(client_version: str = DEFAULT_CLIENT_VERSION, *, log_path: Path | None = None,
+                 progress: Callable[[str], None] | None = None) -> GoDriver:
+    """Build (once) and start a Go driver for ``client_version``."""
+    return GoDriver(build_driver(client_version, progress=progress), log_path=log_path).start()
