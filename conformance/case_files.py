@@ -34,7 +34,7 @@ CASES_DIR = Path(__file__).parent / "cases"
 _CASE_KEYS = {"id", "title", "rules", "ops", "expect", "clients", "profile", "brokers", "java_clients", "note", "not_live"}
 _EXPECT_KEYS = {"step", "status", "error", "payload", "redelivery_count", "value", "topic", "properties"}
 # A case runs with these clients (docs/java-driver.md); "mixed" = each handle names its client.
-CASE_CLIENTS = ("python", "cpp", "java", "mixed")  # cpp: C++-core behaviour, run through the Python client
+CASE_CLIENTS = ("python", "cpp", "java", "go", "mixed")  # cpp: C++-core behaviour, run through the Python client
 
 
 @dataclass(frozen=True)

@@ -1001,7 +1001,7 @@ class _Checker:
                        f"{stored.label} was stored on partition {p}." + ("" if ok else " The observation disagrees."), keys)
         copy = self.model.copy_info(stored)
         if copy is not None and copy[0] == "dlq":
-            self._check_dead_letter_copy(n, stored, msg, value, expected, keys, java=copy[1] == "java")
+            self._check_dead_letter_copy(n, stored, msg, value, expected, keys, java=copy[1] == "java", go=copy[1] == "go")
             return
         if copy is not None:
             self._check_retry_copy(n, stored, msg, value, expected, keys, to_dead_letter=copy[0] == "retry-dlq")
@@ -1093,23 +1093,27 @@ class _Checker:
         return diffs
 
     def _check_dead_letter_copy(self, n: int, stored: Any, msg: Any, sent_value: Mapping[str, Any],
-                                expected: dict[str, Any], keys: list[str], *, java: bool = False) -> None:
+                                expected: dict[str, Any], keys: list[str], *, java: bool = False, go: bool = False) -> None:
         # PLS-DLQ-001: the copy keeps payload, keys and properties and adds ORIGIN_MESSAGE_ID and REAL_TOPIC;
         # PLS-DLQ-003: C++ writes the id as '(l,e,p,b)'; Java 'l:e:p[:b]', plus REAL_SUBSCRIPTION
-        # and ORIGIN_MESSAGE_IDY_TIME.
+        # and ORIGIN_MESSAGE_IDY_TIME; PLS-DLQ-008: Go 'l:e:p' (p 0 when not partitioned) under both id keys.
         props = dict(expected.pop("properties"))
         real_topic = props.pop(dl.REAL_TOPIC, "")
-        id_keys = _take_id_keys(props, (dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY) if java else (dl.ORIGIN_MESSAGE_ID,))
+        id_keys = _take_id_keys(props, (dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY) if java or go else (dl.ORIGIN_MESSAGE_ID,))
         texts = self._origin_texts(sent_value)
-        exact = {k: texts[1] if java else texts[0] for k in id_keys} if texts else {}
+        if texts and go:
+            mid = [int(x) for x in sent_value["message_id"]]
+            texts = (texts[0], f"{mid[0]}:{mid[1]}:{max(mid[2], 0)}")
+        exact = {k: texts[1] if java or go else texts[0] for k in id_keys} if texts else {}
         where = self._copy_topic_diff(msg, expected)
         diffs = self._copy_diffs(msg, expected, props, real_topic, exact)
         # the topic the copy arrived on is PLS-DLQ-001's alone (the dead-letter topic's name); what the copy
         # carries is PLS-DLQ-001's (a copy of the original) and PLS-DLQ-003's (the added properties)
-        charges = {"PLS-DLQ-001": where + diffs, "PLS-DLQ-003": diffs}
-        if "message_id" in sent_value and int(sent_value["message_id"][3]) >= 0 and not java:
+        charges = {"PLS-DLQ-001": where + diffs, "PLS-DLQ-008" if go else "PLS-DLQ-003": diffs}
+        if "message_id" in sent_value and int(sent_value["message_id"][3]) >= 0 and not java and not go:
             charges["PLS-DLQ-006"] = diffs  # a batched message: its own ORIGIN_MESSAGE_ID with the batch index
-        what = "ORIGIN_MESSAGE_ID 'l:e:p', REAL_TOPIC, REAL_SUBSCRIPTION" if java else "ORIGIN_MESSAGE_ID '(l,e,p,b)' and REAL_TOPIC"
+        what = ("ORIGIN_MESSAGE_ID 'l:e:p', REAL_TOPIC, REAL_SUBSCRIPTION" if java else
+                "ORIGIN_MESSAGE_ID 'l:e:p' (twice) and REAL_TOPIC" if go else "ORIGIN_MESSAGE_ID '(l,e,p,b)' and REAL_TOPIC")
         for rule, diffs in charges.items():
             self._emit(rule, n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
                        f"the original message plus {what}", str(dict(msg.properties)),

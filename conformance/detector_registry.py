@@ -247,6 +247,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-NACK-005", RECEIVE, (R,),
      "Violated if a Java message nacked at t with fixed delay d = max(configured, 100 ms) comes back outside "
      "[t + d - 255, t + d] ms plus the timing band (later if an earlier, longer nack armed the timer)."),
+    ("PLS-NACK-006", RECEIVE, (R,),
+     "Violated if a message nacked on a Go consumer at t with delay d comes back outside [t + d - 255, t + d + d/3] ms "
+     "plus the timing band."),
     ("PLS-ACKTIMEOUT-001", GENERIC, ("subscribe",),
      "Violated if a C++/Python subscribe with an ack timeout below 10000 ms (not 0/None) is accepted, or one of at "
      "least 10000 ms (or 0/None) is refused."),
@@ -399,6 +402,11 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "Violated if a dead-letter copy differs from the original in payload, keys or properties, or lacks "
      "ORIGIN_MESSAGE_ID ('(l,e,p,b)' from C++, 'l:e:p[:b]' from Java) and REAL_TOPIC (Java: also REAL_SUBSCRIPTION "
      "and ORIGIN_MESSAGE_IDY_TIME)."),
+    ("PLS-DLQ-008", _det("dlq_max_deliveries"), (R, RN),
+     "Violated if with a Go consumer's MaxDeliveries N the application sees a message more than N times (a delivery "
+     "with redelivery count N or more, or any after it was dead-lettered), a copy reaches the dead-letter topic early, "
+     "the copy lacks REAL_TOPIC or the origin ids 'l:e:p' under ORIGIN_MESSAGE_ID and ORIGIN_MESSAGE_IDY_TIME, or a "
+     "policy without a topic or with N = 0 is accepted."),
     ("PLS-DLQ-004", _det("dlq_initial_subscription"), ("stats", "subscribe"),
      "Violated if the dead-letter topic has no subscription named initial_subscription_name holding the copies once "
      "the client created its dead-letter producer."),
@@ -556,6 +564,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-SCHEMA-024", REJECTION, ("create_producer", "subscribe"),
      "Violated if the Python client builds a KEY_VALUE or AUTO_CONSUME schema, or refuses it with an error other than "
      "InvalidArgument."),
+    ("PLS-GO-001", REJECTION, ("subscribe", "create_producer", "send", "redeliver_unacked"),
+     "Violated if the Go client accepts an ack timeout, a priority level, redeliver_unacked, an initial sequence id, "
+     "a routing mode, ExclusiveWithFencing or a null value, or refuses one with an error other than InvalidArgument."),
     ("PLS-SCHEMA-023", CHECK_FIELDS, (R, RN),
      "Violated if a received message carries another schema version than the one its producer was given."),
     # ------------------------------------------------------------------ vendor profiles
@@ -606,6 +617,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-ROUTE-004", CHECK_ROUTE, ("send",),
      "Violated if a keyed message of a Java producer goes to a partition other than signSafeMod(hash, N) with its "
      "hashing scheme (JavaStringHash by default, Murmur3_32Hash with murmur3_32)."),
+    ("PLS-ROUTE-005", CHECK_ROUTE, ("send",),
+     "Violated if a Go producer's message with an ordering key or a key goes to a partition other than the Go "
+     "JavaStringHash (unsigned, over the UTF-8 bytes) of the ordering key, else the key, mod N."),
     # ------------------------------------------------------------------ Key_Shared
     ("PLS-KEYSHARED-001", _det("sticky_key_routing"), (R,),
      "Violated if a Key_Shared delivery is routed by a sticky key other than the message's ordering key, else its "

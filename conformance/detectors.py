@@ -28,7 +28,7 @@ attributes (subscriptions, cursors, readers, copies); the narrow model interface
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from conformance.model_view import ModelView
@@ -444,24 +444,38 @@ _dlq_gone = _forbidding("PLS-DLQ-002", "ack-resurrection", _dead_lettered, "dead
 def dlq_n_plus_one(w: Watch, r: Receipt) -> list[Finding]:
     """PLS-DLQ-002. Violated if, with max_redeliver_count N, the application sees a message more than N+1
     times (a delivery with redelivery count above N, or any after it was dead-lettered), or a copy
-    arrives on the dead-letter topic before the original's N+1-th delivery was nacked or timed out."""
-    out = list(_dlq_gone(w, r))
+    arrives on the dead-letter topic before the original's N+1-th delivery was nacked or timed out.
+    (A Go consumer's count is PLS-DLQ-008's: ``dlq_max_deliveries``.)"""
+    return [] if w.model.profile_of(r.handle).dlq_counts_deliveries else _dlq_deliveries(w, r, "PLS-DLQ-002")
+
+
+def dlq_max_deliveries(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-DLQ-008. Violated if, with a Go consumer's MaxDeliveries N, the application sees a message more than N
+    times (a delivery with redelivery count N or more, or any after it was dead-lettered), or a copy arrives on
+    the dead-letter topic before the original's N-th delivery was nacked (the model keeps N - 1 redeliveries)."""
+    return _dlq_deliveries(w, r, "PLS-DLQ-008") if w.model.profile_of(r.handle).dlq_counts_deliveries else []
+
+
+def _dlq_deliveries(w: Watch, r: Receipt, rule: str) -> list[Finding]:
+    """The delivery counts and copies of a consumer with a dead-letter policy, charged to ``rule``."""
+    out = [replace(f, rule=rule) for f in _dlq_gone(w, r)]
     subs = w.subscriptions_of(r.handle)
     dead = w.model.dead_letter.get(r.handle)
     if dead is not None and r.label is not None and any(s.dispatcher is not None and s.dispatcher.type_name in ("Shared", "Key_Shared") for s in subs):
         ok = r.redelivery_count <= dead.max_redeliver
-        out.append(Finding("PLS-DLQ-002", PASS if ok else FAIL, None if ok else "wrong-redelivery-count",
+        out.append(Finding(rule, PASS if ok else FAIL, None if ok else "wrong-redelivery-count",
                            f"redelivery count 0..{dead.max_redeliver}", f"redelivery count {r.redelivery_count}",
-                           f"Let max_redeliver_count be {dead.max_redeliver}. Then the application sees {r.label} with "
+                           (f"Let the Go consumer's MaxDeliveries be {dead.max_redeliver + 1}" if rule == "PLS-DLQ-008" else
+                            f"Let max_redeliver_count be {dead.max_redeliver}") + f". Then the application sees {r.label} with "
                            f"counts 0..{dead.max_redeliver} and the next failure dead-letters it; it saw count "
                            f"{r.redelivery_count}."))
     if r.label is not None and _is_dead_letter_handle(w, r.handle):
         stored = w.model.message_for(r.handle, r.label)
         if stored is not None and r.allowed:
-            out.append(Finding("PLS-DLQ-002", PASS, None, "a copy after the last allowed delivery", r.label,
+            out.append(Finding(rule, PASS, None, "a copy after the last allowed delivery", r.label,
                                f"{r.label} reached the dead-letter topic after its last allowed delivery."))
         elif stored is None and w.model.message(r.label) is not None:
-            out.append(Finding("PLS-DLQ-002", FAIL, "early-delivery", "no copy yet", r.label,
+            out.append(Finding(rule, FAIL, "early-delivery", "no copy yet", r.label,
                                f"Let {r.label} not yet have used its last allowed delivery. Then no copy of it is on "
                                f"the dead-letter topic; {r.handle} read one at {r.at_end:g} ms."))
     return out
@@ -478,15 +492,18 @@ def _is_dead_letter_handle(w: Watch, handle: str) -> bool:
 
 def owed_copy_rule(w: Watch, handle: str) -> str | None:
     """The rule that owes ``handle`` a copy when it reads a dead-letter topic: PLS-DLQ-002 for a copy a
-    consumer's dead-letter policy writes, PLS-RETRY-003 for one the retry letter writes past its maximum."""
+    consumer's dead-letter policy writes (PLS-DLQ-008 a Go consumer's), PLS-RETRY-003 for one the retry letter
+    writes past its maximum."""
     topics = {s.topic.full for s in w.subscriptions_of(handle)}
     reader = w.model.readers.get(handle)
     if reader is not None:
         topics.add(reader.topic.full)
-    kinds = {kind for (full, _), (kind, _) in w.model.copies.items() if full in topics}
-    if "retry-dlq" in kinds:
+    kinds = {(kind, client) for (full, _), (kind, client) in w.model.copies.items() if full in topics}
+    if any(kind == "retry-dlq" for kind, _ in kinds):
         return "PLS-RETRY-003"
-    if "dlq" in kinds:
+    if ("dlq", "go") in kinds:
+        return "PLS-DLQ-008"  # a Go consumer's copy (MaxDeliveries)
+    if any(kind == "dlq" for kind, _ in kinds):
         return "PLS-DLQ-002"
     return None
 

@@ -96,6 +96,7 @@ from reference_model import transactions as txn_model
 from reference_model import vendors
 from reference_model.timing import Span
 from reference_model import unacked
+from reference_model.profiles import go_missing, profile_for
 from reference_model.rules import RULES, applies as _applies, rule as _rule
 from reference_model.spec import ack_timeout_redelivery_window_ms, nack_backoff_delay_ms, nack_redelivery_window_ms
 
@@ -170,7 +171,7 @@ class _Facts:
 
 def _client_of(args: Mapping[str, Any], header_client: str | None) -> str:
     c = args.get("client") or header_client or "python"
-    return "java" if c == "java" else "python"
+    return c if c in ("java", "go") else "python"
 
 
 def facts(history: History) -> _Facts:
@@ -230,6 +231,15 @@ def _dead_letter_topics(f: _Facts) -> set[str]:
         if dead:
             out.add(dead.get("topic") or f"{c.topic}-{c.args.get('subscription')}-DLQ")
     return out
+
+
+_GO_PROFILE = profile_for(None, "go")
+
+
+def _dlq_count_rule(f: _Facts) -> str:
+    """The rule that counts a dead-letter policy's deliveries: PLS-DLQ-008 for Go consumers (MaxDeliveries)."""
+    go = any(x.client == "go" and x.args.get("dead_letter") for xs in f.handles.values() for x in xs)
+    return "PLS-DLQ-008" if go else "PLS-DLQ-002"
 
 
 def _is_dead_letter_copy(f: _Facts, msg: ObservedMessage) -> bool:
@@ -431,8 +441,8 @@ def _timed_deliveries(f: _Facts) -> list[_Timed]:
                 # a Java nack may also wait for a timer an earlier, longer nack armed: no sure deadline
                 hi_any = max(hi, b["max_delay_ms"])
             else:
-                lo, hi = nack_redelivery_window_ms(d, client="java" if prev_h.client == "java" else "cpp")
-                rules = ("PLS-NACK-005",) if prev_h.client == "java" else ("PLS-NACK-001",)
+                lo, hi = nack_redelivery_window_ms(d, client=prev_h.client if prev_h.client in ("java", "go") else "cpp")
+                rules = {"java": ("PLS-NACK-005",), "go": ("PLS-NACK-006",)}.get(prev_h.client, ("PLS-NACK-001",))
                 hi_any = hi
             # PLS-NACK-002: a C++/Python delay under 100 ms is raised to 100 ms, so an early arrival is below the floor
             floor = ("PLS-NACK-002",) if rules == ("PLS-NACK-001",) and d < 100 else ()
@@ -1238,6 +1248,9 @@ _WRONG_ERROR = {
 def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
     e = f.history.events[i]
     op, a, err = e.op.op, e.op.args, e.outcome.error
+    if err == "InvalidArgument" and _client_of(a, f.history.header.client) == "go" \
+            and go_missing(op, a, _GO_PROFILE) is not None:
+        return ("PLS-GO-001",)  # a Go handle asked for what the Go client has no API for
     schema_rules = _schema_rejection_rules(f, i)
     if schema_rules is not None:
         return schema_rules
@@ -1479,10 +1492,11 @@ def drop_dlq_copy(history: History) -> list[Mutant]:
             continue
         retry = any(x.args.get("enable_retry") for xs in f.handles.values() for x in xs)
         nacked = any(e.op.op == "nack" and e.op.args.get("message") == msg.payload for e in history.events[:i])
+        dlq_rule = _dlq_count_rule(f)
         if not retry and _batched_copy(f, msg):
-            rules: tuple[str, ...] = ("PLS-DLQ-006",) + (("PLS-DLQ-002",) if nacked else ())
+            rules: tuple[str, ...] = ("PLS-DLQ-006",) + ((dlq_rule,) if nacked else ())
         else:
-            rules = ("PLS-DLQ-002",) + (("PLS-RETRY-003",) if retry else ())
+            rules = (dlq_rule,) + (("PLS-RETRY-003",) if retry else ())
         e = history.events[i]
         wait = math.ceil(e.t_end_ms - e.t_start_ms + width + dl.DEAD_LETTER_PUBLISH_MS + 2 * tol.dispatch_latency_ms)
         m = _drop_at(f, i, h, msg, "drop_dlq_copy", rules, " (its dead-letter copy)", min_timeout_ms=wait)
@@ -1557,7 +1571,7 @@ def dlq_one_redelivery_fewer(history: History) -> list[Mutant]:
             allowed = ("a batched message: when one message of a batch is dead-lettered the whole batch goes "
                        "(PLS-DLQ-006), so its copy may come before its own last delivery")
         mt = _mutant(f, kept, "dlq_one_redelivery_fewer", tuple(history.events[j].step for j in sorted(drop)),
-                     ("PLS-DLQ-002",), f"step {history.events[i].step}: the delivery of {msg.payload} with count {n} "
+                     ("PLS-DLQ-008",) if h.client == "go" else ("PLS-DLQ-002",), f"step {history.events[i].step}: the delivery of {msg.payload} with count {n} "
                      f"is gone, yet its dead-letter copy still arrives (max_redeliver_count {n})", allowed)
         if mt:
             out.append(mt)
@@ -2157,10 +2171,12 @@ def change_send_id(history: History) -> list[Mutant]:
         n = _partitions(f, topic)
         if n > 1 and mid[2] >= 0:
             allowed = None
-            if "key" in a:
+            if "key" in a or (client == "go" and "ordering_key" in a):
                 rules = ["PLS-ROUTE-001"]
                 if client == "java":
                     rules.append("PLS-ROUTE-004")
+                if client == "go":
+                    rules.append("PLS-ROUTE-005")  # the Go router: ordering key first, unsigned hash
                 hashing = (pargs.get("router") or {}).get("hashing") or pargs.get("hashing_scheme")
                 rules.append("PLS-HASH-002" if hashing == "java_string_hash" or (client == "java" and hashing is None) else "PLS-HASH-001")
             else:

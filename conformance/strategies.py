@@ -61,7 +61,7 @@ type mismatches: it keeps the schema, the model does not); JSON schemas with inv
 answer from the broker); schemas on topics a dead-letter or retry consumer reads (the copies' versions)
 and cuts, restarts or unloads once a trace has schemas (a reconnecting client brings its schema
 again); keys on a Java KEY_VALUE producer's sends (the client's ``key()`` casts the schema to its own
-class); ``NOT_YET_GENERATED`` names any vocabulary item the generator does not emit (none today).
+class); ``NOT_YET_GENERATED`` names any vocabulary item the generator does not emit (Go handles today).
 Choices: timings come from ``Timing``; ``LIVE_TIMING`` keeps a trace's virtual time (which is
 what it costs on a live broker: receives wait, ``advance_time`` sleeps) under ~2.5 s.
 """
@@ -1887,7 +1887,13 @@ def _enabled(b: TraceBuilder, rule: Rule) -> bool:
 # the reason: a default model campaign (``fuzz --target model``, ``MODEL_CONFIG``) emits everything
 # else, and tests/fuzz/test_vocabulary_coverage.py keeps this list equal to what such a campaign
 # leaves out. Strike an item off when the generator learns it.
-NOT_YET_GENERATED: dict[str, tuple[str, ...]] = {}
+NOT_YET_GENERATED: dict[str, tuple[str, ...]] = {
+    # issue 19: the Go client's handles (docs/go-driver.md). The model has Go rules for what its cases confirmed
+    # live (rules whose applies_to names go); generated Go handles wait until the rest of the vocabulary is
+    # described for Go (seek, readers from an id, chunking, schemas' versions: see the doc's open findings).
+    "Go handles in generated traces (issue 19: the Go profile covers only what the Go cases confirmed)": (
+        "create_producer.client=go", "create_reader.client=go", "new_txn.client=go", "subscribe.client=go"),
+}
 
 
 # --------------------------------------------------------------------------- public API

@@ -37,7 +37,7 @@ SUBSCRIPTION_TYPES = ("Exclusive", "Shared", "Failover", "Key_Shared")
 SUBSCRIPTION_MODES = ("Durable", "NonDurable")
 # Which client library runs a handle (docs/java-driver.md). A trace that names none runs every
 # handle on the target's client; "python" is the Python client (C++ core).
-CLIENT_NAMES = ("python", "java")
+CLIENT_NAMES = ("python", "java", "go")
 HASHING_SCHEMES = ("java_string_hash", "murmur3_32")
 INITIAL_POSITIONS = ("Latest", "Earliest")
 ACCESS_MODES = ("Shared", "Exclusive", "ExclusiveWithFencing", "WaitForExclusive")

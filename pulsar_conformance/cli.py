@@ -355,7 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", default=None, help="folder of case files (default: the built-in cases)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
     p.add_argument("--client", default="python,java,mixed", help="clients driving the broker, comma-separated among python, java "
-                   "(the Java driver, built with Maven on first use) and mixed (cross-client cases); default python,java,mixed")
+                   "(the Java driver, built with Maven on first use), go (the Go driver, built with Go on first use; only the "
+                   "cases that list go) and mixed (cross-client cases); default python,java,mixed")
     p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")
     p.add_argument("--fuzz-examples", type=int, default=10, help="generated traces per live target (x20 on the model); 0 skips fuzzing (default 10)")
     p.add_argument("--fuzz-seed", type=int, default=0)

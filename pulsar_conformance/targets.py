@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 from fixtures.endpoint import TargetSpec, read_token
 from fixtures.errors import TargetSpecError
 
-CLIENT_CHOICES = ("python", "java", "mixed")
+CLIENT_CHOICES = ("python", "java", "go", "mixed")
 
 
 def say(text: str) -> None:

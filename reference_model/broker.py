@@ -697,14 +697,18 @@ class Broker(FeatureOps, SchemaOps):
             p = routing.round_robin_partitions(1, n, start=producer.keyless_sent, client="java")[0]
             producer.keyless_sent += 1
             return (p,) + tuple(q for q in every if q != p), (), "the custom router sends keyless messages round robin"
+        go = self.profile_of(producer.handle).client == "go"
+        if go and args.get("ordering_key"):
+            key = args["ordering_key"]  # PLS-ROUTE-005: the Go router takes the ordering key before the key
         if key is not None and producer.hashing is not None:
             # PLS-ROUTE-004: the Java client hashes the partition key with its own scheme
             # (JavaStringHash unless hashing_scheme says murmur3_32): signSafeMod(hash, N).
+            # PLS-ROUTE-005: the Go client's JavaStringHash keeps the sign bit, and takes hash % N.
             scheme = producer.hashing
-            p = routing.partition_for_key(key, n, hashing_scheme=scheme, client="java")
+            p = routing.partition_for_key(key, n, hashing_scheme=scheme, client="go" if go else "java")
             hash_rule = "PLS-HASH-001" if scheme == "murmur3_32" else "PLS-HASH-002"
-            return (p,), ("PLS-ROUTE-001", "PLS-ROUTE-004", hash_rule), \
-                f"the Java client's {scheme}({key!r}) mod {n} = {p}"
+            return (p,), ("PLS-ROUTE-001", "PLS-ROUTE-005" if go else "PLS-ROUTE-004", hash_rule), \
+                f"the {'Go' if go else 'Java'} client's {scheme}({key!r}) mod {n} = {p}"
         if key is not None:
             seen = self._key_partition.get((producer.topic.full, key))
             if seen is not None:
@@ -728,7 +732,7 @@ class Broker(FeatureOps, SchemaOps):
             return every, (), "batching: the C++ router switches partition per batch"
         # the router's cursor is one past the previous keyless message's partition, and one more for
         # each keyless send refused since (the router had picked its partition: live 4.0.8, 2026-11-26)
-        client = "java" if self.profile_of(producer.handle).client == "java" else "cpp"
+        client = {"java": "java", "go": "go"}.get(self.profile_of(producer.handle).client, "cpp")
         skipped = len(self._refused_keyless.get(producer.handle, ()))
         nxt = routing.round_robin_partitions(2 + skipped, n, start=last, client=client)[1 + skipped]
         return (nxt,), ("PLS-ROUTE-002",), (f"round robin: the previous keyless message went to partition {last}"
@@ -748,6 +752,8 @@ class Broker(FeatureOps, SchemaOps):
         producer = self.producers.get(args["producer"])
         if producer is None:
             return self._handle_missing(args["producer"], "producer")
+        if args.get("tombstone") == "null" and (refused := self._java_only_refusal("send", args, self.profile_of(producer.handle))):
+            return refused  # PLS-GO-001: no null value in the Go client
         label = args["payload"]
         if label in self.labels or any(p.label == label for pf in self.pfx.values() for p in pf.pending):
             raise ModelError(f"payload label {label!r} sent twice; every send needs a distinct payload")
@@ -930,6 +936,12 @@ class Broker(FeatureOps, SchemaOps):
             max_unacked=self.policies.max_unacked_messages_per_consumer)
         dead = args.get("dead_letter")
         refused_count = dl.check_max_redeliver_count(dead.get("max_redeliver_count")) if dead is not None else None
+        if refused_count is not None and prof.dlq_counts_deliveries:
+            # PLS-DLQ-008: pulsar-client-go dlq_router.go newDlqRouter
+            return Rejected("InvalidConfiguration", "PLS-DLQ-008", "DLQPolicy.MaxDeliveries needs to be > 0")
+        if dead is not None and prof.dlq_counts_deliveries and not dead.get("topic") and not args.get("enable_retry"):
+            # PLS-DLQ-008: the Go client has no default dead-letter topic (only a retry-enabled consumer gets one)
+            return Rejected("InvalidConfiguration", "PLS-DLQ-008", "DLQPolicy.Topic needs to be set to a valid topic name")
         if refused_count is not None:
             # PLS-DLQ-007: Python's ConsumerDeadLetterPolicy raises ValueError (its text here for both
             # clients: a Java trace reaches this check only through Python-shaped args).
@@ -1021,7 +1033,9 @@ class Broker(FeatureOps, SchemaOps):
             dlq = names.expand_trace(dead["topic"]) if dead.get("topic") else None  # None: the default name
             if isinstance(dlq, Rejected):
                 raise NotModelledError("an invalid dead-letter topic name")
-            self.dead_letter[config.handle] = DeadLetterPolicy(int(dead["max_redeliver_count"]), dlq,
+            # PLS-DLQ-008: the Go client's MaxDeliveries N delivers N times, what the others do with N - 1
+            redeliveries = int(dead["max_redeliver_count"]) - (1 if prof.dlq_counts_deliveries else 0)
+            self.dead_letter[config.handle] = DeadLetterPolicy(redeliveries, dlq,
                                                                dead.get("initial_subscription"), prof.dlq_properties)
         return {}
 
@@ -1552,7 +1566,7 @@ class Broker(FeatureOps, SchemaOps):
                                  event_time=dl.java_copy_event_time(original.event_time, copied=self.profile.java_copy_event_time)
                                  if java else original.event_time, publish_time=int(at.start), producer_name=DLQ_PRODUCER,
                                  sequence_id=len(dlq.entries), at=Span(at.start, at.end + dl.DEAD_LETTER_PUBLISH_MS))
-            self.copies[(dlq.full, stored.pos)] = ("dlq", "java" if java else "cpp")
+            self.copies[(dlq.full, stored.pos)] = ("dlq", "java" if java else "go" if dead.properties == "go" else "cpp")
         if sub.cursor.ack(pos):
             sub.ack_log.append((at.end, self._entries_of(sub, [pos]), ""))
             sub.dispatcher.acked([pos], at)
@@ -1561,6 +1575,9 @@ class Broker(FeatureOps, SchemaOps):
         found = self._consumer_or_reject(args["consumer"])
         if isinstance(found, Rejected):
             return found
+        refused = self._java_only_refusal("redeliver_unacked", args, self.profile_of(args["consumer"]))  # PLS-GO-001
+        if refused is not None:
+            return refused
         self._check_redeliver_past_dead_letter(args["consumer"])
         if not self.profile_of(args["consumer"]).redeliver_keeps_receiver_queue:
             for _, sub in self.attachments(args["consumer"]):

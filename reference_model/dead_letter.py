@@ -160,6 +160,14 @@ def dead_letter(payload: bytes, original_properties: Mapping[str, str], origin_i
         text = java_message_id_text(origin_id.ledger, origin_id.entry, origin_id.partition, origin_id.batch_index)
         props = java_dead_letter_properties(original_properties, text, real_topic, subscription,
                                             real_subscription=real_subscription, origin_message_id=origin_message_id)
+    elif client == "go":
+        # PLS-DLQ-008: pulsar-client-go's MessageID.String() "l:e:p", partition 0 on a topic that is not
+        # partitioned, no batch index; REAL_TOPIC and both origin keys (live 4.0.8 with the Go client 0.19.0)
+        text = f"{origin_id.ledger}:{origin_id.entry}:{max(origin_id.partition, 0)}"
+        props = dict(original_properties)
+        props.setdefault(REAL_TOPIC, real_topic)
+        props.setdefault(ORIGIN_MESSAGE_ID, text)
+        props.setdefault(ORIGIN_MESSAGE_ID_LEGACY, text)
     else:
         props = dead_letter_properties(original_properties, origin_id, real_topic)
     return DeadLetter(payload, tuple(sorted(props.items())), partition_key or None, ordering_key or None)

@@ -131,6 +131,18 @@ def java_string_hash(s: str) -> int:
     return java_string_hash_code(s) & INT_MAX
 
 
+def go_java_string_hash(key: bytes | str) -> int:
+    """PLS-ROUTE-005: the Go client's ``internal.JavaStringHash`` (pulsar-client-go ``pulsar/internal/hash.go``):
+    ``h = 31*h + b`` over the UTF-8 bytes read as unsigned, a ``uint32``, the sign bit **kept** (the Java and
+    C++ versions clear it), so the partition ``h % N`` differs from theirs when the top bit is set and ``N``
+    is not a power of two."""
+    data = key.encode("utf-8") if isinstance(key, str) else key
+    h = 0
+    for b in data:
+        h = (31 * h + b) & _MASK
+    return h
+
+
 def cpp_java_string_hash(key: bytes | str, *, char_is_signed: bool = True) -> int:
     """PLS-HASH-002: the C++ client's ``JavaStringHash::makeHash`` (``lib/JavaStringHash.cc``).
 

@@ -40,7 +40,7 @@ from typing import Any, Mapping
 from reference_model import releases, vendors
 
 BROKER_VERSIONS = releases.MODEL_LINES
-CLIENTS = ("cpp", "java")
+CLIENTS = ("cpp", "java", "go")
 MIXED = "mixed"  # a run whose handles name their own client (docs/java-driver.md)
 
 
@@ -158,6 +158,15 @@ class Profile:
     # does not parse subscribes on a topic without a schema. Before 3.3.0 (3.0.7 and 3.2.3 sources: no such wrapper)
     # it is refused IncompatibleSchema (live 3.0.7, regression pls-sub-001-unexpected-rejection-00a8d55c2b34).
     consumer_invalid_schema_ignored: bool = True
+    # What the Go client (pulsar-client-go, docs/go-driver.md) has no API for: the client (the driver, naming the
+    # missing API) refuses an op or option that asks for one with InvalidArgument.
+    ack_timeout_supported: bool = True
+    redeliver_unacked_supported: bool = True
+    initial_sequence_id_supported: bool = True
+    routing_mode_supported: bool = True
+    # PLS-DLQ-002: max_redeliver_count is the redeliveries before the dead letter (Java, C++), or the deliveries
+    # (Go's DLQPolicy.MaxDeliveries; pulsar-client-go issue #501; live 4.0.8 with 0.19.0, 28 Nov 2026)
+    dlq_counts_deliveries: bool = False
     # PLS-RETRY-002 / PLS-DLQ-003, the Java client's retry and dead-letter copies (``dead_letter.java_copy``):
     # REAL_SUBSCRIPTION is absent from pulsar-client 2.10.5, 2.11.0 and 3.0.7 and present from 3.2.3 (the
     # ConsumerImpl bytecode of each; 3.1.x not read), and the original's event time is copied from apache/pulsar
@@ -220,9 +229,11 @@ def _client_kind(client: str | None) -> str:
         return "cpp"
     if c.startswith("java"):
         return "java"
+    if c.startswith("go"):
+        return "go"
     if c == MIXED:
         return MIXED
-    raise ValueError(f"unknown client {client!r}; use 'cpp' (also for the Python client), 'java' or 'mixed'")
+    raise ValueError(f"unknown client {client!r}; use 'cpp' (also for the Python client), 'java', 'go' or 'mixed'")
 
 
 # broker.conf keys that set a Profile field (the live target records them in broker_config, so a
@@ -324,6 +335,33 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             string_schema_data="",
             not_allowed_send_error="fails",  # PLS-DELAY-007
         )
+    if kind == "go":
+        # pulsar-client-go 0.19.0, read in its sources (docs/research/go-client.md) and measured live where a
+        # test says so (tests/live/test_go_client_live.py)
+        profile = replace(
+            profile,
+            nack_timer="periodic",  # negative_acks_tracker.go: a ticker every delay / 3
+            nack_timer_divisor=3,
+            nack_early_ms=255,  # the due time's low 8 bits of milliseconds cleared (NackPrecisionBit 8)
+            nack_min_delay_ms=1,  # no floor: 0 means the 1 min default (consumer_impl.go)
+            ack_timeout_supported=False,
+            redeliver_unacked_supported=False,
+            initial_sequence_id_supported=False,
+            routing_mode_supported=False,
+            priority_level_supported=False,
+            retry_letter_supported=True,  # ConsumerOptions.RetryEnable
+            non_durable_supported=True,  # ConsumerOptions.SubscriptionMode
+            subscription_properties_supported=True,
+            hashing_scheme_supported=True,  # ProducerOptions.HashingScheme
+            default_hashing_scheme="java_string_hash",  # PLS-ROUTE-005: Go's own, unsigned; ordering key first
+            dlq_counts_deliveries=True,  # PLS-DLQ-008
+            # what the Go client's ids can show: a lone batched message has batch index 0 of size 1, like a message
+            # sent alone (drivers/go reports both as -1, docs/go-driver.md), so it is read as PLS-BATCH-008 reads Java's
+            single_message_batch_unbatched=True,
+            dlq_properties="go",
+            schema_types=("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON"),
+            schema_types_sent=("STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON"),
+        )
     java_release = releases.representative_release(java_client or broker_version)
     if kind == "java" and java_release is not None and java_release < (2, 11, 0):
         # PLS-BATCH-003 / PLS-BATCH-008 before PIP-189 (apache/pulsar PR #16605, 2.11.0): a lone message still goes
@@ -398,9 +436,33 @@ CLIENT_ONLY_SETTINGS = {
 }
 
 
+def go_missing(op: str, args: Mapping[str, Any], profile: Profile) -> str | None:
+    """PLS-GO-001: what the trace asks of a client without it (pulsar-client-go's API), or None."""
+    if op == "subscribe" and not profile.ack_timeout_supported and any(
+            args.get(k) for k in ("ack_timeout_ms", "ack_timeout_tick_ms", "ack_timeout_backoff")):
+        return "ack timeout"
+    if op == "subscribe" and not profile.priority_level_supported and "priority_level" in args and profile.client == "go":
+        return "consumer priority level"
+    if op == "redeliver_unacked" and not profile.redeliver_unacked_supported:
+        return "redeliverUnacknowledgedMessages on its Consumer"
+    if op == "create_producer":
+        if "initial_sequence_id" in args and not profile.initial_sequence_id_supported:
+            return "initial sequence id option on its producer"
+        if "routing_mode" in args and not profile.routing_mode_supported:
+            return "routing mode option on its producer"
+        if args.get("access_mode") == "ExclusiveWithFencing" and profile.client == "go":
+            return "ExclusiveWithFencing access mode"
+    if op == "send" and args.get("tombstone") == "null" and profile.client == "go":
+        return "null message value"
+    return None
+
+
 def client_refusal(op: str, args: Mapping[str, Any], profile: Profile) -> tuple[str, str] | None:
     """(rule id, why) if ``profile``'s client has no setting ``args`` ask for (a Python handle given a
     Java-only argument); the client refuses it with InvalidArgument. None: nothing to refuse."""
+    missing = go_missing(op, args, profile)
+    if missing is not None:
+        return "PLS-GO-001", f"the Go client has no {missing}"
     for arg, rule, what, flag in CLIENT_ONLY_SETTINGS.get(op, ()):
         if arg in args and not getattr(profile, flag):
             needs = "a newer Java client release" if profile.client == "java" else "the Java client"

@@ -61,7 +61,7 @@ from __future__ import annotations
 from reference_model import hashing
 
 HASHINGS = ("murmur3_32", "java_string_hash")
-CLIENTS = ("java", "cpp")
+CLIENTS = ("java", "cpp", "go")
 FAILOVER_RING_POINTS = hashing.FAILOVER_RING_POINTS  # CONSUMER_CONSISTENT_HASH_REPLICAS
 U32 = 0xFFFFFFFF
 
@@ -108,9 +108,11 @@ def key_hash(key: str, *, hashing_scheme: str, client: str = "java") -> int:
     if not isinstance(key, str):
         raise ValueError(f"key must be a str (a partition key), got {type(key).__name__}")
     if hashing_scheme == "murmur3_32":
-        return hashing.pulsar_murmur3(key)  # both clients hash the UTF-8 bytes
+        return hashing.pulsar_murmur3(key)  # every client hashes the UTF-8 bytes (Go masks it too)
     if client == "java":
         return hashing.java_string_hash(key)  # UTF-16 units
+    if client == "go":
+        return hashing.go_java_string_hash(key)  # UTF-8 bytes as unsigned, 32 bits (PLS-ROUTE-005)
     return hashing.cpp_java_string_hash(key)  # UTF-8 bytes as signed char
 
 
@@ -120,7 +122,7 @@ def partition_for_key(key: str, num_partitions: int, *, hashing_scheme: str, cli
     h = key_hash(key, hashing_scheme=hashing_scheme, client=client)
     if client == "java":
         return sign_safe_mod(h, n)
-    return h % n  # C++: hash already masked to 31 bits
+    return h % n  # C++: hash already masked to 31 bits; Go: uint32 % N
 
 
 # --------------------------------------------------------------------------- keyless messages
@@ -138,7 +140,7 @@ def round_robin_partitions(num_messages: int, num_partitions: int, *, start: int
         raise ValueError(f"num_messages must be >= 0, got {num_messages}")
     out = []
     for i in range(num_messages):
-        if client == "cpp":
+        if client in ("cpp", "go"):  # Go: uint32 cursor, cursor % N (pulsar/default_router.go, batching off)
             out.append(0 if n == 1 else ((start + i) & U32) % n)
         else:
             out.append(sign_safe_mod(hashing.to_int32(start + i), n))

@@ -42,7 +42,10 @@ from reference_model import releases
 from reference_model.vendors import APACHE, VENDORS
 
 STATUSES = ("normative", "inferred", "tentative", "withdrawn")
-CLIENTS = ("python", "cpp", "java")
+CLIENTS = ("python", "cpp", "java", "go")
+# The clients the rule table was written with and confirmed on; a rule speaks about the Go client (issue 19,
+# docs/go-driver.md) only where its applies_to names "go", after a live run with the Go client confirmed it.
+FIRST_CLIENTS = ("python", "cpp", "java")
 RULE_ID_RE = re.compile(r"^PLS-(?P<area>[A-Z]+)-(?P<num>\d{3})$")
 _VERSION_CLAUSE_RE = re.compile(r"^(?P<op>>=|<=|==|!=|>|<)?\s*(?P<version>\d+(?:\.\d+){0,2})$")
 
@@ -87,7 +90,7 @@ class AppliesTo:
     """
 
     brokers: str = "*"
-    clients: tuple[str, ...] = CLIENTS
+    clients: tuple[str, ...] = FIRST_CLIENTS
     # the vendor profiles (reference_model.vendors) under which the rule holds: Apache's rules hold
     # under every profile; a vendor's own rules name that vendor only
     vendors: tuple[str, ...] = VENDORS
@@ -141,7 +144,11 @@ class Rule:
 
 # --------------------------------------------------------------------------- shorthands
 
-_ALL = AppliesTo("*", CLIENTS)
+_ALL = AppliesTo("*", FIRST_CLIENTS)
+_GO = AppliesTo("*", ("go",))
+# every client, the Go client confirmed live: the rule passed in Go runs of its cases on broker 4.0.8 (pulsar-client-go
+# 0.19.0, 28 Nov 2026; the cases that list go; docs/go-driver.md)
+_ALL_GO = AppliesTo("*", CLIENTS)
 _CPP = AppliesTo("*", ("python", "cpp"))
 _JAVA = AppliesTo("*", ("java",))
 
@@ -165,7 +172,7 @@ RULES: tuple[Rule, ...] = (
         title="A short topic name x expands to persistent://public/default/x; tenant/ns/x to persistent://tenant/ns/x",
         source=f"{_MSG}#topics",
         quote="If no tenant or namespace is specified when a client creates a topic, the topic is created in the default tenant and namespace.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("The same section: 'The default is persistent, so if you do not specify a type, the topic is "
               f"persistent.' C++ parsing: {_CPPLIB}TopicName.cc. Cases see it through the topic a message "
               "reports (targets map short names into their own namespace)."),
@@ -174,7 +181,7 @@ RULES: tuple[Rule, ...] = (
         id="PLS-TOPIC-002", area="TOPIC",
         title="Partition i of topic T is the topic T-partition-i",
         source=f"{_CPPLIB}TopicName.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Docs (concepts-messaging.md#partitioned-topics) only say 'A partitioned topic is implemented as N "
               "internal topics, where N is the number of partitions.'; the '-partition-<i>' suffix is from "
               "TopicName::getTopicPartitionName (C++) and PARTITIONED_TOPIC_SUFFIX (apache/pulsar "
@@ -185,7 +192,7 @@ RULES: tuple[Rule, ...] = (
         id="PLS-TOPIC-003", area="TOPIC",
         title="Invalid topic names (bad domain, two-part a/b, bad characters in tenant/namespace) are rejected with InvalidTopicName",
         source=f"{_CPPLIB}TopicName.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Docs give the form '{persistent|non-persistent}://tenant/namespace/topic' but not what happens "
               "otherwise; the C++ client refuses the name before contacting the broker (ResultInvalidTopicName). "
               "The local name is not validated and may contain '/'. "
@@ -197,7 +204,7 @@ RULES: tuple[Rule, ...] = (
         id="PLS-MSGID-001", area="MSGID",
         title="A message id is (ledger, entry, partition, batch_index); partition -1 on non-partitioned topics, batch_index -1 on non-batched messages",
         source=f"{_CPPLIB}MessageIdImpl.h",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Docs (concepts-messaging.md#messages) only say 'Message ID indicates a message's specific position "
               "in a ledger and is unique within a Pulsar cluster.' The -1 conventions are the C++/Python "
               "MessageId defaults. Ledger ids are broker-assigned: opaque. "
@@ -208,7 +215,7 @@ RULES: tuple[Rule, ...] = (
         id="PLS-MSGID-002", area="MSGID",
         title="On one topic or partition, message ids increase in publish order, ordered by (ledger, entry, batch_index)",
         source=f"{_CPPLIB}MessageId.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("MessageId operator< is lexicographic on (ledger, entry, batch_index); the partition takes part "
               "in == but not in <, so ids of different partitions are not ordered. Entry ids grow by one per "
               f"entry within a ledger; a new ledger has a larger id. {_LIVE}consecutive sends got (81,0) then (81,1)."),
@@ -218,7 +225,7 @@ RULES: tuple[Rule, ...] = (
         title="Payload, properties, partition key, ordering key and event time arrive unchanged; event time is 0 when unset",
         source=f"{_MSG}#messages",
         quote="If nothing is set to event time, the value is `0`.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note="The same table lists key, properties and event time as message components carried with the payload.",
     ),
     # ---- producers -----------------------------------------------------------------------
@@ -226,7 +233,7 @@ RULES: tuple[Rule, ...] = (
         id="PLS-PROD-001", area="PROD",
         title="Producer sequence ids: the first message gets initial_sequence_id+1 (0 by default), then +1 per message; last_sequence_id reports the last one",
         source=f"{_CPPLIB}ProducerImpl.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Docs (concepts-messaging.md#messages): 'The sequence ID of a message is initially assigned by its "
               "producer, indicating its order in that sequence, and can also be customized.' The numbering is "
               "from the code (initial_sequence_id defaults to -1). "
@@ -239,7 +246,7 @@ RULES: tuple[Rule, ...] = (
         title="Messages of one producer are stored, and delivered to an Exclusive consumer, in publish order",
         source=f"{_MSG}#multi-topic-subscriptions",
         quote="When a producer sends messages to a single topic, all messages are guaranteed to be read from that topic in the same order.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
     ),
     # ---- subscriptions -------------------------------------------------------------------
     Rule(
@@ -247,7 +254,7 @@ RULES: tuple[Rule, ...] = (
         title="A subscription is created by the first subscribe; it is durable: it keeps its backlog while no consumer is connected",
         source=_MSG,
         quote="When a subscription is created, Pulsar retains all messages, even if the consumer is disconnected.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("Creation: concepts-messaging.md#subscription-modes 'If a consumer specifies a subscription that "
               "does not exist before, the subscription is automatically created.' (broker "
               "allowAutoSubscriptionCreation=true, the default). Python consumers are always Durable."),
@@ -258,14 +265,14 @@ RULES: tuple[Rule, ...] = (
         source=f"{_CLI}#reader",
         quote=("Whenever a new subscription is created, it is initially positioned at the end of the topic (by default), "
                "and consumers associated with that subscription begin reading with the first message created afterward."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=f"ND: a send racing with the subscribe may or may not be seen. {_LIVE}confirmed (m1 before, m2 after: Latest gets m2).",
     ),
     Rule(
         id="PLS-SUB-003", area="SUB",
         title="Initial position Earliest starts at the first retained message",
         source=f"{_BROKER}persistent/PersistentTopic.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("The docs name the option (client-libraries; Python docstring 'It could be either: "
               "InitialPosition.Earliest or InitialPosition.Latest.') but do not define it; the broker opens the "
               "new cursor at the first available position. "
@@ -277,7 +284,7 @@ RULES: tuple[Rule, ...] = (
         source=f"{_CLI}#reader",
         quote=("Whenever a consumer connects to a topic using a pre-existing subscription, it begins reading from the "
                "earliest message un-acked within that subscription."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=f"{_LIVE}re-subscribing with Earliest to an existing Latest subscription resumed at its first unacked message.",
     ),
     Rule(
@@ -286,7 +293,7 @@ RULES: tuple[Rule, ...] = (
         source=f"{_CLI}#reader",
         quote=("Whenever a consumer connects to a topic using a pre-existing subscription, it begins reading from the "
                "earliest message un-acked within that subscription."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("Holes: the cursor keeps individually deleted ranges (ManagedCursor individuallyDeletedMessages) and "
               "skips them on read. The C++ client groups acks for up to 100 ms and flushes them on close. "
               f"{_LIVE}m1..m4 received, m1 and m3 acked, close, resubscribe: m2, m4, then nothing."),
@@ -297,7 +304,7 @@ RULES: tuple[Rule, ...] = (
         source=f"{_PY}#Consumer.unsubscribe",
         quote=("Once the consumer is unsubscribed, no more messages will be received and subsequent new messages will "
                "not be retained for this consumer."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("Broker: PersistentSubscription#doUnsubscribe deletes the cursor; it fails with ConsumerBusy unless the "
               "caller is the only connected consumer. "
               f"{_LIVE}after unsubscribe, a message sent, then a Latest re-subscribe: the message is not delivered."),
@@ -354,7 +361,7 @@ RULES: tuple[Rule, ...] = (
         title="Seek to a publish time: delivery resumes at the first message whose publish time is >= that time",
         source=f"{_PY}#Consumer.seek",
         quote="Reset the subscription associated with this consumer to a specific message id or publish timestamp.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("The >= boundary is the broker's (PersistentSubscription#resetCursor by timestamp); no client-side "
               f"filtering. ND if two messages share a publish time. {_LIVE}seek(publish time of m3) -> m3."),
     ),
@@ -372,7 +379,7 @@ RULES: tuple[Rule, ...] = (
         title="A reader from earliest reads every retained message in order",
         source=f"{_CLI}#reader",
         quote="The earliest available message in the topic.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note="Listed in the docs as a reader start option. Readers are non-durable Exclusive subscriptions.",
     ),
     Rule(
@@ -380,7 +387,7 @@ RULES: tuple[Rule, ...] = (
         title="A reader from latest reads only messages published after it was created",
         source=f"{_CLI}#reader",
         quote="The latest available message in the topic.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"Without inclusive, 'latest' means after the last message. {_LIVE}read_next(300) -> nothing; "
               "after a new send m6 -> m6."),
     ),
@@ -399,7 +406,7 @@ RULES: tuple[Rule, ...] = (
         title="A reader from a message id, inclusive, starts at that message",
         source=f"{_PY}#Client.create_reader",
         quote="Set the reader to include the startMessageId or given position of any reset operation like Reader.seek",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=f"{_LIVE}reader from id of m2 with start_message_id_inclusive=True -> m2.",
     ),
     # ---- subscription types --------------------------------------------------------------
@@ -408,7 +415,7 @@ RULES: tuple[Rule, ...] = (
         title="A second consumer on a connected Exclusive subscription is refused with ConsumerBusy",
         source=f"{_MSG}#exclusive",
         quote="If multiple consumers subscribe to a topic using the same subscription, an error occurs.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"Error name: ConsumerBusyException('Exclusive consumer is already connected') in "
               f"{_BROKER}AbstractDispatcherSingleActiveConsumer.java -> ServerError ConsumerBusy -> "
               f"pulsar.ConsumerBusy. {_LIVE}confirmed."),
@@ -418,14 +425,14 @@ RULES: tuple[Rule, ...] = (
         title="An Exclusive consumer receives messages in publish order",
         source=f"{_CONS}#exclusive",
         quote="The first consumer receives all 10 messages, and the consuming order is the same as the producing order.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
     ),
     Rule(
         id="PLS-SUBTYPE-001", area="SUBTYPE",
         title="A consumer whose subscription type differs from the connected consumers' type is refused with ConsumerBusy",
         source=f"{_CONS}#subscribe-to-topics",
         quote="However, a subscription can only have one subscription type at a time.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("Broker: SubscriptionBusyException('Subscription is of different type...') in "
               f"{_BROKER}persistent/PersistentSubscription.java -> ServerError ConsumerBusy. Once every consumer "
               f"has left, the type may change. {_LIVE}Shared consumer on a connected Exclusive subscription -> "
@@ -450,7 +457,7 @@ RULES: tuple[Rule, ...] = (
         title="When the active Failover consumer disconnects, another connected consumer becomes active and receives the unacked messages",
         source=f"{_MSG}#failover",
         quote="When the master consumer disconnects, all (non-acknowledged and subsequent) messages are delivered to the next consumer in line.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("'Next in line' is the broker's re-pick among the remaining consumers (see PLS-FAILOVER-003), not "
               "connection order; with two consumers the remaining one. ND: a message in flight to the old "
               f"active consumer may be received by both. {_LIVE}two consumers; closing the active one moves every "
@@ -478,7 +485,7 @@ RULES: tuple[Rule, ...] = (
         title="Shared: each message is delivered to one consumer at a time; together the consumers receive every message",
         source=f"{_MSG}#shared",
         quote="Messages are delivered in a round-robin distribution across consumers, and any given message is delivered to only one consumer.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("ND: which consumer gets which message (permits, prefetch, 20-entry round-robin chunks); even with "
               "receiver_queue_size 1 only set properties hold."),
     ),
@@ -488,7 +495,7 @@ RULES: tuple[Rule, ...] = (
         source=f"{_MSG}#shared",
         quote=("When a consumer disconnects, all the messages that were sent to it and not acknowledged will be "
                "rescheduled for sending to the remaining consumers."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"{_LIVE}s1 (queue 1) held m1 and prefetched m2; after s1 closed, s2 received m1 and m2, both with "
               "redelivery_count 0 (a close does not count as a redelivery on 4.0.8; version dependent)."),
     ),
@@ -515,7 +522,7 @@ RULES: tuple[Rule, ...] = (
         title="An individually acked message is never delivered again on that subscription",
         source=f"{_PY}#Consumer.acknowledge",
         quote="After that, the message will not be re-delivered to this consumer.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("Holds for the subscription (not just 'this consumer') because the broker deletes the position from "
               "the cursor. Caveat: the C++ client sends grouped acks every 100 ms; a redelivery racing with an "
               "unflushed ack is dropped client-side (AckGroupingTrackerEnabled isDuplicate)."),
@@ -525,7 +532,7 @@ RULES: tuple[Rule, ...] = (
         title="Cumulative ack (Exclusive/Failover) acknowledges every message up to and including the given one",
         source=f"{_MSG}#acknowledgment",
         quote="All messages in the stream up to (and including) the provided message are not redelivered to that consumer.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=f"{_LIVE}m1..m3 received, cumulative ack of m2: backlog 3 -> 1; after reconnect only m3 is delivered.",
     ),
     Rule(
@@ -542,7 +549,7 @@ RULES: tuple[Rule, ...] = (
         id="PLS-ACK-004", area="ACK",
         title="Acknowledging an already acknowledged message is a no-op: no error, no change",
         source=f"{_BROKER}persistent/PersistentSubscription.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("acknowledgeMessage on a deleted position changes nothing; the client raises nothing (acks are "
               f"fire-and-forget, receipts off). {_LIVE}acking m1 twice raised nothing; a repeated cumulative "
               "ack and an individual ack below the cumulative point left the backlog unchanged."),
@@ -551,7 +558,7 @@ RULES: tuple[Rule, ...] = (
         id="PLS-ACK-005", area="ACK",
         title="Redelivery count is 0 on first delivery and +1 each time the message is redelivered on request (nack, ack timeout, redeliver_unacked) on Shared/Key_Shared",
         source=f"{_BROKER}persistent/PersistentDispatcherMultipleConsumers.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("The broker's InMemoryRedeliveryTracker counts per position on RedeliverUnacknowledgedMessages; "
               "in memory only (reset on topic unload), removed on ack: on any individual ack of the entry, so a "
               "batch-index ack of one message of a batch makes the rest count from 0 again once it reaches the broker "
@@ -637,6 +644,18 @@ RULES: tuple[Rule, ...] = (
     ),
     # ---- ack timeout ---------------------------------------------------------------------
     Rule(
+        id="PLS-NACK-006", area="NACK",
+        title="Go nack with delay d: due at t + d with the low 8 bits of its millisecond time cleared, asked back on the tracker's tick every d/3: redelivered in [t + d - 255, t + d + d/3] ms (go client only)",
+        source="apache/pulsar-client-go pulsar/negative_acks_tracker.go",
+        quote="", status="inferred", applies_to=_GO,
+        note=("Read in pulsar-client-go 0.19.0: putNackEntry files the message under now + delay trimmed by "
+              "NackPrecisionBit (default 8: up to 255 ms early); a ticker every delay / 3 redelivers every entry due by "
+              "then (Redeliver -> RedeliverUnacknowledgedMessages with the ids, so the count goes up by one). The "
+              "default delay is 1 min and there is no floor. A nacked batched message is filed by entry (batch index "
+              "0). Live 4.0.8 with the Go client 0.19.0, 28 Nov 2026: delay 600 ms, three nacks, each back within the "
+              "window (tests/live/test_go_client_live.py)."),
+    ),
+    Rule(
         id="PLS-ACKTIMEOUT-001", area="ACKTIMEOUT",
         title="C++/Python: an ack timeout below 10000 ms is refused at subscribe (Python ValueError); 0/None disables it",
         source=f"{_CPPLIB}ConsumerConfiguration.cc",
@@ -716,7 +735,7 @@ RULES: tuple[Rule, ...] = (
         title="The subscription backlog (admin stats msgBacklog) equals the number of published entries not yet acknowledged on it",
         source=f"{_MSG}#batching",
         quote="Therefore, the backlog size represents the total number of batches instead of the total number of messages.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("Counts entries (a batch is one entry). Acks are grouped by the C++ client for up to 100 ms and "
               f"stats are computed asynchronously: wait before reading. {_LIVE}3 sent -> 3; cumulative ack of "
               "the 2nd -> 1; m1, m3 of 4 individually acked -> 2. A seek to a message id leaves that message "
@@ -884,7 +903,7 @@ RULES = RULES + (
         source=f"{_MSG}#message-deduplication",
         quote=("When the producer attempts to publish the message again, however, the broker knows that it has already "
                "seen message 1 and thus does not persist the message."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"Per producer name: {_BROKER}persistent/MessageDeduplication.java#isDuplicate; the -1/-1 ack is "
               "PersistentTopic#publishMessage. "
               f"{_LIVE}seq 0,1,2 stored at (l,0..2); re-sent seq 1 and 2 -> '(-1,-1,-1,-1)'; seq 10 stored; "
@@ -906,7 +925,7 @@ RULES = RULES + (
         source=f"{_MSG}#message-deduplication",
         quote=("The producer then sends message 1 again (in this case due to some retry logic), and the message is "
                "received by the broker and stored in BookKeeper again, which means that duplication has occurred."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"{_LIVE}two sends with sequence_id=5 got (l,0) and (l,1), both read back; the re-created producer's "
               "last_sequence_id() was -1 (the broker tracks nothing)."),
     ),
@@ -933,7 +952,7 @@ RULES = RULES + (
         id="PLS-DEDUP-006", area="DEDUP",
         title="last_sequence_id() follows every acknowledged send, duplicates and explicit ids included (C++: that send's id; Java: the highest id acknowledged so far); explicit ids do not move the generator",
         source=f"{_CPPLIB}ProducerImpl.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("ackReceived sets lastSequenceIdPublished_; the generator msgSequenceGenerator_ only moves for "
               f"generated ids. {_LIVE}after seq 0..2, explicit 1 -> 1; explicit 10 -> 10; next generated -> 3. Java "
               "(apache/pulsar pulsar-client/.../impl/ProducerImpl.java#ackReceived keeps the maximum): live (4.0.8, Java "
@@ -954,14 +973,14 @@ RULES = RULES + (
         title="Exclusive and Failover subscriptions deliver a delayed message at once, in publish order",
         source=f"{_MSG}#delayed-message-delivery",
         quote="In other subscriptions, delayed messages are dispatched immediately.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=f"{_LIVE}Exclusive and Failover received 'late' (deliver_after 600 ms) before 'now', without waiting.",
     ),
     Rule(
         id="PLS-DELAY-003", area="DELAY",
         title="Key_Shared subscriptions also hold delayed messages (the docs say only Shared)",
         source=f"{_BROKER}persistent/PersistentStickyKeyDispatcherMultipleConsumers.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("The Key_Shared dispatcher extends PersistentDispatcherMultipleConsumers and inherits its delayed "
               "tracker; the docs ('Only shared subscriptions support delayed message delivery.') omit it. "
               f"{_LIVE}Key_Shared received 'now' at 12 ms and 'late' (600 ms) at 677 ms."),
@@ -972,7 +991,7 @@ RULES = RULES + (
         source=f"{_MSG}#delayed-message-delivery",
         quote=("When true, messages will not be sent to consumer until the deliverAt time has passed, and they may be as "
                "late as the deliverAt time plus the tickTimeMillis for the topic plus the delayedDeliveryTickTimeMillis."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"getCutoffTime returns now in strict mode ({_DELAYED}AbstractDelayedDeliveryTracker.java). "
               f"{_LIVE}tick 100 ms, 20 deliver_at sends 120..500 ms ahead on Shared: received 6..104 ms after deliver_at, never before."),
     ),
@@ -994,7 +1013,7 @@ RULES = RULES + (
         source=f"{_MSG}#batching",
         quote=("However, scheduled messages (configured through the `deliverAt` or the `deliverAfter` parameter) are "
                "always sent as individual messages even when batching is enabled."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"C++ canAddToBatch ({_CPPLIB}ProducerImpl.cc). {_LIVE}send_async b0, delayed dl, b1 on a batching "
               "producer: dl got '(2108,0,-1,-1)', b0 and b1 '(2108,1,-1,0)' and '(2108,1,-1,1)'. With dedup on, "
               "this reorders sequence ids on the wire (research note, not probed)."),
@@ -1023,7 +1042,7 @@ RULES = RULES + (
                "(its subscription properties' keys) is never delivered on that subscription; untagged messages and "
                "subscriptions without tags are not filtered"),
         source="https://www.tencentcloud.com/document/product/1110/46518",
-        quote="", status="tentative", applies_to=AppliesTo("*", CLIENTS, ("tdmq",)),
+        quote="", status="tentative", applies_to=AppliesTo("*", FIRST_CLIENTS, ("tdmq",)),
         note=("TDMQ's developer guide (docs/research/tdmq-profile.md, section 1.1, rules T1-T7): filtering is done on the "
               "broker, a consumer without tags gets every message, several tags of one subscription are OR-ed, untagged "
               "messages go to every subscription, a tag is a message property valued TAGS, a subscription's tags are its "
@@ -1038,7 +1057,7 @@ RULES = RULES + (
         title=("Under the tdmq profile, a tagged message sent in a batch is not filtered: it goes to every subscription, "
                "whatever its tags"),
         source="https://www.tencentcloud.com/document/product/1110/46518",
-        quote="", status="tentative", applies_to=AppliesTo("*", CLIENTS, ("tdmq",)),
+        quote="", status="tentative", applies_to=AppliesTo("*", FIRST_CLIENTS, ("tdmq",)),
         note=("TDMQ documents only that tagged messages do not support batching (producers must disable it; "
               "docs/research/tdmq-profile.md, T10) and not what happens otherwise. The broker filters entries, and a batch "
               "entry's metadata carries none of its messages' properties, so the filter sees the batch as untagged: "
@@ -1074,7 +1093,7 @@ RULES = RULES + (
         title="A batch is one entry: its messages get ids (ledger, entry, partition, i) with batch index i = 0..n-1 in send order",
         source=f"{_MSG}#batching",
         quote="In Pulsar, batches are tracked and stored as single units rather than as individual messages.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=f"{_LIVE}4 messages in one batch: '(1991,0,-1,0)' .. '(1991,0,-1,3)', the consumer reports the same ids.",
     ),
     Rule(
@@ -1109,7 +1128,7 @@ RULES = RULES + (
         source=f"{_MSG}#batching",
         quote=("It means that when not all batch messages are acknowledged, then unexpected failures, negative "
                "acknowledgments, or acknowledgment timeouts can result in a redelivery of all messages in this batch."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"C++ acks the entry only when every index is acked ({_CPPLIB}BatchMessageAcker.h). "
               f"{_LIVE}batch_index_ack_enabled=False, m0 and m2 of 4 acked, m1 nacked: m0..m3 redelivered with count 1; "
               "m0 and m3 acked then consumer closed: a new consumer got m0..m3."),
@@ -1120,7 +1139,7 @@ RULES = RULES + (
         source=f"{_MSG}#batching",
         quote=("When batch index acknowledgment is enabled, the consumer filters out the batch index that has been "
                "acknowledged and sends the batch index acknowledgment request to the broker."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=("Needs acknowledgmentAtBatchIndexLevelEnabled=true (broker; default false up to 4.0, true from 4.1 "
               "per PIP-391) and batch_index_ack_enabled=True (Python default False). "
               f"{_LIVE}m0, m2 of 4 acked, m1 nacked: m1 and m3 redelivered (count 1); m0 and m3 acked then close: "
@@ -1131,7 +1150,7 @@ RULES = RULES + (
         title="A nack of one message of a batch redelivers the whole entry (minus acked indexes with batch index ack)",
         source=f"{_MSG}#negative-acknowledgment",
         quote="If batching is enabled, all messages in one batch are redelivered to the consumer.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"C++ NegativeAcksTracker groups nacks by entry ({_CPPLIB}NegativeAcksTracker.cc). "
               f"{_LIVE}nack of m1 alone also brought m3 (never nacked) back, with count 1."),
     ),
@@ -1171,6 +1190,34 @@ RULES = RULES + (
               f"({_JCLI}ConsumerImpl.java#messageReceived, #processPossibleToDLQ) counts the same way: redeliveryCount "
               ">= maxRedeliverCount remembers the delivery, > skips it straight to the DLQ (confirmed live with the "
               "Java client 4.0.8: cases dlq-java, dlq-max-redeliver-java, cross-dlq-origin-id)."),
+    ),
+    Rule(
+        id="PLS-DLQ-008", area="DLQ",
+        title="DLQ (Go): DLQPolicy.MaxDeliveries N is deliveries, not redeliveries: the application sees a message N times (counts 0..N-1), then it goes to the DLQ (go client only)",
+        source="apache/pulsar-client-go pulsar/consumer.go (DLQPolicy), pulsar/dlq_router.go",
+        quote="MaxDeliveries specifies the maximum number of times that a message will be delivered before being sent to the dead letter queue.",
+        status="inferred", applies_to=_GO,
+        note=("pulsar-client-go issue #501: the Go client's count is one less than Java's maxRedeliverCount (PLS-DLQ-002); "
+              "the trace's max_redeliver_count is given as MaxDeliveries (docs/go-driver.md). dlq_router.go routes a "
+              "message whose redeliveryCount >= MaxDeliveries to the DLQ; MaxDeliveries 0 is refused "
+              "(InvalidConfiguration, 'DLQPolicy.MaxDeliveries needs to be > 0'), and there is no default dead-letter "
+              "topic: a policy without DeadLetterTopic is refused (InvalidConfiguration, 'DLQPolicy.Topic needs to be set "
+              "to a valid topic name'; live 4.0.8) unless RetryEnable sets both. The copy carries REAL_TOPIC, "
+              "ORIGIN_MESSAGE_ID and the legacy ORIGIN_MESSAGE_IDY_TIME, each id as the Go client's "
+              "'ledger:entry:partition' (partition 0 on a topic that is not partitioned). Live 4.0.8 with the Go client "
+              "0.19.0, 28 Nov 2026: MaxDeliveries 2 gave counts 0, 1, then the copy; the Java client with 2 gave 0, 1, 2 "
+              "(tests/live/test_go_client_live.py)."),
+    ),
+    Rule(
+        id="PLS-GO-001", area="GO",
+        title="The Go client has no ack timeout, no redeliverUnacknowledgedMessages, no priority level, no initial sequence id, no routing mode, no ExclusiveWithFencing and no null message value: a trace asking for one is refused by the client (InvalidArgument) (go client only)",
+        source="apache/pulsar-client-go pulsar/consumer.go, pulsar/producer.go, pulsar/message.go",
+        quote="", status="inferred", applies_to=_GO,
+        note=("pulsar-client-go 0.19.0's public API: ConsumerOptions has no AckTimeout or PriorityLevel, the Consumer "
+              "interface no RedeliverUnackedMessages, ProducerOptions no InitialSequenceID or routing mode (its default "
+              "router only), ProducerAccessMode Shared / Exclusive / WaitForExclusive only, ProducerMessage no "
+              "null-value flag. drivers/go refuses each with InvalidArgument naming the missing API; the model does the "
+              "same for a Go handle (Profile.*_supported)."),
     ),
     Rule(
         id="PLS-DLQ-003", area="DLQ",
@@ -1257,7 +1304,7 @@ RULES = RULES + (
         id="PLS-RETENTION-001", area="RETENTION",
         title="Without retention, acked messages may still be read until their ledger is trimmed: deletion is allowed, never immediate or required",
         source="apache/pulsar managed-ledger/src/main/java/org/apache/bookkeeper/mledger/impl/ManagedLedgerImpl.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Docs vs live: concepts-messaging.md#message-retention-and-expiry says brokers 'immediately delete all "
               "messages that have been acknowledged by a consumer'; data goes a ledger at a time (trimConsumedLedgersInBackground) "
               f"after a rollover. {_LIVE}3 messages acked on 'a', then a new Earliest subscription 'b' got all 3; "
@@ -1274,7 +1321,7 @@ RULES = RULES + (
         title="With a retention policy, acked messages stay readable (e.g. by a new Earliest subscription) within the retention time and size",
         source=f"{_MSG}#message-retention-and-expiry",
         quote="Message retention enables you to store messages that have been acknowledged by a consumer",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=f"{_LIVE}retention 10 min / 10 MB, 3 messages acked: a new Earliest subscription got all 3.",
     ),
     # ---- compaction (reference_model/compaction.py) --------------------------------------
@@ -1285,7 +1332,7 @@ RULES = RULES + (
         quote=("When you run compaction on a topic, Pulsar goes through a topic's backlog and removes messages that are "
                "obscured by later messages, i.e. topic compaction goes through the topic on a per-key basis and leaves "
                "only the most recent message associated with that key."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"Admin: PUT .../compaction, GET .../compaction until status SUCCESS. {_LIVE}a1,b1,a2,(no key),c1,d1 "
               "-> reader with is_read_compacted: a2, b1, c1, d1 at their original ids (case compact-latest-per-key; "
               "tombstones: PLS-COMPACT-006)."),
@@ -1294,7 +1341,7 @@ RULES = RULES + (
         id="PLS-COMPACT-002", area="COMPACT",
         title="Broker 4.0.8 keeps a tombstone (empty payload or null value) as its key's latest message: earlier values are gone, the tombstone is still read",
         source=f"{_COMPACTOR}AbstractTwoPhaseCompactor.java",
-        quote="", status="withdrawn", applies_to=AppliesTo("==4.0.8", CLIENTS),
+        quote="", status="withdrawn", applies_to=AppliesTo("==4.0.8", FIRST_CLIENTS),
         note=("Withdrawn: it encoded a broker bug as the spec. The docs say a tombstone deletes its key, and so do "
               "brokers before 4.0 and after the fix (live: 3.3.6 compacted ledger 2 entries, reader a2, d1). apache/pulsar "
               "PR #23285 ('Reducing the parse of MessageMetadata in compaction', 4.0.0) parses the metadata once on one "
@@ -1355,7 +1402,7 @@ RULES = RULES + (
         title="Shared access mode (the default): any number of Shared producers may publish together",
         source=f"{_CLI}#access-mode",
         quote="Multiple producers can publish on a topic.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=f"{_LIVE}two Shared producers both sent successfully.",
     ),
     Rule(
@@ -1364,7 +1411,7 @@ RULES = RULES + (
         source=f"{_CLI}#access-mode",
         quote=("If there is already a producer connected, other producers trying to publish on this topic get errors "
                "immediately."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"The error is ProducerFenced ({_BROKER}AbstractTopic.java#incrementTopicEpochIfNeeded), whether the "
               f"present producer is Shared or exclusive. {_LIVE}after Shared, Exclusive, ExclusiveWithFencing or "
               "WaitForExclusive: pulsar.ProducerFenced; the first producer kept sending."),
@@ -1373,7 +1420,7 @@ RULES = RULES + (
         id="PLS-ACCESS-003", area="ACCESS",
         title="A Shared producer is refused with ProducerBusy while an exclusive producer holds the topic",
         source=f"{_BROKER}AbstractTopic.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("incrementTopicEpochIfNeeded: 'Topic has an existing exclusive producer'. The docs give only the "
               f"exclusive side. {_LIVE}after Exclusive, ExclusiveWithFencing or WaitForExclusive: pulsar.ProducerBusy."),
     ),
@@ -1382,7 +1429,7 @@ RULES = RULES + (
         title="ExclusiveWithFencing always succeeds and fences the present producers: an exclusive one's next send fails ProducerFenced, a Shared or WaitForExclusive one's times out",
         source=f"{_CLI}#access-mode",
         quote="If there is already a producer connected, it will be removed and invalidated immediately.",
-        status="normative", applies_to=AppliesTo(">=2.11", CLIENTS),
+        status="normative", applies_to=AppliesTo(">=2.11", FIRST_CLIENTS),
         note=("ExclusiveWithFencing came with PIP-161 (apache/pulsar PR #15488, 2.11.0); an older broker reads "
               "the unknown mode as Shared (live 2.10.5: a Shared producer joins it; it is refused ProducerBusy behind "
               "an exclusive holder; ``access_modes.mode_the_broker_reads``). "
@@ -1397,7 +1444,7 @@ RULES = RULES + (
         source=f"{_CLI}#access-mode",
         quote=("If there is already a producer connected, the producer creation is pending (rather than timing out) "
                "until the producer gets the `Exclusive` access."),
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"{_LIVE}create_producer blocked 0.7 s behind an Exclusive producer and returned right after it closed. "
               "Behind Shared producers the waiter gets the topic when the last of them closes only since apache/pulsar "
               "PR #24516 (4.0.6): 3.3.6, 4.0.0 and 4.0.1 keep it pending (known deviations KD-301/KD-302, measured)."),
@@ -1406,7 +1453,7 @@ RULES = RULES + (
         id="PLS-ACCESS-006", area="ACCESS",
         title="A second producer with the name of a connected producer on the topic is refused with ProducerBusy",
         source=f"{_BROKER}AbstractTopic.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("internalAddProducer: NamingException('Producer with name ... is already connected to topic') -> "
               f"ServerError ProducerBusy. {_LIVE}second Shared producer named 'same': pulsar.ProducerBusy."),
     ),
@@ -1416,7 +1463,7 @@ RULES = RULES + (
         title="Non-persistent topics deliver a message only to subscriptions with a consumer connected when it is published",
         source=f"{_MSG}#non-persistent-topics",
         quote="The received messages are immediately transmitted to all connected consumers.",
-        status="normative", applies_to=_ALL,
+        status="normative", applies_to=_ALL_GO,
         note=(f"{_LIVE}a message sent before any consumer was never delivered (even at Earliest); one sent while the "
               "subscription's consumer was closed was lost; a reader got only messages sent after it was created."),
     ),
@@ -1424,7 +1471,7 @@ RULES = RULES + (
         id="PLS-NP-002", area="NP",
         title="Non-persistent topics never redeliver: a nacked message does not come back",
         source=f"{_BROKER}nonpersistent/NonPersistentDispatcherMultipleConsumers.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=(f"Nothing is stored, so a redelivery request has nothing to send. {_LIVE}Shared, nack delay 100 ms: nothing "
               "arrived in the next 600 ms."),
     ),
@@ -1432,7 +1479,7 @@ RULES = RULES + (
         id="PLS-NP-003", area="NP",
         title="Every message on a non-persistent topic has id (0,0,partition,-1), or (0,0,partition,i) as message i of a batch, on send and on receive",
         source=f"{_BROKER}nonpersistent/NonPersistentTopic.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=(f"publishMessage acks with ledger/entry 0/0. So ids do not identify messages there. {_LIVE}send returned "
               "'(0,0,-1,-1)' for every message and the consumer reported '(0,0,-1,-1)'. A batching C++ producer numbers "
               "its batch's messages from the one receipt: a sync send on it returned '(0,0,-1,0)' (live 4.0.8, "
@@ -1442,7 +1489,7 @@ RULES = RULES + (
         id="PLS-NP-004", area="NP",
         title="Non-persistent topics ignore deliver_at / deliver_after: delivery is immediate on every subscription type",
         source=f"{_BROKER}nonpersistent/NonPersistentDispatcherMultipleConsumers.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=f"No delayed tracker there. {_LIVE}Shared, deliver_after 700 ms: received 2 ms after the send.",
     ),
 )
@@ -1461,7 +1508,7 @@ RULES = RULES + (
         id="PLS-HASH-001", area="HASH",
         title="Pulsar's Murmur3_32Hash is MurmurHash3_x86_32 with seed 0 over the UTF-8 key bytes, masked with 0x7fffffff",
         source=f"{_COMMON}util/Murmur3_32Hash.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("makeHash returns the signed-bit-cleared hash. The docs' example murmur32('Order-3459134') = "
               "3112179635 is the unsigned value; Pulsar uses 964695987. Vectors checked against the 4.0.8 jar on a JVM."),
     ),
@@ -1469,7 +1516,7 @@ RULES = RULES + (
         id="PLS-HASH-002", area="HASH",
         title="JavaStringHash: Java hashes UTF-16 code units (String.hashCode); the C++ client hashes UTF-8 bytes as signed chars, so they differ for non-ASCII keys",
         source=f"{_CPPLIB}JavaStringHash.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("'é': Java 233, C++ 2147481670 (after & INT_MAX). C++ assumes char is signed (x86-64); on ARM it is "
               "not. Checked by compiling lib/JavaStringHash.cc with g++ and against String.hashCode on a JVM."),
     ),
@@ -1477,7 +1524,7 @@ RULES = RULES + (
         id="PLS-ROUTE-001", area="ROUTE",
         title="A keyed message goes to partition hash(partition key) mod N; the ordering key does not route",
         source=f"{_CPPLIB}RoundRobinMessageRouter.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Java: signSafeMod(hash.makeHash(key), N) with JavaStringHash by default; C++: masked hash % N, "
               "BoostHash by default, and Python cannot choose the scheme, so live cases use a custom router that "
               "reproduces a scheme and check the client's own default only for 'same key, same partition'."),
@@ -1486,7 +1533,7 @@ RULES = RULES + (
         id="PLS-ROUTE-002", area="ROUTE",
         title="RoundRobin without a key: per message from a random first partition; with batching, the C++ client switches partition per batch",
         source=f"{_CPPLIB}RoundRobinMessageRouter.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("ND: the first partition. Java with batching switches on a wall-clock period "
               "(RoundRobinPartitionMessageRouterImpl.java) instead of per batch."),
     ),
@@ -1501,7 +1548,7 @@ RULES = RULES + (
         id="PLS-FAILOVER-004", area="FAILOVER",
         title="Failover on a partitioned topic: partition p's active consumer is sorted[p mod k], consumers sorted by priority level then name, k = how many share the best priority",
         source=f"{_BROKER}AbstractDispatcherSingleActiveConsumer.java#pickAndScheduleActiveConsumer",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=(f"Names compare as Java String.compareTo (UTF-16 code units). {_LIVE_KS}each partition's active "
               "consumer was sorted[p mod k] (Python cannot set priority levels, so all share priority 0)."),
     ),
@@ -1537,10 +1584,23 @@ RULES = RULES + (
               "Python client has no hashing_scheme. To be confirmed live (case route-hashing-scheme-java)."),
     ),
     Rule(
+        id="PLS-ROUTE-005", area="ROUTE",
+        title="The Go producer routes by the ordering key when there is one, else the key: JavaStringHash over the UTF-8 bytes as an unsigned 32-bit value, partition hash % N (go client only)",
+        source="apache/pulsar-client-go pulsar/default_router.go, pulsar/internal/hash.go",
+        quote="", status="inferred", applies_to=_GO,
+        note=("Read in pulsar-client-go 0.19.0: NewDefaultRouter hashes message.OrderingKey when set, else message.Key, "
+              "with the producer's HashingScheme (JavaStringHash by default: h = 31*h + byte, uint32, the sign bit kept; "
+              "Murmur3_32Hash masks it like Java), partition hash % N. So a key whose hash has the top bit set goes to "
+              "another partition than from Java or C++ (which clear the sign bit first) unless N is a power of two, and "
+              "an ordering key decides the partition where Java and C++ use the key. Live 4.0.8 with the Go client "
+              "0.19.0, 28 Nov 2026: tests/live/test_go_client_live.py (3 partitions: keys with the top bit set, and a "
+              "message with both keys)."),
+    ),
+    Rule(
         id="PLS-KEYSHARED-001", area="KEYSHARED",
         title="The sticky key of a message is its ordering key, else its partition key, else (keyless) a per-version fallback",
         source=f"{_COMMON}protocol/Commands.java#resolveStickyKey",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("4.x hashes producerName + '-' + sequenceId for a keyless message before falling back to NONE_KEY "
               "(the docs say NON_KEY); 3.x uses NONE_KEY. A batch carries its first message's keys. "
               f"{_LIVE_KS}keyless messages reached the consumer the per-version rule predicts."),
@@ -1549,14 +1609,14 @@ RULES = RULES + (
         id="PLS-KEYSHARED-002", area="KEYSHARED",
         title="The slot of a sticky key depends on broker version and selector: 4.x ring h % 65535 + 1; hash ranges h % 65536 (4.x maps 0 to 1); 3.x ring the full 31-bit h",
         source=f"{_BROKER}StickyKeyConsumerSelectorUtils.java#makeStickyKeyHash",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note="'Order-3459134': 4.x ring slot 20788, hash-range slot 6067 (the docs' 6067 is right only for ranges).",
     ),
     Rule(
         id="PLS-KEYSHARED-003", area="KEYSHARED",
         title="Consistent hashing (the default): each consumer has replica points on a ring; a key goes to the first point at or after its slot, wrapping",
         source=f"{_BROKER}ConsistentHashingStickyKeyConsumerSelector.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Point key and collision rule differ by release: 3.0.0-3.0.2 name+i with sorted-list collisions; "
               "3.2.3 name\\0i; 3.0.7/3.3.6 name\\0nameIndex\\0i, newcomer wins; 4.x the same key, first owner keeps the "
               "point and others queue FIFO. The docs' description (name + i for i in 1..100, hash % list size) is "
@@ -1583,7 +1643,7 @@ RULES = RULES + (
         id="PLS-KEYSHARED-005", area="KEYSHARED",
         title="STICKY: each consumer declares its own ranges in [0, 65535]; conflicts are refused with ConsumerAssignError; slots no one covers are not dispatched",
         source=f"{_BROKER}HashRangeExclusiveStickyKeyConsumerSelector.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Client (lib/KeySharedPolicy.cc): empty list and bounds outside [0, 65535] refused; reversed or identical "
               "duplicate ranges get through. 4.0.8 refuses start > end, a consumer's own overlaps and overlaps with "
               "others; 3.x checks only start > end. Python sees ResultConsumerAssignError (the text is in the broker log). "
@@ -1605,7 +1665,7 @@ RULES = RULES + (
         id="PLS-KEYSHARED-007", area="KEYSHARED",
         title="Key_Shared: a key is served by one consumer at a time, and its messages are first delivered in publish order",
         source=f"{_BROKER}persistent/PersistentStickyKeyDispatcherMultipleConsumers.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Without allowOutOfOrderDelivery. Redeliveries (nack, close, ack timeout) may come in any order. "
               "Judged by reference_model/dispatch/key_shared.py on every Key_Shared history; "
               f"{_LIVE_KS}the keyshared cases passed, also on 4.0.8 with consistent hashing off."),
@@ -1614,7 +1674,7 @@ RULES = RULES + (
         id="PLS-KEYSHARED-008", area="KEYSHARED",
         title="A Key_Shared consumer whose KeySharedPolicy (AUTO_SPLIT/STICKY mode or allowOutOfOrderDelivery) differs from the connected consumers' is refused with ConsumerBusy; the connected consumers stay",
         source=f"{_BROKER}persistent/PersistentSubscription.java#checkForConsumerCompatibilityErrorWithDispatcher",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("apache/pulsar PR #23449 https://github.com/apache/pulsar/pull/23449 (issue #23272; release/4.0.1, "
               "RN pulsar-4.0.1): SubscriptionBusyException('Subscription is of different type. Active subscription "
               "key_shared mode of ... / ... out of order delivery ...') -> ServerError ConsumerBusy. Before it the "
@@ -1645,7 +1705,7 @@ RULES = RULES + (
         id="PLS-UNACKED-002", area="UNACKED",
         title="A Shared / Key_Shared consumer's unackedMessages counts the messages dispatched to it and not yet acked, redelivered or expired",
         source=f"{_BROKER}Consumer.java",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Stats: subscriptions.<s>.consumers[i].unackedMessages, judged as a range (the receiver queue is hidden). "
               "apache/pulsar issue #369 (maintainer): it 'should tell the number of messages pushed to a particular consumer "
               "that weren't acked yet'. An expiry pass that moves the mark-delete past messages a consumer holds takes them "
@@ -1892,7 +1952,7 @@ RULES = RULES + (
         title="A topic's schema versions count from 0, one per stored schema; the admin lists the live versions oldest first",
         source=f"{_SU}#schema-versioning",
         quote="The broker determines that the schema is compatible and stores the new schema as the current version (with a new version number).",
-        status="normative",
+        status="normative", applies_to=_ALL_GO,
         note=(f"{_SCHEMA_REG}#putSchemaIfAbsent; apache/pulsar .../schema/BookkeeperSchemaStorage.java numbers entries "
               "from 0. Judged at get_schemas (GET /admin/v2/schemas/<tenant>/<ns>/<topic>/schemas). A client that sends "
               "no schema registers nothing: the Python client (C++ 4.2) sent none for INT32, INT64 and DOUBLE "
@@ -1903,14 +1963,14 @@ RULES = RULES + (
         title="A schema already registered on the topic is given its version, whatever the strategy or auto-update setting, and stores nothing new",
         source=f"{_SU}#schema-versioning",
         quote="The broker attempts to store the schema in BookKeeper but then determines that it's already stored, so it is used to tag produced messages.",
-        status="normative",
+        status="normative", applies_to=_ALL_GO,
         note=(f"{_SCHEMA_REG}#getSchemaVersionBySchemaData runs before any check: AVRO/JSON definitions are compared as "
               "parsed Avro schemas, other types by their data bytes."),
     ),
     Rule(
         id="PLS-SCHEMA-003", area="SCHEMA",
         title="The first schema of a topic is stored without any compatibility check",
-        source=_SCHEMA_REG, quote="", status="inferred",
+        source=_SCHEMA_REG, quote="", status="inferred", applies_to=_ALL_GO,
         note="putSchemaIfAbsent with no stored version skips the checker, whatever the strategy (ALWAYS_INCOMPATIBLE included).",
     ),
     Rule(
@@ -1918,7 +1978,7 @@ RULES = RULES + (
         title="A transitive strategy checks a new schema against every live version; the others against the latest only",
         source=f"{_SU}#schema-compatibility-check-strategy",
         quote="Consumers using schema V3 can process data written by producers using **all previous schema versions** V2 and V1.",
-        status="normative",
+        status="normative", applies_to=_ALL_GO,
         note=(f"{_SCHEMA_REG}#checkCompatibilityWithAll / #checkCompatibilityWithLatest. A refusal carries this rule when "
               "only an older version refuses the new schema (the latest alone would accept it)."),
     ),
@@ -1927,7 +1987,7 @@ RULES = RULES + (
         title="BACKWARD lets in a schema that reads the latest version's data, FORWARD one whose data the latest reads, FULL one that does both, by Avro schema resolution; otherwise IncompatibleSchema",
         source=f"{_SU}#schema-compatibility-check-strategy",
         quote="Consumers using schema V3 can process data written by producers using the **last schema version** V2.",
-        status="normative",
+        status="normative", applies_to=_ALL_GO,
         note=("apache/pulsar .../schema/AvroSchemaBasedCompatibilityCheck.java builds Avro's SchemaValidator (canRead, "
               "canBeRead, mutualRead); the model decides by its own Avro resolution (reference_model/schema.py, ids "
               "-011..-014 there). The broker's default strategy is FULL. "
@@ -1939,7 +1999,7 @@ RULES = RULES + (
         title="ALWAYS_COMPATIBLE lets in any schema, of any type, as a new version",
         source=f"{_SU}#schema-compatibility-check-strategy",
         quote="Disable schema compatibility check.",
-        status="normative",
+        status="normative", applies_to=_ALL_GO,
         note=f"{_SCHEMA_REG}#checkCompatibilityWithLatest returns at once for ALWAYS_COMPATIBLE, before the type comparison.",
     ),
     Rule(
@@ -1947,13 +2007,13 @@ RULES = RULES + (
         title="ALWAYS_INCOMPATIBLE refuses every schema not already registered once the topic has one (IncompatibleSchema)",
         source=f"{_SU}#schema-compatibility-check-strategy",
         quote="Disable schema evolution, that is, any schema change is rejected.",
-        status="normative",
+        status="normative", applies_to=_ALL_GO,
         note="apache/pulsar .../schema/validator NeverSchemaValidator for Avro-based types; the DEFAULT checker for the others.",
     ),
     Rule(
         id="PLS-SCHEMA-008", area="SCHEMA",
         title="Unless the strategy is ALWAYS_COMPATIBLE, a schema of another type than the version it is checked against is refused (IncompatibleSchema)",
-        source=_SCHEMA_REG, quote="", status="inferred",
+        source=_SCHEMA_REG, quote="", status="inferred", applies_to=_ALL_GO,
         note="'Incompatible schema: exists schema type X, new schema type Y' (PR #9797, 2.7.2).",
     ),
     Rule(
@@ -1983,7 +2043,7 @@ RULES = RULES + (
         title="With isAllowAutoUpdateSchema false, a producer whose schema is not registered is refused (IncompatibleSchema); a registered one connects",
         source=f"{_SO}#producer-side",
         quote="If it's not allowed to be auto-updated, then the schema cannot be registered, and the broker rejects the producer.",
-        status="normative",
+        status="normative", applies_to=_ALL_GO,
         note=f"{_SCHEMA_REG}: 'Schema not found and schema auto updating is disabled.'",
     ),
     Rule(
@@ -1999,7 +2059,7 @@ RULES = RULES + (
         title="A consumer without a schema, or with AUTO_CONSUME, subscribes without any compatibility check",
         source=f"{_SO}#consumer-side",
         quote="If a consumer connects to a topic **without a schema** (meaning it consumes raw bytes), the consumer can connect to the topic successfully without doing any compatibility check.",
-        status="normative",
+        status="normative", applies_to=_ALL_GO,
         note=f"{_SCHEMA_CNX}#handleSubscribe checks only a schema that is not AUTO_CONSUME (PIP-236, PR #17449). AUTO_CONSUME is Java only here.",
     ),
     Rule(
@@ -2007,19 +2067,19 @@ RULES = RULES + (
         title="A consumer with a schema on an idle topic (no schema, producer, consumer or data) registers its schema as a producer would",
         source=f"{_SO}#consumer-side",
         quote="The broker checks if the topic is in use (has at least one of the objects: schema, data, active producer or consumer).",
-        status="normative",
+        status="normative", applies_to=_ALL_GO,
         note=f"{_SCHEMA_TOPIC}#addSchemaIfIdleOrCheckCompatible.",
     ),
     Rule(
         id="PLS-SCHEMA-019", area="SCHEMA",
         title="A consumer with a schema on a topic in use must be able to read the latest version (BACKWARD, FORWARD, FORWARD_TRANSITIVE, FULL) or pass the transitive strategy against every live version; its schema is never stored",
-        source=_SCHEMA_REG, quote="", status="inferred",
+        source=_SCHEMA_REG, quote="", status="inferred", applies_to=_ALL_GO,
         note="#checkConsumerCompatibility: the consumer is the reader; ALWAYS_COMPATIBLE passes; IncompatibleSchema otherwise.",
     ),
     Rule(
         id="PLS-SCHEMA-020", area="SCHEMA",
         title="A consumer with a schema on a topic in use that has no schema is refused (IncompatibleSchema)",
-        source=_SCHEMA_TOPIC, quote="", status="inferred",
+        source=_SCHEMA_TOPIC, quote="", status="inferred", applies_to=_ALL_GO,
         note=("'Failed to add schema to an active topic with empty(BYTES) schema' since PR #22974 (2024); before it "
               "NotExistSchemaException 'Topic does not have schema to check'. Either way the client sees IncompatibleSchema: "
               "the schema-consumers case PASSes on 3.0.7, 3.3.6 and 4.0.8 (2026-11-26)."),
@@ -2029,7 +2089,7 @@ RULES = RULES + (
         title="Deleting a topic's schema stores a delete marker that takes the next version number; the admin then lists no version and the next schema is stored unchecked",
         source="docs/admin-api-schemas.md#delete-a-schema",
         quote="In any case, the delete action deletes all versions of a schema registered for a topic.",
-        status="normative",
+        status="normative", applies_to=_ALL_GO,
         note=f"{_SCHEMA_REG}#deleteSchema / #trimDeletedSchemaAndGetList; a forced delete removes the ledger (numbering restarts at 0).",
     ),
     Rule(

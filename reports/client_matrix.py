@@ -1,5 +1,5 @@
 """The client x feature matrix: the rows of Pulsar's own client feature matrix, what it claims for
-each client, and what our verdicts say about each client (python, java, mixed).
+each client, and what our verdicts say about each client (python, java, go, mixed).
 
 Part of Pulsar: the client libraries. The rows, and the claims, are the official client feature
 matrix (https://pulsar.apache.org/client-feature-matrix/), whose data is ``data/matrix.js`` in
@@ -17,7 +17,7 @@ client when several broker versions ran):
   FAIL > INDETERMINATE > PASS; else NOT_APPLICABLE when every rule is NOT_APPLICABLE there; else
   NOT_EXERCISED (``conformance.runner.fold_rules``'s rule, one level up);
 - the matrix's own claim for the client: the Python column for ``python`` (the C++ column is
-  recorded beside it: the Python client wraps C++), the Java column for ``java``; ``unknown``
+  recorded beside it: the Python client wraps C++), the Java column for ``java``, the Go column for ``go``; ``unknown``
   for ``mixed`` (the matrix has no cross-client column);
 - a disagreement where the claim and the verdicts part ways: the matrix claims support but every
   rule behind the row is NOT_APPLICABLE to that client (the registry says the client lacks it, or
@@ -28,7 +28,7 @@ Choices: "unsupported" (NOT_APPLICABLE) is never shown as a failure, and a row w
 never a disagreement. Rules behind no row (most broker-side semantics: routing, dedup, TTL, ...)
 are listed as such. Bad input raises ``ValueError`` naming the summary and the field.
 
-Not modelled: the matrix's other columns (Go, Node.js, C#, .NET, WebSocket, REST), and "partial"
+Not modelled: the matrix's other columns (Node.js, C#, .NET, WebSocket, REST), and "partial"
 support beyond calling it supported (the pulsar-site data read here has no partial cell).
 """
 
@@ -46,7 +46,7 @@ from reports.marks import MARKS, esc
 
 VERDICTS = (PASS, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED)
 
-CLIENT_ORDER = ("python", "java", "mixed")
+CLIENT_ORDER = ("python", "java", "go", "mixed")
 SUPPORTED, NOT_SUPPORTED, UNKNOWN = "supported", "not supported", "unknown"
 
 SOURCE = {
@@ -79,6 +79,7 @@ class FeatureRow:
     java: int
     cpp: int
     python: int
+    go: int = 0  # the Go column (``_GO_COLUMN``)
     rules: tuple[str, ...] = ()
     areas: tuple[str, ...] = ()
     note: str = ""
@@ -100,7 +101,7 @@ class FeatureRow:
 
     def claim(self, client: str) -> str:
         """The matrix's claim for one of our clients: supported / not supported / unknown."""
-        value = {"java": self.java, "python": self.python}.get(client)
+        value = {"java": self.java, "python": self.python, "go": self.go}.get(client)
         if value is None:
             return UNKNOWN
         return SUPPORTED if value >= 1 else NOT_SUPPORTED
@@ -110,6 +111,8 @@ class FeatureRow:
             return f"Java column: {_mark(self.java)}"
         if client == "python":
             return f"Python column: {_mark(self.python)} (C++ column: {_mark(self.cpp)})"
+        if client == "go":
+            return f"Go column: {_mark(self.go)}"
         return "the matrix has no cross-client column"
 
 
@@ -121,7 +124,7 @@ def _mark(value: int) -> str:
 _SUB_RULES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("Consumer", "ACK", "Batch-Index ACK"): {"rules": ("PLS-BATCH-005",)},
     ("Consumer", "ACK", "ACK Timeout"): {"areas": ("ACKTIMEOUT",)},
-    ("Consumer", "ACK", "NACK"): {"rules": ("PLS-NACK-001", "PLS-NACK-002", "PLS-NACK-003", "PLS-BATCH-006")},
+    ("Consumer", "ACK", "NACK"): {"rules": ("PLS-NACK-001", "PLS-NACK-002", "PLS-NACK-003", "PLS-NACK-006", "PLS-BATCH-006")},
     ("Consumer", "ACK", "NACK Backoff"): {"rules": ("PLS-NACK-004",)},
     ("Consumer", "Seek", "by timestamp"): {"rules": ("PLS-SEEK-002",)},
     ("Consumer", "Seek", "by messageID"): {"rules": ("PLS-SEEK-001", "PLS-SEEK-003"),
@@ -148,10 +151,21 @@ _SUB_RULES: dict[tuple[str, str, str], dict[str, Any]] = {
 }
 
 
+# The Go column of data/matrix.js (same commit), row by row: 0 where it says "Not Supported", else 2.
+_GO_UNSUPPORTED = {
+    ("Client", "Authentication", "Kerberos"), ("Client", "Cluster-level failover", ""), ("Client", "Statistics", ""),
+    ("Consumer", "ACK", "Batch-Index ACK"), ("Consumer", "ACK", "ACK Timeout"),
+    *((section, "Schema", sub) for section in ("Producer", "Consumer", "Reader", "TableView")
+      for sub in ("Native avro", "KeyValue", "Autoschema")),
+    *((section, "Schema", "Protobuf-native") for section in ("Consumer", "TableView")),
+}
+
+
 def _row(section: str, feature: str, sub: str | None, java: int, cpp: int, python: int, *,
          rules: Sequence[str] = (), areas: Sequence[str] = (), note: str = "") -> FeatureRow:
     extra = _SUB_RULES.get((section, feature, sub or ""), {})
-    return FeatureRow(section, feature, sub, java, cpp, python, tuple(rules or extra.get("rules", ())),
+    go = 0 if (section, feature, sub or "") in _GO_UNSUPPORTED else 2
+    return FeatureRow(section, feature, sub, java, cpp, python, go, tuple(rules or extra.get("rules", ())),
                       tuple(areas or extra.get("areas", ())), note or extra.get("note", ""))
 
 
@@ -172,7 +186,7 @@ _TXN_ACK = ("PLS-TXN-004", "PLS-TXN-007", "PLS-TXN-008", "PLS-TXN-009", "PLS-TXN
 _TXN_RULES = tuple(dict.fromkeys(_TXN_PRODUCE + _TXN_ACK))
 _TXN_NOTE = "PLS-TXN-006 records that the Python client cannot begin a transaction (kept out of the rows)."
 
-# (Java, C++, Python) as data/matrix.js gives them, row for row, in the page's order.
+# (Java, C++, Python) as data/matrix.js gives them, row for row, in the page's order (Go: ``_GO_UNSUPPORTED``).
 FEATURE_ROWS: tuple[FeatureRow, ...] = (
     # ---- Client
     _row("Client", "TLS encryption", None, 2, 2, 2),

@@ -76,7 +76,7 @@ def pinned_version(sources: Path = DRIVER_SOURCES) -> str:
 
 
 def _go_env() -> dict[str, str]:
-    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="-mod=mod")
+    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS=" ".join(f for f in (os.environ.get("GOFLAGS", ""), "-mod=mod") if f))
     modcache = os.environ.get("PULSAR_CONFORMANCE_GO_MODCACHE")
     if modcache:
         env["GOMODCACHE"] = str(Path(modcache).expanduser())

@@ -43,6 +43,7 @@ from conformance.trace import (
 )
 from conformance.targets import pulsar_features as fx
 from conformance.targets.java_client import JAVA_OPS, JavaSession
+from conformance.targets import go_driver
 from conformance.targets.java_driver import JavaDriver, client_version_for, start_driver
 from fixtures.admin import AdminClient
 from fixtures.endpoint import BrokerEndpoint
@@ -53,7 +54,8 @@ from reference_model.dispatch.key_shared import BROKER_CONFIG_KEYS
 from reference_model.profiles import PROFILE_CONFIG_KEYS, client_refusal, profile_for
 
 CLIENT_KIND = "python"
-RUN_CLIENTS = ("python", "java", "mixed")  # mixed: each handle names its client; unnamed ones are python
+RUN_CLIENTS = ("python", "java", "go", "mixed")  # mixed: each handle names its client; unnamed ones are python
+DRIVER_CLIENTS = ("java", "go")  # clients run by a driver process (docs/java-driver.md, docs/go-driver.md)
 _PYTHON_PROFILE = profile_for(None, CLIENT_KIND)
 PAD = "|"
 
@@ -142,6 +144,7 @@ class _Run:
     owner: dict[str, str] = field(default_factory=dict)  # handle -> client running it
     created_by: dict[int, str] = field(default_factory=dict)  # step of a handle-creating op -> its client
     java: JavaSession | None = None
+    go: JavaSession | None = None  # the Go driver speaks the Java driver's protocol
     not_created: dict[str, str] = field(default_factory=dict)  # handle -> the creating op that did not succeed
     tombstones: dict[str, str | None] = field(default_factory=dict)  # label sent with an empty or null payload -> its topic
     tombstone_marks: dict[str, tuple] = field(default_factory=dict)  # such a label -> tombstone_mark of its send
@@ -211,14 +214,17 @@ class BrokerTarget:
     """Run traces on the broker at ``endpoint``."""
 
     def __init__(self, endpoint: BrokerEndpoint, *, tenant: str = "public", operation_timeout_s: int = 15, log_path: str | None = None,
-                 client: str = CLIENT_KIND, java_client_version: str | None = None, progress: Callable[[str], None] | None = None):
+                 client: str = CLIENT_KIND, java_client_version: str | None = None, progress: Callable[[str], None] | None = None,
+                 go_client_version: str | None = None):
         if client not in RUN_CLIENTS:
             raise ValueError(f"unknown client {client!r}; use one of {', '.join(RUN_CLIENTS)}")
         self.endpoint = endpoint
         self.client = client
         self.java_client_version = java_client_version
+        self.go_client_version = go_client_version or go_driver.DEFAULT_CLIENT_VERSION
         self.progress = progress
         self._driver: JavaDriver | None = None
+        self._go_driver: go_driver.GoDriver | None = None
         self.tenant = tenant
         self.operation_timeout_s = operation_timeout_s
         self.log_path = log_path
@@ -270,10 +276,15 @@ class BrokerTarget:
                 "client_version": self.client_versions()}
 
     def client_versions(self) -> str:
-        """``3.13.0`` (Python), ``java 4.0.8``, or both for a mixed run."""
+        """``3.13.0`` (Python), ``java 4.0.8``, ``go 0.19.0``, or both for a mixed run."""
         python = client_version()
+        if self.client == "go":
+            return self._go_version()
         java = f"java {self.java_driver_version()}"
         return {"python": python, "java": java}.get(self.client, f"python {python} + {java}")
+
+    def _go_version(self) -> str:
+        return f"go {self._go_driver.client_version if self._go_driver is not None else self.go_client_version}"
 
     def java_driver_version(self) -> str:
         if self._driver is not None:
@@ -291,23 +302,39 @@ class BrokerTarget:
             self._driver = start_driver(self.java_driver_version(), log_path=log, progress=self.progress)
         return self._driver
 
+    def go_driver(self) -> go_driver.GoDriver:
+        """The Go driver process, built and started on first use and kept for every later run."""
+        if self._go_driver is None or not self._go_driver.alive():
+            log = None
+            if self.log_path:
+                from pathlib import Path
+
+                log = Path(self.log_path).with_name(Path(self.log_path).stem + "-go-driver.log")
+            self._go_driver = go_driver.start_driver(self.go_client_version, log_path=log, progress=self.progress)
+        return self._go_driver
+
     def close(self) -> None:
-        """Stop the Java driver, if one was started."""
-        driver, self._driver = self._driver, None
-        if driver is not None:
-            driver.close()
+        """Stop the Java and Go drivers, if they were started."""
+        for attr in ("_driver", "_go_driver"):
+            driver = getattr(self, attr)
+            setattr(self, attr, None)
+            if driver is not None:
+                driver.close()
 
     @property
     def default_client(self) -> str:
-        """The client of a handle that names none: java for a Java run, else python (mixed too)."""
-        return "java" if self.client == "java" else CLIENT_KIND
+        """The client of a handle that names none: java or go for a Java or Go run, else python (mixed too)."""
+        return self.client if self.client in DRIVER_CLIENTS else CLIENT_KIND
 
-    def _needs_java(self, trace: Trace) -> bool:
-        return self.default_client == "java" or any(op.args.get("client") == "java" for op in trace.ops)
+    def _needs(self, trace: Trace, kind: str = "java") -> bool:
+        return self.default_client == kind or any(op.args.get("client") == kind for op in trace.ops)
 
-    def _java_transactions(self, trace: Trace) -> bool:
-        """Whether the trace begins a transaction on the Java client (its client then enables them)."""
-        return any(op.op == "new_txn" and (op.args.get("client") or self.default_client) == "java" for op in trace.ops)
+    def _needs_driver(self, trace: Trace) -> bool:
+        return any(self._needs(trace, kind) for kind in DRIVER_CLIENTS)
+
+    def _driver_transactions(self, trace: Trace, kind: str) -> bool:
+        """Whether the trace begins a transaction on that driver's client (its client then enables them)."""
+        return any(op.op == "new_txn" and (op.args.get("client") or self.default_client) == kind for op in trace.ops)
 
     def _client_of(self, run: _Run, op: Op) -> str:
         if JAVA_OPS.get(op.op):  # creates a handle
@@ -344,12 +371,15 @@ class BrokerTarget:
                 if self.endpoint.controls is None:
                     raise FaultsUnavailable(f"trace {trace.header.trace_id} injects faults, and the broker at {self.endpoint.service_url} "
                                             "has no fault proxy: run it on --target embedded (the suite starts the proxy there)")
-                if self._needs_java(trace):
-                    raise FaultsUnavailable(f"trace {trace.header.trace_id} injects faults with Java handles; the fault ops run "
-                                            "with the Python client only (docs/faults.md)")
-            if self._needs_java(trace):
+                if self._needs_driver(trace):
+                    raise FaultsUnavailable(f"trace {trace.header.trace_id} injects faults with Java or Go handles; the fault "
+                                            "ops run with the Python client only (docs/faults.md)")
+            if self._needs(trace, "java"):
                 run.java = JavaSession(self.java_driver(), run, operation_timeout_s=self.operation_timeout_s)
-                run.java.open(self.endpoint.service_url, self.endpoint.token, transactions=self._java_transactions(trace))
+                run.java.open(self.endpoint.service_url, self.endpoint.token, transactions=self._driver_transactions(trace, "java"))
+            if self._needs(trace, "go"):
+                run.go = JavaSession(self.go_driver(), run, operation_timeout_s=self.operation_timeout_s)
+                run.go.open(self.endpoint.service_url, self.endpoint.token, transactions=self._driver_transactions(trace, "go"))
             for op in trace.ops:
                 start = (time.monotonic() - t0) * 1000
                 outcome = self._apply(run, op)
@@ -359,11 +389,12 @@ class BrokerTarget:
                 if on_event:
                     on_event(event)
         finally:
-            if run.java is not None:
-                try:
-                    run.java.close()
-                except Exception:  # noqa: BLE001 - a failing close must not hide the history
-                    pass
+            for session in (run.java, run.go):
+                if session is not None:
+                    try:
+                        session.close()
+                    except Exception:  # noqa: BLE001 - a failing close must not hide the history
+                        pass
             try:
                 client.close()
             except Exception:  # noqa: BLE001 - a failing close must not hide the history
@@ -386,7 +417,7 @@ class BrokerTarget:
         run_client = used.pop() if len(used) == 1 else ("mixed" if used else self.default_client)
         if run_client == "mixed":
             events = [_name_client(ev, run.created_by) for ev in events]
-        versions = {"python": client_version(), "java": f"java {self.java_driver_version()}"}
+        versions = {"python": client_version(), "java": f"java {self.java_driver_version()}", "go": self._go_version()}
         header = replace_header(trace.header, target=self.name, broker_version=self.broker_version(), client=run_client,
                                 client_version=versions.get(run_client) or self.client_versions(), namespace=namespace, profile=profile,
                                 timing=self.timing)
@@ -417,9 +448,10 @@ class BrokerTarget:
             if JAVA_OPS[op.op]:
                 run.owner[op.handle() or ""] = owner
                 run.created_by[op.step] = owner
-            if owner == "java":
-                assert run.java is not None
-                outcome = run.java.apply(op)  # a JavaDriverError propagates: a harness ERROR
+            if owner in DRIVER_CLIENTS:
+                session = run.java if owner == "java" else run.go
+                assert session is not None
+                outcome = session.apply(op)  # a JavaDriverError (GoDriverError) propagates: a harness ERROR
                 if op.op in ("close", "unsubscribe") and outcome.status == "ok":
                     run.owner.pop(op.handle() or "", None)
                 return outcome

@@ -99,6 +99,9 @@ func classify(err error) outcome {
 		return outcome{"indeterminate", "", ind.detail}
 	}
 	text := err.Error()
+	if strings.Contains(strings.ToLower(text), "invalid topic") { // the client's own check (internal/topic_name.go ParseTopicName)
+		return outcome{"rejected", "InvalidTopicName", text}
+	}
 	for _, s := range serverErrors {
 		if strings.Contains(text, s.server) {
 			return outcome{"rejected", s.trace, text}

@@ -841,8 +841,10 @@ func (s *session) reconsumeLater(a *args) (map[string]any, error) {
 			"ReconsumeLater takes a received Message, not an id", label)
 	}
 	if !h.retry {
-		// pulsar/consumer_impl.go ReconsumeLater: without RetryEnable it logs a warning and does nothing
-		return nil, rejected("InvalidConfiguration", "reconsume_later on a consumer without enable_retry: the Go client ignores it")
+		// pulsar/consumer_impl.go ReconsumeLater without RetryEnable panics (no dead-letter policy) or blocks for
+		// ever (a policy, no retry router): pulsar-client-go issue #664. The driver refuses it instead.
+		return nil, rejected("InvalidConfiguration", "reconsume_later on a consumer without enable_retry: the Go client "+
+			"would panic or block (pulsar-client-go issue #664)")
 	}
 	h.consumer.ReconsumeLater(msg, time.Duration(delay)*time.Millisecond)
 	return map[string]any{}, nil

@@ -68,7 +68,10 @@ class ConsumerConfig:
     def nack_rule(self, fallback: Any) -> str:
         if self.nack_backoff is not None:
             return "PLS-NACK-004"
-        return "PLS-NACK-005" if self.client(fallback).nack_timer == "deadline" else "PLS-NACK-001"
+        client = self.client(fallback)
+        if client.client == "go":
+            return "PLS-NACK-006"
+        return "PLS-NACK-005" if client.nack_timer == "deadline" else "PLS-NACK-001"
 
     def ack_timeout_window(self, at: Span, redelivery_count: int, fallback: Any) -> Window:
         """PLS-ACKTIMEOUT-002/004/005: when an unacked delivery with ``redelivery_count`` is redelivered."""

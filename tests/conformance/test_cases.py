@@ -16,12 +16,12 @@ from conformance.runner import FAIL, PASS, run_case, unexcused_failures
 from conformance.trace import injects_faults
 
 CASES = discover_cases()
-LIVE_CLIENTS = ("python", "java", "mixed")
+LIVE_CLIENTS = ("python", "java", "go", "mixed")
 
 
 def _params(*, live: bool):
     out = []
-    for client in LIVE_CLIENTS if live else ("python", "java", "mixed"):
+    for client in LIVE_CLIENTS if live else ("python", "java", "go", "mixed"):
         for case in CASES:
             if not case.runs_on(client):
                 if live or client != "python":

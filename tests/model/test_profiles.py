@@ -27,7 +27,7 @@ def test_profiles_differ_by_client_not_by_scattered_ifs():
     with pytest.raises(ValueError, match="unknown profile field"):
         profile_for("4.0", "cpp", {"nope": 1})
     with pytest.raises(ValueError, match="unknown client"):
-        profile_for("4.0", "go")
+        profile_for("4.0", "rust")
 
 
 # ---------------------------------------------------------------- profiles per handle

@@ -21,7 +21,7 @@ def test_spec_functions_refuse_bad_selector_and_broker():
 def test_partition_for_key_refuses_bad_arguments():
     with pytest.raises(ValueError, match="hashing must be one of 'murmur3_32', 'java_string_hash'"):
         partition_for_key("k", 3, hashing="boost")
-    with pytest.raises(ValueError, match="client must be one of 'java', 'cpp'"):
-        partition_for_key("k", 3, hashing="murmur3_32", client="go")
+    with pytest.raises(ValueError, match="client must be one of 'java', 'cpp', 'go'"):
+        partition_for_key("k", 3, hashing="murmur3_32", client="rust")
     with pytest.raises(ValueError, match="num_partitions"):
         partition_for_key("k", 0, hashing="murmur3_32")

@@ -33,7 +33,7 @@ BASE = """
 
 
 def test_an_unknown_client_is_refused_naming_the_choices(tmp_path):
-    with pytest.raises(TraceFormatError, match="python, cpp, java, mixed"):
+    with pytest.raises(TraceFormatError, match="python, cpp, java, go, mixed"):
         load_case(write(tmp_path, BASE.format(clients="clients: [cobol]", c1="", p1="")))
 
 

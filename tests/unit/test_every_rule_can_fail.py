@@ -44,7 +44,7 @@ def _histories() -> list[tuple[str, History]]:
            for root in (EVIDENCE, *EXTRA_EVIDENCE) for p in sorted(root.rglob("*.jsonl"))]
     for case in discover_cases():
         client = case.clients[0] if case.clients else "python"
-        client = "java" if client == "java" else "python"
+        client = client if client in ("java", "go") else "python"
         try:
             out.append((f"model:{case.id}", ModelTarget(client=client).run(case.trace)))
         except Exception:  # a case the model cannot run (mixed clients, ...): no history to mutate
