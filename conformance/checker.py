@@ -1001,7 +1001,7 @@ class _Checker:
                        f"{stored.label} was stored on partition {p}." + ("" if ok else " The observation disagrees."), keys)
         copy = self.model.copy_info(stored)
         if copy is not None and copy[0] == "dlq":
-            self._check_dead_letter_copy(n, stored, msg, value, expected, keys, java=copy[1] == "java", go=copy[1] == "go")
+            self._check_dead_letter_copy(n, stored, msg, value, expected, keys, client=copy[1])
             return
         if copy is not None:
             self._check_retry_copy(n, stored, msg, value, expected, keys, to_dead_letter=copy[0] == "retry-dlq")
@@ -1093,17 +1093,18 @@ class _Checker:
         return diffs
 
     def _check_dead_letter_copy(self, n: int, stored: Any, msg: Any, sent_value: Mapping[str, Any],
-                                expected: dict[str, Any], keys: list[str], *, java: bool = False, go: bool = False) -> None:
+                                expected: dict[str, Any], keys: list[str], *, client: str = "cpp") -> None:
         # PLS-DLQ-001: the copy keeps payload, keys and properties and adds ORIGIN_MESSAGE_ID and REAL_TOPIC;
         # PLS-DLQ-003: C++ writes the id as '(l,e,p,b)'; Java 'l:e:p[:b]', plus REAL_SUBSCRIPTION
         # and ORIGIN_MESSAGE_IDY_TIME; PLS-DLQ-008: Go 'l:e:p' (p 0 when not partitioned) under both id keys.
+        java, go = client == "java", client == "go"  # the client that wrote the copy
         props = dict(expected.pop("properties"))
         real_topic = props.pop(dl.REAL_TOPIC, "")
         id_keys = _take_id_keys(props, (dl.ORIGIN_MESSAGE_ID, dl.ORIGIN_MESSAGE_ID_LEGACY) if java or go else (dl.ORIGIN_MESSAGE_ID,))
         texts = self._origin_texts(sent_value)
         if texts and go:
             mid = [int(x) for x in sent_value["message_id"]]
-            texts = (texts[0], f"{mid[0]}:{mid[1]}:{max(mid[2], 0)}")
+            texts = (texts[0], dl.go_message_id_text(*mid[:3]))
         exact = {k: texts[1] if java or go else texts[0] for k in id_keys} if texts else {}
         where = self._copy_topic_diff(msg, expected)
         diffs = self._copy_diffs(msg, expected, props, real_topic, exact)

@@ -441,7 +441,7 @@ def _timed_deliveries(f: _Facts) -> list[_Timed]:
                 # a Java nack may also wait for a timer an earlier, longer nack armed: no sure deadline
                 hi_any = max(hi, b["max_delay_ms"])
             else:
-                lo, hi = nack_redelivery_window_ms(d, client=prev_h.client if prev_h.client in ("java", "go") else "cpp")
+                lo, hi = nack_redelivery_window_ms(d, client=prev_h.client)
                 rules = {"java": ("PLS-NACK-005",), "go": ("PLS-NACK-006",)}.get(prev_h.client, ("PLS-NACK-001",))
                 hi_any = hi
             # PLS-NACK-002: a C++/Python delay under 100 ms is raised to 100 ms, so an early arrival is below the floor

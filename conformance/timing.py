@@ -425,7 +425,7 @@ def nack_samples_of(events: Sequence[Any], *, client: str, delay_ms: int,
     from reference_model.redelivery import JavaNackTracker, consumer_nack_window
     from reference_model.timing import Span
 
-    profile = profile_for(None, client if client in ("java", "go") else "cpp")
+    profile = profile_for(None, client)
     tracker = JavaNackTracker()
     windows: dict[tuple[str, str], Any] = {}
     late: list[float] = []

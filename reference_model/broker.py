@@ -732,7 +732,8 @@ class Broker(FeatureOps, SchemaOps):
             return every, (), "batching: the C++ router switches partition per batch"
         # the router's cursor is one past the previous keyless message's partition, and one more for
         # each keyless send refused since (the router had picked its partition: live 4.0.8, 2026-11-26)
-        client = {"java": "java", "go": "go"}.get(self.profile_of(producer.handle).client, "cpp")
+        client = self.profile_of(producer.handle).client
+        client = client if client in routing.CLIENTS else "cpp"  # a mixed run's own profile has the C++ values
         skipped = len(self._refused_keyless.get(producer.handle, ()))
         nxt = routing.round_robin_partitions(2 + skipped, n, start=last, client=client)[1 + skipped]
         return (nxt,), ("PLS-ROUTE-002",), (f"round robin: the previous keyless message went to partition {last}"

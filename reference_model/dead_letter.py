@@ -163,7 +163,7 @@ def dead_letter(payload: bytes, original_properties: Mapping[str, str], origin_i
     elif client == "go":
         # PLS-DLQ-008: pulsar-client-go's MessageID.String() "l:e:p", partition 0 on a topic that is not
         # partitioned, no batch index; REAL_TOPIC and both origin keys (live 4.0.8 with the Go client 0.19.0)
-        text = f"{origin_id.ledger}:{origin_id.entry}:{max(origin_id.partition, 0)}"
+        text = go_message_id_text(origin_id.ledger, origin_id.entry, origin_id.partition)
         props = dict(original_properties)
         props.setdefault(REAL_TOPIC, real_topic)
         props.setdefault(ORIGIN_MESSAGE_ID, text)
@@ -174,6 +174,12 @@ def dead_letter(payload: bytes, original_properties: Mapping[str, str], origin_i
 
 
 # --------------------------------------------------------------------------- Java client
+
+
+def go_message_id_text(ledger: int, entry: int, partition: int) -> str:
+    """pulsar-client-go ``MessageID.String()``: ``"l:e:p"``, partition 0 on a topic that is not partitioned, no batch
+    index (PLS-DLQ-008)."""
+    return f"{ledger}:{entry}:{max(partition, 0)}"
 
 
 def java_message_id_text(ledger: int, entry: int, partition: int, batch_index: int) -> str:

@@ -18,19 +18,15 @@ Choices:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
-import subprocess
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from conformance.targets.java_driver import DriverBuild, JavaDriver, JavaDriverError, publish_build
-from fixtures.embedded import cache_root, tail
+from conformance.targets.java_driver import DriverBuild, JavaDriver, JavaDriverError, digest_files, staged_build
+from fixtures.embedded import cache_root
 
 DRIVER_SOURCES = Path(__file__).resolve().parents[2] / "drivers" / "go"
 CLIENT_MODULE = "github.com/apache/pulsar-client-go"
@@ -57,13 +53,11 @@ def sources_digest(sources: Path = DRIVER_SOURCES) -> str:
     """sha256 over go.mod, go.sum and the Go sources (paths and bytes), so an edit rebuilds."""
     if not (sources / "go.mod").exists():
         raise GoDriverError(f"no driver sources at {sources} (expected go.mod and *.go)")
-    digest = hashlib.sha256()
-    for path in [sources / "go.mod", sources / "go.sum", *sorted(sources.glob("*.go"))]:
-        if path.exists():
-            digest.update(path.name.encode())
-            digest.update(b"\0")
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return digest_files(sources, _source_files(sources))
+
+
+def _source_files(sources: Path) -> list[Path]:
+    return [p for p in (sources / "go.mod", sources / "go.sum") if p.exists()] + sorted(sources.glob("*.go"))
 
 
 def pinned_version(sources: Path = DRIVER_SOURCES) -> str:
@@ -95,45 +89,28 @@ def build_driver(client_version: str = DEFAULT_CLIENT_VERSION, *, cache: Path | 
     go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
     if go is None:
         raise GoDriverError("the Go toolchain (go) is not installed; it builds the Go driver (https://go.dev/dl, 1.24 or later)")
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"build-{client_version}-", dir=root))
-    log_path = root / f"build-{client_version}.log"
     if progress:
         progress(f"building the Go driver against pulsar-client-go {client_version} (once)")
-    try:
-        for path in [sources / "go.mod", sources / "go.sum", *sources.glob("*.go")]:
-            if path.exists():
-                shutil.copy2(path, staging / path.name)
+
+    def prepare(staging: Path) -> list[list[str]]:
+        for path in _source_files(sources):
+            shutil.copy2(path, staging / path.name)
         steps = []
         if client_version != pinned_version(sources):
             steps += [[go, "mod", "edit", f"-require={CLIENT_MODULE}@v{client_version}"], [go, "mod", "tidy"]]
-        steps.append([go, "build", "-trimpath", "-o", "driver", "."])
-        t0 = time.monotonic()
-        with log_path.open("wb") as log:
-            for cmd in steps:
-                log.write(("$ " + " ".join(cmd) + "\n").encode())
-                log.flush()
-                try:
-                    proc = subprocess.run(cmd, cwd=staging, stdout=log, stderr=subprocess.STDOUT, env=_go_env(),
-                                          timeout=BUILD_TIMEOUT_S)
-                except subprocess.TimeoutExpired:
-                    raise GoDriverError(f"go {' '.join(cmd[1:3])} did not finish within {BUILD_TIMEOUT_S} s",
-                                        log_path=log_path, log_tail=tail(log_path)) from None
-                if proc.returncode != 0:
-                    log.flush()
-                    text = tail(log_path, 60)
-                    problem = f"go {' '.join(cmd[1:3])} failed (exit {proc.returncode})"
-                    if "unknown revision" in text or "invalid version" in text or "no matching versions" in text:
-                        problem = (f"{CLIENT_MODULE}@v{client_version} is not on the Go module proxy this machine reaches; "
-                                   f"build against a release it has (e.g. {DEFAULT_CLIENT_VERSION})")
-                    elif "requires go >=" in text or "go.mod requires go" in text:
-                        problem = "the installed Go is older than the driver or the client needs (go.mod says 1.24)"
-                    raise GoDriverError(problem, log_path=log_path, log_tail=tail(log_path, 40))
-        if not (staging / "driver").exists():
-            raise GoDriverError("go build finished but left no driver binary", log_path=log_path)
-        publish_build(staging, folder, client_version, t0)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        return steps + [[go, "build", "-trimpath", "-o", "driver", "."]]
+
+    def explain(text: str) -> str | None:
+        if "unknown revision" in text or "invalid version" in text or "no matching versions" in text:
+            return (f"{CLIENT_MODULE}@v{client_version} is not on the Go module proxy this machine reaches; "
+                    f"build against a release it has (e.g. {DEFAULT_CLIENT_VERSION})")
+        if "requires go >=" in text or "go.mod requires go" in text:
+            return "the installed Go is older than the driver or the client needs (go.mod says 1.24)"
+        return None
+
+    staged_build(root, folder, client_version, prepare=prepare, name=lambda cmd: "go " + " ".join(cmd[1:3]),
+                 explain=explain, error_class=GoDriverError, timeout_s=BUILD_TIMEOUT_S, env=_go_env(),
+                 missing=lambda staging: None if (staging / "driver").exists() else "go build finished but left no driver binary")
     return GoDriverBuild(client_version, folder)
 
 

@@ -82,8 +82,12 @@ def sources_digest(sources: Path = DRIVER_SOURCES) -> str:
     """sha256 over the driver's pom and Java sources (paths and bytes), so an edit rebuilds."""
     if not (sources / "pom.xml").exists():
         raise JavaDriverError(f"no driver sources at {sources} (expected pom.xml and src/main/java)")
+    return digest_files(sources, [sources / "pom.xml", *sorted((sources / "src").rglob("*.java"))])
+
+
+def digest_files(sources: Path, files: list[Path]) -> str:
+    """sha256 over ``files`` (their paths under ``sources`` and their bytes): a driver build's cache key."""
     digest = hashlib.sha256()
-    files = [sources / "pom.xml", *sorted((sources / "src").rglob("*.java"))]
     for path in files:
         digest.update(str(path.relative_to(sources)).encode())
         digest.update(b"\0")
@@ -104,12 +108,10 @@ def build_driver(client_version: str = DEFAULT_CLIENT_VERSION, *, cache: Path | 
         raise JavaDriverError("Maven (mvn) is not installed; it builds the Java driver (apt-get install maven)")
     if shutil.which("java") is None:
         raise JavaDriverError("java is not installed; the Java driver needs a JDK 17 (apt-get install openjdk-17-jdk-headless)")
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"build-{client_version}-", dir=root))
-    log_path = root / f"build-{client_version}.log"
     if progress:
         progress(f"building the Java driver against pulsar-client {client_version} with Maven (once)")
-    try:
+
+    def prepare(staging: Path) -> list[list[str]]:
         shutil.copy2(sources / "pom.xml", staging / "pom.xml")
         shutil.copytree(sources / "src", staging / "src")
         cmd = ["mvn", "-B", "-ntp", "-q", "package", "dependency:build-classpath",
@@ -117,38 +119,64 @@ def build_driver(client_version: str = DEFAULT_CLIENT_VERSION, *, cache: Path | 
         repo = os.environ.get("PULSAR_CONFORMANCE_MAVEN_REPO")
         if repo:
             cmd.append(f"-Dmaven.repo.local={Path(repo).expanduser()}")
-        t0 = time.monotonic()
-        with log_path.open("wb") as log:
-            log.write(("$ " + " ".join(cmd) + "\n").encode())
-            log.flush()
-            try:
-                proc = subprocess.run(cmd, cwd=staging, stdout=log, stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise JavaDriverError(f"the Maven build did not finish within {BUILD_TIMEOUT_S} s", log_path=log_path, log_tail=tail(log_path)) from None
-        if proc.returncode != 0:
-            text = tail(log_path, 80)
-            problem = f"the Maven build failed (exit {proc.returncode})"
-            if "Could not find artifact" in text or "was not found in" in text:
-                problem = (f"org.apache.pulsar:pulsar-client:{client_version} (or a dependency) is not on the Maven "
-                           "repository this machine reaches; pass --java-client-version with a release it has (e.g. 4.0.8)")
-            raise JavaDriverError(problem, log_path=log_path, log_tail=tail(log_path, 40))
+        return [cmd]
+
+    def explain(text: str) -> str | None:
+        if "Could not find artifact" in text or "was not found in" in text:
+            return (f"org.apache.pulsar:pulsar-client:{client_version} (or a dependency) is not on the Maven "
+                    "repository this machine reaches; pass --java-client-version with a release it has (e.g. 4.0.8)")
+        return None
+
+    def missing(staging: Path) -> str | None:
         if not (staging / "classpath.txt").exists() or not (staging / "target" / "classes").is_dir():
-            raise JavaDriverError("Maven finished but left no target/classes or classpath.txt", log_path=log_path)
-        publish_build(staging, folder, client_version, t0)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            return "Maven finished but left no target/classes or classpath.txt"
+        return None
+
+    staged_build(root, folder, client_version, prepare=prepare, name=lambda cmd: "the Maven build", explain=explain,
+                 missing=missing, error_class=JavaDriverError, timeout_s=BUILD_TIMEOUT_S)
     return DriverBuild(client_version, folder)
 
 
-def publish_build(staging: Path, folder: Path, client_version: str, started: float) -> None:
-    """A finished build in ``staging`` becomes ``folder``: its ``build.json`` written last, so a build that
-    failed or was interrupted is never taken for a finished one (used by the Go driver's build too)."""
-    (staging / "build.json").write_text(json.dumps({
-        "client_version": client_version, "built_s": round(time.monotonic() - started, 1),
-        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n", encoding="utf-8")
-    if folder.exists():
-        shutil.rmtree(folder)
-    staging.rename(folder)
+def staged_build(root: Path, folder: Path, client_version: str, *, prepare: Callable[[Path], list[list[str]]],
+                 name: Callable[[list[str]], str], explain: Callable[[str], str | None],
+                 missing: Callable[[Path], str | None], error_class: type[JavaDriverError], timeout_s: float,
+                 env: dict[str, str] | None = None) -> None:
+    """Build a driver in a staging copy under ``root`` and rename it into ``folder`` when it succeeded (the Java
+    and the Go driver's builds). ``prepare`` copies the sources into the staging folder and gives the commands;
+    each runs there with its output in ``root/build-<version>.log``; ``name`` says a command in an error,
+    ``explain`` a failure the log's last lines account for, ``missing`` what a finished build lacks. Every
+    problem raises ``error_class`` with the log; a failed or interrupted build is never taken for a finished
+    one (``build.json`` is written last)."""
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"build-{client_version}-", dir=root))
+    log_path = root / f"build-{client_version}.log"
+    try:
+        steps = prepare(staging)
+        t0 = time.monotonic()
+        with log_path.open("wb") as log:
+            for cmd in steps:
+                log.write(("$ " + " ".join(cmd) + "\n").encode())
+                log.flush()
+                try:
+                    proc = subprocess.run(cmd, cwd=staging, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout_s)
+                except subprocess.TimeoutExpired:
+                    raise error_class(f"{name(cmd)} did not finish within {timeout_s:g} s", log_path=log_path,
+                                      log_tail=tail(log_path)) from None
+                if proc.returncode != 0:
+                    log.flush()
+                    problem = explain(tail(log_path, 80)) or f"{name(cmd)} failed (exit {proc.returncode})"
+                    raise error_class(problem, log_path=log_path, log_tail=tail(log_path, 40))
+        lacking = missing(staging)
+        if lacking:
+            raise error_class(lacking, log_path=log_path)
+        (staging / "build.json").write_text(json.dumps({
+            "client_version": client_version, "built_s": round(time.monotonic() - t0, 1),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n", encoding="utf-8")
+        if folder.exists():
+            shutil.rmtree(folder)
+        staging.rename(folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 class JavaDriver:

@@ -294,23 +294,22 @@ class BrokerTarget:
     def java_driver(self) -> JavaDriver:
         """The driver JVM, built and started on first use and kept for every later run."""
         if self._driver is None or not self._driver.alive():
-            log = None
-            if self.log_path:
-                from pathlib import Path
-
-                log = Path(self.log_path).with_name(Path(self.log_path).stem + "-java-driver.log")
-            self._driver = start_driver(self.java_driver_version(), log_path=log, progress=self.progress)
+            self._driver = start_driver(self.java_driver_version(), log_path=self._driver_log("java"), progress=self.progress)
         return self._driver
+
+    def _driver_log(self, kind: str) -> Any:
+        """Where a driver's own log goes: beside the run's client log, or (None) the driver's default."""
+        if not self.log_path:
+            return None
+        from pathlib import Path
+
+        return Path(self.log_path).with_name(Path(self.log_path).stem + f"-{kind}-driver.log")
 
     def go_driver(self) -> go_driver.GoDriver:
         """The Go driver process, built and started on first use and kept for every later run."""
         if self._go_driver is None or not self._go_driver.alive():
-            log = None
-            if self.log_path:
-                from pathlib import Path
-
-                log = Path(self.log_path).with_name(Path(self.log_path).stem + "-go-driver.log")
-            self._go_driver = go_driver.start_driver(self.go_client_version, log_path=log, progress=self.progress)
+            self._go_driver = go_driver.start_driver(self.go_client_version, log_path=self._driver_log("go"),
+                                                     progress=self.progress)
         return self._go_driver
 
     def close(self) -> None:
