@@ -1139,7 +1139,7 @@ RULES = RULES + (
         source=f"{_MSG}#batching",
         quote=("When batch index acknowledgment is enabled, the consumer filters out the batch index that has been "
                "acknowledged and sends the batch index acknowledgment request to the broker."),
-        status="normative", applies_to=_ALL_GO,
+        status="normative", applies_to=_ALL,
         note=("Needs acknowledgmentAtBatchIndexLevelEnabled=true (broker; default false up to 4.0, true from 4.1 "
               "per PIP-391) and batch_index_ack_enabled=True (Python default False). "
               f"{_LIVE}m0, m2 of 4 acked, m1 nacked: m1 and m3 redelivered (count 1); m0 and m3 acked then close: "

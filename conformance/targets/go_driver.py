@@ -101,7 +101,8 @@ def build_driver(client_version: str = DEFAULT_CLIENT_VERSION, *, cache: Path | 
         return steps + [[go, "build", "-trimpath", "-o", "driver", "."]]
 
     def explain(text: str) -> str | None:
-        if "unknown revision" in text or "invalid version" in text or "no matching versions" in text:
+        if "unknown revision" in text or "invalid version" in text or "no matching versions" in text \
+                or f"{CLIENT_MODULE}@v{client_version}: reading" in text:  # the proxy refused that version
             return (f"{CLIENT_MODULE}@v{client_version} is not on the Go module proxy this machine reaches; "
                     f"build against a release it has (e.g. {DEFAULT_CLIENT_VERSION})")
         if "requires go >=" in text or "go.mod requires go" in text:
