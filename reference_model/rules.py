@@ -344,7 +344,7 @@ RULES: tuple[Rule, ...] = (
         id="PLS-SEEK-001", area="SEEK",
         title="Seek to a message id: the client skips that message unless start_message_id_inclusive, so delivery resumes after it (C++/Python measured; the Java 4.0.8 source reads the same, either accepted until confirmed live)",
         source=f"{_CPPLIB}ConsumerImpl.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Python docstring: seek 'Reset the subscription associated with this consumer to a specific message id "
               "or publish timestamp.' The broker resets the cursor to the id; the C++ client then drops messages at "
               "or before it (isPrior) unless start_message_id_inclusive ('Set the consumer to include the given "
@@ -354,7 +354,11 @@ RULES: tuple[Rule, ...] = (
               "success, and messageReceived drops a message of that entry at or before it (isPriorEntryIndex / "
               "isPriorBatchIndex) unless resetIncludeHead (startMessageIdInclusive): the same exclusive seek as C++. "
               "Live 4.0.8 with the Java client 4.0.8: seek(id of m2) -> m3; with startMessageIdInclusive -> m2 "
-              "(older Java clients did not filter, an inclusive seek for non-batched messages). Cases seek-by-id-java, cross-seek-exclusive."),
+              "(older Java clients did not filter, an inclusive seek for non-batched messages). Cases seek-by-id-java, cross-seek-exclusive. "
+              "Go 0.19.0 (apache/pulsar-client-go pulsar/consumer_partition.go): Seek keeps the id, the reconnect the "
+              "broker forces makes it startMessageID, and MessageReceived drops a message at or before it "
+              "(messageShouldBeDiscarded) unless StartMessageIDInclusive, and also acks it, where C++ leaves it in "
+              "the backlog. Live 4.0.8 with Go 0.19.0: case seek-by-id-java, m3 and m2."),
     ),
     Rule(
         id="PLS-SEEK-002", area="SEEK",
@@ -370,8 +374,12 @@ RULES: tuple[Rule, ...] = (
         title="Seek to earliest delivers from the first retained message; seek to latest delivers only messages published afterwards",
         source=f"{_PY}#Consumer.seek",
         quote="The message id can either be a specific message or represent the first or last messages in the topic.",
-        status="normative", applies_to=_ALL,
-        note=f"{_LIVE}after seek(earliest) -> m1; after seek(latest) nothing until a new send m5, then m5.",
+        status="normative", applies_to=_ALL_GO,
+        note=(f"{_LIVE}after seek(earliest) -> m1; after seek(latest) nothing until a new send m5, then m5. "
+              "The Go client's Seek refuses its own EarliestMessageID()/LatestMessageID() (partition -1, "
+              "apache/pulsar-client-go pulsar/consumer_impl.go checkMsgIDPartition); a Go user seeks with "
+              "NewMessageID(-1, -1, -1, 0) or (MaxInt64, MaxInt64, -1, 0), the ids Java sends for earliest and "
+              "latest (the Go driver does). Live 4.0.8 with Go 0.19.0: case seek-earliest-latest."),
     ),
     # ---- readers -------------------------------------------------------------------------
     Rule(
@@ -395,11 +403,14 @@ RULES: tuple[Rule, ...] = (
         id="PLS-READER-003", area="READER",
         title="A reader from a message id, not inclusive (the default), starts after that message",
         source=f"{_CPPLIB}ConsumerImpl.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Docs: 'Some other messages between the earliest and the latest. If you select this option, you'll "
               "need to explicitly provide a message ID.' They do not say whether the message itself is read; "
               "the C++ client drops it (isPrior) unless start_message_id_inclusive. "
-              f"{_LIVE}reader from id of m2 -> m3."),
+              f"{_LIVE}reader from id of m2 -> m3. The Go client (0.19.0) drops it too "
+              "(pulsar/consumer_partition.go messageShouldBeDiscarded) given the id it holds for m2, which says "
+              "batch index 0 for a message stored alone: with batch index -1 the comparison lets m2 through. "
+              "Live 4.0.8 with Go 0.19.0: case reader-from-message."),
     ),
     Rule(
         id="PLS-READER-004", area="READER",

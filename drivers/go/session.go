@@ -865,11 +865,7 @@ func (s *session) seek(a *args) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		id := pulsar.LatestMessageID()
-		if where == "earliest" {
-			id = pulsar.EarliestMessageID()
-		}
-		err = h.consumer.Seek(id)
+		err = h.consumer.Seek(seekPosition(where))
 	case "timestamp":
 		ms, err2 := a.int64("timestamp")
 		if err2 != nil {
@@ -1139,7 +1135,30 @@ func idJSON(id pulsar.MessageID, partitioned bool) []int64 {
 	return []int64{id.LedgerID(), id.EntryID(), partition, batch}
 }
 
-// buildID: a message id from the harness's [l, e, p, b].
+// buildID: the id a Go user would hold for the harness's [l, e, p, b], that is idJSON read backwards.
+// The Go client's own ids say partition 0 on a topic that is not partitioned and batch index 0 for a
+// message stored alone (pulsar/consumer_partition.go MessageReceived), and its Seek refuses partition -1
+// (consumer_impl.go checkMsgIDPartition); with batch index -1 its exclusive start filter
+// (messageShouldBeDiscarded) would let the start message through again.
 func buildID(id [4]int64) pulsar.MessageID {
-	return pulsar.NewMessageID(id[0], id[1], int32(id[3]), int32(id[2]))
+	partition, batch := id[2], id[3]
+	if partition < 0 {
+		partition = 0
+	}
+	if batch < 0 {
+		batch = 0
+	}
+	return pulsar.NewMessageID(id[0], id[1], int32(batch), int32(partition))
+}
+
+// seekPosition: the earliest or latest position as an id the Go consumer's Seek takes. The client's own
+// EarliestMessageID() and LatestMessageID() say partition -1, which Seek refuses (checkMsgIDPartition);
+// these put the same ledger and entry on the wire (-1:-1 and MaxInt64:MaxInt64, as the Java client's
+// MessageId.earliest and .latest), and batch index -1 keeps LatestMessageID's "never discard" test
+// (messageShouldBeDiscarded compares ledger, entry and batch index only).
+func seekPosition(where string) pulsar.MessageID {
+	if where == "earliest" {
+		return pulsar.NewMessageID(-1, -1, -1, 0)
+	}
+	return pulsar.NewMessageID(math.MaxInt64, math.MaxInt64, -1, 0)
 }
