@@ -1,15 +1,16 @@
 """Run one trace once per client and say, step by step, where the clients agree and differ.
 
-The same trace goes to a target driven by the Python client and by the Java client, and to the
-model with each client's profile. Each step is then one of:
+The same trace goes to a target driven by each client (the Python client and the Java client by
+default; the Go client too when asked), and to the model with each client's profile. Each step is
+then one of:
 
-- ``same``: both clients observed the same thing (ids, which differ run to run, are compared by
+- ``same``: every client observed the same thing (ids, which differ run to run, are compared by
   shape only);
 - ``differs, explained``: the clients observed different things, the model predicts a difference
-  at that step for those two clients, and the checker accepts both histories there; the rules
+  at that step between those clients, and the checker accepts every history there; the rules
   the checker judged at the step name the reason (e.g. PLS-SEEK-001);
 - ``differs, allowed``: different, but the model predicts no client difference there and the
-  checker accepts both: nondeterminism the spec allows (which consumer, which partition first);
+  checker accepts them all: nondeterminism the spec allows (which consumer, which partition first);
 - ``differs, unexplained``: the checker rejects one of the histories at that step (the rule is
   named), or a step is indeterminate in one run.
 
@@ -25,7 +26,8 @@ from typing import Any, Callable
 from conformance.trace import History, Trace
 
 SAME, EXPLAINED, ALLOWED, UNEXPLAINED = "same", "differs, explained", "differs, allowed", "differs, unexplained"
-CLIENT_PAIR = ("python", "java")
+CLIENT_PAIR = ("python", "java")  # the default comparison
+CLIENTS = ("python", "java", "go")  # what can be compared
 _ID_LIKE = re.compile(r"\d+")
 _NAMESPACE = re.compile(r"(?:non-)?persistent://[^/]+/[^/]+/")  # each run has a namespace of its own
 
@@ -46,6 +48,7 @@ class ClientDiff:
     trace_id: str
     steps: tuple[StepDiff, ...]
     histories: dict[str, History] = field(default_factory=dict)
+    clients: tuple[str, ...] = CLIENT_PAIR
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -54,7 +57,7 @@ class ClientDiff:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"trace_id": self.trace_id, "counts": self.counts(),
+        return {"trace_id": self.trace_id, "clients": list(self.clients), "counts": self.counts(),
                 "steps": [{"step": s.step, "op": s.op, "verdict": s.verdict, "observed": s.observed,
                            "predicted": s.predicted, "rules": list(s.rules), "why": s.why} for s in self.steps]}
 
@@ -64,7 +67,7 @@ class ClientDiff:
             if s.verdict == SAME:
                 continue
             lines.append(f"  step {s.step} {s.op}: {s.verdict}" + (f" [{', '.join(s.rules)}]" if s.rules else ""))
-            for client in CLIENT_PAIR:
+            for client in self.clients:
                 lines.append(f"      {client:<6} {s.observed.get(client)}   (model: {s.predicted.get(client)})")
             if s.why:
                 lines.append(f"      {s.why}")
@@ -108,39 +111,49 @@ def _verdicts_at(history: History, check: Callable[[History], Any]) -> dict[int,
 
 
 def diff_clients(trace: Trace, run_on: Callable[[str], History], model_on: Callable[[str], History],
-                 check: Callable[[History], Any] | None = None) -> ClientDiff:
+                 check: Callable[[History], Any] | None = None, clients: tuple[str, ...] = CLIENT_PAIR) -> ClientDiff:
     """``run_on(client)`` runs the trace on the live target with that client; ``model_on(client)``
-    on the model with that client's profile."""
+    on the model with that client's profile; ``clients`` (two or more of ``CLIENTS``) are compared."""
+    clients = tuple(clients)
+    unknown = [c for c in clients if c not in CLIENTS]
+    if unknown or len(set(clients)) < 2 or len(set(clients)) != len(clients):
+        raise ValueError(f"diff-clients compares two or more different clients among {', '.join(CLIENTS)}; "
+                         f"got {', '.join(clients) or 'none'}")
     if check is None:
         from conformance.checker import check as check  # noqa: PLW0127
     if any("client" in op.args for op in trace.ops):
         raise ValueError(f"trace {trace.header.trace_id!r} names the client of its handles; diff-clients runs a "
                          "single-client trace once per client (remove the 'client' arguments)")
-    live = {c: run_on(c) for c in CLIENT_PAIR}
+    live = {c: run_on(c) for c in clients}
     for client, history in live.items():
         reported = "python" if history.header.client in ("python", "cpp") else history.header.client
         if reported != client:
             raise ValueError(f"the {client} run of {trace.header.trace_id!r} reports client {history.header.client!r}; "
                              "each run must be driven by the client it is compared as")
-    model = {c: model_on(c) for c in CLIENT_PAIR}
-    verdicts = {c: _verdicts_at(live[c], check) for c in CLIENT_PAIR}
+    model = {c: model_on(c) for c in clients}
+    verdicts = {c: _verdicts_at(live[c], check) for c in clients}
     steps = []
     for i, op in enumerate(trace.ops):
-        events = {c: live[c].events[i] if i < len(live[c].events) else None for c in CLIENT_PAIR}
+        events = {c: live[c].events[i] if i < len(live[c].events) else None for c in clients}
         observed = {c: normalise(e) if e is not None else None for c, e in events.items()}
-        predicted = {c: normalise(model[c].events[i]) if i < len(model[c].events) else None for c in CLIENT_PAIR}
-        failing = [v for c in CLIENT_PAIR for v in verdicts[c].get(op.step, []) if v.status == "FAIL"]
-        judged = sorted({v.rule_id for c in CLIENT_PAIR for v in verdicts[c].get(op.step, [])})
+        predicted = {c: normalise(model[c].events[i]) if i < len(model[c].events) else None for c in clients}
+        failing = [v for c in clients for v in verdicts[c].get(op.step, []) if v.status == "FAIL"]
+        judged = sorted({v.rule_id for c in clients for v in verdicts[c].get(op.step, [])})
         unknown = [c for c, e in events.items() if e is None or e.outcome.status == "indeterminate"]
-        if observed["python"] == observed["java"] and not failing:
+        if _all_equal(observed[c] for c in clients) and not failing:
             steps.append(StepDiff(op.step, op.op, SAME, observed, predicted))
         elif failing or unknown:
             why = "; ".join(f"{v.rule_id}: {v.explanation}" for v in failing) or f"indeterminate on {', '.join(unknown)}"
             steps.append(StepDiff(op.step, op.op, UNEXPLAINED, observed, predicted, tuple(sorted({v.rule_id for v in failing})), why))
-        elif predicted["python"] != predicted["java"]:
+        elif not _all_equal(predicted[c] for c in clients):
             steps.append(StepDiff(op.step, op.op, EXPLAINED, observed, predicted, tuple(judged or trace.header.rules),
                                   "the model predicts this difference between the clients"))
         else:
             steps.append(StepDiff(op.step, op.op, ALLOWED, observed, predicted, tuple(judged),
                                   "the model allows both outcomes for either client (nondeterminism, not a client rule)"))
-    return ClientDiff(trace.header.trace_id, tuple(steps), live)
+    return ClientDiff(trace.header.trace_id, tuple(steps), live, clients)
+
+
+def _all_equal(values: Any) -> bool:
+    values = list(values)
+    return all(v == values[0] for v in values[1:])

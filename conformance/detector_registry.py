@@ -232,6 +232,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-ACK-006", REJECTION, ("ack_cumulative",),
      "Violated if a Java cumulative ack on a Shared or Key_Shared subscription succeeds (or acks anything), or fails "
      "with an error other than InvalidConfiguration."),
+    ("PLS-ACK-007", REJECTION, ("ack_cumulative",),
+     "Violated if a Go cumulative ack on a Shared or Key_Shared subscription succeeds (or acks anything), or fails "
+     "with an error other than InvalidAck (ErrInvalidAck)."),
     ("PLS-NACK-001", RECEIVE, (R,),
      "Violated if a message nacked on a C++/Python consumer with delay d comes back before d after the nack, or "
      "after d + d/3 plus the timing band."),
@@ -250,6 +253,10 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-NACK-006", RECEIVE, (R,),
      "Violated if a message nacked on a Go consumer at t with delay d comes back outside [t + d - 255, t + d + d/3] ms "
      "plus the timing band."),
+    ("PLS-NACK-007", RECEIVE, (R,),
+     "Violated if a Go delivery with redelivery count c nacked at t under a backoff comes back outside "
+     "[t + next(c) - 255, t + next(c) + next(1)/3] ms, next(c) = min(min_delay * multiplier^c, max_delay), plus the "
+     "timing band."),
     ("PLS-ACKTIMEOUT-001", GENERIC, ("subscribe",),
      "Violated if a C++/Python subscribe with an ack timeout below 10000 ms (not 0/None) is accepted, or one of at "
      "least 10000 ms (or 0/None) is refused."),

@@ -433,13 +433,13 @@ def _timed_deliveries(f: _Facts) -> list[_Timed]:
         prev_count = received_message(events[prev].outcome).redelivery_count
         if kind == "nack":
             d = cfg.get("nack_delay_ms", 60_000)
-            if prev_h.client == "java" and cfg.get("nack_backoff"):
+            if prev_h.client in ("java", "go") and cfg.get("nack_backoff"):
                 b = cfg["nack_backoff"]
-                lo, hi = nack_redelivery_window_ms(d, client="java", redelivery_count=prev_count,
+                lo, hi = nack_redelivery_window_ms(d, client=prev_h.client, redelivery_count=prev_count,
                                                    backoff=(b["min_delay_ms"], b["max_delay_ms"], b.get("multiplier", 2.0)))
-                rules = ("PLS-NACK-004",)
+                rules = ("PLS-NACK-004",) if prev_h.client == "java" else ("PLS-NACK-007",)
                 # a Java nack may also wait for a timer an earlier, longer nack armed: no sure deadline
-                hi_any = max(hi, b["max_delay_ms"])
+                hi_any = max(hi, b["max_delay_ms"]) if prev_h.client == "java" else hi
             else:
                 lo, hi = nack_redelivery_window_ms(d, client=prev_h.client)
                 rules = {"java": ("PLS-NACK-005",), "go": ("PLS-NACK-006",)}.get(prev_h.client, ("PLS-NACK-001",))
@@ -1235,6 +1235,7 @@ _WRONG_ERROR = {
     "ConsumerBusy": "NotAllowedError", "NotAllowedError": "ConsumerBusy", "ProducerFenced": "ProducerBusy",
     "ProducerBusy": "ProducerFenced", "InvalidTopicName": "TopicNotFound", "TopicNotFound": "InvalidTopicName",
     "CumulativeAcknowledgementNotAllowedError": "InvalidConfiguration",
+    "InvalidAck": "CumulativeAcknowledgementNotAllowedError",
     "InvalidConfiguration": "InvalidArgument", "InvalidArgument": "InvalidConfiguration",
     "ConsumerAssignError": "ConsumerBusy", "MessageTooBig": "InvalidArgument",
     "SubscriptionNotFound": "TopicNotFound",
@@ -1301,7 +1302,7 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
     if op == "commit_txn" and err == "TransactionHasOperationFailed":
         return ("PLS-TXN-011",)
     if op == "ack_cumulative":
-        return ("PLS-ACK-003",) if err == "CumulativeAcknowledgementNotAllowedError" else ("PLS-ACK-006",)
+        return ({"CumulativeAcknowledgementNotAllowedError": "PLS-ACK-003", "InvalidAck": "PLS-ACK-007"}.get(err, "PLS-ACK-006"),)
     if op == "stats" and err == "SubscriptionNotFound":
         return {"unsubscribe": ("PLS-SUB-006",), "non-durable": ("PLS-SUB-007",)}.get(
             _why_subscription_gone(f, i, a["topic"], a["subscription"]), ())

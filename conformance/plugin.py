@@ -11,7 +11,7 @@ Fixtures:
 - ``pulsar_admin`` (session), ``pulsar_namespace`` (a fresh namespace per test, deleted after),
   ``pulsar_client`` (a ``pulsar.Client`` per test), ``topic`` (a unique topic in that namespace),
   ``live_target`` (runs traces on the broker), ``live_target_for(client)`` (the same, driven by the
-  python, java or mixed client), ``model_target``.
+  python, java, go or mixed client), ``model_target``.
 
 A live test never skips for want of a broker: if the broker cannot be obtained, the test errors
 with the failed step and the broker log. Only when ``--target model`` was chosen on purpose do
@@ -130,7 +130,7 @@ def live_target(pulsar_broker: Any) -> Any:
 @pytest.fixture(scope="session")
 def live_target_for(pulsar_broker: Any) -> Iterator[Any]:
     """``live_target_for(client)``: a target on the session's broker driven by ``client``
-    (python, java or mixed); one per client for the session, so the Java driver JVM is built and
+    (python, java, go or mixed); one per client for the session, so the Java driver JVM is built and
     started once and stopped at the end."""
     from conformance.targets.pulsar import BrokerTarget
 

@@ -55,6 +55,7 @@ ERROR_NAMES = (
     "ProducerFenced",
     "ConsumerAssignError",
     "CumulativeAcknowledgementNotAllowedError",
+    "InvalidAck",  # the Go client's ErrInvalidAck (PLS-ACK-007)
     "InvalidConfiguration",
     "InvalidTopicName",
     "InvalidArgument",

@@ -4,7 +4,7 @@
                 client; a fuzz budget; JUnit XML, summary.json, client matrix, Spark report
   replay        run one trace (or the trace of a history) on a target and print the verdicts
   check         judge an existing history file against the model, without running anything
-  diff-clients  one trace with the Python and the Java client: where they agree, differ, and why
+  diff-clients  one trace with the Python and the Java client (and Go): where they agree, differ, and why
   fuzz          generated traces on the model and a target; failures shrunk and saved
                 (``conformance.fuzz``; docs/fuzzing.md)
   report        JUnit XML (xunit2), HTML and summary.json from an outcome corpus (Spark)
@@ -385,9 +385,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help=TOLERANCE_HELP)
     p.set_defaults(func=cmd_replay)
 
-    p = sub.add_parser("diff-clients", help="run one trace with the Python and the Java client; where they agree and differ, and which rule explains it")
+    p = sub.add_parser("diff-clients", help="run one trace with the Python and the Java client (and Go, with --clients); where they agree and differ, and which rule explains it")
     p.add_argument("trace", help="a trace or history file, or a case id")
     add_target_options(p)
+    p.add_argument("--clients", default="python,java", help="the clients compared, two or more comma-separated among python, "
+                   "java and go (the Go driver, built with Go on first use); default python,java")
     p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")
     p.add_argument("--out", default=None, help="also write the comparison as JSON here")
     p.set_defaults(func=cmd_diff_clients)
@@ -414,7 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "2 bad input; 3 an INDETERMINATE cell; 4 a release's run or the report met a harness error")
     p.add_argument("--versions", default=None, required=True, help="comma-separated releases or lines, e.g. "
                    "2.10.5,3.0.7,3.2.3,3.3.6,4.0.0,4.0.8,4.2.4 (RELEASE:assembled forces the assembled broker)")
-    p.add_argument("--client", default="python", help="clients, comma-separated among python, java, mixed (default python)")
+    p.add_argument("--client", default="python", help="clients, comma-separated among python, java, go, mixed (default python)")
     p.add_argument("--out", default="out/matrix", help="output folder (default out/matrix)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
     p.add_argument("--fuzz-examples", type=int, default=0, help="generated traces per release (default 0)")

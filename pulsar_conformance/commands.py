@@ -8,6 +8,7 @@ and the rules its trace header names but no detector judged are ``UNJUDGED``
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -225,10 +226,23 @@ def diff_clients(trace_or_case: str, spec: TargetSpec, options: Any) -> Any:
         trace = found[0].trace
     if spec.kind == "model":
         raise ValueError("diff-clients compares what two client libraries do on a broker; give --target embedded or a URL")
-    with open_endpoint(spec, options) as endpoint, live_target(endpoint, options, client="python") as python_target, \
-            live_target(endpoint, options, client="java") as java_target:
-        targets = {"python": python_target, "java": java_target}
-        return compare(trace, run_on=lambda c: targets[c].run(trace), model_on=lambda c: model_target(c).run(trace))
+    clients = client_list(getattr(options, "clients", None) or "python,java")
+    with open_endpoint(spec, options) as endpoint, ExitStack() as stack:
+        targets = {c: stack.enter_context(live_target(endpoint, options, client=c)) for c in clients}
+        return compare(trace, run_on=lambda c: targets[c].run(trace), model_on=lambda c: model_target(c).run(trace),
+                       clients=clients)
+
+
+def client_list(text: str) -> tuple[str, ...]:
+    """``diff-clients --clients``: two or more different clients among python, java and go."""
+    from conformance.client_diff import CLIENTS
+
+    clients = tuple(c.strip() for c in text.split(",") if c.strip())
+    unknown = [c for c in clients if c not in CLIENTS]
+    if unknown or len(set(clients)) < 2 or len(set(clients)) != len(clients):
+        raise ValueError(f"--clients {text!r}: give two or more different clients among {', '.join(CLIENTS)}, "
+                         "comma-separated (e.g. python,java,go)")
+    return clients
 
 
 # --------------------------------------------------------------------------- broker

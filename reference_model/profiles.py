@@ -344,6 +344,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             nack_timer_divisor=3,
             nack_early_ms=255,  # the due time's low 8 bits of milliseconds cleared (NackPrecisionBit 8)
             nack_min_delay_ms=1,  # no floor: 0 means the 1 min default (consumer_impl.go)
+            nack_backoff_supported=True,  # PLS-NACK-007: ConsumerOptions.NackBackoffPolicy
             ack_timeout_supported=False,
             redeliver_unacked_supported=False,
             initial_sequence_id_supported=False,
@@ -355,6 +356,8 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             hashing_scheme_supported=True,  # ProducerOptions.HashingScheme
             default_hashing_scheme="java_string_hash",  # PLS-ROUTE-005: Go's own, unsigned; ordering key first
             dlq_counts_deliveries=True,  # PLS-DLQ-008
+            cumulative_ack_shared_error="InvalidAck",  # PLS-ACK-007: consumer_partition.go ErrInvalidAck
+            cumulative_ack_shared_rule="PLS-ACK-007",
             # what the Go client's ids can show: a lone batched message has batch index 0 of size 1, like a message
             # sent alone (drivers/go reports both as -1, docs/go-driver.md), so it is read as PLS-BATCH-008 reads Java's
             single_message_batch_unbatched=True,

@@ -114,9 +114,21 @@ def consumer_nack_window(nack: Span, nack_delay_ms: int, backoff: tuple[int, int
     if profile.nack_timer == "deadline":
         delay = java_nack_delay_ms(nack_delay_ms, backoff, redelivery_count, profile)
         return (tracker if tracker is not None else JavaNackTracker()).window(nack, delay, profile.nack_early_ms)
+    if backoff is not None and profile.nack_backoff_supported:
+        return periodic_backoff_window(nack, backoff, redelivery_count, profile)
     if backoff is not None:
         raise ValueError(f"the {profile.client} client has no negative-ack redelivery backoff (PLS-NACK-004)")
     return nack_window(nack, nack_delay_ms, profile)
+
+
+def periodic_backoff_window(nack: Span, backoff: tuple[int, int, float], redelivery_count: int, profile: Profile) -> Window:
+    """PLS-NACK-007 (Go): due at the nack + next(c), trimmed by up to ``nack_early_ms``, asked back on a
+    tick every next(1) / ``nack_timer_divisor`` (the tracker's period is set from the policy's delay for
+    count 1, whatever the message's own count)."""
+    delay = multiplier_backoff_ms(redelivery_count, *backoff)
+    tick = multiplier_backoff_ms(1, *backoff) // profile.nack_timer_divisor
+    return Window(low=nack.start + max(0, delay - profile.nack_early_ms), canonical=nack.start + delay,
+                  high=nack.end + delay + tick)
 
 
 def check_ack_timeout(ack_timeout_ms: int | None, minimum_ms: int) -> str | None:

@@ -589,6 +589,18 @@ RULES: tuple[Rule, ...] = (
               "non-exclusive/non-failover subscription'); the docs say only 'You cannot use cumulative acknowledgment "
               "with Shared type.' (PLS-ACK-003 is the C++ error). To be confirmed live (case ack-cumulative-shared-java)."),
     ),
+    Rule(
+        id="PLS-ACK-007", area="ACK",
+        title="Cumulative ack on Shared/Key_Shared is refused by the Go client with ErrInvalidAck; nothing is acked",
+        source="apache/pulsar-client-go pulsar/consumer_partition.go",
+        quote="", status="inferred", applies_to=_GO,
+        note=("internalAckIDCumulative returns errors.Wrap(ErrInvalidAck, 'cumulative ack is not allowed for the "
+              "Shared/KeyShared subscription type') before anything is sent: a plain exported error, not a "
+              "pulsar.Error with a Result (the trace calls it InvalidAck). On a partitioned topic the consumer "
+              "picks the partition's consumer first, as C++ does (Profile.cumulative_type_check_first stays False). "
+              "The docs say only 'You cannot use cumulative acknowledgment with Shared type.' (PLS-ACK-003 is the "
+              "C++ error, PLS-ACK-006 the Java one). Live 4.0.8 with Go 0.19.0: case ack-cumulative-shared-go."),
+    ),
     # ---- negative acknowledgement --------------------------------------------------------
     Rule(
         id="PLS-NACK-001", area="NACK",
@@ -608,9 +620,9 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="PLS-NACK-003", area="NACK",
-        title="On Exclusive/Failover a nack rewinds the subscription: every unacked message is delivered again, in order (C++/Python and Java)",
+        title="On Exclusive/Failover a nack rewinds the subscription: every unacked message is delivered again, in order (C++/Python, Java and Go)",
         source=f"{_CPPLIB}ConsumerImpl.cc",
-        quote="", status="inferred", applies_to=_ALL,
+        quote="", status="inferred", applies_to=_ALL_GO,
         note=("Docs and code disagree: concepts-messaging.md#negative-acknowledgment says 'In Exclusive and Failover "
               "subscription types, consumers only negatively acknowledge the last message they receive.' The C++ "
               "client turns a targeted redelivery into redeliver-all for non-Shared types and the single-active "
@@ -618,7 +630,10 @@ RULES: tuple[Rule, ...] = (
               f"{_LIVE}nack (delay 200 ms) redelivered ALL unacked messages in order, redelivery_count 0, after ~273 ms. "
               f"Java: {_JCLI}ConsumerImpl.java#redeliverUnacknowledgedMessages(Set) turns the nack tracker's targeted "
               "redelivery into redeliverUnacknowledgedMessages() when the type is not Shared/Key_Shared, which also "
-              "clears the receiver queue; timing per PLS-NACK-005 (case nack-exclusive-rewind-java)."),
+              "clears the receiver queue; timing per PLS-NACK-005 (case nack-exclusive-rewind-java). Go 0.19.0 "
+              "(apache/pulsar-client-go pulsar/consumer_partition.go internalRedeliver) sends the nacked ids whatever "
+              "the type and the broker's single-active dispatcher rewinds all the same; timing per PLS-NACK-006. Live "
+              "4.0.8 with Go 0.19.0: cases nack-exclusive-rewind and nack-failover-rewind."),
     ),
     Rule(
         id="PLS-NACK-004", area="NACK",
@@ -665,6 +680,19 @@ RULES: tuple[Rule, ...] = (
               "default delay is 1 min and there is no floor. A nacked batched message is filed by entry (batch index "
               "0). Live 4.0.8 with the Go client 0.19.0, 28 Nov 2026: delay 600 ms, three nacks, each back within the "
               "window (tests/live/test_go_client_live.py)."),
+    ),
+    Rule(
+        id="PLS-NACK-007", area="NACK",
+        title="Go nack backoff: a nacked delivery with redelivery count c is due at t + next(c), trimmed by up to 255 ms, and asked back on a tick every next(1)/3: redelivered in [t + next(c) - 255, t + next(c) + next(1)/3] ms (go client only)",
+        source="apache/pulsar-client-go pulsar/negative_acks_tracker.go",
+        quote="", status="inferred", applies_to=_GO,
+        note=("Read in pulsar-client-go 0.19.0: with ConsumerOptions.NackBackoffPolicy, Nack(msg) files the message "
+              "under now + policy.Next(msg.RedeliveryCount()) trimmed by NackPrecisionBit (AddMessage), and the "
+              "tracker's ticker runs every Next(1) / 3 (newNegativeAcksTracker), not every delay / 3 of the message's "
+              "own delay. The Go client ships no policy of its own (its default is a 1 min fixed delay): the driver's "
+              "policy is the shape of Java's MultiplierRedeliveryBackoff, next(c) = min(min_delay * multiplier^c, "
+              "max_delay), and it refuses the arguments Java's builder refuses (InvalidArgument). Java's window is "
+              "PLS-NACK-004 (a one-shot timer: no tick). Live 4.0.8 with Go 0.19.0: case nack-backoff-go."),
     ),
     Rule(
         id="PLS-ACKTIMEOUT-001", area="ACKTIMEOUT",

@@ -125,7 +125,7 @@ _SUB_RULES: dict[tuple[str, str, str], dict[str, Any]] = {
     ("Consumer", "ACK", "Batch-Index ACK"): {"rules": ("PLS-BATCH-005",)},
     ("Consumer", "ACK", "ACK Timeout"): {"areas": ("ACKTIMEOUT",)},
     ("Consumer", "ACK", "NACK"): {"rules": ("PLS-NACK-001", "PLS-NACK-002", "PLS-NACK-003", "PLS-NACK-006", "PLS-BATCH-006")},
-    ("Consumer", "ACK", "NACK Backoff"): {"rules": ("PLS-NACK-004",)},
+    ("Consumer", "ACK", "NACK Backoff"): {"rules": ("PLS-NACK-004", "PLS-NACK-007")},
     ("Consumer", "Seek", "by timestamp"): {"rules": ("PLS-SEEK-002",)},
     ("Consumer", "Seek", "by messageID"): {"rules": ("PLS-SEEK-001", "PLS-SEEK-003"),
                                            "note": "Seek to a message id, and to earliest/latest (MessageId.earliest/latest)."},

@@ -99,6 +99,9 @@ func classify(err error) outcome {
 		return outcome{"indeterminate", "", ind.detail}
 	}
 	text := err.Error()
+	if errors.Is(err, pulsar.ErrInvalidAck) { // a cumulative ack on Shared/Key_Shared (consumer_partition.go)
+		return outcome{"rejected", "InvalidAck", text}
+	}
 	if strings.Contains(strings.ToLower(text), "invalid topic") { // the client's own check (internal/topic_name.go ParseTopicName)
 		return outcome{"rejected", "InvalidTopicName", text}
 	}

@@ -93,7 +93,8 @@ func murmur3(data []byte) uint32 {
 
 // multiplierBackoff: the trace's nack_backoff {min_delay_ms, max_delay_ms, multiplier} as a Go
 // NackBackoffPolicy, shaped like the Java client's MultiplierRedeliveryBackoff: min * multiplier^count,
-// capped at max.
+// capped at max. The Go client asks it for Next(redelivery count) on each Nack(msg), and runs its tracker's
+// ticker every Next(1) / 3 (PLS-NACK-007).
 type multiplierPolicy struct {
 	min, max   time.Duration
 	multiplier float64
@@ -129,6 +130,17 @@ func multiplierBackoff(a *args) (pulsar.NackBackoffPolicy, error) {
 			return nil, err
 		}
 		p.multiplier = m
+	}
+	// the checks of Java's MultiplierRedeliveryBackoff builder, whose shape this policy has (the model's
+	// reference_model/redelivery.py multiplier_backoff_ms); the Go client itself checks nothing
+	switch {
+	case !(p.multiplier > 1):
+		return nil, rejected("InvalidArgument", "multiplier must be > 1, got %v", p.multiplier)
+	case p.min < 0:
+		return nil, rejected("InvalidArgument", "min_delay_ms must be >= 0, got %d", p.min.Milliseconds())
+	case p.max < p.min:
+		return nil, rejected("InvalidArgument", "max_delay_ms (%d) must be >= min_delay_ms (%d)",
+			p.max.Milliseconds(), p.min.Milliseconds())
 	}
 	return p, nil
 }

@@ -59,16 +59,16 @@ class ConsumerConfig:
         return self.profile if self.profile is not None else fallback
 
     def nack_window(self, at: Span, redelivery_count: int, fallback: Any) -> Window:
-        """PLS-NACK-001/004/005: when a nack of a delivery with ``redelivery_count`` is redelivered."""
+        """PLS-NACK-001/004/005/006/007: when a nack of a delivery with ``redelivery_count`` is redelivered."""
         from reference_model.redelivery import consumer_nack_window
 
         return consumer_nack_window(at, self.nack_delay_ms, self.nack_backoff, redelivery_count,
                                     self.client(fallback), self.nack_tracker)
 
     def nack_rule(self, fallback: Any) -> str:
-        if self.nack_backoff is not None:
-            return "PLS-NACK-004"
         client = self.client(fallback)
+        if self.nack_backoff is not None:
+            return "PLS-NACK-007" if client.client == "go" else "PLS-NACK-004"
         if client.client == "go":
             return "PLS-NACK-006"
         return "PLS-NACK-005" if client.nack_timer == "deadline" else "PLS-NACK-001"

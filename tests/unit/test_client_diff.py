@@ -103,3 +103,41 @@ def test_topic_names_in_properties_are_compared_without_the_runs_namespace():
     b = normalise(event("persistent://public/conf-zz99/t", "(40,0,-1,-1)"))
     c = normalise(event("persistent://public/conf-zz99/t", "40:0:-1"))
     assert a == b and a != c  # same shape across runs; the clients' id formats still differ
+
+
+def test_three_clients_each_refusing_in_their_own_words_are_explained():
+    diff = diff_clients(CUMULATIVE_TRACE, run_on=model, model_on=model, clients=("python", "java", "go"))
+    refused = {s.step: s for s in diff.steps}[9]
+    assert refused.verdict == EXPLAINED, diff.text()
+    assert refused.observed["go"] == {"status": "rejected", "error": "InvalidAck"}
+    assert "PLS-ACK-007" in refused.rules, refused.rules
+    assert "      go " in diff.text() and diff.to_json()["clients"] == ["python", "java", "go"]
+
+
+def test_a_go_run_that_answers_like_java_is_unexplained_on_the_go_rule():
+    def go_says_invalid_configuration(client: str) -> History:
+        history = model(client)
+        if client != "go":
+            return history
+        events = list(history.events)
+        events[8] = Event(events[8].op, Outcome.rejected("InvalidConfiguration", "as Java would"),
+                          events[8].t_start_ms, events[8].t_end_ms)
+        return History(history.header, tuple(events))
+
+    diff = diff_clients(CUMULATIVE_TRACE, run_on=go_says_invalid_configuration, model_on=model, clients=("java", "go"))
+    refused = {s.step: s for s in diff.steps}[9]
+    assert refused.verdict == UNEXPLAINED and "PLS-ACK-007" in refused.rules, diff.text()
+
+
+@pytest.mark.parametrize("clients", [("python",), ("python", "python"), ("python", "ruby"), ()])
+def test_clients_must_be_two_or_more_known_and_different(clients):
+    with pytest.raises(ValueError, match="two or more different clients"):
+        diff_clients(CUMULATIVE_TRACE, run_on=model, model_on=model, clients=clients)
+
+
+def test_the_cli_refuses_a_bad_client_list_before_starting_a_broker(capsys):
+    from pulsar_conformance.cli import main
+
+    code = main(["diff-clients", "ack-cumulative-shared-refused", "--target", "embedded", "--clients", "python,rust"])
+    assert code == 2
+    assert "--clients 'python,rust'" in capsys.readouterr().err
