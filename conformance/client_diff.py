@@ -114,11 +114,7 @@ def diff_clients(trace: Trace, run_on: Callable[[str], History], model_on: Calla
                  check: Callable[[History], Any] | None = None, clients: tuple[str, ...] = CLIENT_PAIR) -> ClientDiff:
     """``run_on(client)`` runs the trace on the live target with that client; ``model_on(client)``
     on the model with that client's profile; ``clients`` (two or more of ``CLIENTS``) are compared."""
-    clients = tuple(clients)
-    unknown = [c for c in clients if c not in CLIENTS]
-    if unknown or len(set(clients)) < 2 or len(set(clients)) != len(clients):
-        raise ValueError(f"diff-clients compares two or more different clients among {', '.join(CLIENTS)}; "
-                         f"got {', '.join(clients) or 'none'}")
+    clients = check_clients(clients)
     if check is None:
         from conformance.checker import check as check  # noqa: PLW0127
     if any("client" in op.args for op in trace.ops):
@@ -152,6 +148,16 @@ def diff_clients(trace: Trace, run_on: Callable[[str], History], model_on: Calla
             steps.append(StepDiff(op.step, op.op, ALLOWED, observed, predicted, tuple(judged),
                                   "the model allows both outcomes for either client (nondeterminism, not a client rule)"))
     return ClientDiff(trace.header.trace_id, tuple(steps), live, clients)
+
+
+def check_clients(clients: Any, given: str = "") -> tuple[str, ...]:
+    """``clients`` as a tuple if they are two or more different ones among ``CLIENTS``, else ValueError
+    (``given``: how the user wrote them, e.g. "--clients 'python,rust'", to name in the message)."""
+    clients = tuple(clients)
+    if any(c not in CLIENTS for c in clients) or len(set(clients)) < 2 or len(set(clients)) != len(clients):
+        raise ValueError(f"{given + ': ' if given else ''}diff-clients compares two or more different clients among "
+                         f"{', '.join(CLIENTS)}, comma-separated (e.g. python,java,go); got {', '.join(clients) or 'none'}")
+    return clients
 
 
 def _all_equal(values: Any) -> bool:

@@ -433,13 +433,14 @@ def _timed_deliveries(f: _Facts) -> list[_Timed]:
         prev_count = received_message(events[prev].outcome).redelivery_count
         if kind == "nack":
             d = cfg.get("nack_delay_ms", 60_000)
-            if prev_h.client in ("java", "go") and cfg.get("nack_backoff"):
+            backoff_client = profile_for(None, prev_h.client)
+            if backoff_client.nack_backoff_supported and cfg.get("nack_backoff"):
                 b = cfg["nack_backoff"]
                 lo, hi = nack_redelivery_window_ms(d, client=prev_h.client, redelivery_count=prev_count,
                                                    backoff=(b["min_delay_ms"], b["max_delay_ms"], b.get("multiplier", 2.0)))
-                rules = ("PLS-NACK-004",) if prev_h.client == "java" else ("PLS-NACK-007",)
-                # a Java nack may also wait for a timer an earlier, longer nack armed: no sure deadline
-                hi_any = max(hi, b["max_delay_ms"]) if prev_h.client == "java" else hi
+                rules = (backoff_client.nack_backoff_rule,)
+                # a Java nack may also wait for a timer an earlier, longer nack armed (a deadline timer): no sure deadline
+                hi_any = max(hi, b["max_delay_ms"]) if backoff_client.nack_timer == "deadline" else hi
             else:
                 lo, hi = nack_redelivery_window_ms(d, client=prev_h.client)
                 rules = {"java": ("PLS-NACK-005",), "go": ("PLS-NACK-006",)}.get(prev_h.client, ("PLS-NACK-001",))

@@ -235,14 +235,9 @@ def diff_clients(trace_or_case: str, spec: TargetSpec, options: Any) -> Any:
 
 def client_list(text: str) -> tuple[str, ...]:
     """``diff-clients --clients``: two or more different clients among python, java and go."""
-    from conformance.client_diff import CLIENTS
+    from conformance.client_diff import check_clients
 
-    clients = tuple(c.strip() for c in text.split(",") if c.strip())
-    unknown = [c for c in clients if c not in CLIENTS]
-    if unknown or len(set(clients)) < 2 or len(set(clients)) != len(clients):
-        raise ValueError(f"--clients {text!r}: give two or more different clients among {', '.join(CLIENTS)}, "
-                         "comma-separated (e.g. python,java,go)")
-    return clients
+    return check_clients((c.strip() for c in text.split(",") if c.strip()), given=f"--clients {text!r}")
 
 
 # --------------------------------------------------------------------------- broker

@@ -898,8 +898,7 @@ class Broker(FeatureOps, SchemaOps):
         if why:
             return Rejected("InvalidArgument", "PLS-ACKTIMEOUT-003", why)  # ConsumerBuilderImpl#ackTimeoutTickTime
         backoffs = {}
-        nack_backoff_rule = "PLS-NACK-007" if prof.client == "go" else "PLS-NACK-004"
-        for arg, rule in (("nack_backoff", nack_backoff_rule), ("ack_timeout_backoff", "PLS-ACKTIMEOUT-005")):
+        for arg, rule in (("nack_backoff", prof.nack_backoff_rule), ("ack_timeout_backoff", "PLS-ACKTIMEOUT-005")):
             given = args.get(arg)
             if given is None:
                 continue

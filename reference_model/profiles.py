@@ -63,8 +63,10 @@ class Profile:
     # PLS-NACK-004/005: Java trims the nack deadline to negativeAckPrecisionBitCnt = 8 low bits of
     # a millisecond clock (NegativeAcksTracker#trimLowerBit): up to 255 ms early.
     nack_early_ms: int = 0
-    # PLS-NACK-004: Java's MultiplierRedeliveryBackoff exists only in the Java client (no 100 ms floor there).
+    # PLS-NACK-004: Java's MultiplierRedeliveryBackoff exists only in the Java client (no 100 ms floor there);
+    # the Go client takes a NackBackoffPolicy (PLS-NACK-007). The rule a backoff's redelivery answers to.
     nack_backoff_supported: bool = False
+    nack_backoff_rule: str = "PLS-NACK-004"
     # PLS-ACKTIMEOUT-001/003: C++ refuses 0 < T < 10 s; Java refuses 0 < T < 1 s.
     ack_timeout_min_ms: int = 10_000
     ack_timeout_error: str = "InvalidArgument"
@@ -344,7 +346,8 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             nack_timer_divisor=3,
             nack_early_ms=255,  # the due time's low 8 bits of milliseconds cleared (NackPrecisionBit 8)
             nack_min_delay_ms=1,  # no floor: 0 means the 1 min default (consumer_impl.go)
-            nack_backoff_supported=True,  # PLS-NACK-007: ConsumerOptions.NackBackoffPolicy
+            nack_backoff_supported=True,  # ConsumerOptions.NackBackoffPolicy
+            nack_backoff_rule="PLS-NACK-007",
             ack_timeout_supported=False,
             redeliver_unacked_supported=False,
             initial_sequence_id_supported=False,

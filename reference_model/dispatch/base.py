@@ -68,7 +68,7 @@ class ConsumerConfig:
     def nack_rule(self, fallback: Any) -> str:
         client = self.client(fallback)
         if self.nack_backoff is not None:
-            return "PLS-NACK-007" if client.client == "go" else "PLS-NACK-004"
+            return client.nack_backoff_rule
         if client.client == "go":
             return "PLS-NACK-006"
         return "PLS-NACK-005" if client.nack_timer == "deadline" else "PLS-NACK-001"
