@@ -820,6 +820,20 @@ class _Checker:
         stored = model.message_for(handle, label, msg.topic) or model.message(label)
         allowed = _describe_candidates(model, handle, opts.candidates)
         if stored is None:
+            whole = self._chunked_label_of(msg.message_id)
+            if whole is not None:
+                # PLS-CHUNK-001: a chunked message's id with a payload no send produced: not reassembled (found
+                # with the Go consumer of a C++ producer's chunks, which hands over the last chunk's bytes: KD-503)
+                chunks = len(self.watch.chunk_ids.get(whole, ())) or "several"
+                self._emit("PLS-CHUNK-001", n, FAIL, "wrong-value", f"{whole}, whole", observed,
+                           f"Let {whole} be sent in {chunks} chunks, the last at {list(msg.message_id)}. Then the consumer "
+                           f"aggregates them into one message with the whole payload; {handle} received {label!r} with "
+                           f"that id, a payload no send produced.", keys)
+                # judged further as the delivery of the chunked message it is (its id says so), so that the
+                # payload is charged once, here, and not again to ordering and loss rules
+                label, stored = whole, model.message_for(handle, whole, msg.topic) or model.message(whole)
+                observed = f"{label} (redelivery_count {msg.redelivery_count}) at {span.end:g} ms"
+        if stored is None:
             self._emit("PLS-MSG-001", n, FAIL, "wrong-value", allowed, observed,
                        f"{handle} received {label!r}, which no send in this history produced.", keys)
             return
@@ -978,6 +992,16 @@ class _Checker:
                        "broker may delete them, and it did.")
             return self.model.receive_options(handle, span, focus=label)
         return opts
+
+    def _chunked_label_of(self, message_id: Any) -> str | None:
+        """The chunked message whose send returned ``message_id``, or one of whose chunks sits there."""
+        if message_id is None:
+            return None
+        mid = tuple(int(x) for x in message_id)
+        for label, sent in self.watch.chunk_sent_id.items():
+            if sent == mid or mid in self.watch.chunk_ids.get(label, ()):
+                return label
+        return None
 
     def _same_topic(self, handle: str, stored: Any) -> bool:
         return stored.topic in self.model.topic_names_of(handle)

@@ -306,11 +306,17 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "Violated if a C++/Python send without chunking whose metadata plus payload exceeds maxMessageSize succeeds, or "
      "fails with an error other than MessageTooBig."),
     ("PLS-CHUNK-004", REJECTION, ("create_producer",),
-     "Violated if a Python producer with both chunking and batching enabled is created (it must be refused with "
-     "InvalidArgument, Python ValueError)."),
+     "Violated if a Python or Go producer with both chunking and batching enabled is created (it must be refused "
+     "with InvalidArgument: Python's ValueError, Go's NewProducer error)."),
     ("PLS-CHUNK-005", FEATURE_SEND, ("send",),
      "Violated if a chunked message's id text is not '(first chunk id);(last chunk id)' or its message id does not "
      "carry the last chunk's ledger, entry, partition and batch index, or the consumer reports another id."),
+    ("PLS-CHUNK-007", FEATURE_SEND, ("send",),
+     "Violated if a Go chunked send spans a number of entries other than ceil(s/c) for payload size s > c, "
+     "c = maxMessageSize - metadata size with uncompressed_size counted (one unchunked entry if s <= c)."),
+    ("PLS-CHUNK-008", REJECTION, ("send",),
+     "Violated if a Go send without chunking whose metadata (uncompressed_size counted) plus payload exceeds "
+     "maxMessageSize succeeds, or fails with an error other than MessageTooBig."),
     ("PLS-CHUNK-006", REJECTION, ("send",),
      "Violated if an oversize send to a non-persistent topic by a chunking producer succeeds, or fails with an "
      "error other than MessageTooBig."),

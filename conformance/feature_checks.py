@@ -3,7 +3,7 @@
 Called by ``conformance.checker`` after the model applied the op with the observed value, so
 each function compares the model's prediction (the op's ok value in the model, which carries the
 feature facts: ``duplicate``, ``chunks``, ``entries``, ...) with what the target reported.
-Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001/002/003/007, PLS-CHUNK-002/005, PLS-DELAY-006,
+Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001/002/003/007, PLS-CHUNK-002/005/007, PLS-DELAY-006,
 PLS-NP-003.
 
 Ids are compared *relative* to the first entry a flush wrote (``feature_state.relative_ids``):
@@ -98,15 +98,17 @@ def check_send(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Ma
         got = chunks_of(str(observed["id_text"]))
         ok = got == predicted["chunks"]
         status = _status(ok) if got is not None else INDETERMINATE  # a format this check does not read says nothing
-        emit("PLS-CHUNK-002", step, status, None if ok or got is None else "wrong-value",
+        emit(predicted.get("chunk_rule", "PLS-CHUNK-002"), step, status, None if ok or got is None else "wrong-value",
              f"{predicted['chunks']} entr{'y' if predicted['chunks'] == 1 else 'ies'}", f"id {observed['id_text']}",
              f"{label}: {predicted.get('chunk_reason', '')}" + ("" if ok else f" The id spans {got} entries."))
         if predicted["chunks"] > 1:
             mid = observed.get("message_id") or [None, None]
             text = str(observed["id_text"])
-            # the C++ client prints '(l,e,p,b);(l,e,p,b)', the Java client 'l:e:p;l:e:p' (ChunkMessageIdImpl)
+            # the C++ client prints '(l,e,p,b);(l,e,p,b)', the Java and Go clients 'l:e:p;l:e:p' (ChunkMessageIdImpl,
+            # chunkMessageID.String); Go's p is 0 on a topic that is not partitioned (the model's id_text_partition)
+            shown = predicted.get("id_text_partition", mid[2])
             last_ok = got is not None and mid[1] is not None and (
-                text.endswith(f",{mid[1]},{mid[2]},{mid[3]})") or text.endswith(f";{mid[0]}:{mid[1]}:{mid[2]}"))
+                text.endswith(f",{mid[1]},{mid[2]},{mid[3]})") or text.endswith(f";{mid[0]}:{mid[1]}:{shown}"))
             emit("PLS-CHUNK-005", step, _status(last_ok), None if last_ok else "wrong-value",
                  "'(first chunk id);(last chunk id)', ledger/entry of the last chunk", f"{observed['id_text']} / {mid}",
                  f"{label} was chunked; its id prints as first;last chunk and carries the last chunk's position.")

@@ -1289,7 +1289,7 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
             return ("PLS-CHUNK-004",)  # Python's ValueError: chunking and batching together
     if op == "send":
         if err == "MessageTooBig":
-            return ("PLS-CHUNK-003", "PLS-CHUNK-006")
+            return ("PLS-CHUNK-003", "PLS-CHUNK-006", "PLS-CHUNK-008")
         if err == "ProducerFenced":
             return ("PLS-ACCESS-004",)
         if err == "NotAllowedError" and ("deliver_after_ms" in a or "deliver_at_ms" in a):
@@ -2780,22 +2780,31 @@ def change_send_outcome(history: History) -> list[Mutant]:
                             f"step {e.step}: last_sequence_id {new_seq} after {a['payload']} instead of {v['sequence_id']}")
                 if m:
                     out.append(m)
-        # 3) chunks (C++/Python chunking producer): the id text spans one chunk more; the id names the first chunk
+        # 3) chunks (a C++/Python or Go chunking producer): the id text spans one chunk more; the id names the first
+        # chunk. The C++ client prints '(l,e,p,b);(l,e,p,b)', the Go client 'l:e:p;l:e:p' (a model history of a Go
+        # trace carries the C++ form)
         text = str(v.get("id_text") or "")
-        if pargs.get("chunking") and client == "python" and text and not dup:
-            first = text.split(";")[0].strip("()").split(",")
-            # a chunked id spans one chunk fewer (its first chunk one entry on); a plain one, one chunk more
-            moved = [int(first[0]), int(first[1]) + (1 if ";" in text else -1)] + [int(x) for x in first[2:]]
-            other = "(" + ",".join(map(str, moved)) + ");" + "(" + ",".join(map(str, mid)) + ")"
+        if pargs.get("chunking") and client in ("python", "go") and text and not dup:
+            count_rule = "PLS-CHUNK-007" if client == "go" else "PLS-CHUNK-002"
+            if text.startswith("("):
+                first = text.split(";")[0].strip("()").split(",")
+                # a chunked id spans one chunk fewer (its first chunk one entry on); a plain one, one chunk more
+                moved = [int(first[0]), int(first[1]) + (1 if ";" in text else -1)] + [int(x) for x in first[2:]]
+                other = "(" + ",".join(map(str, moved)) + ");" + "(" + ",".join(map(str, mid)) + ")"
+            else:
+                first = text.split(";")[0].split(":")
+                moved = [int(first[0]), int(first[1]) + (1 if ";" in text else -1), int(first[2])]
+                other = ":".join(map(str, moved)) + f";{mid[0]}:{mid[1]}:{text.split(';')[-1].split(':')[2]}"
             if moved[1] >= 0:
                 events = list(events0)
                 events[i] = replace(e, outcome=Outcome.ok({**v, "id_text": other}))
-                m = _mutant(f, events, "change_send_outcome", (e.step,), ("PLS-CHUNK-002",),
+                m = _mutant(f, events, "change_send_outcome", (e.step,), (count_rule,),
                             f"step {e.step}: {a['payload']} reported as {other} instead of {text}")
                 if m:
                     out.append(m)
+        if pargs.get("chunking") and client == "python" and text and not dup:
             if ";" in text:
-                head = [int(x) for x in first]
+                head = [int(x) for x in text.split(";")[0].strip("()").split(",")]
                 events = list(events0)
                 events[i] = replace(e, outcome=Outcome.ok({**v, "message_id": head}))
                 _relabel_deliveries(events, a["payload"], lambda msg: replace(msg, message_id=tuple(head)))

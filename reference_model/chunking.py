@@ -5,7 +5,18 @@ Pulsar part: producer-side chunking of the C++ client (what the Python client ru
 ``sendAsyncWithStatsUpdate``: chunk size and MessageTooBig; ``getNumOfChunks``),
 ``lib/MessageId.cc`` (``operator<<`` of a chunk message id), ``lib/ChunkMessageIdImpl.h``;
 Python's own check in ``apache/pulsar-client-python pulsar/__init__.py#Client.create_producer``.
-Rule ids: PLS-CHUNK-001 .. PLS-CHUNK-006.
+Rule ids: PLS-CHUNK-001 .. PLS-CHUNK-008.
+
+The Go client (``apache/pulsar-client-go pulsar/producer_partition.go``: ``genMetadata``,
+``updateMetaData``, ``updateChunkInfo``; ``pulsar/internal/commands.go`` ``serializeMessage``) makes
+the same split with one difference: the metadata it measures already carries
+``uncompressed_size`` (field 9, the payload's size), so its ``m`` is larger by ``1 + varint(s)``
+bytes and both the chunk boundary (PLS-CHUNK-007) and the limit without chunking (PLS-CHUNK-008)
+sit that much lower (``GO_SIZING``). Without chunking it refuses a payload above the maximum
+itself (``ErrMessageTooLarge``, MessageTooBig) and one whose metadata tips it over when it frames
+the send (the internal ``ErrExceedMaxMessageSize``). It refuses chunking with batching when the
+producer is created (``producer_impl.go``; PLS-CHUNK-004), and does not turn chunking off on a
+non-persistent topic (not modelled).
 
 The steps of one send, as C++ 4.2.0 does them (PLS-CHUNK-002/003):
 1. Chunking is *effective* only if the producer asked for it, the topic is persistent and
@@ -78,12 +89,14 @@ def metadata_size(
     ordering_key: bytes | str | None = None,
     event_time_ms: int | None = None,
     deliver_at_ms: int | None = None,
+    uncompressed_size: int | None = None,
 ) -> int:
-    """Protobuf size of ``MessageMetadata`` as C++ measures it before chunking (step 2).
+    """Protobuf size of ``MessageMetadata`` as C++ measures it before chunking (step 2); with
+    ``uncompressed_size``, as Go measures it (the field is already set then: PLS-CHUNK-007).
 
     Fields (apache/pulsar-client-cpp proto/PulsarApi.proto): producer_name=1, sequence_id=2,
     publish_time=3 (always present), properties=4 (KeyValue key=1 value=2), partition_key=6,
-    event_time=12, ordering_key=18, deliver_at_time=19.
+    uncompressed_size=9, event_time=12, ordering_key=18, deliver_at_time=19.
     """
     size = _length_delimited(1, len(producer_name.encode()))
     size += _tag(2) + varint_size(sequence_id)
@@ -100,7 +113,23 @@ def metadata_size(
         size += _length_delimited(18, len(raw))
     if deliver_at_ms is not None:
         size += _tag(19) + varint_size(deliver_at_ms)
+    if uncompressed_size is not None:
+        size += _tag(9) + varint_size(uncompressed_size)
     return size
+
+
+@dataclass(frozen=True)
+class ClientSizing:
+    """How a client measures a send against the maximum message size, and the rules that say so."""
+
+    metadata_counts_uncompressed_size: bool  # Go: genMetadata sets uncompressed_size before the measure
+    count_rule: str  # the chunk count (PLS-CHUNK-002 / 007)
+    limit_rule: str  # the refusal without chunking (PLS-CHUNK-003 / 008)
+
+
+CPP_SIZING = ClientSizing(False, "PLS-CHUNK-002", "PLS-CHUNK-003")
+GO_SIZING = ClientSizing(True, "PLS-CHUNK-007", "PLS-CHUNK-008")
+SIZINGS = {"cpp": CPP_SIZING, "go": GO_SIZING}
 
 
 # --------------------------------------------------------------------------- the split
@@ -167,8 +196,12 @@ def send_plan(
     batching_enabled: bool = False,
     persistent: bool = True,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    sizing: ClientSizing = CPP_SIZING,
 ) -> SendPlan | Rejected:
     """Steps 1-4: the chunks of one (non-batched) send, or the MessageTooBig rejection.
+
+    ``metadata_size`` is the client's own measure (``sizing`` says which; the caller computes it),
+    and ``sizing`` names the rules a rejection answers to.
 
     A batching producer is not modelled here (its size check is per batch); calling with
     ``batching_enabled`` and ``chunking_enabled`` models C++ (chunking silently off); the Python
@@ -180,12 +213,17 @@ def send_plan(
         raise NotModelledError("the size check of a batching producer is per batch; batching is modelled in reference_model.batching")
     if chunking_effective(chunking_enabled=chunking_enabled, batching_enabled=batching_enabled, persistent=persistent):
         if metadata_size >= max_message_size:
-            return Rejected("MessageTooBig", "PLS-CHUNK-002", f"metadata size {metadata_size} >= max message size {max_message_size}")
+            if sizing.metadata_counts_uncompressed_size:
+                from reference_model.rejections import NotModelledError
+
+                # Go: ErrMetaTooLarge, result InvalidMessage (producer_partition.go updateChunkInfo)
+                raise NotModelledError("a Go chunked send whose metadata alone reaches maxMessageSize (ErrMetaTooLarge)")
+            return Rejected("MessageTooBig", sizing.count_rule, f"metadata size {metadata_size} >= max message size {max_message_size}")
         n = chunk_count(payload_size, max_message_size=max_message_size, metadata_size=metadata_size)
         return SendPlan(n, chunk_slices(payload_size, max_message_size - metadata_size, n))
     if metadata_size + payload_size > max_message_size:
         return Rejected(
-            "MessageTooBig", "PLS-CHUNK-003",
+            "MessageTooBig", sizing.limit_rule,
             f"{metadata_size} + {payload_size} bytes exceed max message size {max_message_size} and chunking is not in effect",
         )
     return SendPlan(1, ((0, payload_size),))

@@ -434,17 +434,20 @@ class FeatureOps:
         _, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"), python=self.profile_of(producer.handle).client != "java")  # PLS-DEDUP-005/006
         batched = pf.batching and "deliver_after_ms" not in args and "deliver_at_ms" not in args  # PLS-DELAY-006
         plan = send_plan(replace(pf, chunking=False) if batched else pf, producer.name, s, args, persistent=persistent,
-                         max_message_size=self.profile.max_message_size)
+                         max_message_size=self.profile.max_message_size, sizing=self._sizing(producer))
         if isinstance(plan, Rejected):
             if args.get("async"):
                 raise NotModelledError("an async send the client refuses for its size (the error comes with a later flush)")
             if batched and pf.pending:
                 raise NotModelledError("a message too big for a batch that already holds messages (which of them fail)")
-            if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003" and self.profile_of(producer.handle).client == "java":
+            client = self.profile_of(producer.handle).client
+            if not persistent and pf.chunking and client in ("java", "go"):
                 # live 4.0.8, Java, 2026-11-27: a 5 MB + 1 message to a non-persistent topic was sent (chunked), a 10 MB
                 # one timed out after 218 retries (regressions pls-chunk-006-missing-rejection-58079fbd209b,
-                # pls-dedup-006-wrong-value-a86c9d89b256): not the C++ client's refusal, and not followed
-                raise NotModelledError("a Java chunked message too big for one entry on a non-persistent topic")
+                # pls-dedup-006-wrong-value-a86c9d89b256): not the C++ client's refusal, and not followed. Go does not
+                # turn chunking off there either (updateChunkInfo has no such check; live 4.0.8 with 0.19.0,
+                # 28 Nov 2026: 5 MB + 1 sent as '0:0:0;0:0:0' and received whole by a connected consumer)
+                raise NotModelledError(f"a {client} chunked message too big for one entry on a non-persistent topic")
             if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
                 plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
             return plan  # what it uses up: _feature_refused_for_size, when the refusal is committed
@@ -453,6 +456,10 @@ class FeatureOps:
             # never completes (live 4.0.8, Java, 2026-11-27: regression pls-sub-002-lost-message-50bbf5bf267a)
             raise NotModelledError("a chunked message under maxUnackedMessagesPerConsumer (its chunks count as unacked)")
         return None if batched or args.get("async") else plan
+
+    def _sizing(self, producer: Any) -> chunking.ClientSizing:
+        """PLS-CHUNK-002/003 or, for Go, 007/008: how ``producer``'s client measures a send."""
+        return chunking.SIZINGS[self.profile_of(producer.handle).chunk_sizing]
 
     def _delay_limit_refusal(self, producer: Any, topic: Any, args, at: Span) -> Rejected | None:
         """PLS-DELAY-007: a persistent topic refuses a message delayed past delayedDeliveryMaxDelayInMillis."""
@@ -598,11 +605,16 @@ class FeatureOps:
         chunks = 1
         facts: dict[str, Any] = {}
         if batch_index is None and persistent:
+            sizing = self._sizing(producer)
             if plan is None:
-                plan = send_plan(pf, producer.name, s, args, persistent=persistent, max_message_size=self.profile.max_message_size)
+                plan = send_plan(pf, producer.name, s, args, persistent=persistent,
+                                 max_message_size=self.profile.max_message_size, sizing=sizing)
             chunks = plan.chunks if not isinstance(plan, Rejected) else 1
             if pf.chunking:
                 facts["chunks"] = chunks
+                facts["chunk_rule"] = sizing.count_rule
+                if topic.partition_index < 0:
+                    facts["id_text_partition"] = self.profile_of(producer.handle).unpartitioned_id_text_partition
                 facts["chunk_reason"] = (f"{chunking.chunk_count.__name__}: payload {args.get('payload_size', len(label))} bytes, "
                                          f"metadata {chunking.metadata_size.__name__} -> {chunks} entr{'y' if chunks == 1 else 'ies'}")
         if not persistent:

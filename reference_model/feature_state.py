@@ -137,19 +137,21 @@ def payload_size(args: Mapping[str, Any]) -> int:
     return max(size, int(args.get("payload_size", 0)))
 
 
-def metadata_size(producer_name: str, sequence_id: int, args: Mapping[str, Any]) -> int:
-    """PLS-CHUNK-002 step 2: the metadata size of this send as C++ measures it."""
+def metadata_size(producer_name: str, sequence_id: int, args: Mapping[str, Any],
+                  sizing: chunking.ClientSizing = chunking.CPP_SIZING) -> int:
+    """PLS-CHUNK-002 step 2 (PLS-CHUNK-007 for Go): the metadata size of this send as the client measures it."""
     deliver_at = NOMINAL_PUBLISH_TIME_MS if (args.get("deliver_after_ms") or args.get("deliver_at_ms")) else None
     return chunking.metadata_size(
         producer_name, sequence_id, NOMINAL_PUBLISH_TIME_MS, properties=args.get("properties") or {},
         partition_key=args.get("key"), ordering_key=args.get("ordering_key"),
-        event_time_ms=args.get("event_time") or None, deliver_at_ms=deliver_at)
+        event_time_ms=args.get("event_time") or None, deliver_at_ms=deliver_at,
+        uncompressed_size=payload_size(args) if sizing.metadata_counts_uncompressed_size else None)
 
 
 def _metadata_size_bound(producer_name: str, args: Mapping[str, Any]) -> int:
     """A cheap upper bound of ``metadata_size``: at most 4 UTF-8 bytes per character, and at most
     16 bytes of tags and varints per field (11 for a tag plus a 64-bit varint)."""
-    bound = 4 * len(producer_name) + 96  # producer_name, sequence_id, publish_time, event_time, deliver_at
+    bound = 4 * len(producer_name) + 112  # producer_name, sequence_id, publish_time, event_time, deliver_at, uncompressed_size
     for key, value in (args.get("properties") or {}).items():
         bound += 4 * (len(key) + len(value)) + 48
     for field in ("key", "ordering_key"):
@@ -159,17 +161,18 @@ def _metadata_size_bound(producer_name: str, args: Mapping[str, Any]) -> int:
 
 
 def send_plan(producer: ProducerFeatures, producer_name: str, sequence_id: int, args: Mapping[str, Any], *,
-              persistent: bool, max_message_size: int) -> chunking.SendPlan | Rejected:
-    """PLS-CHUNK-002/003/006: how many entries a (non-batched) send writes, or MessageTooBig."""
+              persistent: bool, max_message_size: int,
+              sizing: chunking.ClientSizing = chunking.CPP_SIZING) -> chunking.SendPlan | Rejected:
+    """PLS-CHUNK-002/003/006 (Go: 007/008): how many entries a (non-batched) send writes, or MessageTooBig."""
     size = payload_size(args)
     if not producer.chunking and size + _metadata_size_bound(producer_name, args) <= max_message_size:
         # Without chunking a send is one entry unless metadata + payload exceed the limit
         # (PLS-CHUNK-003); far from the limit the exact metadata size cannot matter.
         return chunking.SendPlan(1, ((0, size),))
     return chunking.send_plan(
-        payload_size(args), metadata_size=metadata_size(producer_name, sequence_id, args),
+        payload_size(args), metadata_size=metadata_size(producer_name, sequence_id, args, sizing),
         chunking_enabled=producer.chunking, batching_enabled=False, persistent=persistent,
-        max_message_size=max_message_size)
+        max_message_size=max_message_size, sizing=sizing)
 
 
 def _batch_items(pending: list[PendingSend]) -> list[batching_model.Pending]:

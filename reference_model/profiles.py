@@ -148,6 +148,13 @@ class Profile:
     not_allowed_send_error: str = "resends"
     # PLS-CHUNK-002/003: the broker's maxMessageSize (sent to the client in CommandConnected).
     max_message_size: int = 5_242_880
+    # PLS-CHUNK-002/003 vs 007/008: how the client measures a send against it (chunking.SIZINGS): "cpp", or "go"
+    # (its metadata measure already holds uncompressed_size). The Java client is measured with the C++ arithmetic:
+    # no case pins its boundary (docs/java-driver.md).
+    chunk_sizing: str = "cpp"
+    # PLS-CHUNK-005: the partition a chunked message's id text shows on a topic that is not partitioned: -1, or 0
+    # for Go (messageID.String prints the producer's partition index, 0; live 4.0.8 with 0.19.0, 28 Nov 2026)
+    unpartitioned_id_text_partition: int = -1
     # PLS-COMPACT-003: topicCompactionRetainNullKey. Keyless messages pass through compaction before
     # 3.2.0 (apache/pulsar PR #1514; PIP-318's cherry-picks default the key to true: 3.0.7's
     # ServiceConfiguration), and are dropped from 3.2.0 on (PIP-318, PR #21578, default false).
@@ -359,6 +366,8 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             hashing_scheme_supported=True,  # ProducerOptions.HashingScheme
             default_hashing_scheme="java_string_hash",  # PLS-ROUTE-005: Go's own, unsigned; ordering key first
             dlq_counts_deliveries=True,  # PLS-DLQ-008
+            chunk_sizing="go",  # PLS-CHUNK-007/008
+            unpartitioned_id_text_partition=0,
             cumulative_ack_shared_error="InvalidAck",  # PLS-ACK-007: consumer_partition.go ErrInvalidAck
             cumulative_ack_shared_rule="PLS-ACK-007",
             # what the Go client's ids can show: a lone batched message has batch index 0 of size 1, like a message

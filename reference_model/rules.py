@@ -911,20 +911,26 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-CHUNK-004", area="CHUNK",
-        title="Python refuses a producer with both chunking and batching: ValueError",
+        title="Python and Go refuse a producer with both chunking and batching: ValueError (Python), a NewProducer error (Go)",
         source=f"{_MSG}#chunking",
         quote="Chunking cannot be enabled simultaneously with batching.",
-        status="normative", applies_to=_PYONLY,
+        status="normative", applies_to=AppliesTo("*", ("python", "go")),
         note=(f"The error is Python's ({_PY}#Client.create_producer); the C++ core instead silently disables chunking. "
-              f"{_LIVE}ValueError(\"Batching and chunking of messages can't be enabled together.\")."),
+              f"{_LIVE}ValueError(\"Batching and chunking of messages can't be enabled together.\"). "
+              "Go (apache/pulsar-client-go pulsar/producer_impl.go newProducer): a plain error 'batching and chunking "
+              "can not be enabled together', which the driver reports as InvalidArgument (the client refusing its "
+              "options); live 4.0.8 with the Go client 0.19.0, 28 Nov 2026."),
     ),
     Rule(
         id="PLS-CHUNK-005", area="CHUNK",
         title="A chunked message's id prints as '(first chunk id);(last chunk id)'; the consumer reports the same id as the send returned",
         source=f"{_CPPLIB}MessageId.cc",
-        quote="", status="inferred", applies_to=_CPP,
+        quote="", status="inferred", applies_to=AppliesTo("*", ("python", "cpp", "go")),
         note=("operator<< of a ChunkMessageIdImpl; its ledger/entry are the last chunk's. Java prints differently. "
-              f"{_LIVE}send of {_MAX} bytes returned '(1634,3,-1,-1);(1634,4,-1,-1)' and the received message's id was equal to it."),
+              f"{_LIVE}send of {_MAX} bytes returned '(1634,3,-1,-1);(1634,4,-1,-1)' and the received message's id was equal to it. "
+              "Go (pulsar/impl_message.go chunkMessageID.String) prints 'first;last' as 'l:e:p', p 0 on a topic that is "
+              "not partitioned, and its id is the last chunk's too; live 4.0.8 with the Go client 0.19.0, 28 Nov 2026: "
+              "'9:2:0;9:3:0', received as (9,3)."),
     ),
     Rule(
         id="PLS-CHUNK-006", area="CHUNK",
@@ -934,6 +940,33 @@ RULES = RULES + (
         status="normative", applies_to=_ALL,
         note=(f"C++ turns chunking off silently ({_CPPLIB}ProducerImpl.cc constructor). "
               f"{_LIVE}chunking_enabled producer on non-persistent://..., 6000000 bytes -> pulsar.MessageTooBig."),
+    ),
+    Rule(
+        id="PLS-CHUNK-007", area="CHUNK",
+        title="Go chunk count: the metadata size m includes uncompressed_size (1 + varint(s) bytes more than C++'s); with c = maxMessageSize - m, a payload of s bytes makes ceil(s/c) chunks if s > c, else one unchunked entry (go client only)",
+        source="apache/pulsar-client-go pulsar/producer_partition.go",
+        quote="", status="inferred", applies_to=_GO,
+        note=("updateChunkInfo: payloadChunkSize = maxMessageSize - proto.Size(mm), totalChunks = max(1, ceil(size / "
+              "payloadChunkSize)); genMetadata has already set UncompressedSize (field 9) and updateMetaData the sequence "
+              "id, so m counts them (reference_model/chunking.py GO_SIZING). ChunkMaxMessageSize lowers c further (not in "
+              "the trace vocabulary). The chunked id prints 'l:e:p;l:e:p' (chunkMessageID.String), p 0 on a topic that "
+              "is not partitioned. Live 4.0.8 with the Go client 0.19.0, 28 Nov 2026, producer 'pchunk' (m = 22): "
+              f"{_MAX}-22 -> 1 entry; {_MAX}-21 -> 2 entries ('9:2:0;9:3:0'); {_MAX}-17 and {_MAX}-16 -> 2 "
+              "(the C++ client writes these as 1 and 2: PLS-CHUNK-002); each received whole with the send's id."),
+    ),
+    Rule(
+        id="PLS-CHUNK-008", area="CHUNK",
+        title="Go without chunking: a send whose metadata (uncompressed_size included) plus payload exceeds maxMessageSize fails client-side, MessageTooBig (go client only)",
+        source="apache/pulsar-client-go pulsar/producer_partition.go",
+        quote="", status="inferred", applies_to=_GO,
+        note=("Two checks: updateChunkInfo refuses a payload above maxMessageSize with ErrMessageTooLarge "
+              "(result MessageTooBig); a payload that fits but whose metadata tips it over is refused when the send is "
+              "framed (pulsar/internal/commands.go serializeMessage: 'encryptedPayload exceeds MaxMessageSize', the "
+              "internal ErrExceedMaxMessageSize, not a *pulsar.Error: a Go user can only read its text). The driver "
+              "reports both as MessageTooBig, the detail keeping the text. Live 4.0.8 with the Go client 0.19.0, "
+              f"28 Nov 2026, producer 'pnochk' (m = 22): {_MAX}-17 -> 'encryptedPayload exceeds MaxMessageSize, size: "
+              f"5242885'; {_MAX} -> the same, size 5242902; {_MAX}+1 -> MessageTooBig (the C++ client accepts {_MAX}-17: "
+              "PLS-CHUNK-003)."),
     ),
     # ---- deduplication (reference_model/dedup.py) ----------------------------------------
     Rule(

@@ -102,6 +102,16 @@ func classify(err error) outcome {
 	if errors.Is(err, pulsar.ErrInvalidAck) { // a cumulative ack on Shared/Key_Shared (consumer_partition.go)
 		return outcome{"rejected", "InvalidAck", text}
 	}
+	if strings.Contains(text, "encryptedPayload exceeds MaxMessageSize") {
+		// pulsar/internal/commands.go ErrExceedMaxMessageSize: metadata plus payload above maxMessageSize when
+		// the send is framed (PLS-CHUNK-008). The sentinel is in an internal package, so its text is all a
+		// Go user (and this driver) can match; the trace calls the condition MessageTooBig.
+		return outcome{"rejected", "MessageTooBig", text}
+	}
+	if strings.Contains(text, "batching and chunking can not be enabled together") {
+		// pulsar/producer_impl.go newProducer refuses the options (PLS-CHUNK-004): a plain error
+		return outcome{"rejected", "InvalidArgument", text}
+	}
 	if strings.Contains(strings.ToLower(text), "invalid topic") { // the client's own check (internal/topic_name.go ParseTopicName)
 		return outcome{"rejected", "InvalidTopicName", text}
 	}

@@ -69,3 +69,39 @@ def test_chunk_message_id_text():
     ids = chunking.chunk_entry_ids(MessageId(1634, 3), 2)
     assert ids == (MessageId(1634, 3), MessageId(1634, 4))
     assert chunking.chunk_message_id_str(ids[0], ids[-1]) == "(1634,3,-1,-1);(1634,4,-1,-1)"
+
+
+# ---------------------------------------------------------------- the Go client (PLS-CHUNK-007/008)
+
+
+def test_go_metadata_counts_uncompressed_size():
+    # 'pchunk' + sequence id 0 + publish time (17, as C++) + uncompressed_size (field 9: tag 1 + a 4-byte varint
+    # for sizes from 2 MiB to 256 MiB): 22, the size the Go client's own error reported live
+    # ('encryptedPayload exceeds MaxMessageSize, size: 5242885' for a 5242863-byte payload)
+    assert chunking.metadata_size("pchunk", 0, NOW, uncompressed_size=MAX - 17) == 22
+    assert chunking.metadata_size("pchunk", 0, NOW, uncompressed_size=100) == 17 + 2
+
+
+@pytest.mark.parametrize("size,chunks", [
+    (MAX - 23, 1), (MAX - 22, 1), (MAX - 21, 2), (MAX - 17, 2), (MAX - 16, 2), (100, 1),
+])
+def test_go_chunk_boundary_matches_the_live_broker(size, chunks):
+    # live 4.0.8 with pulsar-client-go 0.19.0, 28 Nov 2026: producer 'pchunk', ids '9:0:0' .. '9:6:0;9:7:0'
+    m = chunking.metadata_size("pchunk", 0, NOW, uncompressed_size=size)
+    plan = chunking.send_plan(size, metadata_size=m, chunking_enabled=True, sizing=chunking.GO_SIZING)
+    assert plan.chunks == chunks
+
+
+@pytest.mark.parametrize("size,refused", [(MAX - 22, False), (MAX - 21, True), (MAX - 17, True), (MAX, True), (MAX + 1, True)])
+def test_go_without_chunking_refuses_metadata_plus_payload_above_max(size, refused):
+    m = chunking.metadata_size("pnochk", 0, NOW, uncompressed_size=size)
+    plan = chunking.send_plan(size, metadata_size=m, chunking_enabled=False, sizing=chunking.GO_SIZING)
+    assert isinstance(plan, Rejected) == refused
+    if refused:
+        assert (plan.error, plan.rule) == ("MessageTooBig", "PLS-CHUNK-008")
+
+
+def test_go_metadata_that_fills_the_message_is_not_modelled():
+    # Go refuses it with ErrMetaTooLarge (result InvalidMessage), not MessageTooBig
+    with pytest.raises(NotModelledError, match="ErrMetaTooLarge"):
+        chunking.send_plan(10, metadata_size=100, chunking_enabled=True, max_message_size=100, sizing=chunking.GO_SIZING)

@@ -134,3 +134,15 @@ def test_several_deviations_excuse_a_case_together_and_only_together():
     # the releases the deviations name do not leak to the neighbours
     assert [d.id for d in known_deviations(CASE_ID, "2.10.5")] == ["KD-004"]
     assert [d.id for d in known_deviations(CASE_ID, "4.2.4")] == []
+
+
+@pytest.mark.parametrize("dev", load_deviations(), ids=lambda d: d.id)
+def test_every_deviations_evidence_fails_its_rule(dev):
+    """The recorded evidence of each known deviation still FAILs the rule the deviation excuses: a checker change
+    that stopped seeing it would make the excuse (and the XFAIL it gives) say nothing."""
+    from conformance.checker import check
+    from conformance.trace import load
+
+    history = load(ROOT / dev.evidence)
+    failed = {v.rule_id for v in check(history).failures()}
+    assert dev.rule in failed, f"{dev.id}: {dev.evidence} no longer FAILs {dev.rule} (it FAILs {sorted(failed)})"
