@@ -469,6 +469,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-COMPACT-005", REJECTION, ("subscribe", "create_reader"),
      "Violated if is_read_compacted on a Shared or Key_Shared subscription or on a non-persistent topic is "
      "accepted, or refused with an error other than InvalidConfiguration."),
+    ("PLS-COMPACT-007", REJECTION, ("subscribe",),
+     "Violated if a Go consumer with read_compacted on a Shared or Key_Shared subscription or a non-persistent topic is "
+     "subscribed, or refused with an error other than the broker's NotAllowedError."),
     ("PLS-COMPACT-006", _det("compacted_tombstone"), (RN,),
      "Violated if a compacted reader reads a tombstone (an empty payload or a null value) published before the "
      "compaction horizon: the tombstone deleted its key, so the view has no message of it."),
@@ -574,6 +577,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "delete marker's."),
     ("PLS-SCHEMA-022", REJECTION, ("create_producer", "subscribe"),
      "Violated if an AVRO schema whose definition is not a valid Avro schema is let in."),
+    ("PLS-SCHEMA-025", REJECTION, ("create_producer", "subscribe"),
+     "Violated if a Go producer or consumer whose AVRO or JSON definition is not a valid Avro schema is created "
+     "(or refused with an error other than InvalidArgument, the client's own refusal)."),
     ("PLS-SCHEMA-024", REJECTION, ("create_producer", "subscribe"),
      "Violated if the Python client builds a KEY_VALUE or AUTO_CONSUME schema, or refuses it with an error other than "
      "InvalidArgument."),

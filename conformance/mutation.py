@@ -1253,6 +1253,9 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
     if err == "InvalidArgument" and _client_of(a, f.history.header.client) == "go" \
             and go_missing(op, a, _GO_PROFILE) is not None:
         return ("PLS-GO-001",)  # a Go handle asked for what the Go client has no API for
+    if err == "InvalidArgument" and _client_of(a, f.history.header.client) == "go" and isinstance(a.get("schema"), Mapping) \
+            and (a["schema"].get("type") in ("AVRO", "JSON")):
+        return ("PLS-SCHEMA-025",)  # the Go client refuses a definition its Avro parser does not accept
     schema_rules = _schema_rejection_rules(f, i)
     if schema_rules is not None:
         return schema_rules
@@ -1269,6 +1272,8 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
             return ("PLS-SUBTYPE-001",) if types and a.get("type", "Exclusive") not in types else ("PLS-EXCL-001",)
         if err == "ConsumerAssignError":
             return ("PLS-KEYSHARED-005",)
+        if err == "NotAllowedError" and a.get("read_compacted"):
+            return ("PLS-COMPACT-007",)  # the Go client leaves the check to the broker
         if err == "NotAllowedError":
             return ("PLS-SUB-008",)
         if err == "InvalidArgument" and (a.get("dead_letter") or {}).get("max_redeliver_count", 1) < 1:

@@ -47,8 +47,8 @@ chunking with payload sizes around ``maxMessageSize``, producer access modes, pr
 sequence ids, partitioned routing, dead-letter policies (a "dlq" topic later ops may open), the
 Java retry topic and ``reconsume_later``, multi-topic and pattern subscribe, Key_Shared policies,
 Failover on partitioned topics, a non-persistent topic, written-out defaults, inclusive starts,
-tombstones, each handle's client (``GenConfig.client``: python, java, or mixed, where
-``java_handles`` draws each handle's client and Java-only options come with a Java handle),
+tombstones, each handle's client (``GenConfig.client``: python, java, go, or mixed, where
+``java_handles`` / ``go_handles`` draw each handle's client and a client's own options come with its handles),
 transactions, and schemas (producers and consumers bringing schemas from one evolving family of Avro
 records, primitives, KEY_VALUE and AUTO_CONSUME on Java handles; the namespace's schema policies first
 and in between; ``get_schemas``, ``delete_schema``).
@@ -61,7 +61,7 @@ type mismatches: it keeps the schema, the model does not); JSON schemas with inv
 answer from the broker); schemas on topics a dead-letter or retry consumer reads (the copies' versions)
 and cuts, restarts or unloads once a trace has schemas (a reconnecting client brings its schema
 again); keys on a Java KEY_VALUE producer's sends (the client's ``key()`` casts the schema to its own
-class); ``NOT_YET_GENERATED`` names any vocabulary item the generator does not emit (Go handles today).
+class); ``NOT_YET_GENERATED`` names any vocabulary item the generator does not emit (none today).
 Choices: timings come from ``Timing``; ``LIVE_TIMING`` keeps a trace's virtual time (which is
 what it costs on a live broker: receives wait, ``advance_time`` sleeps) under ~2.5 s.
 """
@@ -119,6 +119,8 @@ MORE_FEATURES = ("delayed_sends", "namespace_policies", "admin_ops")
 #   non_persistent: the second topic is non-persistent
 #   consumer_options: written-out defaults, inclusive starts, read_compacted consumers, tombstones
 #   java_handles: each handle's client is drawn (python or java) and Java-only options with it
+#   go_handles: Go handles too (a mixed run draws python, java or go), with the options the Go client has that the
+#     Python one lacks (nack backoff, retry, subscription properties and modes, hashing scheme)
 #   transactions: new_txn, sends and acks in a transaction, commit_txn / abort_txn, short timeouts
 #     (Java handles; a Python one is refused: PLS-TXN-006)
 #   schemas: producers and consumers with schemas (an evolving family of Avro records, primitives, KEY_VALUE and
@@ -126,8 +128,10 @@ MORE_FEATURES = ("delayed_sends", "namespace_policies", "admin_ops")
 #     first and changed in between, get_schemas and delete_schema (PLS-SCHEMA-*)
 AREA_FEATURES = ("batching", "chunking", "access_modes", "producer_options", "routing", "dead_letter", "retry",
                  "multi_topic", "key_shared_policies", "partitioned_failover", "non_persistent", "consumer_options",
-                 "java_handles", "transactions", "schemas")
-RUN_CLIENTS = ("python", "java", "mixed")  # GenConfig.client: whose handles a trace has
+                 "java_handles", "go_handles", "transactions", "schemas")
+RUN_CLIENTS = ("python", "java", "go", "mixed")  # GenConfig.client: whose handles a trace has
+# the pool feature that turns on a client's own options (and, in a mixed run, handles of that client)
+CLIENT_FEATURE = {"java": "java_handles", "go": "go_handles"}
 DLQ_TOPIC = "dlq"  # the dead-letter topic generated policies name (PLS-DLQ-*)
 NON_PERSISTENT_TOPIC = "non-persistent://n"  # the trace's non-persistent topic (feature non_persistent)
 MAX_MESSAGE_SIZE = 5_242_880  # the broker's default maxMessageSize (reference_model.chunking)
@@ -164,8 +168,8 @@ class GenConfig:
     # fault ops (conformance.trace.FAULT_OPS) may be drawn when the pool holds "faults"; restarts
     # (~10 s each on a live broker) only when this is True as well
     restarts: bool = False
-    # python: handles name no client (the target's); java: every handle-creating op says java;
-    # mixed: each says python or java, drawn (with "java_handles" in the pool: else as python)
+    # python: handles name no client (the target's); java / go: every handle-creating op says java / go;
+    # mixed: each says python, java or go, drawn (java with "java_handles" in the pool, go with "go_handles")
     client: str = "python"
     # features every trace has on (``focused``): the swarm still draws the rest of the pool, so a
     # campaign can aim at one area (dead letters, transactions) and keep the core around it
@@ -219,9 +223,9 @@ def generation_config(*, model: bool, faults: bool = False, client: str | None =
     client drawn unless ``client`` fixes it); on a broker ``LIVE_CONFIG`` or, with ``faults``,
     ``LIVE_FAULT_CONFIG``, and with ``features="all"`` every feature pool as well
     (``MORE_FEATURES``, ``AREA_FEATURES``; the live default stays ``core`` until the live campaigns
-    of every feature are as clean as the core's: docs/fuzzing.md). ``client`` java or mixed names
-    each handle's client and adds ``java_handles`` (the Java-only options) to the pool; python
-    keeps the pool as it is."""
+    of every feature are as clean as the core's: docs/fuzzing.md). ``client`` java, go or mixed names
+    each handle's client and adds ``java_handles`` / ``go_handles`` (that client's own options; mixed: both) to
+    the pool; python keeps the pool as it is."""
     if client is not None and client not in RUN_CLIENTS:
         raise ValueError(f"unknown client {client!r}; use one of {', '.join(RUN_CLIENTS)}")
     if features is not None and features not in FEATURE_SETS:
@@ -231,12 +235,13 @@ def generation_config(*, model: bool, faults: bool = False, client: str | None =
     base = LIVE_FAULT_CONFIG if faults else LIVE_CONFIG
     if features == "all":
         base = replace(base, features=base.features + tuple(f for f in MORE_FEATURES + AREA_FEATURES
-                                                            if f not in base.features and f != "java_handles"))
+                                                            if f not in base.features and f not in CLIENT_FEATURE.values()))
     if client in (None, "python"):
         return base
     if faults:
         raise ValueError("fault ops run with the Python client only (docs/faults.md): --faults needs --client python")
-    return replace(base, client=client, features=base.features + ("java_handles",))
+    own = tuple(CLIENT_FEATURE.values()) if client == "mixed" else (CLIENT_FEATURE[client],)
+    return replace(base, client=client, features=base.features + own)
 
 
 # --------------------------------------------------------------------------- choices
@@ -403,12 +408,23 @@ class TraceBuilder:
         return names
 
     def handle_client(self) -> str | None:
-        """The ``client`` a new handle names: None (the target's), "java", or drawn in a mixed run."""
-        if self.config.client == "java":
-            return "java"
-        if self.config.client == "mixed" and self.on("java_handles"):
-            return "java" if self.c.flag() else "python"
+        """The ``client`` a new handle names: None (the target's), "java" or "go", or drawn in a mixed run."""
+        if self.config.client in CLIENT_FEATURE:
+            return self.config.client
+        if self.config.client == "mixed":
+            drawn = ["python"] + [c for c, feature in CLIENT_FEATURE.items() if self.on(feature)]
+            if len(drawn) > 1:
+                # java as often as before go joined (half the handles when both are drawn from)
+                return drawn[self.c.integer(0, len(drawn) - 1)] if len(drawn) > 2 else (
+                    drawn[1] if self.c.flag() else "python")
         return None
+
+    def client_can(self, client: str | None, flag: str) -> bool:
+        """Whether ``client`` (None: the run's) has the setting the model's ``Profile.<flag>`` names, e.g.
+        ``nack_backoff_supported`` (reference_model.profiles: the Go client lacks ack timeouts, has nack backoff)."""
+        from reference_model.profiles import handle_profile
+
+        return bool(getattr(handle_profile(self.broker.profile, client or self._run_client()), flag))
 
     def transactions(self, *, open_only: bool) -> list[str]:
         """The transactions the model began (PLS-TXN-*), the open ones only if asked."""
@@ -505,7 +521,7 @@ class TraceBuilder:
                     del info.held[label]
 
     def _run_client(self) -> str:
-        return "java" if self.config.client == "java" else "python"
+        return self.config.client if self.config.client in CLIENT_FEATURE else "python"
 
     def _follow_subscribe(self, args: dict[str, Any]) -> None:
         """A new consumer: a member of its subscription on every topic it reads. One that reads
@@ -627,7 +643,17 @@ def producer_connects(b: TraceBuilder):
             args["schema"] = _schema_arg(b, topic, client or b._run_client(), consumer=False)
         # without a schema: refused under schemaValidationEnforced (PLS-SCHEMA-016); with one: IncompatibleSchema
         may_refuse = may_refuse or b.schema_touched or "schema" in args
+    _batched_if_go_schema(b, args)
     return "create_producer", args, may_refuse
+
+
+def _batched_if_go_schema(b: TraceBuilder, args: dict[str, Any]) -> None:
+    """A Go producer with a schema batches and does not chunk: the Go client sends the schema version only in a
+    batch's metadata, so its unbatched messages carry none (KD-504, case schema-version-unbatched-go). Generated
+    traces keep to the path where it does; its delayed sends are kept out too (``producer_sends``)."""
+    if "schema" in args and args.get("client", b._run_client()) == "go":
+        args["batching"] = True
+        args.pop("chunking", None)
 
 
 def _producer_options(b: TraceBuilder, args: dict[str, Any], client: str) -> bool:
@@ -661,20 +687,23 @@ def _producer_options(b: TraceBuilder, args: dict[str, Any], client: str) -> boo
             # a name taken on the topic is refused (ProducerBusy): the names come from a small set
             args["name"] = f"n{b.c.integer(1, 3)}"
             may_refuse = True
-        if b.c.flag(0.3):
+        if b.c.flag(0.3) and (b.client_can(client, "initial_sequence_id_supported") or b.on("expected_rejections")):
             args["initial_sequence_id"] = b.pick((0, 5, 100))
+            may_refuse = may_refuse or not b.client_can(client, "initial_sequence_id_supported")  # Go: InvalidArgument
         if b.c.flag(0.3):
             # not 0 (no timeout): a send that cannot complete (a fenced producer) would block the run
             args["send_timeout_ms"] = b.pick((1000, 3000, 30000))
     if b.on("routing") and b.partitions.get(args["topic"]) and b.c.flag():
         how = b.c.integer(0, 2)
+        if how == 1 and not b.client_can(client, "routing_mode_supported") and not b.on("expected_rejections"):
+            how = 0  # the Go client has no routing mode (its default router is its only one)
         if how == 0:
             args["router"] = {"hashing": b.pick(("murmur3_32", "java_string_hash")), "client": b.pick(("java", "cpp"))}
         elif how == 1:
             args["routing_mode"] = b.pick(("RoundRobin", "SinglePartition"))
-        elif client == "java" or b.on("expected_rejections"):
-            args["hashing_scheme"] = b.pick(("murmur3_32", "java_string_hash"))  # Java only (InvalidArgument on Python)
-            may_refuse = may_refuse or client != "java"
+        elif b.client_can(client, "hashing_scheme_supported") or b.on("expected_rejections"):
+            args["hashing_scheme"] = b.pick(("murmur3_32", "java_string_hash"))  # Java and Go (InvalidArgument on Python)
+            may_refuse = may_refuse or not b.client_can(client, "hashing_scheme_supported")
     return may_refuse
 
 
@@ -691,7 +720,8 @@ def producer_sends(b: TraceBuilder):
         args["properties"] = {"p": str(b.c.integer(0, 9))}
     if b.on("event_times") and b.c.flag():
         args["event_time"] = b.c.integer(1, 10**6)
-    if b.on("delayed_sends") and b.c.flag(0.4):
+    if b.on("delayed_sends") and b.c.flag(0.4) and not (info.client == "go" and info.schema_type != "BYTES"):
+        # (a Go producer sends a delayed message alone, without its schema version: KD-504)
         delay = b.span(b.config.timing.deliver_after_ms)
         if b.c.flag():
             args["deliver_after_ms"] = delay
@@ -826,8 +856,15 @@ def _consumer_options(b: TraceBuilder, args: dict[str, Any]) -> bool:
     client = b.handle_client()
     if client is not None:
         args["client"] = client
-    java = (client or b._run_client()) == "java"
+    who = client or b._run_client()
+    own = who in CLIENT_FEATURE  # a client with settings the Python one lacks (java, go)
     sub_type = args.get("type", "Exclusive")
+    if "ack_timeout_ms" in args and not b.client_can(who, "ack_timeout_supported"):
+        # the Go client has no ack timeout (PLS-GO-001): refused, so kept only as an expected rejection
+        if b.on("expected_rejections") and b.c.flag(0.1):
+            may_refuse = True
+        else:
+            del args["ack_timeout_ms"]
     if b.on("consumer_options"):
         if "initial_position" not in args and b.c.flag(0.3):
             args["initial_position"] = "Latest"  # the default, written out
@@ -853,23 +890,29 @@ def _consumer_options(b: TraceBuilder, args: dict[str, Any]) -> bool:
             policy["ranges"] = [[start, start + b.pick((16383, 8191))]]
             may_refuse = True  # another consumer's ranges overlap: ConsumerAssignError (PLS-KEYSHARED-005)
         args["key_shared"] = policy
-    if java or (b.on("java_handles") and b.on("expected_rejections") and b.c.flag(0.1)):
-        # Java-only settings; a Python handle refuses each with InvalidArgument
-        may_refuse = may_refuse or not java
-        if b.on("dead_letter") and b.c.flag(0.3):
+    if own or (b.on("java_handles") and b.on("expected_rejections") and b.c.flag(0.1)):
+        # settings the Python client lacks: a Python handle refuses each with InvalidArgument (an expected
+        # rejection); a Java or Go handle gets those its client has (the model's profile flags)
+        may_refuse = may_refuse or not own
+        feature = CLIENT_FEATURE.get(who, "java_handles")
+
+        def has(flag: str) -> bool:
+            return not own or b.client_can(who, flag)
+
+        if b.on("dead_letter") and b.c.flag(0.3) and has("nack_backoff_supported"):
             args["nack_backoff"] = {"min_delay_ms": b.pick((100, 200)), "max_delay_ms": b.pick((400, 1000)), "multiplier": 2.0}
-        if "ack_timeout_ms" in args and b.c.flag(0.5):
+        if "ack_timeout_ms" in args and b.c.flag(0.5) and has("ack_timeout_tick_settable"):
             args["ack_timeout_tick_ms"] = b.pick((100, 500, 1000))
-            if b.c.flag(0.5):
+            if b.c.flag(0.5) and has("ack_timeout_backoff_supported"):
                 args["ack_timeout_backoff"] = {"min_delay_ms": 1000, "max_delay_ms": b.pick((2000, 5000)), "multiplier": 2.0}
-        if b.on("retry") and "topic" in args and b.c.flag(0.5):
+        if b.on("retry") and "topic" in args and b.c.flag(0.5) and has("retry_letter_supported"):
             args["enable_retry"] = True
-        if b.on("java_handles") and b.c.flag(0.3):
+        if b.on(feature) and b.c.flag(0.3) and has("priority_level_supported"):
             args["priority_level"] = b.c.integer(0, 2)
-        if b.on("java_handles") and b.c.flag(0.15):
+        if b.on(feature) and b.c.flag(0.15) and has("subscription_properties_supported"):
             # PIP-105 subscription properties: tags under the tdmq profile, kept from the subscription's creator
             args["subscription_properties"] = {tag: "1" for tag in b.pick((("a",), ("b",), ("a", "b")))}
-        if b.on("java_handles") and b.c.flag(0.3):
+        if b.on(feature) and b.c.flag(0.3) and has("non_durable_supported"):
             args["subscription_mode"] = b.pick(("Durable", "NonDurable"))
             may_refuse = True  # a non-durable one named like a durable subscription: NotAllowedError (PLS-SUB-008)
     return may_refuse
@@ -903,8 +946,10 @@ def _ack_in_transaction(b: TraceBuilder, args: dict[str, Any], java_p: float = 0
 
 
 def client_begins_transaction(b: TraceBuilder):
-    if b.config.client == "python" and not b.on("expected_rejections"):
-        raise _NoChoice()  # a Python run cannot begin a transaction (PLS-TXN-006): only as an expected rejection
+    if b.config.client != "mixed" and not b.client_can(None, "transactions_supported") and not b.on("expected_rejections"):
+        # a Python run cannot begin a transaction (PLS-TXN-006): only as an expected rejection; a Go one is not
+        # modelled (reference_model.profiles: transactions_supported None), so the model would drop it anyway
+        raise _NoChoice()
     args: dict[str, Any] = {"txn": b.fresh("x")}
     client = b.handle_client()
     if b.config.client == "mixed" and not b.on("expected_rejections"):
@@ -1092,6 +1137,7 @@ def producer_brings_schema(b: TraceBuilder):
     if client is not None:
         args["client"] = client
     args["schema"] = _schema_arg(b, topic, client or b._run_client(), consumer=False)
+    _batched_if_go_schema(b, args)
     return "create_producer", args, True  # IncompatibleSchema (PLS-SCHEMA-*), a Python KEY_VALUE (PLS-SCHEMA-024)
 
 
@@ -1202,7 +1248,7 @@ def consumer_exhausts_redeliveries(b: TraceBuilder):
             and b.c.flag(0.8):
         b._apply("subscribe", {"consumer": b.fresh("c"), "topic": DLQ_TOPIC, "subscription": b.pick(b.config.subscriptions),
                                "type": "Shared", "initial_position": "Earliest",
-                               "nack_delay_ms": b.c.integer(*b.config.timing.nack_delay_ms)}, False)
+                               "nack_delay_ms": b.c.integer(*b.config.timing.nack_delay_ms), **_scenario_client(b, False)}, False)
     if not b.held_labels(handle):
         _scenario_send(b, _scenario_producer(b, consumer.topic))
         _scenario_receive(b, handle, wait)
@@ -1888,11 +1934,10 @@ def _enabled(b: TraceBuilder, rule: Rule) -> bool:
 # else, and tests/fuzz/test_vocabulary_coverage.py keeps this list equal to what such a campaign
 # leaves out. Strike an item off when the generator learns it.
 NOT_YET_GENERATED: dict[str, tuple[str, ...]] = {
-    # issue 19: the Go client's handles (docs/go-driver.md). The model has Go rules for what its cases confirmed
-    # live (rules whose applies_to names go); generated Go handles wait until the rest of the vocabulary is
-    # described for Go (seek, readers from an id, chunking, schemas' versions: see the doc's open findings).
-    "Go handles in generated traces (issue 19: the Go profile covers only what the Go cases confirmed)": (
-        "create_producer.client=go", "create_reader.client=go", "new_txn.client=go", "subscribe.client=go"),
+    # issue 19: the Go client has transactions and the driver runs them, but the model's transaction rules are not
+    # confirmed for it (a first live run of the transaction cases differed in 7 of 9: docs/go-driver.md), so the model
+    # does not follow a Go transaction (Profile.transactions_supported None) and drops the op
+    "a transaction begun by a Go handle (not modelled until the transaction cases pass with Go)": ("new_txn.client=go",),
 }
 
 

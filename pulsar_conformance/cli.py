@@ -204,9 +204,9 @@ def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
                    f"the suite's own replayed store is {REGRESSIONS_DIR.name}/ in the source tree)")
     p.add_argument("--faults", action="store_true", help="on a broker, draw the fault ops too (cut connections, latency, "
                    "stalls, broker restarts; docs/faults.md): an embedded broker behind the fault proxy; the model always draws them")
-    p.add_argument("--client", default=None, choices=("python", "java", "mixed"),
-                   help="the client of every generated handle: python, java (the Java driver, docs/java-driver.md), or mixed "
-                   "(drawn per handle); default mixed on the model, python on a broker")
+    p.add_argument("--client", default=None, choices=("python", "java", "go", "mixed"),
+                   help="the client of every generated handle: python, java (the Java driver, docs/java-driver.md), go (the "
+                   "Go driver, docs/go-driver.md), or mixed (drawn per handle); default mixed on the model, python on a broker")
     p.add_argument("--features", default=None, choices=("core", "all"),
                    help="on a broker: core (default: the pools the live campaigns have cleared) or all (every op and "
                    "option the model knows, as on the model; docs/fuzzing.md)")

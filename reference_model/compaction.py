@@ -75,8 +75,17 @@ def read_compacted(messages: tuple[KeyedMessage, ...], horizon: int, *, tombston
     return head + messages[horizon + 1:]
 
 
-def check_read_compacted(subscription_type: str, *, persistent: bool) -> Rejected | None:
-    """PLS-COMPACT-005: the rejection a ``subscribe(..., is_read_compacted=True)`` gets, or None."""
+def check_read_compacted(subscription_type: str, *, persistent: bool, checked_by_client: bool = True) -> Rejected | None:
+    """PLS-COMPACT-005: the rejection a ``subscribe(..., is_read_compacted=True)`` gets, or None.
+
+    ``checked_by_client`` False (the Go client, PLS-COMPACT-007): no client check; the broker refuses it
+    (apache/pulsar NonPersistentTopic#subscribe, PersistentTopic#internalSubscribe: NotAllowedException)."""
+    if not checked_by_client:
+        if not persistent:
+            return Rejected("NotAllowedError", "PLS-COMPACT-007", "readCompacted only valid on persistent topics")
+        if subscription_type not in _READ_COMPACTED_TYPES:
+            return Rejected("NotAllowedError", "PLS-COMPACT-007", "readCompacted only allowed on failover or exclusive subscriptions")
+        return None
     if not persistent or subscription_type not in _READ_COMPACTED_TYPES:
         return Rejected("InvalidConfiguration", "PLS-COMPACT-005",
                         f"read compacted needs a persistent topic and an Exclusive or Failover subscription, got {subscription_type} "

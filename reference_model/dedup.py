@@ -160,12 +160,16 @@ def next_sequence_id(seq: ProducerSequence, explicit: int | None = None, *, pyth
 
 
 def batch_acknowledged(seq: ProducerSequence, sequence_ids: "list[int] | tuple[int, ...]", *,
-                       highest: bool = False) -> ProducerSequence:
+                       highest: bool = False, first: bool = False) -> ProducerSequence:
     """PLS-DEDUP-006 for one batch (one entry), acknowledged by one receipt. The C++ client sets
     ``last_sequence_id`` to the batch's first sequence id plus its message count minus one
     (apache/pulsar-client-cpp lib/ProducerImpl.cc ``ProducerImpl::ackReceived``: it assumes the ids are
     consecutive, so a batch holding 0 and 2 reports 1; live 4.0.8, 2026-11-27, regression
-    pls-dedup-006-wrong-value-9745a1bf7f4b); the Java client keeps the highest id acknowledged."""
+    pls-dedup-006-wrong-value-9745a1bf7f4b); the Java client keeps the highest id acknowledged; with ``first``
+    (the Go client: apache/pulsar-client-go pulsar/producer_partition.go ``ReceivedSendReceipt``) it is the
+    batch's own sequence id, its first message's."""
+    if first:
+        return send_acknowledged(seq, sequence_ids[0])
     if highest:
         return send_acknowledged(seq, max(sequence_ids), highest=True)
     return send_acknowledged(seq, sequence_ids[0] + len(sequence_ids) - 1)

@@ -345,7 +345,7 @@ class FeatureOps:
         if "wait_ms" in args:
             facts["pending"] = decided.result == "waiting"
         # PLS-DEDUP-005: Python drops initial_sequence_id=0.
-        python = self.args_profile(args).client != "java"
+        python = self.args_profile(args).zero_sequence_id_unset
         seq = dedup.ProducerSequence.create(args.get("initial_sequence_id"), python=python)
         state = self._current_dedup_state(topic) if topic is not None else dedup.DedupState(enabled=self.policies.deduplication)
         if name is not None:
@@ -431,7 +431,7 @@ class FeatureOps:
         (``Profile.too_big_uses_sequence_id``)."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         persistent = is_persistent(topic.full)
-        _, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"), python=self.profile_of(producer.handle).client != "java")  # PLS-DEDUP-005/006
+        _, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"), python=self.profile_of(producer.handle).zero_sequence_id_unset)  # PLS-DEDUP-005/006
         batched = pf.batching and "deliver_after_ms" not in args and "deliver_at_ms" not in args  # PLS-DELAY-006
         plan = send_plan(replace(pf, chunking=False) if batched else pf, producer.name, s, args, persistent=persistent,
                          max_message_size=self.profile.max_message_size, sizing=self._sizing(producer))
@@ -456,6 +456,11 @@ class FeatureOps:
             # never completes (live 4.0.8, Java, 2026-11-27: regression pls-sub-002-lost-message-50bbf5bf267a)
             raise NotModelledError("a chunked message under maxUnackedMessagesPerConsumer (its chunks count as unacked)")
         return None if batched or args.get("async") else plan
+
+    def _sequence_rule(self, producer: Any, args) -> str:
+        """PLS-DEDUP-005 for Python's explicit 0 (taken as not given), else PLS-DEDUP-006."""
+        python_zero = self.profile_of(producer.handle).zero_sequence_id_unset and args.get("sequence_id") == 0
+        return "PLS-DEDUP-005" if python_zero else "PLS-DEDUP-006"
 
     def _sizing(self, producer: Any) -> chunking.ClientSizing:
         """PLS-CHUNK-002/003 or, for Go, 007/008: how ``producer``'s client measures a send."""
@@ -482,7 +487,7 @@ class FeatureOps:
         """One send on ``topic`` (already routed): async, batched, chunked, delayed, deduplicated, non-persistent."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         label = args["payload"]
-        seq, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"), python=self.profile_of(producer.handle).client != "java")  # PLS-DEDUP-005/006
+        seq, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"), python=self.profile_of(producer.handle).zero_sequence_id_unset)  # PLS-DEDUP-005/006
         deliver_at = delayed.deliver_at_range(at, deliver_at_ms=args.get("deliver_at_ms"),
                                               deliver_after_ms=args.get("deliver_after_ms"))
         plan = self._send_plan(producer, topic, args)
@@ -544,7 +549,7 @@ class FeatureOps:
             self.flushed.setdefault(producer.handle, {}).update(ids)
             if topic.partition_index < 0:
                 facts["sequence_id"] = pf.sequence.last
-            facts["sequence_rule"] = "PLS-DEDUP-005" if args.get("sequence_id") == 0 else "PLS-DEDUP-006"
+            facts["sequence_rule"] = self._sequence_rule(producer, args)
             self.facts = facts
             return {"message_id": mine.to_list(), "sequence_id": pf.sequence.last, "id_text": str(mine),
                     "publish_time": int(observed["publish_time"]) if "publish_time" in observed else int(at.start)}
@@ -560,7 +565,7 @@ class FeatureOps:
         producer.last_sequence_id = pf.sequence.last
         if topic.partition_index < 0:
             facts["sequence_id"] = pf.sequence.last  # what last_sequence_id() reports after the send (Java: the highest)
-        facts["sequence_rule"] = "PLS-DEDUP-005" if args.get("sequence_id") == 0 else "PLS-DEDUP-006"
+        facts["sequence_rule"] = self._sequence_rule(producer, args)
         if facts["sequence_rule"] == "PLS-DEDUP-006" and self.reconnects_after(pf.faults_at_creation):
             facts["sequence_rule"] = "PLS-FAULT-006"  # the producer's ids go on across a reconnect
         if state.enabled:
@@ -682,8 +687,10 @@ class FeatureOps:
             return ids
         entries = plan_batches(stored_items, pf.batch_config)
         highest = self.profile_of(producer.handle).last_sequence_id_highest
+        first = self.profile_of(producer.handle).last_sequence_id_batch_first
         for group in entries:  # one receipt per entry, in the order they were written (PLS-DEDUP-006)
-            pf.sequence = dedup.batch_acknowledged(pf.sequence, [stored_items[i].sequence_id for i in group], highest=highest)
+            pf.sequence = dedup.batch_acknowledged(pf.sequence, [stored_items[i].sequence_id for i in group],
+                                                   highest=highest, first=first)
         producer.last_sequence_id = pf.sequence.last
         # a delayed message is sent alone (PLS-DELAY-006); a Java batch of one is a plain message (PLS-BATCH-008)
         java_single = self.profile_of(producer.handle).single_message_batch_unbatched
@@ -729,7 +736,7 @@ class FeatureOps:
         the one after (PLS-DEDUP-006). Called for a size refusal the client made after numbering the message, and
         for a send the broker refused (PLS-DELAY-007), which went out with its id."""
         prof = self.profile_of(producer.handle)
-        if dedup.python_sequence_argument(args.get("sequence_id"), python=prof.client != "java") is None:
+        if dedup.python_sequence_argument(args.get("sequence_id"), python=prof.zero_sequence_id_unset) is None:
             self.pfx.setdefault(producer.handle, ProducerFeatures()).used_up.add(args["payload"])
 
     def check_no_async_in_flight(self, topic: str, what: str) -> None:
@@ -867,10 +874,11 @@ class FeatureOps:
     # ------------------------------------------------------------------ consumers
 
     def _feature_subscribe_check(self, args, sub_type: str, full: str | None) -> Rejected | None:
-        """PLS-COMPACT-005: read_compacted only on persistent Exclusive/Failover subscriptions."""
+        """PLS-COMPACT-005 (Go: -007): read_compacted only on persistent Exclusive/Failover subscriptions."""
         if args.get("read_compacted"):
             persistent = full is None or is_persistent(full)
-            why = compaction.check_read_compacted(sub_type, persistent=persistent)
+            why = compaction.check_read_compacted(sub_type, persistent=persistent,
+                                                  checked_by_client=self.args_profile(args).read_compacted_checked_by_client)
             if why is not None:
                 return why
         return None

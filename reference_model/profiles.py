@@ -123,8 +123,16 @@ class Profile:
     # PLS-TAG-003: a consumer that gives subscription properties (PIP-105, ConsumerBuilder#subscriptionProperties,
     # pulsar-client 2.10.0 on); the Python client has no such setting
     subscription_properties_supported: bool = False
-    # PLS-TXN-006: pulsar-client (Python) 3.13.0 has transaction errors but no way to begin one.
-    transactions_supported: bool = False
+    # PLS-TXN-006: pulsar-client (Python) 3.13.0 has transaction errors but no way to begin one. None: the client has
+    # transactions but the model's transaction rules are not confirmed for it (Go: a first live run of the
+    # transaction cases, 28 Nov 2026, differed in 7 of 9: docs/go-driver.md), so a trace that uses one is not modelled.
+    transactions_supported: bool | None = False
+    # PLS-SCHEMA-025: the client parses an AVRO/JSON definition itself and refuses one that is not Avro (Go:
+    # NewAvroSchemaWithValidation); the other clients send it to the broker (PLS-SCHEMA-022).
+    schema_definition_checked_by_client: bool = False
+    # PLS-COMPACT-005: the C++ and Java clients refuse read_compacted on Shared/Key_Shared and non-persistent topics
+    # themselves (InvalidConfiguration); the Go client sends it, and the broker refuses it (PLS-COMPACT-007).
+    read_compacted_checked_by_client: bool = True
     # broker >= 4.1 (PIP-391) enables batch index ack by default (batching is not modelled).
     broker_batch_index_ack_default: bool = False
     # The C++ client groups acks and flushes every 100 ms (AckGroupingTrackerEnabled).
@@ -212,6 +220,13 @@ class Profile:
     # explicit high sequence id stays the last one after later generated ones. Found live by the Java
     # fuzz campaign of 2026-11-26 (conformance/regressions/pls-dedup-006-wrong-value-3a8fbbfaa61f).
     last_sequence_id_highest: bool = False
+    # PLS-DEDUP-006 for a batch: the Go client sets last_sequence_id to the batch's sequence id, its first message's
+    # (producer_partition.go ReceivedSendReceipt stores pendingItem.sequenceID for each message of the batch); live
+    # 4.0.8 with 0.19.0, 28 Nov 2026 (async m1 then a sync m2 in one batch: 0, where C++ and Java say 1).
+    last_sequence_id_batch_first: bool = False
+    # PLS-DEDUP-005: the Python client passes sequence_id / initial_sequence_id on only when truthy, so 0 means "not
+    # given"; the Java and Go clients send an explicit 0 (Go: ProducerMessage.SequenceID is a pointer).
+    zero_sequence_id_unset: bool = True
     # PLS-ACK-003/006 on a consumer of several topics: the C++ client routes the id first
     # (OperationNotSupported for an id it cannot place), the Java client checks the subscription
     # type first (InvalidConfiguration). Found live by the same campaign (pls-ack-001-wrong-error-385626413e1a).
@@ -334,6 +349,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             single_message_batch_unbatched=True,  # PLS-BATCH-008
             too_big_uses_sequence_id=False,  # PLS-DEDUP-006: the size check comes first
             last_sequence_id_highest=True,  # PLS-DEDUP-006
+            zero_sequence_id_unset=False,  # PLS-DEDUP-005 is Python's
             cumulative_type_check_first=True,  # PLS-ACK-006
             non_durable_supported=True,  # PLS-SUB-007
             priority_level_supported=True,  # PLS-SHARED-003, PLS-FAILOVER-005
@@ -366,6 +382,11 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             hashing_scheme_supported=True,  # ProducerOptions.HashingScheme
             default_hashing_scheme="java_string_hash",  # PLS-ROUTE-005: Go's own, unsigned; ordering key first
             dlq_counts_deliveries=True,  # PLS-DLQ-008
+            transactions_supported=None,  # has them (the driver runs them); not confirmed, so not modelled
+            last_sequence_id_batch_first=True,  # PLS-DEDUP-006
+            zero_sequence_id_unset=False,  # PLS-DEDUP-005 is Python's
+            read_compacted_checked_by_client=False,  # PLS-COMPACT-007
+            schema_definition_checked_by_client=True,  # PLS-SCHEMA-025
             chunk_sizing="go",  # PLS-CHUNK-007/008
             unpartitioned_id_text_partition=0,
             cumulative_ack_shared_error="InvalidAck",  # PLS-ACK-007: consumer_partition.go ErrInvalidAck
@@ -478,6 +499,11 @@ def client_refusal(op: str, args: Mapping[str, Any], profile: Profile) -> tuple[
     missing = go_missing(op, args, profile)
     if missing is not None:
         return "PLS-GO-001", f"the Go client has no {missing}"
+    if "txn" in args and op in ("new_txn", "send", "ack", "ack_cumulative") and profile.transactions_supported is None:
+        from reference_model.rejections import NotModelledError
+
+        raise NotModelledError(f"a transaction on the {profile.client} client (it has them; the model's transaction rules "
+                               "are not confirmed for it)")
     for arg, rule, what, flag in CLIENT_ONLY_SETTINGS.get(op, ()):
         if arg in args and not getattr(profile, flag):
             needs = "a newer Java client release" if profile.client == "java" else "the Java client"
@@ -492,4 +518,11 @@ def client_refusal(op: str, args: Mapping[str, Any], profile: Profile) -> tuple[
         missing = [k for k in kinds if k not in profile.schema_types]
         if missing:
             return "PLS-SCHEMA-024", f"the {profile.client} client has no {missing[0]} schema; it needs the Java client"
+        if profile.schema_definition_checked_by_client and schema.get("type") in ("AVRO", "JSON"):
+            from reference_model.schema import SchemaDefinitionError, parse_avro
+
+            try:
+                parse_avro(schema.get("definition"))
+            except SchemaDefinitionError as e:
+                return "PLS-SCHEMA-025", f"the {profile.client} client cannot build a {schema['type']} schema from this definition: {e}"
     return None

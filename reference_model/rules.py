@@ -1022,13 +1022,17 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-DEDUP-006", area="DEDUP",
-        title="last_sequence_id() follows every acknowledged send, duplicates and explicit ids included (C++: that send's id; Java: the highest id acknowledged so far); explicit ids do not move the generator",
+        title="last_sequence_id() follows every acknowledged send, duplicates and explicit ids included (C++: that send's id; Java: the highest id acknowledged so far; Go: that send's id, a batch's first); explicit ids do not move the generator",
         source=f"{_CPPLIB}ProducerImpl.cc",
         quote="", status="inferred", applies_to=_ALL_GO,
         note=("ackReceived sets lastSequenceIdPublished_; the generator msgSequenceGenerator_ only moves for "
               f"generated ids. {_LIVE}after seq 0..2, explicit 1 -> 1; explicit 10 -> 10; next generated -> 3. Java "
               "(apache/pulsar pulsar-client/.../impl/ProducerImpl.java#ackReceived keeps the maximum): live (4.0.8, Java "
-              "client 4.0.8, found by the Java fuzz campaign of 2026-11-26), explicit 29 then a generated 0 -> 29."),
+              "client 4.0.8, found by the Java fuzz campaign of 2026-11-26), explicit 29 then a generated 0 -> 29. Go "
+              "(apache/pulsar-client-go pulsar/producer_partition.go ReceivedSendReceipt stores the pending item's "
+              "sequence id, a batch's first, for each of its messages; an explicit 0 is sent as 0): live 4.0.8 with the Go "
+              "client 0.19.0, 28 Nov 2026, found by the Go fuzz campaign: async m1 and a sync m2 in one batch -> 0 (C++ and "
+              "Java: 1); a chunked m1 then an explicit 0 -> 0 (Python: 1, PLS-DEDUP-005)."),
     ),
     # ---- delayed delivery (reference_model/delayed.py) -----------------------------------
     Rule(
@@ -1453,6 +1457,18 @@ RULES = RULES + (
               "non-persistent Exclusive -> InvalidConfiguration. A reader with read_compacted on a non-persistent "
               "topic goes past that check and the broker refuses it: NotAllowedError (live 4.0.8, C++ 4.2.0, "
               "2026-11-26, found by the generated traces of issue 16)."),
+    ),
+    Rule(
+        id="PLS-COMPACT-007", area="COMPACT",
+        title="The Go client does not check read_compacted itself: on Shared/Key_Shared subscriptions and non-persistent topics the broker refuses it with NotAllowedError (go client only)",
+        source=f"{_BROKER}persistent/PersistentTopic.java",
+        quote="", status="inferred", applies_to=_GO,
+        note=("pulsar-client-go 0.19.0 passes ConsumerOptions.ReadCompacted to CommandSubscribe without a check "
+              "(pulsar/consumer_partition.go); the broker refuses: PersistentTopic#internalSubscribe 'readCompacted only "
+              "allowed on failover or exclusive subscriptions', NonPersistentTopic#subscribe 'readCompacted only valid on "
+              "persistent topics' (NotAllowedException, 4.0.8 sources). Live 4.0.8 with the Go client 0.19.0, "
+              "28 Nov 2026, found by the Go fuzz campaign (a read_compacted Exclusive consumer on a non-persistent topic: "
+              "NotAllowedError) and case read-compacted-refused-go."),
     ),
     Rule(
         id="PLS-COMPACT-006", area="COMPACT",
@@ -2192,8 +2208,22 @@ RULES = RULES + (
         title="A message carries the schema version its producer was given; a message of a producer without a schema carries none",
         source=f"{_SO}#producer-side",
         quote="If the schema is registered, the broker returns the schema version to the producer.",
-        status="normative",
-        note=f"{_LIVE_SCHEMA}a consumer received a message of an AVRO producer with version 0 (8 bytes, big-endian), and a BYTES producer's message with none.",
+        status="normative", applies_to=_ALL_GO,
+        note=(f"{_LIVE_SCHEMA}a consumer received a message of an AVRO producer with version 0 (8 bytes, big-endian), and a "
+              "BYTES producer's message with none. Go (0.19.0, live 4.0.8, 28 Nov 2026): a batched message carries it; an "
+              "unbatched one (batching off, a delayed or chunked send) carries none, KD-504 (case schema-version-unbatched-go)."),
+    ),
+    Rule(
+        id="PLS-SCHEMA-025", area="SCHEMA",
+        title="The Go client builds an AVRO or JSON schema only from a definition its Avro parser accepts: a producer or consumer given another is refused by the client (go client only)",
+        source="apache/pulsar-client-go pulsar/schema.go", quote="", status="inferred", applies_to=_GO,
+        note=("NewAvroSchemaWithValidation / NewJSONSchemaWithValidation parse the definition (initAvroCodec, the "
+              "hamba/avro parser) and return the error; NewAvroSchema / NewJSONSchema log.Fatalf on it. The driver uses "
+              "the validating constructors and reports InvalidArgument; nothing reaches the broker, so no version is "
+              "stored and no topic is touched (where the other clients meet the broker's PLS-SCHEMA-022 refusal, or, for a "
+              "JSON schema, no answer). The model judges the definition with its own Avro parser (reference_model/schema.py "
+              "parse_avro). Live 4.0.8 with the Go client 0.19.0, 28 Nov 2026: '{not json' -> 'avro: unknown type: {not "
+              "json'; a field of type 'integer' -> refused (case schema-invalid-definition-go)."),
     ),
 )
 

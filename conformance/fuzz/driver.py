@@ -708,9 +708,10 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     ``faults``: the generator draws the fault ops on a broker too (docs/faults.md; ``LIVE_FAULT_CONFIG``),
     and an embedded broker is started behind the fault proxy (the model draws them always).
 
-    ``client``: python, java or mixed (``strategies.generation_config``): every generated handle
+    ``client``: python, java, go or mixed (``strategies.generation_config``): every generated handle
     names its client (mixed: drawn per handle) and a live target runs it on that client (the Java
-    ones through the driver, docs/java-driver.md). Default: mixed on the model, python live.
+    and Go ones through their drivers, docs/java-driver.md, docs/go-driver.md). Default: mixed on the
+    model, python live.
 
     ``features``: ``core`` (the live default) or ``all`` (every feature pool on a broker too;
     the model always draws all).

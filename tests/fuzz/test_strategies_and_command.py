@@ -22,6 +22,7 @@ MEANT = {("ack_cumulative", "CumulativeAcknowledgementNotAllowedError"), ("subsc
          ("subscribe", "InvalidArgument"), ("unsubscribe", "ConsumerBusy"),
          # the feature areas of issue 16 (strategies.AREA_FEATURES)
          ("ack_cumulative", "InvalidConfiguration"),  # PLS-ACK-006: the Java client's refusal on Shared
+         ("ack_cumulative", "InvalidAck"),  # PLS-ACK-007: the Go client's refusal on Shared / Key_Shared
          ("ack_cumulative", "OtherError"),  # a consumer of several topics (a retry topic): OperationNotSupported
          ("send", "MessageTooBig"),  # PLS-CHUNK-003: over maxMessageSize without chunking
          ("send", "ProducerFenced"), ("create_producer", "ProducerFenced"), ("create_producer", "ProducerBusy"),  # PLS-ACCESS-*
@@ -160,16 +161,38 @@ def test_generation_config_picks_the_pools_a_run_asks_for():
     java = generation_config(model=False, client="java")
     assert java.client == "java" and "java_handles" in java.features and "batching" not in java.features
     every = generation_config(model=False, features="all")
-    assert set(MORE_FEATURES + AREA_FEATURES) - set(every.features) == {"java_handles"} and every.client == "python"
+    assert set(MORE_FEATURES + AREA_FEATURES) - set(every.features) == {"java_handles", "go_handles"} and every.client == "python"
     # a Python-driven run with every feature names no client and uses no Java-only option
     items = used(random_traces(0, 300, every))
     assert {"create_producer.batching", "subscribe.topics_pattern", "flush"} <= items
     assert not {i for i in items if ".client" in i or i.startswith(("subscribe.priority_level", "reconsume_later"))}
-    for bad in ({"client": "go"}, {"features": "some"}):
+    mixed = generation_config(model=False, client="mixed")
+    assert {"java_handles", "go_handles"} <= set(mixed.features)
+    for bad in ({"client": "rust"}, {"features": "some"}):
         with pytest.raises(ValueError, match="unknown"):
             generation_config(model=False, **bad)
     with pytest.raises(ValueError, match="--faults needs --client python"):
         generation_config(model=False, faults=True, client="java")
+
+
+def test_a_go_run_names_go_on_every_handle_and_asks_only_for_what_the_go_client_has():
+    """``--client go``: every handle-creating op says go; the options the Go client lacks (ack timeouts, priority
+    levels, initial sequence ids, routing modes: reference_model.profiles.go_missing) come only as expected
+    rejections, and the Go client's own (nack backoff, hashing scheme) are drawn. No transaction is generated: the
+    model does not follow a Go one (Profile.transactions_supported None)."""
+    from conformance.strategies import generation_config, random_traces
+
+    go = generation_config(model=False, client="go", features="all")
+    assert go.client == "go" and "go_handles" in go.features and "java_handles" not in go.features
+    traces = list(random_traces(3, 400, go))
+    creating = [op for t in traces for op in t.ops if op.op in ("subscribe", "create_producer", "create_reader")]
+    assert creating and all(op.args.get("client") == "go" for op in creating)
+    ops = [op for t in traces for op in t.ops]
+    assert not [op for op in ops if op.op == "new_txn" or "txn" in op.args]
+    assert any("nack_backoff" in op.args for op in ops if op.op == "subscribe")
+    assert any("hashing_scheme" in op.args for op in ops if op.op == "create_producer")
+    lacking = [op for op in ops if op.op == "subscribe" and {"ack_timeout_tick_ms", "ack_timeout_backoff", "priority_level"} & set(op.args)]
+    assert not lacking, lacking[:2]
 
 
 def test_broker_version_is_refused_on_the_model_and_kept_in_the_resume_command(tmp_path, capsys):

@@ -79,3 +79,23 @@ def test_unnamed_handles_of_a_mixed_run_are_python():
     trace = make_trace("m", [("create_producer", {"producer": "p", "topic": "t", "hashing_scheme": "murmur3_32"})])
     assert ModelTarget(client="mixed").run(trace).events[0].outcome.error == "InvalidArgument"
     assert ModelTarget(client="java").run(trace).events[0].outcome.status == "ok"
+
+
+def test_go_refuses_an_unparsable_definition_itself_and_transactions_are_not_modelled():
+    """PLS-SCHEMA-025: a Go handle's AVRO/JSON definition is parsed by the client; the Python one goes to the broker
+    (PLS-SCHEMA-022 there). A Go transaction is not followed (Profile.transactions_supported None)."""
+    from reference_model.profiles import client_refusal
+    from reference_model.rejections import NotModelledError
+
+    go, py = profile_for("4.0.8", "go"), profile_for("4.0.8", "python")
+    bad = {"type": "AVRO", "definition": "{not json"}
+    wrong_type = {"type": "JSON", "definition": {"type": "record", "name": "U", "fields": [{"name": "a", "type": "integer"}]}}
+    good = {"type": "AVRO", "definition": {"type": "record", "name": "U", "fields": [{"name": "a", "type": "int"}]}}
+    for schema in (bad, wrong_type):
+        rule, why = client_refusal("create_producer", {"producer": "p", "topic": "t", "schema": schema}, go)
+        assert rule == "PLS-SCHEMA-025" and "cannot build" in why
+        assert client_refusal("create_producer", {"producer": "p", "topic": "t", "schema": schema}, py) is None
+    assert client_refusal("subscribe", {"consumer": "c", "schema": good}, go) is None
+    with pytest.raises(NotModelledError, match="transaction"):
+        client_refusal("new_txn", {"txn": "x"}, go)
+    assert client_refusal("new_txn", {"txn": "x"}, py)[0] == "PLS-TXN-006"
