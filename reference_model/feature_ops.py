@@ -725,10 +725,14 @@ class FeatureOps:
     def _feature_refused_for_size(self, producer: Any, args) -> None:
         """A send refused with MessageTooBig used up its generated sequence id on C++, and on Java for
         a batched message (Java checks a batched message's size when its batch is complete:
-        ProducerImpl#sendAsync; Profile.too_big_uses_sequence_id)."""
+        ProducerImpl#sendAsync; Profile.too_big_uses_sequence_id); on Go unless it was a batched message whose
+        payload alone is too big (Profile.batched_payload_checked_first)."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         batched = pf.batching and "deliver_after_ms" not in args and "deliver_at_ms" not in args
-        if self.profile_of(producer.handle).too_big_uses_sequence_id or batched:
+        prof = self.profile_of(producer.handle)
+        if batched and prof.batched_payload_checked_first and feature_payload_size(args) > self.profile.max_message_size:
+            return  # Go: refused before its batch builder numbered it
+        if prof.too_big_uses_sequence_id or batched:
             self._use_up_generated_id(producer, args)
 
     def _use_up_generated_id(self, producer: Any, args) -> None:

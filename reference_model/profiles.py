@@ -181,6 +181,8 @@ class Profile:
     redeliver_unacked_supported: bool = True
     initial_sequence_id_supported: bool = True
     routing_mode_supported: bool = True
+    exclusive_with_fencing_supported: bool = True  # Go: ProducerAccessMode has Shared, Exclusive, WaitForExclusive
+    null_value_supported: bool = True  # Go: a ProducerMessage has no null-value flag
     # PLS-DLQ-002: max_redeliver_count is the redeliveries before the dead letter (Java, C++), or the deliveries
     # (Go's DLQPolicy.MaxDeliveries; pulsar-client-go issue #501; live 4.0.8 with 0.19.0, 28 Nov 2026)
     dlq_counts_deliveries: bool = False
@@ -215,6 +217,11 @@ class Profile:
     # before its size checks (measured on 4.0.8 / C++ 4.2.0, 2026-11-26: the next send got 1, not 0);
     # Java ``ProducerImpl#sendAsync`` checks the size before ``updateMessageMetadataSequenceId``.
     too_big_uses_sequence_id: bool = True
+    # The Go client checks a batched message's payload alone against maxMessageSize before its batch builder numbers
+    # it (producer_partition.go updateChunkInfo: ErrMessageTooLarge, no id used); one that fits but whose batch does
+    # not is refused when the batch is framed, its id used. Live 4.0.8 with 0.19.0, 28 Nov 2026 (Go fuzz campaign:
+    # a batching producer's 5 MB + 1 send refused, the next send got 0; regression pls-dedup-006-wrong-value-e7b72fd14b8d).
+    batched_payload_checked_first: bool = False
     # PLS-DEDUP-006: each acknowledged send sets last_sequence_id to its id (C++ ProducerImpl::ackReceived);
     # the Java client keeps the highest one acknowledged (ProducerImpl#ackReceived: Math.max), so an
     # explicit high sequence id stays the last one after later generated ones. Found live by the Java
@@ -375,6 +382,8 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             redeliver_unacked_supported=False,
             initial_sequence_id_supported=False,
             routing_mode_supported=False,
+            exclusive_with_fencing_supported=False,
+            null_value_supported=False,
             priority_level_supported=False,
             retry_letter_supported=True,  # ConsumerOptions.RetryEnable
             non_durable_supported=True,  # ConsumerOptions.SubscriptionMode
@@ -384,6 +393,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             dlq_counts_deliveries=True,  # PLS-DLQ-008
             transactions_supported=None,  # has them (the driver runs them); not confirmed, so not modelled
             last_sequence_id_batch_first=True,  # PLS-DEDUP-006
+            batched_payload_checked_first=True,  # PLS-DEDUP-006
             zero_sequence_id_unset=False,  # PLS-DEDUP-005 is Python's
             read_compacted_checked_by_client=False,  # PLS-COMPACT-007
             schema_definition_checked_by_client=True,  # PLS-SCHEMA-025
@@ -486,9 +496,9 @@ def go_missing(op: str, args: Mapping[str, Any], profile: Profile) -> str | None
             return "initial sequence id option on its producer"
         if "routing_mode" in args and not profile.routing_mode_supported:
             return "routing mode option on its producer"
-        if args.get("access_mode") == "ExclusiveWithFencing" and profile.client == "go":
+        if args.get("access_mode") == "ExclusiveWithFencing" and not profile.exclusive_with_fencing_supported:
             return "ExclusiveWithFencing access mode"
-    if op == "send" and args.get("tombstone") == "null" and profile.client == "go":
+    if op == "send" and args.get("tombstone") == "null" and not profile.null_value_supported:
         return "null message value"
     return None
 
