@@ -1647,6 +1647,11 @@ class Broker(FeatureOps, SchemaOps):
             exclusive = self.profile_of(config.handle).seek_by_id_exclusive
             if exclusive and not config.start_message_id_inclusive:
                 filter_for = (config.handle, pos + 1)
+                if self.profile_of(config.handle).seek_skip_acks and sub.dispatcher.connected() != [config.handle]:
+                    # PLS-SEEK-001: the Go client acks the sought message when it drops it, if it is the one that
+                    # gets it; with other consumers connected who gets it is the broker's choice
+                    raise NotModelledError("a Go seek by id with other consumers on the subscription (whether the "
+                                           "seeker gets, drops and acks the sought message)")
         elif "publish_time_of" in args:
             ref = self.message(args["publish_time_of"])
             if ref is None:
@@ -1670,10 +1675,20 @@ class Broker(FeatureOps, SchemaOps):
             raise NotModelledError("a seek back over a message that went to a dead-letter topic")
         # the broker disconnects the subscription's consumers before the reset; they subscribe again
         self.check_reconnects_admitted([h for h, (_, s) in self.consumers.items() if s is sub], "a seek")
+        # PLS-RETENTION-001: a seek back brings back positions this subscription had acked (or never had); where every
+        # other subscription had acked them too, their ledger may be deleted already (live 4.0.8, Go campaign of
+        # 28 Nov 2026, 3 runs in 4: m1 acked on sx1, an unload, sx2 made at latest, a seek to earliest on sx2 got
+        # nothing; regression pls-excl-002-lost-message-f2e52b928cf4)
+        gone_maybe = {p for p in self._trimmable_at_creation(sub.topic, exclude=sub) if p >= start
+                      and (sub.cursor.is_acked(p) or p in sub.trimmable)} if sub.durable else set()
         yield  # decided: the cursor is reset
         sub.dispatcher.reset(start, at, rule, filter_for, seeker=config.handle)  # reads the old cursor
         sub.cursor.reset(start)
         sub.ack_log.clear()
+        sub.trimmable = gone_maybe
+        if filter_for is not None and self.profile_of(config.handle).seek_skip_acks and sub.cursor.ack(start):
+            # PLS-SEEK-001: the Go client acks the message it drops (on its arrival, right after the seek)
+            self._log_ack(sub, [start], at, config.handle)
         return {}
 
     def _op_close(self, args, at, observed):

@@ -97,6 +97,10 @@ class Profile:
     # entry unless resetIncludeHead). A client that differs says False here: the Go client did
     # before v0.17 (apache/pulsar-client-go#919; milvus-io/milvus#46591 on the change).
     seek_by_id_exclusive: bool = True
+    # PLS-SEEK-001 / PLS-BACKLOG-001: the client acknowledges the message it skips after seek(id) (Go: MessageReceived drops what
+    # messageShouldBeDiscarded says is at or before the start id and AckIDs it), where C++ and Java only drop it, so
+    # it stays in the backlog. Live 4.0.8 with 0.19.0, 28 Nov 2026: backlog 4 where C++ leaves 5.
+    seek_skip_acks: bool = False
     # PLS-DLQ-001: both clients derive the DLQ name from the consumer's (partition's) topic (Java:
     # from the first topic when retry is on); PLS-RETRY-001: Java only.
     dlq_per_partition: bool = True
@@ -394,6 +398,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             transactions_supported=None,  # has them (the driver runs them); not confirmed, so not modelled
             last_sequence_id_batch_first=True,  # PLS-DEDUP-006
             batched_payload_checked_first=True,  # PLS-DEDUP-006
+            seek_skip_acks=True,  # PLS-SEEK-001
             zero_sequence_id_unset=False,  # PLS-DEDUP-005 is Python's
             read_compacted_checked_by_client=False,  # PLS-COMPACT-007
             schema_definition_checked_by_client=True,  # PLS-SCHEMA-025
