@@ -1109,6 +1109,8 @@ class Broker(FeatureOps, SchemaOps):
         ``maxRedeliverCount`` to the dead-letter topic; then the original is acked."""
         handle = args["consumer"]
         prof = self.profile_of(handle)
+        if prof.retry_letter_supported is None:
+            raise NotModelledError(f"reconsume_later on the {prof.client} client (its retry is not the Java client's)")
         if not prof.retry_letter_supported:
             return Rejected("InvalidArgument", "PLS-RETRY-001", f"the {prof.client} client has no reconsumeLater (Java only)")
         found = self._consumer_or_reject(handle)

@@ -104,7 +104,7 @@ class Profile:
     # PLS-DLQ-001: both clients derive the DLQ name from the consumer's (partition's) topic (Java:
     # from the first topic when retry is on); PLS-RETRY-001: Java only.
     dlq_per_partition: bool = True
-    retry_letter_supported: bool = False
+    retry_letter_supported: bool | None = False  # None: the client has a retry topic the model does not follow
     # PLS-DLQ-003: C++ ORIGIN_MESSAGE_ID '(l,e,p,b)'; Java 'l:e:p' or 'l:e:p:b',
     # plus REAL_SUBSCRIPTION and the legacy ORIGIN_MESSAGE_IDY_TIME).
     dlq_properties: str = "cpp"
@@ -389,7 +389,11 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             exclusive_with_fencing_supported=False,
             null_value_supported=False,
             priority_level_supported=False,
-            retry_letter_supported=True,  # ConsumerOptions.RetryEnable
+            # ConsumerOptions.RetryEnable exists, but the Go client's retry is not the Java one the model follows: it
+            # subscribes the retry topic with the consumer's own type, so on Exclusive/Failover the copy is not delayed
+            # (consumer_impl.go newConsumer; live 4.0.8, Go campaign of 28 Nov 2026, regression
+            # pls-delay-001-early-delivery-e69fb2539423); not modelled until Go retry cases confirm its rules
+            retry_letter_supported=None,
             non_durable_supported=True,  # ConsumerOptions.SubscriptionMode
             subscription_properties_supported=True,
             hashing_scheme_supported=True,  # ProducerOptions.HashingScheme
@@ -514,6 +518,12 @@ def client_refusal(op: str, args: Mapping[str, Any], profile: Profile) -> tuple[
     missing = go_missing(op, args, profile)
     if missing is not None:
         return "PLS-GO-001", f"the Go client has no {missing}"
+    if op == "subscribe" and (args.get("enable_retry") or (args.get("dead_letter") or {}).get("retry_topic")) \
+            and profile.retry_letter_supported is None:
+        from reference_model.rejections import NotModelledError
+
+        raise NotModelledError(f"a retry-enabled consumer on the {profile.client} client (its retry topic is not the "
+                               "Java client's the model follows)")
     if "txn" in args and op in ("new_txn", "send", "ack", "ack_cumulative") and profile.transactions_supported is None:
         from reference_model.rejections import NotModelledError
 
