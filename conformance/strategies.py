@@ -120,7 +120,8 @@ MORE_FEATURES = ("delayed_sends", "namespace_policies", "admin_ops")
 #   consumer_options: written-out defaults, inclusive starts, read_compacted consumers, tombstones
 #   java_handles: each handle's client is drawn (python or java) and Java-only options with it
 #   go_handles: Go handles too (a mixed run draws python, java or go), with the options the Go client has that the
-#     Python one lacks (nack backoff, retry, subscription properties and modes, hashing scheme)
+#     Python one lacks (nack backoff, subscription properties and modes, hashing scheme; not retry or transactions,
+#     which the model does not follow for Go)
 #   transactions: new_txn, sends and acks in a transaction, commit_txn / abort_txn, short timeouts
 #     (Java handles; a Python one is refused: PLS-TXN-006)
 #   schemas: producers and consumers with schemas (an evolving family of Avro records, primitives, KEY_VALUE and
@@ -414,7 +415,8 @@ class TraceBuilder:
         if self.config.client == "mixed":
             drawn = ["python"] + [c for c, feature in CLIENT_FEATURE.items() if self.on(feature)]
             if len(drawn) > 1:
-                # java as often as before go joined (half the handles when both are drawn from)
+                # uniformly among the clients drawn from; with one besides python, the coin flip the generator
+                # used before go joined (so a python/java mixed run draws what it drew then)
                 return drawn[self.c.integer(0, len(drawn) - 1)] if len(drawn) > 2 else (
                     drawn[1] if self.c.flag() else "python")
         return None
