@@ -2791,14 +2791,15 @@ def change_send_outcome(history: History) -> list[Mutant]:
         text = str(v.get("id_text") or "")
         if pargs.get("chunking") and client in ("python", "go") and text and not dup:
             count_rule = "PLS-CHUNK-007" if client == "go" else "PLS-CHUNK-002"
-            if text.startswith("("):
-                first = text.split(";")[0].strip("()").split(",")
+            cpp_text = text.startswith("(")
+            if cpp_text:
+                first = [int(x) for x in text.split(";")[0].strip("()").split(",")]
                 # a chunked id spans one chunk fewer (its first chunk one entry on); a plain one, one chunk more
-                moved = [int(first[0]), int(first[1]) + (1 if ";" in text else -1)] + [int(x) for x in first[2:]]
+                moved = [first[0], first[1] + (1 if ";" in text else -1)] + first[2:]
                 other = "(" + ",".join(map(str, moved)) + ");" + "(" + ",".join(map(str, mid)) + ")"
             else:
-                first = text.split(";")[0].split(":")
-                moved = [int(first[0]), int(first[1]) + (1 if ";" in text else -1), int(first[2])]
+                first = [int(x) for x in text.split(";")[0].split(":")]
+                moved = [first[0], first[1] + (1 if ";" in text else -1), first[2]]
                 other = ":".join(map(str, moved)) + f";{mid[0]}:{mid[1]}:{text.split(';')[-1].split(':')[2]}"
             if moved[1] >= 0:
                 events = list(events0)
@@ -2807,9 +2808,8 @@ def change_send_outcome(history: History) -> list[Mutant]:
                             f"step {e.step}: {a['payload']} reported as {other} instead of {text}")
                 if m:
                     out.append(m)
-        if pargs.get("chunking") and client == "python" and text and not dup:
-            if ";" in text:
-                head = [int(x) for x in text.split(";")[0].strip("()").split(",")]
+            if client == "python" and cpp_text and ";" in text:
+                head = first
                 events = list(events0)
                 events[i] = replace(e, outcome=Outcome.ok({**v, "message_id": head}))
                 _relabel_deliveries(events, a["payload"], lambda msg: replace(msg, message_id=tuple(head)))

@@ -751,11 +751,11 @@ def _send_options(b: TraceBuilder, args: dict[str, Any], info: _Producer) -> boo
             args["async"] = True
     if b.on("producer_options") and b.c.flag(0.2):
         args["sequence_id"] = b.c.integer(0, 30)  # below the last one: a duplicate under deduplication
-    if b.on("consumer_options") and b.c.flag(0.15) and (info.batching or not _go_possible(b)):
+    if b.on("consumer_options") and b.c.flag(0.15) and (info.batching or not _client_possible(b, "go")):
         # (a Go consumer loses an empty message sent alone, KD-505, and 0.19.0 a null-value one (fixed after it by
         # apache/pulsar-client-go PR #1482): where Go handles may read, only a batching producer's empty message)
         args["key"] = args.get("key") or f"k{b.c.integer(1, 3)}"  # a tombstone deletes its key on compaction
-        args["tombstone"] = b.pick(("empty", "null")) if not _go_possible(b) else "empty"
+        args["tombstone"] = b.pick(("empty", "null")) if not _client_possible(b, "go") else "empty"
     if b.on("transactions") and b.transactions(open_only=False) and b.c.flag(0.5):
         # the model follows a transactional send that is plain: not batched, chunked, async or to a partitioned topic
         plain = not (info.batching or info.chunking or args.get("async") or args.get("payload_size") or b.partitions.get(info.topic)
@@ -1292,14 +1292,10 @@ def _room(b: TraceBuilder, ms: int = 1500) -> bool:
     return len(b.ops) + SCENARIO_OPS <= b.config.max_ops + SCENARIO_OPS // 2 and b.time_left() > ms
 
 
-def _go_possible(b: TraceBuilder) -> bool:
-    """Whether this trace may have Go handles (a Go run, or a mixed one with go_handles)."""
-    return b.config.client == "go" or (b.config.client == "mixed" and b.on("go_handles"))
-
-
-def _java_possible(b: TraceBuilder) -> bool:
-    """Whether this trace may have Java handles (a Java run, or a mixed one with java_handles)."""
-    return b.config.client == "java" or (b.config.client == "mixed" and b.on("java_handles"))
+def _client_possible(b: TraceBuilder, client: str) -> bool:
+    """Whether this trace may have ``client`` (java, go) handles: a run of that client, or a mixed one with its
+    pool feature on (``CLIENT_FEATURE``)."""
+    return b.config.client == client or (b.config.client == "mixed" and b.on(CLIENT_FEATURE[client]))
 
 
 def _scenario_topic(b: TraceBuilder, avoid: frozenset[str] | set[str] = frozenset()) -> str:
@@ -1861,7 +1857,7 @@ RULES: tuple[Rule, ...] = (
     # drawn last, with dead_letter on only: the traces of configs without it are the ones they were
     Rule("consumer_exhausts_redeliveries", 2, lambda b: _room(b) and len(b.consumers) < 5, consumer_exhausts_redeliveries),
     # scenarios (each drawn after the table above, with its feature on and room left in the trace)
-    Rule("consumer_outranks_another", 1, lambda b: _room(b) and _java_possible(b) and len(b.consumers) < 4,
+    Rule("consumer_outranks_another", 1, lambda b: _room(b) and _client_possible(b, "java") and len(b.consumers) < 4,
          consumer_outranks_another),
     Rule("key_shared_consumer_takes_over", 1, lambda b: _room(b) and b.on("several_consumers") and len(b.consumers) < 4,
          key_shared_consumer_takes_over),
@@ -1874,7 +1870,7 @@ RULES: tuple[Rule, ...] = (
          topic_unloaded_after_acks),
     Rule("broker_cuts_after_acks", 1, lambda b: _room(b, 3500) and _reconnects_allowed(b) and len(b.consumers) < 5,
          broker_cuts_after_acks),
-    Rule("transaction_holds_then_ends", 1, lambda b: _room(b, 3000) and _java_possible(b) and len(b.consumers) < 5,
+    Rule("transaction_holds_then_ends", 1, lambda b: _room(b, 3000) and _client_possible(b, "java") and len(b.consumers) < 5,
          transaction_holds_then_ends),
     Rule("consumer_nacks_and_waits", 1, lambda b: _room(b) and len(b.consumers) < 5, consumer_nacks_and_waits),
     Rule("consumer_fails_over", 1, lambda b: _room(b) and len(b.consumers) < 4, consumer_fails_over),

@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields, replace
+from functools import lru_cache
 from typing import Any, Mapping
 
 from reference_model import releases, vendors
+from reference_model.rejections import NotModelledError
 
 BROKER_VERSIONS = releases.MODEL_LINES
 CLIENTS = ("cpp", "java", "go")
@@ -467,6 +469,16 @@ def handle_profile(profile: Profile, client: str | None) -> Profile:
     kind = _client_kind(client)
     if kind == profile.client:
         return profile
+    try:
+        return _other_client_profile(profile, kind)
+    except TypeError:  # a field overridden with an unhashable value (a JSON list): not cached
+        return profile_for(profile.broker, kind, overrides_of(profile) or None)
+
+
+@lru_cache(maxsize=256)
+def _other_client_profile(profile: Profile, kind: str) -> Profile:
+    """``handle_profile`` for a client other than the run's. Pure, and asked for on every op of a handle that names
+    its client (each answer costs two ``profile_for``), hence cached."""
     return profile_for(profile.broker, kind, overrides_of(profile) or None)
 
 
@@ -520,13 +532,9 @@ def client_refusal(op: str, args: Mapping[str, Any], profile: Profile) -> tuple[
         return "PLS-GO-001", f"the Go client has no {missing}"
     if op == "subscribe" and (args.get("enable_retry") or (args.get("dead_letter") or {}).get("retry_topic")) \
             and profile.retry_letter_supported is None:
-        from reference_model.rejections import NotModelledError
-
         raise NotModelledError(f"a retry-enabled consumer on the {profile.client} client (its retry topic is not the "
                                "Java client's the model follows)")
     if "txn" in args and op in ("new_txn", "send", "ack", "ack_cumulative") and profile.transactions_supported is None:
-        from reference_model.rejections import NotModelledError
-
         raise NotModelledError(f"a transaction on the {profile.client} client (it has them; the model's transaction rules "
                                "are not confirmed for it)")
     for arg, rule, what, flag in CLIENT_ONLY_SETTINGS.get(op, ()):
