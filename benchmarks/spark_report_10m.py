@@ -8,7 +8,8 @@ row for row, and prints the ratio. The corpus is generated from the model
 
 What is timed, per engine (the same queries; Spark's plan is ``spark_reports.transforms``):
 1. the model-vs-broker diff counted per target, broker version, client, diff and verdict
-   (``model_vs_broker`` + ``diff_counts``: a null-safe join on run, trace, step, line, client kind);
+   (``model_vs_broker`` + ``diff_counts``: a join on run, trace, step, and null-safely line and
+   client kind; not on profile since issue 20);
 2. the summary per rule, anomaly, target, version, client and profile (``summarise``: explode).
 Each engine runs the two queries twice (first pass: cold, Spark's JIT warming up; second
 pass: warm); Spark's times exclude starting the JVM (printed separately), DuckDB's include
@@ -58,7 +59,8 @@ def _duckdb_line() -> str:
 
 
 DUCKDB_LINE = _duckdb_line()
-DUCKDB_KIND = "CASE WHEN starts_with(lower(trim({c})), 'java') THEN 'java' ELSE 'cpp' END"
+DUCKDB_KIND = ("CASE WHEN starts_with(lower(trim({c})), 'java') THEN 'java' WHEN starts_with(lower(trim({c})), 'go') THEN 'go' "
+               "WHEN lower(trim({c})) = 'mixed' THEN 'mixed' ELSE 'cpp' END")
 
 
 def duckdb_queries(glob: str, *, exact: bool = False) -> tuple[str, str]:
@@ -71,7 +73,7 @@ def duckdb_queries(glob: str, *, exact: bool = False) -> tuple[str, str]:
     obs_b = "b.observation_key" if exact else "CASE WHEN b.observation_key IS NULL THEN NULL ELSE hash(b.observation_key) END"
     diff = f"""
     WITH c AS (SELECT * FROM read_parquet('{glob}')),
-    m AS (SELECT run_id, trace_id, step, {line_m} AS line, {kind_m} AS kind, profile,
+    m AS (SELECT run_id, trace_id, step, {line_m} AS line, {kind_m} AS kind,
                  outcome_status AS m_status, {obs_m} AS m_obs, TRUE AS has_model
           FROM c WHERE target = 'model')
     SELECT b.target, b.broker_version, b.client,
@@ -83,7 +85,7 @@ def duckdb_queries(glob: str, *, exact: bool = False) -> tuple[str, str]:
     FROM c b LEFT JOIN m
       ON b.run_id = m.run_id AND b.trace_id = m.trace_id
      AND b.step = m.step AND {line_b} IS NOT DISTINCT FROM m.line
-     AND {kind_b} IS NOT DISTINCT FROM m.kind AND b.profile IS NOT DISTINCT FROM m.profile
+     AND {kind_b} IS NOT DISTINCT FROM m.kind
     WHERE b.target <> 'model'
     GROUP BY ALL"""
     summary = f"""

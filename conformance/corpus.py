@@ -182,6 +182,21 @@ class CorpusWriter:
         self.close()
 
 
+class ChunkWriter(CorpusWriter):
+    """A corpus writer whose part names carry a chunk tag (``part-<run>-<tag>-<n>.parquet``), so
+    parallel workers (processes, Spark executors) writing parts of one run never collide; by
+    default one part per chunk, written when the chunk closes."""
+
+    def __init__(self, out_dir: Path, run_id: str, tag: str, *, flush_every: int = 1 << 30,
+                 flush_interval_s: float = float("inf")):
+        super().__init__(Path(out_dir), run_id, flush_every=flush_every, flush_interval_s=flush_interval_s)
+        self.tag = tag
+        self._part = len(list(self.out_dir.glob(f"part-{run_id}-{tag}-*.parquet")))  # resume appends
+
+    def part_name(self) -> str:
+        return f"part-{self.run_id}-{self.tag}-{self._part:03d}.parquet"
+
+
 def part_files(corpus_dir: Path) -> list[Path]:
     corpus_dir = Path(corpus_dir)
     if not corpus_dir.is_dir():
@@ -230,3 +245,32 @@ def remove_partial_parts(corpus_dir: Path, run_id: str) -> int:
         tmp.unlink(missing_ok=True)
         removed += 1
     return removed
+
+
+def part_digests(corpus_dir: Path) -> dict[str, tuple[int, str]]:
+    """Per part of a corpus, its content without the run id: ``{tag: (rows, sha256)}``, the tag
+    being the part's name without its run id (``part-c000012-000.parquet``: the chunk it holds).
+    Parts are read one at a time, so memory stays one part's."""
+    import hashlib
+
+    out: dict[str, tuple[int, str]] = {}
+    for part in part_files(Path(corpus_dir)):
+        check_part(part)
+        table = pq.read_table(part)
+        tag = part.name
+        for run_id in set(table.column("run_id").to_pylist()):  # part-<run>-<tag>.parquet
+            tag = tag.replace(f"part-{run_id}-", "part-", 1)
+        body = json.dumps(table.drop_columns(["run_id"]).to_pylist(), sort_keys=True, default=str)
+        out[tag] = (table.num_rows, hashlib.sha256(body.encode()).hexdigest())
+    return out
+
+
+def corpus_digest(corpus_dir: Path) -> tuple[int, str]:
+    """(rows, digest) of a corpus's content without its run id: equal for two runs that judged the
+    same traces the same way, whatever their run ids and wherever their parts were written (a
+    process pool, Spark executors)."""
+    import hashlib
+
+    parts = part_digests(corpus_dir)
+    total = hashlib.sha256("\n".join(f"{t} {d}" for t, (_, d) in sorted(parts.items())).encode()).hexdigest()
+    return sum(n for n, _ in parts.values()), total

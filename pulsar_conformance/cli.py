@@ -37,8 +37,9 @@ import json
 import os
 import sys
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from conformance.targets.java_driver import JavaDriverError
 from conformance.verdict_exit import EXIT_CODES_TEXT, EXIT_FAIL, EXIT_HARNESS, EXIT_OK, EXIT_USAGE, exit_code
@@ -172,6 +173,7 @@ FUZZ_USAGE = """Differential fuzzing: generated traces on the model and on a tar
                           [--out DIR] [--workers W] [--broker-per-worker] [--resume RUN_ID]
                           [--client python|java|mixed] [--faults] [--broker-configs all|NAME,...]
                           [--features core|all] [--focus FEATURE,...] [--broker-version RELEASE]
+                          [--engine local|spark] [--spark-master URL]
 
 Exit codes: 0 no failure; 1 a FAIL or FLAKY failure was found; 2 bad input or no broker;
 4 a generated trace crashed the target or the checker (HARNESS-ERROR)."""
@@ -218,6 +220,13 @@ def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="feature(s) every generated trace has on, on top of the swarm's draws (e.g. dead_letter or "
                    "transactions,java_handles; conformance/strategies.py ALL_FEATURES lists them): a campaign aimed at "
                    "one area (docs/fuzzing.md)")
+    p.add_argument("--engine", choices=("local", "spark"), default="local",
+                   help="where the model's generated traces are generated, run and judged: local (default: this "
+                   "machine, --workers processes) or spark (one Spark task per chunk of 500 seeds, each executor "
+                   "writing its corpus part; --target model only; docs/performance.md)")
+    p.add_argument("--spark-master", default=None, metavar="URL",
+                   help="with --engine spark: local[N] (default local[2]) or a cluster such as spark://HOST:7077, "
+                   "whose workers run this same pulsar-conformance and see --out at the same path")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_fuzz)
     return p
@@ -227,18 +236,66 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     from conformance.fuzz import HARNESS_ERROR, fuzz
     from fixtures.endpoint import read_token
 
+    if args.spark_master and args.engine != "spark":
+        raise ValueError("--spark-master needs --engine spark")
+    if args.engine == "spark" and args.target != "model":
+        raise ValueError("--engine spark runs the model's generated traces on Spark executors: it needs --target model "
+                         "(judge a broker's recorded histories on Spark with 'pulsar-conformance rejudge --engine spark')")
     token = read_token(env_var=args.token_env, token_file=args.token_file) if "://" in args.target else None
-    summary = fuzz(args.target, admin_url=args.pulsar_admin_url, token=token, examples=args.examples, seed=args.seed, out_dir=Path(args.out),
-                   run_id=args.resume, workers=args.workers, broker_per_worker=args.broker_per_worker,
-                   generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
-                   reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults,
-                   client=args.client, broker_configs=args.broker_configs, features=args.features,
-                   broker_version=args.broker_version, focus=args.focus)
+    with _engine(args.engine, args.spark_master, Path(args.out), app="pulsar-conformance-fuzz") as engine:
+        summary = fuzz(args.target, admin_url=args.pulsar_admin_url, token=token, examples=args.examples, seed=args.seed, out_dir=Path(args.out),
+                       run_id=args.resume, workers=args.workers, broker_per_worker=args.broker_per_worker,
+                       generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
+                       reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults,
+                       client=args.client, broker_configs=args.broker_configs, features=args.features,
+                       broker_version=args.broker_version, focus=args.focus,
+                       map_chunks=engine.map_chunks if engine is not None else None)
     print(summary.text())
     print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
     if any(f.signature[0] == HARNESS_ERROR for f in summary.failures):
         return EXIT_HARNESS
     return EXIT_OK if not summary.failures and summary.ok else EXIT_FAIL
+
+
+@contextmanager
+def _engine(name: str, master: str | None, out: Path, *, app: str) -> Iterator[Any]:
+    """``None`` for the local engine; for ``spark`` a started ``SparkEngine`` (its JVM's log in
+    ``OUT/spark.log``), stopped on leaving."""
+    if name != "spark":
+        yield None
+        return
+    from spark_reports.distributed import ChunkFailed, CodeMismatch, SparkEngine
+
+    out.mkdir(parents=True, exist_ok=True)
+    _say(f"starting Spark ({master or 'local[2]'}); its log: {out / 'spark.log'}")
+    try:
+        engine = SparkEngine(master, app=app, log_path=out / "spark.log").__enter__()
+    except CodeMismatch as err:  # the cluster cannot judge as this driver would: a harness problem
+        raise commands.HarnessError(str(err)) from None
+    try:
+        _say(f"Spark {engine.spark.version} on {engine.spark.sparkContext.master}: {engine.parallelism} task slots")
+        yield engine
+    except ChunkFailed as err:  # an executor's exception: the suite failed, not a verdict
+        raise commands.HarnessError(f"{err} (its traceback: {out / 'spark.log'})") from None
+    finally:
+        engine.__exit__(None, None, None)
+
+
+def cmd_rejudge(args: argparse.Namespace) -> int:
+    """Judge every recorded history under --corpus again with this model (conformance/rejudge.py)."""
+    from conformance.rejudge import exit_status, rejudge
+
+    if args.spark_master and args.engine != "spark":
+        raise ValueError("--spark-master needs --engine spark")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, not {args.workers}")
+    out = Path(args.out)
+    with _engine(args.engine, args.spark_master, out, app="pulsar-conformance-rejudge") as engine:
+        summary = rejudge(Path(args.corpus), out, workers=args.workers, engine=args.engine,
+                          map_chunks=engine.map_chunks if engine is not None else None)
+    print(summary.text())
+    print(f"\nnew corpus {summary.corpus_dir}; report {out / 'rejudge.json'}")
+    return exit_status(summary)
 
 
 def fuzz_main(argv: list[str] | None = None) -> int:
@@ -402,6 +459,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check)
 
     add_fuzz_parser(sub)
+
+    p = sub.add_parser("rejudge", help="judge every recorded history under a folder again with this model and checker; "
+                       "list the verdicts that changed", **codes)
+    p.add_argument("--corpus", required=True, metavar="DIR",
+                   help="a folder of recorded histories (*.history.jsonl, at any depth: a run's OUT, a fuzz campaign's "
+                   "OUT, evidence/); the corpus parts under it give the verdicts to compare with")
+    p.add_argument("--out", default="out/rejudge", help="output folder: corpus/ (the new verdicts) and rejudge.json "
+                   "(default out/rejudge)")
+    p.add_argument("--engine", choices=("local", "spark"), default="local",
+                   help="local (default: --workers processes) or spark (one Spark task per 200 histories)")
+    p.add_argument("--spark-master", default=None, metavar="URL", help="with --engine spark: local[N] (default local[2]) "
+                   "or a cluster URL whose workers run this same pulsar-conformance and see both folders")
+    p.add_argument("--workers", type=int, default=1, help="worker processes of the local engine (default 1)")
+    p.set_defaults(func=cmd_rejudge)
 
     p = sub.add_parser("report", help="JUnit XML, HTML report and summary.json from an outcome corpus (Spark)", add_help=False)
     p.add_argument("report_args", nargs=argparse.REMAINDER, help="--outcomes DIR [--out DIR] [--spark-master URL]")

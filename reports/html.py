@@ -435,6 +435,22 @@ def _table(headers: Iterable[str], rows: Iterable[Iterable[Any]], *, cls: str = 
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def model_vs_broker_figures(diff_counts: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """The model-vs-broker diff in four figures (``spark_reports.transforms.diff_counts`` rows):
+    ``divergent``, broker rows that differ from the model's prediction and that the checker
+    FAILed (the broker did what the model does not allow); ``differs_allowed``, rows that differ
+    but the checker did not fail (nondeterminism the model allows: another consumer got it, a
+    later instant); ``no_prediction``, rows with no model row of the same run, trace and step;
+    ``same``, rows equal to the prediction."""
+    out = {"divergent": 0, "differs_allowed": 0, "no_prediction": 0, "same": 0}
+    for r in diff_counts:
+        if r["diff"] == "differs":
+            out["divergent" if r["verdict"] == "FAIL" else "differs_allowed"] += r["rows"]
+        elif r["diff"] in out:
+            out[r["diff"]] += r["rows"]
+    return out
+
+
 def divergence_section(data: Mapping[str, Any]) -> str:
     counts = sorted((r for r in data.get("diff_counts", []) if r["diff"] != "same"),
                     key=lambda r: (r["broker_version"] or "", r["client"] or "", r["diff"], r["verdict"]))
@@ -514,7 +530,7 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
     cov = matrix["coverage"]
     rows = sum(c["rows"] for c in data["combos"])
     runs = len({r["run_id"] for r in data.get("trend", [])})
-    divergent = sum(r["rows"] for r in data.get("diff_counts", []) if r["diff"] != "same")
+    diff = model_vs_broker_figures(data.get("diff_counts", []))
     manifest = data.get("manifest") or {}
     seed = (manifest.get("config") or {}).get("seed")
     brokers = [c for c in data["combos"] if c["target"] != MODEL]
@@ -525,7 +541,9 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
         ("rows", f"{rows:,}", False), ("runs", f"{runs:,}", False),
         ("rules exercised", f"{cov['exercised']} of {cov['of']}", False),
         ("failing rules", str(len(failing)), bool(failing)),
-        ("broker rows differing from the model", f"{divergent:,}", bool(divergent)),
+        ("broker rows the model does not allow", f"{diff['divergent']:,}", bool(diff["divergent"])),
+        ("broker rows differing as the model allows", f"{diff['differs_allowed']:,}", False),
+        ("broker rows without a model prediction", f"{diff['no_prediction']:,}", bool(diff["no_prediction"])),
         ("flaky traces", str(len(data.get("flaky", []))), bool(data.get("flaky"))),
     ]
     cards_html = "".join(f'<div class="card{" bad" if bad else ""}"><div class="n">{esc(n)}</div><div class="muted">{esc(label)}</div></div>'

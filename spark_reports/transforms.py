@@ -13,6 +13,11 @@ Which rows are which:
   (clients ``python``, ``java``, and ``mixed`` for cross-client traces).
   A broker row is paired with the model row of the same run, trace and step whose line and
   client kind match (``line_of`` / ``client_kind_of`` mirror ``reference_model.profiles``).
+  The ``profile`` column is not a pairing key: within a run a trace id names one trace, its
+  pinned profile included, while a broker row's profile also carries the ``broker_config`` the
+  broker reported (``conformance/targets/pulsar.py``), which the model's row of the same trace
+  never has and which differs between releases. Pairing on it left every broker row of a real
+  run without a prediction (issue 20).
 
 Choices:
 - Keys are compared with ``eqNullSafe`` (a null client or broker version is a value, not "unknown").
@@ -72,11 +77,12 @@ def line_of(version: Column) -> Column:
 
 
 def client_kind_of(client: Column) -> Column:
-    """``java`` for the Java client, ``mixed`` for cross-client traces (a producer in one client,
-    consumers in the other: the model records them as ``mixed`` too), ``cpp`` for everything else
-    (the Python client wraps C++)."""
+    """``java`` for the Java client, ``go`` for the Go client, ``mixed`` for cross-client traces
+    (handles of several clients: the model records them as ``mixed`` too), ``cpp`` for everything
+    else (the Python client wraps C++), as ``reference_model.profiles.profile_for`` names them."""
     c = F.lower(F.trim(client))
     return (F.when(c.startswith("java"), F.lit("java"))
+            .when(c.startswith("go"), F.lit("go"))
             .when(c == "mixed", F.lit("mixed"))
             .otherwise(F.lit("cpp")))
 
@@ -115,7 +121,7 @@ def model_vs_broker(corpus: DataFrame, *, exact: bool = False) -> DataFrame:
     """Every broker row beside the model's prediction for the same run, trace and step.
 
     Paired on ``(run_id, trace_id, step)`` plus the model line and client kind of the broker
-    row and the trace's profile, all null-safely (``eqNullSafe``). ``diff`` is ``same`` (outcome
+    row, null-safely (``eqNullSafe``); not on ``profile`` (see the module notes). ``diff`` is ``same`` (outcome
     status and observation equal, null-safely), ``differs``, or ``no_prediction`` (no model row
     for that key). One output row per broker row: duplicates are kept (a broker row recorded
     twice gives two output rows). Columns: the broker row's own, ``line``, ``client_kind``,
@@ -130,21 +136,20 @@ def model_vs_broker(corpus: DataFrame, *, exact: bool = False) -> DataFrame:
     """
     # run_id, trace_id and step are NOT NULL in schema v1; saying so lets Spark compare them
     # with plain equi-join keys (half the join's cost on 10 M rows). The nullable key columns
-    # (profile; broker_version and client through line/client kind) stay null-safe.
+    # (broker_version and client, through line and client kind) stay null-safe.
     keyed = corpus.filter(F.col("run_id").isNotNull() & F.col("trace_id").isNotNull() & F.col("step").isNotNull())
     b = broker_rows(keyed).withColumn("line", line_of(F.col("broker_version"))).withColumn(
         "client_kind", client_kind_of(F.col("client")))
     m = model_rows(keyed).select(
         F.col("run_id").alias("m_run_id"), F.col("trace_id").alias("m_trace_id"), F.col("step").alias("m_step"),
         line_of(F.col("broker_version")).alias("m_line"), client_kind_of(F.col("client")).alias("m_client_kind"),
-        F.col("profile").alias("m_profile"),
         F.col("outcome_status").alias("model_status"),
         (F.col("observation_key") if exact else fingerprint(F.col("observation_key"))).alias("_m_obs"),
         F.col("verdict").alias("model_verdict"), F.col("t_start_ms").alias("model_t_start_ms"),
         F.col("t_end_ms").alias("model_t_end_ms"), F.lit(True).alias("_has_model"),
     )
     pairs = (("run_id", "m_run_id"), ("trace_id", "m_trace_id"), ("step", "m_step"), ("line", "m_line"),
-             ("client_kind", "m_client_kind"), ("profile", "m_profile"))
+             ("client_kind", "m_client_kind"))
     cond = reduce(lambda acc, p: acc & b[p[0]].eqNullSafe(m[p[1]]), pairs, F.lit(True))
     joined = b.join(m, cond, "left")
     b_obs = F.col("observation_key") if exact else fingerprint(F.col("observation_key"))
@@ -159,11 +164,11 @@ def model_vs_broker(corpus: DataFrame, *, exact: bool = False) -> DataFrame:
 def with_model_observation(diff_rows: DataFrame, corpus: DataFrame) -> DataFrame:
     """``diff_rows`` (a few rows of ``model_vs_broker``) with ``model_observation`` added, looked
     up in ``corpus`` by the same null-safe key (the small side is broadcast)."""
-    keys = diff_rows.select("run_id", "trace_id", "step", "line", "client_kind", "profile").distinct()
+    names = ["run_id", "trace_id", "step", "line", "client_kind"]
+    keys = diff_rows.select(*names).distinct()
     m = model_rows(corpus).select(
-        "run_id", "trace_id", "step", "profile", line_of(F.col("broker_version")).alias("line"),
+        "run_id", "trace_id", "step", line_of(F.col("broker_version")).alias("line"),
         client_kind_of(F.col("client")).alias("client_kind"), F.col("observation").alias("model_observation"))
-    names = ["run_id", "trace_id", "step", "line", "client_kind", "profile"]
     k = keys.alias("k")
     cond = reduce(lambda acc, n: acc & F.col(f"k.{n}").eqNullSafe(m[n]), names, F.lit(True))
     found = m.join(F.broadcast(k), cond, "left_semi").alias("mo")
@@ -180,14 +185,14 @@ def unobserved_steps(corpus: DataFrame) -> DataFrame:
     """
     b = broker_rows(corpus)
     instances = b.select(
-        "run_id", "trace_id", "target", "broker_version", "client", "profile",
+        "run_id", "trace_id", "target", "broker_version", "client",
         line_of(F.col("broker_version")).alias("line"), client_kind_of(F.col("client")).alias("client_kind"),
     ).distinct()  # the set of trace instances, not rows
     m = model_rows(corpus).select(
-        "run_id", "trace_id", "step", "op", "profile", "outcome_status", "observation",
+        "run_id", "trace_id", "step", "op", "outcome_status", "observation",
         line_of(F.col("broker_version")).alias("line"), client_kind_of(F.col("client")).alias("client_kind"),
     )
-    expected = m.join(instances, ["run_id", "trace_id", "line", "client_kind", "profile"], "inner")
+    expected = m.join(instances, ["run_id", "trace_id", "line", "client_kind"], "inner")
     keys = ["run_id", "trace_id", "step", "target", "broker_version", "client"]
     seen = b.select(*keys)
     cond = reduce(lambda acc, k: acc & expected[k].eqNullSafe(seen[k]), keys, F.lit(True))
@@ -200,12 +205,14 @@ def unobserved_steps(corpus: DataFrame) -> DataFrame:
 def version_vs_version(corpus: DataFrame, base: str, other: str) -> DataFrame:
     """Broker version ``base`` against ``other`` over the traces both ran.
 
-    Per ``(trace_id, step, client, profile)`` and per version: how many runs, how many FAIL,
+    Per ``(trace_id, step, client)`` and per version: how many runs, how many FAIL,
     the distinct verdicts and the number of distinct observations. Only steps run on both
-    versions appear; ``changed`` is true where the verdict sets or observations differ.
+    versions appear; ``changed`` is true where the verdict sets or observations differ. Not
+    keyed on ``profile``: each release reports its own ``broker_config`` there (a 3.x broker
+    lacks keys 4.x has), so a key with it would pair no step across releases.
     """
     b = broker_rows(corpus).filter(F.col("broker_version").isin(base, other))
-    keys = ["trace_id", "step", "client", "profile"]
+    keys = ["trace_id", "step", "client"]
     agg = b.groupBy(*keys, "broker_version").agg(
         F.count(F.lit(1)).alias("rows"),
         F.sum((F.col("verdict") == FAIL).cast("long")).alias("fail_rows"),

@@ -6,7 +6,9 @@ Each generated trace (``conformance.strategies``) runs on the reference model an
 the checker judges both histories (the model's own history must pass: a FAIL there is a model or
 checker bug; the target's history is the conformance question). Every judged history is
 appended to the outcome corpus (``CorpusWriter``; ``--resume RUN_ID`` skips traces already
-recorded). A failure is identified by its *signature*, the (rule id, anomaly) of its first FAIL
+recorded), and a live target's history is kept whole under ``OUT/histories/`` so that a later
+model re-judges it (``pulsar-conformance rejudge --corpus OUT``). The model's fast path keeps no
+history files: its traces are its seeds, run again by any later version. A failure is identified by its *signature*, the (rule id, anomaly) of its first FAIL
 verdict; it is shrunk while keeping that signature, re-run ``--reruns`` times to tell FAIL from
 FLAKY (never retried away), saved to ``OUT/regressions/<id>.trace.jsonl`` (or the folder the
 caller names; never the source tree by default) with ``<id>.history.jsonl`` and
@@ -48,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from conformance.corpus import CorpusWriter, remove_partial_parts
+from conformance.corpus import ChunkWriter, remove_partial_parts
 from conformance.fuzz.judge import FAIL, FLAKY, INDET, check_history, error_report, has_signature, run_and_judge, signature, trace_status
 from conformance.fuzz.regressions import FailureRecord, finish_failure
 from conformance.interruption import (
@@ -75,7 +77,7 @@ from conformance.strategies import (
     random_trace_with_model_history,
     traces,
 )
-from conformance.trace import History, Trace, dumps
+from conformance.trace import History, Trace, dumps, save
 
 
 # --------------------------------------------------------------------------- Hypothesis search
@@ -247,19 +249,6 @@ class FuzzSummary:
         return "\n".join(lines)
 
 
-class _ChunkWriter(CorpusWriter):
-    """A corpus writer whose part names carry a chunk tag, so parallel workers never collide."""
-
-    def __init__(self, out_dir: Path, run_id: str, tag: str, *, flush_every: int = 1 << 30,
-                 flush_interval_s: float = float("inf")):
-        super().__init__(Path(out_dir), run_id, flush_every=flush_every, flush_interval_s=flush_interval_s)
-        self.tag = tag
-        self._part = len(list(self.out_dir.glob(f"part-{run_id}-{tag}-*.parquet")))  # resume appends
-
-    def part_name(self) -> str:
-        return f"part-{self.run_id}-{self.tag}-{self._part:03d}.parquet"
-
-
 # A fast chunk's part carries the chunk's tally and new failures in its footer, written with it
 # (atomically: tmp + rename), so a resumed run counts and shrinks what the earlier one found.
 CHUNK_KEY = b"pulsar_conformance_fuzz_chunk"
@@ -333,7 +322,7 @@ def _fast_chunk(job: dict[str, Any]) -> tuple[FuzzSummary, list[tuple[str, tuple
     summary = FuzzSummary(job["run_id"], "model", "fast")
     config: GenConfig = job["config"]
     new: dict[tuple[str, str], str] = {}
-    writer = _ChunkWriter(Path(job["corpus_dir"]), job["run_id"], f"c{job['chunk']:06d}")
+    writer = ChunkWriter(Path(job["corpus_dir"]), job["run_id"], f"c{job['chunk']:06d}")
     for i in range(job["start"], job["start"] + job["count"]):
         check()
         # The generator ran the model alongside: its history is the model target's (one pass, not two).
@@ -387,15 +376,24 @@ def _kept_on_interrupt(summary: FuzzSummary, t0: float,
         raise
 
 
+# How chunks run when not in this process's pool: ``map_chunks(func, jobs, on_wait=...)`` returns
+# ``[func(job) for job in jobs]`` computed elsewhere (``spark_reports.distributed.SparkEngine``:
+# one Spark task per chunk), calling ``on_wait()`` now and then while it waits.
+ChunkMapper = Callable[..., list]
+
+
 def fuzz_model_fast(*, examples: int, seed: int, out_dir: Path, run_id: str, workers: int = 1,
                     config: GenConfig = MODEL_CONFIG, regressions_dir: Path | None = None,
-                    chunk: int = 500, progress: bool = True, max_shrink_runs: int = 2000) -> FuzzSummary:
+                    chunk: int = 500, progress: bool = True, max_shrink_runs: int = 2000,
+                    map_chunks: ChunkMapper | None = None) -> FuzzSummary:
     """Mass run on the model with the seeded generator, ``workers`` processes, chunked.
 
     A chunk's part is written whole when the chunk ends; on resume (the same ``run_id``) a chunk
     with a part is counted from its footer and not run again, so an interrupted and resumed run
     has exactly the rows of an uninterrupted one. Failures go to ``regressions_dir``
-    (default ``OUT/regressions``)."""
+    (default ``OUT/regressions``). With ``map_chunks`` (``--engine spark``) the chunks run there
+    instead of in ``workers`` processes: the same chunk function, so the same parts; this process
+    only plans the chunks, sums their tallies and shrinks what they found."""
     from conformance.targets.model import ModelTarget
 
     t0 = time.monotonic()
@@ -426,9 +424,17 @@ def fuzz_model_fast(*, examples: int, seed: int, out_dir: Path, run_id: str, wor
 
     if bar:
         bar.start()
+    def finished_chunks() -> None:  # progress while a Spark job runs: its chunks' parts, as they land
+        done = sum(1 for _ in corpus_dir.glob(f"part-{run_id}-c*.parquet"))
+        if bar:
+            bar.update(task, completed=min(examples, done * chunk), info=f"{done} of {len(jobs)} chunks")
+
     with _kept_on_interrupt(summary, t0, recount):
         try:
-            if workers <= 1 or len(jobs) <= 1:
+            if map_chunks is not None:
+                for result in map_chunks(_fast_chunk, jobs, on_wait=finished_chunks):
+                    take(result)
+            elif workers <= 1 or len(jobs) <= 1:
                 for job in jobs:
                     take(_fast_chunk(job))
             else:
@@ -486,11 +492,25 @@ def fuzz_hypothesis(target: Any, *, examples: int, seed: int, out_dir: Path, run
     task = bar.add_task(f"fuzz {name}", total=examples, info="") if bar else None
 
     # Incremental: a live trace takes seconds, so every trace's rows reach disk within ~2 s.
-    writer = _ChunkWriter(corpus_dir, run_id, writer_tag, flush_every=50_000, flush_interval_s=2.0)
+    writer = ChunkWriter(corpus_dir, run_id, writer_tag, flush_every=50_000, flush_interval_s=2.0)
+
+    histories_dir = Path(out_dir) / "histories" / writer_tag
+
+    def keep_history(history: History) -> None:
+        # a live history is kept whole, so a later model can judge it again ('pulsar-conformance
+        # rejudge --corpus OUT'); Hypothesis may run a trace twice: each run keeps its own file
+        stem = history.header.trace_id
+        path = histories_dir / f"{stem}.history.jsonl"
+        n = 1
+        while path.exists():
+            n += 1
+            path = histories_dir / f"{stem}-{n}.history.jsonl"
+        save(history, path)
 
     def on_example(trace: Trace, history: History, report: Any) -> None:
         model_report = report
         if with_model and name != "model":
+            keep_history(history)
             model_history, model_report = run_and_judge(model, trace)
             writer.add(history, report.verdicts, (model_history, model_report.verdicts))
         else:
@@ -694,7 +714,8 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
          progress: bool = True, endpoint: Any = None, target: Any = None, admin_url: str | None = None,
          token: str | None = None, faults: bool = False, client: str | None = None,
          broker_configs: str | None = None, features: str | None = None,
-         broker_version: str | None = None, focus: str | None = None) -> FuzzSummary:
+         broker_version: str | None = None, focus: str | None = None,
+         map_chunks: ChunkMapper | None = None) -> FuzzSummary:
     """The whole command: pick a generator, obtain the broker(s), run, write ``summary.json``.
 
     Failures are saved under ``regressions_dir`` (default ``OUT/regressions``). Ctrl-C or SIGTERM
@@ -724,7 +745,10 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
 
     ``broker_version``: the release the embedded or docker broker runs (an external cluster must run
     it); the model follows the release each history's header reports (issue 16: 2,000 traces per
-    release of the version matrix)."""
+    release of the version matrix).
+
+    ``map_chunks``: where the fast generator's chunks run instead of ``workers`` processes
+    (``--engine spark``: ``spark_reports.distributed.SparkEngine.map_chunks``); model target only."""
     from fixtures.endpoint import parse_target
 
     run_id = run_id or uuid.uuid4().hex[:12]
@@ -755,9 +779,14 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                 if spec.kind not in ("embedded", "docker") or workers > 1 or endpoint is not None or target is not None:
                     raise ValueError("--broker-configs starts one broker per config: it needs --target embedded or docker "
                                      "and one worker")
+            if map_chunks is not None and (spec.kind != "model" or generator != "fast"):
+                raise ValueError("--engine spark runs the model's fast generator on Spark executors: it needs --target "
+                                 "model and the fast generator (a broker's traces run on its broker; judge their "
+                                 "histories on Spark with 'pulsar-conformance rejudge --engine spark')")
             if spec.kind == "model" and generator == "fast":
                 summary = fuzz_model_fast(examples=examples, seed=seed, out_dir=out_dir, run_id=run_id, workers=workers,
-                                          regressions_dir=regressions_dir, progress=progress, config=model_config)
+                                          regressions_dir=regressions_dir, progress=progress, config=model_config,
+                                          map_chunks=map_chunks)
             elif spec.kind == "model":
                 from conformance.targets.model import ModelTarget
 

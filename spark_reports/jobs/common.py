@@ -26,12 +26,15 @@ def session(master: str | None = None, *, app: str = "pulsar-conformance-report"
 
     The only place a session is made (jobs and tests alike). In local mode the driver binds to
     127.0.0.1 and advertises it: the suite's network traffic stays on loopback, whatever the
-    machine's hostname resolves to. A cluster master URL is used as given.
+    machine's hostname resolves to; so does a standalone master on loopback (``spark://127.0.0.1:PORT``).
+    Any other cluster master URL is used as given.
     """
     master = master or DEFAULT_MASTER
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    local = master.startswith("local")
+    # a master on this machine's loopback (the cluster test's) gets a driver on loopback too: the
+    # executors connect back to the driver, and on loopback that address is 127.0.0.1
+    local = master.startswith("local") or master.startswith(("spark://127.0.0.1:", "spark://localhost:"))
     if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # read by the JVM launcher
     builder = (

@@ -267,8 +267,11 @@ def _applies(applies: Any, rule: Any, broker_version: str | None, client: str | 
 
 def summary_json(data: dict[str, Any], matrix: dict[str, Any]) -> dict[str, Any]:
     """``summary.json``: the main job's shape (``target``, ``broker_version``, ``client``, ``rules``)
-    for the brokers taken together, extended with one entry per target x version x client, and the
-    model's entries under ``reference``."""
+    for the brokers taken together, extended with one entry per target x version x client, the
+    model's entries under ``reference``, and the model-vs-broker diff's figures
+    (``reports.html.model_vs_broker_figures``)."""
+    from reports.html import model_vs_broker_figures
+
     def entry(combo: dict[str, Any]) -> dict[str, Any]:
         key = combo_key(combo["target"], combo["broker_version"], combo["client"])
         rules = matrix["matrix"][key]
@@ -316,6 +319,7 @@ def summary_json(data: dict[str, Any], matrix: dict[str, Any]) -> dict[str, Any]
         "by_client": dict(sorted(by_client.items())),
         "reference": reference,
         "flaky_traces": len(data["flaky"]),
+        "model_vs_broker": model_vs_broker_figures(data.get("diff_counts", [])),
         "corpus": data["corpus"],
         "rows": sum(c["rows"] for c in data["combos"]),
     }

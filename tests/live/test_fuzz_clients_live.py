@@ -50,6 +50,14 @@ def test_fuzz_runs_generated_traces_on_the_java_and_mixed_clients(pulsar_broker,
         assert clients <= {"python", "java", "mixed"} and clients & {"java", "mixed"}, clients
     # the campaigns of 2026-11-26 (docs/fuzzing.md) found no FAIL on either client: one now is a finding
     assert code == 0 and not summary["failed"], json.dumps(summary, indent=1)
+    # every live history is kept whole, and a later model re-judges it against the recorded verdicts (issue 20)
+    from conformance.rejudge import rejudge
+
+    kept = sorted((tmp_path / "histories").rglob("*.history.jsonl"))
+    assert len(kept) == summary["examples"], (len(kept), summary["examples"])
+    again = rejudge(tmp_path, tmp_path / "rejudged")
+    assert again.histories == len(kept) and not again.errors
+    assert again.unchanged == len(kept) and not again.changed and again.not_recorded == 0
 
 
 def test_fuzz_draws_a_broker_config_and_the_corpus_records_it(tmp_path):

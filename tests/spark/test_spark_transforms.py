@@ -78,7 +78,7 @@ def test_model_vs_broker_pairs_null_safely_and_keeps_duplicates(frame, exact):
         broker(step=1, observation=msg("m1")),                       # same
         broker(step=2, observation=msg("m2", 1), verdict="FAIL"),    # differs
         broker(step=3, observation=None),                            # null == null: same
-        broker(step=4, observation=None, profile=None),              # null profile pairs with null profile
+        broker(step=4, observation=None, profile=None),              # null == null: same
         broker(step=5, observation=msg("m3")),                       # no model row
         broker(step=1, observation=msg("m1"), client="java"),        # java: no java model row
         broker(step=1, observation=msg("m1")),                       # a duplicate of the first broker row: kept
@@ -101,6 +101,34 @@ def test_model_vs_broker_pairs_by_run_and_line(frame):
     ]
     got = {(r.run_id, r.broker_version): r.diff for r in T.model_vs_broker(frame(rows)).collect()}
     assert got == {("r1", "4.0.8"): "same", ("r2", "4.0.8"): "differs", ("r1", "4.1.2"): "differs"}
+
+
+def test_model_vs_broker_pairs_whatever_config_the_broker_reported(frame):
+    """A live history's profile carries the broker's own ``broker_config`` (conformance/targets/pulsar.py);
+    the model's row of the same trace has the trace's profile only. They pair all the same (issue 20:
+    keyed on profile, every broker row of a real run had no prediction), and a Go row pairs with the
+    Go model row, not the C++ one."""
+    config = json.dumps({"broker_config": {"subscriptionKeySharedUseConsistentHashing": "true"}}, sort_keys=True)
+    rows = [
+        row(step=1, observation=msg("m1")), row(step=2, observation=msg("m2")),
+        row(step=1, client="go", observation=msg("g1")),
+        broker(step=1, observation=msg("m1"), profile=config),
+        broker(step=2, observation=msg("m9"), profile=config, verdict="FAIL"),
+        broker(step=1, client="go", client_version="go 0.19.0", observation=msg("g1"), profile=config),
+    ]
+    got = {(r.client, r.step): r.diff for r in T.model_vs_broker(frame(rows)).collect()}
+    assert got == {("python", 1): "same", ("python", 2): "differs", ("go", 1): "same"}
+    (r,) = T.with_model_observation(T.model_vs_broker(frame(rows)).filter("diff = 'differs'"), frame(rows)).collect()
+    assert r.model_observation == msg("m2")
+
+
+def test_version_vs_version_pairs_releases_that_report_different_configs(frame):
+    rows = [
+        broker(broker_version="3.3.6", step=1, observation=msg("m1"), profile='{"broker_config": {"a": "1"}}'),
+        broker(broker_version="4.0.8", step=1, observation=msg("m1"), profile='{"broker_config": {"a": "1", "b": "2"}}'),
+    ]
+    (r,) = T.version_vs_version(frame(rows), "3.3.6", "4.0.8").collect()
+    assert (r.step, r.changed) == (1, False)
 
 
 def test_with_model_observation_fetches_the_prediction(frame):
