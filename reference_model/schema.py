@@ -74,6 +74,7 @@ skip the check and do not make a topic "in use" since PIP-236 (PR #17449).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -401,12 +402,28 @@ def parse_avro(definition: str | dict | list):
     if isinstance(definition, (bytes, bytearray)):
         definition = definition.decode("utf-8")
     if isinstance(definition, str):
-        try:
-            definition = json.loads(definition)
-        except json.JSONDecodeError as e:
-            where = f"line {e.lineno} column {e.colno}"
-            raise SchemaDefinitionError(f"invalid Avro schema: not JSON ({e.msg} at {where})") from None
+        parsed, problem = _parse_avro_text(definition)
+        if problem is not None:
+            raise SchemaDefinitionError(problem) from None
+        return parsed
     return _Parser().parse(definition, None, "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_avro_text(text: str):
+    """(frozen schema, None) or (None, the SchemaDefinitionError's message) for an Avro definition's text.
+
+    Cached: a run parses the same few definitions at every producer, consumer and send (the parse result is a
+    frozen value, so sharing it is safe)."""
+    try:
+        definition = json.loads(text)
+    except json.JSONDecodeError as e:
+        where = f"line {e.lineno} column {e.colno}"
+        return None, f"invalid Avro schema: not JSON ({e.msg} at {where})"
+    try:
+        return _Parser().parse(definition, None, ""), None
+    except SchemaDefinitionError as err:
+        return None, str(err)
 
 
 def _named_types(t, out: dict | None = None) -> dict:

@@ -77,6 +77,8 @@ def schema_key(full: str) -> str:
 
 # Refusals the broker makes after its schema check (``tryAddSchema`` / ``addSchemaIfIdleOrCheckCompatible`` run
 # before ``addProducer`` / ``subscribe``); every other refusal (the client's own checks, a bad topic name) comes first.
+_UNDECIDED = object()  # schema_admission_rule's "decide it yourself" (None is a decision: the op meets no schema)
+
 AFTER_SCHEMA_CHECK = ("ProducerBusy", "ProducerFenced", "ConsumerBusy", "ConsumerAssignError")
 
 
@@ -150,13 +152,15 @@ class SchemaOps:
                                                   self._topic_use(topic), policies.schema_auto_update)
         return key, history, outcome
 
-    def schema_admission_rule(self, op: str, args: Mapping[str, Any]) -> str | None:
+    def schema_admission_rule(self, op: str, args: Mapping[str, Any], decision: Any = _UNDECIDED) -> str | None:
         """The rule that lets this producer or consumer in, when the op meets a schema (it brings one, or the topic
-        has one); None when it meets none or the registry refuses it. Nothing changes."""
-        try:
-            decision = self.schema_admission(op, args)
-        except NotModelledError:
-            return None
+        has one); None when it meets none or the registry refuses it. Nothing changes. ``decision``: the op's
+        ``schema_admission``, when the caller already has it (a step need not decide twice)."""
+        if decision is _UNDECIDED:
+            try:
+                decision = self.schema_admission(op, args)
+            except NotModelledError:
+                return None
         if decision is None or isinstance(decision[2], sc.Refused):
             return None
         key, _, accepted = decision
@@ -190,8 +194,8 @@ class SchemaOps:
     def _admitted(self, op: str, core_step, args, at, observed):
         """The registry decides first; a refusal is the op's outcome unless the core refuses earlier (the client's
         checks, a bad topic name); an accepted schema is committed once the core step succeeded."""
-        rule = self.schema_admission_rule(op, args)
-        decision = self.schema_admission(op, args)
+        decision = self.schema_admission(op, args)  # (a NotModelledError stops the step here)
+        rule = self.schema_admission_rule(op, args, decision)
         if op == "subscribe" and decision is not None and isinstance(decision[2], sc.Refused) \
                 and decision[2].rule == "PLS-SCHEMA-022":
             if decision[1].live() or not self.args_profile(args).consumer_invalid_schema_ignored:
