@@ -247,19 +247,24 @@ def remove_partial_parts(corpus_dir: Path, run_id: str) -> int:
     return removed
 
 
-def part_digests(corpus_dir: Path) -> dict[str, tuple[int, str]]:
+def part_digests(corpus_dir: Path, *, only: Iterable[str] | None = None) -> dict[str, tuple[int, str]]:
     """Per part of a corpus, its content without the run id: ``{tag: (rows, sha256)}``, the tag
-    being the part's name without its run id (``part-c000012-000.parquet``: the chunk it holds).
-    Parts are read one at a time, so memory stays one part's."""
+    being the part's name without its run id (``part-c000012-000.parquet``: the chunk it holds);
+    ``only``: just the parts with these tags. Parts are read one at a time, so memory stays one part's."""
     import hashlib
 
+    wanted = None if only is None else set(only)
     out: dict[str, tuple[int, str]] = {}
     for part in part_files(Path(corpus_dir)):
+        if wanted is not None and not any(part.name.endswith(tag[len("part"):]) for tag in wanted):
+            continue
         check_part(part)
         table = pq.read_table(part)
         tag = part.name
         for run_id in set(table.column("run_id").to_pylist()):  # part-<run>-<tag>.parquet
             tag = tag.replace(f"part-{run_id}-", "part-", 1)
+        if wanted is not None and tag not in wanted:
+            continue
         body = json.dumps(table.drop_columns(["run_id"]).to_pylist(), sort_keys=True, default=str)
         out[tag] = (table.num_rows, hashlib.sha256(body.encode()).hexdigest())
     return out

@@ -238,6 +238,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
     if args.spark_master and args.engine != "spark":
         raise ValueError("--spark-master needs --engine spark")
+    if args.engine == "spark" and args.workers != 1:
+        raise ValueError("--workers counts the local engine's processes; with --engine spark the tasks run in the "
+                         "Spark master's task slots (local[N] or the cluster's cores): drop --workers")
     if args.engine == "spark" and args.target != "model":
         raise ValueError("--engine spark runs the model's generated traces on Spark executors: it needs --target model "
                          "(judge a broker's recorded histories on Spark with 'pulsar-conformance rejudge --engine spark')")
@@ -289,6 +292,9 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
         raise ValueError("--spark-master needs --engine spark")
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, not {args.workers}")
+    if args.engine == "spark" and args.workers != 1:
+        raise ValueError("--workers counts the local engine's processes; with --engine spark the tasks run in the "
+                         "Spark master's task slots (local[N] or the cluster's cores): drop --workers")
     out = Path(args.out)
     with _engine(args.engine, args.spark_master, out, app="pulsar-conformance-rejudge") as engine:
         summary = rejudge(Path(args.corpus), out, workers=args.workers, engine=args.engine,

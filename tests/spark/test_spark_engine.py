@@ -90,6 +90,8 @@ def test_a_chunk_that_raises_fails_the_command_with_its_error(engine, tmp_path):
     (["fuzz", "--target", "embedded", "--engine", "spark"], "--engine spark runs the model's generated traces"),
     (["fuzz", "--spark-master", "local[2]"], "--spark-master needs --engine spark"),
     (["rejudge", "--corpus", ".", "--spark-master", "local[2]"], "--spark-master needs --engine spark"),
+    (["fuzz", "--engine", "spark", "--workers", "2"], "with --engine spark the tasks run in the Spark master's"),
+    (["rejudge", "--corpus", ".", "--engine", "spark", "--workers", "2"], "drop --workers"),
 ])
 def test_options_that_do_not_go_together_are_refused(args, message):
     done = subprocess.run([sys.executable, "-m", "pulsar_conformance", *args], cwd=ROOT, capture_output=True, text=True,
