@@ -79,13 +79,16 @@ class SparkEngine:
     def __enter__(self) -> "SparkEngine":
         from contextlib import nullcontext
 
+        from pyspark import SparkContext
+
         from spark_reports.jobs.common import session, spark_jvms, spark_log_to
 
         self._spare = spark_jvms()
-        redirect = spark_log_to(self.log_path) if self.log_path is not None else nullcontext(True)
-        with redirect as fresh:
+        # a session already running (a test's, a notebook's) is borrowed, never stopped on leaving
+        self._owned = SparkContext._active_spark_context is None
+        redirect = spark_log_to(self.log_path) if self.log_path is not None else nullcontext()
+        with redirect:
             self.spark = session(self.master, app=self.app, shuffle_partitions=2, driver_memory="1g")
-        self._owned = bool(fresh)
         try:
             self._check_executors()
         except BaseException:
