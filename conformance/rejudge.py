@@ -41,12 +41,15 @@ SHOWN = 15  # lines per kind (changed, failing, excused, errors) the summary pri
 
 def history_files(folder: Path, *, exclude: Path | None = None) -> list[Path]:
     """Every ``*.history.jsonl`` under ``folder``, sorted (files under ``exclude`` left out)."""
-    folder = Path(folder)
-    found = sorted(p for p in folder.rglob(HISTORY_GLOB) if p.is_file())
-    if exclude is not None:
-        ex = Path(exclude).resolve()
-        found = [p for p in found if ex not in p.resolve().parents]
-    return found
+    return _outside(sorted(p for p in Path(folder).rglob(HISTORY_GLOB) if p.is_file()), exclude)
+
+
+def _outside(paths: list[Path], exclude: Path | None) -> list[Path]:
+    """``paths`` without those under ``exclude`` (rejudge's own --out inside --corpus)."""
+    if exclude is None:
+        return paths
+    ex = Path(exclude).resolve()
+    return [p for p in paths if ex not in p.resolve().parents]
 
 
 InstanceKey = tuple[str, str, str, str]  # trace id, target, broker version, client
@@ -64,10 +67,7 @@ def recorded_verdicts(folder: Path, *, exclude: Path | None = None) -> dict[Inst
 
     from conformance.corpus import CorpusError, check_part
 
-    parts = sorted(Path(folder).rglob("part-*.parquet"))
-    if exclude is not None:
-        ex = Path(exclude).resolve()
-        parts = [p for p in parts if ex not in p.resolve().parents]
+    parts = _outside(sorted(Path(folder).rglob("part-*.parquet")), exclude)
     out: dict[InstanceKey, dict[str, Any]] = {}
     columns = ["trace_id", "target", "broker_version", "client", "verdict", "failed_rule_ids"]
     for part in parts:

@@ -236,11 +236,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     from conformance.fuzz import HARNESS_ERROR, fuzz
     from fixtures.endpoint import read_token
 
-    if args.spark_master and args.engine != "spark":
-        raise ValueError("--spark-master needs --engine spark")
-    if args.engine == "spark" and args.workers != 1:
-        raise ValueError("--workers counts the local engine's processes; with --engine spark the tasks run in the "
-                         "Spark master's task slots (local[N] or the cluster's cores): drop --workers")
+    _check_engine_options(args)
     if args.engine == "spark" and args.target != "model":
         raise ValueError("--engine spark runs the model's generated traces on Spark executors: it needs --target model "
                          "(judge a broker's recorded histories on Spark with 'pulsar-conformance rejudge --engine spark')")
@@ -258,6 +254,15 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if any(f.signature[0] == HARNESS_ERROR for f in summary.failures):
         return EXIT_HARNESS
     return EXIT_OK if not summary.failures and summary.ok else EXIT_FAIL
+
+
+def _check_engine_options(args: argparse.Namespace) -> None:
+    """``--engine``, ``--spark-master`` and ``--workers`` of fuzz and rejudge: refuse what does not go together."""
+    if args.spark_master and args.engine != "spark":
+        raise ValueError("--spark-master needs --engine spark")
+    if args.engine == "spark" and args.workers != 1:
+        raise ValueError("--workers counts the local engine's processes; with --engine spark the tasks run in the "
+                         "Spark master's task slots (local[N] or the cluster's cores): drop --workers")
 
 
 @contextmanager
@@ -288,13 +293,9 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     """Judge every recorded history under --corpus again with this model (conformance/rejudge.py)."""
     from conformance.rejudge import exit_status, rejudge
 
-    if args.spark_master and args.engine != "spark":
-        raise ValueError("--spark-master needs --engine spark")
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, not {args.workers}")
-    if args.engine == "spark" and args.workers != 1:
-        raise ValueError("--workers counts the local engine's processes; with --engine spark the tasks run in the "
-                         "Spark master's task slots (local[N] or the cluster's cores): drop --workers")
+    _check_engine_options(args)
     out = Path(args.out)
     with _engine(args.engine, args.spark_master, out, app="pulsar-conformance-rejudge") as engine:
         summary = rejudge(Path(args.corpus), out, workers=args.workers, engine=args.engine,

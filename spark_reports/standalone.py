@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -21,17 +20,13 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from fixtures.embedded import free_port
+
 
 def spark_home() -> Path:
     import pyspark
 
     return Path(pyspark.__file__).resolve().parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class ClusterStartError(RuntimeError):

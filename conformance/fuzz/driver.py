@@ -424,15 +424,15 @@ def fuzz_model_fast(*, examples: int, seed: int, out_dir: Path, run_id: str, wor
 
     if bar:
         bar.start()
+
     def finished_chunks() -> None:  # progress while a Spark job runs: its chunks' parts, as they land
         done = sum(1 for _ in corpus_dir.glob(f"part-{run_id}-c*.parquet"))
-        if bar:
-            bar.update(task, completed=min(examples, done * chunk), info=f"{done} of {len(jobs)} chunks")
+        bar.update(task, completed=min(examples, done * chunk), info=f"{done} of {len(jobs)} chunks")
 
     with _kept_on_interrupt(summary, t0, recount):
         try:
             if map_chunks is not None:
-                for result in map_chunks(_fast_chunk, jobs, on_wait=finished_chunks):
+                for result in map_chunks(_fast_chunk, jobs, on_wait=finished_chunks if bar else None):
                     take(result)
             elif workers <= 1 or len(jobs) <= 1:
                 for job in jobs:
