@@ -135,6 +135,7 @@ def load_case(path: str | Path) -> Case:
     rules = data["rules"]
     if not isinstance(rules, list) or not rules or not all(isinstance(r, str) for r in rules):
         raise _fail("rules must be a non-empty list of rule ids", path)
+    _check_rule_ids(rules, path)
     ops: list[Op] = []
     if not isinstance(data["ops"], list) or not data["ops"]:
         raise _fail("ops must be a non-empty list", path)
@@ -187,6 +188,28 @@ def load_case(path: str | Path) -> Case:
         brokers=brokers,
         java_clients=java_clients,
     )
+
+
+def _check_rule_ids(rules: list[str], path: Path) -> None:
+    """Every id a case names is a registered rule that a detector judges: a typo would otherwise be
+    reported as a verdict of a rule nobody checked."""
+    from conformance.detector_registry import DETECTORS
+    from reference_model.rules import RULES
+
+    status = {r.id: r.status for r in RULES}
+    unknown = [r for r in rules if r not in status]
+    if unknown:
+        import difflib
+
+        near = difflib.get_close_matches(unknown[0], list(status), n=3)
+        raise _fail(f"rules names {', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} not in the rule registry "
+                    f"(reference_model/rules.py{'; close: ' + ', '.join(near) if near else ''})", path,
+                    "fix the id, or list the registered ones with 'pulsar-conformance rules'")
+    unjudged = [r for r in rules if r not in DETECTORS]
+    if unjudged:
+        raise _fail(f"rules names {', '.join(unjudged)}, which no detector judges (status "
+                    f"{', '.join(sorted({status[r] for r in unjudged}))})", path,
+                    "name an active rule the case exercises")
 
 
 def _version_spec(data: Mapping[str, Any], key: str, path: Path) -> str:

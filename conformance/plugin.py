@@ -2,7 +2,13 @@
 
 Options take the same names as the command line: ``--target model|embedded|docker|URL``
 (default ``embedded``), ``--pulsar-url``, ``--pulsar-admin-url``, ``--token-env``,
-``--token-file``, ``--broker-version``, ``--config-override KEY=VALUE``.
+``--token-file``, ``--broker-version``, ``--config-override KEY=VALUE``, ``--client`` (repeatable:
+python, java, go, mixed; default python, java, mixed). They are checked when pytest starts, before
+any test or broker: a token file that does not exist, a release that is not one, a client that is not
+one, or a broker option given with ``--target model`` is a usage error (exit 4).
+
+The conformance cases themselves are the test module ``pulsar_conformance.suite``:
+``pytest --pyargs pulsar_conformance.suite --target embedded --junitxml=junit.xml``.
 
 Fixtures:
 - ``pulsar_broker`` (session): a ``BrokerEndpoint``; the embedded broker is started once per
@@ -18,7 +24,10 @@ with the failed step and the broker log. Only when ``--target model`` was chosen
 live tests skip.
 
 ``@pytest.mark.rule("PLS-ACK-001", ...)`` records the rule ids as ``rule`` properties in the
-JUnit XML.
+JUnit XML, with the other per-test properties (client, broker_version, verdicts), when the file is
+written in the ``xunit1`` family (``-o junit_family=xunit1``). The default family, xunit2, is what
+Jenkins' junit-10.xsd describes and it allows no properties on a test case: there the rule ids,
+client and release are in the test id, and the broker's facts are suite properties.
 """
 
 from __future__ import annotations
@@ -41,27 +50,111 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--token-file", default=None, help="file holding an auth token")
     g.addoption("--broker-version", default=None, help="Pulsar version or line for embedded/docker (default 4.0.8)")
     g.addoption("--config-override", action="append", default=[], metavar="KEY=VALUE", help="broker config for embedded/docker; repeatable")
+    g.addoption("--client", action="append", default=[], dest="pulsar_clients", metavar="CLIENT",
+                help="a client that drives the broker in the conformance suite: python, java, go, mixed; repeatable or "
+                     "comma-separated (default python, java, mixed)")
+
+
+SUITE_CLIENTS = ("python", "java", "go", "mixed")
+DEFAULT_SUITE_CLIENTS = ("python", "java", "mixed")
+
+
+def chosen_clients(config: pytest.Config) -> tuple[str, ...]:
+    """The ``--client`` values in order, without repeats (default python, java, mixed)."""
+    given = [c.strip() for item in config.getoption("pulsar_clients") or () for c in item.split(",") if c.strip()]
+    return tuple(dict.fromkeys(given or DEFAULT_SUITE_CLIENTS))
+
+
+def requested_release(config: pytest.Config) -> str:
+    """The broker release a test id names: ``--broker-version``, else the embedded default; ``external``
+    for a cluster given by URL (its reported version is a property of each test)."""
+    from fixtures.broker_builds import DEFAULT_VERSION
+
+    spec = _target_spec(config)
+    if spec.kind == "external":
+        return "external"
+    return config.getoption("--broker-version") or DEFAULT_VERSION
+
+
+def _target_spec(config: pytest.Config) -> TargetSpec:
+    url = config.getoption("--pulsar-url")
+    name = config.getoption("--target")
+    if url and name and url != name:
+        raise pytest.UsageError("give either --target or --pulsar-url, not both")
+    return parse_target(url or name, admin_url=config.getoption("--pulsar-admin-url"))
+
+
+def _check_options(config: pytest.Config) -> None:
+    """Refuse, before any test runs, what cannot work: the same checks as the command line's."""
+    from fixtures.endpoint import TargetSpecError
+
+    try:
+        spec = _target_spec(config)
+    except (TargetSpecError, ValueError) as err:
+        raise pytest.UsageError(str(err)) from None
+    bad = [c for c in chosen_clients(config) if c not in SUITE_CLIENTS]
+    if bad:
+        raise pytest.UsageError(f"--client {', '.join(bad)}: not a client; choose from {', '.join(SUITE_CLIENTS)}")
+    version = config.getoption("--broker-version")
+    token_file = config.getoption("--token-file")
+    if spec.kind == "model":
+        given = [opt for opt, value in (("--broker-version", version), ("--token-file", token_file),
+                                        ("--token-env", config.getoption("--token-env")),
+                                        ("--config-override", config.getoption("--config-override"))) if value]
+        if given:
+            raise pytest.UsageError(f"{' and '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to --target model (the model starts no broker); "
+                                    "drop them or choose a broker target")
+    if version is not None:
+        from fixtures.broker_builds import resolve_build
+        from fixtures.errors import BrokerStartError
+
+        if spec.kind == "external":
+            raise pytest.UsageError("--broker-version does not apply to a cluster given by URL: it runs the release it runs")
+        try:
+            resolve_build(version)
+        except BrokerStartError as err:
+            raise pytest.UsageError(f"--broker-version: {err.problem}") from None
+    if token_file is not None:
+        from pathlib import Path
+
+        if not Path(token_file).is_file():
+            raise pytest.UsageError(f"--token-file {token_file}: no such file")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(*ids): rule ids the test exercises (written to JUnit XML)")
     config.addinivalue_line("markers", "live: needs a live broker")
+    _check_options(config)
+
+
+def _properties_per_test(config: pytest.Config) -> bool:
+    """xunit2 (pytest's default, and Jenkins' junit-10.xsd) allows no <properties> on a test case."""
+    return config.getini("junit_family") in ("xunit1", "legacy")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _properties_per_test(config):
+        return
     for item in items:
         for mark in item.iter_markers("rule"):
             for rule_id in mark.args:
                 item.user_properties.append(("rule", rule_id))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    report = yield
+    # the properties tests add at run time (client, broker_version, verdicts) would make an xunit2
+    # file invalid: the JUnit writer reads them from the teardown report, so they leave that one
+    # (they stay on the item, in the test id and in the suite properties)
+    if call.when == "teardown" and not _properties_per_test(item.config):
+        report.user_properties = []
+    return report
+
+
 @pytest.fixture(scope="session")
 def pulsar_target_spec(pytestconfig: pytest.Config) -> TargetSpec:
-    url = pytestconfig.getoption("--pulsar-url")
-    name = pytestconfig.getoption("--target")
-    if url and name and url != name:
-        raise pytest.UsageError("give either --target or --pulsar-url, not both")
-    return parse_target(url or name, admin_url=pytestconfig.getoption("--pulsar-admin-url"))
+    return _target_spec(pytestconfig)
 
 
 @pytest.fixture(scope="session")

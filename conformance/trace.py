@@ -27,6 +27,9 @@ TRACE_SCHEMA_VERSION = 1
 # version, so the trace schema stays 1: a history without it (every one written before) loads
 # as before, and the checker then uses its defaults.
 TIMING_SCHEMA_VERSIONS = (1,)
+# The header's ``op_count``: how many op lines follow. Optional in schema 1 (files written before it
+# load as they are); every file this version writes has it, so one cut at a line boundary is refused.
+OP_COUNT = "op_count"
 
 OK = "ok"
 REJECTED = "rejected"
@@ -910,6 +913,7 @@ def parse(text: str, *, source: str = "<string>") -> Trace | History:
         first = next(n for p, n in parsed if p[1] is None)
         raise TraceFormatError("some ops have outcomes and this one does not: a history needs an outcome on every op; "
                                "the history is damaged, regenerate it", source=source, line=first)
+    _check_op_count(lines[0][1], len(parsed), source=source, line=lines[0][0])
     ops = tuple(p[0] for p, _ in parsed)
     try:
         check_handles(ops, source=source, lines={p[0].step: n for p, n in parsed})
@@ -920,6 +924,21 @@ def parse(text: str, *, source: str = "<string>") -> Trace | History:
         events = tuple(Event(op, outcome, t0, t1) for (op, outcome, t0, t1), _ in parsed)  # type: ignore[arg-type]
         return History(header, events)
     return Trace(header, ops)
+
+
+def _check_op_count(header: Mapping[str, Any], found: int, *, source: str, line: int) -> None:
+    """The header's ``op_count`` (written since it was added; older files have none and are read as
+    they are) must be the number of op lines that follow it."""
+    if OP_COUNT not in header:
+        return
+    declared = header[OP_COUNT]
+    if not _is_int(declared) or declared < 0:
+        raise TraceFormatError(f"header {OP_COUNT} must be a whole number >= 0, got {declared!r}; fix or delete it",
+                               source=source, line=line)
+    if declared != found:
+        cut = "cut short" if found < declared else "longer than written"
+        raise TraceFormatError(f"truncated or damaged: the header says {declared} ops and the file has {found} ({cut}); "
+                               "regenerate the file, or copy it again whole", source=source, line=line)
 
 
 def load(path: str | Path) -> Trace | History:
@@ -942,8 +961,11 @@ def load(path: str | Path) -> Trace | History:
 
 
 def dumps(item: Trace | History) -> str:
-    """The JSON-lines text of a trace or history."""
-    lines = [json.dumps(item.header.to_json(), sort_keys=False)]
+    """The JSON-lines text of a trace or history. The header line carries ``op_count``, so a file cut
+    short at a line boundary (a copy or a write that did not finish) is refused, not judged as if its
+    last steps never happened."""
+    count = len(item.events) if isinstance(item, History) else len(item.ops)
+    lines = [json.dumps({**item.header.to_json(), OP_COUNT: count}, sort_keys=False)]
     if isinstance(item, History):
         lines += [json.dumps(event_to_json(e)) for e in item.events]
     else:

@@ -12,6 +12,8 @@
   matrix        the case suite on several broker releases, one report: rule x release x client
   broker        start / status / stop an embedded broker that outlives the command; versions
                 (what can be had here); compare VERSION (assembled lib/ vs the tarball's)
+  rejudge       judge every recorded history under a folder again with this model and checker
+  cache         list what the user cache holds (brokers, driver builds, run folders); prune it
 
 Exit codes (one function decides them for run, replay and check:
 ``conformance.verdict_exit.exit_code``):
@@ -35,8 +37,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import traceback
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -100,7 +104,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pulsar_conformance.run_job import RunOptions, run
 
     options = RunOptions(
-        target=target_spec_from(args), clients=tuple(parse_clients(args.client)), out=Path(args.out),
+        target=target_spec_from(args), clients=tuple(parse_clients(",".join(args.client or ["python,java,mixed"]))), out=Path(args.out),
         cases=Path(args.cases) if args.cases else None, only=tuple(args.only), fuzz_examples=args.fuzz_examples,
         fuzz_seed=args.fuzz_seed, no_report=args.no_report, token_env=args.token_env, token_file=args.token_file,
         broker_version=args.broker_version, config_override=tuple(args.config_override),
@@ -241,19 +245,36 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         raise ValueError("--engine spark runs the model's generated traces on Spark executors: it needs --target model "
                          "(judge a broker's recorded histories on Spark with 'pulsar-conformance rejudge --engine spark')")
     token = read_token(env_var=args.token_env, token_file=args.token_file) if "://" in args.target else None
-    with _engine(args.engine, args.spark_master, Path(args.out), app="pulsar-conformance-fuzz") as engine:
-        summary = fuzz(args.target, admin_url=args.pulsar_admin_url, token=token, examples=args.examples, seed=args.seed, out_dir=Path(args.out),
-                       run_id=args.resume, workers=args.workers, broker_per_worker=args.broker_per_worker,
-                       generator=args.generator, regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
-                       reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults,
-                       client=args.client, broker_configs=args.broker_configs, features=args.features,
-                       broker_version=args.broker_version, focus=args.focus,
-                       map_chunks=engine.map_chunks if engine is not None else None)
+    run_id = args.resume or uuid.uuid4().hex[:12]  # chosen here, so an interrupted run can say how to resume it
+    try:
+        with _engine(args.engine, args.spark_master, Path(args.out), app="pulsar-conformance-fuzz") as engine:
+            summary = _fuzz_run(args, fuzz, token, run_id, engine)
+    except KeyboardInterrupt as err:
+        if getattr(err, "resume_announced", False):
+            return 130
+        # stopped before the fuzz proper (a broker or Spark starting): nothing judged yet, same resume
+        again = [a for i, a in enumerate(args.argv) if a != "--resume" and (i == 0 or args.argv[i - 1] != "--resume")
+                 and not a.startswith("--resume=")]
+        _say(f"interrupted: fuzz run {run_id}; the traces judged so far are in {Path(args.out) / 'corpus'}; "
+             f"continue with: {shlex.join(['pulsar-conformance', *again, '--resume', run_id])}")
+        return 130
     print(summary.text())
     print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
     if any(f.signature[0] == HARNESS_ERROR for f in summary.failures):
         return EXIT_HARNESS
     return EXIT_OK if not summary.failures and summary.ok else EXIT_FAIL
+
+
+def _fuzz_run(args: argparse.Namespace, fuzz: Any, token: str | None, run_id: str, engine: Any) -> Any:
+    """``fuzz`` with the command's options (one call, so the interruption handling stays apart)."""
+    return fuzz(args.target, admin_url=args.pulsar_admin_url, token=token, examples=args.examples, seed=args.seed,
+                out_dir=Path(args.out), run_id=run_id, workers=args.workers, broker_per_worker=args.broker_per_worker,
+                generator=args.generator,
+                regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
+                reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults,
+                client=args.client, broker_configs=args.broker_configs, features=args.features,
+                broker_version=args.broker_version, focus=args.focus,
+                map_chunks=engine.map_chunks if engine is not None else None)
 
 
 def _check_engine_options(args: argparse.Namespace) -> None:
@@ -418,9 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="out/run", help="output folder (default out/run)")
     p.add_argument("--cases", default=None, help="folder of case files (default: the built-in cases)")
     p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
-    p.add_argument("--client", default="python,java,mixed", help="clients driving the broker, comma-separated among python, java "
-                   "(the Java driver, built with Maven on first use), go (the Go driver, built with Go on first use; only the "
-                   "cases that list go) and mixed (cross-client cases); default python,java,mixed")
+    p.add_argument("--client", action="append", default=None, help="clients driving the broker, comma-separated or repeated, among "
+                   "python, java (the Java driver, built with Maven on first use), go (the Go driver, built with Go on first use; "
+                   "only the cases that list go) and mixed (cross-client cases); default python,java,mixed")
     p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")
     p.add_argument("--fuzz-examples", type=int, default=10, help="generated traces per live target (x20 on the model); 0 skips fuzzing (default 10)")
     p.add_argument("--fuzz-seed", type=int, default=0)
@@ -512,6 +533,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default="default", help="a name, to run several brokers side by side")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_broker)
+
+    # cache list / prune (pulsar_conformance/cache_command.py: its options and its run(args))
+    from pulsar_conformance import cache_command
+
+    cache_command.add_parser(sub)
     return parser
 
 
@@ -526,6 +552,8 @@ def preflight(args: argparse.Namespace) -> list[str]:
     read (the token), which no message may show."""
     commands.check_config_overrides(getattr(args, "config_override", None) or ())
     commands.check_cases_folder(getattr(args, "cases", None))
+    if args.command in ("run", "fuzz", "matrix", "rejudge"):
+        commands.check_out_folder(getattr(args, "out", None))
     if not hasattr(args, "token_file"):
         return []
     target = getattr(args, "pulsar_url", None) or args.target or DEFAULT_TARGET.get(args.command, "embedded")
@@ -533,6 +561,9 @@ def preflight(args: argparse.Namespace) -> list[str]:
         spec = parse_target(target, admin_url=args.pulsar_admin_url)
     except TargetSpecError:
         return []  # the command refuses the target itself, with its own message
+    if args.command in ("run", "replay", "diff-clients", "fuzz"):
+        commands.check_target_options(spec, broker_version=getattr(args, "broker_version", None), token_env=args.token_env,
+                                      token_file=args.token_file, config_override=getattr(args, "config_override", None))
     token = commands.check_token(spec, token_env=args.token_env, token_file=args.token_file)
     return [token] if token else []
 
@@ -552,6 +583,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return report_main(argv[1:])
     args = build_parser().parse_args(argv)
+    args.argv = argv  # the command as given: an interrupted fuzz prints it back with --resume RUN_ID
     secrets: list[str] = []
     try:
         secrets = preflight(args)

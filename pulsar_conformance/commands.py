@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fixtures.endpoint import TargetSpec
-from fixtures.errors import BrokerError, TargetSpecError
+from fixtures.errors import BrokerError, BrokerStartError, TargetSpecError
 from pulsar_conformance.targets import live_target, open_endpoint, open_target, say as _say
 
 
@@ -208,6 +208,50 @@ def check_token(spec: TargetSpec, *, token_env: str | None, token_file: str | No
         where = f"--token-file {token_file}" if token_file else f"--token-env {token_env}"
         raise BadInputError(where, str(err).splitlines()[0], "put the cluster's auth token in it (one line), or leave the "
                             "option out for a cluster without authentication") from None
+
+
+def check_target_options(spec: TargetSpec, *, broker_version: str | None, token_env: str | None, token_file: str | None,
+                         config_override: Any) -> None:
+    """Refuse, before anything runs, an option that cannot apply to the target: broker options with
+    ``--target model`` (no broker starts), ``--broker-version`` / ``--config-override`` with a cluster
+    given by URL (it runs what it runs), and a release that is not one for embedded/docker."""
+    if spec.kind == "model":
+        given = [flag for flag, value in (("--broker-version", broker_version), ("--token-file", token_file),
+                                         ("--token-env", token_env), ("--config-override", config_override)) if value]
+        if given:
+            raise BadInputError(" ".join(given), f"{'does' if len(given) == 1 else 'do'} not apply to --target model "
+                                "(the model starts no broker)", "drop it, or choose a broker target (embedded, docker, "
+                                "pulsar://HOST:PORT)")
+        return
+    if spec.kind == "external":
+        given = [flag for flag, value in (("--broker-version", broker_version), ("--config-override", config_override))
+                 if value]
+        if given:
+            raise BadInputError(" ".join(given), f"{'does' if len(given) == 1 else 'do'} not apply to a cluster given by "
+                                "URL (it runs the release and config it runs)", "drop it, or use --target embedded")
+        return
+    if broker_version is not None:
+        from fixtures.broker_builds import resolve_build
+
+        try:
+            resolve_build(broker_version)
+        except BrokerStartError as err:
+            raise BadInputError(f"--broker-version {broker_version}", err.problem.split("; ")[0],
+                                "'pulsar-conformance broker versions' lists what can be had") from None
+
+
+def check_out_folder(out: str | None) -> None:
+    """``--out`` must be a folder (or not exist yet): naming a file is refused, never written over."""
+    if out is None:
+        return
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise BadInputError(f"--out {out}", "is a file, not a folder", "give a folder (created if missing)")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise BadInputError(f"--out {out}", f"{parent} is a file, not a folder", "give a folder path")
+            break
 
 
 def diff_clients(trace_or_case: str, spec: TargetSpec, options: Any) -> Any:

@@ -43,8 +43,10 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +57,7 @@ from pulsar_conformance.broker_health import BrokerDeath, BrokerDied, BrokerMoni
 from pulsar_conformance.targets import applies_for, describe_target, live_target, model_target, open_endpoint, say as _say
 from conformance.runner import one_line_cause, write_json
 from conformance.timing import CalibrationError, TimingBands, calibrate
-from conformance.verdict_exit import EXIT_HARNESS, EXIT_USAGE, exit_code
+from conformance.verdict_exit import EXIT_FAIL, EXIT_HARNESS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exit_code
 from conformance.verdicts import NOT_EXERCISED
 
 FUZZ_MODEL_FACTOR = 20  # the model is cheap: it runs 20 generated traces for every live one
@@ -141,15 +143,36 @@ def select_cases(options: RunOptions) -> list[Any]:
 
 def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
     """Run the main job; return its exit code (``conformance.verdict_exit``; 130/143 when
-    interrupted by Ctrl-C/SIGTERM)."""
-    from conformance.corpus import CorpusWriter
-
+    interrupted by Ctrl-C/SIGTERM). A fresh run first moves the previous run's results aside
+    (``retire_previous_results``); every exit, errors included, leaves a summary.json with the
+    overall verdict, the exit code and the errors (``stamp_summary``)."""
     all_cases = select_cases(options)
     if not all_cases:
         say("no cases selected: nothing to run")
         return EXIT_USAGE
     out = Path(options.out)
+    if not options.resume:
+        retired = retire_previous_results(out)
+        if retired is not None:
+            say(f"the previous results in {out} were moved to {retired}: this run's results replace them")
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        code, errors = _run(options, all_cases, out, say)
+    except BaseException as err:
+        from fixtures.errors import BrokerError, TargetSpecError
+
+        code = (130 if isinstance(err, KeyboardInterrupt) else
+                EXIT_USAGE if isinstance(err, (BrokerError, TargetSpecError, ValueError)) else EXIT_HARNESS)
+        stamp_summary(out, exit_code_=code, errors=[one_line_cause(err)])
+        raise
+    stamp_summary(out, exit_code_=code, errors=errors)
+    return code
+
+
+def _run(options: RunOptions, all_cases: list[Any], out: Path, say: Callable[[str], None]) -> tuple[int, list[str]]:
+    """The run proper: its exit code and its errors (one line each) for summary.json."""
+    from conformance.corpus import CorpusWriter
+
     corpus_dir = out / "corpus"
     previous = Journal.load(out) if options.resume else None
     if options.resume and previous is None:
@@ -196,7 +219,7 @@ def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
                 interrupted = fired[0] if fired else int(signal.SIGINT)
     except CalibrationError as err:
         say(f"timing calibration failed: {err}")
-        return EXIT_HARNESS
+        return EXIT_HARNESS, [f"timing calibration failed: {one_line_cause(err)}"]
     finally:
         writer.close()
     tally.harness_errors += len(deaths)
@@ -211,9 +234,80 @@ def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
         say(f"{reason}: the broker, the Java driver and the trace namespaces are stopped; {judged} case results are kept "
             f"in {out}/journal-*.jsonl (summary.json lists the {sum(len(lab.not_run) for lab in labels)} cases not run)")
         say(f"continue with: {resume_command(options)}")
-        return 128 + interrupted
+        return 128 + interrupted, [f"{reason} (run {run_id}); continue with: {resume_command(options)}"]
     runs = _finish_labels(labels, tally)
-    return _report(runs, labels, deaths, options, out=out, corpus_dir=corpus_dir, tally=tally, say=say)
+    code = _report(runs, labels, deaths, options, out=out, corpus_dir=corpus_dir, tally=tally, say=say)
+    return code, _error_lines(runs, deaths)
+
+
+def _error_lines(runs: list[_Run], deaths: list[BrokerDeath]) -> list[str]:
+    """The run's harness errors for summary.json: each ERRORed case (label, case, cause) and each broker death."""
+    from conformance.runner import ERROR
+
+    lines = [f"{run.label} {r.case.id}: {' '.join(str(r.message or r.failure_text()).split())[:300]}"
+             for run in runs for r in run.results if r.status == ERROR]
+    return lines + [f"broker death: {' '.join(str(d.to_json()).split())[:300]}" for d in deaths]
+
+
+BROKER_LOGS = "broker-logs"  # under --out: each embedded broker's log, copied before its run folder is removed
+# what a run writes under --out (and nothing else there is touched): moved aside together when a
+# new run starts, so a run that fails cannot leave the previous run's results looking like its own
+RUN_OUTPUTS = ("summary.json", "summary-*.json", "junit.xml", "client-matrix.json", "client-matrix.md", "corpus", "fuzz",
+               "histories", "journal-*.jsonl", "report", "broker.json", BROKER_LOGS, HARNESS_LOG)
+
+
+@contextlib.contextmanager
+def _broker_log_kept(endpoint: Any, out: Path, restarts: int) -> Iterator[None]:
+    """Copy the broker's log into ``out/broker-logs/`` when the run is done with it: a cleanly
+    stopped embedded broker's run folder, log included, is removed from the cache."""
+    try:
+        yield
+    finally:
+        log = Path(endpoint.log_path) if getattr(endpoint, "log_path", None) else None
+        if log is not None and log.is_file():
+            (out / BROKER_LOGS).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(log, out / BROKER_LOGS / f"broker-{restarts}.log")
+
+
+def retire_previous_results(out: Path) -> Path | None:
+    """Move the previous run's results out of ``out`` into the sibling folder ``<out>.previous``
+    (replacing an older one there), and return it; ``None`` when ``out`` holds none. Only the
+    names a run writes (``RUN_OUTPUTS``) move: ``--out .`` never moves a user's other files."""
+    if not out.is_dir():
+        return None
+    found = sorted({p for pattern in RUN_OUTPUTS for p in out.glob(pattern)})
+    if not found:
+        return None
+    aside = out.resolve().with_name(out.resolve().name + ".previous")
+    if aside.exists():
+        shutil.rmtree(aside)
+    aside.mkdir(parents=True)
+    for path in found:
+        path.rename(aside / path.name)
+    return aside
+
+
+def stamp_summary(out: Path, *, exit_code_: int, errors: list[str]) -> None:
+    """Write the run's overall answer into ``out/summary.json``: ``overall`` (PASS, FAIL,
+    INCONCLUSIVE, ERROR or INTERRUPTED, from the exit code), ``exit_code`` and ``errors`` (harness
+    and broker errors, one line each). A run that stopped before any verdict still gets a
+    summary.json saying so, so a CI job never reads a missing or stale one as this run's."""
+    path = out / "summary.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except ValueError:
+        doc = {}
+    doc["overall"] = overall_verdict(exit_code_)
+    doc["exit_code"] = exit_code_
+    doc["errors"] = [*doc.get("errors", []), *errors] if isinstance(doc.get("errors"), list) else list(errors)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(path, doc)
+
+
+def overall_verdict(code: int) -> str:
+    """The word for an exit code (conformance/verdict_exit.py)."""
+    return {EXIT_OK: "PASS", EXIT_FAIL: "FAIL", EXIT_INCONCLUSIVE: "INCONCLUSIVE", 130: "INTERRUPTED",
+            143: "INTERRUPTED"}.get(code, "ERROR")
 
 
 def _model_label(client: str) -> str:
@@ -243,9 +337,12 @@ def _live(options: RunOptions, live_labels: list["_Label"], *, out: Path, writer
     while any(lab.pending(options) for lab in live_labels):
         opened = False
         try:
-            with open_endpoint(spec, options, progress=say, faults=faults) as endpoint:  # one broker for every client
+            with open_endpoint(spec, options, progress=say, faults=faults) as endpoint, \
+                    _broker_log_kept(endpoint, out, restarts):  # one broker for every client
                 opened = True
-                write_json(out / "broker.json", {**endpoint.describe(), "restarts": restarts})
+                write_json(out / "broker.json", {**endpoint.describe(), "restarts": restarts,
+                                                 **({"log_copy": str(out / BROKER_LOGS / f"broker-{restarts}.log")}
+                                                    if endpoint.log_path else {})})
                 monitor = BrokerMonitor(endpoint)
                 for lab in live_labels:
                     if not lab.pending(options):
@@ -407,6 +504,7 @@ def _run_label_cases(target: Any, lab: _Label, *, out: Path, writer: Any, journa
     say(f"== {len(cases)} cases on {lab.label} ({info.get('broker_version') or 'reference model'}, client {lab.client})"
         + (f"; {before} judged before" if before else ""))
     total = len(lab.cases)
+    started, done_here = time.monotonic(), 0
     for case in cases:
         i = lab.cases.index(case) + 1
         result = run_case(case, target, client=lab.client, history_dir=out / "histories" / lab.label,
@@ -425,7 +523,9 @@ def _run_label_cases(target: Any, lab: _Label, *, out: Path, writer: Any, journa
             lab.results[case.id] = result
         devs, excused = _excusal(lab, result)
         mark = f"  (known deviation {', '.join(d.id for d in devs)})" if excused else ""
-        say(f"  [{i:>3}/{total}] {result.status:<14} {case.id}  ({result.duration_s:.1f} s){mark}")
+        done_here += 1
+        eta = time_left(time.monotonic() - started, done_here, len(cases) - done_here)
+        say(f"  [{i:>3}/{total}] {result.status:<14} {case.id}  ({result.duration_s:.1f} s){mark}{eta}")
         if result.status in (FAIL, ERROR) and not excused:
             for line in result.failure_text().splitlines():
                 say(f"        {line}")
@@ -442,6 +542,17 @@ def _run_cases(target: Any, label: str, client: str, cases: list[Any], *, out: P
     lab.start(target, bands, journal)
     _run_label_cases(target, lab, out=out, writer=writer, journal=journal, say=say)
     return _finish_labels([lab], tally)[0]
+
+
+def time_left(elapsed_s: float, done: int, left: int) -> str:
+    """``"  ~4 min left"`` from the pace so far; empty while nothing is left or the pace says under a
+    minute (a line per case is the progress; an estimate is worth printing only for long stretches)."""
+    if done <= 0 or left <= 0:
+        return ""
+    seconds = elapsed_s / done * left
+    if seconds < 60:
+        return ""
+    return f"  ~{seconds / 60:.0f} min left" if seconds < 5400 else f"  ~{seconds / 3600:.1f} h left"
 
 
 def _lost(result: Any, death: BrokerDeath) -> Any:
@@ -767,6 +878,8 @@ def _report(runs: list[_Run], labels: list[_Label], deaths: list[BrokerDeath], o
         restarted = sum(1 for d in deaths if d.action == "restarted")
         say(f"the verdicts are incomplete (exit {EXIT_HARNESS}): {len(deaths)} broker death(s), {restarted} restart(s), "
             f"{not_run} cases not run (summary.json: broker_deaths, not_run)")
+    from reports.headline import conformance_sentence  # the one-line answer, from the summary.json written above
+    say(conformance_sentence(json.loads((out / "summary.json").read_text(encoding="utf-8"))))
     verdicts, excused = run_rule_verdicts(runs)
     return exit_code(verdicts, harness_errors=tally.harness_errors, failed_cases=tally.failed_cases, excused=excused)
 

@@ -3,7 +3,11 @@
 Everything is inline: CSS, a few lines of JS (a "failing rules only" filter), and every figure
 as SVG drawn here (no plotting library). Sections:
 
-1. the headline figures, with rule coverage ("Rules exercised: N of M");
+0. the one-line answer (``reports.headline``): from the run's ``summary.json`` when the report has
+   it (``summary=``; ``write_html`` also finds the one ``pulsar-conformance run`` writes beside its
+   corpus), else from the corpus's rule matrix (which cannot count errored cases);
+1. the headline figures, with rule coverage ("Rules exercised: N of M"), cases errored, and runs
+   counted as invocations (a run's case run id), fuzz budgets apart;
 2. the rule x target/version/client matrix with distinct marks: PASS, FAIL, NOT_APPLICABLE
    (the rule does not speak about that client/version: ``reference_model.rules`` ``applies_to``),
    NOT_EXERCISED (nothing judged it), and INDETERMINATE where that occurs; with more than one
@@ -13,9 +17,12 @@ as SVG drawn here (no plotting library). Sections:
 3. one section per failing rule: the rule, where it fails, the minimal witness (shortest failing
    trace) drawn as a sequence diagram with lifelines for the trace's producers, consumers and
    readers and the broker, the checker's explanation, and the witness as a listing;
-4. timing: redeliveries judged by timing rules, the broker's instant minus the model's, against
-   the band the checker's live tolerances allow around the model's earliest instant;
-5. trends: the share of failing trace instances per run (runs in run-id order);
+4. timing: every timing rule judged on a broker (``TIMING_RULES``: nack redelivery, negative-ack
+   backoff, ack timeout, redelivery on request, delayed delivery) with its judged and failed steps,
+   and, where the corpus pairs a redelivery with the model's, the broker's instant minus the
+   model's against the band the checker's live tolerances allow;
+5. trends: the share of failing trace instances per run (invocations in run-id order; fuzz
+   budgets, which have their own run ids, are not runs);
 6. divergences: model vs broker diff counts, version-vs-version changes, flaky traces.
 
 Choices: colour is never the only carrier of a verdict (each mark has its own glyph and text);
@@ -26,11 +33,14 @@ from __future__ import annotations
 
 
 import math
+import re
 import zlib
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from conformance.corpus import CORPUS_SCHEMA_VERSION
 from reports.client_matrix import CLIENT_ORDER, to_html as client_matrix_html
+from reports.headline import Headline, corpus_headline, summary_headline
 from reports.marks import MARKS, esc
 from reports.xunit2 import MODEL, model_events, ms, observation_text, witness_events, witness_listing
 
@@ -71,6 +81,13 @@ pre { background: #f6f8fa; border: 1px solid #e1e4e8; padding: 8px; overflow-x: 
 .explanation { border-left: 4px solid var(--fail); background: var(--fail-bg); padding: 8px 12px; margin: 8px 0; }
 .quote { color: #555; font-style: italic; }
 .muted { color: #666; font-size: 12px; }
+#headline { border-left: 6px solid var(--pass); background: var(--pass-bg); }
+#headline.bad { border-left-color: var(--fail); background: var(--fail-bg); }
+#headline.unsure { border-left-color: var(--indet); background: var(--indet-bg); }
+#headline-sentence { font-size: 17px; font-weight: 600; margin: 0 0 4px; }
+.kd-note { border-left: 4px solid var(--indet); background: var(--indet-bg); padding: 8px 12px; margin: 8px 0; }
+.rule-section.kd { border-left-color: var(--indet); }
+td.cell.kd { outline: 3px solid var(--indet); outline-offset: -3px; }
 .rule-section { border-left: 5px solid var(--fail); }
 svg text { font-family: system-ui, sans-serif; }
 .controls { margin: 4px 0 8px; }
@@ -113,9 +130,19 @@ def _key(target: Any, version: Any, client: Any) -> str:
     return f"{target}|{version}|{client}"
 
 
+# The model's rows name the client *profile* they were judged under (``reference_model.profiles``):
+# ``cpp`` for the Python client, which wraps the C++ one. The report names the client that ran.
+MODEL_CLIENT_NAMES = {"cpp": "python"}
+
+
+def model_client(client: Any) -> str:
+    """The client a model column stands for: ``python`` for the ``cpp`` profile, else as recorded."""
+    return MODEL_CLIENT_NAMES.get(str(client or ""), str(client or ""))
+
+
 def _combo_label(c: Mapping[str, Any]) -> str:
     if c["target"] == MODEL:
-        return f"model {c['broker_version']} / {c['client']}"
+        return f"model {c['broker_version']} ({model_client(c['client'])} client)"
     return f"{c['target']} {c['broker_version']} / {c['client']}"
 
 
@@ -139,7 +166,11 @@ def ordered_combos(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return sorted(data["combos"], key=lambda c: groups.index(_client_group(c)))  # stable: keeps the rest
 
 
-def matrix_section(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> str:
+def matrix_section(data: Mapping[str, Any], matrix: Mapping[str, Any],
+                   excused: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """The rule x combo matrix; a FAIL cell that a known deviation explains (``excused``: combo key ->
+    rule id -> deviation ids) keeps its FAIL mark, outlined, with the deviation ids in its tooltip."""
+    excused = excused or {}
     clients = broker_clients(data)
     split = len(clients) > 1
     combos = ordered_combos(data) if split else data["combos"]
@@ -174,10 +205,14 @@ def matrix_section(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> str:
             if counts:
                 tip += f" ({counts['rows']} judged steps, {counts['fail']} failed)"
             inner = esc(glyph)
+            kd = list(excused.get(key, {}).get(rule["id"]) or ()) if v == "FAIL" else []
+            if kd:
+                tip += f"; known deviation {', '.join(kd)}"
             if v == "FAIL" and rule["id"] in failing:
                 inner = f'<a href="#rule-{esc(rule["id"])}">{inner}</a>'
-            cells.append(f'<td class="cell {cls}" data-rule="{esc(rule["id"])}" data-combo="{esc(key)}" data-verdict="{v}" '
-                         f'title="{esc(tip)}">{inner}</td>')
+            kd_attr = f' data-known-deviation="{esc(",".join(kd))}"' if kd else ""
+            cells.append(f'<td class="cell {cls}{" kd" if kd else ""}" data-rule="{esc(rule["id"])}" data-combo="{esc(key)}" '
+                         f'data-verdict="{v}"{kd_attr} title="{esc(tip)}">{inner}</td>')
         cls = "" if rule["id"] in failing else ' class="no-fail"'
         rows.append(f'<tr{cls}><td class="rule">{esc(rule["id"])}</td><td class="title">{esc(rule["title"])}</td>{"".join(cells)}</tr>')
     return f"""
@@ -185,7 +220,8 @@ def matrix_section(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> str:
 <div class="legend" id="legend">{legend}</div>
 <div class="controls"><label><input type="checkbox" id="only-failing"> show failing rules only</label>
 <span class="muted"> Model columns (blue) are the reference: the model's own histories judged by the checker.
-Each rule's cell is its own verdict at each step (corpus schema v2: failed_rule_ids, indeterminate_rule_ids).</span></div>
+Each rule's cell is its own verdict at each step (corpus schema v{CORPUS_SCHEMA_VERSION}: failed_rule_ids, indeterminate_rule_ids).
+A FAIL outlined in amber is a known deviation (conformance/deviations.yaml).</span></div>
 <div style="overflow-x:auto"><table class="matrix" id="rule-matrix"><thead>{group_head}<tr><th>rule</th><th>title</th>{head}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div></section>"""
 
@@ -256,7 +292,14 @@ def sequence_diagram(events: list[Mapping[str, Any]], trace: Any = None, *, titl
     return "".join(parts)
 
 
-def rule_sections(data: Mapping[str, Any], matrix: Mapping[str, Any], traces: Mapping[str, Any]) -> str:
+def rule_sections(data: Mapping[str, Any], matrix: Mapping[str, Any], traces: Mapping[str, Any],
+                  deviations: Mapping[str, list[Mapping[str, Any]]] | None = None, known_only: Iterable[str] = ()) -> str:
+    """One section per rule that FAILs on a broker: its docs quote and source, where it fails, a link
+    to and the drawing of its minimal witness. ``deviations`` (rule id -> the known deviations that
+    explain its FAILs: ``id``, ``reason``, ``evidence``, ``where``) adds a note naming each;
+    a rule in ``known_only`` fails only by them and is headed as a known deviation, not a failure."""
+    deviations = deviations or {}
+    known_only = set(known_only)
     rules = {r["id"]: r for r in matrix["rules"]}
     out = []
     by_rule: dict[str, list[Mapping[str, Any]]] = {}
@@ -276,15 +319,28 @@ def rule_sections(data: Mapping[str, Any], matrix: Mapping[str, Any], traces: Ma
             trace = traces.get(w["trace_id"])
             title = f"minimal witness of {rule_id}: {w['trace_id']} on {w['broker_version']} / {w['client']}"
             body = f"""
-<h3>Minimal witness: <code>{esc(w['trace_id'])}</code> on {esc(w['target'])} {esc(w['broker_version'])} / {esc(w['client'])}
+<h3 id="witness-{esc(rule_id)}">Minimal witness: <code>{esc(w['trace_id'])}</code> on {esc(w['target'])} {esc(w['broker_version'])} / {esc(w['client'])}
  <span class="muted">(run {esc(w['run_id'])}, {w['length']} steps; fails at step {w['step']}, {esc(w['op'])})</span></h3>
 <div class="explanation"><b>{esc(', '.join(w.get('anomalies') or []) or 'FAIL')}</b>: {esc(w.get('explanation') or '')}</div>
 <div class="diagram" style="overflow-x:auto">{sequence_diagram(events, trace, title=title)}</div>
 <pre>{esc(witness_listing(events, trace, model_events(data, w)))}</pre>"""
+        notes = deviations.get(rule_id) or []
+        kd_html = "".join(
+            f'<div class="kd-note" data-known-deviation="{esc(d["id"])}"><b>Known deviation {esc(d["id"])}</b>'
+            f'{" on " + esc(d["where"]) if d.get("where") else ""}: {esc(" ".join(str(d.get("reason") or "").split()))}'
+            f'{" <span class=muted>(evidence " + esc(d["evidence"]) + ")</span>" if d.get("evidence") else ""}</div>'
+            for d in notes)
+        known = rule_id in known_only
+        heading = (f"known deviation ({esc(', '.join(dict.fromkeys(d['id'] for d in notes)))}), not counted as a failure"
+                   if known else "FAIL")
+        links = (f'<a href="#witness-{esc(rule_id)}">minimal trace</a> &middot; ' if w is not None else "") + \
+            (f'<a href="#quote-{esc(rule_id)}">docs quote</a> &middot; ' if r.get("quote") else "") + f"source {esc(r['source'])}"
         out.append(f"""
-<section class="rule-section" id="rule-{esc(rule_id)}" data-rule="{esc(rule_id)}"><h2>{esc(rule_id)}: {esc(r['title'])}</h2>
-<div class="muted">status {esc(r['status'])}; source {esc(r['source'])}</div>
-{f'<p class="quote">&ldquo;{esc(r["quote"])}&rdquo;</p>' if r.get('quote') else ''}
+<section class="rule-section{' kd' if known else ''}" id="rule-{esc(rule_id)}" data-rule="{esc(rule_id)}" data-known-only="{str(known).lower()}">
+<h2>{esc(rule_id)}: {esc(r['title'])} <span class="muted">&middot; {heading}</span></h2>
+<div class="muted">status {esc(r['status'])} &middot; {links}</div>
+{kd_html}
+{f'<p class="quote" id="quote-{esc(rule_id)}">&ldquo;{esc(r["quote"])}&rdquo;</p>' if r.get('quote') else ''}
 <table><thead><tr><th>target</th><th>version</th><th>client</th><th>failing trace instances</th><th>minimal witness</th></tr></thead>
 <tbody>{where}</tbody></table>{body}</section>""")
     if not out:
@@ -356,7 +412,47 @@ def timing_plot(rule_id: str, points: list[Mapping[str, Any]], band: tuple[float
     return "".join(parts)
 
 
-def timing_section(data: Mapping[str, Any]) -> str:
+# The rules that state *when* a message may arrive (conformance/timing.py's list; the checker's
+# _REDELIVERY_RULES and _DELAY_RULES), by what they time. PLS-FAILOVER-003's activation delay and
+# PLS-BACKLOG-001's ack grouping use the bands too but time nothing themselves.
+TIMING_RULES: dict[str, str] = {
+    "PLS-NACK-001": "nack redelivery", "PLS-NACK-002": "nack redelivery", "PLS-NACK-003": "nack redelivery",
+    "PLS-NACK-005": "nack redelivery", "PLS-NACK-006": "nack redelivery",
+    "PLS-NACK-004": "negative-ack backoff", "PLS-NACK-007": "negative-ack backoff",
+    "PLS-ACKTIMEOUT-002": "ack timeout", "PLS-ACKTIMEOUT-004": "ack timeout", "PLS-ACKTIMEOUT-005": "ack timeout",
+    "PLS-REDELIVER-001": "redelivery on request", "PLS-SHARED-002": "redelivery on request",
+    "PLS-DELAY-001": "delayed delivery", "PLS-DELAY-003": "delayed delivery", "PLS-DELAY-004": "delayed delivery",
+    "PLS-DELAY-005": "delayed delivery",
+}
+
+
+def timing_rows(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every timing rule (``TIMING_RULES``) judged on a broker combo of the corpus, in that order:
+    per combo, the steps its detector judged, how many failed, and the verdict.
+
+    Taken from the rule matrix's step counts, not from the redelivery instants: those exist only
+    for redeliveries the report job pairs with a model row (``spark_reports.transforms.timing_points``
+    over its own four rules), so a corpus whose timing rules were all judged could still have no
+    instant to draw; a section drawn from instants alone then read "No redelivery judged by a
+    timing rule in this corpus"."""
+    titles = {r["id"]: r["title"] for r in matrix["rules"]}
+    out = []
+    for rule_id, what in TIMING_RULES.items():
+        per = []
+        for c in data["combos"]:
+            if c["target"] == MODEL:
+                continue
+            key = _key(c["target"], c["broker_version"], c["client"])
+            counts = matrix["counts"].get(key, {}).get(rule_id)
+            if counts and counts["rows"]:
+                per.append({"combo": _combo_label(c), "key": key, "steps": counts["rows"], "fail": counts["fail"],
+                            "indeterminate": counts.get("indeterminate", 0), "verdict": matrix["matrix"][key][rule_id]})
+        if per:
+            out.append({"rule_id": rule_id, "what": what, "title": titles.get(rule_id, ""), "combos": per})
+    return out
+
+
+def timing_section(data: Mapping[str, Any], matrix: Mapping[str, Any] | None = None) -> str:
     from conformance.timing import TimingBands
 
     recorded = [TimingBands.from_json(b) for b in data.get("timing_bands", ())]
@@ -369,9 +465,26 @@ def timing_section(data: Mapping[str, Any]) -> str:
         if p["target"] != MODEL:
             by_rule.setdefault(p["rule_id"], []).append(p)
     plots = "".join(f'<div class="plot">{timing_plot(r, pts, band)}</div>' for r, pts in sorted(by_rule.items()))
-    if not plots:
-        plots = "<p>No redelivery judged by a timing rule in this corpus.</p>"
-    return f"""<section id="timing"><h2>Timing rules: redelivery instants</h2>
+    rows = timing_rows(data, matrix) if matrix is not None else []
+    table = ""
+    if rows:
+        body = "".join(
+            f'<tr data-timing-rule="{esc(t["rule_id"])}"><td class="rule">{esc(t["rule_id"])}</td><td>{esc(t["what"])}</td>'
+            f'<td>{esc(t["title"])}</td><td>' + "<br>".join(
+                f'<span data-combo="{esc(c["key"])}" data-steps="{c["steps"]}" data-fail="{c["fail"]}">{esc(c["combo"])}: '
+                f'{c["steps"]} steps judged, {c["fail"]} failed &middot; {esc(MARKS[c["verdict"]][2])}</span>' for c in t["combos"])
+            + f'</td><td>{len(by_rule.get(t["rule_id"], []))}</td></tr>' for t in rows)
+        table = ('<table id="timing-rules"><thead><tr><th>rule</th><th>times</th><th>title</th><th>judged on the broker</th>'
+                 f'<th>instants drawn</th></tr></thead><tbody>{body}</tbody></table>')
+    elif not plots:
+        table = "<p>No timing rule was judged on a broker in this corpus.</p>"
+    if rows and not plots:
+        plots = ("<p class=\"muted\">No redelivery instant to draw: the corpus pairs none of these judged steps with a "
+                 "model redelivery (instants are drawn for PLS-NACK-001/002/004 and PLS-ACKTIMEOUT-002 redeliveries).</p>")
+    return f"""<section id="timing"><h2>Timing rules</h2>
+<p class="muted">Every rule that times a delivery (nack redelivery, negative-ack backoff, ack timeout, redelivery on request,
+delayed delivery), judged on a broker: how many steps its detector judged and failed.</p>{table}
+<h3>Redelivery instants</h3>
 <p class="muted">Each point is a redelivered message (redelivery_count &gt; 0) at a step judged by a timing rule: the broker's
 delivery instant minus the model's (the model delivers at the earliest instant the rule allows). The band is the checker's live
 tolerance around it (early {tol.early_ms:g} ms, dispatch latency {tol.dispatch_latency_ms:g} ms; bands {esc(tol.source)}:
@@ -379,11 +492,37 @@ tolerance around it (early {tol.early_ms:g} ms, dispatch latency {tol.dispatch_l
 (e.g. C++ nack: [d, d + d/3]). {data.get('timing_total', len(points))} points in the corpus.</p>{plots}</section>"""
 
 
-def trend_plot(data: Mapping[str, Any], max_points: int = 200) -> str:
-    rows = [r for r in data.get("trend", []) if r["target"] != MODEL]
-    runs = sorted({r["run_id"] for r in rows})
-    if not runs:
-        return "<p>No broker runs.</p>"
+# A fuzz budget's parts (conformance.corpus.ChunkWriter): part-<run id>-<tag>-<n>.parquet, tag "h"
+# (Hypothesis), "w<k>" (a worker), "c<chunk>" (the fast model fuzzer). A run's cases are written by
+# CorpusWriter as part-<run id>-<n>.parquet, a generated corpus's as part-<generator id>-<n>.parquet.
+FUZZ_PART = re.compile(r"^part-(?P<run>.+)-(?P<tag>[A-Za-z][A-Za-z0-9]*)-\d+\.parquet$")
+
+
+def fuzz_run_ids(part_names: Iterable[str]) -> set[str]:
+    """The run ids of the fuzz budgets among a corpus's part file names."""
+    return {m.group("run") for m in (FUZZ_PART.match(Path(n).name) for n in part_names) if m}
+
+
+def corpus_runs(data: Mapping[str, Any], fuzz_runs: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+    """(runs, fuzz budgets) of the corpus, each a sorted list of run ids.
+
+    One ``pulsar-conformance run`` writes its cases under one run id (``--resume`` keeps it) and each
+    fuzz budget (the model's, the broker's) under its own: those are not runs. ``fuzz_runs``: the
+    fuzz budgets' run ids (``fuzz_run_ids`` of the part names; ``data["fuzz_run_ids"]`` when given).
+    The tiles and the trend both count these runs."""
+    fuzz = set(fuzz_runs) | set(data.get("fuzz_run_ids") or ())
+    ids = {r["run_id"] for r in data.get("trend", [])}
+    return sorted(ids - fuzz), sorted(ids & fuzz)
+
+
+def trend_plot(data: Mapping[str, Any], max_points: int = 200, fuzz_runs: Iterable[str] = ()) -> str:
+    """Per run (``corpus_runs``; fuzz budgets left out) and broker combo: the share of its trace
+    instances that failed."""
+    runs, fuzz = corpus_runs(data, fuzz_runs)
+    rows = [r for r in data.get("trend", []) if r["target"] != MODEL and r["run_id"] in set(runs)]
+    left_out = f" ({len(fuzz)} fuzz budgets not counted as runs)" if fuzz else ""
+    if not rows:
+        return f"<p>No broker rows in the {len(runs)} runs of this corpus{left_out}.</p>"
     index = {run: i for i, run in enumerate(runs)}
     series: dict[tuple[str, str, str], list[tuple[int, float]]] = {}
     for r in rows:
@@ -402,7 +541,7 @@ def trend_plot(data: Mapping[str, Any], max_points: int = 200) -> str:
         return top + ph - v / ymax * ph
 
     parts = [f'<svg class="trend-plot" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="failing traces per run">',
-             f'<text x="{left}" y="18" font-size="13" font-weight="600">Failing trace instances per run (share), {len(runs)} runs'
+             f'<text x="{left}" y="18" font-size="13" font-weight="600" data-runs="{len(runs)}">Failing trace instances per run (share), {len(runs)} runs{esc(left_out)}'
              f'{f", averaged over {buckets} runs per point" if buckets > 1 else ""}</text>']
     for t in _nice_ticks(0, ymax, 5):
         parts.append(f'<line x1="{left}" y1="{py(t):.1f}" x2="{left + pw}" y2="{py(t):.1f}" stroke="#eee"/>')
@@ -515,75 +654,211 @@ def _vendors(combos: Any) -> list[str]:
     return vendors_in([p for combo in combos for p in combo.get("profiles") or ()])
 
 
+def summary_excusals(data: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Per broker combo key, per rule: the known deviations the run's ``summary.json`` says excused
+    its FAIL there (``by_client[client].known_deviations``; the run's broker version)."""
+    by_client = summary.get("by_client") or {summary.get("client") or "": summary}
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for c in data["combos"]:
+        doc = by_client.get(c["client"] or "")
+        if c["target"] == MODEL or doc is None or str(c["broker_version"]) != str(summary.get("broker_version")):
+            continue
+        for dev in (doc.get("known_deviations") or {}).values():
+            out.setdefault(_key(c["target"], c["broker_version"], c["client"]), {}).setdefault(dev["rule"], []).append(dict(dev))
+    return out
+
+
+def corpus_excusals(data: Mapping[str, Any], deviations: Iterable[Any]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Per broker combo key, per rule: the known deviations (``conformance.deviations.Deviation``)
+    that explain *every* FAIL of that rule there, as far as the corpus shows it: one failing trace
+    instance, that deviation's case, recorded for that broker version, every failing anomaly the
+    deviation's, and (for a deviation pinned to a step) one failing step, the witness's, at it."""
+    from conformance.deviations import broker_matches
+
+    deviations = list(deviations)
+    fails: dict[tuple[str, str], dict[str, Any]] = {}
+    for s in data.get("summary", []):
+        if s["target"] == MODEL or not s["fail"]:
+            continue
+        f = fails.setdefault((_key(s["target"], s["broker_version"], s["client"]), s["rule_id"]), {"anomalies": set(), "rows": 0})
+        f["anomalies"].add(s.get("anomaly") or "")
+        f["rows"] += s["fail"]
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for w in data.get("witnesses", []):
+        key = _key(w["target"], w["broker_version"], w["client"])
+        f = fails.get((key, w["rule_id"]))
+        if w["target"] == MODEL or f is None or w.get("failing_instances") != 1:
+            continue
+        devs = [d for d in deviations if d.case == w["trace_id"] and d.rule == w["rule_id"]
+                and any(broker_matches(b, str(w["broker_version"])) for b in d.brokers)]
+        if not devs or not f["anomalies"] <= {d.anomaly for d in devs}:
+            continue
+        if any(d.step is not None for d in devs) and not (f["rows"] == 1 and any(d.step in (None, w["step"]) for d in devs)):
+            continue
+        out.setdefault(key, {})[w["rule_id"]] = [{"id": d.id, "case": d.case, "rule": d.rule, "reason": d.reason,
+                                                  "evidence": d.evidence} for d in devs]
+    return out
+
+
+def _deviation_notes(data: Mapping[str, Any], excusals: Mapping[str, Mapping[str, list[Mapping[str, Any]]]]
+                     ) -> dict[str, list[dict[str, Any]]]:
+    """Rule id -> one note per (deviation, combo) that excuses a FAIL of it (for the rule sections)."""
+    labels = {_key(c["target"], c["broker_version"], c["client"]): _combo_label(c) for c in data["combos"]}
+    notes: dict[str, list[dict[str, Any]]] = {}
+    for key, rules in excusals.items():
+        for rule, devs in rules.items():
+            for d in devs:
+                notes.setdefault(rule, []).append({**d, "where": labels.get(key, key)})
+    return notes
+
+
+def headline_of(data: Mapping[str, Any], matrix: Mapping[str, Any], summary: Mapping[str, Any] | None,
+                excusals: Mapping[str, Mapping[str, list[Mapping[str, Any]]]]) -> Headline:
+    """The page's one-line answer: the run's (``summary``), else the corpus's (no error count)."""
+    if summary is not None:
+        return summary_headline(summary)
+    ids = {k: {r: [d["id"] for d in devs] for r, devs in rules.items()} for k, rules in excusals.items()}
+    return corpus_headline(data["combos"], matrix["matrix"], ids)
+
+
+def headline_section(h: Headline, source: str) -> str:
+    """The answer first: the sentence, red when something failed, errored or nothing was judged,
+    amber when something stayed inconclusive or did not run."""
+    bad = bool(h.failing or h.failed_cases or h.errored_cases or h.judged == 0)
+    unsure = bool(h.inconclusive or h.not_run_cases)
+    cls = "bad" if bad else "unsure" if unsure else "ok"
+    return (f'<section id="headline" class="{cls}" data-failing="{len(h.failing)}" data-known-deviations="{len(h.deviation_rules)}" '
+            f'data-errored="{"" if h.errored_cases is None else h.errored_cases}" data-judged="{h.judged}" '
+            f'data-applicable="{h.applicable}"><p id="headline-sentence">{esc(h.sentence())}</p>'
+            f'<p class="muted">{esc(source)}</p></section>')
+
+
 def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None,
-                client_matrix: Any = None, client_matrix_caption: str = "", release_matrix: Any = None) -> str:
+                client_matrix: Any = None, client_matrix_caption: str = "", release_matrix: Any = None,
+                summary: Mapping[str, Any] | None = None, summary_source: str = "", fuzz_runs: Iterable[str] = (),
+                deviations: Iterable[Any] | None = None) -> str:
     """The report page. ``client_matrix`` (a ``reports.client_matrix.ClientMatrix``), when given,
     adds the client x feature matrix section after the rule matrix; ``release_matrix``
-    (``reports.release_matrix.build``), when given, the rules x release section before it."""
+    (``reports.release_matrix.build``), when given, the rules x release section before it.
+    ``summary``: the run's ``summary.json`` (``pulsar-conformance run``), for the one-line answer,
+    the errored cases and the known deviations; without it they come from the corpus and
+    ``deviations`` (default: ``conformance.deviations.load_deviations()``). ``fuzz_runs``: the
+    corpus's fuzz budgets' run ids (``fuzz_run_ids``), which are not counted as runs."""
     from reports import release_matrix as rm
 
     traces = traces or {}
+    fuzz_runs = list(fuzz_runs)
     rm_section = rm.to_html(release_matrix) if release_matrix else ""
     cm_section = ""
     if client_matrix is not None:
         cm_section = client_matrix_html(client_matrix, caption=client_matrix_caption)
+    if summary is not None:
+        excusals = summary_excusals(data, summary)
+        source = (f"From the run's summary.json{' (' + summary_source + ')' if summary_source else ''}: every rule in one "
+                  "figure, a rule that FAILs only by a known deviation counted as one, cases that errored counted.")
+    else:
+        if deviations is None:
+            from conformance.deviations import load_deviations
+
+            deviations = load_deviations()
+        excusals = corpus_excusals(data, deviations)
+        source = ("From the outcome corpus (no summary.json of the run was given): every rule in one figure, a rule that "
+                  "FAILs only by a known deviation counted as one; a case that errored left no row, so errors are not counted.")
+    head = headline_of(data, matrix, summary, excusals)
     cov = matrix["coverage"]
     rows = sum(c["rows"] for c in data["combos"])
-    runs = len({r["run_id"] for r in data.get("trend", [])})
+    runs, fuzz = corpus_runs(data, fuzz_runs)
     diff = model_vs_broker_figures(data.get("diff_counts", []))
     manifest = data.get("manifest") or {}
     seed = (manifest.get("config") or {}).get("seed")
     brokers = [c for c in data["combos"] if c["target"] != MODEL]
     versions = sorted({c["broker_version"] for c in brokers if c["broker_version"]})
     clients = broker_clients(data)
-    failing = matrix["failing_rules"]
+    errored = head.errored_cases
     cards = [
-        ("rows", f"{rows:,}", False), ("runs", f"{runs:,}", False),
+        ("rows", f"{rows:,}", False),
+        (f"runs (invocations: a run's cases share one run id){f'; {len(fuzz)} fuzz budgets apart' if fuzz else ''}",
+         f"{len(runs):,}", False),
         ("rules exercised", f"{cov['exercised']} of {cov['of']}", False),
-        ("failing rules", str(len(failing)), bool(failing)),
+        ("failing rules (known deviations apart)", str(len(head.failing)), bool(head.failing)),
+        ("rules failing only by a known deviation", str(len(head.deviation_rules)), False),
+        ("cases errored" if errored is not None else "cases errored (not in the corpus: no summary.json)",
+         "?" if errored is None else str(errored), bool(errored) or head.judged == 0),
         ("broker rows the model does not allow", f"{diff['divergent']:,}", bool(diff["divergent"])),
         ("broker rows differing as the model allows", f"{diff['differs_allowed']:,}", False),
         ("broker rows without a model prediction", f"{diff['no_prediction']:,}", bool(diff["no_prediction"])),
         ("flaky traces", str(len(data.get("flaky", []))), bool(data.get("flaky"))),
     ]
-    cards_html = "".join(f'<div class="card{" bad" if bad else ""}"><div class="n">{esc(n)}</div><div class="muted">{esc(label)}</div></div>'
-                         for label, n, bad in cards)
+    cards_html = "".join(f'<div class="card{" bad" if bad else ""}" data-card="{esc(label.split(" (")[0])}"><div class="n">{esc(n)}</div>'
+                         f'<div class="muted">{esc(label)}</div></div>' for label, n, bad in cards)
     not_exercised = ", ".join(cov["not_exercised_rules"]) or "none"
-    sub = (f"corpus {esc(data['corpus'])} &middot; brokers {esc(', '.join(versions))} &middot; clients {esc(', '.join(clients))}"
+    sub = (f"corpus {esc(data['corpus'])} (schema v{CORPUS_SCHEMA_VERSION}) &middot; brokers {esc(', '.join(versions))} &middot; clients {esc(', '.join(clients))}"
            f" &middot; generated {esc(data.get('generated_at'))} with Spark {esc(data.get('spark_version'))} ({esc(data.get('spark_master'))})"
            + (f" &middot; generator seed {esc(seed)}" if seed is not None else "")
            + f" &middot; profile {esc(', '.join(_vendors(data['combos'])))}")
+    known_only = set(head.deviation_rules)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>pulsar-conformance report</title><style>{CSS}</style><script>{JS}</script></head>
 <body><header><h1>pulsar-conformance report</h1><div class="sub">{sub}</div></header><main>
+{headline_section(head, source)}
 <section id="overview"><h2>Overview</h2><div class="cards">{cards_html}</div>
 <p id="coverage" data-exercised="{cov['exercised']}" data-of="{cov['of']}"><b>Rules exercised: {cov['exercised']} of {cov['of']}</b>
  active rules (judged at least once on a broker; the model exercises {cov['exercised_by_model']}). Not exercised: {esc(not_exercised)}.</p>
 {coverage_by_client(data, matrix)}
 <p class="muted">Contents: <a href="#matrix">matrix</a>{' &middot; <a href="#release-matrix">rules x release</a>' if rm_section else ''}{' &middot; <a href="#client-matrix">client x feature matrix</a>' if cm_section else ''} &middot; <a href="#failing">failing rules</a> &middot; <a href="#timing">timing</a>
  &middot; <a href="#trends">trends</a> &middot; <a href="#divergences">model vs broker</a> &middot; <a href="#versions">versions</a> &middot; <a href="#flaky">flaky traces</a></p></section>
-{matrix_section(data, matrix)}
+{matrix_section(data, matrix, {k: {r: [d["id"] for d in devs] for r, devs in v.items()} for k, v in excusals.items()})}
 {rm_section}
 {cm_section}
-{rule_sections(data, matrix, traces)}
-{timing_section(data)}
-<section id="trends"><h2>Trends across runs</h2>{trend_plot(data)}</section>
+{rule_sections(data, matrix, traces, _deviation_notes(data, excusals), known_only)}
+{timing_section(data, matrix)}
+<section id="trends"><h2>Trends across runs</h2>{trend_plot(data, fuzz_runs=fuzz_runs)}</section>
 {divergence_section(data)}
 <footer class="muted">Self-contained: no external resources. Data: data/report.json; machine-readable twin: summary.json; CI: junit.xml (xunit2).</footer>
 </main></body></html>
 """
 
 
+def run_summary_beside(corpus: Any) -> Path | None:
+    """The ``summary.json`` that ``pulsar-conformance run`` writes beside its corpus folder
+    (``<out>/corpus`` and ``<out>/summary.json``), or None (another layout, or not a local path)."""
+    try:
+        folder = Path(str(corpus))
+    except (TypeError, ValueError):
+        return None
+    found = folder.parent / "summary.json"
+    return found if folder.name == "corpus" and found.is_file() else None
+
+
 def write_html(path: Path, data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None,
-               client_matrix: Any = None, client_matrix_caption: str = "", release_matrix: Any = None) -> Path:
+               client_matrix: Any = None, client_matrix_caption: str = "", release_matrix: Any = None,
+               summary: Mapping[str, Any] | None = None) -> Path:
+    """Write the page to ``path`` (atomically). The only reads: the corpus folder's part names (to
+    tell fuzz budgets from runs) and, when ``summary`` is not given, the run's ``summary.json``
+    beside a ``corpus`` folder (``run_summary_beside``)."""
+    import json
+
     path = Path(path)
+    corpus = Path(str(data.get("corpus") or ""))
+    names = [p.name for p in corpus.glob("part-*.parquet")] if data.get("corpus") and corpus.is_dir() else []
+    source = ""
+    if summary is None:
+        found = run_summary_beside(data.get("corpus"))
+        if found is not None:
+            try:
+                summary, source = json.loads(found.read_text(encoding="utf-8")), str(found)
+            except (OSError, ValueError):
+                summary = None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(render_html(data, matrix, traces=traces, client_matrix=client_matrix,
-                               client_matrix_caption=client_matrix_caption, release_matrix=release_matrix), encoding="utf-8")
+                               client_matrix_caption=client_matrix_caption, release_matrix=release_matrix,
+                               summary=summary, summary_source=source, fuzz_runs=fuzz_run_ids(names)), encoding="utf-8")
     tmp.replace(path)
     return path
 
 
-__all__ = ["render_html", "write_html", "sequence_diagram", "timing_plot", "trend_plot", "MARKS", "ordered_combos", "broker_clients"]
+__all__ = ["render_html", "write_html", "sequence_diagram", "timing_plot", "trend_plot", "MARKS", "ordered_combos", "broker_clients",
+           "TIMING_RULES", "timing_rows", "corpus_runs", "fuzz_run_ids", "corpus_excusals", "summary_excusals", "headline_of",
+           "model_client", "run_summary_beside"]

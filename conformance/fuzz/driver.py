@@ -823,6 +823,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
             _write_summary(out_dir, kept)
             print(f"fuzz {run_id} interrupted ({kept.interrupted}, exit {exit_code(err)}): {kept.examples} of {examples} "
                   f"traces judged and kept in {kept.corpus_dir}; continue with: {kept.resume}", file=sys.stderr, flush=True)
+            err.resume_announced = True  # the command's edge need not say it again
             reraise(err)
     _write_summary(out_dir, summary)
     return summary

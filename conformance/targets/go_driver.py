@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Callable
 
 from conformance.targets.java_driver import DriverBuild, JavaDriver, JavaDriverError, digest_files, staged_build
+import drivers
 from fixtures.embedded import cache_root
 
-DRIVER_SOURCES = Path(__file__).resolve().parents[2] / "drivers" / "go"
+DRIVER_SOURCES = drivers.GO_SOURCES
 CLIENT_MODULE = "github.com/apache/pulsar-client-go"
 DEFAULT_CLIENT_VERSION = "0.19.0"
 BUILD_TIMEOUT_S = 1200
@@ -52,7 +53,7 @@ class GoDriverBuild(DriverBuild):
 def sources_digest(sources: Path = DRIVER_SOURCES) -> str:
     """sha256 over go.mod, go.sum and the Go sources (paths and bytes), so an edit rebuilds."""
     if not (sources / "go.mod").exists():
-        raise GoDriverError(f"no driver sources at {sources} (expected go.mod and *.go)")
+        raise GoDriverError(f"no driver sources at {sources} (expected go.mod and *.go): {drivers.INCOMPLETE_INSTALL}")
     return digest_files(sources, _source_files(sources))
 
 

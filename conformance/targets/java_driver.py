@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import drivers
 from fixtures.embedded import _die_with_parent, cache_root, tail
 from reference_model import releases
 
-DRIVER_SOURCES = Path(__file__).resolve().parents[2] / "drivers" / "java"
+DRIVER_SOURCES = drivers.JAVA_SOURCES
 MAIN_CLASS = "io.pulsarconformance.driver.Driver"
 DEFAULT_CLIENT_VERSION = "4.0.8"
 BUILD_TIMEOUT_S = 1800
@@ -81,7 +82,7 @@ def client_version_for(broker_version: str | None) -> str:
 def sources_digest(sources: Path = DRIVER_SOURCES) -> str:
     """sha256 over the driver's pom and Java sources (paths and bytes), so an edit rebuilds."""
     if not (sources / "pom.xml").exists():
-        raise JavaDriverError(f"no driver sources at {sources} (expected pom.xml and src/main/java)")
+        raise JavaDriverError(f"no driver sources at {sources} (expected pom.xml and src/main/java): {drivers.INCOMPLETE_INSTALL}")
     return digest_files(sources, [sources / "pom.xml", *sorted((sources / "src").rglob("*.java"))])
 
 

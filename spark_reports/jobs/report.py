@@ -336,6 +336,16 @@ def client_summaries(data: dict[str, Any], matrix: dict[str, Any]) -> list[dict[
     return [e for e in summary_json(data, matrix)["by_version_client"] if e.get("client") in CLIENT_ORDER]
 
 
+def run_summary(summaries: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """The ``--summary`` documents (one ``summary-<client>.json`` per client of a run) as the run's
+    summary.json reads (the first client's verdicts, ``by_client`` with each), for the page's
+    headline sentence (reports/headline.py); None without any."""
+    if not summaries:
+        return None
+    by_client = {str(doc.get("client")): doc for doc in summaries}
+    return {**summaries[0], "by_client": by_client}
+
+
 def write_report(data: dict[str, Any], out_dir: Path, *, traces: dict[str, Any] | None = None,
                  summaries: list[dict[str, Any]] | None = None, summary_sources: list[str] | None = None) -> dict[str, Path]:
     """Write every output into ``out_dir`` (which must be new and empty: the caller swaps it in).
@@ -368,7 +378,7 @@ def write_report(data: dict[str, Any], out_dir: Path, *, traces: dict[str, Any] 
     paths = {
         "junit": write_xunit2(out_dir / "junit.xml", data, matrix, traces=traces),
         "html": write_html(out_dir / "index.html", data, matrix, traces=traces, client_matrix=cm, client_matrix_caption=caption,
-                           release_matrix=rm),
+                           release_matrix=rm, summary=run_summary(summaries)),
     }
     if rm is not None:
         paths["release_matrix"] = out_dir / "release-matrix.json"

@@ -15,19 +15,11 @@ import time
 import pytest
 
 from fixtures.admin import AdminClient
-from fixtures.embedded import EmbeddedBroker, process_alive
+from fixtures.embedded import EmbeddedBroker, process_alive, wait_gone
 from fixtures.errors import BrokerStartError
 
 pytestmark = pytest.mark.live
 
-
-def _wait_gone(pid: int, timeout_s: float = 30) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not process_alive(pid):
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def test_second_broker_runs_beside_the_first_with_its_override(pulsar_broker):
@@ -50,7 +42,7 @@ def test_second_broker_runs_beside_the_first_with_its_override(pulsar_broker):
         assert all(" 127.0.0.1:" in line for line in listeners), f"a listener is not on loopback: {listeners}"
     finally:
         broker.stop()
-    assert _wait_gone(endpoint.pid), f"broker pid {endpoint.pid} outlived stop()"
+    assert wait_gone(endpoint.pid), f"broker pid {endpoint.pid} outlived stop()"
 
 
 def test_broker_dies_with_a_crashed_parent():
@@ -70,7 +62,7 @@ def test_broker_dies_with_a_crashed_parent():
         assert process_alive(pid)
         parent.send_signal(signal.SIGKILL)
         parent.wait(timeout=10)
-        assert _wait_gone(pid), f"JVM {pid} outlived its crashed parent"
+        assert wait_gone(pid), f"JVM {pid} outlived its crashed parent"
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -105,6 +97,6 @@ def test_cli_broker_start_status_stop_leaves_no_java(tmp_path):
     finally:
         stopped = subprocess.run(cli + ["stop"] + name, capture_output=True, text=True, env=env, timeout=120)
     assert stopped.returncode == 0, stopped.stderr
-    assert _wait_gone(pid)
+    assert wait_gone(pid)
     after = subprocess.run(cli + ["status"] + name, capture_output=True, text=True, env=env, timeout=60)
     assert after.returncode == 2 and "no broker" in after.stderr

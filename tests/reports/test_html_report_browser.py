@@ -196,3 +196,170 @@ def test_three_clients_split_the_matrix_and_show_the_client_feature_matrix(rende
     result = _run(["--window-size=1400,2000", f"--screenshot={shot}", (path / "index.html").as_uri() + "#focus=client-matrix"],
                   tmp_path_factory.mktemp("chromium-profile"))
     assert result.returncode == 0 and shot.stat().st_size > 20_000, result.stderr[-2000:]
+
+
+# --------------------------------------------------------------------------- a run's report
+
+
+RUN_CLIENTS = {"cpp": "python", "java": "java", "mixed": "mixed"}  # model profile -> the client a live run names
+
+
+def _live_copy(table, *, run_id: str | None = None, fail_backlog_step: int | None = None):
+    """``table`` (model rows of ``run --target model``) as a conforming embedded 4.0.8 broker would
+    have recorded them: same steps, observations and instants, target ``embedded``, the client that
+    ran. With ``fail_backlog_step``, PLS-BACKLOG-001 FAILs there (wrong-backlog) on the python client:
+    KD-001's symptom in its case."""
+    import pyarrow as pa
+
+    rows = table.to_pylist()
+    for r in rows:
+        r["target"], r["broker_version"], r["client"] = "embedded", "4.0.8", RUN_CLIENTS[r["client"]]
+        if run_id is not None:
+            r["run_id"] = run_id
+        if (fail_backlog_step is not None and r["trace_id"] == "backlog-after-seek-individual-acks"
+                and r["step"] == fail_backlog_step and r["client"] == "python"):
+            r["verdict"], r["failed_rule_ids"], r["anomalies"] = "FAIL", ["PLS-BACKLOG-001"], ["wrong-backlog"]
+            r["explanation"] = "Let the backlog after the seek be 4. Then msgBacklog 1 is outside [4, 4]."
+    return pa.Table.from_pylist(rows, schema=table.schema)
+
+
+@pytest.fixture(scope="module")
+def run_report(spark, tmp_path_factory):
+    """A report over a corpus shaped like a live ``pulsar-conformance run``'s: the cases' run id with
+    model and broker rows, a model fuzz budget and a live fuzz budget (their own run ids), one
+    failure that is the known deviation KD-001, and the run's ``summary.json`` beside the corpus.
+    Built from ``run --target model`` (seconds): its model rows, copied as a conforming 4.0.8 broker's."""
+    import json
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    from spark_reports.jobs import report
+
+    out = tmp_path_factory.mktemp("run-like") / "run"
+    done = subprocess.run([sys.executable, "-m", "pulsar_conformance", "run", "--target", "model", "--out", str(out),
+                           "--no-report", "--fuzz-examples", "1"], capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = done.stderr.strip().splitlines()[-1]
+    corpus = out / "corpus"
+    cases = [p for p in corpus.glob("part-*.parquet") if p.stem.split("-")[-1].isdigit() and p.stem.count("-") == 2]
+    fuzz = sorted(set(corpus.glob("part-*.parquet")) - set(cases))
+    assert cases and fuzz
+    for i, part in enumerate(sorted(cases)):
+        run_id = part.stem.split("-")[1]
+        pq.write_table(_live_copy(pq.read_table(part), fail_backlog_step=23),
+                       corpus / f"part-{run_id}-{900000 + i:06d}.parquet")
+    live_fuzz = "f0f0f0f0f0f0"
+    pq.write_table(_live_copy(pq.read_table(fuzz[0]), run_id=live_fuzz), corpus / f"part-{live_fuzz}-h-000.parquet")
+    for part in corpus.glob("part-*.parquet"):  # the copies keep the schema version tag
+        assert pq.read_schema(part).metadata[b"pulsar_conformance_corpus_version"]
+    # the run's summary.json as a live run writes it: KD-001 excused the python client's FAIL
+    summary = json.loads((out / "summary.json").read_text())
+    summary["target"], summary["broker_version"] = "embedded", "4.0.8"
+    py = summary["by_client"]["python"]
+    py["rules"]["PLS-BACKLOG-001"] = "FAIL"
+    py["cases"]["backlog-after-seek-individual-acks"] = "FAIL"
+    py["known_deviations"] = {"backlog-after-seek-individual-acks#KD-001": {
+        "id": "KD-001", "case": "backlog-after-seek-individual-acks", "rule": "PLS-BACKLOG-001",
+        "reason": "After a seek back over individually acked messages, msgBacklog still subtracts those acks.",
+        "evidence": "conformance/evidence/KD-001-backlog-after-seek-4.0.8.history.jsonl"}}
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert report.main(["--outcomes", str(corpus), "--out", str(out / "report"), "--quiet"]) == 0
+    return out, summary, printed
+
+
+@pytest.fixture(scope="module")
+def rendered_run(run_report, tmp_path_factory):
+    out, summary, printed = run_report
+    index = out / "report" / "index.html"
+    result = _run(["--virtual-time-budget=5000", "--dump-dom", index.as_uri()], tmp_path_factory.mktemp("chromium-profile"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(result.stdout)
+    return dom, out, summary, printed
+
+
+def test_a_runs_report_leads_with_its_answer(rendered_run, tmp_path_factory):
+    from reports.headline import conformance_sentence
+
+    dom, out, summary, printed = rendered_run
+    (head,) = dom.find("section", id="headline")
+    sentence = dom.text["headline-sentence"].strip()
+    # the answer of the run: the known deviation is one, not a failure, and nothing is red
+    assert sentence.startswith("broker 4.0.8 conforms to ")
+    assert "(clients python, java, mixed); 0 failing; 1 known deviation (KD-001); 0 inconclusive;" in sentence
+    assert head["class"] == "ok" and head["data-failing"] == "0" and head["data-errored"] == "0"
+    # the figures add up to the applicable rules
+    figures = [int(x) for x in __import__("re").findall(r"(\d+) (?:failing|known deviation|inconclusive|not exercised)", sentence)]
+    conforming, applicable = (int(x) for x in __import__("re").match(r"broker 4\.0\.8 conforms to (\d+) of (\d+)", sentence).groups())
+    assert conforming + sum(figures) == applicable == int(head["data-applicable"])
+    # the page says what `run` printed for the same summary (the model run printed the model's answer)
+    assert sentence == conformance_sentence(summary)
+    assert printed.startswith("model 4.0 conforms to ") and "0 failing" in printed
+    # KD-001's rule: headed as a known deviation, with its id and reason
+    (section,) = dom.find("section", id="rule-PLS-BACKLOG-001")
+    assert section["data-known-only"] == "true"
+    text = dom.text["rule-PLS-BACKLOG-001"]
+    assert "Known deviation KD-001" in text and "msgBacklog still subtracts" in text and "minimal trace" in text
+    (cell,) = dom.find("td", data_rule="PLS-BACKLOG-001", data_combo="embedded|4.0.8|python")
+    assert cell["data-verdict"] == "FAIL" and cell["data-known-deviation"] == "KD-001"
+
+
+def test_a_runs_report_counts_one_run_and_fills_the_timing_section(rendered_run):
+    from conformance.corpus import CORPUS_SCHEMA_VERSION
+
+    dom, out, *_ = rendered_run
+    # one invocation: its cases; the model's and the broker's fuzz budgets are not runs
+    assert len(dom.find("div", data_card="runs")) == 1
+    (trend_title,) = dom.find("text", data_runs=True)
+    assert trend_title["data-runs"] == "1"
+    html = (out / "report" / "index.html").read_text()
+    assert '<div class="n">1</div><div class="muted">runs (invocations: a run&#x27;s cases share one run id); 2 fuzz budgets apart' in html
+    # every timing family the cases judge has a row, judged on the broker
+    rows = {a["data-timing-rule"] for a in dom.find("tr", data_timing_rule=True)}
+    assert {"PLS-NACK-001", "PLS-NACK-004", "PLS-NACK-005", "PLS-ACKTIMEOUT-002", "PLS-DELAY-001"} <= rows
+    judged = dom.find("span", data_combo="embedded|4.0.8|python", data_steps=True)
+    assert judged and all(int(a["data-steps"]) > 0 for a in judged)
+    assert "No redelivery judged" not in dom.text["timing"]
+    assert dom.find("svg", class_="timing-plot")
+    # the model's columns name the client that ran, not the C++ profile
+    assert dom.find("th", class_="combo model")
+    assert "model 4.0 (python client)" in html and "/ cpp" not in html
+    assert f"schema v{CORPUS_SCHEMA_VERSION}" in dom.text.get("matrix", "")
+
+
+def test_a_run_whose_every_case_errored_is_red(run_report, tmp_path_factory):
+    import json
+
+    from reports.html import write_html
+
+    out, summary, _ = run_report
+    data = json.loads((out / "report" / "data" / "report.json").read_text())
+    matrix = data.pop("matrix")
+    errored = json.loads(json.dumps(summary))
+    for doc in errored["by_client"].values():
+        doc["rules"] = {r: ("NOT_APPLICABLE" if v == "NOT_APPLICABLE" else "NOT_EXERCISED") for r, v in doc["rules"].items()}
+        doc["cases"] = {c: "ERROR" for c in doc["cases"]}
+        doc["known_deviations"] = {}
+    cases = sum(len(doc["cases"]) for doc in errored["by_client"].values())
+    page = write_html(tmp_path_factory.mktemp("errored") / "index.html", data, matrix, summary=errored)
+    result = _run(["--virtual-time-budget=5000", "--dump-dom", page.as_uri()], tmp_path_factory.mktemp("chromium-profile"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(result.stdout)
+    (head,) = dom.find("section", id="headline")
+    assert head["class"] == "bad" and head["data-errored"] == str(cases) and head["data-judged"] == "0"
+    sentence = dom.text["headline-sentence"]
+    assert "conforms" not in sentence and sentence.strip().endswith(f": {cases} cases errored")
+    (card,) = dom.find("div", data_card="cases errored")
+    assert "bad" in card["class"]
+
+
+def test_screenshot_of_a_runs_headline(rendered_run, tmp_path_factory):
+    _, out, *_ = rendered_run
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SCREENSHOTS / "report-run-headline.png"
+    result = _run(["--window-size=1400,1600", f"--screenshot={shot}", (out / "report" / "index.html").as_uri()],
+                  tmp_path_factory.mktemp("chromium-profile"))
+    assert result.returncode == 0 and shot.stat().st_size > 20_000, result.stderr[-2000:]

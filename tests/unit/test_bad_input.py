@@ -71,6 +71,14 @@ def _cut(text: str, line: int, keep: int) -> str:
     return "\n".join(lines[:line - 1] + [lines[line - 1][:keep]])
 
 
+def _last_lines_dropped(text: str, count: int) -> str:
+    """``text`` as this version writes it (with the header's op_count), less its last ``count`` lines."""
+    from conformance import trace
+
+    lines = trace.dumps(trace.parse(text)).splitlines()
+    return "\n".join(lines[:-count]) + "\n"
+
+
 # --------------------------------------------------------------------------- trace files (replay)
 
 TRACE_ROWS = {
@@ -117,6 +125,9 @@ HISTORY_ROWS = {
     "history-bad-timing": (_replace_line(HISTORY, 1, lambda d: d.update(timing={"version": 1, "early_ms": "soon"})),
                            [":1:", "header timing", "delete the header's timing"]),
     "history-is-a-trace": (TRACE, [":1:", "a trace without outcomes", "run it with 'replay' first"]),
+    # cut at a line boundary: every line is whole JSON, the last five steps are gone (one of them the FAIL)
+    "history-cut-at-a-line-end": (_last_lines_dropped(HISTORY, 5),
+                                  [":1:", "the header says 28 ops and the file has 23 (cut short)", "copy it again whole"]),
 }
 
 
@@ -145,6 +156,8 @@ CASE_ROWS = {
                             ["step 7", "'c9'", "not live", "create a handle"]),
     "case-bad-profile": (CASE + "profile: {no_such_field: 1}\n", ["profile", "no_such_field", "fix the case"]),
     "case-bad-brokers": (CASE + 'brokers: "newer than 3"\n', ["brokers", "bad broker version clause", "fix the case"]),
+    "case-unregistered-rule": (re.sub(r"(?m)^rules: .*$", "rules: [PLS-NOPE-999]", CASE),
+                               ["rules names PLS-NOPE-999", "not in the rule registry", "fix the id"]),
     "case-java-clients-not-a-string": (CASE + "java_clients: 2.11\n", ["java_clients is 2.11", "release spec", "fix the case"]),
 }
 
@@ -209,6 +222,32 @@ def test_config_override_row(row, tmp_path, capfd):
                           "--no-report")
     assert_refused(code, lines, f"--config-override {item!r}", *fragments, "give KEY=VALUE")
     assert not (tmp_path / "out").exists()  # refused before anything ran or was written
+
+
+# options the target cannot use, and an --out that is not a folder: refused before anything runs or is written
+OPTION_ROWS = {
+    "option-version-with-model": (["--target", "model", "--broker-version", "4.0.8"],
+                                  ["--broker-version", "does not apply to --target model", "choose a broker target"]),
+    "option-token-file-with-model": (["--target", "model", "--token-file", "token"],
+                                     ["--token-file", "does not apply to --target model", "choose a broker target"]),
+    "option-version-with-url": (["--target", "pulsar://127.0.0.1:1", "--broker-version", "4.0.8"],
+                                ["--broker-version", "does not apply to a cluster given by URL", "use --target embedded"]),
+    "option-version-not-a-release": (["--target", "embedded", "--broker-version", "9.x"],
+                                     ["--broker-version 9.x", "neither a release", "broker versions' lists"]),
+    "option-out-is-a-file": (["--target", "model", "--out", "a-file"], ["--out", "is a file, not a folder", "give a folder"]),
+}
+
+
+@pytest.mark.parametrize("row", sorted(OPTION_ROWS))
+def test_option_row(row, tmp_path, capfd, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "token").write_text("secret\n")
+    (tmp_path / "a-file").write_text("mine\n")
+    option, fragments = OPTION_ROWS[row]
+    out = [] if "--out" in option else ["--out", str(tmp_path / "out")]
+    code, lines = run_cli(capfd, "run", *option, *out, "--client", "python", "--no-report")
+    assert_refused(code, lines, *fragments)
+    assert not (tmp_path / "out").exists() and (tmp_path / "a-file").read_text() == "mine\n"
 
 
 TOKEN_ROWS = ("token-file-missing", "token-file-empty", "token-env-empty")
@@ -406,7 +445,8 @@ def test_the_doc_table_has_a_row_for_each_test_row_and_no_other():
     doc = (ROOT / "docs/bad-input.md").read_text(encoding="utf-8")
     table = [line for line in doc.splitlines() if line.startswith("| ") and "test_bad_input.py" in line]
     named = {m.group(1) for line in table for m in [re.search(r"\[`\w+\[([\w-]+)\]`\]", line)] if m}
-    tested = {*TRACE_ROWS, *HISTORY_ROWS, *CASE_ROWS, *CASE_FOLDER_ROWS, *CORPUS_ROWS, *OVERRIDE_ROWS, *TOKEN_ROWS}
+    tested = {*TRACE_ROWS, *HISTORY_ROWS, *CASE_ROWS, *CASE_FOLDER_ROWS, *CORPUS_ROWS, *OVERRIDE_ROWS, *TOKEN_ROWS,
+              *OPTION_ROWS}
     assert named == tested
     assert all(line.split(" | ")[2] == "2" for line in table)
     assert any("test_corpus_part_corrupt_page_row" in line for line in table)
