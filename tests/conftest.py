@@ -1,0 +1,19 @@
+"""The repository's own test run: the conformance suite with every client.
+
+A user's ``pytest --pyargs pulsar_conformance.suite`` defaults to python, java and mixed; the
+repository's run (tests/conformance/test_cases.py imports that suite) also drives the Go client,
+unless ``--client`` was given. Set here, not in pyproject's addopts: those would also apply to a
+user's run of the installed suite from inside a checkout (the CI recipes do exactly that).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+EVERY_CLIENT = ["python", "java", "go", "mixed"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("pulsar_clients", default=None):
+        config.option.pulsar_clients = list(EVERY_CLIENT)
