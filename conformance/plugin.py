@@ -86,7 +86,7 @@ def _target_spec(config: pytest.Config) -> TargetSpec:
 
 def _check_options(config: pytest.Config) -> None:
     """Refuse, before any test runs, what cannot work: the same checks as the command line's."""
-    from fixtures.endpoint import TargetSpecError
+    from fixtures.endpoint import TargetSpecError, target_option_problem
 
     try:
         spec = _target_spec(config)
@@ -95,25 +95,13 @@ def _check_options(config: pytest.Config) -> None:
     bad = [c for c in chosen_clients(config) if c not in SUITE_CLIENTS]
     if bad:
         raise pytest.UsageError(f"--client {', '.join(bad)}: not a client; choose from {', '.join(SUITE_CLIENTS)}")
-    version = config.getoption("--broker-version")
     token_file = config.getoption("--token-file")
-    if spec.kind == "model":
-        given = [opt for opt, value in (("--broker-version", version), ("--token-file", token_file),
-                                        ("--token-env", config.getoption("--token-env")),
-                                        ("--config-override", config.getoption("--config-override"))) if value]
-        if given:
-            raise pytest.UsageError(f"{' and '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to --target model (the model starts no broker); "
-                                    "drop them or choose a broker target")
-    if version is not None:
-        from fixtures.broker_builds import resolve_build
-        from fixtures.errors import BrokerStartError
-
-        if spec.kind == "external":
-            raise pytest.UsageError("--broker-version does not apply to a cluster given by URL: it runs the release it runs")
-        try:
-            resolve_build(version)
-        except BrokerStartError as err:
-            raise pytest.UsageError(f"--broker-version: {err.problem}") from None
+    found = target_option_problem(spec, broker_version=config.getoption("--broker-version"),
+                                  token_env=config.getoption("--token-env"), token_file=token_file,
+                                  config_override=config.getoption("--config-override"))
+    if found is not None:
+        option, problem, todo = found
+        raise pytest.UsageError(f"{option}: {problem}; {todo}")
     if token_file is not None:
         from pathlib import Path
 

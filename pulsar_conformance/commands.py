@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fixtures.endpoint import TargetSpec
-from fixtures.errors import BrokerError, BrokerStartError, TargetSpecError
+from fixtures.errors import BrokerError, TargetSpecError
 from pulsar_conformance.targets import live_target, open_endpoint, open_target, say as _say
 
 
@@ -212,32 +212,13 @@ def check_token(spec: TargetSpec, *, token_env: str | None, token_file: str | No
 
 def check_target_options(spec: TargetSpec, *, broker_version: str | None, token_env: str | None, token_file: str | None,
                          config_override: Any) -> None:
-    """Refuse, before anything runs, an option that cannot apply to the target: broker options with
-    ``--target model`` (no broker starts), ``--broker-version`` / ``--config-override`` with a cluster
-    given by URL (it runs what it runs), and a release that is not one for embedded/docker."""
-    if spec.kind == "model":
-        given = [flag for flag, value in (("--broker-version", broker_version), ("--token-file", token_file),
-                                         ("--token-env", token_env), ("--config-override", config_override)) if value]
-        if given:
-            raise BadInputError(" ".join(given), f"{'does' if len(given) == 1 else 'do'} not apply to --target model "
-                                "(the model starts no broker)", "drop it, or choose a broker target (embedded, docker, "
-                                "pulsar://HOST:PORT)")
-        return
-    if spec.kind == "external":
-        given = [flag for flag, value in (("--broker-version", broker_version), ("--config-override", config_override))
-                 if value]
-        if given:
-            raise BadInputError(" ".join(given), f"{'does' if len(given) == 1 else 'do'} not apply to a cluster given by "
-                                "URL (it runs the release and config it runs)", "drop it, or use --target embedded")
-        return
-    if broker_version is not None:
-        from fixtures.broker_builds import resolve_build
+    """``BadInputError`` for an option the target cannot use (``fixtures.endpoint.target_option_problem``)."""
+    from fixtures.endpoint import target_option_problem
 
-        try:
-            resolve_build(broker_version)
-        except BrokerStartError as err:
-            raise BadInputError(f"--broker-version {broker_version}", err.problem.split("; ")[0],
-                                "'pulsar-conformance broker versions' lists what can be had") from None
+    found = target_option_problem(spec, broker_version=broker_version, token_env=token_env, token_file=token_file,
+                                  config_override=config_override)
+    if found is not None:
+        raise BadInputError(*found)
 
 
 def check_out_folder(out: str | None) -> None:
