@@ -35,6 +35,10 @@ _CASE_KEYS = {"id", "title", "rules", "ops", "expect", "clients", "profile", "br
 _EXPECT_KEYS = {"step", "status", "error", "payload", "redelivery_count", "value", "topic", "properties"}
 # A case runs with these clients (docs/java-driver.md); "mixed" = each handle names its client.
 CASE_CLIENTS = ("python", "cpp", "java", "go", "mixed")  # cpp: C++-core behaviour, run through the Python client
+# The clients a run drives when none is named: ``run``, ``matrix`` and the installed pytest suite all
+# read this one default. Go runs on request only (``--client go``), and with it the cross-client cases
+# that have a Go handle (``Case.runs_in``), so the default needs no Go toolchain.
+DEFAULT_CLIENTS = ("python", "java", "mixed")
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,21 @@ class Case:
     def runs_on(self, client: str) -> bool:
         """Whether ``client`` runs this case; C++-core cases (``cpp``) run through the Python client."""
         return client in self.clients or (client == "python" and "cpp" in self.clients)
+
+    @property
+    def handle_clients(self) -> frozenset[str]:
+        """The clients this case's handles name (``client:`` on create_producer, subscribe, ...)."""
+        return frozenset(op.args["client"] for op in self.trace.ops if isinstance(op.args.get("client"), str))
+
+    def runs_in(self, client: str, chosen: "tuple[str, ...] | list[str]") -> bool:
+        """Whether a run whose clients are ``chosen`` runs this case as ``client``.
+
+        ``runs_on``, except that a cross-client case (``mixed``) with a Go handle runs only when
+        ``go`` is among ``chosen``: the Go client runs on request only, so the default job
+        (python, java, mixed) needs neither the Go toolchain nor its driver build."""
+        if not self.runs_on(client):
+            return False
+        return client != "mixed" or "go" not in self.handle_clients or "go" in chosen
 
 
 @dataclass(frozen=True)
@@ -289,6 +308,44 @@ def discover_cases(root: str | Path = CASES_DIR) -> list[Case]:
             raise TraceFormatError(f"case id {case.id!r} is also used by {seen[case.id]}", source=str(case.path))
         seen[case.id] = case.path
     return cases
+
+
+GLOB_CHARS = "*?["
+
+
+class CaseSelectionError(ValueError):
+    """An ``--only`` pattern that selects no case: bad usage (exit 2), one line naming the pattern,
+    a close id, and what to give instead."""
+
+
+def select_cases(cases: list[Case], patterns: "tuple[str, ...] | list[str]") -> list[Case]:
+    """The cases ``--only`` selects, in their order: each pattern is an exact case id, an exact rule
+    id (every case that names it), or an explicit glob over both (``fault-*``, ``PLS-FAULT-*``;
+    ``fnmatch`` syntax). A plain word never matches by substring: ``fault-`` selects nothing, so
+    ``dlq-default-name`` is not picked up by accident. No patterns: every case. A pattern that
+    matches no case raises ``CaseSelectionError`` naming it and the closest ids."""
+    import difflib
+    from fnmatch import fnmatchcase
+
+    if not patterns:
+        return list(cases)
+    chosen: set[str] = set()
+    for pattern in patterns:
+        if any(ch in pattern for ch in GLOB_CHARS):
+            hits = {c.id for c in cases if fnmatchcase(c.id, pattern) or any(fnmatchcase(r, pattern) for r in c.rules)}
+        else:
+            hits = {c.id for c in cases if c.id == pattern or pattern in c.rules}
+        if not hits:
+            ids = sorted({c.id for c in cases} | {r for c in cases for r in c.rules})
+            stem = pattern.rstrip("*?[")
+            prefixed = [i for i in ids if stem and i.startswith(stem)]
+            near = prefixed[:1] or difflib.get_close_matches(pattern, ids, n=1, cutoff=0.5)
+            glob = f"{stem}*" if prefixed else "fault-*"
+            raise CaseSelectionError(
+                f"--only {pattern}: matches no case id and no rule id of a case" + (f" (close: {near[0]})" if near else "")
+                + f"; give an exact case id, a rule id, or a glob such as '{glob}'")
+        chosen |= hits
+    return [c for c in cases if c.id in chosen]
 
 
 def check_expectations(case: Case, history: History) -> list[ExpectationResult]:

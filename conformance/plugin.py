@@ -38,6 +38,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from conformance.case_files import DEFAULT_CLIENTS as DEFAULT_SUITE_CLIENTS  # run's and matrix's default too
 from fixtures.endpoint import TargetSpec, parse_target, read_token
 
 
@@ -56,7 +57,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 SUITE_CLIENTS = ("python", "java", "go", "mixed")
-DEFAULT_SUITE_CLIENTS = ("python", "java", "mixed")
 
 
 def chosen_clients(config: pytest.Config) -> tuple[str, ...]:

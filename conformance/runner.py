@@ -160,10 +160,10 @@ def log_harness_error(path: Path, case_id: str, target_name: str, err: BaseExcep
     """Append ``err``'s full traceback to ``path`` (the run's ``harness-errors.log``), under a header."""
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    from fixtures.secrets import redact
+
     with path.open("a", encoding="utf-8") as f:
-        f.write(f"=== {stamp} case {case_id} on {target_name}\n")
-        f.write("".join(traceback.format_exception(err)))
-        f.write("\n")
+        f.write(redact(f"=== {stamp} case {case_id} on {target_name}\n" + "".join(traceback.format_exception(err)) + "\n"))
 
 
 def run_case(case: Case, target: Target, *, client: str, history_dir: Path | None = None, check: Callable[..., Any] | None = None,
@@ -362,9 +362,11 @@ def summary(results: list[CaseResult], *, target_info: dict[str, Any], applies: 
 
 
 def write_json(path: Path, data: Any) -> Path:
+    from fixtures.secrets import redact
+
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    tmp.write_text(redact(json.dumps(data, indent=2, sort_keys=False) + "\n"), encoding="utf-8")  # no secret shows
     tmp.replace(path)
     return path
 

@@ -74,7 +74,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from hypothesis import strategies as st
 
-from conformance.trace import OK, REJECTED, SCHEMA_STRATEGIES, Event, History, Op, Outcome, Trace, TraceHeader
+from conformance.trace import FAULT_OPS, OK, REJECTED, SCHEMA_STRATEGIES, Event, History, Op, Outcome, Trace, TraceHeader
 from conformance.targets.model import ModelTarget
 from reference_model.broker import Broker
 from reference_model import retention
@@ -175,6 +175,9 @@ class GenConfig:
     # features every trace has on (``focused``): the swarm still draws the rest of the pool, so a
     # campaign can aim at one area (dead letters, transactions) and keep the core around it
     focus: tuple[str, ...] = ()
+    # with "faults" in the pool: the share of traces that are made to hold a fault op (the swarm's own
+    # draw gives few: the fault rule is one among ~60); 0: only what the swarm draws (docs/faults.md)
+    fault_share: float = 0.0
 
     def __post_init__(self) -> None:
         if self.client not in RUN_CLIENTS:
@@ -188,7 +191,9 @@ LIVE_CONFIG = GenConfig()
 # With faults (docs/faults.md): cuts, latency, stalls, restarts. The live pool leaves "faults" out,
 # so its seeded traces stay what they were; a run whose target has the fault proxy uses these.
 FAULT_FEATURES = FEATURES + ("faults",)
-LIVE_FAULT_CONFIG = GenConfig(features=FAULT_FEATURES)
+# ``fuzz --faults`` on a broker: at least FAULT_SHARE of the traces hold a fault op (docs/faults.md, docs/fuzzing.md)
+FAULT_SHARE = 0.75
+LIVE_FAULT_CONFIG = GenConfig(features=FAULT_FEATURES, fault_share=FAULT_SHARE)
 # The model follows every fault and every feature for free: a model campaign draws them all, and
 # each handle's client (mixed), so that its traces use the whole vocabulary.
 MODEL_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING, features=FAULT_FEATURES + MORE_FEATURES + AREA_FEATURES,
@@ -580,10 +585,15 @@ class TraceBuilder:
     def build(self) -> Trace:
         cfg = self.config
         pool = [f for f in cfg.features if f != "ack_timeout" or cfg.timing.ack_timeout_ms]
+        # fault_share: this trace is made to hold a fault op. Drawn first (the swarm's draws below stay) and
+        # as "no fault" with 1 - share, so it shrinks to a fault: Hypothesis' first, simplest example has one
+        wants_fault = cfg.fault_share > 0 and "faults" in pool and not self.c.flag(1 - cfg.fault_share)
         if cfg.swarm:
             self.enabled = {f for f in pool if self.c.flag()} | set(cfg.focus)
         else:
             self.enabled = set(pool)
+        if wants_fault:
+            self.enabled.add("faults")
         if not any(t in self.enabled for t in SUB_TYPES):
             self.enabled.add(self.pick([t for t in SUB_TYPES if t in pool] or ["Exclusive"]))
         if self.on("partitioned_topic"):
@@ -600,12 +610,17 @@ class TraceBuilder:
         # Every trace starts with something to do: a consumer first (Latest sees later sends).
         self._apply_rule(_rule("consumer_subscribes"))
         self._apply_rule(_rule("producer_connects"))
-        while len(self.ops) < cfg.max_ops and self.time_left() > 0 and self.c.more(cfg.mean_ops):
+        room = cfg.max_ops - (1 if wants_fault else 0)  # a forced fault keeps the trace within max_ops
+        while len(self.ops) < room and self.time_left() > 0 and self.c.more(cfg.mean_ops):
             rules = [r for r in RULES if _enabled(self, r) and r.applies(self)]
             if not rules:
                 break
             weighted = [r for r in rules for _ in range(r.weight * (FOCUS_WEIGHT if _focused(self, r) else 1))]
             self._apply_rule(self.pick(weighted))
+        for _ in range(3 if wants_fault else 0):  # the model may refuse a fault it cannot follow: draw again
+            if any(op.op in FAULT_OPS for op in self.ops) or len(self.ops) >= cfg.max_ops:
+                break
+            self._apply_rule(_rule("proxy_injects_fault"))
         header = TraceHeader(trace_id=self.trace_id, title="generated: " + ", ".join(sorted(self.enabled)))
         return Trace(header, tuple(self.ops))
 

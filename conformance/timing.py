@@ -104,6 +104,56 @@ class CalibrationError(RuntimeError):
     explicit band instead."""
 
 
+# How long the whole probe may take before it is abandoned (``ProbeWatch``): the default probe
+# takes 8-15 s here, ~60 s on a loaded 2-core machine; past this something waits for what will not
+# come (a producer that never connected left 253 receives of 5 s each: 21 minutes, silent).
+PROBE_DEADLINE_S = 180.0
+# A receive with at least this timeout is one that waits for a message the probe sent (steps 2, 3, 5);
+# the short ones of step 4 are meant to come back empty.
+_EXPECTING_MS = 1000
+
+
+class ProbeWatch:
+    """Watches the probe's ops as they end (``BrokerTarget.run``'s ``on_event``) and stops it with a
+    ``CalibrationError`` naming the step and what it waited for, instead of letting it run on:
+
+    - an op that did not end ``ok`` (a producer or consumer that never connected: every later op
+      would wait on it);
+    - a receive that waited for a message the probe sent and got none (nothing reached the consumer:
+      the next receives would wait as long each);
+    - the whole probe past ``deadline_s`` (``PROBE_DEADLINE_S``).
+
+    Each op is bounded on its own (a receive by its timeout, the others by the client's operation
+    timeout), so the probe ends at most one op after its deadline. ``where``: the service URL the
+    clients use, for the message."""
+
+    def __init__(self, *, deadline_s: float = PROBE_DEADLINE_S, where: str = "", clock: Any = time.monotonic):
+        self.deadline_s = deadline_s
+        self.where = where
+        self.clock = clock
+        self.started = clock()
+
+    def _stop(self, ev: Any, what: str) -> CalibrationError:
+        args = ", ".join(f"{k}={v}" for k, v in ev.op.args.items())
+        return CalibrationError(f"timing calibration stopped at probe step {ev.step} ({ev.op.op} {args}"
+                                f"{' on ' + self.where if self.where else ''}): {what}; check the broker and the "
+                                "fault proxy's listener, or pass --timing-tolerance-ms to skip calibration")
+
+    def __call__(self, ev: Any) -> None:
+        from conformance.trace import received_message
+
+        if ev.outcome.status != "ok":
+            detail = " ".join(f"{ev.outcome.error or ''} {ev.outcome.detail or ''}".split())
+            raise self._stop(ev, f"it ended {ev.outcome.status}{': ' + detail if detail else ''}")
+        if ev.op.op == "receive" and int(ev.op.args.get("timeout_ms", 0)) >= _EXPECTING_MS \
+                and received_message(ev.outcome) is None:
+            raise self._stop(ev, f"waited {ev.op.args['timeout_ms']} ms for a message the probe sent to consumer "
+                                 f"{ev.op.args.get('consumer')} and none came")
+        spent = self.clock() - self.started
+        if spent > self.deadline_s:
+            raise self._stop(ev, f"the probe has run {spent:.0f} s, past its deadline of {self.deadline_s:.0f} s")
+
+
 # --------------------------------------------------------------------------- distributions
 
 
@@ -510,13 +560,15 @@ def read_broker_tick_ms(target: Any) -> float | None:
 
 def calibrate(service_url: str, admin_url: str, *, client: str = "python", samples: int = 200, nack_samples: int = 50,
               overshoot_samples: int = 30, redeliver_samples: int = 30, token: str | None = None,
-              target: Any = None) -> Calibration:
+              target: Any = None, deadline_s: float = PROBE_DEADLINE_S) -> Calibration:
     """Measure what the harness adds on this target with ``client`` (python, java or go): ~8-12 s
     with the defaults (``nack_samples`` single nacks of ~150 ms each dominate).
 
     ``target``: an existing ``conformance.targets.pulsar.BrokerTarget`` to reuse (its Java driver
     stays up for the run); otherwise one is made for ``service_url``/``admin_url`` and closed.
-    Runs ``probe_trace`` in a fresh namespace like any trace. Raises ``CalibrationError``."""
+    Runs ``probe_trace`` in a fresh namespace like any trace, watched by ``ProbeWatch``: a failed op,
+    a message that does not come, or ``deadline_s`` passed stops it. Raises ``CalibrationError``
+    naming the step."""
     if client not in ("python", "java", "go"):
         raise ValueError(f"calibrate() measures the python, java or go client, got {client!r}")
     if samples < 10 or min(nack_samples, overshoot_samples, redeliver_samples) < 1:
@@ -535,8 +587,10 @@ def calibrate(service_url: str, admin_url: str, *, client: str = "python", sampl
     broker_tick = read_broker_tick_ms(target)
     try:
         # the Go client has no redeliver_unacked (PLS-GO-001): its probe leaves that part out
+        controls = getattr(getattr(target, "endpoint", None), "controls", None)
+        watch = ProbeWatch(deadline_s=deadline_s, where=getattr(controls, "service_url", None) or service_url)
         history = target.run(probe_trace(samples, nack_samples=nack_samples, overshoot_samples=overshoot_samples,
-                                         redeliver_samples=0 if client == "go" else redeliver_samples))
+                                         redeliver_samples=0 if client == "go" else redeliver_samples), on_event=watch)
     except CalibrationError:
         raise
     except Exception as err:  # noqa: BLE001 - any failure of the probe is a calibration failure

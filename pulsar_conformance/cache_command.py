@@ -182,7 +182,7 @@ def scan(root: Path, *, procs: list[Proc] | None = None, now: float | None = Non
     procs = process_table() if procs is None else procs
     now = time.time() if now is None else now
     entries: list[Entry] = []
-    for top in sorted(root.iterdir()):
+    for top in _listed(root):
         if top.name == "dist" and top.is_dir():
             entries += _distributions(top)
         elif top.name in ("java-driver", "go-driver") and top.is_dir():
@@ -211,10 +211,17 @@ def scan(root: Path, *, procs: list[Proc] | None = None, now: float | None = Non
     return entries
 
 
+def _listed(folder: Path) -> list[Path]:
+    """``folder``'s entries, less the artifact locks (``fixtures.artifact_lock``: ``.<name>.lock``).
+    A lock is a few bytes, and deleting one that a process holds would let a newcomer make the same
+    artifact beside it, so ``list`` never shows one and ``prune`` never removes one."""
+    return sorted(p for p in folder.iterdir() if not (p.name.startswith(".") and p.name.endswith(".lock")))
+
+
 def _distributions(dist: Path) -> list[Entry]:
     out: list[Entry] = []
-    logs = {p.name: p for p in dist.iterdir() if p.is_file()}
-    for folder in sorted(p for p in dist.iterdir() if p.is_dir()):
+    logs = {p.name: p for p in _listed(dist) if p.is_file()}
+    for folder in (p for p in _listed(dist) if p.is_dir()):
         if folder.name.endswith("-assembled"):
             version, form = folder.name[: -len("-assembled")], "assembled"
             complete = (folder / "build.json").exists()
@@ -237,7 +244,7 @@ def _distributions(dist: Path) -> list[Entry]:
 def _builds(folder: Path, kind: str) -> list[Entry]:
     out = []
     files = []
-    for item in sorted(folder.iterdir()):
+    for item in _listed(folder):
         if item.is_dir():
             out.append(Entry(kind, item.name, [item], tree_bytes(item)))
         else:

@@ -8,7 +8,8 @@
   fuzz          generated traces on the model and a target; failures shrunk and saved
                 (``conformance.fuzz``; docs/fuzzing.md)
   report        JUnit XML (xunit2), HTML and summary.json from an outcome corpus (Spark)
-  rules         list the rule registry
+  rules         list the rule registry; ``rules ID`` is ``explain ID``
+  explain       one rule: its text, source, releases and clients, detector, and the cases that name it
   matrix        the case suite on several broker releases, one report: rule x release x client
   broker        start / status / stop an embedded broker that outlives the command; versions
                 (what can be had here); compare VERSION (assembled lib/ vs the tarball's)
@@ -50,7 +51,15 @@ from conformance.verdict_exit import EXIT_CODES_TEXT, EXIT_FAIL, EXIT_HARNESS, E
 from fixtures.endpoint import TargetSpec, parse_target
 from fixtures.errors import BrokerError, TargetSpecError
 from pulsar_conformance import commands
-from pulsar_conformance.targets import CLIENT_CHOICES, parse_clients, say as _say
+from pulsar_conformance.targets import CLIENT_CHOICES, DEFAULT_CLIENTS, parse_clients, say as _say
+
+
+def _out(*items: Any, **kwargs: Any) -> None:
+    """``print`` for the command's result on stdout, with every secret blanked (``fixtures.secrets``):
+    with ``say`` (stderr), the one way this command line writes to the terminal."""
+    from fixtures.secrets import redact
+
+    print(*(redact(str(item)) for item in items), **kwargs)
 
 
 # --------------------------------------------------------------------------- target options
@@ -104,13 +113,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pulsar_conformance.run_job import RunOptions, run
 
     options = RunOptions(
-        target=target_spec_from(args), clients=tuple(parse_clients(",".join(args.client or ["python,java,mixed"]))), out=Path(args.out),
+        target=target_spec_from(args), clients=tuple(parse_clients(",".join(args.client or DEFAULT_CLIENTS))), out=Path(args.out),
         cases=Path(args.cases) if args.cases else None, only=tuple(args.only), fuzz_examples=args.fuzz_examples,
         fuzz_seed=args.fuzz_seed, no_report=args.no_report, token_env=args.token_env, token_file=args.token_file,
         broker_version=args.broker_version, config_override=tuple(args.config_override),
         java_client_version=args.java_client_version, timing_tolerance_ms=args.timing_tolerance_ms,
         on_broker_death=args.on_broker_death, resume=args.resume, profile=args.profile)
-    return run(options)
+    code = run(options)
+    if args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true":
+        code = _github(Path(args.out), code)
+    return code
+
+
+def _github(out: Path, code: int) -> int:
+    """``run --github``: the ranked annotations on stdout and the verdict table appended to
+    ``$GITHUB_STEP_SUMMARY`` (reports/github.py), read from what the run wrote into ``out``. The
+    run's exit code stands; a surface that cannot be written is a harness error (exit 4)."""
+    from reports import github
+
+    try:
+        found = github.publish(out, step_summary=os.environ.get("GITHUB_STEP_SUMMARY") or None)
+    except (github.GithubSurfaceError, OSError) as err:
+        _say(f"error: the GitHub annotations and job summary were not written: {err}")
+        return code if code in (130, 143) else EXIT_HARNESS  # 4 wins over 1 and 3; an interruption stays one
+    shown = min(len(found), github.MAX_ANNOTATIONS)
+    _say(f"github: {shown} annotation(s) for {len(found)} problem(s)"
+         + (f"; job summary appended to {os.environ['GITHUB_STEP_SUMMARY']}" if os.environ.get("GITHUB_STEP_SUMMARY") else
+            "; no GITHUB_STEP_SUMMARY, so no job summary"))
+    return code
 
 
 # --------------------------------------------------------------------------- replay / check
@@ -119,14 +149,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _print_judged(judged: commands.Judged, *, as_json: bool) -> None:
     report = judged.report
     if as_json:
-        print(json.dumps({"rules": report.rule_verdicts(), "verdicts": [v.to_json() if hasattr(v, "to_json") else vars(v) for v in report.verdicts]}, indent=2, default=str))
+        _out(json.dumps({"rules": report.rule_verdicts(), "verdicts": [v.to_json() if hasattr(v, "to_json") else vars(v) for v in report.verdicts]}, indent=2, default=str))
         return
     for v in report.verdicts:
         if v.status != "PASS":
-            print(f"{v.status:<13} {v.rule_id:<20} step {v.step}" + (f" [{v.anomaly}]" if v.anomaly else ""))
-            print(f"    {v.explanation}")
+            _out(f"{v.status:<13} {v.rule_id:<20} step {v.step}" + (f" [{v.anomaly}]" if v.anomaly else ""))
+            _out(f"    {v.explanation}")
     for rule_id, status in sorted(report.rule_verdicts().items()):
-        print(f"{rule_id:<20} {status}")
+        _out(f"{rule_id:<20} {status}")
     bands = report.tolerances
     _say(f"timing bands ({bands.source}): late {bands.dispatch_latency_ms:g} ms, early {bands.early_ms:g} ms; {bands.derivation}")
     unjudged = sorted(r for r, s in judged.rule_verdicts.items() if s == "UNJUDGED")
@@ -162,7 +192,7 @@ def cmd_diff_clients(args: argparse.Namespace) -> int:
     from conformance.runner import write_json
 
     diff = commands.diff_clients(args.trace, target_spec_from(args), args)
-    print(diff.text())
+    _out(diff.text())
     if args.out:
         write_json(Path(args.out), diff.to_json())
         _say(f"wrote {args.out}")
@@ -258,8 +288,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         _say(f"interrupted: fuzz run {run_id}; the traces judged so far are in {Path(args.out) / 'corpus'}; "
              f"continue with: {shlex.join(['pulsar-conformance', *again, '--resume', run_id])}")
         return 130
-    print(summary.text())
-    print(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
+    _out(summary.text())
+    _out(f"\nrun id {summary.run_id}; corpus {summary.corpus_dir}; summary {Path(args.out) / 'summary.json'}")
     if any(f.signature[0] == HARNESS_ERROR for f in summary.failures):
         return EXIT_HARNESS
     return EXIT_OK if not summary.failures and summary.ok else EXIT_FAIL
@@ -321,8 +351,8 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     with _engine(args.engine, args.spark_master, out, app="pulsar-conformance-rejudge") as engine:
         summary = rejudge(Path(args.corpus), out, workers=args.workers, engine=args.engine,
                           map_chunks=engine.map_chunks if engine is not None else None)
-    print(summary.text())
-    print(f"\nnew corpus {summary.corpus_dir}; report {out / 'rejudge.json'}")
+    _out(summary.text())
+    _out(f"\nnew corpus {summary.corpus_dir}; report {out / 'rejudge.json'}")
     return exit_status(summary)
 
 
@@ -343,13 +373,26 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_rules(args: argparse.Namespace) -> int:
     from reference_model import rules as registry
 
+    if args.rule_id:  # ``rules ID``: the one rule, as ``explain ID`` prints it
+        return cmd_explain(args)
     if args.json:
-        print(registry.to_json())
+        _out(registry.to_json())
         return EXIT_OK
     for area, items in registry.rules_by_area().items():
-        print(f"{area}")
+        _out(f"{area}")
         for r in items:
-            print(f"  {r.id:<20} [{r.status}] {r.title}")
+            _out(f"  {r.id:<20} [{r.status}] {r.title}")
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """One rule at the prompt (pulsar_conformance/explain.py); an unknown id is a ValueError: exit 2."""
+    import shutil
+
+    from pulsar_conformance import explain
+
+    found = explain.explain(args.rule_id)
+    _out(explain.to_json(found) if args.json else explain.text(found, width=min(shutil.get_terminal_size().columns, 120)))
     return EXIT_OK
 
 
@@ -369,12 +412,12 @@ def cmd_broker(args: argparse.Namespace) -> int:
     if args.action == "versions":
         rows = commands.broker_versions()
         if args.json:
-            print(json.dumps(rows, indent=2))
+            _out(json.dumps(rows, indent=2))
             return EXIT_OK
-        print(f"{'release':<10} {'ways':<18} {'line default':<13} {'cached':<18} pins")
+        _out(f"{'release':<10} {'ways':<18} {'line default':<13} {'cached':<18} pins")
         for r in rows:
-            print(f"{r['release']:<10} {r['ways']:<18} {r['default_for_line']:<13} {r['cached'] or '-':<18} {r['pins']}")
-        print("ways: tarball = the server distribution from Maven Central; assembled = pulsar-broker's dependency closure "
+            _out(f"{r['release']:<10} {r['ways']:<18} {r['default_for_line']:<13} {r['cached'] or '-':<18} {r['pins']}")
+        _out("ways: tarball = the server distribution from Maven Central; assembled = pulsar-broker's dependency closure "
               "(pass RELEASE:assembled to force it). Other releases from 2.10 on are probed when asked for.")
         return EXIT_OK
     if args.action == "compare":
@@ -382,13 +425,13 @@ def cmd_broker(args: argparse.Namespace) -> int:
             raise ValueError("broker compare needs --version RELEASE (one with a tarball, e.g. 4.0.8)")
         diff = commands.broker_compare(args.version)
         if args.json:
-            print(json.dumps(diff, indent=2))
+            _out(json.dumps(diff, indent=2))
             return EXIT_OK
-        print(f"Pulsar {diff['release']}: {diff['same']} jars identical in name and version")
+        _out(f"Pulsar {diff['release']}: {diff['same']} jars identical in name and version")
         for key in ("only_in_tarball", "only_assembled", "different_version"):
-            print(f"{key} ({len(diff[key])}):")
+            _out(f"{key} ({len(diff[key])}):")
             for item in diff[key]:
-                print("  " + (" ".join(item) if isinstance(item, (list, tuple)) else item))
+                _out("  " + (" ".join(item) if isinstance(item, (list, tuple)) else item))
         return EXIT_OK
     if args.action == "start":
         try:
@@ -417,11 +460,11 @@ def _print_status(state: dict | None, *, as_json: bool) -> None:
     if state is None:
         return
     if as_json:
-        print(json.dumps(state, indent=2))
+        _out(json.dumps(state, indent=2))
         return
     for key in ("version", "service_url", "admin_url", "pid", "log_path", "alive", "ready"):
         if key in state:
-            print(f"{key:<12} {state[key]}")
+            _out(f"{key:<12} {state[key]}")
 
 
 # --------------------------------------------------------------------------- main
@@ -438,10 +481,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_profile_option(p)
     p.add_argument("--out", default="out/run", help="output folder (default out/run)")
     p.add_argument("--cases", default=None, help="folder of case files (default: the built-in cases)")
-    p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
+    p.add_argument("--only", action="append", default=[], help="run only this case id, the cases naming this rule id, or those matching a glob "
+                   "('fault-*', 'PLS-FAULT-*'; quote it); repeatable. A pattern that matches nothing is refused")
     p.add_argument("--client", action="append", default=None, help="clients driving the broker, comma-separated or repeated, among "
                    "python, java (the Java driver, built with Maven on first use), go (the Go driver, built with Go on first use; "
-                   "only the cases that list go) and mixed (cross-client cases); default python,java,mixed")
+                   f"only the cases that list go) and mixed (cross-client cases); default {','.join(DEFAULT_CLIENTS)}, "
+                   "as for matrix")
     p.add_argument("--java-client-version", default=None, help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's)")
     p.add_argument("--fuzz-examples", type=int, default=10, help="generated traces per live target (x20 on the model); 0 skips fuzzing (default 10)")
     p.add_argument("--fuzz-seed", type=int, default=0)
@@ -453,6 +498,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "broker and run the remaining cases")
     p.add_argument("--resume", action="store_true", help="continue the run in --out: keep the cases it already "
                    "judged, run the others")
+    p.add_argument("--github", action=argparse.BooleanOptionalAction, default=None,
+                   help="when the run ends, print at most 10 GitHub annotations (FAILs, then ERRORs, then inconclusive "
+                   "rules) and append the verdict table to $GITHUB_STEP_SUMMARY (reports/github.py); default: on when "
+                   "GITHUB_ACTIONS=true")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("replay", help="run a trace on a target and print the verdicts", **codes)
@@ -506,18 +555,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("report_args", nargs=argparse.REMAINDER, help="--outcomes DIR [--out DIR] [--spark-master URL]")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("rules", help="list the rule registry")
+    p = sub.add_parser("rules", help="list the rule registry; 'rules ID' prints one rule as 'explain ID' does")
+    p.add_argument("rule_id", nargs="?", default=None, metavar="ID", help="a rule id: print that rule as 'explain ID' does")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_rules)
+
+    p = sub.add_parser("explain", help="one rule: its text, source, releases and clients, detector, and the cases that name it")
+    p.add_argument("rule_id", metavar="ID", help="a rule id, e.g. PLS-NACK-001 ('pulsar-conformance rules' lists them)")
+    p.add_argument("--json", action="store_true", help="the same facts as one JSON object")
+    p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("matrix", help="the case suite on several broker releases into one report (rule x release x client)",
                        epilog="exit codes: 0 every non-PASS cell has a verdict; 1 a FAIL cell without a known deviation; "
                               "2 bad input; 3 an INDETERMINATE cell; 4 a release's run or the report met a harness error")
     p.add_argument("--versions", default=None, required=True, help="comma-separated releases or lines, e.g. "
                    "2.10.5,3.0.7,3.2.3,3.3.6,4.0.0,4.0.8,4.2.4 (RELEASE:assembled forces the assembled broker)")
-    p.add_argument("--client", default="python", help="clients, comma-separated among python, java, go, mixed (default python)")
+    p.add_argument("--client", default=",".join(DEFAULT_CLIENTS), help="clients, comma-separated among python, java, go, "
+                   f"mixed (default {','.join(DEFAULT_CLIENTS)}, as for run)")
     p.add_argument("--out", default="out/matrix", help="output folder (default out/matrix)")
-    p.add_argument("--only", action="append", default=[], help="run only cases whose id contains this text or that exercise this rule id; repeatable")
+    p.add_argument("--only", action="append", default=[], help="run only this case id, the cases naming this rule id, or those matching a glob "
+                   "('fault-*', 'PLS-FAULT-*'; quote it); repeatable. A pattern that matches nothing is refused")
     p.add_argument("--fuzz-examples", type=int, default=0, help="generated traces per release (default 0)")
     p.add_argument("--parallel", type=int, default=1, help="releases run at once, each with its own broker (default 1)")
     p.add_argument("--rerun", default=None, metavar="VERSIONS", help="continue the matrix in --out: run these releases again "
@@ -554,6 +611,14 @@ def preflight(args: argparse.Namespace) -> list[str]:
     commands.check_cases_folder(getattr(args, "cases", None))
     if args.command in ("run", "fuzz", "matrix", "rejudge"):
         commands.check_out_folder(getattr(args, "out", None))
+        commands.check_out_writable(getattr(args, "out", None))
+    if args.command == "fuzz" and not args.resume:
+        from conformance.fuzz.driver import check_fresh_corpus
+
+        check_fresh_corpus(Path(args.out))
+    if args.command in ("run", "matrix"):
+        clients = args.client if isinstance(args.client, str) else ",".join(args.client or DEFAULT_CLIENTS)
+        commands.check_selection(getattr(args, "cases", None), args.only, parse_clients(clients))
     if not hasattr(args, "token_file"):
         return []
     target = getattr(args, "pulsar_url", None) or args.target or DEFAULT_TARGET.get(args.command, "embedded")

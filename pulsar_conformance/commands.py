@@ -8,10 +8,10 @@ and the rules its trace header names but no detector judged are ``UNJUDGED``
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from fixtures.endpoint import TargetSpec
 from fixtures.errors import BrokerError, TargetSpecError
@@ -100,7 +100,7 @@ def replay(trace: Any, spec: TargetSpec, options: Any, *, client: str = "python"
     if client == "python" and any(op.args.get("client") for op in trace.ops):
         client = "mixed"  # the trace names its handles' clients
     tolerance = getattr(options, "timing_tolerance_ms", None)
-    with open_target(spec, options, client=client) as target:
+    with _replay_target(spec, options, trace, client) as target:
         if getattr(target, "endpoint", None) is not None:  # live
             from conformance.timing import TimingBands
             from pulsar_conformance.run_job import timing_bands
@@ -116,6 +116,20 @@ def replay(trace: Any, spec: TargetSpec, options: Any, *, client: str = "python"
         except Exception as err:  # noqa: BLE001 - the target crashed: a harness error
             raise HarnessError(f"the target {getattr(target, 'name', '?')} raised {type(err).__name__}: {err}") from err
     return judge(history, client=client, timing_tolerance_ms=tolerance)
+
+
+@contextmanager
+def _replay_target(spec: TargetSpec, options: Any, trace: Any, client: str) -> Iterator[Any]:
+    """The target ``replay`` runs ``trace`` on: as ``run`` does, an embedded broker is put behind the
+    fault proxy (``fixtures.faults``) when the trace injects faults (docs/faults.md)."""
+    from conformance.trace import injects_faults
+
+    if spec.kind != "embedded" or not injects_faults(trace):
+        with open_target(spec, options, client=client) as target:
+            yield target
+        return
+    with open_endpoint(spec, options, faults=True) as endpoint, live_target(endpoint, options, client=client) as target:
+        yield target
 
 
 def check_file(path: str, *, timing_tolerance_ms: float | None = None) -> Judged:
@@ -219,6 +233,43 @@ def check_target_options(spec: TargetSpec, *, broker_version: str | None, token_
                                   config_override=config_override)
     if found is not None:
         raise BadInputError(*found)
+
+
+def check_selection(cases_folder: str | None, only: "list[str] | tuple[str, ...]", clients: "list[str] | tuple[str, ...]") -> None:
+    """``run`` / ``matrix``: ``--only`` selects cases (``conformance.case_files.select_cases``: exact
+    ids, rule ids, explicit globs) and at least one of them runs with one of ``clients``; otherwise
+    ``BadInputError`` (exit 2, one line), before any folder is made or broker started."""
+    from conformance.case_files import CASES_DIR, discover_cases, select_cases
+
+    cases = select_cases(discover_cases(Path(cases_folder) if cases_folder else CASES_DIR), only)
+    if not only or any(c.runs_in(client, tuple(clients)) for c in cases for client in clients):
+        return
+    theirs = sorted({k for c in cases for k in ("python", "java", "go", "mixed") if c.runs_in(k, (*clients, "go"))})
+    chosen = ",".join(clients)
+    raise BadInputError(f"--only {' --only '.join(only)} --client {chosen}",
+                        f"no selected case runs with client {chosen} ({len(cases)} selected; they run with "
+                        f"{', '.join(theirs) or 'no client'})",
+                        f"choose --client {','.join(theirs) or 'python'}, or select other cases")
+
+
+def check_out_writable(out: str | None) -> None:
+    """``--out`` can be made and written, or ``BadInputError`` naming it: a read-only place is bad
+    input (exit 2), never a harness error. Probed by making and removing a folder in the nearest
+    folder on its path that exists (``os.access`` says yes to root on a read-only mount), so the
+    check leaves nothing behind."""
+    import tempfile
+
+    if out is None:
+        return
+    path = Path(out)
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        return  # check_out_folder names a file on the path
+    try:
+        Path(tempfile.mkdtemp(prefix=".pulsar-conformance-probe-", dir=existing)).rmdir()
+    except OSError as err:
+        where = "is not writable" if existing == path else f"cannot be made: {existing} is not writable"
+        raise BadInputError(f"--out {out}", f"{where} ({err.strerror})", "give a folder you can write to") from None
 
 
 def check_out_folder(out: str | None) -> None:

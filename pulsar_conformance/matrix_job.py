@@ -44,7 +44,7 @@ from conformance.interruption import INTERRUPTS, check, interruptible, reraise, 
 from conformance.verdict_exit import EXIT_FAIL, EXIT_HARNESS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE
 from fixtures.broker_builds import BrokerBuild, resolve_build
 from fixtures.errors import BrokerStartError
-from pulsar_conformance.targets import say as _say
+from pulsar_conformance.targets import DEFAULT_CLIENTS, say as _say
 
 # a release run that ended with a verdict (anything else: a harness error, bad usage, a signal)
 FINISHED = (EXIT_OK, EXIT_FAIL, EXIT_INCONCLUSIVE)
@@ -53,7 +53,7 @@ FINISHED = (EXIT_OK, EXIT_FAIL, EXIT_INCONCLUSIVE)
 @dataclass(frozen=True)
 class MatrixOptions:
     versions: tuple[str, ...]
-    clients: str = "python"
+    clients: str = ",".join(DEFAULT_CLIENTS)  # the same default as ``run`` (pulsar_conformance.targets)
     out: Path = Path("out/matrix")
     only: tuple[str, ...] = ()
     fuzz_examples: int = 0

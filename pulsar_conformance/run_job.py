@@ -7,12 +7,17 @@ client's), ``summary-<client>.json``, the client x feature matrix (``client-matr
 histories of every case, ``corpus/`` (the outcome corpus of everything judged, Parquet),
 ``fuzz/`` (the fuzz budget's summary) and ``report/`` (HTML, xunit2 JUnit, summary; Spark).
 
-The exit code comes from ``conformance.verdict_exit.exit_code`` over the rules each run (model
-and live, per client) was meant to judge (``run_rule_verdicts``), the harness errors met on the
-way (a case that ended ERROR, a fuzz trace that crashed the target or checker, the client matrix
-or the report job failing) and the conformance failures no rule verdict shows (a case's broken
-``expect:`` line, a fuzz failure). A case that FAILed as a recorded known deviation of the
-broker (``conformance/deviations.yaml``) is excused.
+One answer (issue 43): ``conformance.verdict_exit.decide`` gives the run's outcome (PASS,
+KNOWN_DEVIATIONS, FAIL, INCONCLUSIVE, ERROR, INTERRUPTED), its exit code (``exit_code`` over the
+rules each run, model and live, per client, was meant to judge) and its reasons (which rules x
+clients, which cases), over every label's verdicts (``label_verdicts``), the harness errors met on
+the way (a case that ended ERROR, a fuzz trace that crashed the target or checker, a broker death,
+the client matrix or the report job failing) and the conformance failures no rule verdict shows (a
+case's broken ``expect:`` line, a fuzz failure). A case that FAILed as a recorded known deviation
+of the broker (``conformance/deviations.yaml``) is excused. The outcome is written into
+``summary.json`` (``overall``, ``exit_code``, ``reasons``) before the report job reads it, into
+``junit.xml`` (``reports.junit``: an outcome suite) and is the last line printed
+(``Outcome.line``), after the headline sentence.
 
 Interruptions (issue 15). Every judged case is appended to ``journal-<label>.jsonl`` in ``out``
 (one line, fsynced, before its rows go to the corpus). ``--resume`` keeps the journaled results,
@@ -53,11 +58,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from fixtures.endpoint import TargetSpec
+from fixtures.secrets import copy_redacted, redact
 from pulsar_conformance.broker_health import BrokerDeath, BrokerDied, BrokerMonitor
-from pulsar_conformance.targets import applies_for, describe_target, live_target, model_target, open_endpoint, say as _say
+from pulsar_conformance.targets import DEFAULT_CLIENTS, applies_for, describe_target, live_target, model_target, open_endpoint, say as _say
 from conformance.runner import one_line_cause, write_json
 from conformance.timing import CalibrationError, TimingBands, calibrate
-from conformance.verdict_exit import EXIT_FAIL, EXIT_HARNESS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exit_code
+from conformance.verdict_exit import (EXIT_FAIL, EXIT_HARNESS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, LabelVerdicts, Outcome,
+                                      decide, exit_code, outcome_of_error)
 from conformance.verdicts import NOT_EXERCISED
 
 FUZZ_MODEL_FACTOR = 20  # the model is cheap: it runs 20 generated traces for every live one
@@ -70,7 +77,7 @@ class RunOptions:
     """What ``pulsar-conformance run`` was asked to do (names match its options)."""
 
     target: TargetSpec
-    clients: tuple[str, ...] = ("python", "java", "mixed")
+    clients: tuple[str, ...] = DEFAULT_CLIENTS
     out: Path = Path("out/run")
     cases: Path | None = None  # a folder of case files; None: the built-in cases
     only: tuple[str, ...] = ()  # case id substrings or rule ids
@@ -103,6 +110,7 @@ class _Run:
     results: list[Any]
     doc: dict[str, Any]
     excused_rules: set[str] = field(default_factory=set)
+    fuzz: dict[str, Any] | None = None  # the fuzz budget's journal entry (harness_errors, failures)
 
     @property
     def on_model(self) -> bool:
@@ -132,12 +140,41 @@ def run_rule_verdicts(runs: list[_Run]) -> tuple[dict[str, str], set[str]]:
     return verdicts, excused
 
 
+def label_verdicts(runs: list[_Run], labels: list["_Label"] = ()) -> list[LabelVerdicts]:
+    """What ``conformance.verdict_exit.decide`` reads of every label: each run's verdicts, meant
+    rules, known deviations, cases, errors and cases not run; a label that never started (the
+    broker was never reached) with its cases not run."""
+    from conformance.runner import ERROR
+
+    out = []
+    for run in runs:
+        doc = run.doc
+        meant = doc.get("meant_to_judge")
+        if meant is None:  # a summary without the list: every rule a case that ran names
+            meant = sorted({rule for r in run.results for rule in r.case.rules})
+        excused: dict[str, list[str]] = {}
+        excused_cases: dict[str, list[str]] = {}
+        for dev in (doc.get("known_deviations") or {}).values():
+            excused.setdefault(dev["rule"], []).append(dev["id"])
+            excused_cases.setdefault(dev["case"], []).append(dev["id"])
+        fuzz = run.fuzz or {}
+        out.append(LabelVerdicts(
+            run.label, run.client, run.on_model, dict(doc.get("rules") or {}), tuple(meant), excused,
+            dict(doc.get("cases") or {}), excused_cases, {r.case.id: tuple(r.case.rules) for r in run.results},
+            {r.case.id: " ".join(str(r.message or r.failure_text()).split())[:200] for r in run.results if r.status == ERROR},
+            dict(doc.get("not_run") or {}), int(fuzz.get("failures", 0)), int(fuzz.get("harness_errors", 0))))
+    seen = {run.label for run in runs}
+    out += [LabelVerdicts(lab.label, lab.client, lab.on_model, not_run=dict(lab.not_run))
+            for lab in labels if lab.label not in seen and lab.not_run]
+    return out
+
+
 def select_cases(options: RunOptions) -> list[Any]:
-    from conformance.case_files import CASES_DIR, discover_cases
+    from conformance.case_files import CASES_DIR, discover_cases, select_cases as select
 
     cases = discover_cases(Path(options.cases) if options.cases else CASES_DIR)
     if options.only:
-        cases = [c for c in cases if any(sel in c.id or sel in c.rules for sel in options.only)]
+        cases = select(cases, options.only)  # exact case ids, exact rule ids, explicit globs
     return [c.with_vendor(options.profile) for c in cases]
 
 
@@ -157,20 +194,20 @@ def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
             say(f"the previous results in {out} were moved to {retired}: this run's results replace them")
     out.mkdir(parents=True, exist_ok=True)
     try:
-        code, errors = _run(options, all_cases, out, say)
+        outcome, errors = _run(options, all_cases, out, say)
     except BaseException as err:
         from fixtures.errors import BrokerError, TargetSpecError
 
         code = (130 if isinstance(err, KeyboardInterrupt) else
                 EXIT_USAGE if isinstance(err, (BrokerError, TargetSpecError, ValueError)) else EXIT_HARNESS)
-        stamp_summary(out, exit_code_=code, errors=[one_line_cause(err)])
+        stamp_summary(out, outcome_of_error(code, one_line_cause(err)), errors=[one_line_cause(err)])
         raise
-    stamp_summary(out, exit_code_=code, errors=errors)
-    return code
+    stamp_summary(out, outcome, errors=errors)
+    return outcome.exit_code
 
 
-def _run(options: RunOptions, all_cases: list[Any], out: Path, say: Callable[[str], None]) -> tuple[int, list[str]]:
-    """The run proper: its exit code and its errors (one line each) for summary.json."""
+def _run(options: RunOptions, all_cases: list[Any], out: Path, say: Callable[[str], None]) -> tuple[Outcome, list[str]]:
+    """The run proper: its outcome and its errors (one line each) for summary.json."""
     from conformance.corpus import CorpusWriter
 
     corpus_dir = out / "corpus"
@@ -183,7 +220,8 @@ def _run(options: RunOptions, all_cases: list[Any], out: Path, say: Callable[[st
     journal = Journal(out, run_id)
     writer = CorpusWriter(corpus_dir, run_id=run_id)
     spec = options.target
-    cases_for = {client: [c for c in all_cases if c.runs_on(client)] for client in options.clients}  # mixed: cross-client cases
+    # mixed: cross-client cases (those with a Go handle only when go is among the clients: Case.runs_in)
+    cases_for = {client: [c for c in all_cases if c.runs_in(client, options.clients)] for client in options.clients}
     model_labels = [_Label(_model_label(c), c, cases_for[c], on_model=True, vendor=options.profile)
                     for c in options.clients if cases_for[c]]
     live_labels = ([_Label(spec.kind if c == "python" else f"{spec.kind}-{c}", c, cases_for[c], on_model=False,
@@ -218,8 +256,10 @@ def _run(options: RunOptions, all_cases: list[Any], out: Path, say: Callable[[st
             except KeyboardInterrupt:
                 interrupted = fired[0] if fired else int(signal.SIGINT)
     except CalibrationError as err:
-        say(f"timing calibration failed: {err}")
-        return EXIT_HARNESS, [f"timing calibration failed: {one_line_cause(err)}"]
+        error = f"timing calibration failed: {one_line_cause(err)}"
+        outcome = outcome_of_error(EXIT_HARNESS, error)
+        say(outcome.line())
+        return outcome, [error]
     finally:
         writer.close()
     tally.harness_errors += len(deaths)
@@ -233,11 +273,15 @@ def _run(options: RunOptions, all_cases: list[Any], out: Path, say: Callable[[st
         judged = sum(len(lab.results) for lab in labels)
         say(f"{reason}: the broker, the Java driver and the trace namespaces are stopped; {judged} case results are kept "
             f"in {out}/journal-*.jsonl (summary.json lists the {sum(len(lab.not_run) for lab in labels)} cases not run)")
-        say(f"continue with: {resume_command(options)}")
-        return 128 + interrupted, [f"{reason} (run {run_id}); continue with: {resume_command(options)}"]
+        outcome = decide(label_verdicts(runs, labels), errors=_death_lines(deaths), interrupted=128 + interrupted,
+                         signal_name=signal.Signals(interrupted).name, resume=resume_command(options))
+        if runs:
+            _write_junit(runs, out, outcome)
+        say(outcome.line())
+        return outcome, [f"{reason} (run {run_id}); continue with: {resume_command(options)}"]
     runs = _finish_labels(labels, tally)
-    code = _report(runs, labels, deaths, options, out=out, corpus_dir=corpus_dir, tally=tally, say=say)
-    return code, _error_lines(runs, deaths)
+    outcome = _report(runs, labels, deaths, options, out=out, corpus_dir=corpus_dir, say=say)
+    return outcome, _error_lines(runs, deaths)
 
 
 def _error_lines(runs: list[_Run], deaths: list[BrokerDeath]) -> list[str]:
@@ -247,6 +291,12 @@ def _error_lines(runs: list[_Run], deaths: list[BrokerDeath]) -> list[str]:
     lines = [f"{run.label} {r.case.id}: {' '.join(str(r.message or r.failure_text()).split())[:300]}"
              for run in runs for r in run.results if r.status == ERROR]
     return lines + [f"broker death: {' '.join(str(d.to_json()).split())[:300]}" for d in deaths]
+
+
+def _death_lines(deaths: list[BrokerDeath]) -> list[str]:
+    """Each broker death as one harness error of the outcome (``decide``'s ``errors``)."""
+    return [f"the broker died{' at case ' + d.at_case if d.at_case else ''}{' (' + d.label + ')' if d.label else ''}"
+            f"{', ' + d.action if getattr(d, 'action', None) else ''}" for d in deaths]
 
 
 BROKER_LOGS = "broker-logs"  # under --out: each embedded broker's log, copied before its run folder is removed
@@ -266,7 +316,7 @@ def _broker_log_kept(endpoint: Any, out: Path, restarts: int) -> Iterator[None]:
         log = Path(endpoint.log_path) if getattr(endpoint, "log_path", None) else None
         if log is not None and log.is_file():
             (out / BROKER_LOGS).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(log, out / BROKER_LOGS / f"broker-{restarts}.log")
+            copy_redacted(log, out / BROKER_LOGS / f"broker-{restarts}.log")  # no secret leaves in a copied log
 
 
 def retire_previous_results(out: Path) -> Path | None:
@@ -287,25 +337,27 @@ def retire_previous_results(out: Path) -> Path | None:
     return aside
 
 
-def stamp_summary(out: Path, *, exit_code_: int, errors: list[str]) -> None:
-    """Write the run's overall answer into ``out/summary.json``: ``overall`` (PASS, FAIL,
-    INCONCLUSIVE, ERROR or INTERRUPTED, from the exit code), ``exit_code`` and ``errors`` (harness
-    and broker errors, one line each). A run that stopped before any verdict still gets a
-    summary.json saying so, so a CI job never reads a missing or stale one as this run's."""
+def stamp_summary(out: Path, outcome: Outcome, *, errors: list[str] = ()) -> None:
+    """Write the run's one answer into ``out/summary.json``: ``overall`` (PASS, KNOWN_DEVIATIONS,
+    FAIL, INCONCLUSIVE, ERROR or INTERRUPTED), ``exit_code``, ``reasons`` (``decide``'s) and
+    ``errors`` (harness and broker errors, one line each, not repeated). A run that stopped before
+    any verdict still gets a summary.json saying so, so a CI job never reads a missing or stale one
+    as this run's."""
     path = out / "summary.json"
     try:
         doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     except ValueError:
         doc = {}
-    doc["overall"] = overall_verdict(exit_code_)
-    doc["exit_code"] = exit_code_
-    doc["errors"] = [*doc.get("errors", []), *errors] if isinstance(doc.get("errors"), list) else list(errors)
+    doc.update(outcome.to_json())
+    before = doc.get("errors") if isinstance(doc.get("errors"), list) else []
+    doc["errors"] = [*before, *(e for e in errors if e not in before)]
     out.mkdir(parents=True, exist_ok=True)
     write_json(path, doc)
 
 
 def overall_verdict(code: int) -> str:
-    """The word for an exit code (conformance/verdict_exit.py)."""
+    """The word for an exit code alone (conformance/verdict_exit.py); ``decide`` tells PASS from
+    KNOWN_DEVIATIONS, which share exit 0."""
     return {EXIT_OK: "PASS", EXIT_FAIL: "FAIL", EXIT_INCONCLUSIVE: "INCONCLUSIVE", 130: "INTERRUPTED",
             143: "INTERRUPTED"}.get(code, "ERROR")
 
@@ -614,7 +666,7 @@ class Journal:
         return Path(out) / f"journal-{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}.jsonl"
 
     def write(self, label: str, entry: dict[str, Any]) -> None:
-        line = json.dumps({"run_id": self.run_id, "label": label, **entry}, sort_keys=False) + "\n"
+        line = redact(json.dumps({"run_id": self.run_id, "label": label, **entry}, sort_keys=False)) + "\n"
         with self.path(self.out, label).open("a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
@@ -811,7 +863,7 @@ def _finish_labels(labels: list[_Label], tally: _Tally) -> list[_Run]:
         judged_rules = {rule for r in results for rule in r.case.rules}
         doc["not_run_rules"] = {rule: reason for cid, reason in lab.not_run.items() for rule in _case_rules(lab, cid)
                                 if rule not in judged_rules and doc["rules"].get(rule) == NOT_EXERCISED}
-        runs.append(_Run(lab.label, lab.client, info, results, doc, excused_rules))
+        runs.append(_Run(lab.label, lab.client, info, results, doc, excused_rules, lab.fuzz))
     return runs
 
 
@@ -821,7 +873,6 @@ def _case_rules(lab: _Label, case_id: str) -> tuple[str, ...]:
 
 def _write_summaries(runs: list[_Run], labels: list[_Label], deaths: list[BrokerDeath], out: Path) -> list[_Run]:
     from conformance.runner import write_json as _write_json
-    from reports.junit import write_junit
 
     live = [r for r in runs if not r.on_model] or runs
     deaths_json = [d.to_json() for d in deaths]
@@ -830,7 +881,8 @@ def _write_summaries(runs: list[_Run], labels: list[_Label], deaths: list[Broker
         if not r.on_model:
             r.doc["broker_deaths"] = deaths_json
         _write_json(out / f"summary-{r.client}.json", r.doc)
-        by_client[r.client] = {k: r.doc[k] for k in ("client_version", "rules", "counts", "cases", "known_deviations", "not_run")}
+        by_client[r.client] = {k: r.doc[k] for k in ("client_version", "rules", "counts", "cases", "known_deviations", "not_run",
+                                                     "meant_to_judge") if k in r.doc}
     primary = dict(live[0].doc)
     # --profile: the vendor profile every case was judged under (reference_model.vendors)
     primary["profile"] = next((lab.vendor for lab in labels), "apache")
@@ -842,13 +894,22 @@ def _write_summaries(runs: list[_Run], labels: list[_Label], deaths: list[Broker
     primary["broker_deaths"] = deaths_json
     primary["broker_restarts"] = sum(1 for d in deaths if d.action == "restarted")
     _write_json(out / "summary.json", primary)
-    write_junit(out / "junit.xml", [(r.results, r.info) for r in runs])
     return live
 
 
+def _write_junit(runs: list[_Run], out: Path, outcome: Outcome) -> None:
+    from reports.junit import write_junit
+
+    write_junit(out / "junit.xml", [(r.results, r.info) for r in runs], outcome=outcome)
+
+
 def _report(runs: list[_Run], labels: list[_Label], deaths: list[BrokerDeath], options: RunOptions, *, out: Path,
-            corpus_dir: Path, tally: _Tally, say: Callable[[str], None]) -> int:
+            corpus_dir: Path, say: Callable[[str], None]) -> Outcome:
+    """Write the summaries, the client matrix, the outcome (summary.json, junit.xml) and the report;
+    print the headline sentence and then the outcome's line, last. The outcome is decided before the
+    report job runs (it draws the banner from summary.json); a report that fails makes it ERROR."""
     live = _write_summaries(runs, labels, deaths, out)
+    errors = _death_lines(deaths)
     try:
         from reports import client_matrix
 
@@ -857,7 +918,11 @@ def _report(runs: list[_Run], labels: list[_Label], deaths: list[BrokerDeath], o
         say("wrote the client x feature matrix: " + ", ".join(str(p) for p in written))
     except Exception as err:  # noqa: BLE001 - the verdicts above stand even if the matrix cannot be drawn
         say(f"the client x feature matrix failed: {type(err).__name__}: {err}")
-        tally.harness_errors += 1
+        errors.append(f"the client x feature matrix failed: {type(err).__name__}: {one_line_cause(err)}")
+    verdicts = label_verdicts(runs, labels)
+    outcome = decide(verdicts, errors=errors)
+    stamp_summary(out, outcome)
+    _write_junit(runs, out, outcome)
     for r in runs:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(r.doc["counts"].items()))
         say(f"{r.label}: rules {counts}")
@@ -870,7 +935,9 @@ def _report(runs: list[_Run], labels: list[_Label], deaths: list[BrokerDeath], o
         code = report_main(["--outcomes", str(corpus_dir), "--out", str(out / "report"), "--quiet", *summaries])
         if code != 0:
             say(f"the report failed (exit {code}); the JUnit XML and summary.json above are complete")
-            tally.harness_errors += 1
+            outcome = decide(verdicts, errors=[*errors, f"the report job failed (exit {code}): see the lines above"])
+            stamp_summary(out, outcome)
+            _write_junit(runs, out, outcome)
         else:
             say(f"wrote the report: {out / 'report' / 'index.html'}")
     not_run = sum(len(lab.not_run) for lab in labels)
@@ -878,10 +945,13 @@ def _report(runs: list[_Run], labels: list[_Label], deaths: list[BrokerDeath], o
         restarted = sum(1 for d in deaths if d.action == "restarted")
         say(f"the verdicts are incomplete (exit {EXIT_HARNESS}): {len(deaths)} broker death(s), {restarted} restart(s), "
             f"{not_run} cases not run (summary.json: broker_deaths, not_run)")
-    from reports.headline import conformance_sentence  # the one-line answer, from the summary.json written above
-    say(conformance_sentence(json.loads((out / "summary.json").read_text(encoding="utf-8"))))
-    verdicts, excused = run_rule_verdicts(runs)
-    return exit_code(verdicts, harness_errors=tally.harness_errors, failed_cases=tally.failed_cases, excused=excused)
+    from reports.headline import conformance_sentence  # the figures, from the summary.json written above
+
+    sentence = conformance_sentence(json.loads((out / "summary.json").read_text(encoding="utf-8")))
+    if outcome.overall != "PASS":
+        say(sentence)
+    say(outcome.line(sentence))
+    return outcome
 
 
 # --------------------------------------------------------------------------- Ctrl-C, SIGTERM

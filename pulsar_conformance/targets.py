@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from conformance.case_files import DEFAULT_CLIENTS  # noqa: F401 - the one default of run, matrix and the suite
 from fixtures.endpoint import TargetSpec, read_token
 from fixtures.errors import TargetSpecError
 
@@ -23,8 +24,11 @@ CLIENT_CHOICES = ("python", "java", "go", "mixed")
 
 
 def say(text: str) -> None:
-    """Progress for a person: stderr, so stdout stays the command's result."""
-    print(text, file=sys.stderr, flush=True)
+    """Progress for a person: stderr, so stdout stays the command's result; no secret shows
+    (``fixtures.secrets.redact``)."""
+    from fixtures.secrets import redact
+
+    print(redact(str(text)), file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)

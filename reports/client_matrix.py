@@ -19,6 +19,9 @@ client when several broker versions ran):
 - the matrix's own claim for the client: the Python column for ``python`` (the C++ column is
   recorded beside it: the Python client wraps C++), the Java column for ``java``, the Go column for ``go``; ``unknown``
   for ``mixed`` (the matrix has no cross-client column);
+- the known deviations (``known_deviations`` of the summaries) when every FAIL behind a FAIL cell
+  is one they excused: such a cell is drawn violet, as the report's banner draws them, not as a
+  failure;
 - a disagreement where the claim and the verdicts part ways: the matrix claims support but every
   rule behind the row is NOT_APPLICABLE to that client (the registry says the client lacks it, or
   no rule describes that client's behaviour), or it claims no support but a rule PASSed with that
@@ -33,6 +36,8 @@ support beyond calling it supported (the pulsar-site data read here has no parti
 """
 
 from __future__ import annotations
+
+from fixtures.secrets import redact
 
 import argparse
 import json
@@ -277,6 +282,12 @@ class Cell:
     claim_source: str
     disagreement: str | None = None  # one of the disagreement kinds
     explanation: str = ""
+    deviations: tuple[str, ...] = ()  # a FAIL whose every failing rule is an excused known deviation: their ids
+
+    @property
+    def known_deviation(self) -> bool:
+        """A FAIL only by known deviations: drawn violet, not as a failure."""
+        return self.verdict == FAIL and bool(self.deviations)
 
 
 @dataclass(frozen=True)
@@ -381,13 +392,24 @@ def build(summaries: Sequence[Mapping[str, Any]], *, sources: Sequence[str] | No
     """
     docs = _normalise(summaries, sources)
     per_client: dict[str, dict[str, list[str]]] = {}
+    # client -> rule -> the known deviations that excused its FAIL; rules with a FAIL none excused
+    excused: dict[str, dict[str, set[str]]] = {}
+    unexcused: dict[str, set[str]] = {}
     infos = []
     for source, doc in docs:
         client = doc["client"]
         infos.append(SummaryInfo(source, client, doc.get("target"), doc.get("broker_version")))
         seen = per_client.setdefault(client, {})
+        devs: dict[str, set[str]] = {}
+        for dev in (doc.get("known_deviations") or {}).values():
+            if isinstance(dev, Mapping) and dev.get("rule") and dev.get("id"):
+                devs.setdefault(str(dev["rule"]), set()).add(str(dev["id"]))
         for rule_id, verdict in doc["rules"].items():
             seen.setdefault(rule_id, []).append(verdict)
+            if verdict == FAIL and devs.get(rule_id):
+                excused.setdefault(client, {}).setdefault(rule_id, set()).update(devs[rule_id])
+            elif verdict == FAIL:
+                unexcused.setdefault(client, set()).add(rule_id)
     clients = tuple(c for c in CLIENT_ORDER if c in per_client)
     rows = []
     for feature in FEATURE_ROWS:
@@ -401,7 +423,12 @@ def build(summaries: Sequence[Mapping[str, Any]], *, sources: Sequence[str] | No
             folded = tuple((rid, _fold(per_client[client].get(rid, ()))) for rid in rule_ids)
             verdict = _fold(v for _, v in folded)
             kind, why = _disagreement(feature, client, claim, folded)
-            cells.append(Cell(client, verdict, folded, claim, feature.claim_source(client), kind, why))
+            failed = [rid for rid, v in folded if v == FAIL]
+            mine = excused.get(client, {})
+            known = (tuple(sorted({d for rid in failed for d in mine[rid]}))
+                     if failed and all(mine.get(rid) for rid in failed) and not set(failed) & unexcused.get(client, set())
+                     else ())
+            cells.append(Cell(client, verdict, folded, claim, feature.claim_source(client), kind, why, known))
         rows.append(MatrixRow(feature, tuple(cells)))
     return ClientMatrix(clients, tuple(rows), tuple(infos), rules_behind_no_row())
 
@@ -435,7 +462,8 @@ def to_json(matrix: ClientMatrix) -> dict[str, Any]:
             "rules": list(f.rule_ids()), "rule_areas": list(f.areas), "note": f.note or None,
             "cells": {c.client: {"verdict": c.verdict if f.covered else NOT_COVERED,
                                  "rules": dict(c.rules), "claim": c.claim, "claim_source": c.claim_source,
-                                 "disagreement": c.disagreement, "explanation": c.explanation or None}
+                                 "disagreement": c.disagreement, "explanation": c.explanation or None,
+                                 "known_deviations": list(c.deviations)}
                       for c in r.cells},
         })
     return {
@@ -490,6 +518,8 @@ def to_markdown(matrix: ClientMatrix) -> str:
         cells = []
         for c in r.cells:
             verdict = "not covered" if c.verdict is None else _TEXT_MARK[c.verdict]
+            if c.known_deviation:
+                verdict += f" (known deviation {', '.join(c.deviations)})"
             cells.append(f"{verdict} \u00b7 {_CLAIM_MARK[c.claim]}" + (" \u26a0" if c.disagreement else ""))
         rules = ", ".join(f.rule_ids()) if f.covered else f"_{NOT_COVERED}_"
         lines.append(f"| {_md(name)} | " + " | ".join(cells) + f" | {_md(rules)} |")
@@ -533,7 +563,10 @@ def to_html(matrix: ClientMatrix, *, caption: str = "") -> str:
             tip = f"{f.name}, {c.client}: {label}; " + ", ".join(f"{rid} {v}" for rid, v in c.rules) + f"; matrix: {c.claim_source}"
             if c.explanation:
                 tip += f". {c.explanation}"
-            cells.append(f'<td class="cell {cls}{" cm-disagree" if c.disagreement else ""}" data-row="{esc(f.name)}" '
+            if c.known_deviation:
+                tip += f"; only by known deviation {', '.join(c.deviations)}, not a failure"
+            kd = f' kd" data-known-deviation="{esc(",".join(c.deviations))}' if c.known_deviation else ""
+            cells.append(f'<td class="cell {cls}{" cm-disagree" if c.disagreement else ""}{kd}" data-row="{esc(f.name)}" '
                          f'data-client="{esc(c.client)}" data-row-verdict="{esc(c.verdict)}" data-claim="{esc(c.claim)}"'
                          f'{f" data-disagreement={chr(34)}{esc(c.disagreement)}{chr(34)}" if c.disagreement else ""} '
                          f'title="{esc(tip)}">{esc(glyph)} {claim}{warn}</td>')
@@ -563,7 +596,7 @@ to that client (unsupported), never a failure. {esc(caption)}</p>
 def _write_text(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(redact(text), encoding="utf-8")  # no secret shows (fixtures/secrets.py)
     tmp.replace(path)
     return path
 

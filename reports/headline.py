@@ -14,9 +14,16 @@ What each figure counts (every applicable rule is in exactly one, so they add up
   ``conformance/deviations.yaml``); the same rule as ``conformance.verdict_exit`` reads it;
 - *known deviation*: a rule whose every FAIL is such an excused deviation (not conforming, not a
   failure: the sentence names the deviation ids);
-- *inconclusive*: no FAIL, and some client ended INDETERMINATE (or ERROR);
+- *inconclusive*: no FAIL, and some client ended INDETERMINATE (or ERROR), or some client was
+  meant to judge it (a case that ran with that client names it: ``meant_to_judge``) and did not
+  (NOT_EXERCISED, UNJUDGED): the same rule x client ``conformance.verdict_exit.decide`` reads
+  as INCONCLUSIVE (exit 3), so the sentence never says "0 inconclusive" on an exit 3;
 - *conforms*: no FAIL, nothing inconclusive, and at least one client judged it PASS;
-- *not exercised*: no client judged it (NOT_EXERCISED / UNJUDGED everywhere it applies).
+- *not exercised*: no client judged it (NOT_EXERCISED / UNJUDGED everywhere it applies) and no
+  case meant to (no case that ran names it);
+- *exercised*: applicable and not "not exercised" (``Headline.judged``: conforming, failing, known
+  deviations and inconclusive together); the report's overview and its "By client" list say
+  "exercised" in this sense only, per client with ``headlines_by_client``.
 
 Cases are counted beside the rules where they change the answer: cases that ended ERROR (the
 suite could not run them: their rules are not judged, so a run whose every case errored reads
@@ -39,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from conformance.verdicts import ERROR, FAIL, INDETERMINATE, NOT_APPLICABLE, PASS
+from conformance.verdicts import ERROR, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, UNJUDGED
 
 MAX_IDS = 6  # ids listed in the sentence before "..."
 CLIENT_ORDER = ("python", "java", "mixed", "go")
@@ -119,12 +126,15 @@ def subject_of(target: Any, broker_version: Any) -> str:
 
 
 def fold_rules(per_client: Mapping[str, Mapping[str, str]], excused: Mapping[str, Mapping[str, Sequence[str]]],
+               meant: Mapping[str, Iterable[str]] | None = None,
                ) -> tuple[int, int, list[str], list[str], list[str], int, int]:
     """Sort every rule into one figure over the clients' verdicts.
 
     ``per_client``: client -> rule id -> verdict. ``excused``: client -> rule id -> the known
-    deviation ids that excused its FAIL there. Returns (applicable, conforming, failing rule ids,
+    deviation ids that excused its FAIL there. ``meant``: client -> the rules a case that ran with
+    it names (``meant_to_judge``; absent: none). Returns (applicable, conforming, failing rule ids,
     known-deviation rule ids, their deviation ids, inconclusive, not exercised)."""
+    meant_sets = {c: set(rules) for c, rules in (meant or {}).items()}
     rules = sorted({r for verdicts in per_client.values() for r in verdicts})
     applicable = conforming = inconclusive = not_exercised = 0
     failing: list[str] = []
@@ -142,7 +152,8 @@ def fold_rules(per_client: Mapping[str, Mapping[str, str]], excused: Mapping[str
         elif fails:  # every FAIL is an excused known deviation
             deviation_rules.append(rule)
             deviation_ids.update(d for c in fails for d in excused[c][rule])
-        elif any(v in (INDETERMINATE, ERROR) for v in seen.values()):
+        elif any(v in (INDETERMINATE, ERROR) or (v in (NOT_EXERCISED, UNJUDGED) and rule in meant_sets.get(c, ()))
+                 for c, v in seen.items()):
             inconclusive += 1
         elif any(v == PASS for v in seen.values()):
             conforming += 1
@@ -161,7 +172,10 @@ def summary_headline(summary: Mapping[str, Any]) -> Headline:
         for dev in (doc.get("known_deviations") or {}).values():
             excused.setdefault(c, {}).setdefault(dev["rule"], []).append(dev["id"])
             excused_cases.setdefault(c, set()).add(dev["case"])
-    applicable, conforming, failing, dev_rules, dev_ids, inconclusive, not_exercised = fold_rules(per_client, excused)
+    # a client whose every case ended ERROR judged nothing: its rules are not inconclusive but unjudged
+    meant = {c: doc.get("meant_to_judge") or () for c, doc in by_client.items()
+             if any(s != ERROR for s in (doc.get("cases") or {}).values()) or not doc.get("cases")}
+    applicable, conforming, failing, dev_rules, dev_ids, inconclusive, not_exercised = fold_rules(per_client, excused, meant)
     errored = sum(1 for doc in by_client.values() for s in (doc.get("cases") or {}).values() if s == ERROR)
     not_run = sum(len(doc.get("not_run") or {}) for doc in by_client.values())
     failed_cases: list[str] = []
@@ -203,11 +217,25 @@ def corpus_headline(combos: Sequence[Mapping[str, Any]], matrix: Mapping[str, Ma
                     tuple(dev_ids), tuple(dev_rules), inconclusive, not_exercised, errored_cases=None)
 
 
+def headlines_by_client(summary: Mapping[str, Any] | None = None, *, combos: Sequence[Mapping[str, Any]] = (),
+                        matrix: Mapping[str, Mapping[str, str]] | None = None,
+                        excused: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> dict[str, Headline]:
+    """The same figures for each client alone (client -> ``Headline``), in ``CLIENT_ORDER``: from
+    ``summary`` (its ``by_client``) when given, else from the corpus's rule matrix as
+    ``corpus_headline`` reads it (``combos``, ``matrix``, ``excused``)."""
+    if summary is not None:
+        by_client = summary.get("by_client") or {summary.get("client") or "": summary}
+        return {c: summary_headline({**summary, "by_client": {c: by_client[c]}}) for c in _ordered_clients(by_client)}
+    brokers = [c for c in combos if c["target"] != "model"]
+    return {client: corpus_headline([c for c in brokers if c["client"] == client], matrix or {}, excused)
+            for client in _ordered_clients(c["client"] for c in brokers)}
+
+
 def corpus_sentence(combos: Sequence[Mapping[str, Any]], matrix: Mapping[str, Mapping[str, str]],
                     excused: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> str:
     """``corpus_headline(...)`` as one sentence."""
     return corpus_headline(combos, matrix, excused).sentence()
 
 
-__all__ = ["Headline", "conformance_sentence", "corpus_headline", "corpus_sentence", "fold_rules", "subject_of",
-           "summary_headline"]
+__all__ = ["Headline", "conformance_sentence", "corpus_headline", "corpus_sentence", "fold_rules", "headlines_by_client",
+           "subject_of", "summary_headline"]

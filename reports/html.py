@@ -31,6 +31,8 @@ the page is readable printed or without JS.
 
 from __future__ import annotations
 
+from fixtures.secrets import redact
+
 
 import math
 import re
@@ -40,14 +42,15 @@ from typing import Any, Iterable, Mapping
 
 from conformance.corpus import CORPUS_SCHEMA_VERSION
 from reports.client_matrix import CLIENT_ORDER, to_html as client_matrix_html
-from reports.headline import Headline, corpus_headline, summary_headline
+from reports.headline import Headline, corpus_headline, headlines_by_client, summary_headline
 from reports.marks import MARKS, esc
 from reports.xunit2 import MODEL, model_events, ms, observation_text, witness_events, witness_listing
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")
 
 CSS = """
-:root { --fail:#b3261e; --fail-bg:#fde7e4; --pass:#1e7b34; --pass-bg:#e5f4e8; --na:#5f6368; --indet:#8a5a00; --indet-bg:#fff1cc; }
+:root { --fail:#b3261e; --fail-bg:#fde7e4; --pass:#1e7b34; --pass-bg:#e5f4e8; --na:#5f6368; --indet:#8a5a00; --indet-bg:#fff1cc;
+  --kd:#5b3f9e; --kd-bg:#efe9fb; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1f1f1f; background: #fafafa; }
 header { background: #263238; color: #fff; padding: 18px 28px; }
@@ -84,10 +87,15 @@ pre { background: #f6f8fa; border: 1px solid #e1e4e8; padding: 8px; overflow-x: 
 #headline { border-left: 6px solid var(--pass); background: var(--pass-bg); }
 #headline.bad { border-left-color: var(--fail); background: var(--fail-bg); }
 #headline.unsure { border-left-color: var(--indet); background: var(--indet-bg); }
+#headline.known { border-left-color: var(--kd); background: var(--kd-bg); }
+#outcome-line { font-size: 15px; font-weight: 700; margin: 0 0 6px; }
+#outcome-reasons li.known-deviation { color: var(--kd); }
+.card.known .n { color: var(--kd); }
+#coverage-by-client .kd { color: var(--kd); }
 #headline-sentence { font-size: 17px; font-weight: 600; margin: 0 0 4px; }
 .kd-note { border-left: 4px solid var(--indet); background: var(--indet-bg); padding: 8px 12px; margin: 8px 0; }
 .rule-section.kd { border-left-color: var(--indet); }
-td.cell.kd { outline: 3px solid var(--indet); outline-offset: -3px; }
+td.cell.kd, td.cell.m-fail.kd { color: #fff; background: var(--kd); outline: 3px solid var(--kd); outline-offset: -3px; }
 .rule-section { border-left: 5px solid var(--fail); }
 svg text { font-family: system-ui, sans-serif; }
 .controls { margin: 4px 0 8px; }
@@ -221,7 +229,7 @@ def matrix_section(data: Mapping[str, Any], matrix: Mapping[str, Any],
 <div class="controls"><label><input type="checkbox" id="only-failing"> show failing rules only</label>
 <span class="muted"> Model columns (blue) are the reference: the model's own histories judged by the checker.
 Each rule's cell is its own verdict at each step (corpus schema v{CORPUS_SCHEMA_VERSION}: failed_rule_ids, indeterminate_rule_ids).
-A FAIL outlined in amber is a known deviation (conformance/deviations.yaml).</span></div>
+A FAIL in violet is a known deviation (conformance/deviations.yaml), not a failure.</span></div>
 <div style="overflow-x:auto"><table class="matrix" id="rule-matrix"><thead>{group_head}<tr><th>rule</th><th>title</th>{head}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div></section>"""
 
@@ -590,6 +598,28 @@ def model_vs_broker_figures(diff_counts: Iterable[Mapping[str, Any]]) -> dict[st
     return out
 
 
+def divergent_split(data: Mapping[str, Any], excusals: Mapping[str, Mapping[str, list[Mapping[str, Any]]]]
+                    ) -> dict[str, Any]:
+    """The divergent broker rows (``model_vs_broker_figures``' ``divergent``) split by what explains
+    them, from ``data["divergent_rules"]`` (``spark_reports.transforms.divergent_rule_counts``: per
+    combo, trace and the rules that failed at the step): ``explained``, rows whose every failed rule
+    a known deviation excuses on that combo (``excusals``: combo key -> rule -> deviations, each
+    with its ``id`` and ``case``) for that trace; ``unexplained``, the rest (the broker did what the
+    model does not allow); ``deviations``, the ids that explain rows. A report.json without
+    ``divergent_rules`` explains none."""
+    total = model_vs_broker_figures(data.get("diff_counts", []))["divergent"]
+    explained, ids = 0, set()
+    for r in data.get("divergent_rules") or ():
+        if r["target"] == MODEL:
+            continue
+        on = excusals.get(_key(r["target"], r["broker_version"], r["client"]), {})
+        devs = [[d for d in on.get(rule) or () if d.get("case") in (None, "", r["trace_id"])] for rule in r["failed_rule_ids"] or ()]
+        if devs and all(devs):
+            explained += r["rows"]
+            ids.update(d["id"] for found in devs for d in found)
+    return {"explained": explained, "unexplained": total - explained, "deviations": sorted(ids)}
+
+
 def divergence_section(data: Mapping[str, Any]) -> str:
     counts = sorted((r for r in data.get("diff_counts", []) if r["diff"] != "same"),
                     key=lambda r: (r["broker_version"] or "", r["client"] or "", r["diff"], r["verdict"]))
@@ -620,18 +650,24 @@ def divergence_section(data: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- page
 
 
-def coverage_by_client(data: Mapping[str, Any], matrix: Mapping[str, Any]) -> str:
-    """"Rules exercised" per client, when the corpus has more than one broker client."""
-    per = matrix["coverage"].get("by_client") or {}
-    clients = [c for c in broker_clients(data) if c in per]
-    if len(clients) < 2:
+def coverage_by_client(per_client: Mapping[str, Headline], of: int) -> str:
+    """"Rules exercised" per client (``reports.headline.headlines_by_client``: the headline's
+    definitions, one client at a time), when the run or corpus has more than one broker client. A
+    rule whose every FAIL with that client is a known deviation is listed under known deviations
+    (violet), never under failing."""
+    if len(per_client) < 2:
         return ""
-    items = "".join(
-        f'<li data-client="{esc(c)}" data-exercised="{per[c]["exercised"]}" data-applicable="{per[c]["applicable"]}" '
-        f'data-of="{per[c]["of"]}" data-failing="{len(per[c]["failing_rules"])}"><b>{esc(c)}</b>: rules exercised '
-        f'{per[c]["exercised"]} of {per[c]["applicable"]} that apply to it ({per[c]["of"]} active); failing: '
-        f'{esc(", ".join(per[c]["failing_rules"]) or "none")}</li>' for c in clients)
-    return f'<div id="coverage-by-client"><b>By client</b><ul>{items}</ul></div>'
+    items = []
+    for c, h in per_client.items():
+        known = (f'; <span class="kd">known deviations: {esc(", ".join(h.deviation_rules))} ({esc(", ".join(h.deviations))})</span>'
+                 if h.deviation_rules else "")
+        items.append(
+            f'<li data-client="{esc(c)}" data-exercised="{h.judged}" data-applicable="{h.applicable}" data-of="{of}" '
+            f'data-failing="{len(h.failing)}" data-known-deviations="{len(h.deviation_rules)}" '
+            f'data-inconclusive="{h.inconclusive}" data-not-exercised="{h.not_exercised}"><b>{esc(c)}</b>: '
+            f'rules exercised {h.judged} of {h.applicable} that apply to it ({of} active); '
+            f'failing: {esc(", ".join(h.failing) or "none")}{known}</li>')
+    return f'<div id="coverage-by-client"><b>By client</b><ul>{"".join(items)}</ul></div>'
 
 
 def vendors_in(profiles: Any) -> list[str]:
@@ -721,16 +757,53 @@ def headline_of(data: Mapping[str, Any], matrix: Mapping[str, Any], summary: Map
     return corpus_headline(data["combos"], matrix["matrix"], ids)
 
 
-def headline_section(h: Headline, source: str) -> str:
-    """The answer first: the sentence, red when something failed, errored or nothing was judged,
-    amber when something stayed inconclusive or did not run."""
+# the banner's colour per outcome (conformance.verdict_exit.OUTCOMES): known deviations neither red nor green
+OUTCOME_CLASS = {"PASS": "ok", "KNOWN_DEVIATIONS": "known", "FAIL": "bad", "ERROR": "bad", "INCONCLUSIVE": "unsure",
+                 "INTERRUPTED": "unsure"}
+
+
+def banner_class(h: Headline, outcome: Any = None) -> str:
+    """The banner's class: from the run's outcome when there is one (the same answer as the exit
+    code, the last line, summary.json and junit.xml), else from the corpus's figures."""
+    if outcome is not None:
+        return OUTCOME_CLASS[outcome.overall]
     bad = bool(h.failing or h.failed_cases or h.errored_cases or h.judged == 0)
     unsure = bool(h.inconclusive or h.not_run_cases)
-    cls = "bad" if bad else "unsure" if unsure else "ok"
-    return (f'<section id="headline" class="{cls}" data-failing="{len(h.failing)}" data-known-deviations="{len(h.deviation_rules)}" '
+    return "bad" if bad else "unsure" if unsure else "known" if h.deviation_rules else "ok"
+
+
+def headline_section(h: Headline, source: str, outcome: Any = None) -> str:
+    """The answer first: the outcome's line and reasons (``summary.json`` ``overall``, ``exit_code``,
+    ``reasons``; known deviations in a list of their own), then the sentence. Red on FAIL and ERROR,
+    amber on INCONCLUSIVE and INTERRUPTED, violet on known deviations only, green on PASS."""
+    cls = banner_class(h, outcome)
+    top = ""
+    if outcome is not None:
+        from conformance.verdict_exit import KIND_KNOWN
+
+        known = [r for r in outcome.reasons if r.kind == KIND_KNOWN]
+        others = [r for r in outcome.reasons if r.kind != KIND_KNOWN]
+        items = "".join(f'<li class="{esc(r.kind)}" data-kind="{esc(r.kind)}">{esc(r.text)}</li>' for r in others)
+        kd = "".join(f'<li class="known-deviation" data-kind="{KIND_KNOWN}" data-deviations="{esc(",".join(r.deviations))}">'
+                     f'{esc(r.text)}</li>' for r in known)
+        top = (f'<p id="outcome-line" data-overall="{esc(outcome.overall)}" data-exit-code="{outcome.exit_code}">'
+               f'{esc(outcome.line(h.sentence()))}</p>'
+               + (f'<ul id="outcome-reasons">{items}</ul>' if items else "")
+               + (f'<p><b>Known deviations</b></p><ul id="known-deviations">{kd}</ul>' if kd else ""))
+    return (f'<section id="headline" class="{cls}" data-overall="{esc(outcome.overall) if outcome else ""}" '
+            f'data-exit-code="{outcome.exit_code if outcome else ""}" data-failing="{len(h.failing)}" '
+            f'data-known-deviations="{len(h.deviation_rules)}" '
             f'data-errored="{"" if h.errored_cases is None else h.errored_cases}" data-judged="{h.judged}" '
-            f'data-applicable="{h.applicable}"><p id="headline-sentence">{esc(h.sentence())}</p>'
+            f'data-applicable="{h.applicable}">{top}<p id="headline-sentence">{esc(h.sentence())}</p>'
             f'<p class="muted">{esc(source)}</p></section>')
+
+
+def outcome_banner(summary: Mapping[str, Any]) -> str:
+    """The page's banner for a run's ``summary.json`` alone (no corpus, no Spark): what
+    ``render_html`` puts first when it is given that summary."""
+    from conformance.verdict_exit import Outcome
+
+    return headline_section(summary_headline(summary), "From the run's summary.json.", Outcome.from_summary(summary))
 
 
 def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: Mapping[str, Any] | None = None,
@@ -765,6 +838,9 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
         source = ("From the outcome corpus (no summary.json of the run was given): every rule in one figure, a rule that "
                   "FAILs only by a known deviation counted as one; a case that errored left no row, so errors are not counted.")
     head = headline_of(data, matrix, summary, excusals)
+    from conformance.verdict_exit import Outcome
+
+    outcome = Outcome.from_summary(summary) if summary is not None else None
     cov = matrix["coverage"]
     rows = sum(c["rows"] for c in data["combos"])
     runs, fuzz = corpus_runs(data, fuzz_runs)
@@ -775,40 +851,46 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
     versions = sorted({c["broker_version"] for c in brokers if c["broker_version"]})
     clients = broker_clients(data)
     errored = head.errored_cases
+    split = divergent_split(data, excusals)
+    known_rows = f" ({', '.join(split['deviations'])})" if split["deviations"] else ""
     cards = [
-        ("rows", f"{rows:,}", False),
+        ("rows", f"{rows:,}", ""),
         (f"runs (invocations: a run's cases share one run id){f'; {len(fuzz)} fuzz budgets apart' if fuzz else ''}",
-         f"{len(runs):,}", False),
-        ("rules exercised", f"{cov['exercised']} of {cov['of']}", False),
-        ("failing rules (known deviations apart)", str(len(head.failing)), bool(head.failing)),
-        ("rules failing only by a known deviation", str(len(head.deviation_rules)), False),
+         f"{len(runs):,}", ""),
+        (f"rules exercised (of the applicable; {cov['of']} active)", f"{head.judged} of {head.applicable}", ""),
+        ("failing rules (known deviations apart)", str(len(head.failing)), "bad" if head.failing else ""),
+        ("rules failing only by a known deviation", str(len(head.deviation_rules)), "known" if head.deviation_rules else ""),
         ("cases errored" if errored is not None else "cases errored (not in the corpus: no summary.json)",
-         "?" if errored is None else str(errored), bool(errored) or head.judged == 0),
-        ("broker rows the model does not allow", f"{diff['divergent']:,}", bool(diff["divergent"])),
-        ("broker rows differing as the model allows", f"{diff['differs_allowed']:,}", False),
-        ("broker rows without a model prediction", f"{diff['no_prediction']:,}", bool(diff["no_prediction"])),
-        ("flaky traces", str(len(data.get("flaky", []))), bool(data.get("flaky"))),
+         "?" if errored is None else str(errored), "bad" if errored or head.judged == 0 else ""),
+        # the divergent rows split by what explains them: a known deviation's (its case and rule), or nothing
+        ("broker rows explained by known deviations" + known_rows, f"{split['explained']:,}", "known" if split["explained"] else ""),
+        ("broker rows the model does not allow", f"{split['unexplained']:,}", "bad" if split["unexplained"] else ""),
+        ("broker rows differing as the model allows", f"{diff['differs_allowed']:,}", ""),
+        ("broker rows without a model prediction", f"{diff['no_prediction']:,}", "bad" if diff["no_prediction"] else ""),
+        ("flaky traces", str(len(data.get("flaky", []))), "bad" if data.get("flaky") else ""),
     ]
-    cards_html = "".join(f'<div class="card{" bad" if bad else ""}" data-card="{esc(label.split(" (")[0])}"><div class="n">{esc(n)}</div>'
-                         f'<div class="muted">{esc(label)}</div></div>' for label, n, bad in cards)
-    not_exercised = ", ".join(cov["not_exercised_rules"]) or "none"
+    cards_html = "".join(f'<div class="card{" " + cls if cls else ""}" data-card="{esc(label.split(" (")[0])}"><div class="n">{esc(n)}</div>'
+                         f'<div class="muted">{esc(label)}</div></div>' for label, n, cls in cards)
     sub = (f"corpus {esc(data['corpus'])} (schema v{CORPUS_SCHEMA_VERSION}) &middot; brokers {esc(', '.join(versions))} &middot; clients {esc(', '.join(clients))}"
            f" &middot; generated {esc(data.get('generated_at'))} with Spark {esc(data.get('spark_version'))} ({esc(data.get('spark_master'))})"
            + (f" &middot; generator seed {esc(seed)}" if seed is not None else "")
            + f" &middot; profile {esc(', '.join(_vendors(data['combos'])))}")
     known_only = set(head.deviation_rules)
+    kd_ids = {k: {r: [d["id"] for d in devs] for r, devs in v.items()} for k, v in excusals.items()}
+    per_client = headlines_by_client(summary, combos=data["combos"], matrix=matrix["matrix"], excused=kd_ids)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>pulsar-conformance report</title><style>{CSS}</style><script>{JS}</script></head>
 <body><header><h1>pulsar-conformance report</h1><div class="sub">{sub}</div></header><main>
-{headline_section(head, source)}
+{headline_section(head, source, outcome)}
 <section id="overview"><h2>Overview</h2><div class="cards">{cards_html}</div>
-<p id="coverage" data-exercised="{cov['exercised']}" data-of="{cov['of']}"><b>Rules exercised: {cov['exercised']} of {cov['of']}</b>
- active rules (judged at least once on a broker; the model exercises {cov['exercised_by_model']}). Not exercised: {esc(not_exercised)}.</p>
-{coverage_by_client(data, matrix)}
+<p id="coverage" data-exercised="{head.judged}" data-applicable="{head.applicable}" data-not-exercised="{head.not_exercised}" data-of="{cov['of']}"><b>Rules exercised: {head.judged} of {head.applicable} applicable</b>
+ ({head.not_exercised} not exercised: no client judged them and no case that ran names them; {cov['of']} active rules in the registry;
+ the same figures as the answer above{", from the run's summary.json" if summary is not None else ", from the corpus"}). The model exercises {cov['exercised_by_model']}.</p>
+{coverage_by_client(per_client, cov["of"])}
 <p class="muted">Contents: <a href="#matrix">matrix</a>{' &middot; <a href="#release-matrix">rules x release</a>' if rm_section else ''}{' &middot; <a href="#client-matrix">client x feature matrix</a>' if cm_section else ''} &middot; <a href="#failing">failing rules</a> &middot; <a href="#timing">timing</a>
  &middot; <a href="#trends">trends</a> &middot; <a href="#divergences">model vs broker</a> &middot; <a href="#versions">versions</a> &middot; <a href="#flaky">flaky traces</a></p></section>
-{matrix_section(data, matrix, {k: {r: [d["id"] for d in devs] for r, devs in v.items()} for k, v in excusals.items()})}
+{matrix_section(data, matrix, kd_ids)}
 {rm_section}
 {cm_section}
 {rule_sections(data, matrix, traces, _deviation_notes(data, excusals), known_only)}
@@ -852,13 +934,14 @@ def write_html(path: Path, data: Mapping[str, Any], matrix: Mapping[str, Any], *
                 summary = None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_html(data, matrix, traces=traces, client_matrix=client_matrix,
-                               client_matrix_caption=client_matrix_caption, release_matrix=release_matrix,
-                               summary=summary, summary_source=source, fuzz_runs=fuzz_run_ids(names)), encoding="utf-8")
+    tmp.write_text(redact(render_html(data, matrix, traces=traces, client_matrix=client_matrix,  # no secret shows
+                                      client_matrix_caption=client_matrix_caption, release_matrix=release_matrix,
+                                      summary=summary, summary_source=source, fuzz_runs=fuzz_run_ids(names))),
+                   encoding="utf-8")
     tmp.replace(path)
     return path
 
 
 __all__ = ["render_html", "write_html", "sequence_diagram", "timing_plot", "trend_plot", "MARKS", "ordered_combos", "broker_clients",
            "TIMING_RULES", "timing_rows", "corpus_runs", "fuzz_run_ids", "corpus_excusals", "summary_excusals", "headline_of",
-           "model_client", "run_summary_beside"]
+           "model_client", "run_summary_beside", "divergent_split", "coverage_by_client"]

@@ -28,9 +28,20 @@ each case's facts are suite properties, the latter keyed by case: ``rules:<case>
 ``known_deviations:<case>``; ``judged_steps:<rule>`` sums a rule's judged steps over the suite's
 cases. The same case facts are also the test case's ``<system-out>``, which CI tools show beside
 the test. Written atomically (a temporary file, then replaced): a reader never sees half a file.
+
+The run's outcome (``conformance.verdict_exit.decide``, issue 43), when given, is one more suite,
+``pulsar-conformance.outcome``: a test case ``run outcome`` that passes on PASS and on known
+deviations only, is a ``<failure>`` on FAIL and INCONCLUSIVE and an ``<error>`` on ERROR and
+INTERRUPTED, its message the run's last line; and one test case per inconclusive rule x client
+(``<rule> [<label>]``), a ``<failure type="INCONCLUSIVE">`` whose message starts
+"inconclusive: not exercised" (or "inconclusive: INDETERMINATE"), so a CI page never shows an
+inconclusive run green (Jenkins, GitHub and GitLab count failures and errors as not passing; a
+skip they count as fine). Known deviations stay ``<skipped>`` in their case's test case.
 """
 
 from __future__ import annotations
+
+from fixtures.secrets import redact_file
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -165,13 +176,49 @@ def _suite(results: list[CaseResult], info: dict[str, Any], taken: set[str]) -> 
     return suite
 
 
-def write_junit(path: Path, runs: Iterable[tuple[list[CaseResult], dict[str, Any]]]) -> Path:
+def outcome_suite(outcome: Any) -> ET.Element:
+    """The ``pulsar-conformance.outcome`` suite of ``outcome`` (a ``verdict_exit.Outcome``; see the module notes)."""
+    from conformance.verdict_exit import KIND_INCONCLUSIVE, OUTCOME_FAIL, OUTCOME_INCONCLUSIVE, OUTCOME_KNOWN, OUTCOME_PASS
+
+    suite = ET.Element("testsuite", name="pulsar-conformance.outcome", tests="0", failures="0", errors="0", skipped="0",
+                       time="0.000")
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("overall", outcome.overall), ("exit_code", outcome.exit_code)):
+        ET.SubElement(props, "property", name=key, value=str(value))
+    classname = "pulsar-conformance.outcome"
+    case = ET.SubElement(suite, "testcase", classname=classname, name="run outcome", time="0.000")
+    line = outcome.line()
+    if outcome.overall not in (OUTCOME_PASS, OUTCOME_KNOWN):
+        tag = "failure" if outcome.overall in (OUTCOME_FAIL, OUTCOME_INCONCLUSIVE) else "error"
+        ET.SubElement(case, tag, type=outcome.overall, message=_one_line(line)).text = "\n".join(r.text for r in outcome.reasons)
+    ET.SubElement(case, "system-out").text = "\n".join([line, *(f"{r.kind}: {r.text}" for r in outcome.reasons)])
+    for reason in outcome.reasons:
+        if reason.kind != KIND_INCONCLUSIVE:
+            continue
+        what = "INDETERMINATE" if "INDETERMINATE" in reason.text else "not exercised"
+        for rule in reason.rules:
+            one = ET.SubElement(suite, "testcase", classname=f"{classname}.{_dotless(reason.label)}",
+                                name=f"{rule} [{reason.label}]", time="0.000")
+            cases = f" (cases {', '.join(reason.cases)})" if reason.cases else ""
+            ET.SubElement(one, "failure", type="INCONCLUSIVE",
+                          message=_one_line(f"inconclusive: {what}: {rule} with the {reason.client} client{cases}")).text = reason.text
+    cases = suite.findall("testcase")
+    suite.set("tests", str(len(cases)))
+    for tag, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        suite.set(attr, str(sum(c.find(tag) is not None for c in cases)))
+    return suite
+
+
+def write_junit(path: Path, runs: Iterable[tuple[list[CaseResult], dict[str, Any]]], *, outcome: Any = None) -> Path:
     """Write ``runs`` (each: one client's case results on one target, and that run's target facts:
-    ``target``, ``broker_version``, ``client``, ...) to ``path`` as JUnit XML; returns ``path``."""
+    ``target``, ``broker_version``, ``client``, ...) to ``path`` as JUnit XML; returns ``path``.
+    ``outcome`` (``conformance.verdict_exit.Outcome``): the run's answer, as the outcome suite."""
     root = ET.Element("testsuites", name="pulsar-conformance")
     taken: set[str] = set()
     for results, info in runs:
         root.append(_suite(results, info, taken))
+    if outcome is not None:
+        root.append(outcome_suite(outcome))
     suites = root.findall("testsuite")
     for attr in ("tests", "failures", "errors"):  # junit-10.xsd has no "skipped" on <testsuites>
         root.set(attr, str(sum(int(s.get(attr)) for s in suites)))
@@ -180,5 +227,6 @@ def write_junit(path: Path, runs: Iterable[tuple[list[CaseResult], dict[str, Any
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     ET.ElementTree(root).write(tmp, encoding="utf-8", xml_declaration=True)
+    redact_file(tmp)  # no secret shows (fixtures/secrets.py)
     tmp.replace(path)
     return path

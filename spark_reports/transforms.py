@@ -18,6 +18,10 @@ Which rows are which:
   broker reported (``conformance/targets/pulsar.py``), which the model's row of the same trace
   never has and which differs between releases. Pairing on it left every broker row of a real
   run without a prediction (issue 20).
+- A model row records either the release the model played (``ModelTarget.run``: the embedded
+  broker's, e.g. ``4.0.8``) or only its line (the fuzz builder's ``model_history``: ``4.0``);
+  ``model_release_of_line`` gives the line's rows the release, when the corpus's model rows of that
+  line and client name exactly one, so a run's model is one column per release and client.
 
 Choices:
 - Keys are compared with ``eqNullSafe`` (a null client or broker version is a value, not "unknown").
@@ -110,6 +114,23 @@ def broker_rows(corpus: DataFrame) -> DataFrame:
 
 
 # --------------------------------------------------------------------------- model vs broker
+
+
+def model_release_of_line(corpus: DataFrame) -> DataFrame:
+    """``corpus`` with each model row recorded under a bare model line (``4.0``) given the release
+    the corpus's other model rows of that line and client name, when they name exactly one
+    (``4.0.8``); with none or several, the line is kept. Broker rows are unchanged. The pairing
+    with broker rows is unchanged too (``line_of`` of the release is the line)."""
+    version = F.col("broker_version")
+    is_line = version.isin(*releases.MODEL_LINES)
+    named = (model_rows(corpus).filter(version.isNotNull() & ~is_line)
+             .select(line_of(version).alias("_line"), F.col("client").alias("_client"), version.alias("_release"))
+             .distinct().groupBy("_line", "_client")
+             .agg(F.count(F.lit(1)).alias("_n"), F.first("_release").alias("_release"))
+             .filter(F.col("_n") == 1).drop("_n"))
+    cond = (F.col("target") == MODEL) & is_line & (version == F.col("_line")) & F.col("client").eqNullSafe(F.col("_client"))
+    joined = corpus.join(F.broadcast(named), cond, "left")
+    return joined.withColumn("broker_version", F.coalesce(F.col("_release"), version)).select(*corpus.columns)
 
 
 def fingerprint(observation: Column) -> Column:
@@ -379,6 +400,18 @@ def diff_counts(diff: DataFrame) -> DataFrame:
     """``model_vs_broker`` output counted per target, version, client, diff and verdict."""
     return diff.groupBy("target", "broker_version", "client", "diff", "verdict").agg(
         F.count(F.lit(1)).alias("rows"))
+
+
+def divergent_rule_counts(diff: DataFrame) -> DataFrame:
+    """The divergent rows of ``model_vs_broker`` output (``diff == differs`` and a FAIL verdict: the
+    broker did what the model does not allow), counted per target, version, client, trace and the
+    rules that FAILed at the step (``failed_rule_ids``, sorted; empty where the row names none).
+    The report tells from these which rows a known deviation explains (a deviation names its case
+    and rule); their sum per combo is ``diff_counts``'s differs/FAIL rows."""
+    return (diff.filter((F.col("diff") == DIFFERS) & (F.col("verdict") == FAIL))
+            .withColumn("failed_rule_ids", F.array_sort(F.coalesce(F.col("failed_rule_ids"), F.array().cast("array<string>"))))
+            .groupBy("target", "broker_version", "client", "trace_id", "failed_rule_ids")
+            .agg(F.count(F.lit(1)).alias("rows")))
 
 
 def divergent_trace_instances(diff: DataFrame) -> DataFrame:

@@ -17,3 +17,16 @@ EVERY_CLIENT = ["python", "java", "go", "mixed"]
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("pulsar_clients", default=None):
         config.option.pulsar_clients = list(EVERY_CLIENT)
+
+
+# The fixtures that reach a live broker (conformance/plugin.py): a test that asks for one of them,
+# directly or through another fixture, is live whatever its module says, so the deterministic tier
+# (`-m "not live"`, .ci/run) never starts a broker by accident.
+BROKER_FIXTURES = frozenset({"pulsar_broker", "pulsar_admin", "pulsar_namespace", "pulsar_client", "topic",
+                             "live_target", "live_target_for", "calibrated_target_for"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if BROKER_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("live"):
+            item.add_marker(pytest.mark.live)

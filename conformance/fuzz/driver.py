@@ -708,6 +708,25 @@ def _write_summary(out_dir: Path, summary: FuzzSummary) -> None:
     os.replace(tmp, path)
 
 
+class CorpusInUseError(ValueError):
+    """A new fuzz run (no ``--resume``) was pointed at an ``--out`` whose corpus holds another run's
+    traces: bad usage (exit 2), never a second run mixed into the first's corpus."""
+
+
+def check_fresh_corpus(out_dir: Path) -> None:
+    """Refuse a new run into ``out_dir`` when its ``corpus/`` already holds another run's parts: the
+    two runs' traces would sit in one corpus, the first ones twice over once the same seed runs
+    again. ``--resume RUN_ID`` continues that run; another ``--out`` starts apart. ``CorpusInUseError``."""
+    import re
+
+    parts = sorted((Path(out_dir) / "corpus").glob("part-*.parquet"))
+    runs = sorted({m.group(1) for p in parts for m in [re.match(r"part-([0-9a-f]{12})", p.name)] if m})
+    if parts:
+        named = ", ".join(runs) or "another run"
+        raise CorpusInUseError(f"--out {out_dir}: its corpus already holds {len(parts)} part(s) of fuzz run {named}; "
+                               f"continue that run with --resume {runs[-1] if runs else 'RUN_ID'}, or give another --out")
+
+
 def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: str | None = None,
          workers: int = 1, broker_per_worker: bool = False, generator: str | None = None,
          regressions_dir: Path | None = None, reruns: int | None = None, max_shrinks: int = 60,

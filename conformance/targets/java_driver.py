@@ -12,6 +12,8 @@ runner reports as ERROR, never as a conformance FAIL.
 Choices:
 - The build happens in a copy of ``drivers/java`` under the cache, renamed into place only when
   Maven succeeded, so a failed or interrupted build is never mistaken for a finished one.
+- A build holds the build folder's inter-process lock (``fixtures.artifact_lock``): runs started at once
+  on an empty cache build once, the others wait and reuse it. A step over 10 s says how far it is.
 - Each request waits at most its own budget (the op's timeout plus the client's operation
   timeout plus a margin); a driver silent beyond that is treated as hung and is killed.
 """
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import drivers
+from fixtures.artifact_lock import elapsed, make_once, maven_downloads, watch
 from fixtures.embedded import _die_with_parent, cache_root, tail
 from reference_model import releases
 
@@ -103,8 +106,18 @@ def build_driver(client_version: str = DEFAULT_CLIENT_VERSION, *, cache: Path | 
         raise JavaDriverError(f"Java client version {client_version!r} is not a release like 4.0.8")
     root = (cache or cache_root()) / "java-driver"
     folder = root / f"{client_version}-{sources_digest(sources)}"
-    if (folder / "build.json").exists() and (folder / "classpath.txt").exists():
-        return DriverBuild(client_version, folder)
+
+    def ready() -> DriverBuild | None:
+        done = (folder / "build.json").exists() and (folder / "classpath.txt").exists()
+        return DriverBuild(client_version, folder) if done else None
+
+    return make_once(folder, f"the Java driver build for pulsar-client {client_version}", ready=ready, progress=progress,
+                     make=lambda: _maven_build(client_version, root, folder, sources, progress))
+
+
+def _maven_build(client_version: str, root: Path, folder: Path, sources: Path,
+                 progress: Callable[[str], None] | None) -> DriverBuild:
+    """``mvn package`` of the driver into ``folder`` (under its lock: ``build_driver``)."""
     if shutil.which("mvn") is None:
         raise JavaDriverError("Maven (mvn) is not installed; it builds the Java driver (apt-get install maven)")
     if shutil.which("java") is None:
@@ -115,7 +128,8 @@ def build_driver(client_version: str = DEFAULT_CLIENT_VERSION, *, cache: Path | 
     def prepare(staging: Path) -> list[list[str]]:
         shutil.copy2(sources / "pom.xml", staging / "pom.xml")
         shutil.copytree(sources / "src", staging / "src")
-        cmd = ["mvn", "-B", "-ntp", "-q", "package", "dependency:build-classpath",
+        # no -q/-ntp: the log's "Downloaded from" lines are what the progress lines count
+        cmd = ["mvn", "-B", "-Dstyle.color=never", "package", "dependency:build-classpath",
                "-Dmdep.outputFile=classpath.txt", f"-Dpulsar.client.version={client_version}"]
         repo = os.environ.get("PULSAR_CONFORMANCE_MAVEN_REPO")
         if repo:
@@ -134,20 +148,23 @@ def build_driver(client_version: str = DEFAULT_CLIENT_VERSION, *, cache: Path | 
         return None
 
     staged_build(root, folder, client_version, prepare=prepare, name=lambda cmd: "the Maven build", explain=explain,
-                 missing=missing, error_class=JavaDriverError, timeout_s=BUILD_TIMEOUT_S)
+                 missing=missing, error_class=JavaDriverError, timeout_s=BUILD_TIMEOUT_S, progress=progress)
     return DriverBuild(client_version, folder)
 
 
 def staged_build(root: Path, folder: Path, client_version: str, *, prepare: Callable[[Path], list[list[str]]],
                  name: Callable[[list[str]], str], explain: Callable[[str], str | None],
                  missing: Callable[[Path], str | None], error_class: type[JavaDriverError], timeout_s: float,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, identity: dict[str, str] | None = None,
+                 progress: Callable[[str], None] | None = None) -> None:
     """Build a driver in a staging copy under ``root`` and rename it into ``folder`` when it succeeded (the Java
     and the Go driver's builds). ``prepare`` copies the sources into the staging folder and gives the commands;
     each runs there with its output in ``root/build-<version>.log``; ``name`` says a command in an error,
-    ``explain`` a failure the log's last lines account for, ``missing`` what a finished build lacks. Every
-    problem raises ``error_class`` with the log; a failed or interrupted build is never taken for a finished
-    one (``build.json`` is written last)."""
+    ``explain`` a failure the log's last lines account for, ``missing`` what a finished build lacks,
+    ``identity`` what else makes this build what it is (recorded in ``build.json``: the Go driver's
+    ``CGO_ENABLED``). Every problem raises ``error_class`` with the log; a failed or interrupted build is never
+    taken for a finished one (``build.json`` is written last). A step over 10 s tells ``progress`` its name,
+    its time and, for Maven, what it downloaded so far. The caller holds the folder's lock."""
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f"build-{client_version}-", dir=root))
     log_path = root / f"build-{client_version}.log"
@@ -158,8 +175,12 @@ def staged_build(root: Path, folder: Path, client_version: str, *, prepare: Call
             for cmd in steps:
                 log.write(("$ " + " ".join(cmd) + "\n").encode())
                 log.flush()
+                started, offset = time.monotonic(), log.tell()
+                describe = lambda: f"{name(cmd)}: {elapsed(started)}{maven_downloads(log_path, offset)}"  # noqa: E731
                 try:
-                    proc = subprocess.run(cmd, cwd=staging, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout_s)
+                    with watch(progress, describe):
+                        proc = subprocess.run(cmd, cwd=staging, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                              timeout=timeout_s)
                 except subprocess.TimeoutExpired:
                     raise error_class(f"{name(cmd)} did not finish within {timeout_s:g} s", log_path=log_path,
                                       log_tail=tail(log_path)) from None
@@ -171,7 +192,7 @@ def staged_build(root: Path, folder: Path, client_version: str, *, prepare: Call
         if lacking:
             raise error_class(lacking, log_path=log_path)
         (staging / "build.json").write_text(json.dumps({
-            "client_version": client_version, "built_s": round(time.monotonic() - t0, 1),
+            "client_version": client_version, **(identity or {}), "built_s": round(time.monotonic() - t0, 1),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n", encoding="utf-8")
         if folder.exists():
             shutil.rmtree(folder)

@@ -22,10 +22,10 @@ from conformance.deviations import known_deviations
 from conformance.runner import FAIL, PASS, run_case, unexcused_failures
 from conformance.trace import injects_faults
 
-def _cases_for(client: str, *, live: bool) -> list:
+def _cases_for(client: str, *, live: bool, chosen: tuple[str, ...]) -> list:
     out = []
     for case in discover_cases():
-        if not case.runs_on(client):
+        if not case.runs_in(client, chosen):
             if live or client != "python":
                 continue  # e.g. Java-client-only rules: the Python client cannot do them (NOT_APPLICABLE)
         if live and case.not_live:
@@ -46,8 +46,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     live = metafunc.function.__name__ == "test_case_on_broker"
     release = requested_release(metafunc.config) if live else "model"
     params = []
-    for client in chosen_clients(metafunc.config):
-        for case in _cases_for(client, live=live):
+    chosen = chosen_clients(metafunc.config)
+    for client in chosen:
+        for case in _cases_for(client, live=live, chosen=chosen):
             params.append(pytest.param(case, client, id=f"{client}-{release}-{case.id}-{'+'.join(case.rules)}",
                                        marks=[pytest.mark.rule(*case.rules)]))
     metafunc.parametrize(("case", "client"), params)

@@ -78,7 +78,8 @@ def collect_report_data(spark: Any, corpus_dir: Path, *, log: Any = None) -> dic
 
     say = log or (lambda s: None)
     t0 = time.monotonic()
-    df = read_corpus(spark, corpus_dir)
+    # one model column per release and client: the fuzz builder's model rows name the line only
+    df = T.model_release_of_line(read_corpus(spark, corpus_dir))
 
     say("summary by rule, anomaly, version, client, profile")
     summary = _rows(T.summarise(df))
@@ -90,6 +91,8 @@ def collect_report_data(spark: Any, corpus_dir: Path, *, log: Any = None) -> dic
     say("model vs broker diff")
     diff = T.model_vs_broker(df)
     diff_counts = _rows(T.diff_counts(diff))
+    # per divergent row, the rules that failed there: which rows a known deviation explains
+    divergent_rules = _rows(T.divergent_rule_counts(diff).orderBy("target", "broker_version", "client", "trace_id"))
     differing = diff.filter(F.col("diff") != T.SAME)
     diff_rows = _rows(T.with_model_observation(differing.orderBy("run_id", "trace_id", "broker_version", "client", "step")
                                                .limit(MAX_DIFF_ROWS), df).orderBy("run_id", "trace_id", "broker_version", "client", "step"))
@@ -135,6 +138,7 @@ def collect_report_data(spark: Any, corpus_dir: Path, *, log: Any = None) -> dic
         "combos": sorted(combos, key=lambda c: (c["target"] != T.MODEL, c["target"], releases.sort_key(c["broker_version"]), c["client"] or "")),
         "summary": summary,
         "diff_counts": diff_counts,
+        "divergent_rules": divergent_rules,
         "diff_rows": diff_rows,
         "flaky": flaky,
         "witnesses": witnesses,
@@ -336,12 +340,26 @@ def client_summaries(data: dict[str, Any], matrix: dict[str, Any]) -> list[dict[
     return [e for e in summary_json(data, matrix)["by_version_client"] if e.get("client") in CLIENT_ORDER]
 
 
-def run_summary(summaries: list[dict[str, Any]] | None) -> dict[str, Any] | None:
-    """The ``--summary`` documents (one ``summary-<client>.json`` per client of a run) as the run's
-    summary.json reads (the first client's verdicts, ``by_client`` with each), for the page's
-    headline sentence (reports/headline.py); None without any."""
+def run_summary(summaries: list[dict[str, Any]] | None, sources: list[str] | None = None) -> dict[str, Any] | None:
+    """The run's ``summary.json`` for the page's banner and figures (reports/headline.py), given the
+    ``--summary`` documents (one ``summary-<client>.json`` per client of a run): the ``summary.json``
+    that ``pulsar-conformance run`` wrote beside them when there is one whose ``by_client`` has every
+    one of their clients (it alone carries the run's ``overall``, ``exit_code`` and ``reasons``);
+    else the documents as that file reads (the first client's verdicts, ``by_client`` with each).
+    None without any."""
     if not summaries:
         return None
+    clients = {str(doc.get("client")) for doc in summaries}
+    for source in sources or ():
+        primary = Path(source).with_name("summary.json")
+        if primary == Path(source) or not primary.is_file():
+            continue
+        try:
+            doc = json.loads(primary.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("by_client"), dict) and clients <= set(doc["by_client"]):
+            return doc
     by_client = {str(doc.get("client")): doc for doc in summaries}
     return {**summaries[0], "by_client": by_client}
 
@@ -378,7 +396,7 @@ def write_report(data: dict[str, Any], out_dir: Path, *, traces: dict[str, Any] 
     paths = {
         "junit": write_xunit2(out_dir / "junit.xml", data, matrix, traces=traces),
         "html": write_html(out_dir / "index.html", data, matrix, traces=traces, client_matrix=cm, client_matrix_caption=caption,
-                           release_matrix=rm, summary=run_summary(summaries)),
+                           release_matrix=rm, summary=run_summary(summaries, summary_sources)),
     }
     if rm is not None:
         paths["release_matrix"] = out_dir / "release-matrix.json"

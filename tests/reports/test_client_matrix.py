@@ -229,3 +229,20 @@ def test_the_command_line(tmp_path, capsys):
     (tmp_path / "broken.json").write_text("{")
     assert cm.main([str(tmp_path / "broken.json"), "--out", str(out)]) == 2
     assert "broken.json: not JSON" in capsys.readouterr().err
+
+
+def test_a_row_failing_only_by_a_known_deviation_is_violet_not_a_failure():
+    from reports.client_matrix import build, to_html, to_json
+
+    kd = {"x#KD-009": {"id": "KD-009", "case": "delay-deliver-at", "rule": "PLS-DELAY-001"}}
+    docs = [{"client": "python", "rules": {"PLS-DELAY-001": "FAIL", "PLS-NP-004": "PASS"}, "known_deviations": kd},
+            {"client": "java", "rules": {"PLS-DELAY-001": "FAIL"}, "known_deviations": {}}]
+    m = build(docs)
+    row = m.row("Producer \u203a Delayed message delivery")
+    assert row.cell("python").verdict == "FAIL" and row.cell("python").deviations == ("KD-009",)
+    assert row.cell("java").deviations == ()  # an unexcused FAIL stays a failure
+    html = to_html(m)
+    py = html.split('data-row="Producer \u203a Delayed message delivery" data-client="python"')[0].rsplit("<td", 1)[1]
+    java = html.split('data-row="Producer \u203a Delayed message delivery" data-client="java"')[0].rsplit("<td", 1)[1]
+    assert " kd" in py and 'data-known-deviation="KD-009"' in py and " kd" not in java
+    assert to_json(m)["rows"][[r["name"] for r in to_json(m)["rows"]].index(row.feature.name)]["cells"]["python"]["known_deviations"] == ["KD-009"]

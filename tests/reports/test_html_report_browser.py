@@ -3,7 +3,7 @@
 Chromium renders the page (``--dump-dom`` gives the DOM after scripts ran), with the network
 pointed at a dead proxy so any external resource would fail to load; the test asserts on the
 matrix cells and their four marks, the coverage figure, a failing rule's section with its
-sequence diagram, and writes screenshots for people to ``out/report-screenshots/``.
+sequence diagram, and writes screenshots for people (``$REPORT_SCREENSHOTS``, else a temporary folder).
 
 Needs Debian's chromium (``apt-get install -y chromium``); without it the test fails saying so
 (CI must not skip it).
@@ -19,7 +19,17 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "out" / "report-screenshots"
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory):
+    """Where the screenshots for people go: $REPORT_SCREENSHOTS when set, else a temporary folder
+    (a test never writes into the source tree)."""
+    import os
+
+    folder = Path(os.environ["REPORT_SCREENSHOTS"]) if os.environ.get("REPORT_SCREENSHOTS") else tmp_path_factory.mktemp("shots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>"]
@@ -125,8 +135,8 @@ def test_coverage_figure_is_shown(rendered):
     dom, *_ = rendered
     (cov,) = dom.find("p", id="coverage")
     assert int(cov["data-of"]) == len(active_rules())
-    assert 0 < int(cov["data-exercised"]) <= int(cov["data-of"])
-    assert f"Rules exercised: {cov['data-exercised']} of {cov['data-of']}" in dom.text["coverage"]
+    assert 0 < int(cov["data-exercised"]) <= int(cov["data-applicable"]) <= int(cov["data-of"])
+    assert f"Rules exercised: {cov['data-exercised']} of {cov['data-applicable']} applicable" in dom.text["coverage"]
 
 
 def test_a_failing_rule_has_a_section_with_a_sequence_diagram(rendered):
@@ -145,15 +155,14 @@ def test_a_failing_rule_has_a_section_with_a_sequence_diagram(rendered):
     assert dom.find("svg", class_="trend-plot")
 
 
-def test_screenshots_for_people(rendered, tmp_path_factory):
+def test_screenshots_for_people(rendered, tmp_path_factory, screenshots):
     dom, path, _, _ = rendered
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     first = dom.find("section", class_="rule-section")[0]["data-rule"]
-    top = SCREENSHOTS / "report-top.png"
+    top = screenshots / "report-top.png"
     result = _run(["--window-size=1400,2200", f"--screenshot={top}", (path / "index.html").as_uri()],
                   tmp_path_factory.mktemp("chromium-profile"))  # a new empty profile per start
     assert result.returncode == 0 and top.stat().st_size > 50_000, result.stderr[-2000:]
-    rule = SCREENSHOTS / "report-failing-rule.png"
+    rule = screenshots / "report-failing-rule.png"
     result = _run(["--window-size=1400,1400", f"--screenshot={rule}", (path / "index.html").as_uri() + f"#focus=rule-{first}"],
                   tmp_path_factory.mktemp("chromium-profile"))
     assert result.returncode == 0 and rule.stat().st_size > 20_000, result.stderr[-2000:]
@@ -173,7 +182,7 @@ def rendered_clients(clients_report_dir, tmp_path_factory):
     return dom, clients_report_dir
 
 
-def test_three_clients_split_the_matrix_and_show_the_client_feature_matrix(rendered_clients, tmp_path_factory):
+def test_three_clients_split_the_matrix_and_show_the_client_feature_matrix(rendered_clients, tmp_path_factory, screenshots):
     dom, path = rendered_clients
     groups = [a["data-client-group"] for a in dom.find("th", data_client_group=True)]
     assert groups == ["model", "python", "java", "mixed"]
@@ -191,8 +200,7 @@ def test_three_clients_split_the_matrix_and_show_the_client_feature_matrix(rende
         (("Consumer \u203a Dead letter topic", "python"), "disagree"), (("Client \u203a TLS encryption", "java"), "uncovered"))}
     assert len(set(classes.values())) == 4, classes
     assert "cm-disagree" in classes["disagree"]
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SCREENSHOTS / "report-client-matrix.png"
+    shot = screenshots / "report-client-matrix.png"
     result = _run(["--window-size=1400,2000", f"--screenshot={shot}", (path / "index.html").as_uri() + "#focus=client-matrix"],
                   tmp_path_factory.mktemp("chromium-profile"))
     assert result.returncode == 0 and shot.stat().st_size > 20_000, result.stderr[-2000:]
@@ -219,6 +227,8 @@ def _live_copy(table, *, run_id: str | None = None, fail_backlog_step: int | Non
         if (fail_backlog_step is not None and r["trace_id"] == "backlog-after-seek-individual-acks"
                 and r["step"] == fail_backlog_step and r["client"] == "python"):
             r["verdict"], r["failed_rule_ids"], r["anomalies"] = "FAIL", ["PLS-BACKLOG-001"], ["wrong-backlog"]
+            # what the broker said differs from the model's prediction: one divergent row, KD-001's
+            r["observation"] = r["observation_key"] = '{"status": "ok", "value": {"msgBacklog": 1}}'
             r["explanation"] = "Let the backlog after the seek be 4. Then msgBacklog 1 is outside [4, 4]."
     return pa.Table.from_pylist(rows, schema=table.schema)
 
@@ -264,8 +274,19 @@ def run_report(spark, tmp_path_factory):
         "id": "KD-001", "case": "backlog-after-seek-individual-acks", "rule": "PLS-BACKLOG-001",
         "reason": "After a seek back over individually acked messages, msgBacklog still subtracts those acks.",
         "evidence": "conformance/evidence/KD-001-backlog-after-seek-4.0.8.history.jsonl"}}
+    kd = {"kind": "known-deviation", "label": "embedded", "client": "python", "rules": ["PLS-BACKLOG-001"],
+          "cases": ["backlog-after-seek-individual-acks"], "deviations": ["KD-001"],
+          "text": "PLS-BACKLOG-001 failed with the python client only as known deviation KD-001 "
+                  "(cases backlog-after-seek-individual-acks)"}
+    summary.update(overall="KNOWN_DEVIATIONS", exit_code=0, reasons=[kd])
     (out / "summary.json").write_text(json.dumps(summary))
-    assert report.main(["--outcomes", str(corpus), "--out", str(out / "report"), "--quiet"]) == 0
+    args = []
+    for client, doc in summary["by_client"].items():  # as run passes them: one summary-<client>.json each
+        own = json.loads((out / f"summary-{client}.json").read_text())
+        own.update(doc, target="embedded", broker_version="4.0.8")
+        (out / f"summary-{client}.json").write_text(json.dumps(own))
+        args += ["--summary", str(out / f"summary-{client}.json")]
+    assert report.main(["--outcomes", str(corpus), "--out", str(out / "report"), "--quiet", *args]) == 0
     return out, summary, printed
 
 
@@ -289,14 +310,15 @@ def test_a_runs_report_leads_with_its_answer(rendered_run, tmp_path_factory):
     # the answer of the run: the known deviation is one, not a failure, and nothing is red
     assert sentence.startswith("broker 4.0.8 conforms to ")
     assert "(clients python, java, mixed); 0 failing; 1 known deviation (KD-001); 0 inconclusive;" in sentence
-    assert head["class"] == "ok" and head["data-failing"] == "0" and head["data-errored"] == "0"
+    assert head["class"] == "known" and head["data-overall"] == "KNOWN_DEVIATIONS" and head["data-exit-code"] == "0"
+    assert head["data-failing"] == "0" and head["data-errored"] == "0"
     # the figures add up to the applicable rules
     figures = [int(x) for x in __import__("re").findall(r"(\d+) (?:failing|known deviation|inconclusive|not exercised)", sentence)]
     conforming, applicable = (int(x) for x in __import__("re").match(r"broker 4\.0\.8 conforms to (\d+) of (\d+)", sentence).groups())
     assert conforming + sum(figures) == applicable == int(head["data-applicable"])
     # the page says what `run` printed for the same summary (the model run printed the model's answer)
     assert sentence == conformance_sentence(summary)
-    assert printed.startswith("model 4.0 conforms to ") and "0 failing" in printed
+    assert printed.startswith("PASS (exit 0): model 4.0 conforms to ") and "0 failing" in printed
     # KD-001's rule: headed as a known deviation, with its id and reason
     (section,) = dom.find("section", id="rule-PLS-BACKLOG-001")
     assert section["data-known-only"] == "true"
@@ -343,6 +365,7 @@ def test_a_run_whose_every_case_errored_is_red(run_report, tmp_path_factory):
         doc["cases"] = {c: "ERROR" for c in doc["cases"]}
         doc["known_deviations"] = {}
     cases = sum(len(doc["cases"]) for doc in errored["by_client"].values())
+    errored.update(overall="ERROR", exit_code=4, reasons=[{"kind": "error", "text": f"{cases} cases ended ERROR"}])
     page = write_html(tmp_path_factory.mktemp("errored") / "index.html", data, matrix, summary=errored)
     result = _run(["--virtual-time-budget=5000", "--dump-dom", page.as_uri()], tmp_path_factory.mktemp("chromium-profile"))
     assert result.returncode == 0, result.stderr[-2000:]
@@ -356,10 +379,147 @@ def test_a_run_whose_every_case_errored_is_red(run_report, tmp_path_factory):
     assert "bad" in card["class"]
 
 
-def test_screenshot_of_a_runs_headline(rendered_run, tmp_path_factory):
+def test_screenshot_of_a_runs_headline(rendered_run, tmp_path_factory, screenshots):
     _, out, *_ = rendered_run
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SCREENSHOTS / "report-run-headline.png"
+    shot = screenshots / "report-run-headline.png"
     result = _run(["--window-size=1400,1600", f"--screenshot={shot}", (out / "report" / "index.html").as_uri()],
                   tmp_path_factory.mktemp("chromium-profile"))
     assert result.returncode == 0 and shot.stat().st_size > 20_000, result.stderr[-2000:]
+
+    # a known-deviations-only run: the banner is violet (--kd: #5b3f9e on #efe9fb), neither green nor red
+    pixels = _png_pixels(shot)
+    violet = sum(1 for p in pixels if _near(p, (0x5b, 0x3f, 0x9e)))
+    violet_bg = sum(1 for p in pixels if _near(p, (0xef, 0xe9, 0xfb)))
+    red = sum(1 for p in pixels if _near(p, (0xb3, 0x26, 0x1e)) or _near(p, (0xfd, 0xe7, 0xe4)))
+    green_bg = sum(1 for p in pixels if _near(p, (0xe5, 0xf4, 0xe8)))
+    assert violet > 100 and violet_bg > 20_000, (violet, violet_bg)
+    assert red < violet and green_bg < violet_bg, (red, green_bg, violet, violet_bg)
+
+
+def _near(p, want, tol=6):
+    return all(abs(a - b) <= tol for a, b in zip(p, want))
+
+
+def _png_pixels(path):
+    """The RGB pixels of a PNG Chromium wrote (8-bit RGB or RGBA, non-interlaced), standard library only."""
+    import struct
+    import zlib
+
+    data = Path(path).read_bytes()
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6), (depth, color)
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw, stride, out, prev = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp)
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        out.extend(tuple(line[i:i + 3]) for i in range(0, stride, bpp * 4))  # every 4th pixel is enough
+        prev = line
+    return out
+
+
+def _expected_figures(summary):
+    """The figures summary.json says, worked out here from its verdicts (not by reports.headline):
+    per client and over all clients, the applicable, not exercised, failing and known-deviation rules."""
+    def fold(docs):
+        rules = {r for d in docs.values() for r in d["rules"]}
+        out = {"applicable": set(), "not_exercised": set(), "failing": set(), "known": set()}
+        for r in rules:
+            seen = {c: d["rules"][r] for c, d in docs.items() if d["rules"].get(r, "NOT_APPLICABLE") != "NOT_APPLICABLE"}
+            if not seen:
+                continue
+            out["applicable"].add(r)
+            excused = {c for c, d in docs.items() for k in (d.get("known_deviations") or {}).values() if k["rule"] == r}
+            fails = {c for c, v in seen.items() if v == "FAIL"}
+            if fails - excused:
+                out["failing"].add(r)
+            elif fails:
+                out["known"].add(r)
+            elif all(v in ("NOT_EXERCISED", "UNJUDGED") for v in seen.values()) and not any(
+                    r in (docs[c].get("meant_to_judge") or ()) for c in seen):
+                out["not_exercised"].add(r)
+        return out
+
+    return fold(summary["by_client"]), {c: fold({c: d}) for c, d in summary["by_client"].items()}
+
+
+def test_every_figure_of_a_runs_page_reconciles_with_its_summary_json(rendered_run):
+    import json
+    import re
+
+    dom, out, _, _ = rendered_run
+    summary = json.loads((out / "summary.json").read_text())
+    total, per_client = _expected_figures(summary)
+    applicable, not_exercised = len(total["applicable"]), len(total["not_exercised"])
+    exercised = applicable - not_exercised
+    # the headline sentence
+    sentence = dom.text["headline-sentence"].strip()
+    m = re.match(r"broker 4\.0\.8 conforms to (\d+) of (\d+) applicable rules .*?; (\d+) failing; (\d+) known deviations?"
+                 r"(?: \(([^)]*)\))?; (\d+) inconclusive; (\d+) not exercised", sentence)
+    assert m, sentence
+    conforming, app, failing, known, kd_ids, inconclusive, nx = m.groups()
+    assert (int(app), int(failing), int(known), int(nx)) == (applicable, len(total["failing"]), len(total["known"]), not_exercised)
+    assert int(conforming) + int(failing) + int(known) + int(inconclusive) + int(nx) == applicable
+    assert kd_ids == "KD-001"
+    # the overview: coverage line and cards say the same numbers
+    (cov,) = dom.find("p", id="coverage")
+    assert (int(cov["data-exercised"]), int(cov["data-applicable"]), int(cov["data-not-exercised"])) == (exercised, applicable, not_exercised)
+    assert f"Rules exercised: {exercised} of {applicable} applicable" in dom.text["coverage"]
+    html = (out / "report" / "index.html").read_text()
+
+    def card(name):
+        found = re.search(r'<div class="card( [a-z]+)?" data-card="' + re.escape(name) + r'"><div class="n">([^<]*)</div>', html)
+        assert found, name
+        return (found.group(1) or "").strip(), found.group(2)
+
+    assert card("rules exercised") == ("", f"{exercised} of {applicable}")
+    assert card("failing rules") == ("", "0")
+    assert card("rules failing only by a known deviation") == ("known", "1")
+    errored = sum(1 for d in summary["by_client"].values() for s in d["cases"].values() if s == "ERROR")
+    assert card("cases errored") == ("", str(errored))
+    # the divergent rows: KD-001's one row is explained, none is left red
+    assert card("broker rows explained by known deviations") == ("known", "1")
+    assert "broker rows explained by known deviations (KD-001)" in html
+    assert card("broker rows the model does not allow") == ("", "0")
+    # by client: the same definitions, client by client; a known deviation is never listed as failing
+    items = {a["data-client"]: a for a in dom.find("li", data_exercised=True)}
+    assert set(items) == set(summary["by_client"])
+    for client, fig in per_client.items():
+        a = items[client]
+        assert int(a["data-applicable"]) == len(fig["applicable"]), client
+        assert int(a["data-exercised"]) == len(fig["applicable"]) - len(fig["not_exercised"]), client
+        assert int(a["data-failing"]) == len(fig["failing"]) and int(a["data-known-deviations"]) == len(fig["known"]), client
+    listed = dom.text["coverage-by-client"]
+    assert re.search(r"python: rules exercised \d+ of \d+ that apply to it \(\d+ active\); failing: none; known deviations: "
+                     r"PLS-BACKLOG-001 \(KD-001\)", listed), listed
+    # the rule matrix: the run's broker columns fail exactly the failing rules; KD-001's cell is violet
+    for client in summary["by_client"]:
+        cells = dom.find("td", data_combo=f"embedded|4.0.8|{client}", data_verdict="FAIL")
+        assert {c["data-rule"] for c in cells if "kd" not in c["class"].split()} == per_client[client]["failing"]
+    (cell,) = dom.find("td", data_rule="PLS-BACKLOG-001", data_combo="embedded|4.0.8|python")
+    assert "kd" in cell["class"].split()
+    # the client x feature matrix: a row failing only by KD-001 is violet, not a red cross
+    # (PLS-BACKLOG-001 is behind no feature row: test_client_matrix checks a covered one)
+    assert all("kd" in a["class"].split() for a in dom.find("td", data_client="python", data_row_verdict="FAIL"))
+    # one model column per release and client
+    models = [a["data-combo"] for a in dom.find("th", class_="combo model")]
+    assert len(models) == len(set(m.split("|")[2] for m in models)), models

@@ -232,3 +232,40 @@ def test_a_passing_rule_is_counted_once_at_a_step_with_several_anomalies(frame):
     rows = {(r["rule_id"], r["anomaly"]): (r["rows"], r["pass"], r["fail"]) for r in T.summarise(df).collect()}
     assert rows[("PLS-A-001", None)] == (1, 1, 0)
     assert rows[("PLS-B-001", "lost-message")] == (1, 0, 1) and rows[("PLS-B-001", "wrong-value")] == (1, 0, 1)
+
+
+def test_a_model_line_row_takes_the_one_release_its_model_rows_name(frame):
+    """A run on 4.0.8: the cases' model rows name the release, the fuzz builder's only the line.
+    One model column per release and client; a line with two releases, or none, stays a line."""
+    df = frame([
+        row(run_id="cases", broker_version="4.0.8"), row(run_id="fuzz", broker_version="4.0"),
+        row(run_id="cases", broker_version="4.0.8", client="java"), row(run_id="fuzz", broker_version="4.0", client="java"),
+        row(run_id="cases", broker_version="3.0.7"), row(run_id="cases", broker_version="3.3.6"),
+        row(run_id="fuzz", broker_version="3.x"),
+        row(run_id="fuzz", broker_version="4.1"),
+        broker(run_id="cases", broker_version="4.0"),
+    ])
+    got = sorted((r.run_id, r.target, r.broker_version, r.client)
+                 for r in T.model_release_of_line(df).select("run_id", "target", "broker_version", "client").collect())
+    assert got == sorted([
+        ("cases", "model", "4.0.8", "cpp"), ("fuzz", "model", "4.0.8", "cpp"),
+        ("cases", "model", "4.0.8", "java"), ("fuzz", "model", "4.0.8", "java"),
+        ("cases", "model", "3.0.7", "cpp"), ("cases", "model", "3.3.6", "cpp"), ("fuzz", "model", "3.x", "cpp"),
+        ("fuzz", "model", "4.1", "cpp"),
+        ("cases", "embedded", "4.0", "python"),  # a broker row is never renamed
+    ])
+    assert T.model_release_of_line(df).columns == df.columns
+
+
+def test_divergent_rows_are_counted_with_the_rules_that_failed_at_the_step(frame):
+    other = json.dumps({"status": "ok", "value": {"backlog": 1}})
+    df = frame([
+        row(trace_id="kd", step=1, rule_ids=["PLS-BACKLOG-001", "PLS-ACK-005"]),
+        broker(trace_id="kd", step=1, rule_ids=["PLS-BACKLOG-001", "PLS-ACK-005"], verdict="FAIL",
+               failed_rule_ids=["PLS-BACKLOG-001"], observation=other),
+        row(trace_id="kd", step=2), broker(trace_id="kd", step=2, verdict="FAIL", observation=other),
+        row(trace_id="ok", step=1), broker(trace_id="ok", step=1, observation=other),  # differs, allowed: not counted
+        row(trace_id="ok", step=2), broker(trace_id="ok", step=2, verdict="FAIL"),  # same observation: not divergent
+    ])
+    got = sorted((r.trace_id, tuple(r.failed_rule_ids), r.rows) for r in T.divergent_rule_counts(T.model_vs_broker(df)).collect())
+    assert got == [("kd", ("PLS-ACK-005",), 1), ("kd", ("PLS-BACKLOG-001",), 1)]

@@ -235,6 +235,16 @@ OPTION_ROWS = {
     "option-version-not-a-release": (["--target", "embedded", "--broker-version", "9.x"],
                                      ["--broker-version 9.x", "neither a release", "broker versions' lists"]),
     "option-out-is-a-file": (["--target", "model", "--out", "a-file"], ["--out", "is a file, not a folder", "give a folder"]),
+    # a release-shaped version no line covers: the same wording as one that is no version at all
+    "option-version-unknown-release": (["--target", "embedded", "--broker-version", "9.9.9"],
+                                       ["--broker-version 9.9.9", "broker version '9.9.9' is neither a release like 3.0.7 "
+                                        "nor a line among 2.10,", "broker versions' lists"]),
+    # --only takes exact case ids, rule ids and explicit globs; a plain prefix is no longer a substring match
+    "option-only-no-match": (["--target", "model", "--only", "fault-"],
+                             ["--only fault-", "matches no case id and no rule id", "close: fault-", "'fault-*'"]),
+    "option-only-not-for-client": (["--target", "model", "--only", "ack-cumulative-shared-java"],
+                                   ["--client python", "no selected case runs with client python",
+                                    "they run with java", "choose --client java"]),
 }
 
 
@@ -248,6 +258,48 @@ def test_option_row(row, tmp_path, capfd, monkeypatch):
     code, lines = run_cli(capfd, "run", *option, *out, "--client", "python", "--no-report")
     assert_refused(code, lines, *fragments)
     assert not (tmp_path / "out").exists() and (tmp_path / "a-file").read_text() == "mine\n"
+
+
+def _read_only_place(tmp_path: Path) -> Path:
+    """A folder no one may write in: a chmod 555 folder, or for root (whom modes do not stop) /proc."""
+    if os.geteuid() != 0:
+        folder = tmp_path / "read-only"
+        folder.mkdir()
+        folder.chmod(0o555)
+        return folder
+    return Path("/proc")
+
+
+def test_out_read_only_row(tmp_path, capfd):
+    """``run --out`` in a folder that cannot be written: exit 2, one line, nothing made (it was exit 4
+    with a traceback, from the first write)."""
+    out = _read_only_place(tmp_path) / "pulsar-conformance-out"
+    try:
+        code, lines = run_cli(capfd, "run", "--target", "model", "--out", str(out), "--client", "python", "--no-report",
+                              "--fuzz-examples", "0", "--only", "ack-individual")
+    finally:
+        if out.parent != Path("/proc"):
+            out.parent.chmod(0o755)
+    assert_refused(code, lines, f"--out {out}", "is not writable", "give a folder you can write to")
+    assert not out.exists()
+
+
+def test_fuzz_into_another_runs_corpus_row(tmp_path, capfd):
+    """A new fuzz run (no --resume) into an --out whose corpus holds an earlier run's traces: refused,
+    the corpus left as it was; --resume RUN_ID continues the earlier run."""
+    out = tmp_path / "fz"
+    first = ["fuzz", "--target", "model", "--examples", "20", "--seed", "7", "--out", str(out), "--no-progress"]
+    assert main(first) == 0
+    capfd.readouterr()
+    run_id = json.loads((out / "summary.json").read_text())["run_id"]
+    parts = sorted(p.name for p in (out / "corpus").glob("part-*.parquet"))
+    assert parts
+    code, lines = run_cli(capfd, *first[:4], "40", *first[5:])
+    assert_refused(code, lines, f"--out {out}", f"already holds {len(parts)} part(s) of fuzz run {run_id}",
+                   f"--resume {run_id}", "another --out")
+    assert sorted(p.name for p in (out / "corpus").glob("part-*.parquet")) == parts
+    assert main([*first, "--resume", run_id]) == 0  # the earlier run, continued: nothing judged twice
+    assert json.loads((out / "summary.json").read_text())["examples"] == 20
 
 
 TOKEN_ROWS = ("token-file-missing", "token-file-empty", "token-env-empty")

@@ -271,3 +271,15 @@ def test_keep_run_dirs_setting_keeps_a_cleanly_stopped_folder(tmp_path, monkeypa
     broker = _broker_with(tmp_path, ["sleep", "60"], progress=lambda _: None)
     broker.stop()
     assert broker.run_dir.is_dir() and embedded.KEEP_RUN_DIRS_ENV in broker.kept_because
+
+
+def test_artifact_locks_are_neither_listed_nor_pruned(root):
+    """The lock files of fixtures.artifact_lock (``.<artifact>.lock``) are no entries: listing them
+    would show noise, and pruning one a process holds would let a newcomer make that artifact beside it."""
+    locks = [_file(root / "dist" / ".4.0.8.lock", 0), _file(root / "go-driver" / ".0.19.0-def.lock", 0),
+             _file(root / "tools" / ".toxiproxy-v2.5.0.lock", 0)]
+    names = {e.name for e in scan(root, procs=[])}
+    assert not any(name.endswith(".lock") for name in names), sorted(names)
+    assert not any(e.kind in ("go-driver", "tool") and "build log" in e.name for e in scan(root, procs=[]))
+    prune(root, everything=True, procs=[])
+    assert all(lock.exists() for lock in locks)

@@ -117,7 +117,7 @@ def test_an_interrupted_matrix_stops_its_runs_keeps_the_finished_and_continues(t
     line = [x for x in stderr.splitlines() if "continue with:" in x]
     assert len(line) == 1 and "1 of 2 releases finished" in line[0], stderr
     how = shlex.split(line[0].split("continue with: ", 1)[1])
-    assert how == ["pulsar-conformance", "matrix", "--versions", "3.0.7,4.0.8", "--client", "python", "--out", str(out),
+    assert how == ["pulsar-conformance", "matrix", "--versions", "3.0.7,4.0.8", "--client", "python,java,mixed", "--out", str(out),
                    "--rerun", ""]
 
     # continuing runs only the release that did not finish

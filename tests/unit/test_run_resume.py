@@ -81,7 +81,8 @@ def test_ctrl_c_then_resume_runs_each_case_once(tmp_path, monkeypatch):
     calls = _interrupt_on_call(monkeypatch, 9, boom)
     code = run(_options(out), say=said.append)
     assert code == 130
-    assert said[-1] == f"continue with: {resume_command(_options(out))}" and said[-1].endswith("--resume")
+    assert said[-1].startswith("INTERRUPTED (exit 130): interrupted (SIGINT)")
+    assert said[-1].endswith(f"continue with: {resume_command(_options(out))}") and said[-1].endswith("--resume")
     journaled = [json.loads(line)["case"] for line in Journal.path(out, "model").read_text().splitlines()
                  if json.loads(line)["type"] == "case"]
     assert journaled == calls[:8]  # the case in flight is not kept
