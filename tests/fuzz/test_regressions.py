@@ -55,10 +55,46 @@ def test_regression_on_model(path: Path) -> None:
     _judge(ModelTarget(), path, "model")
 
 
+def _injects_faults(path: Path) -> bool:
+    from conformance.trace import injects_faults
+
+    return injects_faults(load(path))
+
+
+PLAIN = [p for p in TRACES if not _injects_faults(p)]
+WITH_FAULTS = [p for p in TRACES if _injects_faults(p)]
+
+
 @pytest.mark.live
-@pytest.mark.parametrize("path", TRACES, ids=[p.name.replace(".trace.jsonl", "") for p in TRACES])
+@pytest.mark.parametrize("path", PLAIN, ids=[p.name.replace(".trace.jsonl", "") for p in PLAIN])
 def test_regression_on_live_broker(path: Path, live_target) -> None:
     _judge(live_target, path, "live")
+
+
+@pytest.fixture(scope="module")
+def fault_target():
+    """A broker behind the fault proxy (fixtures/faults.py), as tests/live/test_faults_live.py has:
+    the session broker of the other live tests has none, and a fault op needs one."""
+    from conformance.targets.pulsar import BrokerTarget
+    from conformance.timing import TimingBands
+    from fixtures.embedded import EmbeddedBroker
+
+    broker = EmbeddedBroker(faults=True)
+    endpoint = broker.start()
+    target = BrokerTarget(endpoint)
+    target.timing = TimingBands.default_live().to_json()
+    try:
+        yield target
+    finally:
+        target.close()
+        broker.stop()
+
+
+if WITH_FAULTS:  # a parametrization over no trace would be a skip, which .ci/run refuses
+    @pytest.mark.live
+    @pytest.mark.parametrize("path", WITH_FAULTS, ids=[p.name.replace(".trace.jsonl", "") for p in WITH_FAULTS])
+    def test_fault_regression_on_a_broker_behind_the_proxy(path: Path, fault_target) -> None:
+        _judge(fault_target, path, "live")
 
 
 CLASSIFICATIONS = ("model-bug", "checker-bug", "harness-bug", "checker-tolerance", "broker-deviation")  # as above

@@ -207,6 +207,7 @@ def test_broker_version_is_refused_on_the_model_and_kept_in_the_resume_command(t
     assert "--broker-version 3.3.6" in cmd and cmd.endswith("--resume r1")
 
 
+@pytest.mark.releases  # a 3.3.6 broker: the releases tier (docs/ci.md)
 @pytest.mark.live
 def test_fuzz_on_an_older_release_records_it_in_the_corpus(tmp_path):
     # issue 16: campaigns per release of the version matrix (3.3.6 is the 3.3 line's default)

@@ -17,7 +17,7 @@ from conformance.case_files import discover_cases
 from conformance.deviations import known_deviations
 from conformance.runner import FAIL, PASS, run_case, unexcused_failures
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.releases]  # another release's broker: the releases tier (docs/ci.md)
 
 RELEASE = "3.0.7"
 _FOLDERS = ("acks", "redelivery", "seek", "subscriptions", "dedup", "delayed", "compaction", "retention")

@@ -11,7 +11,7 @@ import pytest
 pytestmark = pytest.mark.live
 
 
-@pytest.fixture(scope="module", params=["4.0.8", "3.3.6"])
+@pytest.fixture(scope="module", params=["4.0.8", pytest.param("3.3.6", marks=pytest.mark.releases)])  # releases tier: docs/ci.md
 def limited_broker(request):
     from fixtures.embedded import EmbeddedBroker
 

@@ -17,7 +17,7 @@ pulsar = pytest.importorskip("pulsar")
 pytestmark = pytest.mark.live
 
 
-@pytest.fixture(scope="module", params=["4.0.8", "3.0.7"])
+@pytest.fixture(scope="module", params=["4.0.8", pytest.param("3.0.7", marks=pytest.mark.releases)])  # releases tier: docs/ci.md
 def tag_broker(request):
     """The filter API is the same in 3.0.x and 4.0.x: the NAR is built against each release's lib/."""
     from fixtures.embedded import EmbeddedBroker

@@ -30,7 +30,7 @@ from conformance.deviations import known_deviations
 from conformance.runner import FAIL, NOT_APPLICABLE, PASS, run_case, unexcused_failures
 from conformance.trace import History, replace_header
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.releases]  # another release's broker: the releases tier (docs/ci.md)
 
 _FOLDERS = ("keyshared", "routing", "partitions")
 CASES = [c for c in discover_cases() if c.path.parent.name in _FOLDERS and c.runs_on("python")]

@@ -206,26 +206,51 @@ final class Session {
         return JSON.objectNode();
     }
 
-    /** Closes every handle and the client (errors ignored) and forgets the run. */
+    /**
+     * Closes every handle (waited for: a consumer's close sends its pending grouped acks, so the next
+     * run sees this one's acks done) and then the client, without waiting for the client's own shutdown:
+     * PulsarClientImpl.closeAsync ends with its event loops and timers winding down, a fixed ~2 s after
+     * the last handle closed (measured: 2.0 s on every run, 126 Java cases = 4 min of CI), and nothing of
+     * a run depends on it. Errors are ignored; the run is forgotten.
+     */
     void closeRun() {
         PulsarClient old = client;
+        List<CompletableFuture<Void>> closing = new ArrayList<>();
+        for (ProducerHandle h : producers.values()) {
+            if (h.producer != null) {
+                closing.add(h.producer.closeAsync());
+            }
+        }
+        for (ConsumerHandle h : consumers.values()) {
+            closing.add(h.consumer().closeAsync());
+        }
+        for (Reader<byte[]> r : readers.values()) {
+            closing.add(r.closeAsync());
+        }
         client = null;
         producers.clear();
         consumers.clear();
         readers.clear();
         sent.clear();
         transactions.clear();
-        if (old != null) {
-            try {
-                old.closeAsync().get(operationTimeoutMs + 5_000, TimeUnit.MILLISECONDS); // closes every handle too
-            } catch (Exception e) {
+        if (old == null) {
+            return;
+        }
+        try {
+            CompletableFuture.allOf(closing.toArray(new CompletableFuture[0]))
+                    .get(operationTimeoutMs + 5_000, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            // a handle that cannot close (a broker gone) is closed with its client below
+        }
+        old.closeAsync().whenComplete((ignored, error) -> {
+            if (error != null) {
                 try {
                     old.shutdown();
-                } catch (Exception ignored) {
+                } catch (Exception ignoredToo) {
                     // nothing more to do: the run is over
                 }
             }
-        }
+        });
     }
 
     private PulsarClient client() {
