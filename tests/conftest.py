@@ -23,10 +23,30 @@ def pytest_configure(config: pytest.Config) -> None:
 # directly or through another fixture, is live whatever its module says, so the deterministic tier
 # (`-m "not live"`, .ci/run) never starts a broker by accident.
 BROKER_FIXTURES = frozenset({"pulsar_broker", "pulsar_admin", "pulsar_namespace", "pulsar_client", "topic",
-                             "live_target", "live_target_for", "calibrated_target_for"})
+                             "live_target", "live_target_for", "calibrated_target_for", "fault_target"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if BROKER_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("live"):
             item.add_marker(pytest.mark.live)
+
+
+@pytest.fixture(scope="module")
+def fault_target():
+    """A 4.0.8 broker behind the fault proxy (``fixtures/faults.py``: Toxiproxy between the clients
+    and the broker; ``restart_broker`` restarts it on its own data), judged with the default live
+    timing bands: the session broker of the other live tests has no proxy, and a fault op needs one."""
+    from conformance.targets.pulsar import BrokerTarget
+    from conformance.timing import TimingBands
+    from fixtures.embedded import EmbeddedBroker
+
+    broker = EmbeddedBroker(faults=True)
+    endpoint = broker.start()
+    target = BrokerTarget(endpoint)
+    target.timing = TimingBands.default_live().to_json()
+    try:
+        yield target
+    finally:
+        target.close()
+        broker.stop()

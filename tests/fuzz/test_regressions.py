@@ -71,25 +71,6 @@ def test_regression_on_live_broker(path: Path, live_target) -> None:
     _judge(live_target, path, "live")
 
 
-@pytest.fixture(scope="module")
-def fault_target():
-    """A broker behind the fault proxy (fixtures/faults.py), as tests/live/test_faults_live.py has:
-    the session broker of the other live tests has none, and a fault op needs one."""
-    from conformance.targets.pulsar import BrokerTarget
-    from conformance.timing import TimingBands
-    from fixtures.embedded import EmbeddedBroker
-
-    broker = EmbeddedBroker(faults=True)
-    endpoint = broker.start()
-    target = BrokerTarget(endpoint)
-    target.timing = TimingBands.default_live().to_json()
-    try:
-        yield target
-    finally:
-        target.close()
-        broker.stop()
-
-
 if WITH_FAULTS:  # a parametrization over no trace would be a skip, which .ci/run refuses
     @pytest.mark.live
     @pytest.mark.parametrize("path", WITH_FAULTS, ids=[p.name.replace(".trace.jsonl", "") for p in WITH_FAULTS])

@@ -20,7 +20,6 @@ from conformance.case_files import discover_cases
 from conformance.checker import check
 from conformance.runner import PASS, run_case
 from conformance.strategies import LIVE_FAULT_CONFIG, random_traces
-from conformance.timing import TimingBands
 from conformance.trace import FAULT_OPS, injects_faults
 
 pytestmark = pytest.mark.live
@@ -28,22 +27,6 @@ pytestmark = pytest.mark.live
 FAULT_CASES = [c for c in discover_cases() if injects_faults(c.trace)]
 GENERATED_SEED = 12  # seeded fast generator: the same traces on every run
 GENERATED_WITH_FAULTS = 6
-
-
-@pytest.fixture(scope="module")
-def fault_target():
-    from conformance.targets.pulsar import BrokerTarget
-    from fixtures.embedded import EmbeddedBroker
-
-    broker = EmbeddedBroker(faults=True)
-    endpoint = broker.start()
-    target = BrokerTarget(endpoint)
-    target.timing = TimingBands.default_live().to_json()
-    try:
-        yield target
-    finally:
-        target.close()
-        broker.stop()
 
 
 @pytest.fixture
