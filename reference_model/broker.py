@@ -1516,12 +1516,22 @@ class Broker(FeatureOps, SchemaOps):
             # assembled yet is not modelled (the C++ client expands a chunk id into its chunks only from
             # apache/pulsar-client-cpp PR #604, 2026-07; the Java client's is KD-406).
             raise NotModelledError(f"a nack of chunked message {sub.label(pos)} that {config.handle} has not received")
-        if dead is not None and count is not None and dl.on_delivery(count, dead.max_redeliver) != dl.DELIVER:
+        # The client decides the dead letter by the count of the copy its application nacks (C++
+        # ConsumerImpl::messageReceived remembers it, processPossibleToDLQ acts on the nack): a stale copy (one
+        # queued before a reconnect or a redeliver_unacked) goes to the DLQ as the broker's own copy would (seed 11
+        # trace 73123: a Go consumer, max_redeliver_count 1, nacked the count-0 copy it got after a cut connection;
+        # the checker, reading it as the stale copy, expected no DLQ copy: regression pls-sub-001-wrong-value-a17dfbf06afb).
+        stale_count = sub.dispatcher.stale_count_in_hand(config.handle, pos) if count is None else None
+        in_hand = count if count is not None else stale_count
+        if dead is not None and in_hand is not None and dl.on_delivery(in_hand, dead.max_redeliver) != dl.DELIVER:
             # PLS-DLQ-001/002: the delivery with count N is nacked -> when the nack timer fires,
             # publish a copy to the DLQ and ack the original instead of redelivering it.
-            window = config.nack_window(at, count, self.profile)
+            window = config.nack_window(at, in_hand, self.profile)
             for p in batch:
-                sub.dispatcher.hold_for_dead_letter(p)
+                if count is not None:
+                    sub.dispatcher.hold_for_dead_letter(p)
+                else:
+                    sub.dispatcher.drop_stale_in_hand(config.handle, p)
             if dead.topic is None:
                 # PLS-DLQ-001: both clients name the default DLQ after the topic (partition) the consumer reads.
                 dead = dead._replace(topic=dl.default_dlq_topic(sub.topic.full, sub.name))

@@ -187,6 +187,14 @@ class Dispatcher(Protocol):
     def hold_for_dead_letter(self, pos: int) -> None:
         """The client will dead-letter this delivery instead of redelivering it (PLS-DLQ-001)."""
 
+    def stale_count_in_hand(self, handle: str, pos: int) -> int | None:
+        """The redelivery count of a stale copy of ``pos`` (one the broker's own copy is not) that
+        ``handle``'s application holds; None when it holds none (Exclusive and Failover never do)."""
+
+    def drop_stale_in_hand(self, handle: str, pos: int) -> None:
+        """``handle``'s application let go of its stale copy of ``pos`` without asking the broker for
+        it again (the client dead-letters it, PLS-DLQ-002)."""
+
     def reset(self, pos: int, at: Span, rule: str, filter_for: tuple[str, int] | None = None,
               seeker: str | None = None) -> None: ...
 

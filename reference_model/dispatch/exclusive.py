@@ -287,6 +287,12 @@ class ExclusiveDispatcher:
     def hold_for_dead_letter(self, pos: int) -> None:
         raise AssertionError("Exclusive/Failover never dead-letter (PLS-DLQ-005): count_held_by is None")
 
+    def stale_count_in_hand(self, handle: str, pos: int) -> int | None:
+        return None  # no stale copies here, and nothing is dead-lettered (PLS-DLQ-005)
+
+    def drop_stale_in_hand(self, handle: str, pos: int) -> None:
+        raise AssertionError("Exclusive/Failover never dead-letter (PLS-DLQ-005): stale_count_in_hand is None")
+
     def _consumer(self, handle: str) -> ConsumerConfig | None:
         return next((c for c in self.consumers if c.handle == handle), None)
 

@@ -61,8 +61,16 @@ def _injects_faults(path: Path) -> bool:
     return injects_faults(load(path))
 
 
+def _driver_handles(path: Path) -> bool:
+    """Whether a handle of the trace belongs to the Java or the Go client (its op names ``client``)."""
+    return any(op.args.get("client") in ("java", "go") for op in load(path).ops)
+
+
 PLAIN = [p for p in TRACES if not _injects_faults(p)]
-WITH_FAULTS = [p for p in TRACES if _injects_faults(p)]
+# The fault ops run live with Python handles only (docs/faults.md: the proxy's cut and restart are
+# followed through the Python client); a fault trace with Java or Go handles is a finding of the
+# model's generator and is replayed on the model only (test_regression_on_model).
+WITH_FAULTS = [p for p in TRACES if _injects_faults(p) and not _driver_handles(p)]
 
 
 @pytest.mark.live

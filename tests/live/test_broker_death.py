@@ -162,8 +162,9 @@ def test_sigterm_leaves_no_jvm_and_resume_runs_the_rest(tmp_path):
     assert code == 143, stderr[-3000:]
     assert not [p for p in jvms if process_alive(p)], "a JVM outlived the run"
     assert "Traceback" not in stderr
-    resume = [line for line in stderr.splitlines() if line.startswith("continue with: ")]
-    assert len(resume) == 1 and resume[0].endswith(" --resume")
+    # the last line is the outcome: "INTERRUPTED (exit 143): ...; continue with: <the command> --resume"
+    resume = [line for line in stderr.splitlines() if "continue with: " in line]
+    assert len(resume) == 1 and resume[0].startswith("INTERRUPTED (exit 143)") and resume[0].endswith(" --resume"), resume
     judged = {label: [e["case"] for e in _journaled(out, label)] for label in ("embedded", "embedded-java")}
     assert sorted(judged["embedded"]) == sorted(_selected()) and judged["embedded-java"]
     summary = json.loads((out / "summary.json").read_text())
