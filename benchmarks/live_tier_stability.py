@@ -1,11 +1,11 @@
 """Is the live tier stable? Run it back to back with busy loops beside it and count false alarms.
 
-    python benchmarks/live_tier_stability.py [--runs 5] [--busy 2] [--out /tmp/live-stability] [-- PYTEST ARGS]
+    python benchmarks/live_tier_stability.py [--runs 5] [--busy 2] [--workers 2] [--out /tmp/live-stability] [-- PYTEST ARGS]
 
-Each run is ``.ci/run``'s live tier (``python3 -m pytest -m live``, the same options, its own JUnit file)
-against the embedded broker of the default release, while ``--busy`` processes spin on the CPU (the
-machine has 2 cores: two loops take a whole core each from the broker, the clients and the checker).
-Every run starts its own broker, as CI does.
+Each run is ``.ci/run``'s live tier (``python3 -m pytest -m "live and not releases" -n 2``, the same
+options, its own JUnit file) against the embedded brokers of the default release (one per xdist
+worker), while ``--busy`` processes spin on the CPU (the machine has 2 cores: two loops take a whole
+core each from the brokers, the clients and the checker). Every run starts its own brokers, as CI does.
 
 A correct broker (the default release, whose known deviations are xfails) gives no FAIL: so every
 failed test is a false FAIL, and every error a harness ERROR. The script prints, per run, the wall
@@ -60,6 +60,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--busy", type=int, default=2, help="CPU-spinning processes beside each run")
+    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers, as in .ci/run's live tier")
     parser.add_argument("--out", type=Path, default=Path("/tmp/live-stability"))
     parser.add_argument("pytest_args", nargs="*", help="after --: extra pytest arguments")
     args = parser.parse_args()
@@ -67,8 +68,8 @@ def main() -> int:
     runs = []
     for n in range(1, args.runs + 1):
         junit = args.out / f"live-{n}.xml"
-        cmd = [sys.executable, "-m", "pytest", "-m", "live", "-p", "no:cacheprovider", "-q", "-o", "junit_family=xunit1",
-               f"--junitxml={junit}", *args.pytest_args]
+        cmd = [sys.executable, "-m", "pytest", "-m", "live and not releases", "-n", str(args.workers),
+               "-p", "no:cacheprovider", "-q", "-o", "junit_family=xunit1", f"--junitxml={junit}", *args.pytest_args]
         started = time.time()
         spinners = [multiprocessing.Process(target=_spin, args=(started + 6 * 3600,), daemon=True) for _ in range(args.busy)]
         for s in spinners:

@@ -160,8 +160,12 @@ class CorpusWriter:
     def flush(self) -> Path | None:
         if not self._rows:
             return None
+        from fixtures.secrets import redact
+
         schema = SCHEMA.with_metadata({**SCHEMA.metadata, **self.metadata}) if self.metadata else SCHEMA
-        table = pa.Table.from_pylist(self._rows, schema=schema)
+        # no secret reaches a part: an error text or a property a client echoed is written as <token>
+        rows = [{k: redact(v) if isinstance(v, str) else v for k, v in row.items()} for row in self._rows]
+        table = pa.Table.from_pylist(rows, schema=schema)
         path = self.out_dir / self.part_name()
         tmp = path.with_name(path.name + ".tmp")
         pq.write_table(table, tmp, compression="zstd")

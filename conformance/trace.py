@@ -250,6 +250,25 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "subscription": _arg(_STR, required=True),
         "seconds": _arg(_INT, required=True),
     },
+    # admin topic and cursor ops (reference_model/admin_ops.py; docs/trace-format.md#ops): deleting a topic
+    # (PLS-TOPIC-004/005), resetting a subscription's cursor (PLS-SEEK-004), skipping and clearing its backlog
+    # (PLS-SKIP-001/002)
+    "delete_topic": {"topic": _arg(_STR, required=True), "force": _arg(_BOOL)},
+    "reset_cursor": {
+        "topic": _arg(_STR, required=True),
+        "subscription": _arg(_STR, required=True),
+        "message": _arg(_STR),  # reset to that message's id (inclusive unless ``excluded``)
+        "excluded": _arg(_BOOL),  # with ``message``: ResetCursorData.isExcluded, start after it
+        "publish_time_of": _arg(_STR),  # reset to that message's publish time (resetcursor/{timestamp})
+        "position": _arg(_STR, choices=("earliest", "latest")),
+    },
+    "skip": {
+        "topic": _arg(_STR, required=True),
+        "subscription": _arg(_STR, required=True),
+        "count": _arg(_INT, required=True),
+    },
+    # without ``subscription``: every subscription of the topic
+    "clear_backlog": {"topic": _arg(_STR, required=True), "subscription": _arg(_STR)},
     # transactions (PLS-TXN-*): a txn handle lives from new_txn to the end of the trace; commit and
     # abort end the transaction, not the handle (later ops on it are refused: PLS-TXN-004)
     "new_txn": {"txn": _arg(_STR, required=True), "timeout_ms": _arg(_INT), "client": _arg(_STR, choices=CLIENT_NAMES)},
@@ -405,6 +424,17 @@ def validate_op(op: str, args: Mapping[str, Any]) -> None:
             raise TraceFormatError(
                 "op 'seek': give exactly one of 'message', 'publish_time_of', 'position'"
             )
+    if op == "reset_cursor":
+        given = [k for k in ("message", "publish_time_of", "position") if k in args]
+        if len(given) != 1:
+            raise TraceFormatError(
+                "op 'reset_cursor': give exactly one of 'message', 'publish_time_of', 'position'"
+            )
+        if "excluded" in args and "message" not in args:
+            raise TraceFormatError("op 'reset_cursor': 'excluded' goes with 'message' only (a reset to a message id)")
+    if op == "skip" and args["count"] < 1:
+        raise TraceFormatError(f"op 'skip': count must be at least 1, got {args['count']}; "
+                               "to skip everything use clear_backlog")
     if op == "create_reader":
         start = args["start"]
         if isinstance(start, str) and start not in ("earliest", "latest"):
@@ -974,11 +1004,14 @@ def dumps(item: Trace | History) -> str:
 
 
 def save(item: Trace | History, path: str | Path) -> Path:
-    """Write atomically: a reader never sees half a file."""
+    """Write atomically: a reader never sees half a file. A registered secret (an auth token a
+    client's error message carried into an outcome) is written as ``<token>`` (fixtures/secrets.py)."""
+    from fixtures.secrets import redact
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(item), encoding="utf-8")
+    tmp.write_text(redact(dumps(item)), encoding="utf-8")
     tmp.replace(path)
     return path
 

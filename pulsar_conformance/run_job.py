@@ -117,12 +117,6 @@ class _Run:
         return self.label.startswith("model")
 
 
-@dataclass
-class _Tally:
-    harness_errors: int = 0
-    failed_cases: int = 0  # conformance failures, known deviations left out
-
-
 def run_rule_verdicts(runs: list[_Run]) -> tuple[dict[str, str], set[str]]:
     """The verdicts of the rules each run was meant to judge, keyed ``"<label> <rule id>"``, and
     the keys whose FAIL is an excused known deviation."""
@@ -191,7 +185,8 @@ def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
     if not options.resume:
         retired = retire_previous_results(out)
         if retired is not None:
-            say(f"the previous results in {out} were moved to {retired}: this run's results replace them")
+            say(f"the previous results in {out} were moved to {retired} (every earlier generation is kept): "
+                f"this run's results replace them")
     out.mkdir(parents=True, exist_ok=True)
     try:
         outcome, errors = _run(options, all_cases, out, say)
@@ -232,7 +227,6 @@ def _run(options: RunOptions, all_cases: list[Any], out: Path, say: Callable[[st
         kept = _restore(previous, labels, writer=writer, corpus_dir=corpus_dir, say=say)
         say(f"--resume {out} (run {run_id}): {kept} case results kept, "
             f"{sum(len(lab.remaining()) for lab in labels)} cases to run")
-    tally = _Tally()
     deaths: list[BrokerDeath] = []
     calibrated: dict[str, TimingBands] = {}
     model_release = _model_release(options)
@@ -262,12 +256,11 @@ def _run(options: RunOptions, all_cases: list[Any], out: Path, say: Callable[[st
         return outcome, [error]
     finally:
         writer.close()
-    tally.harness_errors += len(deaths)
     if interrupted is not None:
         reason = f"interrupted ({signal.Signals(interrupted).name})"
         for lab in labels:
             lab.mark_not_run(reason)
-        runs = _finish_labels(labels, tally)
+        runs = _finish_labels(labels)
         if runs:
             _write_summaries(runs, labels, deaths, out)
         judged = sum(len(lab.results) for lab in labels)
@@ -279,7 +272,7 @@ def _run(options: RunOptions, all_cases: list[Any], out: Path, say: Callable[[st
             _write_junit(runs, out, outcome)
         say(outcome.line())
         return outcome, [f"{reason} (run {run_id}); continue with: {resume_command(options)}"]
-    runs = _finish_labels(labels, tally)
+    runs = _finish_labels(labels)
     outcome = _report(runs, labels, deaths, options, out=out, corpus_dir=corpus_dir, say=say)
     return outcome, _error_lines(runs, deaths)
 
@@ -320,21 +313,36 @@ def _broker_log_kept(endpoint: Any, out: Path, restarts: int) -> Iterator[None]:
 
 
 def retire_previous_results(out: Path) -> Path | None:
-    """Move the previous run's results out of ``out`` into the sibling folder ``<out>.previous``
-    (replacing an older one there), and return it; ``None`` when ``out`` holds none. Only the
-    names a run writes (``RUN_OUTPUTS``) move: ``--out .`` never moves a user's other files."""
+    """Move the previous run's results out of ``out`` into a new numbered sibling folder
+    ``<out>.previous-N`` (N one more than the highest there, so every earlier generation is kept,
+    a crashed run's results and broker logs included: nothing a run wrote is ever deleted), and
+    return it; ``None`` when ``out`` holds none. Only the names a run writes (``RUN_OUTPUTS``) move:
+    ``--out .`` never moves a user's other files. A user removes old generations when done with them."""
     if not out.is_dir():
         return None
     found = sorted({p for pattern in RUN_OUTPUTS for p in out.glob(pattern)})
     if not found:
         return None
-    aside = out.resolve().with_name(out.resolve().name + ".previous")
-    if aside.exists():
-        shutil.rmtree(aside)
-    aside.mkdir(parents=True)
+    aside = _next_generation(out.resolve())
     for path in found:
         path.rename(aside / path.name)
     return aside
+
+
+def _next_generation(out: Path) -> Path:
+    """Create and return ``<out>.previous-N`` for the lowest N above every existing generation. The
+    folder is made with ``exist_ok=False``, so two runs retiring into the same ``--out`` at once
+    never share a generation."""
+    prefix = out.name + ".previous-"
+    taken = [int(p.name[len(prefix):]) for p in out.parent.glob(prefix + "*") if p.name[len(prefix):].isdigit()]
+    number = max(taken, default=0) + 1
+    while True:
+        aside = out.with_name(f"{prefix}{number}")
+        try:
+            aside.mkdir()
+            return aside
+        except FileExistsError:
+            number += 1
 
 
 def stamp_summary(out: Path, outcome: Outcome, *, errors: list[str] = ()) -> None:
@@ -583,17 +591,17 @@ def _run_label_cases(target: Any, lab: _Label, *, out: Path, writer: Any, journa
                 say(f"        {line}")
 
 
-def _run_cases(target: Any, label: str, client: str, cases: list[Any], *, out: Path, writer: Any, tally: _Tally,
+def _run_cases(target: Any, label: str, client: str, cases: list[Any], *, out: Path, writer: Any,
                say: Callable[[str], None], bands: TimingBands | None = None) -> _Run:
     """``cases`` on ``target`` from start to end, as one label of a run with no journal and no
-    broker watch; failures and harness errors are counted into ``tally``."""
+    broker watch (its outcome: ``decide(label_verdicts([run]))``, as the main job's)."""
     vendors_of_cases = {c.trace.header.profile.get("vendor", "apache") for c in cases}
     lab = _Label(label, client, list(cases), on_model=label.startswith("model"),
                  vendor=vendors_of_cases.pop() if len(vendors_of_cases) == 1 else "apache")
     journal = _NoJournal(out, "")
     lab.start(target, bands, journal)
     _run_label_cases(target, lab, out=out, writer=writer, journal=journal, say=say)
-    return _finish_labels([lab], tally)[0]
+    return _finish_labels([lab])[0]
 
 
 def time_left(elapsed_s: float, done: int, left: int) -> str:
@@ -827,9 +835,10 @@ def _restore(previous: _Journaled, labels: list[_Label], *, writer: Any, corpus_
 # --------------------------------------------------------------------------- summaries, exit code
 
 
-def _finish_labels(labels: list[_Label], tally: _Tally) -> list[_Run]:
-    """A ``_Run`` for every label that ran (or was resumed); counts its failures and harness errors."""
-    from conformance.runner import ERROR, FAIL, summary
+def _finish_labels(labels: list[_Label]) -> list[_Run]:
+    """A ``_Run`` for every label that ran (or was resumed), its known deviations sorted out
+    (``decide`` counts its failures and harness errors from it)."""
+    from conformance.runner import summary
 
     runs = []
     for lab in labels:
@@ -848,13 +857,6 @@ def _finish_labels(labels: list[_Label], tally: _Tally) -> list[_Run]:
                         deviations[f"{result.case.id}#{dev.id}"] = {"id": dev.id, "case": result.case.id, "rule": dev.rule,
                                                                    "reason": dev.reason, "evidence": dev.evidence}
                         excused_rules.add(dev.rule)
-            elif result.status == FAIL:
-                tally.failed_cases += 1
-            elif result.status == ERROR:
-                tally.harness_errors += 1
-        if lab.fuzz:
-            tally.harness_errors += int(lab.fuzz.get("harness_errors", 0))
-            tally.failed_cases += int(lab.fuzz.get("failures", 0))
         doc = summary(results, target_info=info, applies=applies_for(info))
         doc["known_deviations"] = deviations
         if info.get("timing") is not None:

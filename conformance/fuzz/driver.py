@@ -196,6 +196,10 @@ class FuzzSummary:
     broker_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     # worker processes that died inside a client (worker, how, the trace kept): a crash fails the run
     crashes: list[dict[str, Any]] = field(default_factory=list)
+    # fuzz --faults on a broker: the nemesis ledger (conformance/fault_ledger.py): faults by kind,
+    # acked messages lost and duplicated, the rules that judged them
+    fault_ledger: dict[str, Any] | None = None
+    fault_ledger_text: str = ""
 
     @property
     def flaky(self) -> int:
@@ -223,6 +227,8 @@ class FuzzSummary:
             out["broker_configs"] = self.broker_configs
         if self.crashes:
             out["crashes"] = self.crashes
+        if self.fault_ledger is not None:
+            out["fault_ledger"] = self.fault_ledger
         return out
 
     def text(self) -> str:
@@ -239,6 +245,8 @@ class FuzzSummary:
                          + "".join(f"; {k} x{v}" for k, v in part["signatures"].items()))
         for c in self.crashes:
             lines.append(f"  worker w{c['worker']} crashed ({c['why']}); trace: {c['trace'] or 'none started'}")
+        if self.fault_ledger_text:
+            lines.append(self.fault_ledger_text)
         for f in self.failures:
             lines.append(f"\n{f.status} {f.signature[0]} {f.signature[1]} on {f.target} "
                          f"(shrunk {f.original_ops} -> {f.shrunk_ops} ops; failed {f.reruns_failed}/{f.reruns} re-runs)")
@@ -844,8 +852,20 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                   f"traces judged and kept in {kept.corpus_dir}; continue with: {kept.resume}", file=sys.stderr, flush=True)
             err.resume_announced = True  # the command's edge need not say it again
             reraise(err)
+    if faults and spec.kind != "model":
+        _add_fault_ledger(summary, out_dir)
     _write_summary(out_dir, summary)
     return summary
+
+
+def _add_fault_ledger(summary: FuzzSummary, out_dir: Path) -> None:
+    """The nemesis ledger of a live ``--faults`` run, from the histories it kept (resumed parts
+    included): what faults were drawn and what they cost in acked messages (docs/faults.md)."""
+    from conformance.fault_ledger import ledger_of_folder
+
+    ledger = ledger_of_folder(out_dir / "histories")
+    summary.fault_ledger = ledger.to_json()
+    summary.fault_ledger_text = ledger.text()
 
 
 def _live_by_broker_config(spec, configs, token, *, examples: int, seed: int, run_id: str, client: str | None,

@@ -40,7 +40,7 @@ def test_a_run_that_cannot_reach_its_cluster_leaves_no_stale_results(tmp_path, c
     assert (doc["overall"], doc["exit_code"]) == ("ERROR", 2)
     assert len(doc["errors"]) == 1 and "127.0.0.1:9" in doc["errors"][0] and "does not answer" in doc["errors"][0]
     assert not (out / "junit.xml").exists(), "the previous run's junit.xml would read as this run's"
-    previous = tmp_path / "out.previous"
+    previous = tmp_path / "out.previous-1"
     assert (previous / "junit.xml").read_text(encoding="utf-8") == old_junit  # kept, not lost
     assert _summary(previous)["overall"] == "PASS"
     assert (out / "notes.txt").read_text() == "the user's own file\n"  # only what a run writes moves
@@ -51,7 +51,29 @@ def test_resume_keeps_the_results_in_place(tmp_path):
     assert _run(out, "--target", "model") == 0
     assert main(["run", "--target", "model", "--out", str(out), "--client", "python", "--no-report", "--fuzz-examples",
                  "0", "--only", "PLS-ACK-001", "--resume"]) == 0
-    assert not (tmp_path / "out.previous").exists()
+    assert not list(tmp_path.glob("out.previous*"))
+    assert _summary(out)["overall"] == "PASS"
+
+
+def test_reruns_keep_every_generation_and_the_crashed_runs_evidence(tmp_path):
+    """A crashed run, then two reruns: each rerun moves the results before it into a new numbered
+    generation, so the crashed run's summary and its broker log are still there after both."""
+    out = tmp_path / "out"
+    assert _run(out, "--target", "model") == 0
+    first_junit = (out / "junit.xml").read_text(encoding="utf-8")
+    # the crashed run: it could not reach its cluster, and (as an embedded run does) left a broker log
+    assert _run(out, "--target", "pulsar://127.0.0.1:9", "--pulsar-admin-url", "http://127.0.0.1:9") == 2
+    (out / "broker-logs").mkdir()
+    (out / "broker-logs" / "broker-0.log").write_text("the broker's last words\n", encoding="utf-8")
+    assert _run(out, "--target", "model") == 0
+    assert _run(out, "--target", "model") == 0
+    generations = sorted(p.name for p in tmp_path.glob("out.previous*"))
+    assert generations == ["out.previous-1", "out.previous-2", "out.previous-3"]
+    assert (tmp_path / "out.previous-1" / "junit.xml").read_text(encoding="utf-8") == first_junit
+    crashed = tmp_path / "out.previous-2"
+    assert _summary(crashed)["overall"] == "ERROR"
+    assert (crashed / "broker-logs" / "broker-0.log").read_text(encoding="utf-8") == "the broker's last words\n"
+    assert _summary(tmp_path / "out.previous-3")["overall"] == "PASS"
     assert _summary(out)["overall"] == "PASS"
 
 

@@ -115,3 +115,35 @@ def test_every_output_writer_redacts(tmp_path):
             assert secret not in text and "Bearer <token>" in text, name
     finally:
         secrets.forget_all()
+
+
+def test_histories_and_corpus_parts_are_written_without_the_token(tmp_path):
+    """A client's error text that carried the token (a rejected step's detail) is kept in the history
+    and in the outcome corpus as ``<token>``: the evidence stays, the secret does not."""
+    import pyarrow.parquet as pq
+
+    from conformance.checker import check
+    from conformance.corpus import CorpusWriter
+    from conformance.trace import parse, save
+
+    secret = "tok-" + os.urandom(8).hex()
+    history = parse("\n".join([
+        '{"kind": "header", "format": "pulsar-conformance-trace", "version": 1, "trace_id": "t-secret", "op_count": 1}',
+        '{"kind": "op", "step": 1, "op": "create_producer", "args": {"producer": "p", "topic": "t"}, '
+        f'"outcome": {{"status": "rejected", "error": "OtherError", "detail": "401 for Bearer {secret}"}}, '
+        '"t_start_ms": 0.0, "t_end_ms": 1.0}']) + "\n")
+    secrets.forget_all()
+    secrets.register(secret)
+    try:
+        save(history, tmp_path / "h.history.jsonl")
+        writer = CorpusWriter(tmp_path / "corpus")
+        writer.add(history, check(history).verdicts)
+        writer.close()
+        text = (tmp_path / "h.history.jsonl").read_text()
+        assert secret not in text and "Bearer <token>" in text
+        parts = list((tmp_path / "corpus").glob("part-*.parquet"))
+        assert parts and all(secret.encode() not in p.read_bytes() for p in parts)
+        cells = [str(v) for p in parts for column in pq.read_table(p).to_pylist() for v in column.values()]
+        assert any("Bearer <token>" in c for c in cells), "the rejected step's detail is in the corpus, redacted"
+    finally:
+        secrets.forget_all()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.verdict_exit import exit_code
+from conformance.verdict_exit import decide, exit_code
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,22 +76,23 @@ def test_the_main_job_counts_a_crashing_target_as_a_harness_error(tmp_path):
     from conformance.case_files import discover_cases
     from conformance.corpus import CorpusWriter
     from conformance.targets.model import ModelTarget
-    from pulsar_conformance.run_job import _run_cases, _Tally, run_rule_verdicts
+    from pulsar_conformance.run_job import _run_cases, label_verdicts, run_rule_verdicts
 
     class DriverDies(ModelTarget):
         def run(self, trace):
             raise RuntimeError("the driver process exited")
 
     cases = [c for c in discover_cases() if c.id in ("ack-individual", "ack-cumulative")]
-    tally, writer = _Tally(), CorpusWriter(tmp_path / "corpus", run_id="t")
-    crashed = _run_cases(DriverDies(), "model", "python", cases[:1], out=tmp_path, writer=writer, tally=tally, say=lambda s: None)
-    fine = _run_cases(ModelTarget(), "model-again", "python", cases[1:], out=tmp_path, writer=writer, tally=tally, say=lambda s: None)
+    writer = CorpusWriter(tmp_path / "corpus", run_id="t")
+    crashed = _run_cases(DriverDies(), "model", "python", cases[:1], out=tmp_path, writer=writer, say=lambda s: None)
+    fine = _run_cases(ModelTarget(), "model-again", "python", cases[1:], out=tmp_path, writer=writer, say=lambda s: None)
     writer.close()
     assert [r.status for r in crashed.results + fine.results] == ["ERROR", "PASS"]
     verdicts, excused = run_rule_verdicts([crashed, fine])
     assert verdicts and set(verdicts.values()) <= {"PASS", "NOT_APPLICABLE"}  # the crash left no verdict behind
-    assert (tally.harness_errors, tally.failed_cases) == (1, 0)
-    assert exit_code(verdicts, harness_errors=tally.harness_errors, failed_cases=tally.failed_cases, excused=excused) == 4
+    outcome = decide(label_verdicts([crashed, fine]))  # the main job's one decision
+    assert (outcome.exit_code, outcome.overall) == (4, "ERROR")
+    assert any("ack-individual" in r.text or "ack-cumulative" in r.text for r in outcome.reasons), outcome.reasons
 
 
 class _EveryOpTimesOut:
@@ -116,20 +117,20 @@ def test_a_history_where_every_operation_timed_out_is_inconclusive(tmp_path):
     from conformance.case_files import discover_cases
     from conformance.corpus import CorpusWriter
     from conformance.trace import save
-    from pulsar_conformance.run_job import _run_cases, _Tally, run_rule_verdicts
+    from pulsar_conformance.run_job import _run_cases, label_verdicts, run_rule_verdicts
 
     cases = [c for c in discover_cases() if c.id in ("ack-individual", "redelivery-count", "delay-shared-holds")]
     assert len(cases) == 3
     history = _EveryOpTimesOut().run(cases[0].trace)
     assert _check_cli(save(history, tmp_path / "timed-out.history.jsonl")).returncode == 3
-    tally, writer = _Tally(), CorpusWriter(tmp_path / "corpus", run_id="t")
-    live = _run_cases(_EveryOpTimesOut(), "external", "python", cases, out=tmp_path, writer=writer, tally=tally,
-                      say=lambda s: None)
+    writer = CorpusWriter(tmp_path / "corpus", run_id="t")
+    live = _run_cases(_EveryOpTimesOut(), "external", "python", cases, out=tmp_path, writer=writer, say=lambda s: None)
     writer.close()
     assert {r.status for r in live.results} == {"INDETERMINATE"}
     verdicts, excused = run_rule_verdicts([live])
     assert verdicts and "PASS" not in verdicts.values()
-    assert exit_code(verdicts, harness_errors=tally.harness_errors, failed_cases=tally.failed_cases, excused=excused) == 3
+    outcome = decide(label_verdicts([live]))  # the main job's one decision
+    assert (outcome.exit_code, outcome.overall) == (3, "INCONCLUSIVE")
 
 
 # --------------------------------------------------------------------------- layers
