@@ -29,6 +29,9 @@ class Deviation:
     evidence: str  # path of a saved history, relative to the repository root
     anomaly: str = ""  # the anomaly it excuses (conformance.anomalies)
     step: int | None = None  # the step it excuses; None: any step of the case
+    # how the deviation shows when it depends on timing ("" = every run): a case it excuses may also
+    # PASS on the releases it names, and that PASS does not mean the broker was fixed
+    intermittent: str = ""
 
     def excuses(self, case_id: str, rule_id: str, anomaly: str | None, step: int | None) -> bool:
         """Whether this deviation excuses a FAIL of ``rule_id`` with ``anomaly`` at ``step`` in ``case_id``."""
@@ -80,6 +83,9 @@ def _load_file(path: Path) -> list[Deviation]:
                              f"conformance.anomalies ({', '.join(sorted(ANOMALIES))})")
         if raw.get("step") is not None and not isinstance(raw["step"], int):
             raise ValueError(f"{path}: deviation {raw['id']} has step {raw['step']!r}; give a step number or leave it out")
+        if "intermittent" in raw and not (isinstance(raw["intermittent"], str) and raw["intermittent"].strip()):
+            raise ValueError(f"{path}: deviation {raw['id']} has intermittent {raw['intermittent']!r}; say in words how "
+                             "often it shows and where a run passed (the measurement), or leave it out")
         if not isinstance(raw["brokers"], list) or not raw["brokers"]:
             raise ValueError(f"{path}: deviation {raw['id']} has brokers {raw['brokers']!r}; give a list of releases, "
                              "lines or specs, e.g. ['4.0.8', '>=4.0.0,<4.0.7']")
@@ -87,7 +93,7 @@ def _load_file(path: Path) -> list[Deviation]:
         if not evidence.exists():
             raise ValueError(f"{path}: deviation {raw['id']} cites evidence {raw['evidence']}, which does not exist")
         out.append(Deviation(raw["id"], raw["case"], raw["rule"], tuple(str(b) for b in raw["brokers"]), raw["reason"],
-                             raw["evidence"], raw["anomaly"], raw.get("step")))
+                             raw["evidence"], raw["anomaly"], raw.get("step"), str(raw.get("intermittent", "")).strip()))
     return out
 
 

@@ -193,7 +193,14 @@ def pulsar_client(pulsar_broker: Any) -> Iterator[Any]:
         kwargs["authentication"] = pulsar.AuthenticationToken(pulsar_broker.token)
     client = pulsar.Client(pulsar_broker.service_url, **kwargs)
     yield client
-    client.close()
+    try:
+        client.close()
+    except pulsar.AlreadyClosed:
+        # The C++ client's close reports the first error of closing its producers, and a producer an
+        # ExclusiveWithFencing producer fenced is closed already (live-tier stability run, 2 Dec 2026,
+        # test_access_mode_table[ExclusiveWithFencing-Exclusive], under load): the client is closed
+        # either way, and a test's verdict never depends on its fixture's cleanup.
+        pass
 
 
 @pytest.fixture

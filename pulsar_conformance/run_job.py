@@ -48,7 +48,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import threading
 import time
@@ -64,7 +63,7 @@ from pulsar_conformance.targets import DEFAULT_CLIENTS, applies_for, describe_ta
 from conformance.runner import one_line_cause, write_json
 from conformance.timing import CalibrationError, TimingBands, calibrate
 from conformance.verdict_exit import (EXIT_FAIL, EXIT_HARNESS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, LabelVerdicts, Outcome,
-                                      decide, exit_code, outcome_of_error)
+                                      decide, outcome_of_error)
 from conformance.verdicts import NOT_EXERCISED
 
 FUZZ_MODEL_FACTOR = 20  # the model is cheap: it runs 20 generated traces for every live one
@@ -838,7 +837,7 @@ def _restore(previous: _Journaled, labels: list[_Label], *, writer: Any, corpus_
 def _finish_labels(labels: list[_Label]) -> list[_Run]:
     """A ``_Run`` for every label that ran (or was resumed), its known deviations sorted out
     (``decide`` counts its failures and harness errors from it)."""
-    from conformance.runner import summary
+    from conformance.runner import FAIL, summary
 
     runs = []
     for lab in labels:
