@@ -847,6 +847,8 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                                          admin_url=admin_url, faults=faults, client=client,
                                          broker_configs=broker_configs, features=features,
                                          broker_version=broker_version, focus=focus)
+            if faults and spec.kind != "model":
+                _add_fault_ledger(kept, out_dir)  # what the traces kept so far cost
             _write_summary(out_dir, kept)
             print(f"fuzz {run_id} interrupted ({kept.interrupted}, exit {exit_code(err)}): {kept.examples} of {examples} "
                   f"traces judged and kept in {kept.corpus_dir}; continue with: {kept.resume}", file=sys.stderr, flush=True)
