@@ -68,6 +68,12 @@ _DELIVERY_TIME_RULES = _DELAY_RULES | _AT_ONCE_RULES  # a late arrival is a late
 _DUE_RULES = _REDELIVERY_RULES | _DELIVERY_TIME_RULES  # the rules a late arrival breaks (see _receive)
 
 
+# Admin ops on topics and cursors (reference_model/admin_ops.py): they name no handle, so what they change is found
+# through their topic and subscription (``_Checker._admin_targets``).
+_CURSOR_ADMIN_OPS = ("reset_cursor", "skip", "clear_backlog")
+_ADMIN_OPS = ("delete_topic", *_CURSOR_ADMIN_OPS)
+
+
 def _timing_rules(rules: Iterable[str]) -> list[str]:
     """The rules among ``rules`` an early or late arrival breaks: the timing ones, else the first."""
     rules = list(dict.fromkeys(rules))
@@ -215,7 +221,7 @@ _OWING_RULES = frozenset({"PLS-EXCL-002", "PLS-SHARED-001", "PLS-FAILOVER-002", 
                           "PLS-COMPACT-004", "PLS-NP-004", "PLS-TXN-009", "PLS-RETRY-004"}) | _DELAY_RULES
 # Rules that say where delivery starts (a subscription's initial position, a reconnect, a seek):
 # broken by a lost message only when it is the first one owed since that start.
-_START_RULES = frozenset({"PLS-SUB-002", "PLS-SUB-003", "PLS-SUB-005", "PLS-SUB-007", "PLS-SEEK-001", "PLS-SEEK-002",
+_START_RULES = frozenset({"PLS-SUB-002", "PLS-SUB-003", "PLS-SUB-005", "PLS-SUB-007", "PLS-SEEK-001", "PLS-SEEK-002", "PLS-SEEK-004",
                           "PLS-SEEK-003", "PLS-FAULT-003"})
 
 
@@ -267,6 +273,10 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         "compact": "PLS-COMPACT-001",
         "expire_messages": "PLS-TTL-002",
         "unload_topic": "PLS-DEDUP-001",
+        "delete_topic": "PLS-TOPIC-004",
+        "reset_cursor": "PLS-SEEK-004",
+        "skip": "PLS-SKIP-001",
+        "clear_backlog": "PLS-SKIP-002",
         "create_subscription": "PLS-SUB-001",
         "get_schemas": "PLS-SCHEMA-001",
         "delete_schema": "PLS-SCHEMA-021",
@@ -487,7 +497,8 @@ class _Checker:
                     self._unmodelled_cursor_op(handle, event.step)
                 return
         try:
-            if op in ("create_subscription", "stats", "expire_messages", "subscribe") and self._unmodelled_subscription(args):
+            if op in ("create_subscription", "stats", "expire_messages", "subscribe", *_CURSOR_ADMIN_OPS) \
+                    and self._unmodelled_subscription(args):
                 raise NotModelledError(f"subscription {args.get('subscription')} on {args.get('topic')} may be held by a "
                                        f"subscribe the model did not follow")
             if op in ("receive", "read_next"):
@@ -506,6 +517,14 @@ class _Checker:
             self.notes.append(f"step {event.step}: {op} not modelled ({err}); not judged")
             if handle is not None:
                 self.unmodelled_handles.add(handle)
+                if handle in self.model.producers:
+                    # PLS-BATCH-009: what it still holds in its batch is not the model's to store on its timer
+                    dropped = self.model.drop_pending(handle)
+                    if dropped:
+                        self.unmodelled_labels |= set(dropped)
+                        self.unmodelled_topics.add(self.model.producers[handle].topic.full)
+            if op in _ADMIN_OPS and event.outcome.status != REJECTED:
+                self._unmodelled_admin_op(event)
             if op == "subscribe" and event.outcome.status == OK:
                 spec = args.get("topics_pattern") and ("pattern", args["topics_pattern"]) \
                     or ("topics", tuple(args.get("topics") or (args.get("topic"),)))
@@ -524,6 +543,39 @@ class _Checker:
         producer = self.model.producers.get(event.op.args["producer"])
         if producer is not None and event.outcome.status != REJECTED:
             self.unmodelled_topics.add(producer.topic.full)
+
+    def _admin_targets(self, op: str, args: Mapping[str, Any]) -> tuple[list[Any], list[Any]]:
+        """(topics, subscriptions) of the model an admin op on topics or cursors acts on (before the model applies it)."""
+        topic = self.model.topic_named(args["topic"])
+        if topic is None:
+            return [], []
+        topics = [topic] + [t for i in range(topic.partitions)
+                            if (t := self.model.topics.get(names.partition_name(topic.full, i))) is not None]
+        if op == "delete_topic" or (op == "clear_backlog" and "subscription" not in args):
+            return topics, [s for t in topics for s in t.subscriptions.values()]
+        return topics, [s for t in topics if (s := t.subscriptions.get(args["subscription"])) is not None]
+
+    def _admin_keys(self, op: str, args: Mapping[str, Any]) -> list[str]:
+        """The taint keys an admin op on topics or cursors may change: its subscriptions' (and a delete's topics')."""
+        topics, subs = self._admin_targets(op, args)
+        keys = [k for s in subs for k in (f"sub:{s.topic.full}/{s.name}", f"cursor:{s.topic.full}/{s.name}")]
+        return keys + ([f"topic:{t.full}" for t in topics] if op == "delete_topic" else [])
+
+    def _unmodelled_admin_op(self, event: Event) -> None:
+        """An admin op on topics or cursors the model did not follow, which the broker may have applied: the cursors it
+        moves (or the topic it deletes) are no longer the model's, so their backlog is not judged, what their consumers
+        get is not judged strictly, and a forced delete's connected handles (disconnected; they reconnect and may make
+        the topic again) are not judged at all."""
+        op, args, n = event.op.op, event.op.args, event.step
+        topics, subs = self._admin_targets(op, args)
+        self.unmodelled_cursors |= {(s.topic.full, s.name) for s in subs}
+        for key in self._admin_keys(op, args):
+            if key not in self.tainted:
+                self.tainted[key] = n
+                self.taint_why[key] = f"the {op} at step {n}, which the model does not follow, may have changed it"
+        if op == "delete_topic":
+            self.unmodelled_topics |= {t.full for t in topics}
+            self.unmodelled_handles |= set(self.model.connected_to(topics))
 
     def _unmodelled_cursor_op(self, handle: str, step: int) -> None:
         """An op of a consumer the model no longer follows (other than send, close, unsubscribe) may move its
@@ -566,6 +618,9 @@ class _Checker:
             self.notes.append(f"step {n}: {producer}'s fenced send may have closed its client's connection; "
                               f"{', '.join(mates)} may have reconnected: not judged after it")
             self.unmodelled_handles |= set(mates)
+            for mate in mates:
+                if mate in self.model.producers:  # PLS-BATCH-009: its open batch is not followed either
+                    self.unmodelled_labels |= set(self.model.drop_pending(mate))
 
     def _unmodelled_subscription(self, args: Mapping[str, Any]) -> bool:
         """Whether ``args``' (topic, subscription) may belong to a subscribe or create_subscription the model did
@@ -638,8 +693,11 @@ class _Checker:
                 if created:
                     self.unmodelled_handles.add(handle)
                 return
+            admin_keys = self._admin_keys(op, args) if op in _ADMIN_OPS else []
             model.apply(op, args, span)
-            if op == "send":
+            if admin_keys:
+                self._taint(admin_keys, n)  # the broker may or may not have moved these cursors (deleted the topic)
+            elif op == "send":
                 parent = model.producers[args["producer"]].topic
                 topics = [parent] + [t for t in model.topics.values() if t.full.startswith(parent.full + "-partition-")]
                 self._taint([k for t in topics for k in [f"topic:{t.full}"] + [f"sub:{t.full}/{s}" for s in t.subscriptions]], n)
@@ -670,6 +728,10 @@ class _Checker:
         elif op == "seek":
             sub = model.subscription_of(args["consumer"])
             self.fresh_start |= {h for h in model.consumers if model.subscription_of(h) is sub} if sub is not None else {args["consumer"]}
+        elif op == "reset_cursor":
+            # PLS-SEEK-004: every consumer of the subscription starts again from the reset point
+            _, subs = self._admin_targets(op, args)
+            self.fresh_start |= {h for h in model.consumers if model.subscription_of(h) in subs}
         if op == "send" and (facts.get("chunks") or 0) > 1:
             self.watch.note_chunked(args["payload"], (out.value or {}).get("id_text"), (out.value or {}).get("message_id"))
         self._emit_findings(n, detectors.judge_op(self.watch, n, op, args, True, facts))
@@ -827,6 +889,14 @@ class _Checker:
         field_keys = self._sub_keys(handle)  # what arrives (its fields) ...
         keys = field_keys + self._cursor_keys(handle)  # ... and whether it may arrive now
         msg = received_message(out) if out.status == OK else None
+        if msg is not None and msg.payload not in self.unmodelled_labels:
+            # PLS-BATCH-009: a batched message came, so its batch left by now: one the model still holds pending
+            # is stored now, and its batch index must fit its producer's open run
+            for rule, why in model.observe_batch_member(msg.payload, msg.message_id, span):
+                self._emit(rule, n, FAIL, "wrong-value", "a member of a batch its producer's client may have sent",
+                           f"{msg.payload} {list(msg.message_id or [])} at {span.end:g} ms",
+                           f"Let a batch be a run of one producer's pending messages in send order that leaves on its "
+                           f"timer, when full, or at a flush. Then {why}.", keys)
         opts = model.receive_options(handle, span, focus=msg.payload if msg is not None else None)
         if isinstance(opts, Rejected):
             self._judge_predicted_rejection(event, opts, False)
@@ -885,6 +955,13 @@ class _Checker:
                 # payload is charged once, here, and not again to ordering and loss rules
                 label, stored = whole, model.message_for(handle, whole, msg.topic) or model.message(whole)
                 observed = f"{label} (redelivery_count {msg.redelivery_count}) at {span.end:g} ms"
+        gone = [f for f in detectors.deleted_topic_gone(self.watch, detectors.Receipt(
+            n, handle, label, span.end, msg.redelivery_count, allowed=False, refusal="wrong-value")) if f.status == FAIL] \
+            if stored is None and label in model.deleted_labels else []
+        if gone:
+            # PLS-TOPIC-005: a message of a topic deleted since: its send produced it, on a topic that is gone
+            self._emit_findings(n, gone, keys)
+            return
         if stored is None:
             self._emit("PLS-MSG-001", n, FAIL, "wrong-value", allowed, observed,
                        f"{handle} received {label!r}, which no send in this history produced.", keys)
@@ -1099,6 +1176,9 @@ class _Checker:
             # (each partition of an unnamed partitioned producer gets its own broker-made name)
             expected["producer_name"] = self.producer_names[producer]
         diffs = [f"{k} is {getattr(msg, k)!r}, expected {v!r}" for k, v in expected.items() if getattr(msg, k) != v]
+        if stored.key_b64:
+            self._check_key_bytes(n, handle, stored, msg, keys)
+            diffs = [d for d in diffs if not d.startswith("key ")]  # PLS-MSG-002's to judge
         self._emit("PLS-MSG-001", n, PASS if not diffs else FAIL, None if not diffs else "wrong-value",
                    str(expected), str({k: getattr(msg, k) for k in expected}),
                    f"{stored.label} arrived as sent." if not diffs else f"{stored.label} changed in transit: " + "; ".join(diffs) + ".",
@@ -1136,6 +1216,21 @@ class _Checker:
                        f"redelivery_count {rng}", f"redelivery_count {count}",
                        f"{stored.label}: {cand.cause}; its redelivery count may be {rng}."
                        + ("" if ok else f" It was {count}."), keys)
+
+    def _check_key_bytes(self, n: int, handle: str, stored: Any, msg: Any, keys: list[str]) -> None:
+        """PLS-MSG-002: a key given as bytes arrives as its Base64 text, and, at a consumer whose client tells such a
+        key apart (Java: getKeyBytes), as those bytes."""
+        reports = self.model.profile_of(handle).binary_key_supported
+        want_bytes = stored.key_bytes_hex() if reports else None
+        ok = msg.key == stored.key and (msg.key_bytes or None) == want_bytes
+        self._emit("PLS-MSG-002", n, PASS if ok else FAIL, None if ok else "wrong-value",
+                   f"key {stored.key!r}" + (f", key_bytes {want_bytes}" if reports else ""),
+                   f"key {msg.key!r}" + (f", key_bytes {msg.key_bytes}" if reports or msg.key_bytes else ""),
+                   f"{stored.label}'s key, given as the bytes {stored.key_bytes_hex()}, arrived as its Base64 text"
+                   + (" and as those bytes." if reports else " (this client cannot tell it from a text key).") if ok else
+                   f"Let {stored.label}'s key be given as the bytes {stored.key_bytes_hex()}. Then it travels as the Base64 "
+                   f"text {stored.key!r}" + (" and a Java consumer gets the bytes back" if reports else "")
+                   + f"; {handle} got key {msg.key!r}" + (f", key_bytes {msg.key_bytes}" if reports else "") + ".", keys)
 
     @staticmethod
     def _origin_texts(sent_value: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -1250,7 +1345,8 @@ class _Checker:
         lag = self.tol.ack_grouping_ms + self.tol.dispatch_latency_ms
         pred = self.model.backlog(args["topic"], args["subscription"], span, ack_lag_ms=lag)
         if isinstance(pred, Rejected) and pred.error == "SubscriptionNotFound":
-            pred = self._unsubscribed(args, pred)
+            pred = self.model.deleted_subscription_rejection(args["topic"], args["subscription"]) \
+                or self._unsubscribed(args, pred)
         if isinstance(pred, Rejected):
             self._judge_predicted_rejection(event, pred, False)
             return

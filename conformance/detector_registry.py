@@ -126,6 +126,15 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-TOPIC-003", REJECTION, ("create_producer", "subscribe", "create_reader", "create_topic"),
      "Violated if an op on an invalid topic name (bad domain, two-part a/b, bad characters in tenant or namespace) "
      "succeeds, or fails with an error other than InvalidTopicName."),
+    ("PLS-MSG-002", CHECK_FIELDS, (R, RN, "send"),
+     "Violated if a message whose partition key was given as bytes arrives without that key's Base64 text as its key, "
+     "or at a Java consumer without those bytes (getKeyBytes), or a Python or Go producer is let send a key as bytes."),
+    ("PLS-TOPIC-004", _det("delete_needs_no_clients"), ("delete_topic",),
+     "Violated if a delete of a topic that is not forced succeeds while a producer, consumer or reader is connected "
+     "to it, or a delete with none connected is refused."),
+    ("PLS-TOPIC-005", _det("deleted_topic_gone"), (R, RN, "stats"),
+     "Violated if after a topic is deleted, a message sent to it before the delete is delivered, or stats report a "
+     "subscription the delete removed before a subscribe made it again."),
     ("PLS-MSGID-001", CHECK_SEND, ("send",),
      "Violated if a send returns an id that breaks the -1 conventions (partition -1 on a non-partitioned topic, "
      "batch index -1 for a message sent without batching), or a consumer receives a message with an id other than "
@@ -176,6 +185,10 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-SEEK-003", RECEIVE, (R,),
      "Violated if after a seek to earliest, delivery does not start at the first retained message, or after a seek "
      "to latest a message published before the seek is delivered."),
+    ("PLS-SEEK-004", _det("admin_reset_start"), (R,),
+     "Violated if after an admin reset of a subscription's cursor, a message before the reset point is delivered "
+     "there (other than a copy a consumer's queue held from before it), or the first delivery on an Exclusive or "
+     "Failover subscription is not the first message at or after the reset point."),
     ("PLS-READER-001", RECEIVE, (RN,),
      "Violated if a reader created from earliest does not read every retained message of the topic, in order."),
     ("PLS-READER-002", RECEIVE, (RN,),
@@ -275,6 +288,12 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-REDELIVER-001", RECEIVE, (R,),
      "Violated if after redeliver_unacknowledged_messages, an unacknowledged message of that consumer is not "
      "delivered again within the timing band (Shared: with count +1; Exclusive/Failover: by a rewind in order)."),
+    ("PLS-SKIP-001", _det("skip_acks_oldest"), (R,),
+     "Violated if a message an admin skip of n acked (one of the n oldest unacked entries of the subscription) is "
+     "delivered on that subscription afterwards, other than a copy its consumer's queue held from before the skip."),
+    ("PLS-SKIP-002", _det("clear_backlog_acks_all"), (R,),
+     "Violated if a message stored before an admin clear-backlog of a subscription is delivered on that subscription "
+     "afterwards, other than a copy its consumer's queue held from before the clear."),
     ("PLS-BACKLOG-001", STATS, ("stats",),
      "Violated if the stats msgBacklog of a subscription is outside the model's range: the published entries not "
      "yet acknowledged on it, minus those whose ack may still be in flight (ack grouping and dispatch tolerance)."),
@@ -407,6 +426,11 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-BATCH-008", _det("batch_of_one"), ("flush",),
      "Violated if a Java producer's batch that holds a single message is written as a batch (batch index 0) "
      "instead of a plain message (batch index -1)."),
+    ("PLS-BATCH-009", FEATURE_FLUSH, ("flush", R, RN),
+     "Violated if a flush's ids, or a received message's batch index, show a split no client could have made of "
+     "the producer's pending messages: an entry that is not a run of them in send order, one bigger than the "
+     "container takes, a cut where the publish-delay timer could not fire, or a member received before its batch "
+     "could have left."),
     ("PLS-DLQ-002", _det("dlq_n_plus_one"), (R, RN),
      "Violated if with max_redeliver_count N, the application sees a message more than N+1 times (a delivery with "
      "redelivery count above N, or any after it was dead-lettered), or a copy reaches the dead-letter topic before "

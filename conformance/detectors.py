@@ -66,6 +66,17 @@ class Receipt:
 
 
 @dataclass
+class AdminReset:
+    """An admin reset of a subscription's cursor (PLS-SEEK-004), as the detectors need it."""
+
+    start: int  # the reset point: positions before it count as acked
+    first: int  # the first unacked position at or after it: a single-active subscription's next delivery
+    step_end: float  # when the reset returned
+    how: str  # "to m2", "to earliest", ...
+    first_pending: bool = True  # nothing delivered on the subscription since
+
+
+@dataclass
 class _SubFacts:
     acked_individually: set[int] = field(default_factory=set)
     acked_cumulatively: set[int] = field(default_factory=set)
@@ -95,6 +106,8 @@ class Watch:
         # (faults.ack_settle_ms; the checker sets it from its timing bands and the latency in force)
         self.ack_settle_ms = 0.0
         self.dispatch_latency_ms = 0.0  # the checker's dispatch band (PLS-TXN-005)
+        # PLS-SEEK-004: (topic full name, subscription) -> the admin reset last made there
+        self.resets: dict[tuple[str, str], AdminReset] = {}
 
     # ------------------------------------------------------------------ model reads
 
@@ -136,6 +149,11 @@ class Watch:
             return {"existed": exists}
         if op == "unsubscribe" and args.get("consumer") in self.model.consumers:
             return {"deleted": [self._sub_key(s) for s in self.subscriptions_of(args["consumer"])]}
+        if op == "delete_topic":
+            topic = self.model.topic_named(args["topic"])
+            if topic is not None:
+                fulls = [topic.full] + [names.partition_name(topic.full, i) for i in range(topic.partitions)]
+                return {"deleted_topics": fulls}
         return {}
 
     def after_op(self, op: str, args: Mapping[str, Any], before: Mapping[str, Any], *, at_end: float,
@@ -171,6 +189,21 @@ class Watch:
                 for sub in topic.subscriptions.values():
                     if sub.dispatcher is None or not sub.dispatcher.connected():
                         self.facts(sub).connected_at_publish_gap.add(stored.pos)
+        elif op == "delete_topic":
+            # PLS-TOPIC-005: a subscription of the same name on the topic made again is a new one: forget the old's facts
+            gone = set(before.get("deleted_topics", ()))
+            for table in (self.subs, self.unsubscribed, self.ks_delivered, self.resets):
+                for key in [k for k in table if k[0] in gone]:
+                    del table[key]
+            for full in gone:
+                self.ttl_pass_at.pop(full, None)
+        elif op == "reset_cursor":
+            topic = self.model.topic_named(args["topic"])
+            sub = topic.subscriptions.get(args["subscription"]) if topic is not None else None
+            if sub is not None:
+                start = sub.cursor.mark_delete + 1  # cursor.reset(start) left every position before it acked
+                self.resets[self._sub_key(sub)] = AdminReset(start, sub.cursor.first_unacked(start), at_end,
+                                                             _reset_how(args))
         elif op == "expire_messages":
             topic = self.model.topic_named(args["topic"])
             if topic is not None:
@@ -195,6 +228,9 @@ class Watch:
         pos = self._pos(sub, label) if sub is not None else None
         if pos is not None:
             self.facts(sub).delivered.add(pos)
+            reset = self.resets.get(self._sub_key(sub))
+            if reset is not None:
+                reset.first_pending = False  # PLS-SEEK-004: the first delivery after the reset came
             d = sub.dispatcher
             if d is not None and d.type_name == "Key_Shared":
                 # (epoch count, position, consumer) for PLS-KEYSHARED-001/002: who got what since the last change
@@ -730,7 +766,7 @@ def _key_partition_over_ordering(profile: Any, m: Any) -> bytes:
     from reference_model import hashing
 
     if m.ordering_key is not None and m.key is not None:
-        return hashing.to_bytes(m.key)
+        return hashing.sticky_key(partition_key=m.key, partition_key_b64_encoded=getattr(m, "key_b64", False))
     return _right_key(profile, m)
 
 
@@ -743,16 +779,26 @@ def _key_other_keyless_fallback(profile: Any, m: Any) -> bytes:
                               producer_sequence_fallback=not profile.keyless_producer_sequence)
 
 
+def _key_text_over_bytes(profile: Any, m: Any) -> bytes:
+    from reference_model import hashing
+
+    if m.ordering_key is None and getattr(m, "key_b64", False):
+        return hashing.to_bytes(m.key)  # PLS-MSG-002: the Base64 text of a key given as bytes, not the bytes
+    return _right_key(profile, m)
+
+
 def _right_key(profile: Any, m: Any) -> bytes:
     from reference_model import hashing
 
-    return hashing.sticky_key(ordering_key=m.ordering_key, partition_key=m.key, producer_name=m.producer_name,
+    return hashing.sticky_key(ordering_key=m.ordering_key, partition_key=m.key,
+                              partition_key_b64_encoded=getattr(m, "key_b64", False), producer_name=m.producer_name,
                               sequence_id=m.sequence_id, producer_sequence_fallback=profile.keyless_producer_sequence)
 
 
 STICKY_KEY_LIES: tuple[tuple[str, Callable[[Any, Any], bytes]], ...] = (
     ("its partition key instead of its ordering key", _key_partition_over_ordering),
     ("the other broker line's keyless fallback", _key_other_keyless_fallback),
+    ("the Base64 text of a key given as bytes instead of the bytes", _key_text_over_bytes),
 )
 
 
@@ -1186,6 +1232,113 @@ def txn_timeout_releases(w: Watch, r: Receipt) -> list[Finding]:
     return out
 
 
+# ---------------------------------------------------------------------- admin ops on topics and cursors
+
+
+def _reset_how(args: Mapping[str, Any]) -> str:
+    if "message" in args:
+        return f"to {args['message']}" + (" (excluded)" if args.get("excluded") else "")
+    if "publish_time_of" in args:
+        return f"to the publish time of {args['publish_time_of']}"
+    return f"to {args.get('position')}"
+
+
+def admin_reset_start(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-SEEK-004. Violated if after an admin reset of a subscription's cursor, a message before the reset point
+    (acked by the reset, and not a copy a consumer's queue held from before it) is delivered on that subscription, or
+    the first delivery on an Exclusive or Failover subscription after the reset is not the first message at or after
+    the reset point (a message id: that message, or the one after it when excluded)."""
+    if r.label is None:
+        return []
+    out: list[Finding] = []
+    for sub in w.subscriptions_of(r.handle):
+        reset = w.resets.get(w._sub_key(sub))
+        pos = w._pos(sub, r.label)
+        if reset is None or pos is None:
+            continue
+        where = f"subscription {sub.name} reset {reset.how} at {reset.step_end:g} ms"
+        first = sub.label(reset.first) if reset.first < len(sub.topic.entries) else "the next message published"
+        if pos < reset.start and sub.cursor.is_acked(pos) and not r.allowed:
+            out.append(Finding("PLS-SEEK-004", FAIL, "ack-resurrection", f"nothing before {first}", r.label,
+                               f"Let {where}. Then every message before the reset point counts as acknowledged there and "
+                               f"is not delivered again; {r.handle} received {r.label} at {r.at_end:g} ms."))
+        elif reset.first_pending and not r.allowed and pos != reset.first and sub.dispatcher is not None \
+                and sub.dispatcher.type_name in ("Exclusive", "Failover"):
+            out.append(Finding("PLS-SEEK-004", FAIL, "order-violation", first, r.label,
+                               f"Let {where}. Then the next delivery on {sub.name} is {first}, the first message at or "
+                               f"after the reset point; {r.handle} received {r.label} first."))
+        elif reset.first_pending and r.allowed:
+            out.append(Finding("PLS-SEEK-004", PASS, None, first if pos == reset.first else f"from {first} on", r.label,
+                               f"{sub.name} was reset {reset.how}; {r.handle} then received {r.label}, which the reset "
+                               "point allows."))
+    return out
+
+
+def _admin_acked_by(rule: str) -> Callable[[Watch, Any], dict[int, str]]:
+    def gone(w: Watch, sub: Any) -> dict[int, str]:
+        return {p: why for p, (by, why) in (getattr(sub, "admin_acked", {}) or {}).items()
+                if by == rule and sub.cursor.is_acked(p)}
+    return gone
+
+
+skip_acks_oldest = _forbidding("PLS-SKIP-001", "ack-resurrection", _admin_acked_by("PLS-SKIP-001"), "acknowledged")
+skip_acks_oldest.__doc__ = """PLS-SKIP-001. Violated if a message an admin skip acked (one of the n oldest unacked
+entries of the subscription) is delivered on that subscription afterwards, other than a copy its consumer's queue held
+from before the skip. (Which entries the skip took, and that the backlog lost them, is judged at stats by
+PLS-BACKLOG-001.)"""
+
+clear_backlog_acks_all = _forbidding("PLS-SKIP-002", "ack-resurrection", _admin_acked_by("PLS-SKIP-002"),
+                                     "acknowledged")
+clear_backlog_acks_all.__doc__ = """PLS-SKIP-002. Violated if a message stored before an admin clear-backlog of a
+subscription is delivered on that subscription afterwards, other than a copy its consumer's queue held from before
+the clear."""
+
+
+def _deleted_here(w: Watch, handle: str) -> dict[str, tuple[Any, int, float, str]]:
+    """The messages of deleted topics that had the name of a topic ``handle`` reads (a partitioned one's partitions
+    or the topic they belong to): label -> (topic, pos, when, the name deleted)."""
+    reader = w.model.readers.get(handle)
+    fulls = {reader.topic.full} if reader is not None else {s.topic.full for s in w.subscriptions_of(handle)}
+    fulls |= {f.rpartition(names.PARTITION_SUFFIX)[0] for f in fulls if names.PARTITION_SUFFIX in f}
+    return {label: found for label, found in getattr(w.model, "deleted_labels", {}).items()
+            if found[0].full in fulls or found[3] in fulls}
+
+
+def deleted_topic_gone(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-TOPIC-005. Violated if a message sent to a topic before it was deleted is delivered (to a consumer or a
+    reader of the topic that later took its name), or stats report a subscription the delete removed before a
+    subscribe made it again (judged at stats through the model's SubscriptionNotFound)."""
+    gone = _deleted_here(w, r.handle)
+    if not gone:
+        return []
+    if r.label in gone:
+        topic, _, when, _ = gone[r.label]
+        return [Finding("PLS-TOPIC-005", FAIL, "wrong-value", "none of the deleted messages", r.label,
+                        f"Let {topic.short} be deleted at {when:g} ms with {r.label} on it. Then {r.label} is gone with "
+                        f"its ledger, and the topic that took the name starts empty; {r.handle} received it at "
+                        f"{r.at_end:g} ms.")]
+    labels = ", ".join(sorted(gone))
+    return [Finding("PLS-TOPIC-005", PASS, None, f"none of {labels}", r.label or "nothing",
+                    f"{labels} went with the deleted topic, and {r.handle} "
+                    f"{'received ' + r.label if r.label else 'received nothing'}.")]
+
+
+def delete_needs_no_clients(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bool,
+                            value: Mapping[str, Any]) -> list[Finding]:
+    """PLS-TOPIC-004. Violated if a delete that is not forced succeeds while a producer, consumer or reader is
+    connected to the topic (judged by the model's predicted refusal), or a delete with none connected is refused."""
+    if op != "delete_topic":
+        return []
+    if not ok:
+        # judge_op sees a refusal only where the model accepts the op: nobody was connected
+        return [Finding("PLS-TOPIC-004", FAIL, "unexpected-rejection", "ok: no client connected",
+                        f"rejected {value.get('error')}",
+                        f"Let no producer, consumer or reader be connected to {args['topic']}. Then the delete goes "
+                        f"ahead; it was refused with {value.get('error')}.")]
+    return [Finding("PLS-TOPIC-004", PASS, None, "ok: no client connected", "ok",
+                    f"No client was connected to {args['topic']}: the delete went ahead.")]
+
+
 RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
     fault_acked_stays_acked, fault_nothing_lost, fault_delayed_kept,
     ack_individual, ack_cumulative, ttl_expired_gone, ttl_delivered_not_redelivered, np_no_redelivery,
@@ -1196,6 +1349,7 @@ RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
     batch_nack_whole_entry, chunked_whole,
     txn_uncommitted_invisible, txn_aborted_never, txn_read_position, txn_timeout_releases,
     txn_pending_ack_held, txn_committed_ack_final,
+    admin_reset_start, skip_acks_oldest, clear_backlog_acks_all, deleted_topic_gone,
 )
 
 
@@ -1442,6 +1596,7 @@ def schema_deleted(w: Watch, step: int, op: str, args: Mapping[str, Any], ok: bo
 
 
 OP_DETECTORS = (ttl_only_at_pass, dlq_initial_subscription, initial_position_ignored, unsubscribe_deletes,
+                delete_needs_no_clients,
                 short_topic_name, shared_producers_together, *SCHEMA_ADMISSION_DETECTORS, schema_versions, schema_deleted)
 
 

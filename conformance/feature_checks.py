@@ -3,7 +3,7 @@
 Called by ``conformance.checker`` after the model applied the op with the observed value, so
 each function compares the model's prediction (the op's ok value in the model, which carries the
 feature facts: ``duplicate``, ``chunks``, ``entries``, ...) with what the target reported.
-Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001/002/003/007, PLS-CHUNK-002/005/007, PLS-DELAY-006,
+Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001/002/003/007/009, PLS-CHUNK-002/005/007, PLS-DELAY-006,
 PLS-NP-003.
 
 Ids are compared *relative* to the first entry a flush wrote (``feature_state.relative_ids``):
@@ -209,6 +209,8 @@ def check_flush(emit: Emit, step: int, predicted: Mapping[str, Any], observed: M
         return
     rules = list(predicted.get("rules") or ("PLS-BATCH-001",))
     broken = _flush_breaks(want, got, rules, sends or {})
+    for rule, why in predicted.get("split_violations") or ():  # PLS-BATCH-009: batching.match_split's reading
+        broken.setdefault(rule, []).append(why)
     for rule in list(dict.fromkeys(rules + list(broken))):
         ok = rule not in broken
         emit(rule, step, _status(ok), None if ok else "wrong-value",

@@ -51,6 +51,7 @@ class ModelView(Protocol):
     fault_log: list[Any]  # the faults so far (reference_model.faults.Fault), in order (PLS-FAULT-*)
     latency_ms: int  # the latency a set_latency op put in force (PLS-FAULT-*)
     txns: Mapping[str, Any]  # txn handle -> reference_model.transactions.Txn (PLS-TXN-*)
+    deleted_labels: Mapping[str, tuple[Any, int, float, str]]  # label -> (deleted topic, position, when, name deleted) (PLS-TOPIC-005)
 
     @property
     def stored_count(self) -> int: ...
@@ -61,6 +62,10 @@ class ModelView(Protocol):
     def commit_refusal(self, op: str, args: Mapping[str, Any], refused: Rejected, at: Span | None = None) -> None: ...
 
     def receive_options(self, handle: str, at: Span, focus: str | None = None) -> ReceiveOptions | Rejected: ...
+
+    def observe_batch_member(self, label: str, message_id: Any, at: Span) -> list[tuple[str, str]]: ...  # PLS-BATCH-009
+
+    def drop_pending(self, handle: str) -> list[str]: ...  # PLS-BATCH-009: a producer the checker stops following
 
     def explain_refusal(self, handle: str, label: str, at: Span) -> Refusal: ...
 
@@ -118,3 +123,7 @@ class ModelView(Protocol):
     def copy_info(self, stored: Any) -> tuple[str, str] | None: ...
 
     def schema_admission_rule(self, op: str, args: Mapping[str, Any]) -> str | None: ...  # PLS-SCHEMA-*
+
+    def connected_to(self, topics: Any) -> list[str]: ...  # the handles connected to these topics (PLS-TOPIC-004)
+
+    def deleted_subscription_rejection(self, topic: str, subscription: str) -> Rejected | None: ...  # PLS-TOPIC-005

@@ -16,7 +16,8 @@ PLS-TTL-001/003, PLS-COMPACT-001/003, PLS-NP-001/002/004, and the rules behind e
 (``_REJECTION_RULES``). Feature lies: ``change_flush_ids`` (PLS-BATCH-001/002/003/007/008,
 PLS-DELAY-006: a flush's entries and batch indexes), ``change_send_outcome`` (PLS-DEDUP-001/003/004/
 005/006, PLS-CHUNK-002/005: a send's duplicate verdict, last_sequence_id, chunk id),
-``deliver_chunk_alone`` (PLS-CHUNK-001); PLS-BATCH-004 (drop_delivery of an acked batch member's
+``deliver_chunk_alone`` (PLS-CHUNK-001), ``change_message_field`` of a key given as bytes (PLS-MSG-002: the hex
+shown as a text key); PLS-BATCH-004 (drop_delivery of an acked batch member's
 redelivery without batch index ack), PLS-BATCH-005 (deliver_acked with batch index ack), PLS-DELAY-002
 (reorder_same_key holding a delayed message back on Exclusive/Failover), PLS-CHUNK-004 (the
 chunking+batching refusal accepted or misnamed). Dead letters, retention and the rest:
@@ -29,7 +30,10 @@ delay below the floor), PLS-TTL-002 (``expiry_pass_kept``), PLS-RETENTION-001 (`
 PLS-COMPACT-006 (``read_tombstone``: a tombstone that deleted its key read from the compacted view), PLS-SHARED-003 (``move_to_lower_priority``), PLS-KEYSHARED-001/002
 (``misroute_key_shared``), PLS-KEYSHARED-006 (``deliver_before_drained``: a moved hash reaches its new owner
 while the old one still holds a message of it), PLS-TOPIC-001 (``refuse_short_topic_name``), PLS-SUB-006
-(``stats_after_unsubscribe``), PLS-UNACKED-002/003 (``change_unacked_count``), PLS-UNACKED-001 (``drop_delivery``
+(``stats_after_unsubscribe``), PLS-TOPIC-004 (a delete's refusal accepted, ``accept_rejected``, or its success refused,
+``reject_ok_op``), PLS-TOPIC-005, PLS-SEEK-004, PLS-SKIP-001/002 (``deliver_admin_removed``: a message a delete, a reset, a
+skip or a clear took away comes after it; PLS-TOPIC-005 also stats on a deleted subscription misnamed,
+``change_error_name``), PLS-UNACKED-002/003 (``change_unacked_count``), PLS-UNACKED-001 (``drop_delivery``
 after the acks that unblocked a consumer under maxUnackedMessagesPerConsumer). Transactions:
 PLS-TXN-001/002/003 (``deliver_through_transaction``: an empty receive shows a message of an open or an
 aborted transaction, or one held back behind an open transaction's first message), PLS-TXN-005
@@ -213,8 +217,15 @@ def _deliveries(f: _Facts) -> list[tuple[int, _Handle, ObservedMessage]]:
     return out
 
 
-def _sticky_key(msg: ObservedMessage) -> str | None:
-    return msg.ordering_key or msg.key
+def _sticky_key(msg: ObservedMessage, f: "_Facts | None" = None) -> str | None:
+    """The key a Key_Shared subscription routes ``msg`` by, as a comparable text. A key given as bytes (PLS-MSG-002) is
+    its bytes, not its Base64 text (which a text key may share): known from its send's ``key_bytes`` (a C++/Python
+    consumer reports the text only), or from the ``key_bytes`` a Java consumer reported."""
+    if msg.ordering_key:
+        return msg.ordering_key
+    sent = f.history.events[f.sends[msg.payload]].op.args if f is not None and msg.payload in f.sends else {}
+    binary = sent.get("key_bytes") or msg.key_bytes
+    return f"bytes:{binary.lower()}" if binary else msg.key
 
 
 def _is_copy(msg: ObservedMessage) -> bool:
@@ -660,8 +671,8 @@ def _drop_at(f: _Facts, i: int, h: _Handle, msg: ObservedMessage, op_name: str, 
     allowed = unstated = None
     rules = list(rules)
     if h.sub_type == "Key_Shared" and "PLS-KEYSHARED-007" in rules:
-        key = _sticky_key(msg)
-        same_key_later = [j for j in later if (m := _delivery(events[j])) is not None and _sticky_key(m) == key]
+        key = _sticky_key(msg, f)
+        same_key_later = [j for j in later if (m := _delivery(events[j])) is not None and _sticky_key(m, f) == key]
         if not same_key_later:
             # KEYSHARED-007 orders a key's messages; no registered rule says a Key_Shared subscription
             # delivers every message (PLS-SHARED-001 is stated for Shared)
@@ -821,7 +832,7 @@ def reorder_same_key(history: History) -> list[Mutant]:
             if a.payload == b.payload or a.topic != b.topic or a.message_id[2] != b.message_id[2]:
                 continue
             if h.sub_type == "Key_Shared":
-                if _sticky_key(a) is None or _sticky_key(a) != _sticky_key(b):
+                if _sticky_key(a, f) is None or _sticky_key(a, f) != _sticky_key(b, f):
                     continue
                 rules = ["PLS-KEYSHARED-007"]
             elif h.sub_type in ("Exclusive", "Failover", "Reader"):
@@ -874,10 +885,10 @@ def move_to_other_consumer(history: History) -> list[Mutant]:
                     rules.append("PLS-FAILOVER-005")
                 allowed = None
             else:
-                key = _sticky_key(msg)
+                key = _sticky_key(msg, f)
                 if key is None:
                     continue
-                if any(hh is peer and _sticky_key(m) == key for _, hh, m in dels):
+                if any(hh is peer and _sticky_key(m, f) == key for _, hh, m in dels):
                     continue  # the peer served this key too at some point
                 ks = h.args.get("key_shared") or {}
                 selector = "PLS-KEYSHARED-005" if ks.get("mode") == "Sticky" else None
@@ -890,12 +901,12 @@ def move_to_other_consumer(history: History) -> list[Mutant]:
                 # the misplaced delivery breaks the selector alone
                 settled = {e.op.args.get("message") for j, e in enumerate(history.events[:i])
                            if f.handle_at(j) is h and e.op.op in ("ack", "nack", "ack_cumulative") and e.outcome.status == OK}
-                holding = any(hh is h and _sticky_key(m) == key and j < i and m.payload not in settled
+                holding = any(hh is h and _sticky_key(m, f) == key and j < i and m.payload not in settled
                               and history.events[j].op.op != "ack_cumulative" for j, hh, m in dels)
                 cumulative = any(f.handle_at(j) is h and e.op.op == "ack_cumulative" for j, e in enumerate(history.events[:i]))
                 rules = [selector] + (["PLS-KEYSHARED-007"] if holding and not cumulative else [])
                 # a key may move when consumers join or leave between its deliveries
-                key_steps = [history.events[j].step for j, hh, m in dels if _sticky_key(m) == key and hh.sub_key == h.sub_key]
+                key_steps = [history.events[j].step for j, hh, m in dels if _sticky_key(m, f) == key and hh.sub_key == h.sub_key]
                 moved = [c for c in changes if c > min(key_steps)] if key_steps else []
                 allowed = (f"membership changed at step {moved[0]}: the key may have moved"
                            if moved and min(key_steps) < step else None)
@@ -1138,7 +1149,7 @@ def deliver_before_drained(history: History) -> list[Mutant]:
                 continue
             by_slot: dict[int, list[ObservedMessage]] = {}
             for m in held.values():
-                key = _sticky_key(m)
+                key = _sticky_key(m, f)
                 if key is None or _is_copy(m) or m.message_id[3] >= 0 or "-partition-" in m.topic:
                     by_slot = {}
                     break  # a message whose slot the replay cannot name: C's counts are not known
@@ -1186,7 +1197,7 @@ def _drain_lie(f: _Facts, j: int, c: _Handle, new: str, slot: int, held: list[Ob
             continue
         if msg is None or _is_copy(msg) or msg.message_id[3] >= 0 or msg.payload in labels:
             continue
-        key = _sticky_key(msg)
+        key = _sticky_key(msg, f)
         if key is None or ks.slot_for(settings.profile, selector, key) != slot:
             continue
         if ended is None or y.name != new or msg.redelivery_count != 0:
@@ -1208,7 +1219,7 @@ def _drain_lie(f: _Facts, j: int, c: _Handle, new: str, slot: int, held: list[Ob
         elif any(p.allow_out_of_order for p in policies):
             allowed = "allowOutOfOrderDelivery is on: a moved hash is not drained (PLS-KEYSHARED-006's exception)"
         elif not settings.profile.draining_hashes:
-            same_key = any(_sticky_key(m) == key for m in held)
+            same_key = any(_sticky_key(m, f) == key for m in held)
             rules = ("PLS-KEYSHARED-007",) if same_key else ()
             if not same_key:
                 unstated = (f"broker {settings.profile.label} has no draining hashes; its recently-joined-consumers "
@@ -1309,18 +1320,25 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
         return ("PLS-TXN-011",)
     if op == "ack_cumulative":
         return ({"CumulativeAcknowledgementNotAllowedError": "PLS-ACK-003", "InvalidAck": "PLS-ACK-007"}.get(err, "PLS-ACK-006"),)
+    if op == "delete_topic" and err == "NotAllowedError":
+        return ("PLS-TOPIC-004",)  # refused while a client was connected
     if op == "stats" and err == "SubscriptionNotFound":
-        return {"unsubscribe": ("PLS-SUB-006",), "non-durable": ("PLS-SUB-007",)}.get(
+        return {"unsubscribe": ("PLS-SUB-006",), "non-durable": ("PLS-SUB-007",), "delete": ("PLS-TOPIC-005",)}.get(
             _why_subscription_gone(f, i, a["topic"], a["subscription"]), ())
     return ()
 
 
 def _why_subscription_gone(f: _Facts, i: int, topic: str, subscription: str) -> str | None:
     """Why subscription ``topic``/``subscription`` does not exist at event ``i``: an ok unsubscribe deleted it
-    ("unsubscribe", PLS-SUB-006), or the last consumer of a NonDurable one left ("non-durable", PLS-SUB-007)."""
+    ("unsubscribe", PLS-SUB-006), the last consumer of a NonDurable one left ("non-durable", PLS-SUB-007), or an ok
+    delete of its topic took it ("delete", PLS-TOPIC-005)."""
     why: str | None = None
     connected: set[str] = set()
     for j, e in enumerate(f.history.events[:i]):
+        if e.op.op == "delete_topic" and e.outcome.status == OK and e.op.args["topic"] == topic:
+            why = "delete"
+            connected.clear()
+            continue
         h = f.handle_at(j)
         if e.outcome.status != OK or h is None or h.kind != "consumer" or h.sub_key != f"{topic}/{subscription}":
             continue
@@ -2129,6 +2147,10 @@ def change_message_field(history: History) -> list[Mutant]:
                 variants.append(("retry topic", replace(msg, topic=legacy), ("PLS-RETRY-001",)))
         elif _is_copy(msg) or msg.payload not in f.sends:
             continue
+        elif "key_bytes" in history.events[f.sends[msg.payload]].op.args:
+            # PLS-MSG-002: a key given as bytes arrives as its Base64 text (and, at a Java consumer, as the bytes)
+            variants = [("binary key", replace(msg, key=history.events[f.sends[msg.payload]].op.args["key_bytes"],
+                                               key_bytes=None), ("PLS-MSG-002",))]
         else:
             variants = [("key", replace(msg, key=(msg.key or "") + "-x"), ("PLS-MSG-001",)),
                         ("event_time", replace(msg, event_time=msg.event_time + 1), ("PLS-MSG-001",)),
@@ -2303,7 +2325,7 @@ def accept_rejected(history: History) -> list[Mutant]:
     out = []
     for i, e in enumerate(history.events):
         if e.outcome.status != REJECTED or e.op.op not in ("subscribe", "create_producer", "create_reader", "ack_cumulative",
-                                                           "new_txn", "commit_txn", "abort_txn") \
+                                                           "new_txn", "commit_txn", "abort_txn", "delete_topic") \
                 and not (e.op.op == "ack" and "txn" in e.op.args):
             continue
         rules = _rejection_rules(f, i)
@@ -2345,6 +2367,9 @@ def reject_ok_op(history: History) -> list[Mutant]:
             if any(x.op.op == "subscribe" and x.op.args.get("subscription") == a["subscription"]
                    and x.op.args.get("topic") == a.get("topic") and x.outcome.status == OK for x in history.events[:i]):
                 rules = ["PLS-SUB-004"] if "initial_position" in a else []
+        elif e.outcome.status == OK and op == "delete_topic":
+            # PLS-TOPIC-004: the delete went ahead, so no client was connected; refused, it breaks the rule
+            rules, error = ["PLS-TOPIC-004"], "NotAllowedError"
         elif e.outcome.status == OK and op == "ack":
             k = (a["consumer"], a["message"])
             if k in acked:
@@ -2355,6 +2380,117 @@ def reject_ok_op(history: History) -> list[Mutant]:
         events = list(history.events)
         events[i] = replace(e, outcome=Outcome.rejected(error, "mutant"))
         m = _mutant(f, events, "reject_ok_op", (e.step,), rules, f"step {e.step}: {op} rejected with {error}")
+        if m:
+            out.append(m)
+    return out
+
+
+# --------------------------------------------------------------------------- admin topic and cursor ops
+
+
+_CURSOR_MOVES = ("seek", "reset_cursor", "skip", "clear_backlog", "expire_messages", "ack_cumulative")
+
+
+def _open_on(f: _Facts, topic: str, subscription: str, at: int) -> list[_Handle]:
+    """The consumers of ``topic``/``subscription`` open at the op of event ``at``."""
+    step = f.history.events[at].step
+    return [h for hs in f.handles.values() for h in hs if h.kind == "consumer" and h.topic == topic
+            and h.args.get("subscription") == subscription and h.step < step
+            and (h.closed_step is None or h.closed_step > step)]
+
+
+def _next_receive_on(f: _Facts, topic: str, subscription: str | None, after: int) -> int | None:
+    """The first receive after event ``after`` by a consumer of ``topic`` (and ``subscription``), unless a cursor op or
+    a delete of the topic comes first."""
+    for i in range(after + 1, len(f.history.events)):
+        e = f.history.events[i]
+        if e.op.op in _CURSOR_MOVES + ("delete_topic",) and (e.op.args.get("topic") == topic or e.op.op in ("seek", "ack_cumulative")):
+            return None
+        h = f.handle_at(i)
+        if e.op.op == "receive" and h is not None and h.topic == topic \
+                and (subscription is None or h.args.get("subscription") == subscription):
+            return i
+    return None
+
+
+def _sent_to(f: _Facts, topic: str, first: int, last: int) -> list[str]:
+    """The labels sent to ``topic`` by ok sends between events ``first`` and ``last`` (exclusive), in send order."""
+    events = f.history.events
+    return [lab for lab, si in sorted(f.sends.items(), key=lambda kv: kv[1]) if first < si < last
+            and f.producer_topic.get(events[si].op.args["producer"]) == topic]
+
+
+def _created_at(f: _Facts, topic: str, subscription: str, before: int) -> int | None:
+    """The event of the first ok subscribe (or create_subscription) that made ``topic``/``subscription`` before ``before``."""
+    for i, e in enumerate(f.history.events[:before]):
+        if e.outcome.status == OK and e.op.op in ("subscribe", "create_subscription") and e.op.args.get("topic") == topic \
+                and e.op.args.get("subscription") == subscription:
+            return i
+    return None
+
+
+def deliver_admin_removed(history: History) -> list[Mutant]:
+    """A receive after an admin op shows a message that op took away from the subscription (or the topic):
+    - after an ok ``skip`` (PLS-SKIP-001): the subscription's oldest message, when nothing could have acked or
+      moved past it before (sent after the subscription was made, no ok ack naming it, no earlier cursor op there);
+    - after an ok ``clear_backlog`` (PLS-SKIP-002): the last message sent to the topic before it, sent after any
+      earlier cursor op there and never acked by an op;
+    - after an ok ``reset_cursor`` to a message of a single-active subscription (PLS-SEEK-004): the message after the
+      reset point instead of the first one (the one sent right after it, or, excluded, the reset message itself);
+    - after an ok ``delete_topic`` (PLS-TOPIC-005): the last message sent to the topic before the delete.
+    Only where no consumer of the subscription was connected at the op: one that was may still hold a copy its queue
+    prefetched before, which may surface once."""
+    f = facts(history)
+    out = []
+    dels = _deliveries(f)
+    like = next((m for _, _, m in dels), None)
+    if like is None:
+        return []
+    events = history.events
+    acked = {e.op.args["message"] for e in events if e.op.op == "ack" and e.outcome.status == OK}
+    for x, ex in enumerate(events):
+        op, a = ex.op.op, ex.op.args
+        if ex.outcome.status != OK or op not in ("skip", "clear_backlog", "reset_cursor", "delete_topic"):
+            continue
+        topic, sub = a["topic"], a.get("subscription")
+        if op != "delete_topic" and (sub is None or _open_on(f, topic, sub, x)):
+            continue
+        i = _next_receive_on(f, topic, sub, x)
+        if i is None:
+            continue
+        h = f.handle_at(i)
+        made = _created_at(f, topic, sub, x) if sub is not None else None
+        earlier = [j for j, e in enumerate(events[:x]) if e.outcome.status == OK and e.op.op in _CURSOR_MOVES
+                   and (e.op.args.get("topic") == topic and e.op.args.get("subscription") == sub
+                        or (f.handle_at(j) is not None and f.handle_at(j).sub_key == f"{topic}/{sub}"))]
+        since = max([made if made is not None else -1] + earlier)
+        label, rules, text = None, (), ""
+        if op == "skip" and made is not None and not earlier:
+            label = next((lab for lab in _sent_to(f, topic, made, x) if lab not in acked), None)
+            rules, text = ("PLS-SKIP-001",), "the skip acked it (the oldest message there)"
+        elif op == "clear_backlog":
+            label = next((lab for lab in reversed(_sent_to(f, topic, since, x)) if lab not in acked), None)
+            rules, text = ("PLS-SKIP-002",), "the clear acked it"
+        elif op == "reset_cursor" and "message" in a and h is not None and h.sub_type in ("Exclusive", "Failover"):
+            sent = _sent_to(f, topic, -1, x)
+            at = sent.index(a["message"]) if a["message"] in sent else None
+            if at is not None and a.get("excluded"):
+                label, rules, text = a["message"], ("PLS-SEEK-004",), "the reset was to the message after it"
+            elif at is not None and at + 1 < len(sent):
+                label, rules, text = sent[at + 1], ("PLS-SEEK-004",), f"the reset was to {a['message']}, which comes first"
+        elif op == "delete_topic":
+            label = next(iter(reversed(_sent_to(f, topic, -1, x))), None)
+            rules, text = ("PLS-TOPIC-005",), "the delete took it with its topic"
+        if label is None or not rules:
+            continue
+        msg = _observed_from_send(f, label, like)
+        if msg is None:
+            continue
+        e = events[i]
+        mutated = list(events)
+        mutated[i] = _with_message(e, replace(msg, topic=h.topic or msg.topic))
+        m = _mutant(f, mutated, "deliver_admin_removed", (e.step,), rules,
+                    f"step {e.step}: {h.name if h else '?'} got {label} after the {op} at step {ex.step}: {text}")
         if m:
             out.append(m)
     return out
@@ -2606,10 +2742,10 @@ def change_flush_ids(history: History) -> list[Mutant]:
                 new.update({k: ids[k][:3] + [i + 1] for i, k in enumerate(g2)})
             else:
                 continue
-            stated = client == "python"  # PLS-BATCH-002 states the C++ container (the Python client's core)
-            m = _flush_mutant(f, x, ids, new, ("PLS-BATCH-002",) if stated else (),
-                              f"{moved} moved across the boundary of the batches {g1} and {g2}",
-                              unstated=None if stated else "the Java batch container's limits are not a registered rule")
+            # PLS-BATCH-002 states the C++ container (the Python client's core); PLS-BATCH-009 every client's: a cut
+            # the container did not force where the timer could not fire, or a batch bigger than the container
+            m = _flush_mutant(f, x, ids, new, ("PLS-BATCH-002", "PLS-BATCH-009") if client == "python" else ("PLS-BATCH-009",),
+                              f"{moved} moved across the boundary of the batches {g1} and {g2}")
             if m:
                 out.append(m)
             break
@@ -3390,6 +3526,7 @@ OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "drop_abort_redelivery": drop_abort_redelivery,
     "reject_ok_op": reject_ok_op,
     "refuse_short_topic_name": refuse_short_topic_name,
+    "deliver_admin_removed": deliver_admin_removed,
     "deliver_acked": deliver_acked,
     "change_flush_ids": change_flush_ids,
     "change_send_outcome": change_send_outcome,

@@ -151,6 +151,7 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "producer": _arg(_STR, required=True),
         "payload": _arg(_STR, required=True),
         "key": _arg(_STR),
+        "key_bytes": _arg(_STR),  # a partition key given as bytes, in hex (Java keyBytes; PLS-MSG-002)
         "ordering_key": _arg(_STR),
         "properties": _arg(_DICT),
         "event_time": _arg(_INT),
@@ -354,6 +355,14 @@ def check_schema(op: str, schema: Any, *, half: bool = False) -> None:
             check_schema(op, schema[part], half=True)
 
 
+def check_key_bytes(text: Any, where: str = "op 'send': key_bytes") -> bytes:
+    """A binary key's hex text (``"00ff10"``, case-insensitive, no separators, at least one byte) -> its bytes, else
+    ``TraceFormatError``."""
+    if not isinstance(text, str) or not text or len(text) % 2 or any(c not in "0123456789abcdefABCDEF" for c in text):
+        raise TraceFormatError(f"{where} must be the key's bytes in hex, two digits each (e.g. '00ff10'), got {text!r}")
+    return bytes.fromhex(text)
+
+
 def _check_dead_letter(dead: Any) -> None:
     allowed = {"max_redeliver_count", "topic", "initial_subscription", "retry_topic"}
     if not isinstance(dead, Mapping) or set(dead) - allowed:
@@ -424,6 +433,10 @@ def validate_op(op: str, args: Mapping[str, Any]) -> None:
             raise TraceFormatError(
                 "op 'seek': give exactly one of 'message', 'publish_time_of', 'position'"
             )
+    if op == "send" and "key_bytes" in args:
+        if "key" in args:
+            raise TraceFormatError("op 'send': give 'key' (text) or 'key_bytes' (hex), not both: a message has one partition key")
+        check_key_bytes(args["key_bytes"])
     if op == "reset_cursor":
         given = [k for k in ("message", "publish_time_of", "position") if k in args]
         if len(given) != 1:
@@ -543,10 +556,15 @@ class ObservedMessage:
     redelivery_count: int = 0
     producer_name: str | None = None
     schema_version: int | None = None  # PLS-SCHEMA-023: the version the broker stamped (None: no schema)
+    # PLS-MSG-002: a partition key sent as bytes, as a client that can tell reports it (the Java client's
+    # getKeyBytes when hasBase64EncodedKey), in hex; ``key`` is then its Base64 text. None: a text key, or a client
+    # that cannot tell (the C++ / Python one hands over the Base64 text only)
+    key_bytes: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             **({"schema_version": self.schema_version} if self.schema_version is not None else {}),
+            **({"key_bytes": self.key_bytes} if self.key_bytes is not None else {}),
             "payload": self.payload,
             "message_id": list(self.message_id),
             "topic": self.topic,
@@ -577,9 +595,17 @@ class ObservedMessage:
                 redelivery_count=int(data.get("redelivery_count") or 0),
                 producer_name=data.get("producer_name"),
                 schema_version=_schema_version(data.get("schema_version")),
+                key_bytes=_key_bytes(data.get("key_bytes")),
             )
         except KeyError as missing:
             raise TraceFormatError(f"observed message lacks field {missing}") from None
+
+
+def _key_bytes(value: Any) -> str | None:
+    if value is None:
+        return None
+    check_key_bytes(value, "observed message key_bytes")
+    return value.lower()
 
 
 def _schema_version(value: Any) -> int | None:

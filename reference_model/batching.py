@@ -8,7 +8,7 @@ and its batch timer); the consumer's batch handling (``lib/ConsumerImpl.cc``
 ``lib/BatchMessageAcker.h`` sends the entry ack only when every index is acked;
 ``lib/NegativeAcksTracker.cc`` nacks the whole entry); the broker's batch index ack
 (``acknowledgmentAtBatchIndexLevelEnabled``, ``.../service/Consumer.java``).
-Rule ids: PLS-BATCH-001 .. PLS-BATCH-007, PLS-BACKLOG-001.
+Rule ids: PLS-BATCH-001 .. PLS-BATCH-007, PLS-BATCH-009, PLS-BACKLOG-001.
 
 Producer (PLS-BATCH-002), for each message ``m`` of ``len(m)`` payload bytes:
 1. If ``m`` is delayed it is not batched at all: it is sent alone, at once (PLS-DELAY-006). The
@@ -42,18 +42,38 @@ client gets the whole entry again and hands over:
 A nack of one message redelivers the whole entry (PLS-BATCH-006). The backlog counts entries,
 not messages (PLS-BACKLOG-001). Python's default is ``batching_enabled=False`` (PLS-BATCH-007).
 
+When the open batch leaves (PLS-BATCH-009) is the client's choice within bounds, and the model keeps
+every allowed outcome (``match_split``, ``leave_window``); the checker follows the one observed:
+- C++ (``ProducerImpl::sendAsync``: ``batchTimer_->expires_from_now`` when the first message is added to
+  an empty container, ``batchMessageTimeoutHandler`` sends it): the batch leaves ``max_publish_delay``
+  after its first message was added, when full, or at a flush, whichever comes first.
+- Java (``ProducerImpl``'s ``batchFlushTask``, rescheduled while batches flow, and not sending before
+  ``batchingMaxPublishDelay`` since the last batch send, ``lastBatchSendNanoTime``) and Go
+  (``partitionProducer.runEventsLoop``: ``batchFlushTicker``, a periodic ticker from the producer's
+  creation): the timer's phase is unknown, so the open batch may leave at any moment after a message was
+  added, and surely within one period (Go) or two (Java) of its last message's add.
+So: a batch is a contiguous run of one producer's pending messages (KeyBased: the sub-batches of one
+run), within the container's limits; a cut between two messages that the container did not force
+needs a timer firing between their adds (C++: its first message's add + the delay); no batch leaves
+before its first message was sent, and the last leaves at the flush (or the sync send) at the latest.
+
 Not modelled: the byte size the C++ container adds per message (it counts payload bytes only),
 compression, the memory limit and queue-full flush, partitioned producers, cumulative ack
-inside a batch (C++ acks the previous entry), chunking (a batching producer never chunks).
+inside a batch (C++ acks the previous entry), chunking (a batching producer never chunks), a timer
+firing late beyond its period (scheduling lateness is the checker's dispatch band).
 Choices: timers and flushes are explicit ``Flush`` items in the input; entries are numbered
-from ``first_entry`` in the order they are sent.
+from ``first_entry`` in the order they are sent. The model's own timer (``BatchTimer.canonical``)
+fires ``max_publish_delay`` after the batch's first message was sent, for every client.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
 
 from reference_model.ids import MessageId
+from reference_model.timing import Span
 
 # pulsar-client-python 3.13 create_producer defaults.
 PY_DEFAULT_BATCHING_ENABLED = False
@@ -154,6 +174,201 @@ def open_batch(items: list[Pending | Flush], config: BatchConfig) -> tuple[int, 
     client holds back while the entries ``plan_entries(..., final_flush=False)`` were written."""
     written = {i for entry in plan_entries(items, config, final_flush=False) for i in entry}
     return tuple(i for i, item in enumerate(items) if isinstance(item, Pending) and i not in written)
+
+
+# --------------------------------------------------------------------------- when a batch leaves (PLS-BATCH-009)
+
+
+@dataclass(frozen=True)
+class BatchTimer:
+    """The publish-delay timer of a client's batch container (PLS-BATCH-009)."""
+
+    delay_ms: float
+    periodic: bool = False  # Java, Go: its phase is unknown; C++: it starts with the batch's first message
+    periods: int = 1  # how many periods after its last message's add a batch may still wait (Java: 2)
+
+    @staticmethod
+    def for_client(client: str, delay_ms: float) -> "BatchTimer":
+        """C++ (``cpp``, the Python client's core): one-shot from the batch's first message; Go: a ticker;
+        Java: a task that may be put off once more while the last batch send is younger than the delay."""
+        if client == "java":
+            return BatchTimer(float(delay_ms), periodic=True, periods=2)
+        if client == "go":
+            return BatchTimer(float(delay_ms), periodic=True)
+        return BatchTimer(float(delay_ms))
+
+    def canonical(self, first_sent: Span) -> float:
+        """The model's own choice (a target must pick one): the timer fires ``delay`` after the open
+        batch's first message was sent (C++ exactly; a phase the Java and Go timers may have)."""
+        return first_sent.start + self.delay_ms
+
+
+@lru_cache(maxsize=4096)
+def _forced(items: tuple[Pending, ...], config: BatchConfig) -> tuple[tuple[int, ...], ...]:
+    """``plan_entries(items, final_flush=False)``, kept: the batches the container sends when full."""
+    return plan_entries(list(items), config, final_flush=False)
+
+
+def _sent_by_container(items: Sequence[Pending], config: BatchConfig, start: int, stop: int) -> bool:
+    """Whether the container, filled from ``items[start]`` with no timer and no flush, sends its open
+    batch exactly between ``items[stop - 1]`` and ``items[stop]`` (steps 2 and 4: full, or no room)."""
+    for end in (stop, stop + 1):
+        if end > len(items):
+            continue
+        entries = [{start + i for i in entry} for entry in _forced(tuple(items[start:end]), config)]
+        before = set().union(*(e for e in entries if max(e) < stop)) if entries else set()
+        if before == set(range(start, stop)) and not any(min(e) < stop <= max(e) for e in entries):
+            return True
+    return False
+
+
+def open_since(items: Sequence[Pending], config: BatchConfig, start: int, stop: int) -> int:
+    """The index of the first message of the batch that is open just before ``items[stop]``, the
+    container filled from ``items[start]`` (after the batches it sent when full)."""
+    first = start
+    for c in range(start + 1, stop):
+        if _sent_by_container(items, config, start, c):
+            first = c
+    return first
+
+
+def timer_cut_possible(sent: Sequence[Span], first: int, before: int, timer: BatchTimer) -> bool:
+    """PLS-BATCH-009: whether the timer may have sent the open batch (opened by message ``first``)
+    after message ``before - 1`` was added and before message ``before`` was: a periodic timer may fire
+    in any instant of positive length between the two adds; C++'s fires ``delay`` after ``first``'s add."""
+    if timer.periodic:
+        return sent[before].end > sent[before - 1].start
+    return sent[first].start + timer.delay_ms <= sent[before].end
+
+
+def leave_window(items: Sequence[Pending], sent: Sequence[Span], j: int, config: BatchConfig, timer: BatchTimer,
+                 *, run_start: int = 0, settled_by: float | None = None) -> Span:
+    """PLS-BATCH-009: when the batch holding ``items[j]`` may reach the broker: not before ``j`` was sent
+    (C++: not before the timer, ``delay`` after the run's first message, unless a full container sends
+    it sooner), and surely by ``delay`` (Java: twice) after ``j``'s send, or by ``settled_by`` (the flush,
+    sync send or close that ends the run). ``run_start``: the first message since the container was
+    surely empty (the last flush or sync send)."""
+    earliest = sent[j].start
+    if not timer.periodic:
+        # the batch holding j starts at the run's start, after a batch the container sent when full, or after
+        # a timer cut (not before the run's first message + the delay); it may be full by j's add or later
+        starts = [k for k in range(run_start, j + 1)
+                  if k == run_start or sent[run_start].start + timer.delay_ms <= sent[k].end
+                  or _sent_by_container(items, config, run_start, k)]
+        full_possible = any(j in {k + i for entry in _forced(tuple(items[k:]), config) for i in entry} for k in starts)
+        if not full_possible:
+            earliest = max(earliest, sent[run_start].start + timer.delay_ms)
+    latest = sent[j].end + timer.delay_ms * timer.periods
+    if settled_by is not None:
+        latest = min(latest, settled_by)
+        earliest = min(earliest, settled_by)
+    return Span(earliest, max(earliest, latest))
+
+
+@dataclass(frozen=True)
+class SplitMatch:
+    """How ``match_split`` read an observed split: the timer cuts it needs (before these indexes), and
+    what breaks the batch rules (``(rule, sentence)``; none when the split is allowed)."""
+
+    cuts: tuple[int, ...]
+    violations: tuple[tuple[str, str], ...]
+
+    @property
+    def allowed(self) -> bool:
+        return not self.violations
+
+
+def match_split(items: Sequence[Pending], sent: Sequence[Span], entries: Sequence[Sequence[int]], config: BatchConfig,
+                timer: BatchTimer, *, certain_cuts: Sequence[int] = (), names: Sequence[str] | None = None) -> SplitMatch:
+    """PLS-BATCH-001/003/009: whether ``entries`` (indexes into ``items``, each entry's messages in batch-index
+    order, the entries in the order they were written) is a split the client may have made of the pending
+    messages ``items``, sent during ``sent``. ``certain_cuts``: indexes before which the container was surely
+    emptied (a sync send flushes its batch). Each run between cuts is written as ``plan_entries`` writes
+    it; a cut the container did not force is a timer cut, which ``timer_cut_possible`` must allow.
+
+    Violated if: a message is in no entry or in two; an entry's messages are not a run of the producer's
+    pending messages in send order (a gap, a swap, a member of another run); an entry holds more than the
+    container takes (its limits would have sent part of it sooner); the entries are written out of order;
+    or a cut falls where no timer could have fired (C++: before ``delay`` since the batch's first message)."""
+    label = (lambda i: names[i]) if names is not None else (lambda i: f"#{i}")
+    n = len(items)
+    want = [tuple(e) for e in entries]
+    held = sorted(i for e in want for i in e)
+    if held != list(range(n)):
+        missing = sorted(set(range(n)) - set(held))
+        twice = sorted({i for i in held if held.count(i) > 1})
+        what = "; ".join(([f"{', '.join(map(label, missing))} in no entry"] if missing else [])
+                         + ([f"{', '.join(map(label, twice))} in two entries"] if twice else [])) or "stray members"
+        return SplitMatch((), (("PLS-BATCH-009", what),))
+    stops = sorted({c for c in certain_cuts if 0 < c < n} | {n})
+    seen: dict[tuple[int, int], tuple[int, ...] | None] = {}
+    stuck: list[tuple[int, int, str | None]] = []  # (r, written, why a timer cut is impossible) where a reading ended
+
+    def read(r: int, written: int) -> tuple[int, ...] | None:
+        """The timer cuts that make the runs from ``items[r]`` on the entries ``want[written:]``, if any."""
+        if r == n:
+            return () if written == len(want) else None
+        if (r, written) in seen:
+            return seen[(r, written)]
+        seen[(r, written)] = None
+        limit = next(c for c in stops if c > r)
+        timer_why = None
+        for b in range(r + 1, limit + 1):
+            trial = [tuple(r + i for i in e) for e in plan_entries(list(items[r:b]), config)]
+            if trial != want[written:written + len(trial)]:
+                continue
+            timed = b < limit and not _sent_by_container(items, config, r, b)
+            if timed:
+                first = open_since(items, config, r, b)
+                if not timer_cut_possible(sent, first, b, timer):
+                    timer_why = (f"the batch of {label(first)} left before {label(b)} was added, but its timer could not "
+                                 f"fire then: " + (f"{label(b - 1)} was added from {sent[b - 1].start:g} ms and {label(b)} "
+                                                   f"by {sent[b].end:g} ms, with no instant between" if timer.periodic else
+                                                   f"{label(first)} was sent from {sent[first].start:g} ms, the delay is "
+                                                   f"{timer.delay_ms:g} ms, and {label(b)} was sent by {sent[b].end:g} ms"))
+                    continue
+            rest = read(b, written + len(trial))
+            if rest is not None:
+                seen[(r, written)] = ((b,) if timed else ()) + rest
+                return seen[(r, written)]
+        stuck.append((r, written, timer_why))
+        return None
+
+    cuts = read(0, 0)
+    if cuts is not None:
+        return SplitMatch(cuts, ())
+    r, written, timer_why = max(stuck)
+    if timer_why is not None:
+        return SplitMatch((), (("PLS-BATCH-009", timer_why),))
+    limit = next(c for c in stops if c > r)
+    entry = next((e for e in want[written:] if r in e), want[written] if written < len(want) else (r,))
+    run = list(range(min(entry), min(entry) + len(entry)))
+    if not config.key_based and list(entry) != run:
+        why = (f"the entry of {', '.join(map(label, entry))} is not a run of the producer's messages in send "
+               f"order (expected {', '.join(map(label, run))})")
+        return SplitMatch((), (("PLS-BATCH-001", why), ("PLS-BATCH-009", why)))
+    if not config.key_based and len(plan_entries(list(items[min(entry):max(entry) + 1]), config)) > 1:
+        why = (f"the entry of {', '.join(map(label, entry))} holds more than the container takes "
+               f"(max {config.max_messages} messages, {config.max_bytes} bytes): it was full sooner")
+        return SplitMatch((), (("PLS-BATCH-009", why),))
+    why = (f"no run of the messages from {label(r)} on is written as the entries "
+           f"{'; '.join(', '.join(map(label, e)) for e in want[written:written + 3])}"
+           + (" (one entry per key, in the client's key order)" if config.key_based else "")
+           + (f"; {label(limit)} came after a sync send, which flushed the batch before it" if limit < n else ""))
+    return SplitMatch((), (("PLS-BATCH-003" if config.key_based else "PLS-BATCH-009", why),))
+
+
+def entries_from_ids(labels: Sequence[str], ids: "dict[str, Sequence[int]]") -> list[tuple[int, ...]] | None:
+    """The split that observed ids ``[ledger, entry, partition, batch_index]`` show, as indexes into
+    ``labels`` (every label needs an id): one entry per (ledger, entry), written in id order, its members
+    in batch-index order (index -1, a message sent alone, is an entry of its own). None if a label has none."""
+    if any(x not in ids for x in labels):
+        return None
+    groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for i, x in enumerate(labels):
+        mid = [int(v) for v in ids[x]]
+        groups.setdefault((mid[0], mid[1]), []).append((mid[3], i))
+    return [tuple(i for _, i in sorted(groups[key])) for key in sorted(groups)]
 
 
 def assign_ids(entries: tuple[tuple[int, ...], ...], *, ledger: int, first_entry: int = 0, partition: int = -1,

@@ -59,7 +59,9 @@ consumer; its cursor is never kept. Priority levels (PLS-SHARED-003, PLS-FAILOVE
 the dispatchers.
 
 Features (dedup, batching, chunking, delayed delivery, access modes, TTL, retention,
-compaction, non-persistent topics): the ``FeatureOps`` mixin, reference_model/feature_ops.py.
+compaction, non-persistent topics): the ``FeatureOps`` mixin, reference_model/feature_ops.py. Admin ops on
+topics and cursors (delete_topic, reset_cursor, skip, clear_backlog; PLS-TOPIC-004/005, PLS-SEEK-004,
+PLS-SKIP-001/002): the ``AdminOps`` mixin, reference_model/admin_ops.py.
 
 Not modelled: seek and readers on partitioned topics, the C++ default routing hash (BoostHash),
 a durable subscribe to a name a non-durable subscription holds, a second subscription on a retry
@@ -74,12 +76,13 @@ time is the virtual instant of the send (ms, integer) unless the checker passes 
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Generator, Mapping, NamedTuple
 
 from reference_model import names
-from reference_model.cursor import Cursor
+from reference_model.cursor import Cursor, position_by_publish_time
 from reference_model.dispatch.base import Candidate, ConsumerConfig, Dispatcher, ReceiveOptions, Refusal
 from reference_model import unacked
 from reference_model.dispatch.exclusive import ExclusiveDispatcher
@@ -87,6 +90,7 @@ from reference_model.dispatch.failover import FailoverDispatcher
 from reference_model.dispatch.key_shared import KeySharedDispatcher, KeySharedSettings, KeySharedPolicy, check_policy
 from reference_model.dispatch.shared import SharedDispatcher, zero_permit_queue
 from reference_model import key_shared as ks, routing
+from reference_model.admin_ops import AdminOps
 from reference_model.feature_ops import FeatureOps
 from reference_model.schema_ops import SchemaOps
 from reference_model.ids import FIRST_LEDGER, MessageId
@@ -189,10 +193,17 @@ class StoredMessage:
     stored: Span
     seq: int = 0  # global store order in this model (publish order across topics)
     schema_version: int | None = None  # PLS-SCHEMA-023: its producer's schema version (None: no schema)
+    key_b64: bool = False  # PLS-MSG-002: ``key`` is the Base64 text of a key given as bytes (partition_key_b64_encoded)
 
-    def observe(self, redelivery_count: int) -> dict[str, Any]:
-        """The trace format's ``<message>`` for a delivery of this message."""
+    def key_bytes_hex(self) -> str | None:
+        """PLS-MSG-002: the bytes of a key given as bytes, in hex (None: a text key or none)."""
+        return base64.b64decode(self.key).hex() if self.key_b64 and self.key is not None else None
+
+    def observe(self, redelivery_count: int, *, key_bytes_reported: bool = False) -> dict[str, Any]:
+        """The trace format's ``<message>`` for a delivery of this message (``key_bytes_reported``: the receiving
+        client tells a key given as bytes apart, PLS-MSG-002)."""
         return {
+            **({"key_bytes": self.key_bytes_hex()} if key_bytes_reported and self.key_b64 else {}),
             "payload": self.label,
             "message_id": self.message_id.to_list(),
             "topic": self.topic,
@@ -281,6 +292,10 @@ class Subscription:
         # PLS-TAG-003 (tdmq profile): the other tags consumers that joined later gave (handle -> tags); the
         # subscription keeps the tags it was created with
         self.other_tags: dict[str, frozenset[str]] = {}
+        # PLS-SKIP-001/002: positions an admin skip or clear_backlog acked -> (rule, why), for the detectors
+        self.admin_acked: dict[int, tuple[str, str]] = {}
+        # PLS-SEEK-004: an admin reset made while no consumer was connected: the next one to join starts there
+        self.reset_rule: str | None = None
 
     # SubscriptionView
     def n_entries(self) -> int:
@@ -346,7 +361,7 @@ class Reader:
     trimmable: set[int] = field(default_factory=set)  # PLS-RETENTION-001, as on Subscription
 
 
-class Broker(FeatureOps, SchemaOps):
+class Broker(FeatureOps, SchemaOps, AdminOps):
     """The reference model of one Pulsar cluster seen through one client.
 
     The feature rules (dedup, batching, chunking, delayed delivery, access modes, TTL,
@@ -401,6 +416,7 @@ class Broker(FeatureOps, SchemaOps):
         self.nacked_by: set[str] = set()
         self.txns: dict[str, txns.Txn] = {}  # trace txn handle -> the transaction (PLS-TXN-*)
         self._init_features()
+        self._init_admin()  # delete_topic, reset_cursor, skip, clear_backlog (reference_model/admin_ops.py)
         self._init_schemas()  # PLS-SCHEMA-* (reference_model/schema_ops.py)
 
     # ================================================================== lookups
@@ -534,10 +550,14 @@ class Broker(FeatureOps, SchemaOps):
         topic = self.topics.get(full)
         if topic is None and create:
             # Auto-creation (allowAutoTopicCreation=true, non-partitioned).
-            topic = self.topics[full] = Topic(full, FIRST_LEDGER + len(self.topics))
+            topic = self.topics[full] = Topic(full, self._next_ledger())
         if topic is None:
             return Rejected("TopicNotFound", "PLS-TOPIC-001", f"topic {full} does not exist", certain=False)
         return topic
+
+    def _next_ledger(self) -> int:
+        """The ledger id of a topic made now: one per topic in creation order, never one a deleted topic had."""
+        return FIRST_LEDGER + len(self.topics) + self.ledgers_deleted
 
     def _handle_missing(self, handle: str, kind: str) -> Rejected:
         if handle in self.closed:
@@ -623,7 +643,7 @@ class Broker(FeatureOps, SchemaOps):
             return Rejected("OtherError", "PLS-TOPIC-001", f"topic {full} already exists", certain=False)
         self._check_not_discovered(args["topic"])
         yield  # decided: the topic is created
-        self.topics[full] = Topic(full, FIRST_LEDGER + len(self.topics), partitions)
+        self.topics[full] = Topic(full, self._next_ledger(), partitions)
         for i in range(partitions):
             # PLS-TOPIC-002: partition i is the topic <topic>-partition-i, and its index is read back
             # from that name as the broker's TopicName.getPartitionIndex does.
@@ -631,7 +651,7 @@ class Broker(FeatureOps, SchemaOps):
             parsed = names.parse_topic(part)
             if isinstance(parsed, Rejected) or parsed.partition_index != i:
                 raise ModelError(f"partition {i} of {full} is named {part}, which does not parse back to index {i}")
-            self.topics[part] = Topic(part, FIRST_LEDGER + len(self.topics), partition_index=parsed.partition_index)
+            self.topics[part] = Topic(part, self._next_ledger(), partition_index=parsed.partition_index)
         return {}
 
     def _op_create_producer(self, args, at, observed):
@@ -744,6 +764,14 @@ class Broker(FeatureOps, SchemaOps):
         full = names.expand_trace(name)
         return full if isinstance(full, Rejected) else self.topics.get(full)
 
+    def _admin_topic(self, name: str, rule: str) -> Topic | Rejected:
+        """The topic an admin op names, or what the broker answers when it cannot (an invalid name; HTTP 404
+        for a topic the model never created, uncertain: the broker may know it from elsewhere), charged to ``rule``."""
+        topic = self._peek_topic(name)
+        if topic is None:
+            return Rejected("TopicNotFound", rule, f"topic {name} does not exist", certain=False)
+        return topic
+
     def topic_named(self, name: str) -> Topic | None:
         """The topic a trace's ``name`` refers to, if the model has it (None for an invalid name)."""
         topic = self._peek_topic(name)
@@ -755,8 +783,17 @@ class Broker(FeatureOps, SchemaOps):
             return self._handle_missing(args["producer"], "producer")
         if args.get("tombstone") == "null" and (refused := self._java_only_refusal("send", args, self.profile_of(producer.handle))):
             return refused  # PLS-GO-001: no null value in the Go client
+        if "key_bytes" in args and (refused := self._java_only_refusal("send", args, self.profile_of(producer.handle))):
+            return refused  # PLS-MSG-002 (Python), PLS-GO-001 (Go): no partition key as bytes
+        if "key_bytes" in args and (producer.topic.partitions or self.pfx.get(producer.handle, None) is not None
+                                    and self.pfx[producer.handle].batching):
+            # which text the Java router hashes, and what a KeyBased batch groups by, for a key given as bytes
+            raise NotModelledError("a key given as bytes on a partitioned or batching producer")
+        if "key_bytes" in args and any(h in self.dead_letter or h in self.retry for s in producer.topic.subscriptions.values()
+                                       if s.dispatcher is not None for h in s.dispatcher.connected()):
+            raise NotModelledError("a dead-letter or retry copy of a message whose key was given as bytes (PLS-MSG-002)")
         label = args["payload"]
-        if label in self.labels or any(p.label == label for pf in self.pfx.values() for p in pf.pending):
+        if label in self.labels or label in self.deleted_labels or any(p.label == label for pf in self.pfx.values() for p in pf.pending):
             raise ModelError(f"payload label {label!r} sent twice; every send needs a distinct payload")
         refused = self._feature_send_check(producer, args)
         if refused is not None:
@@ -815,7 +852,8 @@ class Broker(FeatureOps, SchemaOps):
         return value
 
     def _store(self, topic: Topic, label: str, *, key, ordering_key, properties, event_time, publish_time,
-               producer_name, sequence_id, at: Span, message_id: MessageId | None = None) -> StoredMessage:
+               producer_name, sequence_id, at: Span, message_id: MessageId | None = None,
+               key_b64: bool = False) -> StoredMessage:
         if label in topic.by_label:
             raise ModelError(f"payload label {label!r} stored twice on {topic.full}")
         pos = len(topic.entries)
@@ -829,7 +867,7 @@ class Broker(FeatureOps, SchemaOps):
             pos=pos, label=label, message_id=mid, topic=topic.short, key=key, ordering_key=ordering_key,
             properties=tuple(sorted(properties.items())), event_time=event_time, publish_time=publish_time,
             producer_name=producer_name, sequence_id=sequence_id, stored=at, seq=self._stored_count,
-            schema_version=self._label_schema_version.get(label))
+            schema_version=self._label_schema_version.get(label), key_b64=key_b64)
         self._stored_count += 1
         topic.entries.append(stored)
         topic.by_label[label] = pos
@@ -872,6 +910,7 @@ class Broker(FeatureOps, SchemaOps):
             sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
         sub.tags = vendors.subscription_tags(args.get("properties"))
         self.removed_non_durable.discard((topic.full, args["subscription"]))
+        self.deleted_subscriptions.pop((topic.full, args["subscription"]), None)  # PLS-TOPIC-005: made again
         topic.subscriptions[args["subscription"]] = sub
         for pos in range(sub.cursor.mark_delete + 1, len(topic.entries)):
             self._tag_filter(sub, pos)
@@ -882,6 +921,9 @@ class Broker(FeatureOps, SchemaOps):
         refused = self._java_only_refusal("subscribe", args, prof)
         if refused is not None:
             return refused
+        if (args.get("enable_retry") or args.get("dead_letter")) and "topic" in args \
+                and (t := self.topic_named(args["topic"])) is not None and any(m.key_b64 for m in t.entries):
+            raise NotModelledError("a dead-letter or retry copy of a message whose key was given as bytes (PLS-MSG-002)")
         if args.get("enable_retry"):
             return (yield from self._subscribe_with_retry(args, at, observed))
         if "topics" in args or "topics_pattern" in args:
@@ -999,6 +1041,7 @@ class Broker(FeatureOps, SchemaOps):
             if not durable:
                 sub.start_rule = "PLS-SUB-007"
             self.removed_non_durable.discard((topic.full, config.subscription))
+            self.deleted_subscriptions.pop((topic.full, config.subscription), None)  # PLS-TOPIC-005: made again
             topic.subscriptions[config.subscription] = sub
             start_rule = sub.start_rule
             # PLS-TAG-001: the first consumer's subscription properties are the new subscription's (its tags)
@@ -1006,7 +1049,8 @@ class Broker(FeatureOps, SchemaOps):
             for pos in range(sub.cursor.mark_delete + 1, len(topic.entries)):
                 self._tag_filter(sub, pos)
         else:
-            start_rule = "PLS-SUB-005"  # PLS-SUB-004: initial position ignored; resume (PLS-SUB-005)
+            # PLS-SUB-004: initial position ignored; resume (PLS-SUB-005), where an admin reset put it (PLS-SEEK-004)
+            start_rule, sub.reset_rule = sub.reset_rule or "PLS-SUB-005", None
             # PLS-TAG-003: a subscription that exists keeps its properties, whatever a joining consumer gives
             given = vendors.subscription_tags(args.get("subscription_properties"))
             if "subscription_properties" in args and given != sub.tags:
@@ -1234,7 +1278,7 @@ class Broker(FeatureOps, SchemaOps):
         """The DLQ topic, created with the DLQ producer; ``initialSubscriptionName`` is created with it (PLS-DLQ-004)."""
         dlq = self.topics.get(full)
         if dlq is None:
-            dlq = self.topics[full] = Topic(full, FIRST_LEDGER + len(self.topics))
+            dlq = self.topics[full] = Topic(full, self._next_ledger())
         if initial_subscription and initial_subscription not in dlq.subscriptions:
             dlq.subscriptions[initial_subscription] = Subscription(dlq, initial_subscription, Cursor(len(dlq.entries) - 1),
                                                                    at, "PLS-DLQ-004")
@@ -1670,38 +1714,51 @@ class Broker(FeatureOps, SchemaOps):
                 return Rejected("InvalidArgument", "PLS-SEEK-002", f"no message {args['publish_time_of']!r}", certain=False)
             # PLS-SEEK-002: the first message whose publish time is >= the time.
             rule = "PLS-SEEK-002"
-            start = next((m.pos for m in entries if m.publish_time >= ref.publish_time), len(entries))
+            start = position_by_publish_time([m.publish_time for m in entries], ref.publish_time)
         else:
             # PLS-SEEK-003: earliest = first retained message; latest = after the last one.
             rule = "PLS-SEEK-003"
             start = 0 if args["position"] == "earliest" else len(entries)
         if "message" not in args:
             self.check_no_async_in_flight(sub.topic.full, "a seek to a position or a publish time")
+        self.check_no_seek_back_over_dead_letters(sub, start)
+        # the broker disconnects the subscription's consumers before the reset; they subscribe again
+        self.check_reconnects_admitted([h for h, (_, s) in self.consumers.items() if s is sub], "a seek")
+        yield  # decided: the cursor is reset
+        self.reset_subscription(sub, start, at, rule, filter_for, seeker=config.handle)
+        if filter_for is not None and self.profile_of(config.handle).seek_skip_acks and sub.cursor.ack(start):
+            # PLS-SEEK-001: the Go client acks the message it drops (on its arrival, right after the seek)
+            self._log_ack(sub, [start], at, config.handle)
+        return {}
+
+    def check_no_seek_back_over_dead_letters(self, sub: Subscription, start: int) -> None:
+        """A seek or an admin reset (PLS-SEEK-*) that brings back a message which went to a dead-letter topic is not
+        followed: whether the broker's redelivery count survives it, and so whether the client dead-letters it again
+        on arrival, is not measured (live 4.0.8, mixed campaign, 28 Nov 2026, 3/3: a Java consumer with max 1
+        dead-lettered m1, sought back by its publish time, and never got it; regression
+        pls-seek-002-lost-message-813005f35b70)."""
         dead = {full for (full, _), (kind, _) in self.copies.items() if kind in ("dlq", "retry-dlq")}
         if any(sub.topic.by_label.get(label, -1) >= start for full in dead if full in self.topics
                for label in self.topics[full].by_label):
-            # a message this seek brings back went to a dead-letter topic before: whether the broker's redelivery
-            # count survives the seek, and so whether the client dead-letters it again on arrival, is not measured
-            # (live 4.0.8, mixed campaign, 28 Nov 2026, 3/3: a Java consumer with max 1 dead-lettered m1, sought back
-            # by its publish time, and never got it; regression pls-seek-002-lost-message-813005f35b70)
             raise NotModelledError("a seek back over a message that went to a dead-letter topic")
-        # the broker disconnects the subscription's consumers before the reset; they subscribe again
-        self.check_reconnects_admitted([h for h, (_, s) in self.consumers.items() if s is sub], "a seek")
+
+    def reset_subscription(self, sub: Subscription, start: int, at: Span, rule: str,
+                           filter_for: tuple[str, int] | None = None, *, seeker: str | None) -> None:
+        """PLS-SEEK-001..004: the subscription's cursor moves to ``start``: acks at or after it are forgotten, the
+        positions before it count as acked, and its dispatcher starts again there (``seeker``: the consumer whose
+        client asked, which clears its queue; None for an admin reset, which no client knows of)."""
         # PLS-RETENTION-001: a seek back brings back positions this subscription had acked (or never had); where every
         # other subscription had acked them too, their ledger may be deleted already (live 4.0.8, Go campaign of
         # 28 Nov 2026, 3 runs in 4: m1 acked on sx1, an unload, sx2 made at latest, a seek to earliest on sx2 got
         # nothing; regression pls-excl-002-lost-message-f2e52b928cf4)
         gone_maybe = {p for p in self._trimmable_at_creation(sub.topic, exclude=sub) if p >= start
                       and (sub.cursor.is_acked(p) or p in sub.trimmable)} if sub.durable else set()
-        yield  # decided: the cursor is reset
-        sub.dispatcher.reset(start, at, rule, filter_for, seeker=config.handle)  # reads the old cursor
+        if sub.dispatcher is not None:
+            sub.dispatcher.reset(start, at, rule, filter_for, seeker=seeker)  # reads the old cursor
         sub.cursor.reset(start)
         sub.ack_log.clear()
         sub.trimmable = gone_maybe
-        if filter_for is not None and self.profile_of(config.handle).seek_skip_acks and sub.cursor.ack(start):
-            # PLS-SEEK-001: the Go client acks the message it drops (on its arrival, right after the seek)
-            self._log_ack(sub, [start], at, config.handle)
-        return {}
+        sub.admin_acked = {p: why for p, why in sub.admin_acked.items() if p < start}
 
     def _op_close(self, args, at, observed):
         handle = args["handle"]
@@ -1892,7 +1949,7 @@ class Broker(FeatureOps, SchemaOps):
         if reader is not None:
             reader.next_pos = stored.pos + 1
             self._reader_skip(reader)
-            return stored.observe(0)
+            return stored.observe(0, key_bytes_reported=self.profile_of(handle).binary_key_supported)
         sub = next(s for _, s in self.attachments(handle) if s.topic.short == stored.topic)
         count = redelivery_count if redelivery_count is not None else (
             0 if candidate is None else candidate.count_low if candidate.count_model is None else candidate.count_model)
@@ -1908,7 +1965,7 @@ class Broker(FeatureOps, SchemaOps):
             # PLS-NP-001/002: nothing is stored; once dispatched, a message is gone from the subscription.
             sub.dispatcher.acked([stored.pos], at)
             sub.dispatcher.ghosts.pop(stored.pos, None)
-        return stored.observe(count)
+        return stored.observe(count, key_bytes_reported=self.profile_of(handle).binary_key_supported)
 
     def note_empty_receive(self, handle: str, at: Span) -> None:
         for _, sub in self.attachments(handle):
@@ -2053,9 +2110,7 @@ class Broker(FeatureOps, SchemaOps):
     def _entries_maybe_leaving(self, t: Topic, at: Span) -> int:
         """Entries the open batches of ``t``'s batching producers may already have written by ``at`` (their timer
         or a full container, ``batch_may_have_left``): the model stores them at the next flush."""
-        return sum(len(feature_state.plan_batches(pf.pending, pf.batch_config)) for handle, pf in self.pfx.items()
-                   if pf.batching and pf.pending and handle in self.producers and self.producers[handle].topic is t
-                   and self.batch_may_have_left(handle, at))
+        return self.batch_entries_unsure(t, at)  # PLS-BATCH-009: their split is open too
 
     def _stats_subscription(self, topic: str, subscription: str, at: Span) -> "tuple[Topic, Any, Any] | None":
         """(topic, subscription or None, its dispatcher or None) for a per-consumer stats reading at
@@ -2176,6 +2231,8 @@ class Broker(FeatureOps, SchemaOps):
         for handle, pf in self.pfx.items():
             if handle in self.producers and pf.pending:
                 return f"{handle}: async sends pending at a reconnect (the producer re-sends them: stored once or twice)"
+            if handle in self.producers and pf.region and self._floating(self.producers[handle].topic.full, Span.at(self.now)):
+                return f"{handle}: batched sends that may or may not have left at a reconnect (PLS-BATCH-009)"
         return None
 
     def _op_fault(self, args, at, observed, *, op: str):
@@ -2464,6 +2521,10 @@ class Broker(FeatureOps, SchemaOps):
         "abort_txn": _op_abort_txn,
         "get_schemas": SchemaOps._op_get_schemas,
         "delete_schema": SchemaOps._op_delete_schema,
+        "delete_topic": AdminOps._op_delete_topic,
+        "reset_cursor": AdminOps._op_reset_cursor,
+        "skip": AdminOps._op_skip,
+        "clear_backlog": AdminOps._op_clear_backlog,
     })
 
 

@@ -18,6 +18,8 @@ Choices: mutable for speed; every method says what it changed.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 
 class Cursor:
     __slots__ = ("mark_delete", "holes_acked")
@@ -77,3 +79,11 @@ class Cursor:
         """Seek: the next position to deliver is ``pos``; acks at or after it are forgotten."""
         self.mark_delete = pos - 1
         self.holes_acked = set()
+
+
+def position_by_publish_time(publish_times: Sequence[int], t: int) -> int:
+    """PLS-SEEK-002/004: where a reset to publish time ``t`` puts the cursor: the first position whose publish time
+    is at or after ``t`` (``len(publish_times)`` when none is). The broker's ``PersistentMessageFinder`` finds the
+    newest entry published before ``t`` (``MessageImpl.isEntryPublishedEarlierThan``) and resets to the next one;
+    publish times are in position order, so both read the same."""
+    return next((pos for pos, published in enumerate(publish_times) if published >= t), len(publish_times))

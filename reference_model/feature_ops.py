@@ -5,7 +5,7 @@ non-persistent topics.
 Pulsar part: ``PersistentTopic#publishMessage`` (dedup, -1/-1 replies), ``NonPersistentTopic``,
 the C++ producer (batch container, chunking, sequence ids, access-mode answers), the
 multiple-consumer dispatchers' delayed tracker, the expiry monitor, the compacted-topic read path.
-Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001..008, PLS-CHUNK-001..006, PLS-DELAY-001..006,
+Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001..009, PLS-CHUNK-001..006, PLS-DELAY-001..006,
 PLS-DLQ-005/006, PLS-ACCESS-001..006, PLS-TTL-001..003, PLS-COMPACT-001..005, PLS-NP-001..004.
 
 ``FeatureOps`` is a mixin of ``reference_model.broker.Broker``: its steps (``Broker.STEPS``:
@@ -28,11 +28,20 @@ How the features meet the core:
   consumer (it is never delivered there); new subscriptions start after the last message;
   a nack drops the message (PLS-NP-002); ids are (0,0,p,-1), (0,0,p,i) in a batch (PLS-NP-003).
 - *Async* sends: a non-batching producer's is written at once (the client sends it at once) and
-  its id comes with the next flush; a batching producer's wait in its batch until the next flush
-  or sync send. A batch its timer or a full container sends before that is not modelled: a receive
-  on its topic once the timer may have fired, or the container may be full, is not followed.
+  its id comes with the next flush; a batching producer's wait in its batch until its timer, a full
+  container, the next flush or sync send (PLS-BATCH-009). When that is, the client chooses within
+  bounds, and the model keeps every choice: each message is stored within its leave window
+  (``batching.leave_window``), the model's own timer stores the open batch ``delay`` after its first
+  message, a receipt of a message still pending stores it then (``observe_batch_member``), and the
+  flush's ids settle the split of every batched message since the last flush, the ones stored
+  already included (``batching.match_split``, ``_settle_region``). What the order of two producers'
+  messages would depend on (a message stored on a topic while another producer's batch there may or
+  may not have left, a position taken from the topic's end then, a close then) is not followed.
 
-Not modelled: batching on partitioned topics, a sync send on a batching producer that may be a
+Not modelled: batching on partitioned topics, the split of a batch on a non-persistent topic (its ids show
+no entries, PLS-NP-003) once its timer may have fired, a delayed message beside a C++ or Go open batch that may
+have left (which goes first is timing), a Key_Shared subscription reading a batch whose split is open, a
+sync send on a batching producer that may be a
 duplicate of an async send still in its batch (under deduplication it is written after them, as a batch
 of one: PLS-DEDUP-004's choice), cumulative acks inside a
 batch, chunked messages in batches or DLQs, consumers reading compacted (only readers),
@@ -43,6 +52,7 @@ the next flush or sync send of its producer (so a sync duplicate in between is U
 
 from __future__ import annotations
 
+import base64
 from dataclasses import replace
 from typing import Any, Callable, Mapping, NamedTuple
 
@@ -56,6 +66,7 @@ from reference_model.feature_state import (
     TopicFeatures,
     check_policy_args,
     payload_size as feature_payload_size,
+    batch_items,
     open_batch,
     plan_batches,
     relative_ids,
@@ -189,11 +200,9 @@ class FeatureOps:
         return {}
 
     def _op_compact(self, args, at, observed):
-        topic = self._peek_topic(args["topic"])
+        topic = self._admin_topic(args["topic"], "PLS-COMPACT-001")
         if isinstance(topic, Rejected):
             return topic
-        if topic is None:
-            return Rejected("TopicNotFound", "PLS-COMPACT-001", f"topic {args['topic']} does not exist", certain=False)
         if topic.partitions:
             # each partition is compacted on its own, with its own horizon and status
             raise NotModelledError("compacting a partitioned topic (each partition compacts on its own)")
@@ -223,11 +232,9 @@ class FeatureOps:
         PLS-DEDUP-001/002: the broker rebuilds the dedup maps from its snapshot and the ledger, so a
         re-sent sequence id is still a duplicate after the reload.
         """
-        topic = self._peek_topic(args["topic"])
+        topic = self._admin_topic(args["topic"], "PLS-TOPIC-001")
         if isinstance(topic, Rejected):
             return topic
-        if topic is None:
-            return Rejected("TopicNotFound", "PLS-TOPIC-001", f"topic {args['topic']} does not exist", certain=False)
         # a partitioned topic is unloaded partition by partition: its subscriptions live there
         unloaded = [topic] + [t for i in range(topic.partitions) if (t := self.topics.get(partition_name(topic.full, i)))]
         if any(s.dispatcher is not None and s.dispatcher.connected() for t in unloaded for s in t.subscriptions.values()):
@@ -294,7 +301,8 @@ class FeatureOps:
         # the Java builder's batchingMaxPublishDelay is 1 ms (ProducerConfigurationData), Python's 10 ms
         fx = ProducerFeatures.from_args(args, key_order=self.args_profile(args).key_batch_order,
                                         default_delay_ms=1 if self.args_profile(args).client == "java" else 10,
-                                        delayed_sends_open_batch=self.args_profile(args).delayed_send_flushes_batch)
+                                        delayed_sends_open_batch=self.args_profile(args).delayed_send_flushes_batch,
+                                        client=self.args_profile(args).client)
         fx.access_mode = am.mode_the_broker_reads(fx.access_mode, fencing_known=self.profile.exclusive_with_fencing_known)
         refused = chunking.check_producer_config(chunking_enabled=fx.chunking, batching_enabled=fx.batching)
         if refused is not None:
@@ -509,6 +517,8 @@ class FeatureOps:
                 self.facts = {}
                 return {}
             pf.pending.append(item)
+            if pf.batching:
+                self._batch_joined(producer, pf, item)  # PLS-BATCH-009: its batch leaves on the timer at the latest
             if not pf.batching:
                 # Not batched: the client sends it at once (C++ ProducerImpl::sendAsyncWithStatsUpdate ->
                 # sendMessage), so it is stored now and consumers may get it before any flush; its id
@@ -544,7 +554,10 @@ class FeatureOps:
                 facts["dedup_rule"] = "PLS-FAULT-004" if self._fault_since_first_entry(topic) else "PLS-DEDUP-001"
                 facts["dedup_reason"] = f"{label}: sequence id {s} of {producer.name} is above the highest pushed one: stored"
             pf.pending.append(PendingSend(label, dict(args), at, s, deliver_at))
+            if pf.region:
+                pf.region.append(pf.pending[-1])  # PLS-BATCH-009: its batch is settled by this send
             ids = self._flush_pending(producer, pf, topic, at, observed={})
+            self._sync_send_settles(producer, pf, label, at, observed)
             mine = MessageId.from_list(ids.pop(label))
             self.flushed.setdefault(producer.handle, {}).update(ids)
             if topic.partition_index < 0:
@@ -556,6 +569,8 @@ class FeatureOps:
         elif pf.pending:
             # C++ writes in order: the async sends before this one complete first; the next flush reports them.
             self.flushed.setdefault(producer.handle, {}).update(self._flush_pending(producer, pf, topic, at, observed={}))
+            if pf.region:
+                pf.region_cuts[len(pf.region)] = at.end  # PLS-BATCH-009: the container is empty after this send
             state = self._dedup_state(topic)
         state, status = dedup.publish_and_persist(state, producer.name, s)
         self.dedup_states[topic.full] = state
@@ -596,6 +611,13 @@ class FeatureOps:
             alone = self.profile_of(producer.handle).single_message_batch_unbatched
             value = self._write(producer, topic, label, args, at, s, deliver_at, observed, pf,
                                 batch_index=None if alone else 0, entry=None if alone else entry)
+            if pf.region:
+                # PLS-BATCH-009: messages the model's timer stored may still have been open: this one may have
+                # joined their batch (its id says); the next flush settles them
+                pf.region.append(PendingSend(label, dict(args), at, s, deliver_at))
+                self._sync_send_settles(producer, pf, label, at, observed)
+                if "sequence_id" in facts:
+                    facts["sequence_id"] = value["sequence_id"] = pf.sequence.last
         else:
             value = self._write(producer, topic, label, args, at, s, deliver_at, observed, pf, batch_index=None, plan=plan)
         self.facts = {**facts, **self.facts}
@@ -633,7 +655,11 @@ class FeatureOps:
             last_entry = entry + chunks - 1
             mid = MessageId(topic.ledger, last_entry, topic.partition_index, -1 if batch_index is None else batch_index)
         publish_time = int(observed["publish_time"]) if "publish_time" in observed else int(at.start)
-        stored = self._store(topic, label, key=args.get("key"), ordering_key=args.get("ordering_key"),
+        key, key_b64 = args.get("key"), False
+        if "key_bytes" in args:
+            # PLS-MSG-002: the Java client sends a key given as bytes as its Base64 text, flagged
+            key, key_b64 = base64.b64encode(bytes.fromhex(args["key_bytes"])).decode("ascii"), True
+        stored = self._store(topic, label, key=key, ordering_key=args.get("ordering_key"), key_b64=key_b64,
                              properties=args.get("properties") or {}, event_time=int(args.get("event_time", 0)),
                              publish_time=publish_time, producer_name=producer.name, sequence_id=s, at=at,
                              message_id=mid)
@@ -661,8 +687,12 @@ class FeatureOps:
             id_text = chunking.chunk_message_id_str(entry_ids[0], entry_ids[-1])
         return {"message_id": mid.to_list(), "sequence_id": pf.sequence.last, "id_text": id_text, "publish_time": publish_time}
 
-    def _flush_pending(self, producer, pf: ProducerFeatures, topic, at: Span, observed) -> dict[str, list[int]]:
-        """Write a producer's pending async sends (PLS-BATCH-001/002/003, PLS-DELAY-006); returns label -> id."""
+    def _flush_pending(self, producer, pf: ProducerFeatures, topic, at: Span, observed, *,
+                       settles: bool = True) -> dict[str, list[int]]:
+        """Write a producer's pending async sends (PLS-BATCH-001/002/003, PLS-DELAY-006); returns label -> id.
+        A batched message is stored within the window its batch may reach the broker in (PLS-BATCH-009), which
+        ends with ``at`` when the op ``settles`` the batch (a flush, a sync send), not when its timer may send it."""
+        left = self._pending_windows(producer, pf, at.end if settles else None)
         pending, pf.pending = pf.pending, []
         ids: dict[str, list[int]] = {}
         state = self._dedup_state(topic)
@@ -702,9 +732,9 @@ class FeatureOps:
         for group in entries:
             for i in group:
                 item, mid = stored_items[i], planned[i]
-                value = self._write(producer, topic, item.label, item.args, Span(item.at.start, at.end), item.sequence_id,
-                                    item.deliver_at, {}, pf, batch_index=None if mid.batch_index < 0 else mid.batch_index,
-                                    entry=mid.entry)
+                value = self._write(producer, topic, item.label, item.args, left.get(item.label, Span(item.at.start, at.end)),
+                                    item.sequence_id, item.deliver_at, {}, pf,
+                                    batch_index=None if mid.batch_index < 0 else mid.batch_index, entry=mid.entry)
                 ids[item.label] = value["message_id"]
         return ids
 
@@ -750,18 +780,127 @@ class FeatureOps:
         async m1, then seek latest, then m1 delivered)."""
         for handle, ids in self.flushed.items():
             producer = self.producers.get(handle)
-            if ids and producer is not None and producer.topic.full == topic:
+            pf = self.pfx.get(handle)
+            batched = {p.label for p in pf.region} if pf is not None else set()  # judged by _refuse_floating below
+            if set(ids) - batched and producer is not None and producer.topic.full == topic:
                 raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
+        self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009
 
-    def _periodic_batch_timer(self, handle: str, pf: ProducerFeatures) -> bool:
-        """Java's batch timer runs periodically from the producer's creation, its phase unknown
-        (``check_batch_timer``): with a delay under 1 s it may fire at any moment."""
-        return self.profile_of(handle).client == "java" and pf.batch_delay_ms < 1000
+    # ------------------------------------------------------------------ when a batch leaves (PLS-BATCH-009)
 
-    def _batch_timer_due(self, handle: str, pf: ProducerFeatures, when: float) -> bool:
-        """Whether the batch timer may have fired on ``handle``'s open batch by ``when``: Java's timer is
-        periodic, C++'s starts with the batch's first message."""
-        return self._periodic_batch_timer(handle, pf) or when >= pf.pending[0].at.start + pf.batch_delay_ms
+    def _batch_timer(self, pf: ProducerFeatures) -> batching.BatchTimer:
+        return batching.BatchTimer.for_client(pf.timer_client, pf.batch_delay_ms)
+
+    def _region_windows(self, pf: ProducerFeatures, settled_by: float | None = None) -> list[Span]:
+        """PLS-BATCH-009: when each message of ``pf.region`` may reach the broker (``batching.leave_window``):
+        each run since a sync send is settled by that send; ``settled_by`` settles the rest (a flush)."""
+        items = batch_items(pf.region)
+        sent = [p.at for p in pf.region]
+        timer = self._batch_timer(pf)
+        cuts = sorted(pf.region_cuts)
+        windows = []
+        for j in range(len(items)):
+            start = max((c for c in cuts if c <= j), default=0)
+            settled = next((pf.region_cuts[c] for c in cuts if c > j), settled_by)
+            windows.append(batching.leave_window(items, sent, j, pf.batch_config, timer, run_start=start, settled_by=settled))
+        return windows
+
+    def _pending_windows(self, producer: Any, pf: ProducerFeatures, settled_by: float | None) -> dict[str, Span]:
+        """The leave windows of ``pf.pending`` (label -> span), for a batching producer on a persistent topic."""
+        if not pf.batching or not pf.region or not is_persistent(producer.topic.full):
+            return {}
+        region = {p.label for p in pf.region}
+        if any(p.label not in region for p in pf.pending):
+            return {}
+        return {p.label: w for p, w in zip(pf.region, self._region_windows(pf, settled_by)) if p in pf.pending}
+
+    def _batch_joined(self, producer: Any, pf: ProducerFeatures, item: PendingSend) -> None:
+        """An async send joined ``producer``'s open batch (PLS-BATCH-009). When the batch leaves is the client's:
+        the model's own timer (``BatchTimer.canonical``) writes what is pending ``delay`` after the batch's first
+        message; a checker that sees it leave earlier (a receive) or later (a flush) follows that instead. Either
+        way each message is stored within its leave window, so no receive is owed it before it surely left."""
+        if not is_persistent(producer.topic.full):
+            return  # PLS-NP-003: a non-persistent topic's ids show no entries (check_batch_timer)
+        pf.region.append(item)
+        if len(pf.pending) == 1:
+            due = self._batch_timer(pf).canonical(item.at)
+            handle = producer.handle
+            self._schedule(due, lambda: self._batch_timer_fired(handle, item, due))
+
+    def _batch_timer_fired(self, handle: str, first: PendingSend, due: float) -> None:
+        pf, producer = self.pfx.get(handle), self.producers.get(handle)
+        if pf is None or producer is None or not pf.pending or pf.pending[0] is not first:
+            return  # flushed, sent with a sync send, or closed since
+        self._commit_pending(producer, pf, Span.at(due))
+
+    def _commit_pending(self, producer: Any, pf: ProducerFeatures, at: Span) -> None:
+        """The pending messages left (the timer, or a receive saw one): store them; the next flush reports their ids
+        and settles which of them share an entry (``_settle_region``)."""
+        self.flushed.setdefault(producer.handle, {}).update(
+            self._flush_pending(producer, pf, producer.topic, at, observed={}, settles=False))
+
+    def _region_of(self, label: str) -> tuple[str, ProducerFeatures, int] | None:
+        """(producer handle, its features, index) of a batched message whose batch no flush has settled yet."""
+        for handle, pf in self.pfx.items():
+            if pf.batching and handle in self.producers:
+                for i, p in enumerate(pf.region):
+                    if p.label == label:
+                        return handle, pf, i
+        return None
+
+    def _floating(self, topic_full: str, during: Span, *, besides: str | None = None) -> list[str]:
+        """PLS-BATCH-009: messages of batching producers on ``topic_full`` (other than ``besides``) whose order
+        against something stored during ``during`` is open: stored by the model though they may still be on their
+        way (their window ends after ``during`` starts), or still pending though they may have left (it starts
+        before ``during`` ends)."""
+        found = []
+        received = None
+        for handle, pf in self.pfx.items():
+            producer = self.producers.get(handle)
+            if handle == besides or not pf.batching or not pf.region or producer is None or producer.topic.full != topic_full:
+                continue
+            if received is None:
+                received = set().union(*self.received_labels.values())  # a received message surely left
+            pending = {p.label for p in pf.pending}
+            # a message some consumer received surely left, and so did every one sent before it
+            seen = max((i for i, p in enumerate(pf.region) if p.label in received), default=-1)
+            for i, (p, w) in enumerate(zip(pf.region, self._region_windows(pf))):
+                if p.label in pending:
+                    if w.start <= during.end:
+                        found.append(p.label)
+                elif p.label in self.labels and i > seen and w.end + self.slack_ms >= during.start:
+                    found.append(p.label)  # (the slack: a timer may fire that much late)
+        return found
+
+    def _refuse_floating(self, topic_full: str, during: Span, what: str, *, besides: str | None = None,
+                         only: str | None = None) -> None:
+        """Not followed (PLS-BATCH-009): ``what``, during ``during``, while batched messages on the topic (of
+        producer ``only``, or of any but ``besides``) may or may not have reached the broker (``_floating``)."""
+        floating = self._floating(topic_full, during, besides=besides)
+        if only is not None:
+            mine = {p.label for p in self.pfx[only].region} if only in self.pfx else set()
+            floating = [x for x in floating if x in mine]
+        if floating:
+            raise NotModelledError(f"{what} while {', '.join(floating)} may or may not have left in a batch")
+
+    def _refuse_np_batch(self, handle: str, pf: ProducerFeatures, when: float, what: str, *,
+                         full_counts: bool = True) -> None:
+        """Not followed: ``what`` once ``handle``'s open batch on a non-persistent topic may have left (its timer, or
+        a full container): its ids show no entries (PLS-NP-003), so no observation settles when it left."""
+        producer = self.producers.get(handle)
+        if not pf.batching or not pf.pending or producer is None or is_persistent(producer.topic.full):
+            return
+        if (full_counts and self._batch_full(pf)) or self._np_timer_due(handle, pf, when):
+            raise NotModelledError(f"{what} while {handle}'s open batch on a non-persistent topic may have left "
+                                   f"(its timer, {pf.batch_delay_ms:g} ms, or a full container)")
+
+    def _split_may_matter(self, producer: Any, pf: ProducerFeatures, item: PendingSend) -> bool:
+        """Whether the timer may cut the open batch right before ``item`` (PLS-BATCH-009)."""
+        if not pf.pending:
+            return False
+        items, sent = batch_items(pf.pending + [item]), [p.at for p in pf.pending + [item]]
+        first = batching.open_since(items, pf.batch_config, 0, len(pf.pending))
+        return batching.timer_cut_possible(sent, first, len(pf.pending), self._batch_timer(pf))
 
     @staticmethod
     def _batch_full(pf: ProducerFeatures) -> bool:
@@ -771,65 +910,272 @@ class FeatureOps:
         return (len(plan_batches(pf.pending, cfg)) > 1 or len(pf.pending) >= cfg.max_messages
                 or sum(feature_payload_size(p.args) for p in pf.pending) >= cfg.max_bytes)
 
+    def _np_timer_due(self, handle: str, pf: ProducerFeatures, when: float) -> bool:
+        """Non-persistent topics (PLS-NP-003: ids show no entries): whether the open batch may have left by ``when``
+        (Java and Go timers are periodic; C++'s starts with the batch's first message)."""
+        return self._batch_timer(pf).periodic or when >= pf.pending[0].at.start + pf.batch_delay_ms
+
     def batch_may_have_left(self, handle: str, at: Span) -> bool:
-        """Whether ``handle``'s open batch may have left by ``at``: on its timer (``check_batch_timer``),
-        or at once with a full container (live 3.3.6, C++ client, 2026-11-27: one 100-byte async send with
+        """Whether some of ``handle``'s pending messages may have left by ``at``: on its timer (PLS-BATCH-009), or
+        at once with a full container (live 3.3.6, C++ client, 2026-11-27: one 100-byte async send with
         batching_max_bytes 64, then stats: backlog 1; regression pls-backlog-001-wrong-backlog-6130e6b9a9fe)."""
-        pf = self.pfx.get(handle)
-        if pf is None or not pf.batching or not pf.pending:
+        pf, producer = self.pfx.get(handle), self.producers.get(handle)
+        if pf is None or producer is None or not pf.batching or not pf.pending:
             return False
-        return self._batch_full(pf) or self._batch_timer_due(handle, pf, at.end)
+        if not is_persistent(producer.topic.full):
+            return self._batch_full(pf) or self._np_timer_due(handle, pf, at.end)
+        windows = self._pending_windows(producer, pf, None)
+        return any(w.start <= at.end for w in windows.values()) if windows else self._batch_full(pf)
+
+    def _open_batch_may_have_left(self, producer: Any, pf: ProducerFeatures, at: Span) -> bool:
+        """Whether a message of the open batch (the one the container has not sent as full) may have left on its
+        timer by ``at`` (PLS-BATCH-009)."""
+        held = {pf.pending[i].label for i in open_batch(pf.pending, pf.batch_config)}
+        windows = self._pending_windows(producer, pf, None)
+        return any(w.start <= at.end for label, w in windows.items() if label in held)
+
+    def batch_entries_unsure(self, topic: Any, at: Span) -> int:
+        """PLS-BACKLOG-001 with PLS-BATCH-009: how many entries more than the model counts ``topic`` may hold by
+        ``at``: pending messages that may have left (on a periodic timer each may be an entry of its own), and the
+        messages the model stored on its timer whose split no flush has settled (each may be its own entry)."""
+        extra = 0
+        fx = self.tfx.get(topic.full)
+        for handle, pf in self.pfx.items():
+            producer = self.producers.get(handle)
+            if not pf.batching or producer is None or producer.topic is not topic:
+                continue
+            if pf.pending and self.batch_may_have_left(handle, at):
+                extra += len(pf.pending) if pf.region else len(plan_batches(pf.pending, pf.batch_config))
+            pending = {p.label for p in pf.pending}
+            stored = [topic.by_label[p.label] for p in pf.region if p.label not in pending and p.label in topic.by_label]
+            entries = {fx.entry_of.get(pos, ("alone", pos))[0] if fx is not None else pos for pos in stored}
+            extra += len(stored) - len(entries)
+        return extra
 
     def check_batch_timer(self, handle: str, at: Span, args: Any = None) -> None:
-        """A send or flush on a batching producer whose open batch is older than its timer
-        (``batching_max_delay_ms`` since the batch's first message) is not followed: the client may
-        have sent that batch already, so which messages share an entry is timing. The Java client's
-        timer is periodic from the producer's creation (``ProducerImpl``'s batch flush task, every
-        ``batchingMaxPublishDelay``), its phase unknown: a Java batch is followed only with a delay of
-        at least 1 s (live 4.0.8, Java, 2026-11-26: with 1 ms, two async sends 0.4 ms apart and a flush
-        0.4 ms later made two entries)."""
+        """A send on a batching producer (PLS-BATCH-009). Where the timer leaves the split open the model follows
+        it (``_batch_joined``, ``_settle_region``), except where the order against other messages would be
+        timing: a message stored on the topic while another producer's batch there may or may not have left; a
+        delayed message beside a C++ open batch that may have left (C++ sends the delayed one ahead of a batch
+        still open, PLS-DELAY-006); a batch a Key_Shared subscription reads whose split is still open (its
+        sticky key is the entry's); and on a non-persistent topic, whose ids show no entries (PLS-NP-003), any
+        send or flush once the open batch may have left (live 4.0.8, Java, 2026-11-26: with 1 ms, two async sends
+        0.4 ms apart and a flush 0.4 ms later made two entries)."""
         pf = self.pfx.get(handle)
-        if pf is None or not pf.batching or not pf.pending:
+        producer = self.producers.get(handle)
+        if pf is None or producer is None:
             return
-        if self._batch_timer_due(handle, pf, at.start):
-            raise NotModelledError(f"{handle}'s open batch may have left on its timer ({pf.batch_delay_ms} ms"
-                                   + (", periodic" if self._periodic_batch_timer(handle, pf) else "") + ")")
-        if args is not None and not args.get("async") and ("deliver_after_ms" in args or "deliver_at_ms" in args) \
-                and at.end >= pf.pending[0].at.start + pf.batch_delay_ms:
-            # A sync delayed send goes ahead of the open batch (PLS-DELAY-006); when the batch timer fires
-            # before its receipt comes, the batch's receipt may come last, and last_sequence_id is the
-            # batch's (live 4.0.8, 2026-11-27: regression pls-dedup-006-wrong-value-9745a1bf7f4b)
-            raise NotModelledError(f"{handle}'s open batch may leave on its timer during a delayed send")
+        topic = producer.topic
+        if args is not None:
+            async_batched = pf.batching and args.get("async") and "deliver_after_ms" not in args and "deliver_at_ms" not in args
+            item = PendingSend(args.get("payload", ""), dict(args), at, 0, None)
+            mine = batching.leave_window(batch_items(pf.pending + [item]), [p.at for p in pf.pending + [item]],
+                                         len(pf.pending), pf.batch_config, self._batch_timer(pf)) if async_batched else at
+            self._refuse_floating(topic.full, mine, f"a message of {handle} on {topic.short} (which is first is timing)",
+                                  besides=handle)
+            if async_batched and is_persistent(topic.full) and self._split_may_matter(producer, pf, item) and any(
+                    s.dispatcher is not None and s.dispatcher.type_name == "Key_Shared" for s in topic.subscriptions.values()):
+                raise NotModelledError("a batch a Key_Shared subscription reads, whose split the timer leaves open "
+                                       "(the entry's sticky key is its first message's)")
+        if not pf.batching or not pf.pending:
+            return
+        self._refuse_np_batch(handle, pf, at.start, "a send or flush", full_counts=False)
+        delayed_send = args is not None and ("deliver_after_ms" in args or "deliver_at_ms" in args)
+        # C++ and Go send the delayed message ahead of a batch still open, so whether the open batch left first is
+        # timing; and when the batch timer fires before a sync delayed send's receipt comes, the batch's receipt
+        # may come last, and last_sequence_id is the batch's (live 4.0.8, 2026-11-27: regression
+        # pls-dedup-006-wrong-value-9745a1bf7f4b)
+        if delayed_send and ((not pf.batch_config.delayed_sends_open_batch and self._open_batch_may_have_left(producer, pf, at))
+                             or (not args.get("async") and at.end >= pf.pending[0].at.start + pf.batch_delay_ms)):
+            raise NotModelledError(f"a delayed send while {handle}'s open batch may leave on its timer (PLS-DELAY-006: "
+                                   "which goes first, and whose receipt comes last, is timing)")
 
     def check_close_drops_open_batch(self, handle: str, at: Span) -> None:
         """Closing a batching producer fails the messages of its open batch with AlreadyClosed and cancels the
         batch timer (C++ ``ProducerImpl::closeAsync``: ``cancelTimers``, ``failPendingMessages``; Java's
-        ``closeAndClearPendingMessages``): the model drops them. A batch whose client may already have sent it
-        (its timer, or a full container) may be stored all the same, so such a close is not followed (live
-        3.2.3, 27 Nov 2026, 3/3: an async send on a non-persistent topic with a 10 ms batch delay, the close
-        15 ms later, and the consumer got the message; regression pls-msg-001-wrong-value-e7aff73518b1)."""
-        if self.batch_may_have_left(handle, at):
-            raise NotModelledError(f"closing {handle} while its open batch may already have left (its timer or a full "
-                                   "container): the broker may store it although the close fails its sends")
+        ``closeAndClearPendingMessages``): the model drops what is still pending. What surely left (its window
+        ended before the close) the model has stored already; a batch that may or may not have left when the
+        close came may be stored all the same, so such a close is not followed (live 3.2.3, 27 Nov 2026, 3/3: an
+        async send on a non-persistent topic with a 10 ms batch delay, the close 15 ms later, and the consumer got
+        the message; regression pls-msg-001-wrong-value-e7aff73518b1)."""
+        pf, producer = self.pfx.get(handle), self.producers.get(handle)
+        if pf is None or producer is None or not pf.batching:
+            return
+        self._refuse_np_batch(handle, pf, at.end, f"closing {handle} (the broker may store it although the close fails "
+                                                  "its sends)")
+        self._refuse_floating(producer.topic.full, at, f"closing {handle} (the broker may store them although the "
+                                                        "close fails their sends)", only=handle)
 
     def check_no_batch_in_flight(self, topics: set[str], at: Span) -> None:
-        """A receive on ``topics`` (full names) while a batching producer there holds async sends
-        whose batch its client may already have sent (the batch timer, ``batching_max_delay_ms``
-        after the batch's first message, or a full container) is not followed: the model writes
-        them at the next flush. Found live by the generated traces of issue 16."""
+        """A receive on ``topics`` (full names). On a persistent topic a batching producer's open batch may or may
+        not have left by then, and both are followed (PLS-BATCH-009): nothing, or a message stored within its leave
+        window (the model's timer stores it ``delay`` after the batch's first message; a receipt of a message still
+        pending stores it then: ``observe_batch_member``). On a non-persistent topic, whose ids show no entries, a
+        receive while a batch may already have left is not followed (found live by the generated traces of issue 16)."""
         for handle, pf in self.pfx.items():
             producer = self.producers.get(handle)
-            if not pf.batching or not pf.pending or producer is None or producer.topic.full not in topics:
-                continue
-            if self._batch_full(pf) or self._batch_timer_due(handle, pf, at.end):
-                raise NotModelledError(f"a receive while {handle}'s async sends may already have left in a batch "
-                                       "(its timer or a full container); the model writes them at the next flush")
+            if producer is not None and producer.topic.full in topics:
+                self._refuse_np_batch(handle, pf, at.end, "a receive on its topic")
+
+    def drop_pending(self, handle: str) -> list[str]:
+        """A checker that stops following producer ``handle`` forgets the messages it still holds in its batch:
+        the model's timer must not store them (their receipts are then not judged). Returns their labels."""
+        pf = self.pfx.get(handle)
+        if pf is None:
+            return []
+        dropped = [p.label for p in pf.pending]
+        pf.pending, pf.region, pf.region_cuts, pf.region_ids = [], [], {}, {}
+        return dropped
+
+    def observe_batch_member(self, label: str, message_id: Any, at: Span) -> list[tuple[str, str]]:
+        """A consumer or reader received ``label`` with ``message_id`` during ``at`` (PLS-BATCH-009). If it was still
+        pending, its batch left before: the model stores what is pending now. Its batch index says where its batch
+        starts; returns what the batch rules say against it (``(rule, sentence)``), empty when it is allowed:
+        received before its batch could have left, or with more messages before it in its batch than its
+        producer's open run held."""
+        found = self._region_of(label)
+        if found is None:
+            return []
+        handle, pf, k = found
+        producer = self.producers[handle]
+        if not is_persistent(producer.topic.full):
+            return []
+        window = self._region_windows(pf)[k]
+        broken: list[tuple[str, str]] = []
+        if at.end < window.start:
+            broken.append(("PLS-BATCH-009", f"{label} was received by {at.end:g} ms, but its batch could not leave before "
+                                            f"{window.start:g} ms (sent from {pf.region[k].at.start:g} ms, "
+                                            f"batching_max_delay_ms {pf.batch_delay_ms:g})"))
+        if message_id is not None and len(message_id) == 4:
+            index = int(message_id[3])
+            start = max((c for c in pf.region_cuts if c <= k), default=0)
+            if index > k - start:
+                broken.append(("PLS-BATCH-009", f"{label} came with batch index {index}, but only {k - start} of "
+                                                f"{producer.handle}'s messages were sent before it in the same run"))
+            elif index >= pf.batch_config.max_messages:
+                broken.append(("PLS-BATCH-009", f"{label} came with batch index {index}, beyond the container's "
+                                                f"{pf.batch_config.max_messages} messages"))
+            pf.region_ids[label] = [int(v) for v in message_id]
+        if any(p.label == label for p in pf.pending):
+            self._commit_pending(producer, pf, at)
+        return broken
 
     def id_unreported(self, label: str) -> bool:
         """True if ``label`` was sent async and no flush has reported its id yet (pending in the
         producer, or stored ahead of the flush)."""
         return (any(p.label == label for pf in self.pfx.values() for p in pf.pending)
                 or any(label in ids for ids in self.flushed.values()))
+
+    def _sync_send_settles(self, producer: Any, pf: ProducerFeatures, label: str, at: Span, observed) -> None:
+        """A sync send on a batching producer (the last of ``pf.region``) empties its container: the runs before it
+        are settled by its end (PLS-BATCH-009). Its id says how many messages its batch holds before it; the Go
+        client's last_sequence_id is that batch's first message's (PLS-DEDUP-006)."""
+        pf.region_cuts[len(pf.region)] = at.end
+        mid = observed.get("message_id") if observed else None
+        if mid is None or len(mid) != 4 or list(mid)[:2] == [-1, -1]:
+            return
+        pf.region_ids[label] = [int(v) for v in mid]
+        index = int(mid[3])
+        if self.profile_of(producer.handle).last_sequence_id_batch_first and 0 < index < len(pf.region):
+            pf.sequence = dedup.send_acknowledged(pf.sequence, pf.region[-1 - index].sequence_id)
+            producer.last_sequence_id = pf.sequence.last
+
+    def _settle_region(self, producer: Any, pf: ProducerFeatures, at: Span, observed, delayed_any: bool):
+        """PLS-BATCH-009 at a flush: its ids, with those seen before (receipts, sync sends), show how every batched
+        message since the last flush was split (``batching.entries_from_ids``). A split the client may have made
+        (``batching.match_split``) is the model's from now on, for the messages it stored already too
+        (``_write_split``); one it cannot have made is reported (facts ``split_violations``) and the model writes
+        its own plan. None: nothing to read (the model's own run, a duplicate's id, a delayed message among them)."""
+        if not pf.batching or not pf.region or not is_persistent(producer.topic.full) or delayed_any:
+            return None
+        reported = dict(pf.region_ids)
+        reported.update({k: [int(x) for x in v] for k, v in ((observed or {}).get("message_ids") or {}).items()})
+        labels = [p.label for p in pf.region]
+        stored_or_pending = {p.label for p in pf.pending} | {x for x in labels if x in self.labels}
+        if any(x not in stored_or_pending or list(reported.get(x, [0, 0]))[:2] == [-1, -1] for x in labels):
+            return None  # a duplicate's id shows no entry (PLS-DEDUP-001)
+        entries = batching.entries_from_ids(labels, reported)
+        if entries is None:
+            return None
+        match = batching.match_split(batch_items(pf.region), [p.at for p in pf.region], entries, pf.batch_config,
+                                     self._batch_timer(pf), certain_cuts=sorted(pf.region_cuts), names=labels)
+        if not self.profile_of(producer.handle).single_message_batch_unbatched:
+            # PLS-BATCH-001: C++ and Go write a batch of one as a batch (index 0); Java's is PLS-BATCH-008's
+            lone = [labels[e[0]] for e in entries if len(e) == 1 and int(reported[labels[e[0]]][3]) != 0]
+            if lone:
+                match = batching.SplitMatch(match.cuts, match.violations + (
+                    ("PLS-BATCH-001", f"{', '.join(lone)} alone in an entry with batch index "
+                                      f"{', '.join(str(reported[x][3]) for x in lone)}: a batch of one has index 0"),))
+        if not match.allowed:
+            violations = [list(v) for v in match.violations]
+            if self.profile_of(producer.handle).client == "cpp":
+                # PLS-BATCH-002 states the C++ container and its timer: what breaks them breaks it too
+                violations += [["PLS-BATCH-002", why] for rule, why in match.violations if rule == "PLS-BATCH-009"]
+            return self._flush_pending(producer, pf, producer.topic, at, observed), {"split_violations": violations}
+        return self._write_split(producer, pf, at, [[labels[i] for i in e] for e in entries], reported), {
+            "timer_cuts": [labels[c] for c in match.cuts]}
+
+    def _write_split(self, producer: Any, pf: ProducerFeatures, at: Span, entries: list[list[str]],
+                     reported: Mapping[str, list[int]]) -> dict[str, list[int]]:
+        """Make ``entries`` (labels, in the order written) the entries of ``pf.region`` (PLS-BATCH-009): the pending
+        messages are written, the ones the model stored already lose their tentative entries and take these (ids,
+        batch members); every window now ends with the flush. Returns the ids of the pending ones."""
+        topic = producer.topic
+        fx = self.topic_features(topic)
+        prof = self.profile_of(producer.handle)
+        left = self._pending_windows(producer, pf, at.end)
+        pending = {p.label: p for p in pf.pending}
+        pf.pending = []
+        state = self._dedup_state(topic)
+        for item in pending.values():
+            state = dedup.persist(state, producer.name, item.sequence_id)  # no duplicate here (_settle_region)
+        self.dedup_states[topic.full] = state
+        held: dict[int, set[tuple[str, str]]] = {}  # position -> (topic, subscription) whose client holds its ack
+        for label in (x for entry in entries for x in entry if x not in pending):
+            pos = topic.by_label[label]
+            old = fx.entry_of.pop(pos, None)
+            if old is not None:
+                fx.members.pop(old[0], None)
+                for key, acked in list(self.app_acked.items()):
+                    if key[0] == topic.full and key[2] == old[0] and pos in acked:
+                        held.setdefault(pos, set()).add(key[:2])
+                        acked.discard(pos)
+                        if not acked:
+                            del self.app_acked[key]
+        sequence_of = {p.label: p.sequence_id for p in pf.region}
+        ids: dict[str, list[int]] = {}
+        for entry in entries:
+            pf.sequence = dedup.batch_acknowledged(pf.sequence, [sequence_of[x] for x in entry],
+                                                   highest=prof.last_sequence_id_highest,
+                                                   first=prof.last_sequence_id_batch_first)  # PLS-DEDUP-006
+            alone = len(entry) == 1 and int(reported[entry[0]][3]) < 0  # PLS-BATCH-008: a Java batch of one
+            number = None
+            if not alone or entry[0] not in pending:
+                number = fx.next_entry
+                fx.next_entry += 1
+            for index, label in enumerate(entry):
+                if label in pending:
+                    item = pending[label]
+                    value = self._write(producer, topic, label, item.args, left.get(label, Span(item.at.start, at.end)),
+                                        item.sequence_id, item.deliver_at, {}, pf,
+                                        batch_index=None if alone else index, entry=number)
+                    ids[label] = value["message_id"]
+                    continue
+                pos = topic.by_label[label]
+                stored = topic.entries[pos]
+                mid = MessageId(topic.ledger, number, topic.partition_index, -1 if alone else index)
+                topic.entries[pos] = replace(stored, message_id=mid,
+                                             stored=Span(stored.stored.start, max(stored.stored.start, min(stored.stored.end, at.end))))
+                if not alone:
+                    fx.entry_of[pos] = (number, index)
+                    fx.members.setdefault(number, []).append(pos)
+                    for topic_full, sub in held.get(pos, ()):  # PLS-BATCH-004: still held, now by its settled entry
+                        self.app_acked.setdefault((topic_full, sub, number), set()).add(pos)
+                for written in self.flushed.values():
+                    if label in written:
+                        written[label] = mid.to_list()
+        producer.last_sequence_id = pf.sequence.last
+        return ids
 
     def _op_flush(self, args, at, observed):
         producer = self.producers.get(args["producer"])
@@ -857,20 +1203,32 @@ class FeatureOps:
             raise NotModelledError("flush on a partitioned producer (batches per partition)")
         labels = [p.label for p in pf.pending]
         delayed_any = any(p.deliver_at is not None for p in pf.pending) or bool(self.sent_ahead.pop(producer.handle, None))
-        ids = self._flush_pending(producer, pf, producer.topic, at, observed)
+        settled = self._settle_region(producer, pf, at, observed, delayed_any)  # PLS-BATCH-009
+        region = [p.label for p in pf.region]
+        ids, split = settled if settled is not None else (self._flush_pending(producer, pf, producer.topic, at, observed), {})
+        pf.region, pf.region_cuts, pf.region_ids = [], {}, {}
         earlier = self.flushed.pop(producer.handle, {})
         ids = {**earlier, **ids}
         rules = ["PLS-BATCH-001", "PLS-BATCH-002"] if pf.batching else ["PLS-BATCH-007"]
         if pf.batching and pf.batch_config.key_based:
             rules.append("PLS-BATCH-003")  # C++ first-message order, Java last-message order
+        if settled is not None:
+            rules.append("PLS-BATCH-009")  # where the timer may have cut, the split the ids show
         if delayed_any:
             rules.append("PLS-DELAY-006")
         # A duplicate's id (-1, -1) and a non-persistent message's (PLS-NP-003: every one has the same
         # id, so there is no entry layout to judge) say nothing of how the batch was written.
         persistent = is_persistent(producer.topic.full)
         stored = {k: v for k, v in ids.items() if list(v)[:2] != [-1, -1] and persistent}
-        self.facts = {"relative_ids": relative_ids(stored), "rules": rules,
-                      "reason": f"{', '.join(labels)}: entries and batch indexes as the batch rules plan them.",
+        if settled is not None:
+            # the split is judged by batching.match_split (split_violations): the model's own numbering (it may
+            # have stored some of them before, on its timer) is no second opinion on the ids
+            stored = {k: v for k, v in (observed.get("message_ids") or {}).items() if k in stored}
+        reason = (f"{', '.join(region)}: a split the batch container and its timer allow"
+                  + (f" (the timer sent the open batch before {', '.join(split['timer_cuts'])})" if split.get("timer_cuts") else "")
+                  + "." if settled is not None else
+                  f"{', '.join(labels)}: entries and batch indexes as the batch rules plan them.")
+        self.facts = {"relative_ids": relative_ids(stored), "rules": rules, "reason": reason, **split,
                       "may_report_duplicate": sorted(self.resent_as_duplicate.pop(producer.handle, set()) & set(ids))}
         texts = {k: str(MessageId.from_list(v)) for k, v in ids.items()}
         return {"message_ids": ids, "id_texts": texts}

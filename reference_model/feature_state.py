@@ -103,6 +103,13 @@ class ProducerFeatures:
     # refusal seen twice (the checker's prediction, then the op) counts once.
     used_up: set[str] = field(default_factory=set)
     faults_at_creation: int = 0  # how many faults had happened when it was created (PLS-FAULT-006)
+    # PLS-BATCH-009: the batched sends since the last flush op, in send order (async ones and sync ones), whose
+    # split into entries the timer leaves open until a flush reports their ids; ``region_cuts``: region index ->
+    # when a sync send surely emptied the container before that index; ``region_ids``: ids observed so far
+    timer_client: str = "cpp"  # whose batch timer (batching.BatchTimer.for_client)
+    region: list[PendingSend] = field(default_factory=list)
+    region_cuts: dict[int, float] = field(default_factory=dict)
+    region_ids: dict[str, list[int]] = field(default_factory=dict)
 
     def current_sequence(self) -> ProducerSequence:
         """The sequence with the generated ids refused sends used up (``used_up``)."""
@@ -114,7 +121,7 @@ class ProducerFeatures:
     @staticmethod
     def from_args(args: Mapping[str, Any], *, key_order: str = "first",
                   default_delay_ms: int = PY_DEFAULT_BATCHING_MAX_DELAY_MS,
-                  delayed_sends_open_batch: bool = False) -> "ProducerFeatures":
+                  delayed_sends_open_batch: bool = False, client: str = "cpp") -> "ProducerFeatures":
         """``key_order``: the client's KeyBased batch order (PLS-BATCH-003 C++ "first", PLS-BATCH-003 Java "last");
         ``delayed_sends_open_batch``: whether a delayed message sends the open batch first (Java; ``batching``)."""
         config = batching_model.BatchConfig(
@@ -126,7 +133,7 @@ class ProducerFeatures:
             batching=bool(args.get("batching", batching_model.PY_DEFAULT_BATCHING_ENABLED)),  # PLS-BATCH-007
             batch_config=config, chunking=bool(args.get("chunking", False)),
             batch_delay_ms=int(args.get("batching_max_delay_ms", default_delay_ms)),
-            access_mode=args.get("access_mode", "Shared"))
+            access_mode=args.get("access_mode", "Shared"), timer_client=client)
 
 
 def payload_size(args: Mapping[str, Any]) -> int:
@@ -179,6 +186,9 @@ def _batch_items(pending: list[PendingSend]) -> list[batching_model.Pending]:
     return [batching_model.Pending(payload_size(p.args), partition_key=p.args.get("key"),
                                    ordering_key=p.args.get("ordering_key"), delayed=p.deliver_at is not None)
             for p in pending]
+
+
+batch_items = _batch_items  # PLS-BATCH-009: what batching.match_split / leave_window take
 
 
 def plan_batches(pending: list[PendingSend], config: batching_model.BatchConfig) -> tuple[tuple[int, ...], ...]:

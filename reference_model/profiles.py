@@ -189,6 +189,11 @@ class Profile:
     routing_mode_supported: bool = True
     exclusive_with_fencing_supported: bool = True  # Go: ProducerAccessMode has Shared, Exclusive, WaitForExclusive
     null_value_supported: bool = True  # Go: a ProducerMessage has no null-value flag
+    # PLS-MSG-002: a partition key given as bytes (Java TypedMessageBuilder#keyBytes, sent Base64-encoded with
+    # partition_key_b64_encoded), and told apart on receipt (Message#hasBase64EncodedKey / getKeyBytes). The Python
+    # client's partition_key is a str (pulsar/__init__.py _build_msg: _check_type_or_none(str, ...)) and its Message
+    # has no such flag; Go's ProducerMessage.Key is a string sent without the flag.
+    binary_key_supported: bool = False
     # PLS-DLQ-002: max_redeliver_count is the redeliveries before the dead letter (Java, C++), or the deliveries
     # (Go's DLQPolicy.MaxDeliveries; pulsar-client-go issue #501; live 4.0.8 with 0.19.0, 28 Nov 2026)
     dlq_counts_deliveries: bool = False
@@ -368,6 +373,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             priority_level_supported=True,  # PLS-SHARED-003, PLS-FAILOVER-005
             subscription_properties_supported=True,  # PLS-TAG-003
             transactions_supported=True,  # PLS-TXN-006
+            binary_key_supported=True,  # PLS-MSG-002: keyBytes, getKeyBytes
             schema_types=("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME"),
             schema_types_sent=("STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME"),
             string_schema_data="",
@@ -497,7 +503,8 @@ CLIENT_ONLY_SETTINGS = {
     ),
     # PLS-TXN-006: a transaction is begun, and used, with the Java client only
     "new_txn": (("txn", "PLS-TXN-006", "transactions", "transactions_supported"),),
-    "send": (("txn", "PLS-TXN-006", "transactions", "transactions_supported"),),
+    "send": (("txn", "PLS-TXN-006", "transactions", "transactions_supported"),
+             ("key_bytes", "PLS-MSG-002", "partition key given as bytes", "binary_key_supported")),
     "ack": (("txn", "PLS-TXN-006", "transactions", "transactions_supported"),),
     "ack_cumulative": (("txn", "PLS-TXN-006", "transactions", "transactions_supported"),),
 }
@@ -521,6 +528,8 @@ def go_missing(op: str, args: Mapping[str, Any], profile: Profile) -> str | None
             return "ExclusiveWithFencing access mode"
     if op == "send" and args.get("tombstone") == "null" and not profile.null_value_supported:
         return "null message value"
+    if op == "send" and "key_bytes" in args and profile.client == "go":
+        return "binary partition key (ProducerMessage.Key is a string, sent without the Base64 flag)"
     return None
 
 

@@ -199,6 +199,36 @@ RULES: tuple[Rule, ...] = (
               f"{_LIVE}subscribe and create_producer on 'bad://public/default/x', 'a/b', "
               "'persistent://te nant/ns/x', 'persistent://public/def ault/x' all raise pulsar.InvalidTopicName."),
     ),
+    Rule(
+        id="PLS-TOPIC-004", area="TOPIC",
+        title="An admin delete of a topic that is not forced is refused (HTTP 412) while a producer, consumer or reader is connected to it; with none connected it succeeds, forced or not",
+        source=f"{_BROKER}persistent/PersistentTopic.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("PersistentTopic#delete(failIfHasSubscriptions=false, failIfHasBacklogs=false, closeIfClientsConnected=false) "
+              "fails with TopicBusyException 'Topic has N connected producers/consumers' when currentUsageCount() > 0; the "
+              "admin API (apache/pulsar pulsar-broker/.../admin/v2/PersistentTopics.java#deleteTopic: 'The topic cannot be "
+              "deleted if delete is not forcefully and there's any active subscription or producer connected to the it.') "
+              "answers 412 'Topic has active producers/subscriptions'. A trace names the refusal NotAllowedError. A forced "
+              "delete (deleteForcefully) disconnects the clients first; they reconnect and auto-create the topic again "
+              "(apache/pulsar discussion #20920), which the model does not follow. Subscriptions without consumers do "
+              "not stop a delete (PLS-TOPIC-005). A partitioned topic is deleted through .../partitions, refused while "
+              "any partition has a client. Case topic-delete-needs-no-clients. Live 4.0.8 (2 Dec 2026, pulsar-client "
+              "3.13.0 and Java 4.0.8): refused with 412 while a producer or a consumer was connected, a partitioned "
+              "topic's delete too; deleted once they closed, forced or not."),
+    ),
+    Rule(
+        id="PLS-TOPIC-005", area="TOPIC",
+        title="A deleted topic's messages and subscriptions are gone: a later subscribe or send creates an empty topic of that name, a subscription of the old name is a new one, and no message sent before the delete is delivered",
+        source=f"{_BROKER}persistent/PersistentTopic.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("PersistentTopic#delete unsubscribes every subscription (unsubscribe(sub) for each) and deletes the managed "
+              "ledger (ledger.asyncDelete), then removes the topic from the broker's cache; with allowAutoTopicCreation "
+              "(the default) the next producer or consumer creates a new, empty topic with a new ledger. Stats on a "
+              "subscription the delete removed fail with SubscriptionNotFound until a subscribe makes it again (at its "
+              "initial position, PLS-SUB-002/003). Case topic-delete-needs-no-clients. Live 4.0.8 (2 Dec 2026, "
+              "Python and Java): stats on the removed subscription 404; a new Earliest subscribe got nothing of m1, m2, "
+              "then m3 sent after; backlog 1."),
+    ),
     # ---- message ids and message content ------------------------------------------------
     Rule(
         id="PLS-MSGID-001", area="MSGID",
@@ -227,6 +257,26 @@ RULES: tuple[Rule, ...] = (
         quote="If nothing is set to event time, the value is `0`.",
         status="normative", applies_to=_ALL_GO,
         note="The same table lists key, properties and event time as message components carried with the payload.",
+    ),
+    Rule(
+        id="PLS-MSG-002", area="MSG",
+        title="A partition key given as bytes (the Java client's keyBytes) travels as its Base64 text, flagged: a Java consumer gets the bytes back (getKeyBytes) and the text from getKey(), a C++/Python consumer the text only; Key_Shared routes the message by the bytes. The Python and Go clients cannot send one (InvalidArgument)",
+        source="apache/pulsar pulsar-client/src/main/java/org/apache/pulsar/client/impl/TypedMessageBuilderImpl.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Java TypedMessageBuilderImpl#keyBytes sets partition_key to Base64(bytes) and partition_key_b64_encoded; "
+              "MessageImpl#getKeyBytes decodes it when hasBase64EncodedKey(). The broker's sticky key "
+              "(apache/pulsar pulsar-common/.../protocol/Commands.java#peekStickyKey) is the ordering key, else the "
+              "Base64-decoded partition key when flagged, else its UTF-8 bytes: a Key_Shared subscription hashes the "
+              "bytes (PLS-KEYSHARED-001). The C++ client's Message::getPartitionKey returns the stored text and has no "
+              "flag accessor, so a Python consumer sees the Base64 text. The Python client's partition_key must be a "
+              "str (apache/pulsar-client-python pulsar/__init__.py _build_msg: _check_type_or_none(str, partition_key)), "
+              "Go's ProducerMessage.Key is a string sent without the flag: both cannot send a key as bytes (the trace's "
+              "key_bytes is refused, PLS-GO-001 for Go). Not followed: a key given as bytes on a partitioned or batching "
+              "producer (which text the Java router and the KeyBased batcher use), and dead-letter or retry copies of "
+              "such a message. Cases message-key-bytes-java, cross-message-key-bytes. Live 4.0.8 (2 Dec 2026, Java "
+              "4.0.8 and pulsar-client 3.13.0): keyBytes(ff0001) reached the Sticky consumer owning slot 16405 (the "
+              "bytes'), not 47170 (its text '/wAB''s); the Java consumer reported key '/wAB' and key_bytes ff0001, the "
+              "Python one key '/wAB' only."),
     ),
     # ---- producers -----------------------------------------------------------------------
     Rule(
@@ -382,6 +432,26 @@ RULES: tuple[Rule, ...] = (
               "apache/pulsar-client-go pulsar/consumer_impl.go checkMsgIDPartition); a Go user seeks with "
               "NewMessageID(-1, -1, -1, 0) or (MaxInt64, MaxInt64, -1, 0), the ids Java sends for earliest and "
               "latest (the Go driver does). Live 4.0.8 with Go 0.19.0: case seek-earliest-latest."),
+    ),
+    Rule(
+        id="PLS-SEEK-004", area="SEEK",
+        title="An admin reset of a subscription's cursor (resetcursor: a message id, a timestamp, earliest or latest) moves it for every consumer: the next delivery is the first message at or after the reset point (the message itself for an id, after it with isExcluded), and nothing before it is delivered again",
+        source=f"{_BROKER}persistent/PersistentSubscription.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Admin: POST /admin/v2/persistent/{t}/{ns}/{topic}/subscription/{sub}/resetcursor/{timestamp} and "
+              ".../resetcursor with a ResetCursorData body (ledgerId, entryId, partitionIndex, batchIndex, isExcluded). "
+              "PersistentSubscription#resetCursor disconnects the subscription's consumers, resets the cursor "
+              "(ManagedCursorImpl#asyncResetCursor: acks at or after the point forgotten) and lets them reconnect. A "
+              "timestamp goes through PersistentMessageFinder: the newest entry published before it "
+              "(MessageImpl.isEntryPublishedEarlierThan), then the next: the first published at or after it, as a "
+              "client's seek by time (PLS-SEEK-002). Unlike a client's seek by id (PLS-SEEK-001), no client filters "
+              "the message at the point: it is delivered. No client knows of the reset, so a connected consumer keeps "
+              "what it had prefetched (a copy may surface once). A reset back over individually acked messages meets "
+              "KD-001's backlog bug on 4.0.8, as a seek does. Case seek-admin-reset-cursor. Live 4.0.8 (2 Dec 2026, "
+              "Python and Java, 3 runs): to m2 -> m2 (no client filter); to m2 excluded -> m3; to the publish time of m4 "
+              "-> m4; latest -> nothing; earliest -> m1. The body's flag is the JSON property 'excluded' (an "
+              "'isExcluded' key is ignored: the first live run got m2). An ack still in the client's 100 ms group when "
+              "the reset lands would ack again after it: the case waits 300 ms after its acks."),
     ),
     # ---- readers -------------------------------------------------------------------------
     Rule(
@@ -784,6 +854,33 @@ RULES: tuple[Rule, ...] = (
               "KD-001 (conformance/deviations.yaml): on 4.0.8, after a seek back over individually acked "
               "messages the backlog still subtracts those acks (1 instead of 4); fixed upstream by apache/pulsar "
               "PR #25047 (merged 2025-12), after 4.0.8."),
+    ),
+    Rule(
+        id="PLS-SKIP-001", area="SKIP",
+        title="An admin skip of n messages on a subscription acks its n oldest unacked entries (a batch is one entry; fewer if it has fewer): they are never delivered there again and leave the backlog",
+        source="apache/pulsar managed-ledger/src/main/java/org/apache/bookkeeper/mledger/impl/ManagedCursorImpl.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Admin: POST /admin/v2/persistent/{t}/{ns}/{topic}/subscription/{sub}/skip/{n} -> "
+              "PersistentSubscription#skipMessages -> ManagedCursorImpl#asyncSkipEntries(n, IndividualDeletedEntries."
+              "Exclude): the mark-delete position moves to getPositionAfterN(markDelete, n + the individually acked "
+              "entries within that span), so exactly the n oldest entries not yet acked are acked, with the holes "
+              "before them; past the last entry it stops there. Counted in entries, as msgBacklog is (PLS-BACKLOG-001). "
+              "A consumer's receiver queue may still hold a prefetched copy, which may surface once (as after an "
+              "expiry pass). Refused on a partitioned topic (405). Case skip-and-clear-backlog. Live 4.0.8 (2 Dec 2026, "
+              "Python and Java): m2 acked, m1 not: skip 2 took m1 and m3 (backlog 4 -> 2, then m4, m5); a skip of 5 with "
+              "one entry left emptied the backlog."),
+    ),
+    Rule(
+        id="PLS-SKIP-002", area="SKIP",
+        title="An admin clear-backlog (skip_all) on a subscription acks every entry stored so far: none of them is delivered there again and the backlog is 0; messages sent after it are delivered as usual",
+        source=f"{_BROKER}persistent/PersistentSubscription.java",
+        quote="", status="inferred", applies_to=_ALL,
+        note=("Admin: POST /admin/v2/persistent/{t}/{ns}/{topic}/subscription/{sub}/skip_all -> "
+              "PersistentSubscription#clearBacklog -> ManagedCursorImpl#asyncClearBacklog: the mark-delete position moves "
+              "to the last entry. The trace's clear_backlog without a subscription clears each subscription of the topic "
+              "(the live target lists them: GET .../subscriptions). A prefetched copy may surface once, as for a skip. "
+              "Case skip-and-clear-backlog. Live 4.0.8 (2 Dec 2026, Python and Java): backlog 0 after skip_all, then only "
+              "the message sent after it; without a subscription both s and s2 emptied."),
     ),
     Rule(
         id="PLS-DLQ-001", area="DLQ",
@@ -1253,6 +1350,24 @@ RULES = RULES + (
               "the producer will publish messages like non-batch'). Live 4.0.8 (Java client 4.0.8): KeyBased batching "
               "of a,b,a,'',b,a wrote the keyless message alone as (l,0,-1,-1) and the others as batches (l,1,-1,0..1), "
               "(l,2,-1,0..2)."),
+    ),
+    Rule(
+        id="PLS-BATCH-009", area="BATCH",
+        title=("A batch leaves on the publish-delay timer, when its container is full, or at a flush or sync send: each "
+               "entry is a run of one producer's pending messages in send order within the container's limits, and "
+               "no batch reaches the broker before its first message was sent"),
+        source=(f"{_CPPLIB}ProducerImpl.cc#sendAsync,batchMessageTimeoutHandler; {_JCLI}ProducerImpl.java#batchFlushTask; "
+                "apache/pulsar-client-go pulsar/producer_partition.go#runEventsLoop"),
+        quote="", status="inferred", applies_to=_ALL_GO,
+        note=("docs/concepts-messaging.md#batching: 'The batch size is defined by the maximum number of messages and "
+              "the maximum publish latency.' C++ starts its timer when the first message is added to an empty "
+              "container (batchTimer_->expires_from_now(batchingMaxPublishDelay)) and the handler sends the open "
+              "batch; Java's batchFlushTask runs while batches flow and sends only once batchingMaxPublishDelay has "
+              "passed since the last batch send (lastBatchSendNanoTime), so it may fire at any moment and waits at "
+              "most about two periods; Go's batchFlushTicker ticks from the producer's creation. Where the timer may "
+              "fire the model keeps every split (reference_model/batching.py match_split, leave_window) and the "
+              "checker follows the one the ids show. Live 4.0.8, Java 1 ms: two async sends 0.4 ms apart and a "
+              "flush 0.4 ms later made two entries (2026-11-26)."),
     ),
     # ---- dead-letter topics (reference_model/dead_letter.py) -----------------------------
     Rule(

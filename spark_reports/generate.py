@@ -308,6 +308,11 @@ def generate(out_dir: str | Path, config: GenerateConfig, *, cases: list[Case] |
     if log and skipped:
         log(f"  skipped {len(skipped)} case(s) the model cannot run: {', '.join(sorted(skipped))}")
     full_runs, tail = divmod(config.rows, block_len)
+    if full_runs == 0 and (config.persistent or config.sporadic_rate):
+        # injections go into whole runs: a corpus shorter than one run would hold none, and read as all PASS
+        raise ValueError(f"rows {config.rows} is less than one run of the {len(instances)} case histories "
+                         f"({block_len} rows), so no divergence could be injected; ask for at least {block_len} rows "
+                         "(the block grows with the cases)")
     runs = full_runs + (1 if tail else 0)
     plan, persistent = plan_injections(config, instances, full_runs)
     run_ids = [f"{gen_id}-r{r:06d}" for r in range(runs)]

@@ -545,6 +545,19 @@ class BrokerTarget:
     def _op_expire_messages(self, run: _Run, a: dict) -> Outcome:
         return fx.expire_messages(run, run.full(a["topic"]), a["subscription"], a["seconds"])
 
+    def _op_delete_topic(self, run: _Run, a: dict) -> Outcome:
+        topic = run.full(a["topic"])
+        return fx.delete_topic(run, topic, bool(a.get("force", False)), _is_partitioned(run.admin, topic))
+
+    def _op_reset_cursor(self, run: _Run, a: dict) -> Outcome:
+        return fx.reset_cursor(run, run.full(a["topic"]), a["subscription"], a)
+
+    def _op_skip(self, run: _Run, a: dict) -> Outcome:
+        return fx.skip(run, run.full(a["topic"]), a["subscription"], a["count"])
+
+    def _op_clear_backlog(self, run: _Run, a: dict) -> Outcome:
+        return fx.clear_backlog(run, run.full(a["topic"]), a.get("subscription"))
+
     def _op_send(self, run: _Run, a: dict) -> Outcome:
         producer = fx.resolve_producer(run, a["producer"], self.operation_timeout_s)
         label = a["payload"]
@@ -835,7 +848,13 @@ class BrokerTarget:
     def _op_stats(self, run: _Run, a: dict) -> Outcome:
         topic = run.full(a["topic"])
         partitioned = _is_partitioned(run.admin, topic)
-        stats = run.admin.topic_stats(topic) if not partitioned else run.admin.partitioned_stats(topic)
+        try:
+            stats = run.admin.topic_stats(topic) if not partitioned else run.admin.partitioned_stats(topic)
+        except AdminError as err:
+            if err.status != 404:
+                raise
+            # no topic (never made, or deleted: PLS-TOPIC-005): no subscription on it either
+            return Outcome.rejected("SubscriptionNotFound", f"no subscription {a['subscription']!r} on {a['topic']}: {err}")
         sub = stats.get("subscriptions", {}).get(a["subscription"])
         if sub is None:
             return Outcome.rejected("SubscriptionNotFound", f"no subscription {a['subscription']!r} on {a['topic']}")

@@ -1,5 +1,6 @@
 """The live target's side of the feature vocabulary (docs/trace-format.md): what ``BrokerTarget``
-does for ``flush``, ``set_policy``, ``compact``, ``expire_messages``, asynchronous and tombstone
+does for ``flush``, ``set_policy``, ``compact``, ``expire_messages``, the admin topic and cursor ops
+(``delete_topic``, ``reset_cursor``, ``skip``, ``clear_backlog``), asynchronous and tombstone
 sends, pending producer creation, and ``non-persistent://<short>`` names.
 
 Only ``conformance.targets.pulsar`` calls these; they talk to the broker through the run's
@@ -316,3 +317,70 @@ def expire_messages(run: Any, topic: str, subscription: str, seconds: int) -> Ou
 def unload_topic(run: Any, topic: str) -> Outcome:
     run.admin.unload_topic(topic)
     return Outcome.ok({})
+
+
+# ---------------------------------------------------------------------- admin ops on topics and cursors
+
+
+def admin_refusal(err: Any) -> Outcome | None:
+    """The trace outcome of an ``AdminError`` a topic or cursor op met (reference_model/admin_ops.py, "Choices"):
+    404 is ``TopicNotFound`` or ``SubscriptionNotFound`` by the broker's reason, 412 on a delete ``NotAllowedError``
+    (PLS-TOPIC-004: "Topic has active producers/subscriptions"); None: the caller's usual mapping."""
+    reason = str(getattr(err, "reason", "")).lower()
+    if err.status == 404:
+        return Outcome.rejected("SubscriptionNotFound" if "subscription" in reason else "TopicNotFound", str(err))
+    if err.status == 412 and err.method == "DELETE":
+        return Outcome.rejected("NotAllowedError", str(err))
+    return None
+
+
+def _admin(action: Any) -> Outcome:
+    from fixtures.errors import AdminError
+
+    try:
+        action()
+    except AdminError as err:
+        refused = admin_refusal(err)
+        if refused is None:
+            raise
+        return refused
+    return Outcome.ok({})
+
+
+def delete_topic(run: Any, topic: str, force: bool, partitioned: bool) -> Outcome:
+    """PLS-TOPIC-004/005: ``DELETE .../{topic}`` (``/partitions`` for a partitioned one). The run's clients forget
+    nothing: a handle on the topic was closed before (a delete that is not forced needs it), or the delete was refused."""
+    return _admin(lambda: run.admin.delete_topic(topic, force=force, partitioned=partitioned))
+
+
+def reset_cursor(run: Any, topic: str, subscription: str, a: dict) -> Outcome:
+    """PLS-SEEK-004: ``resetcursor`` to a sent message's id (the id its send returned, either client), to a sent
+    message's publish time (as for a seek by time: the instant before its send), or to earliest / latest."""
+    if "message" in a:
+        found = run.sent_id_tuple(a["message"])
+        if found is None:
+            return Outcome.rejected("InvalidArgument", f"message {a['message']!r} was not sent in this run")
+        ledger, entry, partition, batch = found
+        return _admin(lambda: run.admin.reset_cursor_to_id(topic, subscription, ledger, entry, partition=partition,
+                                                           batch_index=batch, excluded=bool(a.get("excluded"))))
+    if "publish_time_of" in a:
+        label = a["publish_time_of"]
+        if label not in run.publish_times:
+            return Outcome.rejected("InvalidArgument", f"no publish time known for {label!r}")
+        return _admin(lambda: run.admin.reset_cursor_to_time(topic, subscription, int(run.publish_times[label])))
+    end = 9223372036854775807  # Long.MAX_VALUE: the latest position (MessageId.latest)
+    ledger, entry = (-1, -1) if a["position"] == "earliest" else (end, end)
+    return _admin(lambda: run.admin.reset_cursor_to_id(topic, subscription, ledger, entry))
+
+
+def skip(run: Any, topic: str, subscription: str, count: int) -> Outcome:
+    """PLS-SKIP-001: ``skip/<n>``."""
+    return _admin(lambda: run.admin.skip_messages(topic, subscription, count))
+
+
+def clear_backlog(run: Any, topic: str, subscription: str | None) -> Outcome:
+    """PLS-SKIP-002: ``skip_all`` on the subscription, or on each subscription the topic lists (GET .../subscriptions)."""
+    def clear() -> None:
+        for name in [subscription] if subscription is not None else run.admin.subscriptions(topic):
+            run.admin.clear_backlog(topic, name)
+    return _admin(clear)

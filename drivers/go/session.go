@@ -82,8 +82,8 @@ var (
 	argsCreateProducer = []string{"producer", "topic", "name", "batching", "initial_sequence_id", "access_mode", "chunking",
 		"send_timeout_ms", "router", "routing_mode", "batching_max_messages", "batching_max_bytes", "batching_max_delay_ms",
 		"batching_type", "wait_ms", "hashing_scheme", "client", "schema"}
-	argsSend = []string{"producer", "payload", "data", "key", "ordering_key", "properties", "event_time", "sequence_id",
-		"deliver_after_ms", "deliver_at_epoch_ms", "async", "txn"}
+	argsSend = []string{"producer", "payload", "data", "key", "key_bytes", "ordering_key", "properties", "event_time",
+		"sequence_id", "deliver_after_ms", "deliver_at_epoch_ms", "async", "txn"}
 	argsSubscribe = []string{"consumer", "topic", "topics", "topics_pattern", "subscription", "type", "initial_position",
 		"consumer_name", "receiver_queue_size", "nack_delay_ms", "ack_timeout_ms", "ack_timeout_tick_ms", "ack_timeout_backoff",
 		"start_message_id_inclusive", "batch_index_ack", "dead_letter", "nack_backoff", "key_shared", "enable_retry",
@@ -415,6 +415,10 @@ func (s *session) send(a *args) (map[string]any, error) {
 			return nil, notInGoClient("null message value (ProducerMessage has no null-value flag)")
 		}
 		msg.Payload = []byte(*text)
+	}
+	if a.present("key_bytes") {
+		// PLS-MSG-002: Java's keyBytes sends Base64 text flagged partition_key_b64_encoded; Go has no such flag
+		return nil, notInGoClient("binary partition key (ProducerMessage.Key is a string, sent without the Base64 flag)")
 	}
 	if key, err := a.optStr("key"); err != nil {
 		return nil, err

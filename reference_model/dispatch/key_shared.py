@@ -184,6 +184,7 @@ class KeySharedDispatcher(SharedDispatcher):
             members = self.batch_members(pos)
             key = hashing.batch_sticky_key(
                 [{"ordering_key": entries[p].ordering_key, "partition_key": entries[p].key,
+                  "partition_key_b64_encoded": entries[p].key_b64,  # PLS-MSG-002: a key given as bytes
                   "producer_name": entries[p].producer_name, "sequence_id": entries[p].sequence_id} for p in members],
                 producer_sequence_fallback=self.settings.profile.keyless_producer_sequence)
             for p in members:

@@ -182,28 +182,35 @@ def test_a_batched_message_on_a_non_persistent_topic_keeps_its_batch_index():
     assert "PLS-NP-003" in {v.rule_id for v in check(unbatched).failures()}
 
 
-def test_a_receive_while_a_batch_may_be_in_flight_is_not_followed():
-    """The batch timer (batching_max_delay_ms after the batch's first message) or a full container
-    sends a batching producer's async messages before any flush; the model writes them at the
-    flush, so a receive on the topic after that moment is not followed (before it, it is)."""
+def test_a_receive_while_a_batch_may_be_in_flight_is_followed():
+    """PLS-BATCH-009 (issue 46; before it the model refused such a receive): the batch timer
+    (batching_max_delay_ms after the batch's first message, C++) sends a batching producer's async
+    messages before any flush. A receive before the timer gets nothing; one after it gets m1, and a
+    history that shows either is followed; one that got nothing although the batch surely left is a
+    lost message, and one that got m1 before its batch could leave breaks PLS-BATCH-009."""
     base = [
         ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"}),
         ("create_producer", {"producer": "p1", "topic": "t", "batching": True, "batching_max_delay_ms": 50}),
         ("send", {"producer": "p1", "payload": "m1", "async": True}),
     ]
     history, report = _judged(base + [("receive", {"consumer": "c1", "timeout_ms": 20})])
-    assert history.events[-1].outcome.status == "ok" and not report.failures()
+    assert history.events[-1].outcome.value == {"message": None} and not report.failures()
     history, report = _judged(base + [("receive", {"consumer": "c1", "timeout_ms": 200})])
-    assert history.events[-1].outcome.status == "indeterminate"
-    assert "may already have left in a batch" in history.events[-1].outcome.detail
-    assert not report.failures()
-    # a live history that got m1 at 100 ms: the checker does not follow that receive either
-    live = History(history.header, history.events[:-1] + (Event(history.events[-1].op, Outcome.ok({"message": {
-        "payload": "m1", "message_id": [1, 0, -1, 0], "topic": "t", "key": None, "ordering_key": None, "properties": {},
-        "event_time": 0, "publish_time": 0, "redelivery_count": 0, "producer_name": "x"}}), 0.0, 100.0),))
-    report = check(live)
-    assert any("may already have left in a batch" in n for n in report.notes), report.notes
-    assert not report.failures()
+    assert history.events[-1].outcome.value["message"]["payload"] == "m1" and history.events[-1].t_end_ms == 50
+    assert not report.failures(), report.failures()
+
+    def got(message, end: float) -> History:
+        return History(history.header, history.events[:-1] + (Event(history.events[-1].op, Outcome.ok({"message": message}),
+                                                                     0.0, end),))
+    m1 = {"payload": "m1", "message_id": [1, 0, -1, 0], "topic": "t", "key": None, "ordering_key": None, "properties": {},
+          "event_time": 0, "publish_time": 0, "redelivery_count": 0, "producer_name": "model-0"}
+    assert not check(got(m1, 100.0)).failures()  # a live history that got m1 at 100 ms
+    lost = {(v.rule_id, v.anomaly) for v in check(got(None, 200.0)).failures()}
+    assert ("PLS-EXCL-002", "lost-message") in lost, lost
+    early = {(v.rule_id, v.anomaly) for v in check(got(m1, 10.0)).failures()}
+    assert ("PLS-BATCH-009", "wrong-value") in early, early
+    gap = {(v.rule_id, v.anomaly) for v in check(got({**m1, "message_id": [1, 0, -1, 1]}, 100.0)).failures()}
+    assert ("PLS-BATCH-009", "wrong-value") in gap, gap  # index 1, but nothing was sent before m1
 
 
 def test_a_consumer_the_model_stopped_following_still_leaves_its_subscription():
@@ -213,7 +220,7 @@ def test_a_consumer_the_model_stopped_following_still_leaves_its_subscription():
         ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s1", "type": "Shared"}),
         ("create_producer", {"producer": "p1", "topic": "t", "batching": True, "batching_max_delay_ms": 10}),
         ("send", {"producer": "p1", "payload": "m1", "async": True}),
-        ("receive", {"consumer": "c1", "timeout_ms": 500}),  # not followed: the batch may have left
+        ("receive", {"consumer": "c1", "timeout_ms": 500}),  # m1, once the batch timer sent it (PLS-BATCH-009)
         ("unsubscribe", {"consumer": "c1"}),
         ("subscribe", {"consumer": "c5", "topic": "t", "subscription": "s1", "type": "Failover", "consumer_name": "c5"}),
     ])

@@ -151,13 +151,17 @@ def test_the_checker_accepts_the_models_own_histories_on_generated_traces():
 
 
 def test_generation_config_picks_the_pools_a_run_asks_for():
-    from conformance.strategies import AREA_FEATURES, LIVE_FAULT_CONFIG, MORE_FEATURES, generation_config, random_traces
+    from conformance.strategies import (AREA_FEATURES, LIVE_FAULT_CONFIG, LIVE_NEMESIS_CONFIG, MORE_FEATURES, generation_config,
+                                        random_traces)
     from conformance.vocabulary import used
 
     assert generation_config(model=True) is MODEL_CONFIG and MODEL_CONFIG.client == "mixed"
     assert generation_config(model=True, client="java").client == "java"
     assert generation_config(model=False) is LIVE_CONFIG
-    assert generation_config(model=False, faults=True) is LIVE_FAULT_CONFIG
+    # fuzz --faults on a broker is the nemesis: the fault pool with restarts (graceful and SIGKILL)
+    nemesis = generation_config(model=False, faults=True)
+    assert nemesis is LIVE_NEMESIS_CONFIG and nemesis.restarts and not LIVE_FAULT_CONFIG.restarts
+    assert nemesis.features == LIVE_FAULT_CONFIG.features and nemesis.fault_share == LIVE_FAULT_CONFIG.fault_share
     java = generation_config(model=False, client="java")
     assert java.client == "java" and "java_handles" in java.features and "batching" not in java.features
     every = generation_config(model=False, features="all")

@@ -4,14 +4,13 @@ One 4.0.8 broker is started here with ``faults=True`` (``fixtures/faults.py``: T
 from its Go module on first use, between the clients and the broker; ``restart_broker`` restarts
 the broker on its own data). Every case of ``conformance/cases/faults`` must PASS with each fault
 rule it names judged PASS by its detector (PLS-FAULT-001..006), and generated traces that hold
-fault ops (``LIVE_FAULT_CONFIG``, restarts included) must show no FAIL and no harness error. The
+fault ops (``LIVE_NEMESIS_CONFIG``, restarts included) must show no FAIL and no harness error. The
 session broker of the other live tests has no proxy, so ``tests/conformance/test_cases.py`` leaves
 the fault cases to this file.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ import pytest
 from conformance.case_files import discover_cases
 from conformance.checker import check
 from conformance.runner import PASS, run_case
-from conformance.strategies import LIVE_FAULT_CONFIG, random_traces
+from conformance.strategies import LIVE_NEMESIS_CONFIG, random_traces
 from conformance.trace import FAULT_OPS, injects_faults
 
 pytestmark = pytest.mark.live
@@ -66,7 +65,7 @@ def test_fault_case_on_the_broker_behind_the_proxy(case, fault_target, tmp_path,
 
 
 def _generated_fault_traces():
-    config = replace(LIVE_FAULT_CONFIG, restarts=True)
+    config = LIVE_NEMESIS_CONFIG
     found = []
     for trace in random_traces(GENERATED_SEED, 400, config):
         if injects_faults(trace):

@@ -93,3 +93,85 @@ def test_cpp_batch_order_from_a_java_producer_fails():
                  "k3": [1, 2, -1, 0]}
     broken = replace_outcome(history, flush.step, Outcome.ok({"message_ids": cpp_order, "id_texts": {}}))
     assert ("PLS-BATCH-003", "wrong-value") in failures(broken)
+
+
+# ---------------------------------------------------------------- PLS-BATCH-009: when a batch leaves
+
+def _spans(*starts: float, length: float = 0.5) -> list:
+    from reference_model.timing import Span
+    return [Span(s, s + length) for s in starts]
+
+
+def test_a_timer_cut_needs_an_instant_between_two_adds():
+    """Java and Go (periodic timers, phase unknown): any split into runs is allowed when the sends took time;
+    two messages added at the same instant cannot be split by the timer."""
+    items = [batching.Pending(2) for _ in range(4)]
+    java = batching.BatchTimer.for_client("java", 1)
+    assert batching.match_split(items, _spans(0, 1, 2, 3), [(0,), (1, 2), (3,)], batching.BatchConfig(), java).allowed
+    assert batching.match_split(items, _spans(0, 1, 2, 3), [(0, 1, 2, 3)], batching.BatchConfig(), java).cuts == ()
+    same = batching.match_split(items, _spans(0, 0, 0, 0, length=0), [(0,), (1, 2, 3)], batching.BatchConfig(), java)
+    assert [r for r, _ in same.violations] == ["PLS-BATCH-009"]
+
+
+def test_a_cpp_batch_leaves_on_its_timer_not_sooner():
+    """C++: the timer fires the delay after the batch's first message was added: a batch cut 1.5 ms after it with a
+    10 ms delay is not the timer's (nor the full container's)."""
+    items = [batching.Pending(2) for _ in range(4)]
+    cpp = batching.BatchTimer.for_client("cpp", 10)
+    early = batching.match_split(items, _spans(0, 1, 2, 3), [(0,), (1, 2, 3)], batching.BatchConfig(), cpp)
+    assert not early.allowed and "could not fire" in early.violations[0][1]
+    late = batching.match_split(items, _spans(0, 1, 12, 13), [(0, 1), (2, 3)], batching.BatchConfig(), cpp)
+    assert late.allowed and late.cuts == (2,)
+
+
+def test_a_batch_is_a_run_in_send_order_within_the_container():
+    items = [batching.Pending(2) for _ in range(4)]
+    java = batching.BatchTimer.for_client("java", 1)
+    sent = _spans(0, 1, 2, 3)
+    gap = batching.match_split(items, sent, [(0, 2), (1, 3)], batching.BatchConfig(), java)
+    assert {r for r, _ in gap.violations} == {"PLS-BATCH-001", "PLS-BATCH-009"}
+    swap = batching.match_split(items, sent, [(1, 0), (2, 3)], batching.BatchConfig(), java)
+    assert "not a run" in swap.violations[0][1]
+    big = batching.match_split(items, sent, [(0, 1, 2, 3)], batching.BatchConfig(max_messages=3), java)
+    assert "more than the container takes" in big.violations[0][1]
+    # full at 3 messages: the cut after the third is the container's, not the timer's
+    full = batching.match_split(items, _spans(0, 0, 0, 0, length=0), [(0, 1, 2), (3,)], batching.BatchConfig(max_messages=3), java)
+    assert full.allowed and full.cuts == ()
+    lost = batching.match_split(items, sent, [(0, 1), (2,)], batching.BatchConfig(), java)
+    assert "in no entry" in lost.violations[0][1]
+
+
+def test_a_sync_send_empties_the_container():
+    items = [batching.Pending(2) for _ in range(4)]
+    java = batching.BatchTimer.for_client("java", 1)
+    sent = _spans(0, 1, 2, 3)
+    assert batching.match_split(items, sent, [(0, 1), (2, 3)], batching.BatchConfig(), java, certain_cuts=[2]).cuts == ()
+    across = batching.match_split(items, sent, [(0,), (1, 2, 3)], batching.BatchConfig(), java, certain_cuts=[2])
+    assert not across.allowed and "sync send" in across.violations[0][1]
+
+
+def test_key_based_runs_are_written_per_key():
+    items = [batching.Pending(2, ordering_key=k) for k in (None, "o2", None)]
+    config = batching.BatchConfig(key_based=True, key_order="last")
+    java = batching.BatchTimer.for_client("java", 1)
+    assert batching.match_split(items, _spans(0, 0, 0, length=0), [(1,), (0, 2)], config, java).allowed
+    assert not batching.match_split(items, _spans(0, 0, 0, length=0), [(0,), (1,), (2,)], config, java).allowed
+
+
+def test_leave_window_per_client():
+    items = [batching.Pending(2) for _ in range(3)]
+    sent = _spans(0, 1, 2)
+    cpp = batching.leave_window(items, sent, 2, batching.BatchConfig(), batching.BatchTimer.for_client("cpp", 10))
+    assert (cpp.start, cpp.end) == (10, 12.5)  # the timer, from the run's first message; by 2.5 + 10 at the latest
+    full = batching.leave_window(items, sent, 2, batching.BatchConfig(max_messages=3), batching.BatchTimer.for_client("cpp", 10))
+    assert full.start == 2  # full at its own add
+    java = batching.leave_window(items, sent, 1, batching.BatchConfig(), batching.BatchTimer.for_client("java", 1))
+    assert (java.start, java.end) == (1, 3.5)  # any moment after its add; two periods at the latest
+    flushed = batching.leave_window(items, sent, 1, batching.BatchConfig(), batching.BatchTimer.for_client("go", 10), settled_by=4)
+    assert (flushed.start, flushed.end) == (1, 4)
+
+
+def test_entries_from_ids():
+    ids = {"a": [5, 3, -1, 0], "b": [5, 3, -1, 1], "c": [5, 4, -1, -1]}
+    assert batching.entries_from_ids(["a", "b", "c"], ids) == [(0, 1), (2,)]
+    assert batching.entries_from_ids(["a", "x"], ids) is None

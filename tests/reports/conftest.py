@@ -27,7 +27,7 @@ def report_dir(spark, tmp_path_factory):
     from spark_reports.jobs import report
 
     corpus = tmp_path_factory.mktemp("report-corpus")
-    manifest = generate(corpus, GenerateConfig(rows=30_000, seed=5, sporadic_rate=0.01))
+    manifest = generate(corpus, GenerateConfig(rows=100_000, seed=5, sporadic_rate=0.01))
     out = tmp_path_factory.mktemp("report") / "out"
     out.mkdir()
     (out / "old.txt").write_text("a previous report, replaced only once the new one is complete")

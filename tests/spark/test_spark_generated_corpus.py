@@ -15,7 +15,7 @@ from spark_reports.generate import GenerateConfig, generate
 from spark_reports.jobs import report
 from spark_reports.jobs.common import read_corpus
 
-ROWS = 40_000  # a few runs of the base block; the last run is cut short
+ROWS = 100_000  # a few runs of the base block (31 675 rows on 2 Dec 2026); the last run is cut short
 
 
 @pytest.fixture(scope="module")

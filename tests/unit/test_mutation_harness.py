@@ -221,12 +221,12 @@ def _batch_history() -> History:
 def test_change_flush_ids_swaps_indexes_or_moves_a_boundary_and_the_deliveries_agree():
     h = _batch_history()
     by_rule = {m.meant_to_break: m for m in mutation.change_flush_ids(h)}
-    assert set(by_rule) == {("PLS-BATCH-001",), ("PLS-BATCH-002",)}
+    assert set(by_rule) == {("PLS-BATCH-001",), ("PLS-BATCH-002", "PLS-BATCH-009")}
     swapped = by_rule[("PLS-BATCH-001",)].history
     assert swapped.events[5].outcome.value["message_ids"] == {"a": [7, 0, -1, 1], "b": [7, 0, -1, 0], "c": [7, 1, -1, 0]}
     assert _received_id(swapped, 7) == [7, 0, -1, 1] and _received_id(swapped, 8) == [7, 0, -1, 0]
     _unchanged_but(h, swapped, {6, 7, 8})
-    moved = by_rule[("PLS-BATCH-002",)].history  # b opens the second batch: a alone, then b, c
+    moved = by_rule[("PLS-BATCH-002", "PLS-BATCH-009")].history  # b opens the second batch: a alone, then b, c
     assert moved.events[5].outcome.value["message_ids"] == {"a": [7, 0, -1, 0], "b": [7, 1, -1, 0], "c": [7, 1, -1, 1]}
     assert _received_id(moved, 9) == [7, 1, -1, 1]
 

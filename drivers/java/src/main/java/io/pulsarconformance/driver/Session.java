@@ -110,8 +110,8 @@ final class Session {
             "initial_sequence_id", "access_mode", "chunking", "send_timeout_ms", "router", "routing_mode",
             "batching_max_messages", "batching_max_bytes", "batching_max_delay_ms", "batching_type", "wait_ms",
             "hashing_scheme", "client", "schema");
-    private static final Set<String> SEND = Set.of("producer", "payload", "data", "key", "ordering_key", "properties",
-            "event_time", "sequence_id", "deliver_after_ms", "deliver_at_epoch_ms", "async", "txn");
+    private static final Set<String> SEND = Set.of("producer", "payload", "data", "key", "key_bytes", "ordering_key",
+            "properties", "event_time", "sequence_id", "deliver_after_ms", "deliver_at_epoch_ms", "async", "txn");
     private static final Set<String> SUBSCRIBE = Set.of("consumer", "topic", "topics", "topics_pattern",
             "subscription", "type", "initial_position", "consumer_name", "receiver_queue_size", "nack_delay_ms",
             "ack_timeout_ms", "ack_timeout_tick_ms", "ack_timeout_backoff", "start_message_id_inclusive",
@@ -348,6 +348,10 @@ final class Session {
                 .value(data);
         if (a.has("key")) {
             m.key(a.str("key"));
+        }
+        if (a.has("key_bytes")) {
+            // PLS-MSG-002: sent as its Base64 text, flagged partition_key_b64_encoded
+            m.keyBytes(java.util.HexFormat.of().parseHex(a.str("key_bytes")));
         }
         if (a.has("ordering_key")) {
             m.orderingKey(a.str("ordering_key").getBytes(StandardCharsets.UTF_8));
@@ -890,6 +894,10 @@ final class Session {
         o.put("topic", msg.getTopicName());
         // as the Python target: an empty key reads as no key
         o.put("key", msg.hasKey() && msg.getKey() != null && !msg.getKey().isEmpty() ? msg.getKey() : null);
+        if (msg.hasBase64EncodedKey()) {
+            // PLS-MSG-002: a key given as bytes: getKey() is its Base64 text, getKeyBytes() the bytes
+            o.put("key_bytes", java.util.HexFormat.of().formatHex(msg.getKeyBytes()));
+        }
         byte[] orderingKey = msg.hasOrderingKey() ? msg.getOrderingKey() : null;
         o.put("ordering_key", orderingKey == null || orderingKey.length == 0 ? null : new String(orderingKey, StandardCharsets.UTF_8));
         ObjectNode properties = o.putObject("properties");

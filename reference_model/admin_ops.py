@@ -1,0 +1,311 @@
+"""Admin operations on topics and subscription cursors: deleting a topic, resetting a cursor, skipping and
+clearing a subscription's backlog.
+
+Pulsar part: the admin REST API's ``PersistentTopics`` (``DELETE /admin/v2/persistent/{tenant}/{ns}/{topic}``,
+``.../partitions`` for a partitioned topic; ``POST .../subscription/{sub}/resetcursor/{timestamp}`` and
+``.../resetcursor`` with a ``ResetCursorData`` body; ``POST .../subscription/{sub}/skip/{n}`` and ``.../skip_all``)
+and what they call: ``BrokerService#deleteTopic`` -> ``PersistentTopic#delete`` / ``#deleteForcefully``,
+``PersistentSubscription#resetCursor``, ``#skipMessages`` (``ManagedCursorImpl#asyncSkipEntries``) and
+``#clearBacklog``. Sources: apache/pulsar ``pulsar-broker/src/main/java/org/apache/pulsar/broker/service/persistent/
+PersistentTopic.java`` (``delete(failIfHasSubscriptions, failIfHasBacklogs, closeIfClientsConnected)``),
+``.../admin/v2/PersistentTopics.java`` (``deleteTopic``: "The topic cannot be deleted if delete is not forcefully
+and there's any active subscription or producer connected to the it."), ``managed-ledger/.../ManagedCursorImpl.java``
+(``asyncSkipEntries``), ``.../persistent/PersistentMessageFinder.java`` (a timestamp's position).
+Rule ids: PLS-TOPIC-004 (a delete is refused while a client is connected), PLS-TOPIC-005 (a deleted topic's
+messages and subscriptions are gone; a later subscribe or send creates it anew, empty), PLS-SEEK-004 (after an
+admin reset the subscription's next delivery is the first message at or after the reset point), PLS-SKIP-001
+(skip n acks the n oldest unacked entries), PLS-SKIP-002 (clearing the backlog acks every entry stored so far).
+
+The steps read like the docs, one sentence each:
+1. Delete (not forced): the broker refuses while any producer or consumer (a reader is a consumer) is connected
+   (``currentUsageCount() > 0``: HTTP 412 "Topic has active producers/subscriptions"); otherwise it deletes every
+   subscription (connected or not: ``delete()`` does not fail on subscriptions) and the ledger. A forced delete
+   with nobody connected does the same. The topic's name is free again: the next subscribe or send auto-creates an
+   empty topic, a new ledger, no subscriptions (``allowAutoTopicCreation``).
+2. Reset: the subscription's cursor moves to a message id (that entry itself; after it with ``isExcluded``), to the
+   first entry published at or after a timestamp (the finder's newest entry published *before* it, then the next),
+   or to the earliest / latest position; acks at or after the point are forgotten, before it everything counts as
+   acked. The broker disconnects the subscription's consumers first; they reconnect. Unlike a client's seek, no
+   client knows of the reset: a consumer keeps what its receiver queue had prefetched (the dispatcher's ``reset``
+   with no seeker), so such a copy may surface once more.
+3. Skip n: the mark-delete position moves past the first n entries after it that are not acked individually
+   (``getNumIndividualDeletedEntriesToSkip``), so exactly the n oldest unacked entries are acked (a batch is one
+   entry); past the end it stops at the last entry.
+4. Clear backlog (``skip_all``): the mark-delete position moves to the last entry: every entry stored so far is
+   acked. Without a subscription named, every subscription of the topic (the live target asks for the list).
+Skipped and cleared messages are acked as by an application's ack (a consumer may still hold a prefetched copy,
+which may surface once: a ghost, as for an expiry pass).
+
+Not modelled (``NotModelledError``): a forced delete with clients connected (they are disconnected, reconnect and
+auto-create the topic again while the delete runs), deleting a non-persistent topic, a topic with a schema (the
+schema may or may not go with it, by release), a topic written in a transaction, a topic a dead-letter or retry
+producer of a connected consumer writes to; any of the cursor ops on a
+partitioned or non-persistent topic (refused there, or applied partition by partition), on a non-durable
+subscription, or on a topic with transactional messages; a reset to a batched message's id (the batch index
+handling of ``resetcursor``); a skip whose n oldest unacked entries include chunks of a chunked message; a reset
+back over a message that went to a dead-letter topic (as for seek).
+Choices: the refusal of a delete is ``NotAllowedError`` in a trace (HTTP 412, the broker's TopicBusyException);
+a missing topic is ``TopicNotFound``, a missing subscription ``SubscriptionNotFound`` (HTTP 404).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from reference_model import names
+from reference_model.cursor import position_by_publish_time
+from reference_model.names import is_persistent, partition_name
+from reference_model.rejections import NotModelledError, Rejected
+
+DELETE_REFUSED = "NotAllowedError"  # HTTP 412 "Topic has active producers/subscriptions"
+
+
+# ====================================================================== the pure rules
+
+
+def delete_refusal(connected: Sequence[str], *, force: bool) -> str | None:
+    """PLS-TOPIC-004, step 1: why a delete is refused (None: it deletes). ``connected``: the producers, consumers
+    and readers connected to the topic (or to one of its partitions)."""
+    if connected and not force:
+        return (f"Topic has active producers/subscriptions: {', '.join(sorted(connected))} connected "
+                "(a delete that is not forced needs none)")
+    return None
+
+
+def reset_start(publish_times: Sequence[int], *, message_pos: int | None = None, excluded: bool = False,
+                publish_time: int | None = None, position: str | None = None) -> int:
+    """PLS-SEEK-004, step 2: the position the subscription's next delivery starts from, given one of a message's
+    position (``excluded``: the one after it), a publish time, or ``earliest`` / ``latest``. ``publish_times`` are
+    the topic's messages' in position order; ``len(publish_times)`` is "after the last one"."""
+    if message_pos is not None:
+        return message_pos + 1 if excluded else message_pos
+    if publish_time is not None:
+        return position_by_publish_time(publish_times, publish_time)  # the same finder as a seek by time
+    if position == "earliest":
+        return 0
+    if position == "latest":
+        return len(publish_times)
+    raise ValueError("reset_start needs one of message_pos, publish_time, position")
+
+
+def skipped_entries(unacked_entries: Sequence[Sequence[int]], count: int) -> list[int]:
+    """PLS-SKIP-001, step 3: the positions ``skip count`` acks: every position of the ``count`` oldest entries that
+    still hold an unacked message (``unacked_entries``, oldest first; an entry is its positions, a batch several),
+    all of them when there are fewer."""
+    return [p for entry in unacked_entries[:max(0, count)] for p in entry]
+
+
+def cleared_entries(unacked_entries: Sequence[Sequence[int]]) -> list[int]:
+    """PLS-SKIP-002, step 4: clearing the backlog acks every position of every entry stored so far."""
+    return [p for entry in unacked_entries for p in entry]
+
+
+# ====================================================================== the broker's steps
+
+
+class AdminOps:
+    """Mixin of ``reference_model.broker.Broker``: the steps of ``delete_topic``, ``reset_cursor``, ``skip`` and
+    ``clear_backlog`` (``Broker.STEPS``). ``_init_admin`` runs in ``Broker.__init__``."""
+
+    def _init_admin(self) -> None:
+        # PLS-TOPIC-005: label -> (the deleted topic or partition, its position there, when the delete returned, the
+        # full name the delete named): a message of a deleted topic is no message of the topic that later takes its name
+        self.deleted_labels: dict[str, tuple[Any, int, float, str]] = {}
+        # PLS-TOPIC-005: (topic full name, subscription) -> when a delete removed it (until a subscribe makes it again)
+        self.deleted_subscriptions: dict[tuple[str, str], float] = {}
+        self.ledgers_deleted = 0  # ledgers are never reused: a recreated topic gets a new one
+
+    # ------------------------------------------------------------------ delete_topic
+
+    def _topics_of(self, topic: Any) -> list[Any]:
+        """``topic`` and, for a partitioned topic, each of its partitions."""
+        return [topic] + [t for i in range(topic.partitions) if (t := self.topics.get(partition_name(topic.full, i)))]
+
+    def connected_to(self, topics: Iterable[Any]) -> list[str]:
+        """The live producers, consumers and readers on ``topics`` (the broker's usage count)."""
+        topics = list(topics)
+        handles = {h for h, p in self.producers.items() if p.topic in topics}
+        handles |= {h for t in topics for s in t.subscriptions.values() if s.dispatcher is not None
+                    for h in s.dispatcher.connected()}
+        handles |= {h for h, r in self.readers.items() if r.topic in topics}
+        return sorted(handles)
+
+    def _op_delete_topic(self, args, at, observed):
+        topic = self._admin_topic(args["topic"], "PLS-TOPIC-004")
+        if isinstance(topic, Rejected):
+            return topic
+        if not is_persistent(topic.full):
+            raise NotModelledError("deleting a non-persistent topic")
+        gone = self._topics_of(topic)
+        connected = self.connected_to(gone)
+        force = bool(args.get("force", False))
+        refused = delete_refusal(connected, force=force)
+        if refused is not None:
+            return Rejected(DELETE_REFUSED, "PLS-TOPIC-004", refused)
+        if connected:
+            raise NotModelledError(f"a forced delete of {topic.short} with {', '.join(connected)} connected "
+                                   "(they are disconnected, reconnect and may create the topic again)")
+        self._check_deletable(topic, gone)
+        yield  # decided: the topic, its subscriptions and its messages are deleted
+        for t in gone:
+            # PLS-TOPIC-005: its messages are no longer anyone's; its subscriptions are gone with it
+            for label, pos in t.by_label.items():
+                if self.labels.get(label, (None,))[0] is t:
+                    del self.labels[label]
+                self.deleted_labels[label] = (t, pos, at.end, topic.full)
+            for name in t.subscriptions:
+                self.deleted_subscriptions[(t.full, name)] = at.end
+                self.deleted_subscriptions[(topic.full, name)] = at.end  # a partition's: stats name the topic
+            del self.topics[t.full]
+            self.ledgers_deleted += 1
+            for table in (self.tfx, self.dedup_states, self.unloads):
+                table.pop(t.full, None)
+            self.removed_non_durable = {k for k in self.removed_non_durable if k[0] != t.full}
+            self.app_acked = {k: v for k, v in self.app_acked.items() if k[0] != t.full}
+            self._key_partition = {k: v for k, v in self._key_partition.items() if k[0] != t.full}
+        return {}
+
+    def _check_deletable(self, topic: Any, gone: list[Any]) -> None:
+        """What a delete the model follows must not meet (see the module's "Not modelled")."""
+        from reference_model.schema_ops import schema_key
+
+        if any(self.schemas[key].entries for t in gone if (key := schema_key(t.full)) in self.schemas):
+            raise NotModelledError(f"deleting {topic.short}, which has a schema (whether it goes with the topic "
+                                   "depends on the release)")
+        if any(t.txn_of for t in gone):
+            raise NotModelledError(f"deleting {topic.short}, written in a transaction")
+        if any(full == t.full for (full, _) in self.copies for t in gone) or \
+                any(self.copy_producer_present(t.full) for t in gone):
+            raise NotModelledError(f"deleting {topic.short}, a dead-letter or retry topic a client writes to")
+
+    def deleted_subscription_rejection(self, topic: str, subscription: str) -> Rejected | None:
+        """PLS-TOPIC-005: the refusal of an op on a subscription a delete removed and nothing made again, else None."""
+        full = names.expand_trace(topic)
+        if isinstance(full, Rejected) or (full, subscription) not in self.deleted_subscriptions:
+            return None
+        t = self.topics.get(full)
+        if t is not None and subscription in t.subscriptions:
+            return None
+        return Rejected("SubscriptionNotFound", "PLS-TOPIC-005",
+                        f"a delete of {names.short_name(full)} at {self.deleted_subscriptions[(full, subscription)]:g} ms "
+                        f"removed subscription {subscription!r}, and no subscribe made it again")
+
+    # ------------------------------------------------------------------ the cursor ops
+
+    def _admin_subscription(self, args, rule: str):
+        """The subscription an admin cursor op names, or the ``Rejected`` the broker answers (HTTP 404)."""
+        topic = self._admin_topic(args["topic"], rule)
+        if isinstance(topic, Rejected):
+            return topic
+        if topic.partitions or not is_persistent(topic.full):
+            raise NotModelledError(f"an admin cursor op on a partitioned or non-persistent topic ({topic.short})")
+        if topic.txn_of:
+            raise NotModelledError(f"an admin cursor op on {topic.short}, which holds transactional messages")
+        sub = topic.subscriptions.get(args["subscription"])
+        if sub is None:
+            gone = self.deleted_subscription_rejection(args["topic"], args["subscription"])
+            if gone is not None:
+                return gone
+            return Rejected("SubscriptionNotFound", rule, f"no subscription {args['subscription']!r} on {args['topic']}",
+                            certain=False)
+        if not sub.durable:
+            raise NotModelledError(f"an admin cursor op on the non-durable subscription {sub.name}")
+        return sub
+
+    def _unacked_entries(self, sub: Any) -> list[list[int]]:
+        """The entries of ``sub``'s topic that hold an unacked message, oldest first (a batch is one entry)."""
+        seen: set[int] = set()
+        out: list[list[int]] = []
+        for pos in range(len(sub.topic.entries)):
+            if pos in seen:
+                continue
+            entry = sorted(self.entry_members(sub, pos))
+            seen.update(entry)
+            if any(not sub.cursor.is_acked(p) for p in entry):
+                out.append(entry)
+        return out
+
+    def _admin_ack(self, sub: Any, positions: Sequence[int], at: Any, rule: str, why: str) -> list[int]:
+        """Ack ``positions`` on ``sub`` as the broker's cursor move does; returns those newly acked. A consumer may
+        still hold a prefetched copy (the dispatcher's ``acked``: a ghost may surface once)."""
+        newly = [p for p in positions if sub.cursor.ack(p)]
+        for p in newly:
+            sub.admin_acked[p] = (rule, why)
+        if newly and sub.dispatcher is not None:
+            sub.dispatcher.acked(newly, at)
+        return newly
+
+    def _op_skip(self, args, at, observed):
+        sub = self._admin_subscription(args, "PLS-SKIP-001")
+        if isinstance(sub, Rejected):
+            return sub
+        chosen = self._unacked_entries(sub)[:int(args["count"])]
+        chunks = self.topic_features(sub.topic).chunks
+        if any(chunks.get(p, 1) > 1 for entry in chosen for p in entry):
+            raise NotModelledError("a skip over a chunked message (each chunk is an entry the skip counts)")
+        yield  # decided: the n oldest unacked entries are acked
+        positions = skipped_entries(chosen, len(chosen))
+        self._admin_ack(sub, positions, at, "PLS-SKIP-001", f"skipped by the admin skip of {args['count']} at {at.start:g} ms")
+        self.facts = {"skipped": [sub.label(p) for p in positions]}
+        return {}
+
+    def _op_clear_backlog(self, args, at, observed):
+        if "subscription" in args:
+            sub = self._admin_subscription(args, "PLS-SKIP-002")
+            if isinstance(sub, Rejected):
+                return sub
+            subs = [sub]
+        else:
+            topic = self._admin_topic(args["topic"], "PLS-SKIP-002")
+            if isinstance(topic, Rejected):
+                return topic
+            subs = []
+            for name in sorted(topic.subscriptions):
+                sub = self._admin_subscription({"topic": args["topic"], "subscription": name}, "PLS-SKIP-002")
+                if isinstance(sub, Rejected):
+                    raise NotModelledError(f"clear_backlog of {topic.short}: {sub.detail}")
+                subs.append(sub)
+        yield  # decided: every entry stored so far is acked on each subscription
+        cleared = {}
+        for sub in subs:
+            positions = cleared_entries(self._unacked_entries(sub))
+            self._admin_ack(sub, positions, at, "PLS-SKIP-002", f"cleared by the admin clear_backlog at {at.start:g} ms")
+            cleared[sub.name] = [sub.label(p) for p in positions]
+        self.facts = {"cleared": cleared}
+        return {}
+
+    def _op_reset_cursor(self, args, at, observed):
+        sub = self._admin_subscription(args, "PLS-SEEK-004")
+        if isinstance(sub, Rejected):
+            return sub
+        entries = sub.topic.entries
+        if "message" in args:
+            pos = sub.topic.by_label.get(args["message"])
+            if pos is None:
+                # the live target cannot even name an id for it; the broker would answer 412 for an unknown position
+                return Rejected("InvalidArgument", "PLS-SEEK-004", f"no message {args['message']!r} on {args['topic']}",
+                                certain=False)
+            if len(self.entry_members(sub, pos)) > 1:
+                raise NotModelledError("a reset to a batched message's id (resetcursor's batch index handling)")
+            start = reset_start([m.publish_time for m in entries], message_pos=pos, excluded=bool(args.get("excluded")))
+            how = f"to {args['message']}" + (" (excluded)" if args.get("excluded") else "")
+        elif "publish_time_of" in args:
+            ref = self.message(args["publish_time_of"])
+            if ref is None:
+                return Rejected("InvalidArgument", "PLS-SEEK-004", f"no message {args['publish_time_of']!r}", certain=False)
+            start = reset_start([m.publish_time for m in entries], publish_time=ref.publish_time)
+            how = f"to the publish time of {args['publish_time_of']} ({ref.publish_time})"
+        else:
+            start = reset_start([m.publish_time for m in entries], position=args["position"])
+            how = f"to {args['position']}"
+        if "message" not in args:
+            self.check_no_async_in_flight(sub.topic.full, "an admin reset to a position or a publish time")
+        self.check_no_seek_back_over_dead_letters(sub, start)
+        self.check_reconnects_admitted(sub.dispatcher.connected() if sub.dispatcher is not None else [], "an admin reset")
+        yield  # decided: the cursor is reset
+        # the broker disconnects the consumers and resets; no client knows, so each keeps its queue (seeker None)
+        self.reset_subscription(sub, start, at, "PLS-SEEK-004", seeker=None)
+        if sub.dispatcher is None or not sub.dispatcher.connected():
+            sub.reset_rule = "PLS-SEEK-004"  # the next consumer to join starts there: the reset explains it
+        self.facts = {"reset_to": start, "reset_how": how}
+        return {}

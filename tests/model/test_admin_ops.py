@@ -1,0 +1,115 @@
+"""reference_model/admin_ops.py: the admin topic and cursor ops, as pure rules and as broker steps.
+
+Rules: PLS-TOPIC-004/005, PLS-SEEK-004, PLS-SKIP-001/002.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reference_model.admin_ops import cleared_entries, delete_refusal, reset_start, skipped_entries
+from reference_model.broker import Broker
+from reference_model.cursor import position_by_publish_time
+from reference_model.rejections import NotModelledError, Rejected
+from reference_model.timing import Span
+
+
+# ---------------------------------------------------------------------- the pure rules
+
+
+def test_a_delete_is_refused_only_while_a_client_is_connected_and_not_forced():
+    assert delete_refusal([], force=False) is None  # PLS-TOPIC-004
+    assert delete_refusal([], force=True) is None
+    assert "c1, p1" in delete_refusal(["p1", "c1"], force=False)
+    assert delete_refusal(["p1"], force=True) is None  # forced: the clients are disconnected first
+
+
+@pytest.mark.parametrize("kwargs, start", [
+    ({"message_pos": 1}, 1),  # the message itself: no client filters it (unlike a seek by id)
+    ({"message_pos": 1, "excluded": True}, 2),
+    ({"publish_time": 20}, 1),  # the first published at or after it
+    ({"publish_time": 21}, 2),
+    ({"publish_time": 99}, 3),  # after the last: nothing until a new message
+    ({"position": "earliest"}, 0),
+    ({"position": "latest"}, 3),
+])
+def test_a_reset_starts_at_the_first_message_at_or_after_its_point(kwargs, start):
+    assert reset_start([10, 20, 30], **kwargs) == start  # PLS-SEEK-004
+
+
+def test_a_reset_needs_a_point():
+    with pytest.raises(ValueError):
+        reset_start([10])
+
+
+def test_a_reset_by_time_is_the_seek_by_time():
+    """PLS-SEEK-002's finder, once: the newest entry published before the time, then the next."""
+    assert position_by_publish_time([10, 20, 20, 30], 20) == 1
+    assert position_by_publish_time([], 5) == 0
+
+
+def test_skip_takes_the_oldest_unacked_entries_a_batch_counting_once():
+    unacked = [[0], [2, 3], [5]]  # 1 and 4 acked; 2 and 3 share an entry (a batch)
+    assert skipped_entries(unacked, 1) == [0]  # PLS-SKIP-001
+    assert skipped_entries(unacked, 2) == [0, 2, 3]
+    assert skipped_entries(unacked, 9) == [0, 2, 3, 5]  # fewer than n: all of them
+    assert cleared_entries(unacked) == [0, 2, 3, 5]  # PLS-SKIP-002
+
+
+# ---------------------------------------------------------------------- as broker steps
+
+
+def _broker(*ops):
+    b = Broker()
+    for i, (op, args) in enumerate(ops):
+        out = b.apply(op, args, Span.at(float(i)))
+        assert not isinstance(out, Rejected), (op, args, out)
+    return b
+
+
+def test_a_skip_does_not_count_what_was_acked_individually():
+    b = _broker(("subscribe", {"consumer": "c", "topic": "t", "subscription": "s"}),
+                ("create_producer", {"producer": "p", "topic": "t"}),
+                *[("send", {"producer": "p", "payload": f"m{i}"}) for i in range(1, 5)])
+    for label in ("m1", "m2"):
+        b.receive("c", 10.0, 100.0)
+    b.apply("ack", {"consumer": "c", "message": "m2"}, Span.at(20.0))
+    b.apply("close", {"handle": "c"}, Span.at(21.0))
+    assert b.apply("skip", {"topic": "t", "subscription": "s", "count": 2}, Span.at(22.0)) == {}
+    assert b.backlog("t", "s", Span.at(23.0)) == (1, 1)  # m1 and m3 skipped, m4 left
+    sub = b.topics["persistent://public/default/t"].subscriptions["s"]
+    assert sorted(sub.admin_acked) == [0, 2]
+
+
+def test_a_delete_with_a_reader_open_is_refused():
+    b = _broker(("create_producer", {"producer": "p", "topic": "t"}), ("send", {"producer": "p", "payload": "m1"}),
+                ("close", {"handle": "p"}), ("create_reader", {"reader": "r", "topic": "t", "start": "earliest"}))
+    refused = b.apply("delete_topic", {"topic": "t"}, Span.at(9.0))
+    assert isinstance(refused, Rejected) and (refused.error, refused.rule) == ("NotAllowedError", "PLS-TOPIC-004")
+
+
+def test_a_forced_delete_with_clients_is_not_followed():
+    b = _broker(("create_producer", {"producer": "p", "topic": "t"}))
+    with pytest.raises(NotModelledError, match="forced delete"):
+        b.apply("delete_topic", {"topic": "t", "force": True}, Span.at(1.0))
+
+
+def test_a_reset_with_nobody_connected_is_what_the_next_consumer_starts_from():
+    b = _broker(("subscribe", {"consumer": "c", "topic": "t", "subscription": "s"}),
+                ("create_producer", {"producer": "p", "topic": "t"}),
+                *[("send", {"producer": "p", "payload": f"m{i}"}) for i in range(1, 4)],
+                ("close", {"handle": "c"}),
+                ("reset_cursor", {"topic": "t", "subscription": "s", "message": "m2"}),
+                ("subscribe", {"consumer": "c2", "topic": "t", "subscription": "s"}))
+    got, _ = b.receive("c2", 10.0, 100.0)
+    assert got["payload"] == "m2"
+    opts = b.receive_options("c2", Span.at(11.0))
+    assert "PLS-SEEK-004" in opts.candidates[0].rules  # the reset, not a plain resume, explains the stream
+
+
+def test_cursor_ops_on_missing_subscriptions_and_partitioned_topics():
+    b = _broker(("create_topic", {"topic": "u", "partitions": 2}), ("create_producer", {"producer": "p", "topic": "t"}))
+    gone = b.apply("skip", {"topic": "t", "subscription": "nope", "count": 1}, Span.at(5.0))
+    assert isinstance(gone, Rejected) and gone.error == "SubscriptionNotFound"
+    with pytest.raises(NotModelledError, match="partitioned"):
+        b.apply("clear_backlog", {"topic": "u", "subscription": "s"}, Span.at(6.0))
