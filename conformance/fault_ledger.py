@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from conformance.trace import OK, History, load
-
-FAULT_OPS = ("cut_connections", "set_latency", "stall_connections", "restart_broker")
+from conformance.trace import FAULT_OPS, OK, History, load
+from reference_model import faults
 
 # A subscription owed a message stored before a fault that never came (reference_model/faults.py).
 LOSS_RULES = ("PLS-FAULT-002",)
@@ -39,20 +38,15 @@ LOSS_RULES = ("PLS-FAULT-002",)
 # deduplicated send stored twice across a fault, a committed transaction's ack undone.
 DUPLICATE_RULES = ("PLS-FAULT-001", "PLS-ACK-001", "PLS-FAULT-004", "PLS-TXN-008")
 
-FAULT_KINDS = ("cut", "latency", "stall", "restart", "crash")
+FAULT_KINDS = (faults.CUT, faults.LATENCY, faults.STALL, faults.RESTART, faults.CRASH)
 
 
 def fault_kind(op: str, args: dict[str, Any]) -> str | None:
-    """The nemesis kind of an op, or None when the op injects no fault (``set_latency 0`` ends one)."""
-    if op == "cut_connections":
-        return "cut"
-    if op == "set_latency":
-        return "latency" if int(args.get("ms", 0)) > 0 else None
-    if op == "stall_connections":
-        return "stall"
-    if op == "restart_broker":
-        return "restart" if args.get("graceful", True) else "crash"
-    return None
+    """The nemesis kind of an op (``reference_model.faults.fault_kind``), or None when the op injects no
+    fault: not a fault op, or ``set_latency 0``, which ends a latency."""
+    if op not in FAULT_OPS or (op == "set_latency" and int(args.get("ms", 0)) <= 0):
+        return None
+    return faults.fault_kind(op, args)
 
 
 @dataclass
