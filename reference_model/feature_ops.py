@@ -894,14 +894,6 @@ class FeatureOps:
             raise NotModelledError(f"{what} while {handle}'s open batch on a non-persistent topic may have left "
                                    f"(its timer, {pf.batch_delay_ms:g} ms, or a full container)")
 
-    def _split_may_matter(self, producer: Any, pf: ProducerFeatures, item: PendingSend) -> bool:
-        """Whether the timer may cut the open batch right before ``item`` (PLS-BATCH-009)."""
-        if not pf.pending:
-            return False
-        items, sent = batch_items(pf.pending + [item]), [p.at for p in pf.pending + [item]]
-        first = batching.open_since(items, pf.batch_config, 0, len(pf.pending))
-        return batching.timer_cut_possible(sent, first, len(pf.pending), self._batch_timer(pf))
-
     @staticmethod
     def _batch_full(pf: ProducerFeatures) -> bool:
         """Whether the open batch's container is full (a message count or the bytes reached), so the
@@ -957,8 +949,7 @@ class FeatureOps:
         it (``_batch_joined``, ``_settle_region``), except where the order against other messages would be
         timing: a message stored on the topic while another producer's batch there may or may not have left; a
         delayed message beside a C++ open batch that may have left (C++ sends the delayed one ahead of a batch
-        still open, PLS-DELAY-006); a batch a Key_Shared subscription reads whose split is still open (its
-        sticky key is the entry's); and on a non-persistent topic, whose ids show no entries (PLS-NP-003), any
+        still open, PLS-DELAY-006); and on a non-persistent topic, whose ids show no entries (PLS-NP-003), any
         send or flush once the open batch may have left (live 4.0.8, Java, 2026-11-26: with 1 ms, two async sends
         0.4 ms apart and a flush 0.4 ms later made two entries)."""
         pf = self.pfx.get(handle)
@@ -973,10 +964,6 @@ class FeatureOps:
                                          len(pf.pending), pf.batch_config, self._batch_timer(pf)) if async_batched else at
             self._refuse_floating(topic.full, mine, f"a message of {handle} on {topic.short} (which is first is timing)",
                                   besides=handle)
-            if async_batched and is_persistent(topic.full) and self._split_may_matter(producer, pf, item) and any(
-                    s.dispatcher is not None and s.dispatcher.type_name == "Key_Shared" for s in topic.subscriptions.values()):
-                raise NotModelledError("a batch a Key_Shared subscription reads, whose split the timer leaves open "
-                                       "(the entry's sticky key is its first message's)")
         if not pf.batching or not pf.pending:
             return
         self._refuse_np_batch(handle, pf, at.start, "a send or flush", full_counts=False)
@@ -1016,6 +1003,33 @@ class FeatureOps:
             producer = self.producers.get(handle)
             if producer is not None and producer.topic.full in topics:
                 self._refuse_np_batch(handle, pf, at.end, "a receive on its topic")
+                if self._key_split_open(producer, pf):
+                    raise NotModelledError(f"a receive on a Key_Shared subscription while the split of {handle}'s "
+                                           "batched messages is open (an entry's sticky key is its first message's, "
+                                           "and the timer's phase is the client's)")
+
+    def _key_split_open(self, producer: Any, pf: ProducerFeatures) -> bool:
+        """PLS-KEYSHARED-001 with PLS-BATCH-009: whether a Key_Shared subscription of ``producer``'s topic would route
+        the messages of its unsettled run (``pf.region``) differently by a split the timer leaves open. A batch is
+        hashed by its first message's keys, so where the timer may cut between messages of different keys the entry
+        each lands in, and so the consumer, is not known until a flush or a receipt's id settles it; the model
+        follows the split once settled (``_write_split``), and a receive before that is not followed."""
+        if len(pf.region) < 2 or not any(s.dispatcher is not None and s.dispatcher.type_name == "Key_Shared"
+                                         for s in producer.topic.subscriptions.values()):
+            return False
+        keys = {(p.args.get("ordering_key"), p.args.get("key"), p.args.get("key_bytes")) for p in pf.region}
+        keyless_by_sequence = (None, None, None) in keys and self.key_shared.profile.keyless_producer_sequence
+        if len(keys) < 2 and not keyless_by_sequence:
+            return False
+        items, sent, timer = batch_items(pf.region), [p.at for p in pf.region], self._batch_timer(pf)
+        start = 0
+        for i in range(1, len(pf.region)):
+            if i in pf.region_cuts:
+                start = i  # a sync send emptied the container before i
+                continue
+            if batching.timer_cut_possible(sent, batching.open_since(items, pf.batch_config, start, i), i, timer):
+                return True
+        return False
 
     def drop_pending(self, handle: str) -> list[str]:
         """A checker that stops following producer ``handle`` forgets the messages it still holds in its batch:
@@ -1069,14 +1083,15 @@ class FeatureOps:
     def _sync_send_settles(self, producer: Any, pf: ProducerFeatures, label: str, at: Span, observed) -> None:
         """A sync send on a batching producer (the last of ``pf.region``) empties its container: the runs before it
         are settled by its end (PLS-BATCH-009). Its id says how many messages its batch holds before it; the Go
-        client's last_sequence_id is that batch's first message's (PLS-DEDUP-006)."""
+        client's last_sequence_id is that batch's first message's (PLS-DEDUP-006), its own when its index is 0 (the
+        ticker sent the messages before it in a batch of their own: live 4.0.8, Go, CI of 2 Dec 2026)."""
         pf.region_cuts[len(pf.region)] = at.end
         mid = observed.get("message_id") if observed else None
         if mid is None or len(mid) != 4 or list(mid)[:2] == [-1, -1]:
             return
         pf.region_ids[label] = [int(v) for v in mid]
         index = int(mid[3])
-        if self.profile_of(producer.handle).last_sequence_id_batch_first and 0 < index < len(pf.region):
+        if self.profile_of(producer.handle).last_sequence_id_batch_first and 0 <= index < len(pf.region):
             pf.sequence = dedup.send_acknowledged(pf.sequence, pf.region[-1 - index].sequence_id)
             producer.last_sequence_id = pf.sequence.last
 
@@ -1175,6 +1190,10 @@ class FeatureOps:
                     if label in written:
                         written[label] = mid.to_list()
         producer.last_sequence_id = pf.sequence.last
+        rewritten = [topic.by_label[x] for entry in entries for x in entry if x in topic.by_label]
+        for sub in topic.subscriptions.values():
+            if sub.dispatcher is not None and sub.dispatcher.type_name == "Key_Shared":
+                sub.dispatcher.forget_sticky_keys(rewritten)  # PLS-KEYSHARED-001: the settled entries' first keys
         return ids
 
     def _op_flush(self, args, at, observed):

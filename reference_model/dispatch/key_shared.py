@@ -191,6 +191,12 @@ class KeySharedDispatcher(SharedDispatcher):
                 self._keys[p] = key
         return self._keys[pos]
 
+    def forget_sticky_keys(self, positions: Iterable[int]) -> None:
+        """The entries of ``positions`` were settled anew (PLS-BATCH-009: the split a flush's ids show): their
+        sticky keys are computed again from their settled batches."""
+        for pos in positions:
+            self._keys.pop(pos, None)
+
     def batch_members(self, pos: int) -> list[int]:
         """The positions stored in the entry of ``pos``, in batch-index order: the storage
         features' ``TopicFeatures.batch_of`` (``[pos]`` for a message that is its own entry)."""

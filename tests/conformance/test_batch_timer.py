@@ -8,7 +8,11 @@ Rule ids: PLS-BATCH-001, PLS-BATCH-009, PLS-EXCL-002 (a batch that surely left i
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from conformance.checker import check
+from conformance.trace import load, parse
 from model_history_helpers import H
 
 JAVA = {"client": "java"}
@@ -89,3 +93,88 @@ def test_a_receive_while_the_batch_may_or_may_not_have_left():
         "payload": "m1", "message_id": [7, 0, -1, 1], "topic": "t", "key": None, "ordering_key": None, "properties": {},
         "event_time": 0, "publish_time": 1, "redelivery_count": 0, "producer_name": "p"}}, t=(2.5, 3))
     assert ("PLS-BATCH-009", "wrong-value") in _fails(two.history())  # index 1: nothing was sent before m1
+
+
+# --- Key_Shared reads a batch whose split the timer left open (PLS-KEYSHARED-001 with PLS-BATCH-009) ---------------
+
+KEYSHARED_BATCH = Path(__file__).parent / "live_histories" / "live-4.0.8-java-keyshared-batch-key.jsonl"
+
+
+def _keyshared_lines(*, split: bool, m2_to: str) -> str:
+    """The live history of case keyshared-batch-key (Java 4.0.8, 1000 ms delay: m1 key-24 and m2 key-81 sent
+    async 40 ms apart, flushed, then m3 key-81; ks-b (c2) owns key-24, ks-a (c1) key-81), optionally told as
+    if the Java timer (periodic, its phase unknown) had cut between m1 and m2, with m2 received by ``m2_to``."""
+    rows = [json.loads(line) for line in KEYSHARED_BATCH.read_text().splitlines() if line.strip()]
+    ops = {row["step"]: row for row in rows if row["kind"] == "op"}
+    if split:
+        ops[6]["outcome"]["value"] = {"message_ids": {"m1": [3, 0, -1, -1], "m2": [3, 1, -1, -1]}}
+        ops[8]["outcome"]["value"] = {"message_ids": {"m3": [3, 2, -1, -1]}}
+        ops[9]["outcome"]["value"]["message"]["message_id"] = [3, 0, -1, -1]
+        ops[10]["outcome"]["value"]["message"]["message_id"] = [3, 1, -1, -1]
+        ops[12]["outcome"]["value"]["message"]["message_id"] = [3, 2, -1, -1]
+    if m2_to == "c1":
+        # c2: m1, then nothing; c1: m2, m3, then nothing (the receives keep their steps and times)
+        m2, m3, nothing = ops[10]["outcome"], ops[12]["outcome"], ops[11]["outcome"]
+        ops[10]["args"]["consumer"], ops[11]["args"]["consumer"] = "c2", "c1"
+        ops[10]["outcome"], ops[11]["outcome"], ops[12]["outcome"] = nothing, m2, m3
+        ops[12]["args"]["consumer"] = "c1"
+    return "\n".join(json.dumps(row) for row in rows) + "\n"
+
+
+def test_keyshared_reads_a_settled_batch_by_its_first_key():
+    """Live 4.0.8 (CI of 2 Dec 2026): the Java timer could have cut between m1 and m2, but the flush's ids show one
+    entry, so both go to m1's owner ks-b. Followed and judged, not refused."""
+    report = check(load(KEYSHARED_BATCH))
+    assert report.ok, report.summary()
+    judged = report.rule_verdicts()
+    assert judged.get("PLS-KEYSHARED-001") == "PASS" and judged.get("PLS-BATCH-009") == "PASS", judged
+    assert not report.notes, report.notes
+
+
+def test_keyshared_follows_a_timer_cut_the_ids_show():
+    """The same run told with the timer's cut between m1 and m2: m2 heads its own entry, hashed by key-81 to ks-a.
+    It PASSes when c1 gets m2, and FAILs (the key's owner, PLS-KEYSHARED-001/003) when ks-b gets it."""
+    own_key = check(parse(_keyshared_lines(split=True, m2_to="c1"), source="split-c1"))
+    assert own_key.ok, own_key.summary()
+    assert own_key.rule_verdicts().get("PLS-KEYSHARED-001") == "PASS"
+    first_key = check(parse(_keyshared_lines(split=True, m2_to="c2"), source="split-c2"))
+    assert {"PLS-KEYSHARED-001", "PLS-KEYSHARED-003"} & {v.rule_id for v in first_key.failures()}, first_key.summary()
+    # and one entry sent to ks-a breaks the rule the other way round
+    unsplit_wrong = check(parse(_keyshared_lines(split=False, m2_to="c1"), source="whole-c1"))
+    assert {"PLS-KEYSHARED-001", "PLS-KEYSHARED-003"} & {v.rule_id for v in unsplit_wrong.failures()}, unsplit_wrong.summary()
+
+
+def test_keyshared_receive_before_the_split_settles_is_not_followed():
+    """A receive on the Key_Shared subscription between the async sends and their flush: which entry m2 is in, and
+    so who gets it, is the timer's; the model says it does not follow the receive instead of guessing."""
+    rows = [json.loads(line) for line in KEYSHARED_BATCH.read_text().splitlines() if line.strip()]
+    early = {"kind": "op", "step": 0, "op": "receive", "args": {"consumer": "c1", "timeout_ms": 1},
+             "outcome": {"status": "ok", "value": {"message": None}}, "t_start_ms": 14964.042, "t_end_ms": 14964.046}
+    rows.insert(6, early)  # after step 5 (m2's send), before the flush
+    for step, row in enumerate(r for r in rows if r["kind"] == "op"):
+        row["step"] = step + 1
+    rows[0]["op_count"] = len(rows) - 1
+    report = check(parse("\n".join(json.dumps(r) for r in rows) + "\n", source="early-receive"))
+    assert any("Key_Shared" in note and "split" in note for note in report.notes), report.notes
+    assert not report.failures(), report.summary()
+
+
+def _go_async_then_sync(b2_id: list[int], b2_sequence: int) -> "object":
+    """Go, 10 ms ticker (the client's default): b1 async at 1 ms, b2 sync at 6 ms (Go's Send flushes the
+    container), b2's receipt with ``b2_id`` and last_sequence_id ``b2_sequence``."""
+    h = H(client="go").ok("create_producer", {"producer": "p", "topic": "t", "batching": True},
+                          {"producer_name": "p", "last_sequence_id": -1}, t=(0, 0.5))
+    h = h.ok("send", {"producer": "p", "payload": "b1", "async": True}, {}, t=(1, 1.2))
+    h = h.ok("send", {"producer": "p", "payload": "b2"}, {"message_id": b2_id, "sequence_id": b2_sequence,
+                                                          "publish_time": 6}, t=(6, 7))
+    return h.history()
+
+
+def test_go_last_sequence_id_follows_the_batch_the_ticker_made():
+    """PLS-DEDUP-006, Go: last_sequence_id after a batch's receipt is the batch's first message's. When the ticker
+    sent b1 alone before b2 joined (b2's index 0, live 4.0.8, CI of 2 Dec 2026) b2's batch starts with b2: 1;
+    when b2 joined b1's batch (index 1), 0. Either other answer FAILs."""
+    for b2_id, allowed, wrong in (([3, 1, -1, 0], 1, 0), ([3, 0, -1, 1], 0, 1)):
+        assert check(_go_async_then_sync(b2_id, allowed)).ok, (b2_id, check(_go_async_then_sync(b2_id, allowed)).summary())
+        found = _fails(_go_async_then_sync(b2_id, wrong))
+        assert ("PLS-DEDUP-006", "wrong-value") in found, (b2_id, found)
