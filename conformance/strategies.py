@@ -78,7 +78,7 @@ from hypothesis import strategies as st
 from conformance.trace import FAULT_OPS, OK, REJECTED, SCHEMA_STRATEGIES, Event, History, Op, Outcome, Trace, TraceHeader
 from conformance.targets.model import ModelTarget
 from reference_model.broker import Broker
-from reference_model import retention
+from reference_model import faults as fault_model, retention
 from reference_model.rejections import NotModelledError
 
 # --------------------------------------------------------------------------- configuration
@@ -179,6 +179,9 @@ class GenConfig:
     # with "faults" in the pool: the share of traces that are made to hold a fault op (the swarm's own
     # draw gives few: the fault rule is one among ~60); 0: only what the swarm draws (docs/faults.md)
     fault_share: float = 0.0
+    # with "faults" in the pool: the share of traces that open with the nemesis scenario (``nemesis_rounds``:
+    # rounds of sends, receives and acks, each ended by a fault, then a drain), which may run past max_ops
+    nemesis_share: float = 0.0
 
     def __post_init__(self) -> None:
         if self.client not in RUN_CLIENTS:
@@ -198,7 +201,10 @@ LIVE_FAULT_CONFIG = GenConfig(features=FAULT_FEATURES, fault_share=FAULT_SHARE)
 # ``fuzz --faults`` on a broker, the campaign command (Jepsen's nemesis): restarts too, graceful and by
 # SIGKILL (``proxy_injects_fault``: 4 in 5 graceful). The main job's fault budget (``fuzz_budget``)
 # keeps LIVE_FAULT_CONFIG: a restart costs ~10 s of its time.
-LIVE_NEMESIS_CONFIG = replace(LIVE_FAULT_CONFIG, restarts=True)
+# Half of its traces open with ``nemesis_rounds``, so that its ledger judges hundreds of acknowledged messages
+# across faults (Hypothesis' own traces hold ~10 ops, a few messages each).
+NEMESIS_SHARE = 0.5
+LIVE_NEMESIS_CONFIG = replace(LIVE_FAULT_CONFIG, restarts=True, nemesis_share=NEMESIS_SHARE)
 # The model follows every fault and every feature for free: a model campaign draws them all, and
 # each handle's client (mixed), so that its traces use the whole vocabulary.
 MODEL_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING, features=FAULT_FEATURES + MORE_FEATURES + AREA_FEATURES,
@@ -356,6 +362,7 @@ class TraceBuilder:
         self.trace_id = trace_id
         self.broker = Broker()
         self.now = 0.0
+        self.extra_budget_ms = 0.0  # a scenario that waits out a fault's grace (nemesis_rounds) buys its own time
         self.ops: list[Op] = []
         self.outcomes: list[Outcome] = []
         self.times: list[tuple[float, float]] = []
@@ -406,7 +413,7 @@ class TraceBuilder:
         return self.c.integer(lo, hi)
 
     def time_left(self) -> float:
-        return self.config.timing.budget_ms - self.now
+        return self.config.timing.budget_ms + self.extra_budget_ms - self.now
 
     def topics(self) -> list[str]:
         names = [self.config.topics[0]]
@@ -619,6 +626,8 @@ class TraceBuilder:
         # Every trace starts with something to do: a consumer first (Latest sees later sends).
         self._apply_rule(_rule("consumer_subscribes"))
         self._apply_rule(_rule("producer_connects"))
+        if wants_fault and cfg.nemesis_share > 0 and not self.c.flag(1 - cfg.nemesis_share):
+            self._apply_rule(_rule("nemesis_rounds"))  # its ops come on top of max_ops: the rest stays short
         room = cfg.max_ops - (1 if wants_fault else 0)  # a forced fault keeps the trace within max_ops
         while len(self.ops) < room and self.time_left() > 0 and self.c.more(cfg.mean_ops):
             rules = [r for r in RULES if _enabled(self, r) and r.applies(self)]
@@ -1548,6 +1557,92 @@ def broker_cuts_after_acks(b: TraceBuilder):
     return None
 
 
+# ``nemesis_rounds``: how many messages a round sends, how many rounds a trace has, and the fault kinds it
+# draws (each round ends with one). Sized so that a campaign judges hundreds of acknowledged messages across
+# faults, not a handful (docs/faults.md, "The nemesis campaigns").
+NEMESIS_ROUND_SENDS = (3, 8)
+NEMESIS_ROUNDS = (2, 3)
+NEMESIS_DRAIN_TRIES = 12
+# the virtual time a nemesis trace may take beyond the config's budget: its rounds, and the wait past the
+# last fault's resume grace (reference_model.faults.RESUME_GRACE_MS, 3 s after a restart) before its last receive
+NEMESIS_EXTRA_MS = 8000
+NEMESIS_TOPIC = "nemesis"
+NEMESIS_LIVE_BAND_MS = 400  # about twice the widest calibrated dispatch band of the live tier (docs/timing-bands.md)
+
+
+def _nemesis_fault(b: TraceBuilder) -> tuple[str, dict[str, Any]]:
+    """The fault that ends a round: a cut of every connection, a broker restart (graceful, or a SIGKILL crash)
+    when the config allows restarts, a stall or a latency step."""
+    kinds = ["cut_connections", "cut_connections", "set_latency", "stall_connections"]
+    if b.config.restarts:
+        kinds += ["restart_broker", "restart_broker"]
+    op = b.pick(kinds)
+    if op == "restart_broker":
+        return op, {"graceful": b.c.flag(0.6)}
+    if op == "set_latency":
+        return op, {"ms": b.pick((50, 200))}
+    if op == "stall_connections":
+        return op, {"ms": b.pick((100, 400))}
+    return op, {}
+
+
+def nemesis_rounds(b: TraceBuilder):
+    """Jepsen's shape, drawn for a share of a nemesis campaign's traces (``GenConfig.nemesis_share``): a producer
+    sends a few messages, a consumer receives some of them and acks most of those (holding one now and then),
+    and a fault ends the round; two or three rounds, then the consumer drains what is left. Every message the broker
+    acknowledged before a fault is owed after it (PLS-FAULT-002: none lost), none that was acked comes again
+    (PLS-FAULT-001: none duplicated), and the producer's sequence ids go on (PLS-FAULT-006); a latency step is
+    taken back before the drain so that the drain waits on the broker, not on the proxy."""
+    b.extra_budget_ms = NEMESIS_EXTRA_MS
+    try:
+        topic = _scenario_topic(b)
+    except _NoChoice:
+        topic = NEMESIS_TOPIC  # the trace's topics are partitioned, non-persistent or hold schemas: one of its own
+    subscription = b.fresh("sx")
+    handle = _scenario_subscribe(b, topic, subscription, b.pick(("Exclusive", "Shared", "Failover")))
+    producer = _scenario_producer(b, topic)
+    latency, settled_by = False, None  # settled_by: when every fault's resume grace has passed
+    widened = 0  # how much the faults widen the checker's timing band: twice each stall and latency (checker._fault)
+    for _ in range(b.c.integer(*NEMESIS_ROUNDS)):
+        sent = [_scenario_send(b, producer) for _ in range(b.c.integer(*NEMESIS_ROUND_SENDS))]
+        # some are received before the fault (their acks must hold: PLS-FAULT-001), the rest are owed after it
+        for _ in range(b.c.integer(0, len(sent))):
+            label = _scenario_receive(b, handle, 200)
+            if label is None:
+                break
+            if not b.c.flag(0.15):  # now and then one is held across the fault: it comes back (PLS-FAULT-003)
+                b._apply("ack", {"consumer": handle, "message": label}, False)
+        b._apply("advance_time", {"ms": 150}, False)  # past the ack-grouping window: the broker has the acks
+        # the model drops a fault it cannot follow (over a handle of the trace it cannot follow across it): a
+        # cut, and then a latency step, are the ones it refuses least
+        for op, args in (_nemesis_fault(b), ("cut_connections", {}), ("set_latency", {"ms": 50})):
+            if b._apply(op, args, False) is not None:
+                latency = latency or op == "set_latency"
+                widened += 2 * int(args.get("ms", 0))
+                grace_end = b.now + fault_model.RESUME_GRACE_MS[fault_model.fault_kind(op, args)]
+                settled_by = max(settled_by or grace_end, grace_end)
+                break
+    if latency:
+        b._apply("set_latency", {"ms": 0}, False)
+    _nemesis_drain(b, handle)
+    if settled_by is not None:
+        # what has not come by the end of the faults' resume graces (and the band they widened, and a live target's
+        # own band) is lost (PLS-FAULT-002): wait past them, look again
+        wait = int(settled_by + widened + NEMESIS_LIVE_BAND_MS - b.now)
+        if wait > 0 and b._apply("advance_time", {"ms": wait}, False) is not None:
+            _nemesis_drain(b, handle)
+    return None
+
+
+def _nemesis_drain(b: TraceBuilder, handle: str) -> None:
+    """``handle`` receives (500 ms each) until a receive gets nothing. It acks none of them: a trace's ops are
+    fixed when it is generated, so on a broker that lost a message the ack would still name it, and an ack
+    by id settles the message the receive after the grace must still be owed."""
+    for _ in range(NEMESIS_DRAIN_TRIES):
+        if _scenario_receive(b, handle, 500) is None:
+            return
+
+
 def transaction_holds_then_ends(b: TraceBuilder):
     """A Java transaction sends a message, a plain message follows it, and an Exclusive consumer receives
     while the transaction is open (nothing: PLS-TXN-001/-003), after it commits, aborts or times out
@@ -1894,6 +1989,8 @@ RULES: tuple[Rule, ...] = (
          topic_unloaded_after_acks),
     Rule("broker_cuts_after_acks", 1, lambda b: _room(b, 3500) and _reconnects_allowed(b) and len(b.consumers) < 5,
          broker_cuts_after_acks),
+    # never drawn by the table: the first scenario of a nemesis trace (GenConfig.nemesis_share, TraceBuilder.build)
+    Rule("nemesis_rounds", 0, lambda b: False, nemesis_rounds),
     Rule("transaction_holds_then_ends", 1, lambda b: _room(b, 3000) and _client_possible(b, "java") and len(b.consumers) < 5,
          transaction_holds_then_ends),
     Rule("consumer_nacks_and_waits", 1, lambda b: _room(b) and len(b.consumers) < 5, consumer_nacks_and_waits),
@@ -1916,7 +2013,7 @@ _FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", 
                "consumer_acks_several": "consumer_acks_cumulatively",
                "admin_reads_named_consumers": "admin_reads_backlog", "admin_expires_messages": "admin_ops",
                "reader_reads_compacted": "admin_ops", "topic_unloaded_after_acks": "admin_ops",
-               "broker_cuts_after_acks": "faults", "transaction_holds_then_ends": "transactions",
+               "broker_cuts_after_acks": "faults", "nemesis_rounds": "faults", "transaction_holds_then_ends": "transactions",
                "consumer_nacks_and_waits": "consumer_nacks", "consumer_fails_over": "Failover",
                "producer_sends_chunked": "chunking", "consumer_acks_in_batches": "batching"}
 # Rules on for any of several features.
