@@ -101,6 +101,28 @@ class Verdict:
         return {k.name: getattr(self, k.name) for k in fields(self)}
 
 
+_NAMED = re.compile(r"(?<!\w)'[^'\s]*'(?!\w)|\"[^\"]*\"|\b[\w.:/-]*\d[\w.:/-]*\b")
+
+
+def not_followed_reason(text: str) -> str:
+    """The reason a step was not followed, as counted across traces: the model's sentence (``NotModelledError``'s)
+    with the names and numbers of this trace (handles, labels, times) replaced by '…', so that the same reason in
+    two traces counts once."""
+    return re.sub(r"(…[ ,]*)+…", "…", _NAMED.sub("…", text)).strip()
+
+
+@dataclass(frozen=True)
+class NotFollowed:
+    """A step the model did not follow: its op, and why (``not_followed_reason``)."""
+
+    step: int
+    op: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"step": self.step, "op": self.op, "reason": self.reason}
+
+
 @dataclass(frozen=True)
 class CheckReport:
     trace_id: str
@@ -112,6 +134,9 @@ class CheckReport:
     # ops the harness could not run (an ``UnknownHandle`` outcome: a handle whose creation did not
     # succeed): a harness error, never a broker verdict
     harness_errors: tuple[str, ...] = ()
+    # the steps the model did not follow (``NotFollowed``): what came after them is judged less or not at all,
+    # so runs count them where users read the answer (summary.json ``not_followed``, the last line, the report)
+    not_followed: tuple["NotFollowed", ...] = ()
 
     def rule_verdicts(self) -> dict[str, str]:
         """One status per rule id: FAIL beats INDETERMINATE beats PASS."""
@@ -151,6 +176,7 @@ class CheckReport:
             "verdicts": [v.to_json() for v in self.verdicts],
             "notes": list(self.notes),
             "harness_errors": list(self.harness_errors),
+            "not_followed": [nf.to_json() for nf in self.not_followed],
         }
 
 
@@ -200,7 +226,7 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
             checker.step(event)
         checker.finish()
     return CheckReport(header.trace_id, header.target, profile, tolerances, tuple(checker.verdicts), tuple(checker.notes),
-                       tuple(checker.harness_errors))
+                       tuple(checker.harness_errors), tuple(checker.not_followed))
 
 
 # ------------------------------------------------------------------------------------------
@@ -306,6 +332,7 @@ class _Checker:
         self._base_latency_ms = tol.dispatch_latency_ms  # the band before any injected latency (PLS-FAULT-*)
         self.verdicts: list[Verdict] = []
         self.notes: list[str] = []
+        self.not_followed: list[NotFollowed] = []
         self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
         self.unmodelled_labels: set[str] = set()
         # topics (full names) a send the model did not follow may have written to: their backlog is not judged
@@ -515,6 +542,7 @@ class _Checker:
                     self._connection_may_have_closed(event.step, args["producer"])
         except NotModelledError as err:
             self.notes.append(f"step {event.step}: {op} not modelled ({err}); not judged")
+            self.not_followed.append(NotFollowed(event.step, op, not_followed_reason(str(err))))
             if handle is not None:
                 self.unmodelled_handles.add(handle)
                 if handle in self.model.producers:
@@ -677,6 +705,7 @@ class _Checker:
                 # an admin op the model applies, but after which it cannot say what these handles get next
                 self.notes.append(f"step {n}: {op}: {facts.get('unfollowed_why')}; "
                                   f"{', '.join(facts['unfollowed_handles'])} not judged after it")
+                self.not_followed.append(NotFollowed(n, op, not_followed_reason(str(facts.get("unfollowed_why")))))
                 self.unmodelled_handles |= set(facts["unfollowed_handles"])
         else:
             # Rejected or indeterminate: only ask what the model predicts (it follows below if so).

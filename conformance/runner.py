@@ -73,6 +73,8 @@ class CaseResult:
     duration_s: float = 0.0
     message: str = ""
     expectation_failures: list[ExpectationFailure] = field(default_factory=list)
+    # the steps the model did not follow ({"step", "op", "reason"}: checker.NotFollowed), counted in summary.json
+    not_followed: list[dict[str, Any]] = field(default_factory=list)
 
     def corpus_verdicts(self) -> list[Any]:
         """What the outcome corpus records for this case: the detectors' verdicts, step by step (so
@@ -268,7 +270,7 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
         status = ERROR
         message = "the harness could not run every op: " + "; ".join(report.harness_errors) + (f"; {message}" if message else "")
     return CaseResult(case, target.name, status, rule_verdicts, list(report.verdicts), expectations, history,
-                      history_path, duration, message, broken)
+                      history_path, duration, message, broken, [nf.to_json() for nf in report.not_followed])
 
 
 def not_in_force(rules: Iterable[str], history: History, *, client: str) -> set[str]:
@@ -327,6 +329,20 @@ def meant_to_judge(results: Iterable[CaseResult]) -> set[str]:
             if r.rule_verdicts.get(rule) != NOT_APPLICABLE}
 
 
+def not_followed_summary(results: Iterable[CaseResult]) -> dict[str, Any]:
+    """summary.json ``not_followed``: how many steps of the run's cases the model did not follow, in which cases,
+    and by reason (``checker.not_followed_reason``), the most frequent first. What came after such a step is judged
+    less or not at all, so the count is shown wherever the answer is (issue 46: silence is no PASS)."""
+    by_case: dict[str, int] = {}
+    by_reason: dict[str, int] = {}
+    for r in results:
+        for nf in r.not_followed:
+            by_case[r.case.id] = by_case.get(r.case.id, 0) + 1
+            by_reason[nf["reason"]] = by_reason.get(nf["reason"], 0) + 1
+    return {"steps": sum(by_case.values()), "cases": dict(sorted(by_case.items())),
+            "by_reason": dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0])))}
+
+
 def summary(results: list[CaseResult], *, target_info: dict[str, Any], applies: Callable[[str], bool] | None = None) -> dict[str, Any]:
     """The ``summary.json`` document: one verdict per registered rule."""
     from reference_model.rules import RULES
@@ -358,6 +374,7 @@ def summary(results: list[CaseResult], *, target_info: dict[str, Any], applies: 
         "expectations": {"checked": sum(len(r.expectations) for r in results),
                          "failed": [e.to_json() for r in results for e in r.expectation_failures]},
         "harness_errors": {r.case.id: r.message.splitlines()[0] if r.message else "" for r in results if r.status == ERROR},
+        "not_followed": not_followed_summary(results),
     }
 
 

@@ -746,6 +746,7 @@ def _case_entry(result: Any) -> dict[str, Any]:
         "history_path": str(result.history_path) if result.history_path else None,
         "duration_s": result.duration_s,
         "message": result.message,
+        "not_followed": list(result.not_followed),
         "corpus": None if history is None else _corpus_key_json(history),
     }
 
@@ -770,7 +771,7 @@ def _result_from(entry: dict[str, Any], case: Any) -> Any | None:
         path = entry.get("history_path")
         return CaseResult(case, entry["target"], entry["status"], dict(entry["rule_verdicts"]), verdicts, expectations, None,
                           Path(path) if path else None, float(entry.get("duration_s") or 0.0), entry.get("message") or "",
-                          failures)
+                          failures, [dict(x) for x in entry.get("not_followed") or ()])
     except (KeyError, IndexError, TypeError, ValueError):
         return None
 
@@ -872,6 +873,19 @@ def _case_rules(lab: _Label, case_id: str) -> tuple[str, ...]:
     return next((c.rules for c in lab.cases if c.id == case_id), ())
 
 
+def _not_followed_total(runs: list[_Run]) -> dict[str, Any]:
+    """summary.json ``not_followed`` over every client of the run (``runner.not_followed_summary`` per client, summed;
+    cases as ``<client>/<case>``): what the headline and the last line count."""
+    steps, cases, reasons = 0, {}, {}
+    for r in runs:
+        doc = r.doc.get("not_followed") or {}
+        steps += int(doc.get("steps") or 0)
+        cases.update({f"{r.client}/{case}": n for case, n in (doc.get("cases") or {}).items()})
+        for reason, n in (doc.get("by_reason") or {}).items():
+            reasons[reason] = reasons.get(reason, 0) + n
+    return {"steps": steps, "cases": cases, "by_reason": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))}
+
+
 def _write_summaries(runs: list[_Run], labels: list[_Label], deaths: list[BrokerDeath], out: Path) -> list[_Run]:
     from conformance.runner import write_json as _write_json
 
@@ -883,11 +897,12 @@ def _write_summaries(runs: list[_Run], labels: list[_Label], deaths: list[Broker
             r.doc["broker_deaths"] = deaths_json
         _write_json(out / f"summary-{r.client}.json", r.doc)
         by_client[r.client] = {k: r.doc[k] for k in ("client_version", "rules", "counts", "cases", "known_deviations", "not_run",
-                                                     "meant_to_judge") if k in r.doc}
+                                                     "meant_to_judge", "not_followed") if k in r.doc}
     primary = dict(live[0].doc)
     # --profile: the vendor profile every case was judged under (reference_model.vendors)
     primary["profile"] = next((lab.vendor for lab in labels), "apache")
     primary["by_client"] = by_client
+    primary["not_followed"] = _not_followed_total(live)
     primary["reference"] = {r.client: {k: r.doc[k] for k in ("target", "broker_version", "client", "rules", "counts")}
                             for r in runs if r.on_model}
     # every label's cases that did not run, and why (a label the broker never reached has no summary of its own)

@@ -25,6 +25,10 @@ What each figure counts (every applicable rule is in exactly one, so they add up
   deviations and inconclusive together); the report's overview and its "By client" list say
   "exercised" in this sense only, per client with ``headlines_by_client``.
 
+Steps the model did not follow (summary.json ``not_followed``: an op the model leaves unspecified, after which
+the handles or topics it touched are judged less) are counted last, when there are any: the answer holds for
+what was judged, and the sentence says how much was not.
+
 Cases are counted beside the rules where they change the answer: cases that ended ERROR (the
 suite could not run them: their rules are not judged, so a run whose every case errored reads
 "0 of N applicable rules judged: 40 cases errored", never "conforms"), cases not run (a broker
@@ -68,6 +72,7 @@ class Headline:
     errored_cases: int | None = 0  # None: not known (an outcome corpus has no row for an errored case)
     not_run_cases: int = 0
     failed_cases: tuple[str, ...] = field(default=())  # case ids failing beyond what the rules show
+    not_followed_steps: int = 0  # steps the model did not follow (summary.json ``not_followed``): judged less after them
 
     @property
     def judged(self) -> int:
@@ -88,6 +93,8 @@ class Headline:
                     else "the corpus does not record errored cases (the run's summary.json does)"]
             if self.not_run_cases:
                 tail.append(f"{self.not_run_cases} not run")
+            if self.not_followed_steps:
+                tail.append(self._not_followed())
             return f"{head}: {'; '.join(tail)}"
         parts = [f"{self.subject} conforms to {self.conforming} of {self.applicable} applicable rules{clients}",
                  f"{len(self.failing)} failing" + _ids(self.failing),
@@ -100,7 +107,12 @@ class Headline:
             parts.append(_n(self.errored_cases, "case errored", "cases errored"))
         if self.not_run_cases:
             parts.append(_n(self.not_run_cases, "case not run", "cases not run"))
+        if self.not_followed_steps:
+            parts.append(self._not_followed())
         return "; ".join(parts)
+
+    def _not_followed(self) -> str:
+        return _n(self.not_followed_steps, "step", "steps") + " the model did not follow (summary.json not_followed)"
 
 
 def _n(n: int, one: str, many: str) -> str:
@@ -185,9 +197,10 @@ def summary_headline(summary: Mapping[str, Any]) -> Headline:
                 failed_cases.append(case)
     # a failing case is news only when no failing rule already says the run fails
     shown_cases = tuple(sorted(failed_cases)) if not failing else ()
+    not_followed = sum(int((doc.get("not_followed") or {}).get("steps") or 0) for doc in by_client.values())
     return Headline(subject_of(summary.get("target"), summary.get("broker_version")),
                     _ordered_clients(by_client), applicable, conforming, tuple(failing), tuple(dev_ids), tuple(dev_rules),
-                    inconclusive, not_exercised, errored, not_run, shown_cases)
+                    inconclusive, not_exercised, errored, not_run, shown_cases, not_followed)
 
 
 def conformance_sentence(summary: Mapping[str, Any]) -> str:

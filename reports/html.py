@@ -91,6 +91,7 @@ pre { background: #f6f8fa; border: 1px solid #e1e4e8; padding: 8px; overflow-x: 
 #outcome-line { font-size: 15px; font-weight: 700; margin: 0 0 6px; }
 #outcome-reasons li.known-deviation { color: var(--kd); }
 .card.known .n { color: var(--kd); }
+.card.unsure .n { color: var(--indet); }
 #coverage-by-client .kd { color: var(--kd); }
 #headline-sentence { font-size: 17px; font-weight: 600; margin: 0 0 4px; }
 .kd-note { border-left: 4px solid var(--indet); background: var(--indet-bg); padding: 8px 12px; margin: 8px 0; }
@@ -798,6 +799,26 @@ def headline_section(h: Headline, source: str, outcome: Any = None) -> str:
             f'<p class="muted">{esc(source)}</p></section>')
 
 
+def not_followed_section(summary: Mapping[str, Any] | None) -> str:
+    """The steps the model did not follow, by reason, with the cases they were in (summary.json ``not_followed``):
+    what came after them was judged less, so the page says where. Empty without a run's summary."""
+    if summary is None:
+        return ""
+    doc = summary.get("not_followed") or {}
+    steps = int(doc.get("steps") or 0)
+    if not steps:
+        return ('<section id="not-followed" data-steps="0"><h2>Steps the model did not follow</h2>'
+                '<p>None: the model followed every step of every case.</p></section>')
+    rows = "".join(f'<tr><td>{esc(reason)}</td><td class="num">{n}</td></tr>'
+                   for reason, n in (doc.get("by_reason") or {}).items())
+    cases = ", ".join(f"{esc(c)} ({n})" for c, n in (doc.get("cases") or {}).items())
+    return (f'<section id="not-followed" data-steps="{steps}"><h2>Steps the model did not follow</h2>'
+            f'<p>{steps} step{"" if steps == 1 else "s"} the model leaves unspecified or does not describe; the handles and '
+            f'topics they touched were judged less after them (what the checker could not follow, it does not judge). '
+            f'By reason:</p><table><tr><th>reason</th><th>steps</th></tr>{rows}</table>'
+            f'<p class="muted">In: {cases}</p></section>')
+
+
 def outcome_banner(summary: Mapping[str, Any]) -> str:
     """The page's banner for a run's ``summary.json`` alone (no corpus, no Spark): what
     ``render_html`` puts first when it is given that summary."""
@@ -869,6 +890,9 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
         ("broker rows without a model prediction", f"{diff['no_prediction']:,}", "bad" if diff["no_prediction"] else ""),
         ("flaky traces", str(len(data.get("flaky", []))), "bad" if data.get("flaky") else ""),
     ]
+    if summary is not None:
+        cards.append(("steps the model did not follow (summary.json not_followed)", str(head.not_followed_steps),
+                      "unsure" if head.not_followed_steps else ""))
     cards_html = "".join(f'<div class="card{" " + cls if cls else ""}" data-card="{esc(label.split(" (")[0])}"><div class="n">{esc(n)}</div>'
                          f'<div class="muted">{esc(label)}</div></div>' for label, n, cls in cards)
     sub = (f"corpus {esc(data['corpus'])} (schema v{CORPUS_SCHEMA_VERSION}) &middot; brokers {esc(', '.join(versions))} &middot; clients {esc(', '.join(clients))}"
@@ -889,11 +913,12 @@ def render_html(data: Mapping[str, Any], matrix: Mapping[str, Any], *, traces: M
  the same figures as the answer above{", from the run's summary.json" if summary is not None else ", from the corpus"}). The model exercises {cov['exercised_by_model']}.</p>
 {coverage_by_client(per_client, cov["of"])}
 <p class="muted">Contents: <a href="#matrix">matrix</a>{' &middot; <a href="#release-matrix">rules x release</a>' if rm_section else ''}{' &middot; <a href="#client-matrix">client x feature matrix</a>' if cm_section else ''} &middot; <a href="#failing">failing rules</a> &middot; <a href="#timing">timing</a>
- &middot; <a href="#trends">trends</a> &middot; <a href="#divergences">model vs broker</a> &middot; <a href="#versions">versions</a> &middot; <a href="#flaky">flaky traces</a></p></section>
+ &middot; <a href="#not-followed">not followed</a> &middot; <a href="#trends">trends</a> &middot; <a href="#divergences">model vs broker</a> &middot; <a href="#versions">versions</a> &middot; <a href="#flaky">flaky traces</a></p></section>
 {matrix_section(data, matrix, kd_ids)}
 {rm_section}
 {cm_section}
 {rule_sections(data, matrix, traces, _deviation_notes(data, excusals), known_only)}
+{not_followed_section(summary)}
 {timing_section(data, matrix)}
 <section id="trends"><h2>Trends across runs</h2>{trend_plot(data, fuzz_runs=fuzz_runs)}</section>
 {divergence_section(data)}

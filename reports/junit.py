@@ -117,6 +117,8 @@ def _case_properties(r: CaseResult, devs: list[Any]) -> list[tuple[str, str]]:
         props.append((f"history:{cid}", str(r.history_path)))
     if devs:
         props.append((f"known_deviations:{cid}", ",".join(d.id for d in devs)))
+    if r.not_followed:
+        props.append((f"not_followed:{cid}", "; ".join(f"step {nf['step']} {nf['op']}: {nf['reason']}" for nf in r.not_followed)))
     return props
 
 
@@ -129,6 +131,7 @@ def _case_text(r: CaseResult, devs: list[Any]) -> str:
     lines += [f"  {rule:<20} {verdict:<14} {steps.get(rule, 0)}" for rule, verdict in sorted(r.rule_verdicts.items())]
     if devs:
         lines.append(f"known deviations on this broker: {', '.join(d.id for d in devs)}")
+    lines += [f"not followed by the model: step {nf['step']} {nf['op']}: {nf['reason']}" for nf in r.not_followed]
     if r.history_path is not None:
         lines.append(f"history: {r.history_path}")
     if r.case.path is not None:
@@ -167,6 +170,8 @@ def _suite(results: list[CaseResult], info: dict[str, Any], taken: set[str]) -> 
             steps_per_rule[rule] = steps_per_rule.get(rule, 0) + steps
     for rule, steps in sorted(steps_per_rule.items()):
         ET.SubElement(props, "property", name=f"judged_steps:{rule}", value=str(steps))
+    # the steps of these cases the model did not follow (summary.json not_followed counts the same)
+    ET.SubElement(props, "property", name="not_followed_steps", value=str(sum(len(r.not_followed) for r in results)))
     # the counts are read back from the test cases written above, so they cannot disagree with them
     cases = suite.findall("testcase")
     suite.set("tests", str(len(cases)))
