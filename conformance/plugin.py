@@ -112,6 +112,7 @@ def _check_options(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(*ids): rule ids the test exercises (written to JUnit XML)")
     config.addinivalue_line("markers", "live: needs a live broker")
+    config.addinivalue_line("markers", "upstream: a case translated from Pulsar's own tests (docs/upstream-tests.md)")
     _check_options(config)
 
 

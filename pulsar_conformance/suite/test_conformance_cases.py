@@ -15,6 +15,8 @@ user installs is the suite CI runs.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conformance.case_files import discover_cases
@@ -38,6 +40,12 @@ def _cases_for(client: str, *, live: bool, chosen: tuple[str, ...]) -> list:
     return out
 
 
+def _is_upstream(case) -> bool:
+    """A case translated from Pulsar's own tests (conformance/cases/upstream/, docs/upstream-tests.md): marked
+    ``upstream``, so CI's live tier can leave the translations to their own run (docs/ci.md)."""
+    return case.path is not None and "upstream" in Path(case.path).parts
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "case" not in metafunc.fixturenames:
         return
@@ -49,8 +57,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     chosen = chosen_clients(metafunc.config)
     for client in chosen:
         for case in _cases_for(client, live=live, chosen=chosen):
+            marks = [pytest.mark.rule(*case.rules)]
+            if _is_upstream(case):
+                marks.append(pytest.mark.upstream)
             params.append(pytest.param(case, client, id=f"{client}-{release}-{case.id}-{'+'.join(case.rules)}",
-                                       marks=[pytest.mark.rule(*case.rules)]))
+                                       marks=marks))
     metafunc.parametrize(("case", "client"), params)
 
 
