@@ -1565,8 +1565,9 @@ NEMESIS_ROUNDS = (2, 3)
 NEMESIS_DRAIN_TRIES = 12
 # the virtual time a nemesis trace may take beyond the config's budget: its rounds, and the wait past the
 # last fault's resume grace (reference_model.faults.RESUME_GRACE_MS, 3 s after a restart) before its last receive
-NEMESIS_EXTRA_MS = 8000
+NEMESIS_EXTRA_MS = 9000
 NEMESIS_TOPIC = "nemesis"
+NEMESIS_SETTLE_MS = 400  # acks to the fault: the client's 100 ms grouping plus twice a live dispatch band, and more
 NEMESIS_LIVE_BAND_MS = 400  # about twice the widest calibrated dispatch band of the live tier (docs/timing-bands.md)
 
 
@@ -1612,7 +1613,9 @@ def nemesis_rounds(b: TraceBuilder):
                 break
             if not b.c.flag(0.15):  # now and then one is held across the fault: it comes back (PLS-FAULT-003)
                 b._apply("ack", {"consumer": handle, "message": label}, False)
-        b._apply("advance_time", {"ms": 150}, False)  # past the ack-grouping window: the broker has the acks
+        # past the ack-grouping window and the live dispatch band: the broker surely has the acks (faults.ack_settle_ms),
+        # so PLS-FAULT-001 judges them across the fault instead of leaving them unsettled
+        b._apply("advance_time", {"ms": NEMESIS_SETTLE_MS}, False)
         # the model drops a fault it cannot follow (over a handle of the trace it cannot follow across it): a
         # cut, and then a latency step, are the ones it refuses least
         for op, args in (_nemesis_fault(b), ("cut_connections", {}), ("set_latency", {"ms": 50})):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from conformance.checker import check
 from conformance.fault_ledger import FaultLedger, fault_kind
-from conformance.strategies import NEMESIS_SHARE, generation_config, random_traces
+from conformance.strategies import NEMESIS_SETTLE_MS, NEMESIS_SHARE, generation_config, random_traces
 from conformance.targets.model import ModelTarget
 from conformance.trace import Event, History, Outcome, Trace
 
@@ -23,9 +23,9 @@ def _faults(trace: Trace) -> int:
 
 
 def _nemesis(trace: Trace) -> bool:
-    """A trace that opened with the scenario: a fault right after its 150 ms settle, twice or more."""
+    """A trace that opened with the scenario: a fault right after its settle (``NEMESIS_SETTLE_MS``), twice or more."""
     ops = trace.ops
-    ends = sum(1 for a, b in zip(ops, ops[1:]) if a.op == "advance_time" and a.args.get("ms") == 150
+    ends = sum(1 for a, b in zip(ops, ops[1:]) if a.op == "advance_time" and a.args.get("ms") == NEMESIS_SETTLE_MS
                and fault_kind(b.op, dict(b.args)) is not None)
     return ends >= 2
 
