@@ -274,6 +274,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.engine == "spark" and args.target != "model":
         raise ValueError("--engine spark runs the model's generated traces on Spark executors: it needs --target model "
                          "(judge a broker's recorded histories on Spark with 'pulsar-conformance rejudge --engine spark')")
+    if args.generator == "fast" and args.target != "model":
+        # it was taken silently, and Hypothesis ran instead (2 Dec 2026): a flag a run does not honour is refused
+        raise ValueError("--generator fast: the seeded generator runs on --target model only; a broker's traces come from "
+                         "Hypothesis (drop --generator, or give --generator hypothesis)")
     token = read_token(env_var=args.token_env, token_file=args.token_file) if "://" in args.target else None
     run_id = args.resume or uuid.uuid4().hex[:12]  # chosen here, so an interrupted run can say how to resume it
     try:

@@ -260,6 +260,15 @@ def test_option_row(row, tmp_path, capfd, monkeypatch):
     assert not (tmp_path / "out").exists() and (tmp_path / "a-file").read_text() == "mine\n"
 
 
+def test_fuzz_generator_fast_on_a_broker_row(tmp_path, capfd):
+    """``fuzz --generator fast`` with a broker target: the seeded generator runs on the model only. It was taken
+    silently and Hypothesis ran instead; now exit 2, one line, before a broker starts or a folder is made."""
+    code, lines = run_cli(capfd, "fuzz", "--target", "embedded", "--generator", "fast", "--examples", "1",
+                          "--out", str(tmp_path / "out"))
+    assert_refused(code, lines, "--generator fast", "runs on --target model only", "drop --generator")
+    assert not (tmp_path / "out").exists()
+
+
 def _read_only_place(tmp_path: Path) -> Path:
     """A folder no one may write in: a chmod 555 folder, or for root (whom modes do not stop) /proc."""
     if os.geteuid() != 0:
