@@ -299,6 +299,12 @@ def _expectation(raw: Any, n_ops: int, path: Path) -> Expectation:
     )
 
 
+def is_upstream(case: Case) -> bool:
+    """A case translated from Pulsar's own tests (conformance/cases/upstream/, docs/upstream-tests.md): live, such
+    cases run on their own (``pytest -m "live and upstream"``), not in CI's live tier (docs/ci.md)."""
+    return case.path is not None and "upstream" in Path(case.path).parts
+
+
 def discover_cases(root: str | Path = CASES_DIR) -> list[Case]:
     """Every case below ``root``, sorted by path; duplicate ids are refused."""
     cases = [load_case(p) for p in sorted(Path(root).rglob("*.yaml"))]

@@ -15,11 +15,9 @@ user installs is the suite CI runs.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from conformance.case_files import discover_cases
+from conformance.case_files import discover_cases, is_upstream
 from conformance.deviations import known_deviations
 from conformance.runner import FAIL, PASS, run_case, unexcused_failures
 from conformance.trace import injects_faults
@@ -40,12 +38,6 @@ def _cases_for(client: str, *, live: bool, chosen: tuple[str, ...]) -> list:
     return out
 
 
-def _is_upstream(case) -> bool:
-    """A case translated from Pulsar's own tests (conformance/cases/upstream/, docs/upstream-tests.md): marked
-    ``upstream``, so CI's live tier can leave the translations to their own run (docs/ci.md)."""
-    return case.path is not None and "upstream" in Path(case.path).parts
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "case" not in metafunc.fixturenames:
         return
@@ -58,7 +50,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for client in chosen:
         for case in _cases_for(client, live=live, chosen=chosen):
             marks = [pytest.mark.rule(*case.rules)]
-            if _is_upstream(case):
+            if is_upstream(case):  # marked, so CI's live tier can leave them to their own run
                 marks.append(pytest.mark.upstream)
             params.append(pytest.param(case, client, id=f"{client}-{release}-{case.id}-{'+'.join(case.rules)}",
                                        marks=marks))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.case_files import discover_cases
+from conformance.case_files import discover_cases, is_upstream
 from conformance.checker import check
 from conformance.runner import PASS, run_case
 from conformance.strategies import LIVE_NEMESIS_CONFIG, random_traces
@@ -25,8 +25,7 @@ pytestmark = pytest.mark.live
 
 # the suite's fault cases; the upstream translations that restart the broker run with the upstream cases
 # (`pytest -m "live and upstream"`, docs/ci.md), not here
-FAULT_CASES = [c for c in discover_cases() if injects_faults(c.trace)
-               and not (c.path is not None and "upstream" in Path(c.path).parts)]
+FAULT_CASES = [c for c in discover_cases() if injects_faults(c.trace) and not is_upstream(c)]
 GENERATED_SEED = 12  # seeded fast generator: the same traces on every run
 GENERATED_WITH_FAULTS = 6
 
