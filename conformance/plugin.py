@@ -235,6 +235,44 @@ def live_target_for(pulsar_broker: Any) -> Iterator[Any]:
         target.close()
 
 
+def bands_measured_on(endpoint: Any, target: Any, client: str = "python") -> dict[str, Any]:
+    """The timing bands (as a target's ``timing`` JSON) for a broker a test starts of its own (behind the
+    fault proxy, or with a broker setting of its own): measured there with ``client`` (conformance/timing.py,
+    ~10 s), never narrower than the default live bands its cases were written under. With the default
+    100 ms alone, a loaded CI machine failed a first delivery 176 ms late (CI of 2 Dec 2026)."""
+    from conformance.timing import TimingBands, calibrate
+
+    cal = calibrate(endpoint.service_url, endpoint.admin_url, client=client, token=endpoint.token, target=target)
+    return TimingBands.widest([TimingBands.from_calibration(cal), TimingBands.default_live()]).to_json()
+
+
+@pytest.fixture(scope="session")
+def calibrated_target_for(live_target_for: Any, pulsar_broker: Any) -> Any:
+    """``live_target_for(client)`` judged with timing bands measured on this broker for that client
+    (conformance/timing.py, about 10 s per client, once a session), as ``pulsar-conformance run``
+    does: a loaded CI machine widens the bands instead of failing the timing rules. A mixed run gets
+    the widest of the Python and Java bands."""
+    from conformance.timing import TimingBands, calibrate
+
+    measured: dict[str, TimingBands] = {}
+
+    def bands(one: str) -> TimingBands:
+        if one not in measured:
+            cal = calibrate(pulsar_broker.service_url, pulsar_broker.admin_url, client=one, token=pulsar_broker.token,
+                            target=live_target_for(one))
+            measured[one] = TimingBands.from_calibration(cal)
+        return measured[one]
+
+    def _for(client: str):
+        target = live_target_for(client)
+        if getattr(target, "timing", None) is None:
+            chosen = TimingBands.widest([bands("python"), bands("java")]) if client == "mixed" else bands(client)
+            target.timing = chosen.to_json()
+        return target
+
+    return _for
+
+
 @pytest.fixture(scope="session")
 def model_target() -> Any:
     from conformance.targets.model import ModelTarget

@@ -18,7 +18,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from conformance.case_files import Case, ExpectationResult, check_expectations
 from conformance.trace import History, Trace, injects_faults, save
@@ -339,6 +339,22 @@ def not_followed_summary(results: Iterable[CaseResult]) -> dict[str, Any]:
         for nf in r.not_followed:
             by_case[r.case.id] = by_case.get(r.case.id, 0) + 1
             by_reason[nf["reason"]] = by_reason.get(nf["reason"], 0) + 1
+    return _not_followed_doc(by_case, by_reason)
+
+
+def merge_not_followed(parts: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """One ``not_followed`` over several runs' (``(client, not_followed_summary)`` pairs): steps and reasons
+    summed, cases named ``<client>/<case>``. What a run's headline and last line count over its clients."""
+    by_case: dict[str, int] = {}
+    by_reason: dict[str, int] = {}
+    for client, doc in parts:
+        by_case.update({f"{client}/{case}": int(n) for case, n in (doc.get("cases") or {}).items()})
+        for reason, n in (doc.get("by_reason") or {}).items():
+            by_reason[reason] = by_reason.get(reason, 0) + int(n)
+    return _not_followed_doc(by_case, by_reason)
+
+
+def _not_followed_doc(by_case: Mapping[str, int], by_reason: Mapping[str, int]) -> dict[str, Any]:
     return {"steps": sum(by_case.values()), "cases": dict(sorted(by_case.items())),
             "by_reason": dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0])))}
 

@@ -874,16 +874,10 @@ def _case_rules(lab: _Label, case_id: str) -> tuple[str, ...]:
 
 
 def _not_followed_total(runs: list[_Run]) -> dict[str, Any]:
-    """summary.json ``not_followed`` over every client of the run (``runner.not_followed_summary`` per client, summed;
-    cases as ``<client>/<case>``): what the headline and the last line count."""
-    steps, cases, reasons = 0, {}, {}
-    for r in runs:
-        doc = r.doc.get("not_followed") or {}
-        steps += int(doc.get("steps") or 0)
-        cases.update({f"{r.client}/{case}": n for case, n in (doc.get("cases") or {}).items()})
-        for reason, n in (doc.get("by_reason") or {}).items():
-            reasons[reason] = reasons.get(reason, 0) + n
-    return {"steps": steps, "cases": cases, "by_reason": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))}
+    """summary.json ``not_followed`` over every client of the run: what the headline and the last line count."""
+    from conformance.runner import merge_not_followed
+
+    return merge_not_followed((r.client, r.doc.get("not_followed") or {}) for r in runs)
 
 
 def _write_summaries(runs: list[_Run], labels: list[_Label], deaths: list[BrokerDeath], out: Path) -> list[_Run]:

@@ -1014,8 +1014,7 @@ class FeatureOps:
         hashed by its first message's keys, so where the timer may cut between messages of different keys the entry
         each lands in, and so the consumer, is not known until a flush or a receipt's id settles it; the model
         follows the split once settled (``_write_split``), and a receive before that is not followed."""
-        if len(pf.region) < 2 or not any(s.dispatcher is not None and s.dispatcher.type_name == "Key_Shared"
-                                         for s in producer.topic.subscriptions.values()):
+        if len(pf.region) < 2 or not _key_shared_dispatchers(producer.topic):
             return False
         keys = {(p.args.get("ordering_key"), p.args.get("key"), p.args.get("key_bytes")) for p in pf.region}
         keyless_by_sequence = (None, None, None) in keys and self.key_shared.profile.keyless_producer_sequence
@@ -1083,15 +1082,17 @@ class FeatureOps:
     def _sync_send_settles(self, producer: Any, pf: ProducerFeatures, label: str, at: Span, observed) -> None:
         """A sync send on a batching producer (the last of ``pf.region``) empties its container: the runs before it
         are settled by its end (PLS-BATCH-009). Its id says how many messages its batch holds before it; the Go
-        client's last_sequence_id is that batch's first message's (PLS-DEDUP-006), its own when its index is 0 (the
-        ticker sent the messages before it in a batch of their own: live 4.0.8, Go, CI of 2 Dec 2026)."""
+        client's last_sequence_id is that batch's first message's (PLS-DEDUP-006), its own when it is alone or first
+        in its batch (the ticker sent the messages before it in a batch of their own: live 4.0.8, Go, CI of 2 Dec
+        2026). Alone it reads index -1: the Go driver says -1 for a batch of one (drivers/go idJSON: the client's
+        ids cannot tell it from a message stored alone), as Java's id does for its unbatched batch of one."""
         pf.region_cuts[len(pf.region)] = at.end
         mid = observed.get("message_id") if observed else None
         if mid is None or len(mid) != 4 or list(mid)[:2] == [-1, -1]:
             return
         pf.region_ids[label] = [int(v) for v in mid]
-        index = int(mid[3])
-        if self.profile_of(producer.handle).last_sequence_id_batch_first and 0 <= index < len(pf.region):
+        index = max(int(mid[3]), 0)  # -1: alone in its batch (above)
+        if self.profile_of(producer.handle).last_sequence_id_batch_first and index < len(pf.region):
             pf.sequence = dedup.send_acknowledged(pf.sequence, pf.region[-1 - index].sequence_id)
             producer.last_sequence_id = pf.sequence.last
 
@@ -1191,9 +1192,8 @@ class FeatureOps:
                         written[label] = mid.to_list()
         producer.last_sequence_id = pf.sequence.last
         rewritten = [topic.by_label[x] for entry in entries for x in entry if x in topic.by_label]
-        for sub in topic.subscriptions.values():
-            if sub.dispatcher is not None and sub.dispatcher.type_name == "Key_Shared":
-                sub.dispatcher.forget_sticky_keys(rewritten)  # PLS-KEYSHARED-001: the settled entries' first keys
+        for dispatcher in _key_shared_dispatchers(topic):
+            dispatcher.forget_sticky_keys(rewritten)  # PLS-KEYSHARED-001: the settled entries' first keys
         return ids
 
     def _op_flush(self, args, at, observed):
@@ -1399,3 +1399,10 @@ class FeatureOps:
         kept = {int(m.name) for m in compaction.read_compacted(  # PLS-COMPACT-006: tombstones delete
             msgs, fx.horizon, retain_null_key=self.profile.compaction_retains_keyless)}  # PLS-COMPACT-003
         return {p for p in range(fx.horizon + 1) if p not in kept}
+
+
+def _key_shared_dispatchers(topic: Any) -> list[Any]:
+    """The dispatchers of ``topic``'s Key_Shared subscriptions (PLS-KEYSHARED-001: they route a batch by its first
+    message's key)."""
+    return [s.dispatcher for s in topic.subscriptions.values()
+            if s.dispatcher is not None and s.dispatcher.type_name == "Key_Shared"]

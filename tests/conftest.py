@@ -35,17 +35,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="module")
 def fault_target():
     """A 4.0.8 broker behind the fault proxy (``fixtures/faults.py``: Toxiproxy between the clients
-    and the broker; ``restart_broker`` restarts it on its own data), judged with the default live
-    timing bands: the session broker of the other live tests has no proxy, and a fault op needs one."""
+    and the broker; ``restart_broker`` restarts it on its own data), judged with bands measured through
+    the proxy (``conformance.plugin.bands_measured_on``). The session broker of the other live tests
+    has no proxy, and a fault op needs one."""
+    from conformance.plugin import bands_measured_on
     from conformance.targets.pulsar import BrokerTarget
-    from conformance.timing import TimingBands
     from fixtures.embedded import EmbeddedBroker
 
     broker = EmbeddedBroker(faults=True)
     endpoint = broker.start()
     target = BrokerTarget(endpoint)
-    target.timing = TimingBands.default_live().to_json()
     try:
+        target.timing = bands_measured_on(endpoint, target)
         yield target
     finally:
         target.close()

@@ -63,33 +63,6 @@ def test_case_on_model(case, client, model_target, tmp_path, request):
     assert result.status == PASS, result.failure_text()
 
 
-@pytest.fixture(scope="session")
-def calibrated_target_for(live_target_for, pulsar_broker):
-    """``live_target_for(client)`` judged with timing bands measured on this broker for that client
-    (conformance/timing.py, about 10 s per client, once a session), as ``pulsar-conformance run``
-    does: a loaded CI machine widens the bands instead of failing the timing rules. A mixed run gets
-    the widest of the Python and Java bands."""
-    from conformance.timing import TimingBands, calibrate
-
-    measured: dict[str, TimingBands] = {}
-
-    def bands(one: str) -> TimingBands:
-        if one not in measured:
-            cal = calibrate(pulsar_broker.service_url, pulsar_broker.admin_url, client=one, token=pulsar_broker.token,
-                            target=live_target_for(one))
-            measured[one] = TimingBands.from_calibration(cal)
-        return measured[one]
-
-    def _for(client: str):
-        target = live_target_for(client)
-        if getattr(target, "timing", None) is None:
-            chosen = TimingBands.widest([bands("python"), bands("java")]) if client == "mixed" else bands(client)
-            target.timing = chosen.to_json()
-        return target
-
-    return _for
-
-
 @pytest.mark.live
 def test_case_on_broker(case, client, calibrated_target_for, tmp_path, request):
     target = calibrated_target_for(client)

@@ -172,9 +172,25 @@ def _go_async_then_sync(b2_id: list[int], b2_sequence: int) -> "object":
 
 def test_go_last_sequence_id_follows_the_batch_the_ticker_made():
     """PLS-DEDUP-006, Go: last_sequence_id after a batch's receipt is the batch's first message's. When the ticker
-    sent b1 alone before b2 joined (b2's index 0, live 4.0.8, CI of 2 Dec 2026) b2's batch starts with b2: 1;
-    when b2 joined b1's batch (index 1), 0. Either other answer FAILs."""
-    for b2_id, allowed, wrong in (([3, 1, -1, 0], 1, 0), ([3, 0, -1, 1], 0, 1)):
+    sent b1 alone before b2 joined, b2's batch starts with b2: 1. The Go driver reads a batch of one as index -1
+    (live 4.0.8, CI of 2 Dec 2026: ``[10, 1, -1, -1]``, last_sequence_id 1), index 0 if another message followed
+    b2 into its batch. When b2 joined b1's batch (index 1), 0. Either other answer FAILs."""
+    for b2_id, allowed, wrong in (([3, 1, -1, -1], 1, 0), ([3, 1, -1, 0], 1, 0), ([3, 0, -1, 1], 0, 1)):
         assert check(_go_async_then_sync(b2_id, allowed)).ok, (b2_id, check(_go_async_then_sync(b2_id, allowed)).summary())
         found = _fails(_go_async_then_sync(b2_id, wrong))
         assert ("PLS-DEDUP-006", "wrong-value") in found, (b2_id, found)
+
+
+GO_BATCH_OF_ONE = Path(__file__).parent / "live_histories" / "live-4.0.8-go-dedup-batch-of-one.jsonl"
+
+
+def test_go_batch_of_one_after_the_ticker_cut_live_history():
+    """The live history of regression pls-dedup-006-wrong-value-aad6ac2e75af (Go 0.19.0 on 4.0.8, 3 of 40 runs on
+    a loaded machine, 2 Dec 2026): the ticker sent m1 in entry 0, m2's sync send made entry 1 alone (its id
+    ``[148, 1, -1, -1]``), and last_sequence_id read 1, m2's own. It PASSes; told with 0 (m1's, as if m2 had
+    joined m1's batch) it FAILs PLS-DEDUP-006."""
+    assert check(load(GO_BATCH_OF_ONE)).ok, check(load(GO_BATCH_OF_ONE)).summary()
+    rows = [json.loads(line) for line in GO_BATCH_OF_ONE.read_text().splitlines() if line.strip()]
+    rows[3]["outcome"]["value"]["sequence_id"] = 0
+    report = check(parse("\n".join(json.dumps(r) for r in rows) + "\n", source="told-with-0"))
+    assert ("PLS-DEDUP-006", "wrong-value") in {(v.rule_id, v.anomaly) for v in report.failures()}, report.summary()

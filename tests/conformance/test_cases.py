@@ -7,7 +7,6 @@ user's are one suite. The repository runs them with every client: ``--client`` i
 """
 
 from pulsar_conformance.suite.test_conformance_cases import (  # noqa: F401 - collected by pytest from here
-    calibrated_target_for,
     pytest_generate_tests,
     test_case_on_broker,
     test_case_on_model,

@@ -1,10 +1,13 @@
 """The CI recipes of docs/ci-recipes.md, run as written.
 
-Each recipe's shell commands (GitHub Actions ``run:`` steps, GitLab ``script:`` lines) run in order
-with bash in a copy of the sources (what the CI checkout holds), with ``python3`` being a fresh
-venv's (dependencies from the machine's site-packages). ``PYTEST_ADDOPTS`` narrows the suite to a
-few cases, as the doc says users can; the commands themselves are not edited. The JUnit file the
-recipe's CI would read is then validated against junit-10.xsd.
+The GitHub recipe's shell commands (its ``run:`` steps) run in order with bash in a copy of the sources
+(what the CI checkout holds), with ``python3`` being a fresh venv's (dependencies from the machine's
+site-packages). ``PYTEST_ADDOPTS`` narrows the suite to a few cases, a known deviation among them, as
+the doc says users can; the commands themselves are not edited. The JUnit file the recipe's CI would
+read is then validated against junit-10.xsd. The GitLab recipe's ``script:`` is the same commands in
+one shell (``test_the_gitlab_script_is_the_github_steps``), so that one run stands for both: each
+took 80 s of CI's live tier, as did a third run of the same wheel against the broker
+(tests/packaging/test_installed_wheel.py had one; its checks are here now).
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "ci-recipes.md"
 JUNIT_XSD = ROOT / "tests" / "data" / "junit-10.xsd"
-NARROW = "-k ack-individual"
+# a slice of the cases: a known deviation (KD-001, an xfail naming its id) and cases both clients pass
+CHOSEN = "backlog-after-seek-individual-acks or ack-individual or ack-cumulative-failover or redelivery-count"
+NARROW = f"-k '{CHOSEN}'"
 
 
 def recipe(name: str) -> dict:
@@ -71,19 +76,27 @@ def _checkout(where: Path) -> Path:
     return where
 
 
+def _lines(commands: list[str]) -> list[str]:
+    return [line.strip() for command in commands for line in command.splitlines() if line.strip()]
+
+
+def test_the_gitlab_script_is_the_github_steps():
+    """GitLab runs a job's script lines in one shell (a ``cd`` carries over), each GitHub step is its own
+    shell, and each step that changes folder does so before its own commands: the same lines in the same
+    order are the same run, and the live test runs them once."""
+    assert _lines(gitlab_commands()) == _lines(github_commands())
+    assert all("cd " not in step.splitlines()[-1] for step in github_commands()), "a step ending in cd changes nothing"
+
+
 @pytest.mark.live
-@pytest.mark.parametrize("name", ["github", "gitlab"])
-def test_a_recipe_runs_as_written(name, tmp_path):
+def test_the_recipe_runs_as_written(tmp_path):
     checkout = _checkout(tmp_path / "checkout")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_XDIST_WORKER")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
     env["PYTEST_ADDOPTS"] = NARROW
-    commands = github_commands() if name == "github" else gitlab_commands()
-    # GitLab runs a job's script lines in one shell (a `cd` carries over); each GitHub step is its own shell
-    scripts = ["\n".join(commands)] if name == "gitlab" else commands
-    for script in scripts:
+    for script in github_commands():
         done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=checkout, env=env, capture_output=True,
                               text=True, timeout=2400)
         assert done.returncode == 0, f"{script}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
@@ -95,6 +108,12 @@ def test_a_recipe_runs_as_written(name, tmp_path):
     on_broker = [n for n in names if n.startswith("test_case_on_broker[")]
     assert {n.split("[", 1)[1].split("-", 1)[0] for n in on_broker} == {"python", "java"}, names
     assert all("-4.0.8-" in n and "PLS-" in n for n in on_broker), on_broker
+    cases = {c.get("name"): c for c in ET.parse(report).getroot().iter("testcase")}
+    kd = cases["test_case_on_broker[python-4.0.8-backlog-after-seek-individual-acks-PLS-BACKLOG-001+PLS-SEEK-002]"]
+    skipped = kd.find("skipped")
+    assert skipped is not None and "KD-001" in skipped.get("message", ""), ET.tostring(kd, encoding="unicode")
+    passed = [n for n in on_broker if len(cases[n]) == 0]
+    assert len(passed) >= 4, f"expected passing cases on both clients, got {sorted(on_broker)}"
     installed = subprocess.run([str(venv / "bin" / "python"), "-c", "import conformance; print(conformance.__file__)"],
                                cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
     assert installed.startswith(str(venv)), installed

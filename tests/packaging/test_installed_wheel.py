@@ -5,7 +5,9 @@ The venv sees the machine's site-packages for the dependencies (pyspark, pulsar-
 downloading them again would test PyPI, not us), but every one of the project's own packages must
 be imported from the venv's copy: ``test_the_installed_packages_are_the_wheels`` checks that, so
 nothing here can pass by reading the checkout. The suite is run in its documented form
-(docs/ci-recipes.md): ``pytest --pyargs pulsar_conformance.suite``.
+(docs/ci-recipes.md): ``pytest --pyargs pulsar_conformance.suite``, here on the model; the same wheel
+against the embedded broker, with the Python and Java clients, is the CI recipe's run
+(tests/packaging/test_ci_recipes.py).
 """
 
 from __future__ import annotations
@@ -133,25 +135,3 @@ def test_the_command_line_runs_from_the_wheel(venv, tmp_path):
                           text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert (out / "summary.json").is_file() and (out / "junit.xml").is_file()
-
-
-@pytest.mark.live
-def test_the_suite_runs_on_the_embedded_broker_with_python_and_java(venv, tmp_path):
-    """A slice of the cases (a known deviation among them) on the embedded broker, with the Python and
-    Java clients, from the wheel. The whole suite is the same command without ``-k`` (docs/ci-recipes.md;
-    its measured run is in the issue's note)."""
-    folder = tmp_path / "empty"
-    chosen = "backlog-after-seek-individual-acks or ack-individual or ack-cumulative-failover or redelivery-count"
-    done = _in_empty_folder(venv, folder, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "pulsar_conformance.suite",
-                            "--target", "embedded", "--client", "python", "--client", "java", "--junitxml", "junit.xml",
-                            "-m", "live", "-k", chosen)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-3000:]
-    root = _valid_junit(folder / "junit.xml")
-    cases = {c.get("name"): c for c in root.iter("testcase")}
-    kd = cases["test_case_on_broker[python-4.0.8-backlog-after-seek-individual-acks-PLS-BACKLOG-001+PLS-SEEK-002]"]
-    skipped = kd.find("skipped")
-    assert skipped is not None and "KD-001" in skipped.get("message", ""), ET.tostring(kd, encoding="unicode")
-    clients = {name.split("[", 1)[1].split("-", 1)[0] for name in cases}
-    assert clients == {"python", "java"}, clients
-    passed = [n for n, c in cases.items() if len(c) == 0]
-    assert len(passed) >= 4, f"expected passing cases on both clients, got {sorted(cases)}"
