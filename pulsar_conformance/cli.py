@@ -214,9 +214,8 @@ Exit codes: 0 no failure; 1 a FAIL or FLAKY failure was found; 2 bad input or no
 
 
 def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``fuzz`` to ``pulsar-conformance``'s subcommands."""
-    from conformance.fuzz import REGRESSIONS_DIR
-
+    """Add ``fuzz`` to ``pulsar-conformance``'s subcommands. ``conformance.fuzz`` (and Hypothesis with it,
+    about 0.9 s) is imported only when fuzz runs, not to build the parser every command uses."""
     p = subparsers.add_parser("fuzz", help="generated traces on the model and a target; shrink and save failures",
                               description=FUZZ_USAGE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--target", default="model", help="model (default), embedded, docker, or pulsar://HOST:PORT")
@@ -237,7 +236,7 @@ def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--reruns", type=int, default=None, help="re-runs of a shrunk failure to tell FAIL from FLAKY (default 3 live, 1 model)")
     p.add_argument("--max-shrinks", type=int, default=60, help="target runs spent shrinking one live failure (default 60)")
     p.add_argument("--regressions", default=None, help="where failing traces are saved (default OUT/regressions; "
-                   f"the suite's own replayed store is {REGRESSIONS_DIR.name}/ in the source tree)")
+                   "the suite's own replayed store is conformance/regressions/ in the source tree)")
     p.add_argument("--faults", action="store_true", help="on a broker, draw the fault ops too (cut connections, latency, "
                    "stalls, broker restarts; docs/faults.md): an embedded broker behind the fault proxy; the model always draws them")
     p.add_argument("--client", default=None, choices=("python", "java", "go", "mixed"),

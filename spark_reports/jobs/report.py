@@ -43,6 +43,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -78,9 +79,20 @@ def collect_report_data(spark: Any, corpus_dir: Path, *, log: Any = None) -> dic
 
     say = log or (lambda s: None)
     t0 = time.monotonic()
-    # one model column per release and client: the fuzz builder's model rows name the line only
-    df = T.model_release_of_line(read_corpus(spark, corpus_dir))
+    # one model column per release and client: the fuzz builder's model rows name the line only.
+    # The corpus and its model-vs-broker pairs are kept (memory, spilling to disk) while the job runs:
+    # a dozen actions below read them, and each would otherwise read the corpus and join it again.
+    df = T.model_release_of_line(read_corpus(spark, corpus_dir)).persist(StorageLevel.MEMORY_AND_DISK)
+    diff = T.model_vs_broker(df).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return _collect(spark, corpus_dir, df, diff, say, t0)
+    finally:
+        diff.unpersist()
+        df.unpersist()
 
+
+def _collect(spark: Any, corpus_dir: Path, df: Any, diff: Any, say: Any, t0: float) -> dict[str, Any]:
+    """``collect_report_data`` over the kept corpus ``df`` and its model-vs-broker pairs ``diff``."""
     say("summary by rule, anomaly, version, client, profile")
     summary = _rows(T.summarise(df))
     say("combos and runs")
@@ -89,7 +101,6 @@ def collect_report_data(spark: Any, corpus_dir: Path, *, log: Any = None) -> dic
         F.array_sort(F.collect_set("client_version")).alias("client_versions"),
         F.array_sort(F.collect_set("profile")).alias("profiles")))
     say("model vs broker diff")
-    diff = T.model_vs_broker(df)
     diff_counts = _rows(T.diff_counts(diff))
     # per divergent row, the rules that failed there: which rows a known deviation explains
     divergent_rules = _rows(T.divergent_rule_counts(diff).orderBy("target", "broker_version", "client", "trace_id"))

@@ -31,10 +31,10 @@ TRACES = sorted(REGRESSIONS.glob("*.trace.jsonl"))
 def _bands(target) -> TimingBands:
     """The bands a live replay is judged with: those measured on the target's broker (the calibrated
     fixtures, conformance/plugin.py and tests/conftest.py), never narrower than the default bands the
-    findings were kept under. With the default 100 ms alone, a loaded CI machine failed a first
-    delivery 176 ms late (CI of 2 Dec 2026)."""
-    measured = [TimingBands.from_json(target.timing)] if getattr(target, "timing", None) else []
-    return TimingBands.widest(measured + [TimingBands.default_live()])
+    findings were kept under (``TimingBands.no_narrower_than_default``)."""
+    timing = getattr(target, "timing", None)
+    measured = TimingBands.from_json(timing) if timing else TimingBands.default_live()
+    return measured.no_narrower_than_default()
 
 
 def _meta(path: Path) -> dict:

@@ -104,11 +104,11 @@ def test_the_recipe_runs_as_written(tmp_path):
     import xmlschema
 
     xmlschema.XMLSchema(str(JUNIT_XSD)).validate(str(report))
-    names = [c.get("name") for c in ET.parse(report).getroot().iter("testcase")]
+    cases = {c.get("name"): c for c in ET.parse(report).getroot().iter("testcase")}
+    names = list(cases)
     on_broker = [n for n in names if n.startswith("test_case_on_broker[")]
     assert {n.split("[", 1)[1].split("-", 1)[0] for n in on_broker} == {"python", "java"}, names
     assert all("-4.0.8-" in n and "PLS-" in n for n in on_broker), on_broker
-    cases = {c.get("name"): c for c in ET.parse(report).getroot().iter("testcase")}
     kd = cases["test_case_on_broker[python-4.0.8-backlog-after-seek-individual-acks-PLS-BACKLOG-001+PLS-SEEK-002]"]
     skipped = kd.find("skipped")
     assert skipped is not None and "KD-001" in skipped.get("message", ""), ET.tostring(kd, encoding="unicode")

@@ -160,6 +160,17 @@ def test_widest_takes_each_figure_from_the_widest_band():
         TimingBands.widest([])
 
 
+def test_no_narrower_than_default_widens_each_figure_once():
+    floor = TimingBands.default_live()
+    py = TimingBands.from_calibration(_cal(0.6, 1.2, 2.7, -34.0), broker_tick_ms=100)  # 6 ms: narrower than 100
+    floored = py.no_narrower_than_default()
+    assert floored.dispatch_latency_ms == floor.dispatch_latency_ms == 100
+    assert floored.delayed_late_ms == floor.delayed_late_ms
+    assert floored.no_narrower_than_default() is floored  # twice is once: the derivation is not written again
+    wide = TimingBands.from_calibration(_cal(1.0, 3.0, 300.0, 0.7), broker_tick_ms=100)  # ceil(2 * 300) = 600 ms
+    assert wide.no_narrower_than_default().dispatch_latency_ms == 600
+
+
 # ------------------------------------------------------------------ JSON and the history header
 
 
