@@ -318,9 +318,26 @@ def is_upstream(case: Case) -> bool:
     return case.path is not None and "upstream" in Path(case.path).parts
 
 
+# The cases already read, by path and by the file's (mtime, size, inode): one process reads the same
+# case files many times (pytest's collection asked for all of them 17 times, about 14 s per process
+# collecting), and a file changed since is read again. Cases are frozen; nothing changes their ops.
+_READ: dict[Path, tuple[tuple[int, int, int], Case]] = {}
+
+
+def _load_case_once(path: Path) -> Case:
+    st = path.stat()
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    known = _READ.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    case = load_case(path)
+    _READ[path] = (stamp, case)
+    return case
+
+
 def discover_cases(root: str | Path = CASES_DIR) -> list[Case]:
     """Every case below ``root``, sorted by path; duplicate ids are refused."""
-    cases = [load_case(p) for p in sorted(Path(root).rglob("*.yaml"))]
+    cases = [_load_case_once(p) for p in sorted(Path(root).rglob("*.yaml"))]
     seen: dict[str, Path | None] = {}
     for case in cases:
         if case.id in seen:
