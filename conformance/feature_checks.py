@@ -134,7 +134,8 @@ def _flush_breaks(want: Mapping[str, tuple[int, int]], got: Mapping[str, tuple[i
     non-batching producer's messages are each alone with index -1; PLS-BATCH-001 that each
     entry's messages carry indexes 0..n-1 in send order; PLS-BATCH-003 that KeyBased entries hold
     one key each and go out in the planned key order; PLS-BATCH-002 which (non-delayed) messages
-    share an entry. A difference none of them states is charged to the first rule the model names."""
+    share an entry. A difference none of them states is charged to the first rule the model names (for a
+    non-batching producer, only entries out of send order: the gaps between them are other writers')."""
     order = {label: i for i, label in enumerate([x for x in sends if x in want] + [x for x in want if x not in sends])}
     delayed = {x for x in want if {"deliver_after_ms", "deliver_at_ms"} & set(sends.get(x, {}))}
     batching = "PLS-BATCH-001" in rules
@@ -185,7 +186,15 @@ def _flush_breaks(want: Mapping[str, tuple[int, int]], got: Mapping[str, tuple[i
         if partition(g_entries) != partition(w_entries):  # PLS-BATCH-002
             broken.setdefault("PLS-BATCH-002" if "PLS-BATCH-002" in rules else rules[0], []).append(
                 f"entries {partition(g_entries)}, expected {partition(w_entries)}")
-    if not broken and any(got.get(x) != w for x, w in want.items()):
+    if not broken and not batching and set(got) == set(want):
+        # PLS-BATCH-007 states that each message is alone, not how far apart they lie: the entries between a plain
+        # producer's messages are other writers' (another producer's batch may leave by its timer before or after
+        # them, which the model leaves open until that producer's flush: regression
+        # pls-batch-007-wrong-value-93c7d57c070f). Only their order is charged here.
+        sent_order = sorted(got, key=lambda x: order.get(x, len(order)))
+        if [got[x][0] for x in sent_order] != sorted(got[x][0] for x in sent_order):
+            broken.setdefault(rules[0], []).append("entries out of send order")
+    elif not broken and any(got.get(x) != w for x, w in want.items()):
         java_single = [x for x in want if x not in delayed and batching and want[x][1] == -1
                        and len(w_entries[want[x][0]]) == 1 and got.get(x, (None, -1))[1] != -1]
         if {x for x, w in want.items() if got.get(x) != w} - set(java_single):

@@ -537,6 +537,11 @@ class FeatureOps:
             # The next flush reports their ids.
             self._write_batches_sent_before(producer, pf, topic, at, PendingSend(label, dict(args), at, s, deliver_at),
                                             include=False)
+            if pf.region and not pf.pending:
+                # PLS-BATCH-009: the Java client sent its open batch ahead of the delayed message, so the container was
+                # surely empty after this send (a timer cut there is not needed: regression
+                # pls-batch-009-wrong-value-d8437d639915, a model self-FAIL of 3 Dec 2026)
+                pf.region_cuts[len(pf.region)] = at.end
             state = self._dedup_state(topic)
         elif pf.pending and pf.batching and first == dedup.NOT_DUP and is_persistent(topic.full):
             # (for a send that may be a duplicate of one still in the batch, and on a non-persistent topic whose ids
@@ -604,13 +609,16 @@ class FeatureOps:
         if pf.batching and delayed.batchable(deliver_at):
             # PLS-BATCH-001: a sync send on a batching producer waits for the batch timer and is
             # written as a batch of one: batch index 0 (measured on 4.0.8: '(l,e,-1,0)').
-            fx = self.topic_features(topic)
-            entry = fx.next_entry
-            fx.next_entry += 1
-            # PLS-BATCH-008: the Java client sends that batch of one as a plain message (index -1).
+            # PLS-BATCH-008: the Java client sends that batch of one as a plain message (index -1); ``_write`` numbers
+            # its entry then (numbering it here too left a gap in the entry ids: seed-0 fuzz of 3 Dec 2026)
             alone = self.profile_of(producer.handle).single_message_batch_unbatched
+            entry = None
+            if not alone:
+                fx = self.topic_features(topic)
+                entry = fx.next_entry
+                fx.next_entry += 1
             value = self._write(producer, topic, label, args, at, s, deliver_at, observed, pf,
-                                batch_index=None if alone else 0, entry=None if alone else entry)
+                                batch_index=None if alone else 0, entry=entry)
             if pf.region:
                 # PLS-BATCH-009: messages the model's timer stored may still have been open: this one may have
                 # joined their batch (its id says); the next flush settles them

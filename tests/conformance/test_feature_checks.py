@@ -93,6 +93,23 @@ def test_batch_ids_flush_shape_is_judged():
     assert ("PLS-BATCH-001", "wrong-value") in _fails(check(bad))
 
 
+def test_plain_producer_flush_is_judged_on_order_and_shape_not_on_gaps():
+    # PLS-BATCH-007: a non-batching producer's async messages are each alone with index -1. The entries between
+    # them are other writers' (regression pls-batch-007-wrong-value-93c7d57c070f), so a gap passes; two of them
+    # in one entry, or entries against their send order, fail.
+    def flush(ids):
+        h = H().ok("create_producer", {"producer": "p", "topic": "t", "batching": False},
+                   {"producer_name": "p", "last_sequence_id": -1})
+        for label in ("m0", "m1", "m2"):
+            h = h.ok("send", {"producer": "p", "payload": label, "async": True}, {})
+        return check(h.ok("flush", {"producer": "p"}, {"message_ids": ids}).history())
+
+    assert flush({"m0": [7, 3, -1, -1], "m1": [7, 4, -1, -1], "m2": [7, 5, -1, -1]}).ok
+    assert flush({"m0": [7, 3, -1, -1], "m1": [7, 5, -1, -1], "m2": [7, 9, -1, -1]}).ok
+    assert ("PLS-BATCH-007", "wrong-value") in _fails(flush({"m0": [7, 3, -1, -1], "m1": [7, 3, -1, 0], "m2": [7, 4, -1, -1]}))
+    assert ("PLS-BATCH-007", "wrong-value") in _fails(flush({"m0": [7, 4, -1, -1], "m1": [7, 3, -1, -1], "m2": [7, 5, -1, -1]}))
+
+
 def test_batch_without_index_ack_redelivers_acked_messages():
     # PLS-BATCH-004/006 on the model target.
     ops = [("subscribe", {"consumer": "c", "topic": "t", "subscription": "s", "type": "Shared", "consumer_name": "c", "nack_delay_ms": 100}),
