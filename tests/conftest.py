@@ -8,6 +8,13 @@ user's run of the installed suite from inside a checkout (the CI recipes do exac
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Callable
+
 import pytest
 
 EVERY_CLIENT = ["python", "java", "go", "mixed"]
@@ -30,6 +37,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if BROKER_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("live"):
             item.add_marker(pytest.mark.live)
+
+
+@pytest.fixture(scope="session")
+def built_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], None]], Path]:
+    """``built_once(name, make)``: the folder ``make`` filled, made once per test run and shared by its
+    pytest-xdist workers (the first takes a lock and builds; the others wait and read it). .ci/run's gate
+    hands tests out one at a time (``--maxschedchunk 1``), so the tests over one costly artefact (the
+    100,000-row report, a 2,000-trace fuzz) run on both workers, and each used to build its own (docs/ci.md).
+    A build that fails leaves no completion mark: the next test to ask builds it again."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's own base folder, the parent of every worker's
+
+    def build(name: str, make: Callable[[Path], None]) -> Path:
+        folder, complete = root / f"built-once-{name}", root / f"built-once-{name}.complete"
+        with open(root / f"built-once-{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not complete.exists():
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                make(folder)
+                complete.touch()
+        return folder
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def generated_corpus(built_once) -> tuple[Path, dict]:
+    """A corpus of 100,000 rows the generator made from the model, with injected divergences (seed 5, 1 %
+    sporadic), and its manifest: built once per run for the report tests and the Spark tests
+    (``spark_reports.generate``; the figures for 10 M rows are ``benchmarks/spark_report_10m.py``'s)."""
+    from spark_reports.generate import GenerateConfig, generate
+
+    folder = built_once("generated-corpus", lambda out: generate(out, GenerateConfig(rows=100_000, seed=5, sporadic_rate=0.01)))
+    return folder, json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")

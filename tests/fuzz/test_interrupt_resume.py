@@ -78,10 +78,14 @@ def _group_alive(pgid: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory) -> tuple[dict, dict]:
-    out = tmp_path_factory.mktemp("uninterrupted")
-    assert main(_command(out, 1)[1:]) == 0
+def uninterrupted(built_once) -> tuple[dict, dict]:
+    """The same fuzz run whole, once per test run (``built_once``: the xdist workers share it)."""
+    out = built_once("uninterrupted-fuzz", lambda folder: _assert_exit_0(main(_command(folder, 1)[1:])))
     return json.loads((out / "summary.json").read_text()), _rows(out)
+
+
+def _assert_exit_0(code: int) -> None:
+    assert code == 0, f"the uninterrupted fuzz exited {code}"
 
 
 def _rows(out: Path) -> dict:

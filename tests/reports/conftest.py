@@ -20,35 +20,36 @@ def spark():
 
 
 @pytest.fixture(scope="session")
-def report_dir(spark, tmp_path_factory):
-    """A report over a small generated corpus (seeded, with injected divergences), built once
-    through the report command; returns (report folder, the corpus manifest)."""
-    from spark_reports.generate import GenerateConfig, generate
+def report_dir(spark, generated_corpus, built_once):
+    """A report over the generated corpus (tests/conftest.py: seeded, with injected divergences), built
+    once per run (``built_once``: shared by the xdist workers) through the report command; returns
+    (report folder, the corpus manifest)."""
     from spark_reports.jobs import report
 
-    corpus = tmp_path_factory.mktemp("report-corpus")
-    manifest = generate(corpus, GenerateConfig(rows=100_000, seed=5, sporadic_rate=0.01))
-    out = tmp_path_factory.mktemp("report") / "out"
-    out.mkdir()
-    (out / "old.txt").write_text("a previous report, replaced only once the new one is complete")
-    assert report.main(["--outcomes", str(corpus), "--out", str(out), "--quiet"]) == 0
-    return out, manifest
+    corpus, manifest = generated_corpus
+
+    def make(out):
+        (out / "old.txt").write_text("a previous report, replaced only once the new one is complete")
+        assert report.main(["--outcomes", str(corpus), "--out", str(out), "--quiet"]) == 0
+
+    return built_once("report", make), manifest
 
 
 @pytest.fixture(scope="session")
-def clients_corpus(tmp_path_factory):
+def clients_corpus(built_once):
     """The sample corpus with rows for every client: python, java and mixed (``spark_reports.samples``)."""
     from spark_reports.samples import write_sample_corpus
 
-    return write_sample_corpus(tmp_path_factory.mktemp("clients-corpus"))
+    return built_once("clients-corpus", write_sample_corpus)
 
 
 @pytest.fixture(scope="session")
-def clients_report_dir(spark, clients_corpus, tmp_path_factory):
-    """A report over the three-client sample corpus, built once through the report command; the
+def clients_report_dir(spark, clients_corpus, built_once):
+    """A report over the three-client sample corpus, built once per run through the report command; the
     client x feature matrix comes from the corpus's own verdicts."""
     from spark_reports.jobs import report
 
-    out = tmp_path_factory.mktemp("clients-report") / "out"
-    assert report.main(["--outcomes", str(clients_corpus), "--out", str(out), "--quiet"]) == 0
-    return out
+    def make(folder):
+        assert report.main(["--outcomes", str(clients_corpus), "--out", str(folder / "out"), "--quiet"]) == 0
+
+    return built_once("clients-report", make) / "out"

@@ -15,14 +15,12 @@ from spark_reports.generate import GenerateConfig, generate
 from spark_reports.jobs import report
 from spark_reports.jobs.common import read_corpus
 
-ROWS = 100_000  # a few runs of the base block (31 675 rows on 2 Dec 2026); the last run is cut short
+ROWS = 100_000  # tests/conftest.py's generated_corpus: a few runs of the base block (31 675 rows on 2 Dec 2026)
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("corpus")
-    manifest = generate(out, GenerateConfig(rows=ROWS, seed=11, sporadic_rate=0.02))
-    return out, manifest
+def corpus(generated_corpus):
+    return generated_corpus
 
 
 def test_the_generator_writes_exactly_the_rows_asked_with_injections(corpus):
