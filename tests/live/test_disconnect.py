@@ -30,6 +30,19 @@ def test_broker_killed_mid_trace_gives_indeterminate_not_fail():
     broker = EmbeddedBroker()
     endpoint = broker.start()
     try:
+        # A broker started moments ago can take longer than the 3 s below to answer its first subscribe under
+        # load (fresh-clone CI of 10be267: step 1 INDETERMINATE). The first connection and topic are made by a
+        # throwaway trace with the default timeouts; the short timeout is for the outage.
+        warm_up = make_trace("warm-up", [("subscribe", {"consumer": "wc", "topic": "w", "subscription": "w", "type": "Exclusive"}),
+                                         ("create_producer", {"producer": "wp", "topic": "w"}),
+                                         ("send", {"producer": "wp", "payload": "w1"}),
+                                         ("receive", {"consumer": "wc", "timeout_ms": 5000})])
+        warm = BrokerTarget(endpoint)
+        try:
+            warmed = [e.outcome.status for e in warm.run(warm_up).events]
+        finally:
+            warm.close()
+        assert warmed == ["ok"] * 4, f"the broker was not ready: {warmed}"
         target = BrokerTarget(endpoint, operation_timeout_s=3)
 
         def kill_after_step_4(event):

@@ -27,8 +27,12 @@ CASES = (KD_CASE, "ack-twice-noop", "redelivery-count", "nack-backoff-java", "sh
 @pytest.fixture(scope="module")
 def main_job(tmp_path_factory):
     out = tmp_path_factory.mktemp("main-job")
+    # The subject here is the corpus and its model-vs-broker join, not timing: a fixed 1 s band (no calibration)
+    # keeps a nack redelivery late under CI's load from failing the run (fresh-clone CI of 10be267: a Java
+    # redelivery 227 ms late against a band of 104 ms calibrated a minute before). Timing bands are judged by
+    # tests/live/test_timing_calibration_live.py and the cases themselves.
     cmd = [sys.executable, "-m", "pulsar_conformance", "run", "--target", "embedded", "--client", "python,java",
-           "--fuzz-examples", "3", "--out", str(out)]
+           "--fuzz-examples", "3", "--timing-tolerance-ms", "1000", "--out", str(out)]
     for case in CASES:
         cmd += ["--only", case]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
