@@ -537,11 +537,6 @@ class FeatureOps:
             # The next flush reports their ids.
             self._write_batches_sent_before(producer, pf, topic, at, PendingSend(label, dict(args), at, s, deliver_at),
                                             include=False)
-            if pf.region and not pf.pending:
-                # PLS-BATCH-009: the Java client sent its open batch ahead of the delayed message, so the container was
-                # surely empty after this send (a timer cut there is not needed: regression
-                # pls-batch-009-wrong-value-d8437d639915, a model self-FAIL of 3 Dec 2026)
-                pf.region_cuts[len(pf.region)] = at.end
             state = self._dedup_state(topic)
         elif pf.pending and pf.batching and first == dedup.NOT_DUP and is_persistent(topic.full):
             # (for a send that may be a duplicate of one still in the batch, and on a non-persistent topic whose ids
@@ -759,6 +754,11 @@ class FeatureOps:
         if pf.pending:
             self.flushed.setdefault(producer.handle, {}).update(self._flush_pending(producer, pf, topic, at, observed={}))
         pf.pending = waiting
+        if pf.region and not waiting:
+            # PLS-BATCH-009: nothing stays open (Java sends its open batch ahead of the delayed message), so the
+            # container was surely empty after this send and the next run needs no timer cut (regression
+            # pls-batch-009-wrong-value-d8437d639915, a model self-FAIL of 3 Dec 2026)
+            pf.region_cuts[len(pf.region)] = at.end
 
     def _feature_refused_for_size(self, producer: Any, args) -> None:
         """A send refused with MessageTooBig used up its generated sequence id on C++, and on Java for

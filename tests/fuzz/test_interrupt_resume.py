@@ -80,12 +80,11 @@ def _group_alive(pgid: int) -> bool:
 @pytest.fixture(scope="module")
 def uninterrupted(built_once) -> tuple[dict, dict]:
     """The same fuzz run whole, once per test run (``built_once``: the xdist workers share it)."""
-    out = built_once("uninterrupted-fuzz", lambda folder: _assert_exit_0(main(_command(folder, 1)[1:])))
+    def make(folder: Path) -> None:
+        assert main(_command(folder, 1)[1:]) == 0
+
+    out = built_once("uninterrupted-fuzz", make)
     return json.loads((out / "summary.json").read_text()), _rows(out)
-
-
-def _assert_exit_0(code: int) -> None:
-    assert code == 0, f"the uninterrupted fuzz exited {code}"
 
 
 def _rows(out: Path) -> dict:
