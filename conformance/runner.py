@@ -263,6 +263,9 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
     message = ""
     if unjudged:
         message = f"no detector judged {', '.join(unjudged)}, which the case names"
+        if report.tolerances.source != "model":
+            # a live band wider than the case's waits leaves a timed rule unjudged: say which band
+            message += f" (judged with the lateness band {report.tolerances.describe()})"
         if status == PASS:
             status = INDETERMINATE
     if report.harness_errors and status != FAIL:

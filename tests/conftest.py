@@ -33,18 +33,46 @@ BROKER_FIXTURES = frozenset({"pulsar_broker", "pulsar_admin", "pulsar_namespace"
                              "live_target", "live_target_for", "calibrated_target_for", "fault_target"})
 
 
+# The modules that take longest (test time of each tier measured on 3 Dec 2026, docs/ci.md), longest first.
+# .ci/run hands whole modules to its two workers (`--dist loadfile --no-loadscope-reorder`), so a module's
+# fixtures (a Spark cluster, a broker behind the fault proxy, the main job) are built once, not once per
+# worker; handed out longest first, the last module to start is a short one and both workers end together.
+LONGEST_FIRST = (
+    # the live tier
+    "tests/conformance/test_cases.py", "tests/live/test_faults_live.py", "tests/live/test_broker_death.py",
+    "tests/fuzz/test_regressions.py", "tests/live/test_main_job_diff_live.py", "tests/live/test_tdmq_profile_live.py",
+    "tests/live/test_cache_hygiene.py", "tests/packaging/test_ci_recipes.py", "tests/live/test_key_shared_live.py",
+    "tests/live/test_broker_lifecycle.py", "tests/live/test_fuzz_clients_live.py",
+    # the gate
+    "tests/reports/test_html_report_browser.py", "tests/fuzz/test_interrupt_resume.py", "tests/spark/test_spark_cluster.py",
+    "tests/spark/test_spark_engine.py", "tests/spark/test_spark_generated_corpus.py", "tests/packaging/test_installed_wheel.py",
+    "tests/spark/test_spark_clients.py", "tests/spark/test_spark_transforms.py", "tests/unit/test_bad_input.py",
+    "tests/fuzz/test_output_paths.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if BROKER_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("live"):
             item.add_marker(pytest.mark.live)
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    root = Path(str(config.rootpath))
+
+    def module_rank(item: pytest.Item) -> int:
+        try:
+            return rank.get(Path(str(item.path)).relative_to(root).as_posix(), len(rank))
+        except ValueError:
+            return len(rank)
+
+    items.sort(key=module_rank)  # stable: the rest keep their collection order
 
 
 @pytest.fixture(scope="session")
 def built_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], None]], Path]:
     """``built_once(name, make)``: the folder ``make`` filled, made once per test run and shared by its
-    pytest-xdist workers (the first takes a lock and builds; the others wait and read it). .ci/run's gate
-    hands tests out one at a time (``--maxschedchunk 1``), so the tests over one costly artefact (the
-    100,000-row report, a 2,000-trace fuzz) run on both workers, and each used to build its own (docs/ci.md).
+    pytest-xdist workers (the first takes a lock and builds; the others wait and read it). .ci/run hands
+    whole modules to its workers (``--dist loadfile``), and the tests over one costly artefact (the
+    100,000-row corpus, which report and Spark modules share) sit in several modules (docs/ci.md).
     A build that fails leaves no completion mark: the next test to ask builds it again."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):

@@ -36,8 +36,11 @@ FINISHED_TIMEOUT_S = 240
 
 
 def _command(out: Path, *extra: str, client: str = "python") -> list[str]:
+    # The subject is the run's death, stop and resume, not timing: a fixed 1 s band (no calibration). With
+    # 200 ms, a Java nack redelivery 201 ms late under the live tier's load failed the run (CI of 3 Dec 2026,
+    # ack-individual java, PLS-NACK-005); timing is judged by the cases and tests/live/test_timing_calibration_live.py.
     cmd = [sys.executable, "-m", "pulsar_conformance", "run", "--target", "embedded", "--client", client,
-           "--fuzz-examples", "0", "--no-report", "--timing-tolerance-ms", "200", "--out", str(out)]
+           "--fuzz-examples", "0", "--no-report", "--timing-tolerance-ms", "1000", "--out", str(out)]
     for sel in ONLY:
         cmd += ["--only", sel]
     return cmd + list(extra)
