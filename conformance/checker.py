@@ -221,12 +221,26 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     if tolerances is None:
         tolerances = bands_from_header(header) or TimingBands.for_target(header.target)
     checker = _Checker(profile, tolerances, settings)
+    checker.model.later_ids = later_ids(history)
     with relaxed_gc():
         for event in history.events:
             checker.step(event)
         checker.finish()
     return CheckReport(header.trace_id, header.target, profile, tolerances, tuple(checker.verdicts), tuple(checker.notes),
                        tuple(checker.harness_errors), tuple(checker.not_followed))
+
+
+def later_ids(history: History) -> dict[tuple[str, str], tuple[int, int]]:
+    """(topic short name, label) -> (ledger, entry) of the first message a consumer or reader of ``history``
+    received under that label there. Where Pulsar leaves an order open (the Java client's dead-letter copies), the
+    model writes in the order these show (``Broker._next_dead_letter``) rather than a fixed one of its own; what it
+    writes is still checked, receive by receive, against what it allows."""
+    seen: dict[tuple[str, str], tuple[int, int]] = {}
+    for event in history.events:
+        msg = received_message(event.outcome) if event.outcome.status == OK else None
+        if msg is not None:
+            seen.setdefault((msg.topic, msg.payload), (int(msg.message_id[0]), int(msg.message_id[1])))
+    return seen
 
 
 # ------------------------------------------------------------------------------------------

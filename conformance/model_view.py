@@ -44,6 +44,9 @@ class ModelView(Protocol):
     producers: Mapping[str, Any]  # handle -> Producer
     dead_letter: Mapping[str, Any]  # consumer handle -> DeadLetterPolicy
     copies: Mapping[tuple[str, int], tuple[str, str]]  # (topic, position) -> (kind, client) of a client's copy
+    # (topic short name, label) -> (ledger, entry) the history shows later: the model follows it where Pulsar leaves an
+    # order open (Broker._next_dead_letter); the checker sets it from the whole history before the first step
+    later_ids: dict[tuple[str, str], tuple[int, int]]
     routes: Mapping[str, Any]  # label -> (allowed partitions, rules, reason) of a partitioned send
     tfx: Mapping[str, Any]  # topic full name -> TopicFeatures
     index_ack: Mapping[str, bool]  # consumer handle -> batch index ack in effect

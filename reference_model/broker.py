@@ -153,6 +153,16 @@ class DeadLetterPolicy(NamedTuple):
     properties: str = "cpp"
 
 
+class _DueCopy(NamedTuple):
+    """A dead-letter copy a client timer will write (PLS-DLQ-001/002): the message at ``pos`` of ``sub``,
+    within ``window``."""
+
+    sub: Any
+    pos: int
+    dead: DeadLetterPolicy
+    window: Span
+
+
 class RetryPolicy(NamedTuple):
     """A Java consumer's retry letter settings (PLS-RETRY-001..003)."""
 
@@ -408,6 +418,12 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # (due instant, sequence, action). Run when time reaches the window's low end.
         self._timers: list[tuple[float, int, Any]] = []
         self._timer_seq = 0
+        # PLS-DLQ-001: the dead-letter copies scheduled and not yet written, per DLQ topic (full name), and the ids a
+        # history shows later for (topic short name, label) (``later_ids``: set by whoever judges a whole history,
+        # the checker). Where the order of the copies is the client's choice (``_next_dead_letter``), the model
+        # writes them in the order those ids show, never in one it does not allow.
+        self._dead_letters_due: dict[str, list[_DueCopy]] = {}
+        self.later_ids = {}
         self._stored_count = 0
         self.now = 0.0
         # PLS-FAULT-*: the faults of the history so far (reference_model/faults.py), the latency in
@@ -1586,7 +1602,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 dead = dead._replace(topic=dl.default_dlq_topic(sub.topic.full, sub.name))
             # PLS-DLQ-006: a batched message takes its whole entry to the DLQ, acked messages included.
             for p in batch:
-                self._schedule(window.low, lambda p=p: self._dead_letter(sub, p, dead, Span(window.low, window.high)))
+                self._schedule_dead_letter(_DueCopy(sub, p, dead, Span(window.low, window.high)))
             return {}
         for p in batch:
             sub.dispatcher.nack(config.handle, p, at)
@@ -1607,7 +1623,71 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         for p in self._feature_nack_positions(config, sub, pos):
             if sub.dispatcher.count_held_by(handle, p) is not None:
                 sub.dispatcher.hold_for_dead_letter(p)  # no ack-timeout redelivery: it goes to the DLQ
-            self._schedule(window.low, lambda p=p, dead=dead: self._dead_letter(sub, p, dead, Span(window.low, window.high)))
+            self._schedule_dead_letter(_DueCopy(sub, p, dead, Span(window.low, window.high)))
+
+    @property
+    def later_ids(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """(topic short name, label) -> (ledger, entry) the history shows later (``conformance.checker.later_ids``)."""
+        return self._later_ids
+
+    @later_ids.setter
+    def later_ids(self, ids: dict[tuple[str, str], tuple[int, int]]) -> None:
+        self._later_ids = dict(ids)
+        self._later_on: dict[str, list[tuple[tuple[int, int], str]]] = {}  # topic short name -> (id, label), in id order
+        for (topic, label), seen in self._later_ids.items():
+            self._later_on.setdefault(topic, []).append((seen, label))
+        for shown in self._later_on.values():
+            shown.sort()
+
+    def _schedule_dead_letter(self, due: _DueCopy) -> None:
+        """A copy for the DLQ, written when the client's timer fires (``_next_dead_letter``)."""
+        self._dead_letters_due.setdefault(due.dead.topic, []).append(due)
+        self._schedule(due.window.start, lambda: self._next_dead_letter(due))
+
+    def _next_dead_letter(self, due: _DueCopy, *, last_moment: bool = False) -> None:
+        """PLS-DLQ-001: ``due``'s timer fired, and its copy goes to the DLQ topic, at once or, with the Java client,
+        at any time in its window. The Java client dead-letters the messages of one timer run (UnAckedMessageTracker's
+        expired partition, NegativeAcksTracker's due ones) from a hash set, through
+        ConsumerImpl#redeliverUnacknowledgedMessages -> processPossibleToDLQ, each an async send of its dead-letter
+        producer: their order on the DLQ topic is the set's (live 4.0.8, 2 Dec 2026: hello-0..2 dead-lettered after an
+        ack timeout were written as hello-2, hello-1, hello-0; cases up-java-dlq-event-time, up-java-dlq-message-key).
+        The C++ client's tracker keeps the ids in an ordered std::set, and the Go client dead-letters a message as the
+        broker redelivers it (pulsar/consumer_partition.go, dlq.shouldSendToDlq), both in the message order: theirs
+        go at once. A Java copy the history shows (``later_ids``) after a copy not yet written waits for it, until the
+        end of its window at the latest (``last_moment``): the order follows what was observed, within what is allowed."""
+        waiting = self._dead_letters_due.get(due.dead.topic, [])
+        if due not in waiting:
+            return  # written already
+        if not last_moment and due.dead.properties == "java" and self._dead_letter_shown_after_another(due):
+            self._schedule(due.window.end, lambda: self._next_dead_letter(due, last_moment=True))
+            return
+        self._write_dead_letter(due)
+        written = True
+        while written:  # the Java copies that waited for this one
+            written = False
+            for other in list(waiting):
+                if other.dead.properties == "java" and other.window.start <= self.now \
+                        and not self._dead_letter_shown_after_another(other):
+                    self._write_dead_letter(other)
+                    written = True
+
+    def _dead_letter_shown_after_another(self, due: _DueCopy) -> bool:
+        """Whether the history shows ``due``'s copy on its DLQ topic after one that is not there yet."""
+        short = names.short_name(due.dead.topic)
+        mine = self.later_ids.get((short, due.sub.topic.entries[due.pos].label))
+        if mine is None:
+            return False
+        dlq = self.topics.get(due.dead.topic)
+        for seen, label in self._later_on.get(short, ()):
+            if seen >= mine:
+                return False
+            if dlq is None or label not in dlq.by_label:
+                return True
+        return False
+
+    def _write_dead_letter(self, due: _DueCopy) -> None:
+        self._dead_letters_due[due.dead.topic].remove(due)
+        self._dead_letter(due.sub, due.pos, due.dead, due.window)
 
     def _dead_letter(self, sub: "Subscription", pos: int, dead: DeadLetterPolicy, at: Span) -> None:
         if sub.cursor.is_acked(pos):

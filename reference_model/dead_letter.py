@@ -38,6 +38,13 @@ taken with ``putIfAbsent``, ``ORIGIN_MESSAGE_ID`` is ``MessageId.toString()`` (`
 ``"l:e:p:b"`` for a batched message), and it adds ``REAL_SUBSCRIPTION`` and the legacy
 ``ORIGIN_MESSAGE_IDY_TIME`` (same value as ``ORIGIN_MESSAGE_ID``).
 
+The order of the copies on the DLQ topic (PLS-DLQ-001, ``Broker._next_dead_letter``): the C++ client
+dead-letters the ids of one timer run from an ordered ``std::set``, and the Go client a message as the
+broker redelivers it, so theirs follow the message order. The Java client dead-letters one timer run's
+messages from a hash set (``redeliverUnacknowledgedMessages(Set)`` -> ``processPossibleToDLQ``): their
+order is open (live 4.0.8: hello-0..2 were written hello-2, hello-1, hello-0). Choice: the model writes a
+Java copy at any time in its window, in the order the history shows on the DLQ topic when it shows one.
+
 Retry letter topic (Java only, PLS-RETRY-001..003): ``reconsumeLater(m, delay)`` publishes a copy
 to the retry topic with the properties above plus ``RECONSUMETIMES`` (1, then +1 per retry) and
 ``DELAY_TIME`` (ms, negative -> 0), delivered after the delay, then acks ``m``; ``REAL_TOPIC`` is

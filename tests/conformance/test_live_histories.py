@@ -65,6 +65,11 @@ CASES = {
                                  "the main job's nack-delay-floor case (2026-11-25): the first message on a fresh topic "
                                  "reached the only, waiting consumer 233 ms after its send while the calibrated band "
                                  "was 34 ms; a first delivery has no deadline, so slow is not lost"),
+    "live-java-dlq-copies-in-set-order": (set(), set(),
+                                          "broker 4.0.8, Java client (upstream case up-java-dlq-event-time, 3 Dec 2026): "
+                                          "hello-0..2 dead-lettered after one ack timeout were written to the DLQ as "
+                                          "hello-2, hello-1, hello-0 (the client's hash set order) and d1 read them so; "
+                                          "the model follows that order (Broker._next_dead_letter)"),
 }
 
 
