@@ -2,7 +2,7 @@
 
     python benchmarks/live_tier_stability.py [--runs 5] [--busy 2] [--workers 2] [--out /tmp/live-stability] [-- PYTEST ARGS]
 
-Each run is ``.ci/run``'s live tier (``python3 -m pytest -m "live and not releases and not upstream" -n 2``, the same
+Each run is ``.ci/run``'s live tier (``python3 -m pytest -m "live and not releases and not upstream and not extended" -n 2``, the same
 options, its own JUnit file) against the embedded brokers of the default release (one per xdist
 worker), while ``--busy`` processes spin on the CPU (the machine has 2 cores: two loops take a whole
 core each from the brokers, the clients and the checker). Every run starts its own brokers, as CI does.
@@ -68,7 +68,7 @@ def main() -> int:
     runs = []
     for n in range(1, args.runs + 1):
         junit = args.out / f"live-{n}.xml"
-        cmd = [sys.executable, "-m", "pytest", "-m", "live and not releases and not upstream", "-n", str(args.workers),
+        cmd = [sys.executable, "-m", "pytest", "-m", "live and not releases and not upstream and not extended", "-n", str(args.workers),
                "-p", "no:cacheprovider", "-q", "-o", "junit_family=xunit1", f"--junitxml={junit}", *args.pytest_args]
         started = time.time()
         spinners = [multiprocessing.Process(target=_spin, args=(started + 6 * 3600,), daemon=True) for _ in range(args.busy)]

@@ -135,6 +135,7 @@ def test_a_killed_broker_stops_the_run_with_one_report_and_exit_4(tmp_path):
     assert not process_alive(pid) and not _descendants(proc.pid)
 
 
+@pytest.mark.extended  # docs/ci.md: the extended tier
 def test_with_restart_a_new_broker_runs_the_cases_left(tmp_path):
     out, proc, pid, code, stderr, summary = _run_and_kill_the_broker(tmp_path, "--on-broker-death", "restart")
     assert stderr.count("starting Pulsar") == 2, stderr[-3000:]
@@ -148,6 +149,7 @@ def test_with_restart_a_new_broker_runs_the_cases_left(tmp_path):
     assert not _descendants(proc.pid)
 
 
+@pytest.mark.extended  # docs/ci.md: the extended tier
 def test_sigterm_leaves_no_jvm_and_resume_runs_the_rest(tmp_path):
     out = tmp_path / "out"
     cmd = _command(out, client="python,java")

@@ -49,6 +49,7 @@ def _runs(root: Path) -> tuple[int, int]:
 
 
 
+@pytest.mark.extended  # docs/ci.md: the extended tier (broker starts and stops)
 def test_repeated_starts_and_clean_stops_leave_the_runs_folder_as_it_was(cache):
     before = _runs(cache)
     would_have_grown = 0
@@ -77,6 +78,7 @@ def test_repeated_starts_and_clean_stops_leave_the_runs_folder_as_it_was(cache):
           f"({would_have_grown / STARTS / 1e6:.1f} MB each), which a clean stop removed")
 
 
+@pytest.mark.extended  # docs/ci.md: the extended tier (broker starts and stops)
 def test_a_killed_broker_keeps_its_run_folder_and_names_it_then_prune_removes_it(cache):
     said: list[str] = []
     broker = EmbeddedBroker(cache=cache, progress=said.append)
@@ -116,6 +118,7 @@ def test_a_config_error_before_any_jvm_leaves_no_run_folder(cache):
     assert _runs(cache) == (0, 0)
 
 
+@pytest.mark.extended  # docs/ci.md: the extended tier (broker starts and stops)
 def test_cli_broker_start_stop_removes_the_run_folder_and_cache_list_shows_it_in_use(cache):
     env = dict(os.environ, PULSAR_CONFORMANCE_CACHE=str(cache))
     cli = [sys.executable, "-m", "pulsar_conformance"]

@@ -24,6 +24,10 @@ import pytest
 
 from conformance.corpus import corpus_digest
 
+# The extended tier (docs/ci.md): a master, two workers and two 1,000-trace fuzzes; the gate runs the same commands in
+# Spark's local mode (tests/spark/test_spark_engine.py)
+pytestmark = pytest.mark.extended
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES, SEED = 1000, 20  # two chunks of 500: one per executor
 
