@@ -449,7 +449,9 @@ class _Checker:
                     and (sub.topic.full, sub.name, sub.label(c.pos)) in self.app_acked:
                 # PLS-BATCH-004: without batch index ack, a message the application acked comes back with its batch
                 rules.append("PLS-BATCH-004")
-            if sub is not None and not names.is_persistent(sub.topic.full):
+            owed_on = sub if sub is not None or not c.topic else next(
+                (s for _, s in self.model.attachments(handle) if s.topic.short == c.topic), None)  # a partition's
+            if owed_on is not None and not names.is_persistent(owed_on.topic.full):
                 # PLS-NP-001: a message still owed on a non-persistent subscription was published while it had a
                 # consumer connected (the model drops the others), and such messages go to every connected one
                 rules.append("PLS-NP-001")
@@ -883,8 +885,12 @@ class _Checker:
         self.sent[label] = (args, value)
         if "message_id" not in value:
             return
-        if (facts or {}).get("duplicate") or (facts or {}).get("non_persistent"):
-            return  # PLS-DEDUP-001 / PLS-NP-003 ids: judged by feature_checks.check_send
+        if (facts or {}).get("duplicate"):
+            return  # PLS-DEDUP-001 ids: judged by feature_checks.check_send
+        if (facts or {}).get("non_persistent"):
+            # PLS-NP-003 ids (judged by feature_checks.check_send) show no entry, but a partition's shows its partition
+            self._check_route(event, self.model.message(label))
+            return
         stored = self.model.message(label)
         batched = self.producer_batching.get(args["producer"], False)
         partitioned = stored is not None and stored.message_id.partition >= 0

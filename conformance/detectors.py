@@ -361,9 +361,23 @@ np_no_redelivery = _forbidding("PLS-NP-002", "duplicate-delivery", _np_dispatche
 np_no_redelivery.__doc__ = """PLS-NP-002. Violated if a message of a non-persistent topic is delivered twice on one
 subscription (after a nack, a close, a redeliver request, or anything else)."""
 
-np_connected_only = _forbidding("PLS-NP-001", "wrong-value", _np_unconnected, "not for this subscription")
-np_connected_only.__doc__ = """PLS-NP-001. Violated if a subscription of a non-persistent topic receives a message
-published while it had no consumer connected."""
+_np_unconnected_received = _forbidding("PLS-NP-001", "wrong-value", _np_unconnected, "not for this subscription")
+
+
+def np_connected_only(w: Watch, r: Receipt) -> list[Finding]:
+    """PLS-NP-001. Violated if a subscription of a non-persistent topic receives a message published while it had no
+    consumer connected. Let a message be published on a non-persistent topic while a subscription had a consumer
+    connected. Then it may come there (the rule's other half: one that was owed and never came is charged to it as
+    the owed message's rule); when nothing was published there without a consumer, that is what a receipt shows."""
+    found = _np_unconnected_received(w, r)
+    if found or r.label is None or not r.allowed:
+        return found
+    holder = w.subscription_for(r.handle, r.label)
+    if holder is None or names.is_persistent(holder.topic.full):
+        return found
+    return [Finding("PLS-NP-001", PASS, None, "a message published while a consumer was connected", r.label,
+                    f"{r.label} was published on non-persistent {holder.topic.short} while subscription {holder.name} "
+                    f"had a consumer connected, and {r.handle} received it.")]
 
 def _other_tags_accept(sub: Any, tags: frozenset[str]) -> list[str]:
     """The consumers that joined ``sub`` giving other tags (PLS-TAG-003) whose tags would let a message with

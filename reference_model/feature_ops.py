@@ -75,7 +75,7 @@ from reference_model.feature_state import (
 from reference_model.ids import MessageId
 from reference_model import names
 from reference_model.names import is_persistent, partition_name
-from reference_model.rejections import NotModelledError, Rejected
+from reference_model.rejections import ModelError, NotModelledError, Rejected
 from reference_model.timing import Span
 
 _READ_COMPACTED_TYPES = ("Exclusive", "Failover")
@@ -1227,7 +1227,16 @@ class FeatureOps:
         yield  # decided: the producer's pending messages are written
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         if producer.topic.partitions:
-            raise NotModelledError("flush on a partitioned producer (batches per partition)")
+            # A partitioned producer's flush flushes each partition's producer (Java PartitionedProducerImpl#flushAsync,
+            # C++ PartitionedProducerImpl::flushAsync, Go partitionedProducer.Flush). Its sends the model follows are
+            # synchronous (an async one there is not followed: _op_send), so nothing is pending and the flush reports
+            # no id.
+            if pf.pending or self.flushed.get(producer.handle):
+                raise ModelError(f"{producer.handle}: messages pending on a partitioned producer, which the model does not keep")
+            self.facts = {"relative_ids": relative_ids({}), "rules": ["PLS-BATCH-001", "PLS-BATCH-002"] if pf.batching
+                          else ["PLS-BATCH-007"], "reason": "nothing is pending: every send the model followed was synchronous.",
+                          "may_report_duplicate": []}
+            return {"message_ids": {}, "id_texts": {}}
         labels = [p.label for p in pf.pending]
         delayed_any = any(p.deliver_at is not None for p in pf.pending) or bool(self.sent_ahead.pop(producer.handle, None))
         settled = self._settle_region(producer, pf, at, observed, delayed_any)  # PLS-BATCH-009
