@@ -237,9 +237,9 @@ def later_ids(history: History) -> dict[tuple[str, str], tuple[int, int]]:
     writes is still checked, receive by receive, against what it allows."""
     seen: dict[tuple[str, str], tuple[int, int]] = {}
     for event in history.events:
-        msg = received_message(event.outcome) if event.outcome.status == OK else None
+        msg = received_message(event.outcome)  # None unless the outcome is ok and carries a message
         if msg is not None:
-            seen.setdefault((msg.topic, msg.payload), (int(msg.message_id[0]), int(msg.message_id[1])))
+            seen.setdefault((msg.topic, msg.payload), (msg.message_id[0], msg.message_id[1]))
     return seen
 
 
