@@ -2178,7 +2178,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         unreported = {pos for handle, ids in self.flushed.items()
                       if handle in self.producers and self.producers[handle].topic is t
                       for label in ids if (pos := t.by_label.get(label)) is not None and not sub.cursor.is_acked(pos)}
-        in_flight = {fx.entry_of.get(pos, ("alone", pos))[0] for pos in unreported}
+        in_flight = {fx.entry_key(pos) for pos in unreported}
         # a chunked message in flight may have none of its chunks stored yet: each chunk is an entry the
         # backlog counts (live 4.2.4 and 4.0.8, 2026-11-27: a 5 MB + 1 async chunked send, then stats at once,
         # gave 0, 3/3; regression pls-backlog-001-wrong-backlog-92d8049cf0a8)
@@ -2189,7 +2189,13 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         leaving = self._entries_maybe_leaving(t, at)
         # an expiry pass still searching for its last expired entry has not moved the cursor yet (retention.py)
         expiring = sub.expiring_at(at.start)
-        return max(0, high - len(in_flight) - chunks_in_flight), \
+        # an entry the broker may have deleted (PLS-RETENTION-001: acked on every other subscription, its ledger
+        # closed) may be counted or not until a receive shows it gone (FeatureOps.trim moves it to trimmed_uncertain).
+        # Live 4.0.8, 3 Dec 2026, CI under load (regression pls-backlog-001-wrong-backlog-d2decbdd1648): the 500 ms
+        # receive at Earliest got nothing but was shorter than the 520 ms band, so it did not show m1 gone, and
+        # stats said 0 where the model allowed only 1.
+        maybe_deleted = {fx.entry_key(pos) for pos in sub.trimmable if not sub.cursor.is_acked(pos)} if sub.durable else set()
+        return max(0, high - len(in_flight | maybe_deleted) - chunks_in_flight), \
             high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain
 
     def _entries_maybe_leaving(self, t: Topic, at: Span) -> int:

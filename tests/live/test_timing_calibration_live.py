@@ -26,6 +26,8 @@ def test_python_probe_measures_sane_figures(pulsar_broker):
     assert d["timer_overshoot_ms"].n == 10
     assert d["redeliver_lateness_ms"].n == 12
     assert 0 <= d["redeliver_lateness_ms"].min and d["redeliver_lateness_ms"].max < 1000  # PLS-REDELIVER-001: "at once"
+    assert d["delivery_lateness_ms"].n == 2 * 12  # each of steps 5 and 6's sends was received
+    assert d["delivery_lateness_ms"].min >= 0 and d["delivery_lateness_ms"].max < 1000  # a receive ends after the send
     assert d["call_overhead_ms"].min >= 0
     assert d["call_overhead_ms"].p50 < 50  # a queued message is handed over in far less
     # a receive with a timeout never returns before it (monotonic clock; -1 ms for rounding)

@@ -81,6 +81,22 @@ def test_redeliver_lateness_dominates():
     assert (bands.dispatch_latency_ms, bands.delayed_late_ms) == (20, 220)
 
 
+def test_first_delivery_lateness_dominates_and_an_old_calibration_goes_without_it():
+    from dataclasses import replace
+
+    # harness 1; nack 2; redeliver 0.5; a new message's first delivery 86.6 -> ceil(2 * 86.6) = ceil(173.2) = 174:
+    # the band a 173 ms receive after the send then needs (regression pls-nack-001-late-redelivery-e043c266c59b)
+    old = _cal(0.5, 0.5, 2.0, -30.0)
+    new = replace(old, distributions={**old.distributions, "delivery_lateness_ms": _dist(86.6)})
+    bands = TimingBands.from_calibration(new, broker_tick_ms=100)
+    assert (bands.dispatch_latency_ms, bands.delayed_late_ms) == (174, 2 * 100 + 174)
+    assert "first delivery 86.600" in bands.derivation
+    assert TimingBands.from_json(bands.to_json()).calibration.distributions["delivery_lateness_ms"].p999 == 86.6
+    # recorded before 3 Dec 2026: no first-delivery figure, the band as it was derived then (ceil(2 * 2) = 4)
+    before = TimingBands.from_calibration(old, broker_tick_ms=100)
+    assert before.dispatch_latency_ms == 4 and "first delivery" not in before.derivation
+
+
 def test_tick_read_by_the_probe_is_used_unless_given():
     from dataclasses import replace
 
@@ -256,9 +272,10 @@ def test_probe_distributions_split_the_phases():
         _ev(4, "receive", {"consumer": "c", "timeout_ms": 5000}, 20.2, 155.0, _got("m1")),
         _ev(5, "receive", {"consumer": "c", "timeout_ms": 20}, 160.0, 180.4, Outcome.ok({"message": None})),
         _ev(6, "receive", {"consumer": "c", "timeout_ms": 20}, 180.4, 201.0, Outcome.ok({"message": None})),
-        _ev(7, "receive", {"consumer": "d", "timeout_ms": 5000}, 205.0, 206.0, _got("r0")),
-        _ev(8, "redeliver_unacked", {"consumer": "d"}, 206.0, 206.3),
-        _ev(9, "receive", {"consumer": "d", "timeout_ms": 5000}, 206.4, 208.8, _got("r0")),
+        _ev(7, "send", {"producer": "p2", "payload": "r0"}, 202.0, 203.5),
+        _ev(8, "receive", {"consumer": "d", "timeout_ms": 5000}, 203.6, 206.0, _got("r0")),
+        _ev(9, "redeliver_unacked", {"consumer": "d"}, 206.0, 206.3),
+        _ev(10, "receive", {"consumer": "d", "timeout_ms": 5000}, 206.4, 208.8, _got("r0")),
     ]
     d = probe_distributions(events, client="python", delay_ms=100, receive_timeout_ms=20, nack_samples=1, warmup=0)
     assert (d["call_overhead_ms"].n, d["call_overhead_ms"].max) == (2, pytest.approx(0.5))
@@ -268,6 +285,12 @@ def test_probe_distributions_split_the_phases():
     assert d["nack_earliness_ms"].max == pytest.approx(-35.0)
     # 208.8 - 206.3 = 2.5; the receives on d are neither overhead nor overshoot samples
     assert (d["redeliver_lateness_ms"].n, d["redeliver_lateness_ms"].max) == (1, pytest.approx(2.5))
+    # the first delivery: the receive after step 5's send ended 206.0 - 203.5 = 2.5 ms after the send returned;
+    # the redelivery's receive (step 10) is not a first delivery
+    assert (d["delivery_lateness_ms"].n, d["delivery_lateness_ms"].max) == (1, pytest.approx(2.5))
+    with pytest.raises(CalibrationError, match="steps 5 and 6 was received"):
+        probe_distributions(events[:7] + events[8:], client="python", delay_ms=100, receive_timeout_ms=20, nack_samples=1,
+                            warmup=0)
     with pytest.raises(CalibrationError, match="did not come back"):
         probe_distributions(events[:3] + events[4:], client="python", delay_ms=100, receive_timeout_ms=20, nack_samples=1,
                             warmup=0)
@@ -284,8 +307,10 @@ def test_warmup_samples_are_dropped():
         _ev(5, "nack", {"consumer": "c", "message": "m1"}, 210.0, 210.0),
         _ev(6, "receive", {"consumer": "c", "timeout_ms": 5000}, 210.1, 345.0, _got("m1")),  # 345 - 343 = 2
         _ev(7, "receive", {"consumer": "c", "timeout_ms": 20}, 350.0, 370.5, Outcome.ok({"message": None})),
-        _ev(8, "redeliver_unacked", {"consumer": "d"}, 380.0, 380.0),
-        _ev(9, "receive", {"consumer": "d", "timeout_ms": 5000}, 380.1, 381.0, _got("r0")),
+        _ev(8, "send", {"producer": "p2", "payload": "r0"}, 372.0, 373.0),
+        _ev(9, "receive", {"consumer": "d", "timeout_ms": 5000}, 373.0, 374.0, _got("r0")),
+        _ev(10, "redeliver_unacked", {"consumer": "d"}, 380.0, 380.0),
+        _ev(11, "receive", {"consumer": "d", "timeout_ms": 5000}, 380.1, 381.0, _got("r0")),
     ]
     d = probe_distributions(events, client="python", delay_ms=100, receive_timeout_ms=20, nack_samples=1, warmup=1)
     assert (d["call_overhead_ms"].n, d["call_overhead_ms"].max) == (1, pytest.approx(0.4))
