@@ -447,7 +447,7 @@ def machine_description() -> str:
 
 def probe_trace(samples: int, *, nack_samples: int = 50, delay_ms: int = PROBE_NACK_DELAY_MS, overshoot_samples: int = 30,
                 receive_timeout_ms: int = PROBE_RECEIVE_TIMEOUT_MS, subscribe_extra: Mapping[str, Any] | None = None,
-                redeliver_samples: int = 30, warmup: int = PROBE_WARMUP):
+                redeliver_samples: int = 30, warmup: int = PROBE_WARMUP, delivery_samples: int | None = None):
     """The probe as a trace, so it runs through the very op loop the run uses (``BrokerTarget``).
 
     1. Send ``samples + nack_samples`` messages and let them reach the receiver queue (300 ms).
@@ -458,9 +458,10 @@ def probe_trace(samples: int, *, nack_samples: int = 50, delay_ms: int = PROBE_N
     4. ``overshoot_samples`` receives with a short timeout on the now empty consumer.
     5. ``redeliver_samples`` times, on a second topic and consumer: send one message, receive
        it, ``redeliver_unacked``, receive it again (how long after the call it comes), ack it.
-    6. ``redeliver_samples`` times, on a third topic, through a multi-topic consumer (``topics``:
-       one more hop in the client, from the topic's consumer to the multi-topic queue): send one
-       message and receive it. Steps 5 and 6 give the first-delivery samples.
+    6. ``delivery_samples`` times (default ``redeliver_samples``), on a third topic, through a
+       multi-topic consumer (``topics``: one more hop in the client, from the topic's consumer to
+       the multi-topic queue): send one message and receive it. Steps 5 and 6 give the
+       first-delivery samples (the Go client, which has no ``redeliver_unacked``, step 6 alone).
     ``subscribe_extra``: more subscribe args (e.g. a Java ``nack_backoff``, benchmarks only).
     ``warmup`` more nacks come first in step 3 (``PROBE_WARMUP``; ``probe_distributions`` drops them)."""
     from conformance.trace import make_trace
@@ -485,7 +486,7 @@ def probe_trace(samples: int, *, nack_samples: int = 50, delay_ms: int = PROBE_N
                 ("ack", {"consumer": "d", "message": f"r{i}"})]
     ops += [("create_producer", {"producer": "p3", "topic": "calibration-multi"}),  # step 6
             ("subscribe", {"consumer": "e", "topics": ["calibration-multi"], "subscription": "s", "type": "Shared"})]
-    for i in range(redeliver_samples):
+    for i in range(redeliver_samples if delivery_samples is None else delivery_samples):
         ops += [("send", {"producer": "p3", "payload": f"f{i}"}), ("receive", {"consumer": "e", "timeout_ms": 5000}),
                 ("ack", {"consumer": "e", "message": f"f{i}"})]
     return make_trace("timing-calibration", ops, title="timing calibration probe", rules=("PLS-NACK-001", "PLS-NACK-005"))
@@ -629,7 +630,8 @@ def calibrate(service_url: str, admin_url: str, *, client: str = "python", sampl
         controls = getattr(getattr(target, "endpoint", None), "controls", None)
         watch = ProbeWatch(deadline_s=deadline_s, where=getattr(controls, "service_url", None) or service_url)
         history = target.run(probe_trace(samples, nack_samples=nack_samples, overshoot_samples=overshoot_samples,
-                                         redeliver_samples=0 if client == "go" else redeliver_samples), on_event=watch)
+                                         redeliver_samples=0 if client == "go" else redeliver_samples,
+                                         delivery_samples=redeliver_samples), on_event=watch)
     except CalibrationError:
         raise
     except Exception as err:  # noqa: BLE001 - any failure of the probe is a calibration failure

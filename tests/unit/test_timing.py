@@ -298,6 +298,19 @@ def test_probe_distributions_split_the_phases():
         probe_distributions(events[:7], client="python", delay_ms=100, receive_timeout_ms=20, nack_samples=1, warmup=0)
 
 
+def test_the_probe_without_redeliver_still_measures_first_deliveries():
+    """The Go client's probe has no redeliver step (no redeliver_unacked, PLS-GO-001); its first-delivery samples
+    come from step 6 (the CI of 3 Dec 2026 failed every Go case when step 6 shared step 5's count, 0 for Go)."""
+    from conformance.timing import probe_trace
+
+    go = probe_trace(20, nack_samples=5, overshoot_samples=3, redeliver_samples=0, delivery_samples=4)
+    ops = [op for op in go.ops if op.op == "send" and op.args["producer"] in ("p2", "p3")]
+    assert [op.args["producer"] for op in ops] == ["p3"] * 4
+    assert not [op for op in go.ops if op.op == "redeliver_unacked"]
+    both = probe_trace(20, nack_samples=5, overshoot_samples=3, redeliver_samples=2)
+    assert sorted(op.args["producer"] for op in both.ops if op.op == "send" and op.args["producer"] != "p") == ["p2"] * 2 + ["p3"] * 2
+
+
 def test_warmup_samples_are_dropped():
     events = [
         _ev(1, "receive", {"consumer": "c", "timeout_ms": 5000}, 0.0, 30.0, _got("m0")),  # cold: 30 ms, dropped
