@@ -222,6 +222,7 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
         tolerances = bands_from_header(header) or TimingBands.for_target(header.target)
     checker = _Checker(profile, tolerances, settings)
     checker.model.later_ids = later_ids(history)
+    checker.model.later_partitions = later_partitions(history)
     with relaxed_gc():
         for event in history.events:
             checker.step(event)
@@ -241,6 +242,31 @@ def later_ids(history: History) -> dict[tuple[str, str], tuple[int, int]]:
         if msg is not None:
             seen.setdefault((msg.topic, msg.payload), (msg.message_id[0], msg.message_id[1]))
     return seen
+
+
+def later_partitions(history: History) -> dict[str, int]:
+    """label -> the partition index a later op of ``history`` shows the message was stored on: a flush's id for it
+    (the producer's own report), else the first receipt of it from a topic named ``<base>-partition-<i>`` whose id
+    names partition ``i`` (a dead-letter or retry copy is on a topic of its own name). Where the client picks the
+    partition and the send itself reports no id (an async send on a partitioned topic, ``Broker._op_send``), the model
+    stores the message where these show, and the route rules judge that partition against the ones the router
+    allows."""
+    from reference_model import names
+
+    reported: dict[str, int] = {}
+    received: dict[str, int] = {}
+    for event in history.events:
+        if event.outcome.status != "ok" or not isinstance(event.outcome.value, dict):
+            continue
+        if event.op.op == "flush":
+            for label, mid in (event.outcome.value.get("message_ids") or {}).items():
+                if isinstance(mid, (list, tuple)) and len(mid) >= 3 and int(mid[2]) >= 0:
+                    reported.setdefault(label, int(mid[2]))
+            continue
+        msg = received_message(event.outcome)
+        if msg is not None and msg.message_id[2] >= 0 and names.partition_of(msg.topic) == msg.message_id[2]:
+            received.setdefault(msg.payload, msg.message_id[2])
+    return {**received, **reported}
 
 
 # ------------------------------------------------------------------------------------------
@@ -884,6 +910,10 @@ class _Checker:
         label = args["payload"]
         self.sent[label] = (args, value)
         if "message_id" not in value:
+            if args.get("async"):
+                # an async send on a partitioned topic: the model stored it where a later flush or receipt shows
+                # (Broker._op_send), and that partition is judged here against the router's
+                self._check_route(event, self.model.message(label))
             return
         if (facts or {}).get("duplicate"):
             return  # PLS-DEDUP-001 ids: judged by feature_checks.check_send

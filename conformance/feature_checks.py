@@ -217,7 +217,23 @@ def check_flush(emit: Emit, step: int, predicted: Mapping[str, Any], observed: M
     if not want:
         return
     rules = list(predicted.get("rules") or ("PLS-BATCH-001",))
-    broken = _flush_breaks(want, got, rules, sends or {})
+    on = {}  # label -> the partition its id names (-1: a topic that is not partitioned)
+    for label, mid in got_ids.items():
+        on[label] = int(mid[2])
+    if len(set(on.values())) > 1:
+        # a partitioned producer's flush: each partition is a topic of its own, with its own entries (relative_ids
+        # counts offsets per partition), so each partition's ids are judged on their own
+        broken: dict[str, list[str]] = {}
+        missing = set(want) - set(on)
+        if missing:
+            broken.setdefault(rules[0], []).append(f"labels {sorted(missing)} missing or extra")
+        for partition in sorted(set(on.values())):
+            mine = {k for k, p in on.items() if p == partition}
+            for rule, whys in _flush_breaks({k: v for k, v in want.items() if k in mine},
+                                            {k: v for k, v in got.items() if k in mine}, rules, sends or {}).items():
+                broken.setdefault(rule, []).extend(f"on partition {partition}: {why}" for why in whys)
+    else:
+        broken = _flush_breaks(want, got, rules, sends or {})
     for rule, why in predicted.get("split_violations") or ():  # PLS-BATCH-009: batching.match_split's reading
         broken.setdefault(rule, []).append(why)
     for rule in list(dict.fromkeys(rules + list(broken))):

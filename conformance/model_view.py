@@ -47,6 +47,8 @@ class ModelView(Protocol):
     # (topic short name, label) -> (ledger, entry) the history shows later: the model follows it where Pulsar leaves an
     # order open (Broker._next_dead_letter); the checker sets it from the whole history before the first step
     later_ids: dict[tuple[str, str], tuple[int, int]]
+    # label -> the partition a later flush or receipt shows it was stored on (an async send on a partitioned topic)
+    later_partitions: dict[str, int] | None
     routes: Mapping[str, Any]  # label -> (allowed partitions, rules, reason) of a partitioned send
     tfx: Mapping[str, Any]  # topic full name -> TopicFeatures
     index_ack: Mapping[str, bool]  # consumer handle -> batch index ack in effect

@@ -66,9 +66,10 @@ PLS-SKIP-001/002): the ``AdminOps`` mixin, reference_model/admin_ops.py.
 Not modelled: seek and readers on partitioned topics, the C++ default routing hash (BoostHash),
 a durable subscribe to a name a non-durable subscription holds, a second subscription on a retry
 topic reading more than one retry copy of one message,
-pattern auto-discovery of topics created after the subscribe, async sends on partitioned topics
-(batched or not: the partition and the batch of each are known only at the flush; synchronous sends
-on a batching producer are followed, each a batch of one on the partition the broker reported), DLQ via ack timeout or via a delivery whose count already exceeds N, the
+pattern auto-discovery of topics created after the subscribe, batched async sends on partitioned
+topics (one open batch per partition; synchronous sends on a batching producer are followed, each a
+batch of one on the partition the broker reported, and unbatched async sends are stored on the
+partition a later flush or receipt shows, judged against the router's: ``later_partitions``), DLQ via ack timeout or via a delivery whose count already exceeds N, the
 periodic TTL check (only forced expiry passes), a consumer reading compacted beside other consumers
 of its subscription or subscribed before the compaction (it reads the topic as published).
 Choices: ledger ids are per topic in creation order; entry ids count from 0; the model's publish
@@ -424,6 +425,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # writes them in the order those ids show, never in one it does not allow.
         self._dead_letters_due: dict[str, list[_DueCopy]] = {}
         self.later_ids = {}
+        # label -> the partition a later flush or receipt shows (conformance.checker.later_partitions): where an async
+        # send on a partitioned topic went, which its send does not report (_op_send)
+        # (None: no history to read, as on the model target, whose own first choice its history then shows)
+        self.later_partitions: dict[str, int] | None = None
         self._stored_count = 0
         self.now = 0.0
         # PLS-FAULT-*: the faults of the history so far (reference_model/faults.py), the latency in
@@ -841,15 +846,30 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.failed_last_send.discard(producer.handle)
         # A synchronous send on a batching producer waits for its batch, a batch of one, so its partition and its id
         # come with its receipt like an unbatched one's (the routes of keyless batched sends are open: ``_route``).
-        # An async one's partition (a time-based switch per batch in the Java, C++ and Go routers) and its batch are
-        # known only at the flush, with one open batch per partition, which the model's per-producer batch is not.
-        if topic.partitions and args.get("async"):
-            raise NotModelledError("async sends on partitioned topics")
+        # An async batched one's batch is known only at the flush, with one open batch per partition (Java
+        # PartitionedProducerImpl keeps a ProducerImpl, and so a BatchMessageContainer, per partition; C++
+        # PartitionedProducerImpl and Go partitionedProducer likewise), which the model's per-producer batch is not.
+        if topic.partitions and args.get("async") and producer.batching:
+            raise NotModelledError("batched async sends on partitioned topics (one open batch per partition)")
         if topic.partitions:
             allowed, rules, reason = self._route(producer, args)
-            # Follow the partition the broker reported (the checker judges it against ``routes``).
+            # Follow the partition the broker reported (the checker judges it against ``routes``). An async send
+            # reports no id: the router picked its partition in the send call (Java PartitionedProducerImpl
+            # #internalSendAsync, C++ PartitionedProducerImpl::sendAsync, Go partitionedProducer.SendAsync), and a
+            # later flush or receipt shows which (``later_partitions``).
             reported = observed.get("message_id")
-            index = int(reported[2]) if reported and 0 <= int(reported[2]) < topic.partitions else allowed[0]
+            shown = self.later_partitions.get(label) if args.get("async") and self.later_partitions is not None else None
+            if reported and 0 <= int(reported[2]) < topic.partitions:
+                index = int(reported[2])
+            elif shown is not None and 0 <= shown < topic.partitions:
+                index = shown
+            elif args.get("async") and len(allowed) > 1 and self.later_partitions is not None:
+                # a judged history that never shows this message's id: the model cannot tell which partition's
+                # consumers, readers and counts hold it
+                raise NotModelledError("an async send on a partitioned topic whose partition no later flush or receipt "
+                                       "shows, where the router allows several")
+            else:
+                index = allowed[0]
             self.routes[label] = (allowed, rules, reason)
             if args.get("key") is not None:
                 if producer.router is None and producer.hashing is None:
@@ -2175,8 +2195,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # not count their entries yet (live 4.0.8, 2026-11-27: a delayed async send, then stats at once, gave
         # 0 once in four runs; regression pls-backlog-001-wrong-backlog-082a19e96a09)
         fx = self.topic_features(t)
-        unreported = {pos for handle, ids in self.flushed.items()
-                      if handle in self.producers and self.producers[handle].topic is t
+        # (a partitioned producer's sends are on its partitions: each label is looked up on ``t`` itself)
+        unreported = {pos for handle, ids in self.flushed.items() if handle in self.producers
                       for label in ids if (pos := t.by_label.get(label)) is not None and not sub.cursor.is_acked(pos)}
         in_flight = {fx.entry_key(pos) for pos in unreported}
         # a chunked message in flight may have none of its chunks stored yet: each chunk is an entry the

@@ -1228,15 +1228,20 @@ class FeatureOps:
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         if producer.topic.partitions:
             # A partitioned producer's flush flushes each partition's producer (Java PartitionedProducerImpl#flushAsync,
-            # C++ PartitionedProducerImpl::flushAsync, Go partitionedProducer.Flush). Its sends the model follows are
-            # synchronous (an async one there is not followed: _op_send), so nothing is pending and the flush reports
-            # no id.
-            if pf.pending or self.flushed.get(producer.handle):
-                raise ModelError(f"{producer.handle}: messages pending on a partitioned producer, which the model does not keep")
-            self.facts = {"relative_ids": relative_ids({}), "rules": ["PLS-BATCH-001", "PLS-BATCH-002"] if pf.batching
-                          else ["PLS-BATCH-007"], "reason": "nothing is pending: every send the model followed was synchronous.",
-                          "may_report_duplicate": []}
-            return {"message_ids": {}, "id_texts": {}}
+            # C++ PartitionedProducerImpl::flushAsync, Go partitionedProducer.Flush) and reports the ids of the async
+            # sends no flush reported yet. The model follows unbatched async sends there (each is written when it is
+            # made, on the partition the history shows: Broker._op_send); a batched one is not followed, so nothing
+            # is pending in a batch.
+            if pf.pending:
+                raise ModelError(f"{producer.handle}: a batch pending on a partitioned producer, which the model does not keep")
+            ids = self.flushed.pop(producer.handle, {})
+            stored = {k: v for k, v in ids.items() if list(v)[:2] != [-1, -1] and is_persistent(producer.topic.full)}
+            self.facts = {"relative_ids": relative_ids(stored), "rules": ["PLS-BATCH-001", "PLS-BATCH-002"] if pf.batching
+                          else ["PLS-BATCH-007"],
+                          "reason": (f"{', '.join(ids)}: one entry each, in send order on each partition." if ids
+                                     else "nothing is pending: every send since the last flush was reported."),
+                          "may_report_duplicate": sorted(self.resent_as_duplicate.pop(producer.handle, set()) & set(ids))}
+            return {"message_ids": ids, "id_texts": {k: str(MessageId.from_list(v)) for k, v in ids.items()}}
         labels = [p.label for p in pf.pending]
         delayed_any = any(p.deliver_at is not None for p in pf.pending) or bool(self.sent_ahead.pop(producer.handle, None))
         settled = self._settle_region(producer, pf, at, observed, delayed_any)  # PLS-BATCH-009

@@ -209,21 +209,22 @@ def relative_ids(ids: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
     entry of a later ledger is one past the last of the ledger before it: the topic rolled over to a new
     ledger between them (an unload or a fault closes the ledger; found live by issue 16's 5.0.0-M1
     campaign, 27 Nov 2026: m1 at (7117,0), an unload, m2 at (7121,0), one flush; regression
-    pls-batch-007-wrong-value-67a5eaeda74a)."""
+    pls-batch-007-wrong-value-67a5eaeda74a). Each partition (the id's partition index; -1 for a topic that
+    is not partitioned) is its own topic with its own ledgers, so offsets count from each partition's first
+    entry: a partitioned producer's flush reports ids on several."""
     parsed = {label: MessageId.from_list(v) for label, v in ids.items()}
-    if not parsed:
-        return {}
-    offsets: dict[tuple[int, int], int] = {}
-    previous: tuple[int, int] | None = None
-    for ledger, entry in sorted({(m.ledger, m.entry) for m in parsed.values()}):
-        if previous is None:
-            offsets[(ledger, entry)] = 0
-        elif ledger == previous[0]:
-            offsets[(ledger, entry)] = offsets[previous] + entry - previous[1]
-        else:
-            offsets[(ledger, entry)] = offsets[previous] + 1
-        previous = (ledger, entry)
-    return {label: (offsets[(m.ledger, m.entry)], m.batch_index) for label, m in parsed.items()}
+    offsets: dict[tuple[int, int, int], int] = {}
+    for partition in {m.partition for m in parsed.values()}:
+        previous: tuple[int, int] | None = None
+        for ledger, entry in sorted({(m.ledger, m.entry) for m in parsed.values() if m.partition == partition}):
+            if previous is None:
+                offsets[(partition, ledger, entry)] = 0
+            elif ledger == previous[0]:
+                offsets[(partition, ledger, entry)] = offsets[(partition, *previous)] + entry - previous[1]
+            else:
+                offsets[(partition, ledger, entry)] = offsets[(partition, *previous)] + 1
+            previous = (ledger, entry)
+    return {label: (offsets[(m.partition, m.ledger, m.entry)], m.batch_index) for label, m in parsed.items()}
 
 
 @dataclass

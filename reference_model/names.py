@@ -104,6 +104,12 @@ def partition_name(topic: str, index: int) -> str:
     return f"{topic}{PARTITION_SUFFIX}{index}"
 
 
+def partition_of(name: str) -> int | None:
+    """The index ``i`` of a partition's name ``<topic>-partition-<i>`` (PLS-TOPIC-002), None for any other name."""
+    base, sep, index = name.rpartition(PARTITION_SUFFIX)
+    return int(index) if sep and base and index.isdigit() else None
+
+
 @functools.lru_cache(maxsize=4096)  # pure; every op re-parses its topic
 def expand_trace(name: str) -> str | Rejected:
     """A trace's topic name, fully qualified (docs/trace-format.md#names).

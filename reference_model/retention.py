@@ -38,7 +38,10 @@ Not modelled: retention limits (the size / time at which retained data goes), ba
 TTL at topic level vs namespace level precedence, broker-entry-metadata publish times, the
 ledger size threshold (``managedLedgerMaxSizePerLedgerMbytes``: payloads are not sized), offload.
 Not modelled either: the periodic check itself (it may expire a message any time in
-``[publish + ttl, publish + ttl + interval]``); only a pass the trace asks for runs.
+``[publish + ttl, publish + ttl + interval]``, at the broker's uptime modulo the interval, which a
+trace does not know); only a pass the trace asks for runs. The suite's broker sets the interval to
+a day (``fixtures/embedded.py`` CONFORMANCE_CONFIG), so no periodic pass runs during a run there; on
+another broker one may, and a history from it may show messages expired without a forced pass.
 Choices: ``publish_time`` is the client-set publish timestamp (what ``Message.publish_timestamp()``
 returns).
 """

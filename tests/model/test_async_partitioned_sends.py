@@ -1,0 +1,130 @@
+"""Issue 46: async sends on a partitioned topic (no batching: the Python client's default).
+
+The router picks a message's partition in the send call (Java PartitionedProducerImpl#internalSendAsync, C++
+PartitionedProducerImpl::sendAsync, Go partitionedProducer.SendAsync), but an async send reports no id, so the
+history shows the partition only later: in the flush's ids, or in the topic and id a consumer receives it with.
+The model stores the message where that later op shows (``conformance.checker.later_partitions``) and judges that
+partition against the router's allowed ones at the send (PLS-ROUTE-002: round robin from a random start, one
+partition further per keyless message). A judged history that never shows the partition is not followed from that
+send (``NotModelledError``, counted), never guessed.
+
+The histories judged here are the model's own, with their partitions moved: a round robin that starts elsewhere
+(allowed), and one that does not move on (a FAIL the router's rule must catch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from case_history_helpers import failures
+from conformance.checker import check
+from conformance.targets.model import ModelTarget
+from conformance.trace import History, Outcome, make_trace
+
+TOPIC = ("create_topic", {"topic": "t", "partitions": 3})
+CONSUMER = ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Shared"})
+PRODUCER = ("create_producer", {"producer": "p", "topic": "t"})
+
+
+def _async(label: str, **kw):
+    return ("send", {"producer": "p", "payload": label, "async": True, **kw})
+
+
+def _receive():
+    return ("receive", {"consumer": "c1", "timeout_ms": 1000})
+
+
+def _model_history(*ops) -> History:
+    return ModelTarget().run(make_trace("async-partitioned", ops))
+
+
+def _moved(history: History, where: dict[str, int]) -> History:
+    """``history`` with each label in ``where`` on that partition instead: in the flush's ids and in what the
+    consumer received (its topic and id). The entry numbers stay the model's."""
+    events = []
+    for e in history.events:
+        value = e.outcome.value
+        if e.op.op == "flush" and e.outcome.status == "ok":
+            ids = {k: [v[0], v[1], where.get(k, v[2]), v[3]] for k, v in value["message_ids"].items()}
+            texts = {k: f"({v[0]},{v[1]},{v[2]},{v[3]})" for k, v in ids.items()}
+            e = replace(e, outcome=Outcome.ok({**value, "message_ids": ids, "id_texts": texts}))
+        elif e.op.op == "receive" and e.outcome.status == "ok" and value.get("message"):
+            msg = dict(value["message"])
+            if msg["payload"] in where:
+                p = where[msg["payload"]]
+                msg["topic"] = f"t-partition-{p}"
+                msg["message_id"] = [msg["message_id"][0], msg["message_id"][1], p, msg["message_id"][3]]
+            e = replace(e, outcome=Outcome.ok({**value, "message": msg}))
+        events.append(e)
+    return History(history.header, tuple(events))
+
+
+def _partitions(history: History) -> dict[str, int]:
+    flush = next(e for e in history.events if e.op.op == "flush")
+    return {k: v[2] for k, v in flush.outcome.value["message_ids"].items()}
+
+
+def test_the_model_follows_async_sends_and_its_flush_reports_them_round_robin():
+    h = _model_history(TOPIC, CONSUMER, PRODUCER, _async("m1"), _async("m2"), _async("m3"),
+                       ("flush", {"producer": "p"}), _receive(), _receive(), _receive())
+    report = check(h)
+    assert report.ok and not report.not_followed, report.summary()
+    got = _partitions(h)
+    assert sorted(got) == ["m1", "m2", "m3"]
+    # PLS-ROUTE-002: one partition further per keyless message
+    assert [(got[b] - got[a]) % 3 for a, b in (("m1", "m2"), ("m2", "m3"))] == [1, 1]
+    assert {e.outcome.value["message"]["payload"] for e in h.events if e.op.op == "receive"} == {"m1", "m2", "m3"}
+    routed = [v for v in report.verdicts if v.rule_id == "PLS-ROUTE-002"]
+    assert [v.step for v in routed if v.status == "PASS"][:3] == [4, 5, 6]
+
+
+def test_a_round_robin_from_another_start_passes_and_one_that_stays_put_fails():
+    h = _model_history(TOPIC, CONSUMER, PRODUCER, _async("m1"), _async("m2"), _async("m3"),
+                       ("flush", {"producer": "p"}), _receive(), _receive(), _receive())
+    start_elsewhere = _moved(h, {"m1": 2, "m2": 0, "m3": 1})
+    assert not failures(start_elsewhere), check(start_elsewhere).summary()
+    stays = _moved(h, {"m1": 1, "m2": 1, "m3": 2})
+    report = check(stays)
+    assert ("PLS-ROUTE-002", "wrong-partition") in failures(report), report.summary()
+    assert [v.step for v in report.failures() if v.rule_id == "PLS-ROUTE-002"] == [5]  # m2's send
+
+
+def test_without_a_flush_the_receipts_show_the_partitions():
+    h = _model_history(TOPIC, CONSUMER, PRODUCER, _async("m1"), _async("m2"), _receive(), _receive())
+    assert not failures(h)
+    moved = _moved(h, {"m1": 1, "m2": 2})
+    assert not failures(moved), check(moved).summary()
+    backwards = _moved(h, {"m1": 1, "m2": 0})  # round robin goes 1 -> 2, not back to 0
+    assert ("PLS-ROUTE-002", "wrong-partition") in failures(backwards), check(backwards).summary()
+
+
+def test_a_flush_whose_ids_break_the_order_or_share_an_entry_on_one_partition_fails():
+    """The flush's ids are judged per partition (feature_state.relative_ids): two plain sends to one partition are
+    two entries there, in send order (PLS-BATCH-007; how far apart is other writers' business), whatever the other
+    partitions' ledgers are numbered."""
+    h = _model_history(TOPIC, CONSUMER, PRODUCER, _async("m1"), _async("m2"), _async("m3"), _async("m4"),
+                       ("flush", {"producer": "p"}))
+    assert not failures(h)
+    ids = next(e for e in h.events if e.op.op == "flush").outcome.value["message_ids"]
+    assert ids["m1"][2] == ids["m4"][2] and ids["m4"][1] == ids["m1"][1] + 1  # round robin over 3: m4 joins m1
+    flush_at = next(i for i, e in enumerate(h.events) if e.op.op == "flush")
+
+    def reported(entry_of_m4: int) -> History:
+        events = list(h.events)
+        changed = {k: list(v) for k, v in ids.items()}
+        changed["m4"][1] = entry_of_m4
+        value = events[flush_at].outcome.value
+        events[flush_at] = replace(events[flush_at], outcome=Outcome.ok({**value, "message_ids": changed}))
+        return History(h.header, tuple(events))
+
+    assert not failures(reported(ids["m1"][1] + 5))  # five entries of other writers between them: allowed
+    assert ("PLS-BATCH-007", "wrong-value") in failures(reported(ids["m1"][1] - 1))  # before m1: out of send order
+    assert ("PLS-BATCH-007", "wrong-value") in failures(reported(ids["m1"][1]))  # m1's entry: written as a batch
+
+
+def test_a_history_that_never_shows_the_partition_is_not_followed_from_that_send():
+    h = _model_history(TOPIC, CONSUMER, PRODUCER, _async("m1"), _async("m2"), ("flush", {"producer": "p"}))
+    events = [e for e in h.events if e.op.op != "flush"]  # nothing shows where m1 and m2 went
+    report = check(History(h.header, tuple(events)))
+    assert not report.failures()
+    assert report.not_followed and "no later flush or receipt shows" in str(report.not_followed[0]), report.not_followed
