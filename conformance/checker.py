@@ -256,7 +256,7 @@ def later_partitions(history: History) -> dict[str, int]:
     reported: dict[str, int] = {}
     received: dict[str, int] = {}
     for event in history.events:
-        if event.outcome.status != "ok" or not isinstance(event.outcome.value, dict):
+        if event.outcome.status != OK or not isinstance(event.outcome.value, dict):
             continue
         if event.op.op == "flush":
             for label, mid in (event.outcome.value.get("message_ids") or {}).items():

@@ -217,9 +217,7 @@ def check_flush(emit: Emit, step: int, predicted: Mapping[str, Any], observed: M
     if not want:
         return
     rules = list(predicted.get("rules") or ("PLS-BATCH-001",))
-    on = {}  # label -> the partition its id names (-1: a topic that is not partitioned)
-    for label, mid in got_ids.items():
-        on[label] = int(mid[2])
+    on = {label: int(mid[2]) for label, mid in got_ids.items()}  # the partition each id names (-1: not partitioned)
     if len(set(on.values())) > 1:
         # a partitioned producer's flush: each partition is a topic of its own, with its own entries (relative_ids
         # counts offsets per partition), so each partition's ids are judged on their own

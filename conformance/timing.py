@@ -103,8 +103,6 @@ PROBE_WARMUP = 3
 
 # The distributions a Calibration must hold for from_calibration.
 REQUIRED = ("call_overhead_ms", "timer_overshoot_ms", "nack_lateness_ms", "nack_earliness_ms", "redeliver_lateness_ms")
-# Measured by every probe since 3 Dec 2026 and used when present (step 2); a calibration recorded before lacks it.
-OPTIONAL = ("delivery_lateness_ms",)
 
 
 class CalibrationError(RuntimeError):
@@ -225,8 +223,9 @@ class Calibration:
     ``nack_lateness_ms`` (redelivery end minus the window end, only receives that started
     before the window closed, as the checker judges them), ``nack_earliness_ms`` (window
     start minus redelivery end; > 0 means early) and ``redeliver_lateness_ms`` (a single
-    message's redelivery end minus the end of the ``redeliver_unacked`` that asked for it); and
-    ``OPTIONAL`` ``delivery_lateness_ms`` (a new message's first receipt end minus its send's end)."""
+    message's redelivery end minus the end of the ``redeliver_unacked`` that asked for it); and, from
+    every probe since 3 Dec 2026 (a calibration recorded before lacks it; step 2 uses it when present),
+    ``delivery_lateness_ms`` (a new message's first receipt end minus its send's end)."""
 
     target: str
     client: str
