@@ -33,6 +33,7 @@ from conformance import detectors, feature_checks
 from reference_model.anomalies import anomaly as _anomaly
 from reference_model import retention
 from conformance.model_view import ModelView
+from conformance.host_stalls import Stall, excuses, stalled_ms
 from conformance.timing import TimingBands, bands_from_header
 from conformance.trace import FAULT_OPS, INDETERMINATE, OK, REJECTED, Event, History, received_message, reported_consumers
 from conformance.verdicts import FAIL, PASS, worst_judged
@@ -221,6 +222,7 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     if tolerances is None:
         tolerances = bands_from_header(header) or TimingBands.for_target(header.target)
     checker = _Checker(profile, tolerances, settings)
+    checker.stalls = tuple(header.stalls or ())
     checker.model.later_ids = later_ids(history)
     checker.model.later_partitions = later_partitions(history)
     with relaxed_gc():
@@ -370,6 +372,7 @@ class _Checker:
         self.tol = tol
         self.model: ModelView = Broker(profile, slack_ms=tol.dispatch_latency_ms, key_shared=key_shared)
         self._base_latency_ms = tol.dispatch_latency_ms  # the band before any injected latency (PLS-FAULT-*)
+        self.stalls: tuple[Stall, ...] = ()  # the host stalls the history recorded (conformance/host_stalls.py)
         self.verdicts: list[Verdict] = []
         self.notes: list[str] = []
         self.not_followed: list[NotFollowed] = []
@@ -523,11 +526,24 @@ class _Checker:
             return []
         rules = _timing_rules(cand.rules)
         for rule in rules:
-            self._emit(rule, n, FAIL, "late-delivery" if rule in _DELAY_RULES else "late-redelivery", allowed, observed,
-                       f"Let {label} come back because of {cand.cause}, due by {due:g} ms. Then {handle}, waiting since "
-                       f"{span.start:g} ms, gets it by {due:g}+{lat:g} ms (timing band: {self.tol.source}); it came at "
-                       f"{span.end:g} ms.", keys)
+            self._emit_late(rule, n, "late-delivery" if rule in _DELAY_RULES else "late-redelivery", allowed, observed,
+                            f"Let {label} come back because of {cand.cause}, due by {due:g} ms. Then {handle}, waiting since "
+                            f"{span.start:g} ms, gets it by {due:g}+{lat:g} ms (timing band: {self.tol.source}); it came at "
+                            f"{span.end:g} ms.", keys, due_ms=due, end_ms=span.end)
         return rules
+
+    def _emit_late(self, rule: str, n: int, anomaly: str, allowed: str, observed: str, explanation: str,
+                   keys: Iterable[str], *, due_ms: float, end_ms: float) -> None:
+        """FAIL ``rule`` for a receive that ended at ``end_ms``, past ``due_ms`` and the band; INDETERMINATE
+        instead when the host stalls of the history cover the lateness (``conformance.host_stalls.excuses``)."""
+        why = excuses(self.stalls, due_ms, self.tol.dispatch_latency_ms, end_ms)
+        if why is not None:
+            self._emit(rule, n, INDET, anomaly, allowed, observed, f"({why}) {explanation}", keys)
+            return
+        seen = stalled_ms(self.stalls, due_ms, end_ms)
+        if seen:
+            explanation += f" The host stalled {seen:.0f} ms of that time (conformance/host_stalls.py): too little to explain it."
+        self._emit(rule, n, FAIL, anomaly, allowed, observed, explanation, keys)
 
     def _delivery_rule(self, handle: str) -> str:
         """The rule that says what ``handle`` is owed next: its subscription type's, or its reader's."""
@@ -1004,10 +1020,11 @@ class _Checker:
                 opts = replace(opts, must_by=must_by)
                 for must_rule in self._owed_rules(handle, opts):
                     late = must_rule in _REDELIVERY_RULES or must_rule in _DELAY_RULES
-                    self._emit(must_rule, n, FAIL, ("late-delivery" if must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
-                               _describe_candidates(model, handle, opts.candidates), f"nothing until {span.end:g} ms",
-                               f"Let {opts.must_reason}. Then {handle} must receive it by {opts.must_by:g}+{lat:g} ms "
-                               f"(timing band: {self.tol.source}); its receive from {span.start:g} ms to {span.end:g} ms got nothing.", keys)
+                    self._emit_late(must_rule, n, ("late-delivery" if must_rule in _DELAY_RULES else "late-redelivery") if late else "lost-message",
+                                    _describe_candidates(model, handle, opts.candidates), f"nothing until {span.end:g} ms",
+                                    f"Let {opts.must_reason}. Then {handle} must receive it by {opts.must_by:g}+{lat:g} ms "
+                                    f"(timing band: {self.tol.source}); its receive from {span.start:g} ms to {span.end:g} ms got nothing.",
+                                    keys, due_ms=opts.must_by, end_ms=span.end)
             return
         self.last_receive[handle] = (True, span)
         self.fresh_start.discard(handle)
@@ -1132,11 +1149,12 @@ class _Checker:
                 # arrival. A first delivery has no deadline in Pulsar: a message that arrives, however
                 # slowly, within the receive that waited for it is not lost (measured live: the first
                 # message on a fresh topic can take 200+ ms while the calibrated band is 34 ms).
-                self._emit(opts.must_rule or cand.rules[0], n, FAIL,
-                           "late-delivery" if opts.must_rule in _DELIVERY_TIME_RULES else "late-redelivery",
-                           allowed, observed,
-                           f"Let {opts.must_reason}. Then {handle}, waiting since {span.start:g} ms, must get a "
-                           f"message by {max(span.start, opts.must_by):g}+{lat:g} ms (timing band: {self.tol.source}); it got {label} only at {span.end:g} ms.", keys)
+                self._emit_late(opts.must_rule or cand.rules[0], n,
+                                "late-delivery" if opts.must_rule in _DELIVERY_TIME_RULES else "late-redelivery",
+                                allowed, observed,
+                                f"Let {opts.must_reason}. Then {handle}, waiting since {span.start:g} ms, must get a "
+                                f"message by {max(span.start, opts.must_by):g}+{lat:g} ms (timing band: {self.tol.source}); it got {label} only at {span.end:g} ms.",
+                                keys, due_ms=max(span.start, opts.must_by), end_ms=span.end)
         else:
             cand = min(matches, key=lambda c: c.window.low)
             w = cand.window

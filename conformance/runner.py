@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from conformance.case_files import Case, ExpectationResult, check_expectations
+from conformance.host_stalls import NOT_JUDGED
 from conformance.trace import History, Trace, injects_faults, save
 from conformance.verdicts import ERROR, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, worst_judged
 
@@ -239,6 +240,7 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
         if v.status == FAIL and v.step is not None:
             failed_at.setdefault(v.step, set()).add(v.rule_id)
     first_unknown = min((ev.step for ev in history.events if ev.outcome.status == "indeterminate"), default=None)
+    stalled = stalled_steps(report.verdicts)  # a late receive the host's stalls explain (conformance/host_stalls.py)
     broken = []
     for e in expectations:
         if not e.passed:
@@ -246,7 +248,7 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
             # rules whose detectors failed at that step; otherwise it stands alone (a case FAIL,
             # never a rule's). After an indeterminate outcome (a timeout, a lost connection) the
             # outage may explain it: INDETERMINATE.
-            unknown = first_unknown is not None and first_unknown <= e.expectation.step
+            unknown = (first_unknown is not None and first_unknown <= e.expectation.step) or e.expectation.step in stalled
             broken.append(ExpectationFailure(case.id, e.expectation.step, e.message,
                                              tuple(sorted(failed_at.get(e.expectation.step, ()))), unknown))
     status = worst_judged(rule_verdicts.values()) or PASS
@@ -274,6 +276,51 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
         message = "the harness could not run every op: " + "; ".join(report.harness_errors) + (f"; {message}" if message else "")
     return CaseResult(case, target.name, status, rule_verdicts, list(report.verdicts), expectations, history,
                       history_path, duration, message, broken, [nf.to_json() for nf in report.not_followed])
+
+
+# How often a case whose only undecided verdicts came from host stalls runs again (conformance/host_stalls.py)
+STALL_RERUNS = 2
+
+
+def run_case_past_stalls(case: Case, target: Target, *, client: str, history_dir: Path | None = None,
+                         harness_log: Path | None = None,
+                         on_stall: Callable[[int, CaseResult], None] | None = None) -> CaseResult:
+    """``run_case``, run again (at most ``STALL_RERUNS`` times) while its result is INDETERMINATE only
+    because the host stalled where the case was due (``only_host_stalls``): such a run proved nothing
+    either way. ``on_stall(attempt, result)`` hears of each such run; its history stays in
+    ``history_dir/rerun-<attempt>``'s parent as written, and each rerun writes to ``rerun-<attempt>``."""
+    result = run_case(case, target, client=client, history_dir=history_dir, harness_log=harness_log)
+    for attempt in range(1, STALL_RERUNS + 1):
+        if not only_host_stalls(result):
+            break
+        if on_stall is not None:
+            on_stall(attempt, result)
+        result = run_case(case, target, client=client, harness_log=harness_log,
+                          history_dir=history_dir / f"rerun-{attempt}" if history_dir is not None else None)
+    return result
+
+
+def first_undecided(result: CaseResult) -> str:
+    """The first INDETERMINATE verdict of ``result``, as one line."""
+    return next((f"[{v.rule_id}] step {v.step}: {v.explanation}" for v in result.verdicts if v.status == INDETERMINATE), "")
+
+
+def stalled_steps(verdicts: Iterable[Any]) -> set[int]:
+    """The steps at which a verdict was left INDETERMINATE because the host stalled (conformance/host_stalls.py)."""
+    return {v.step for v in verdicts if v.status == INDETERMINATE and v.step is not None
+            and v.explanation.startswith("(" + NOT_JUDGED)}
+
+
+def only_host_stalls(result: CaseResult) -> bool:
+    """Whether ``result`` is INDETERMINATE only because the host stalled where it was judged late: every
+    INDETERMINATE verdict and every broken expectation is at a stalled step, and every named rule was
+    judged. Such a case proved nothing either way, and running it again may."""
+    if result.status != INDETERMINATE or result.message:
+        return False
+    stalled = stalled_steps(result.verdicts)
+    undecided = [v for v in result.verdicts if v.status == INDETERMINATE]
+    return bool(stalled) and all(v.step in stalled for v in undecided) \
+        and all(b.step in stalled for b in result.expectation_failures)
 
 
 def not_in_force(rules: Iterable[str], history: History, *, client: str) -> set[str]:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from conformance.host_stalls import stalls_from_json
+
 TRACE_FORMAT = "pulsar-conformance-trace"
 TRACE_SCHEMA_VERSION = 1
 # The header's optional ``timing`` object (a run fact: the timing bands the run was judged with
@@ -681,6 +683,8 @@ class TraceHeader:
     client_version: str | None = None
     namespace: str | None = None  # where the target placed the trace's short topic names
     timing: Mapping[str, Any] | None = None  # the run's timing bands + calibration (TIMING_SCHEMA_VERSIONS)
+    # the host stalls seen while a live trace ran (conformance/host_stalls.py); None: not measured
+    stalls: tuple[Any, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -698,6 +702,8 @@ class TraceHeader:
                 out[name] = value
         if self.timing is not None:
             out["timing"] = dict(self.timing)
+        if self.stalls is not None:
+            out["host_stalls"] = [s.to_json() for s in self.stalls]
         return out
 
 
@@ -718,7 +724,7 @@ class History:
     def trace(self) -> Trace:
         """The trace this history ran: the ops without outcomes, header without run facts."""
         header = replace(self.header, target=None, broker_version=None, client=None, client_version=None, namespace=None,
-                         timing=None)
+                         timing=None, stalls=None)
         return Trace(header, tuple(e.op for e in self.events))
 
 
@@ -821,6 +827,12 @@ def header_from_json(data: Mapping[str, Any], *, source: str | None = None, line
                 f"{', '.join(map(str, TIMING_SCHEMA_VERSIONS))}); judge it with a newer pulsar-conformance, "
                 "or delete the header's timing to judge it with the default bands",
                 source=source, line=line)
+    stalls = None
+    if data.get("host_stalls") is not None:
+        try:
+            stalls = stalls_from_json(data["host_stalls"])
+        except ValueError as err:
+            raise TraceFormatError(f"header {err}; fix or delete it (docs/trace-format.md)", source=source, line=line) from None
     return TraceHeader(
         trace_id=trace_id,
         title=str(data.get("title", "")),
@@ -832,6 +844,7 @@ def header_from_json(data: Mapping[str, Any], *, source: str | None = None, line
         client_version=data.get("client_version"),
         namespace=data.get("namespace"),
         timing=dict(timing) if timing is not None else None,
+        stalls=stalls,
     )
 
 

@@ -555,7 +555,7 @@ def _run_label_cases(target: Any, lab: _Label, *, out: Path, writer: Any, journa
     """Run ``lab``'s remaining cases on ``target``. Each finished case goes to the journal (flushed)
     and then to the corpus. With a ``monitor``, the broker is checked after every case: if it is
     dead, the case is lost (ERROR, never a verdict) and ``BrokerDied`` is raised."""
-    from conformance.runner import ERROR, FAIL, run_case
+    from conformance.runner import ERROR, FAIL, STALL_RERUNS, first_undecided, run_case_past_stalls
 
     info = lab.info or {}
     cases = lab.remaining()
@@ -566,8 +566,13 @@ def _run_label_cases(target: Any, lab: _Label, *, out: Path, writer: Any, journa
     started, done_here = time.monotonic(), 0
     for case in cases:
         i = lab.cases.index(case) + 1
-        result = run_case(case, target, client=lab.client, history_dir=out / "histories" / lab.label,
-                          harness_log=out / HARNESS_LOG)
+
+        def stalled(attempt: int, result: Any) -> None:
+            say(f"  [{i:>3}/{total}] {result.status:<14} {case.id}: the host stalled where it was due, running it again "
+                f"({attempt}/{STALL_RERUNS}): {first_undecided(result)[:200]}")
+
+        result = run_case_past_stalls(case, target, client=lab.client, history_dir=out / "histories" / lab.label,
+                                      harness_log=out / HARNESS_LOG, on_stall=stalled)
         if monitor is not None:
             death = monitor.check()
             if death is not None:

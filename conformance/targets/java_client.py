@@ -20,6 +20,7 @@ from typing import Any
 
 from conformance.targets import pulsar_features as fx
 from conformance.targets.java_driver import JavaDriver, JavaDriverError
+from conformance.targets.stall_sources import driver_stalls
 from conformance.trace import ERROR_NAMES, Op, Outcome
 
 PAD = "|"
@@ -75,6 +76,18 @@ class JavaSession:
     def close(self) -> None:
         if self.driver.alive():
             self.driver.request("close_run", {}, timeout_s=self.operation_timeout_s)
+
+    def stalls(self) -> list[tuple[float, float]]:
+        """The stalls the Java driver's watchdog saw since it was last asked, in monotonic seconds
+        (conformance/host_stalls.py); none from a driver without the op (Go) or on another clock."""
+        if self.driver.error_class is not JavaDriverError or not self.driver.alive():
+            return []
+        asked = time.monotonic()
+        try:
+            answer = self.driver.request("stalls", {}, timeout_s=self.operation_timeout_s)
+        except JavaDriverError:
+            return []
+        return driver_stalls(answer.get("value"), asked, time.monotonic()) or []
 
     # ---------------------------------------------------------------- ops
 

@@ -27,6 +27,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, Callable
 
 import _pulsar
@@ -45,6 +46,8 @@ from conformance.targets import pulsar_features as fx
 from conformance.targets.java_client import JAVA_OPS, JavaSession
 from conformance.targets import go_driver
 from conformance.targets.java_driver import JavaDriver, client_version_for, start_driver
+from conformance.targets.stall_sources import GcLog, StallWatch, harness_watch, relative
+from conformance.host_stalls import BROKER_GC, HARNESS, JAVA_DRIVER, Stall
 from fixtures.admin import AdminClient
 from fixtures.endpoint import BrokerEndpoint
 from fixtures.errors import AdminError
@@ -233,6 +236,7 @@ class BrokerTarget:
         # The timing bands (``conformance.timing.TimingBands.to_json``) this run is judged with,
         # recorded in every history's header; None: the checker's defaults.
         self.timing: dict[str, Any] | None = None
+        self._gc_log: GcLog | None = None  # the embedded broker's GC log, read as it grows
 
     @property
     def name(self) -> str:
@@ -301,8 +305,6 @@ class BrokerTarget:
         """Where a driver's own log goes: beside the run's client log, or (None) the driver's default."""
         if not self.log_path:
             return None
-        from pathlib import Path
-
         return Path(self.log_path).with_name(Path(self.log_path).stem + f"-{kind}-driver.log")
 
     def go_driver(self) -> go_driver.GoDriver:
@@ -361,8 +363,10 @@ class BrokerTarget:
         namespace = admin.fresh_namespace(self.tenant)
         client = self._client()
         run = _Run(namespace=namespace, client=client, admin=admin, epoch_ms_at_start=time.time() * 1000)
+        watch = harness_watch()
         t0 = time.monotonic()
         events: list[Event] = []
+        stalls: list[Stall] = []
         if self.endpoint.controls is not None:
             self.endpoint.controls.reset()  # no latency left over from an earlier trace
         try:
@@ -388,6 +392,7 @@ class BrokerTarget:
                 if on_event:
                     on_event(event)
         finally:
+            stalls = self._stalls(run, watch, t0)
             for session in (run.java, run.go):
                 if session is not None:
                     try:
@@ -419,8 +424,23 @@ class BrokerTarget:
         versions = {"python": client_version(), "java": f"java {self.java_driver_version()}", "go": self._go_version()}
         header = replace_header(trace.header, target=self.name, broker_version=self.broker_version(), client=run_client,
                                 client_version=versions.get(run_client) or self.client_versions(), namespace=namespace, profile=profile,
-                                timing=self.timing)
+                                timing=self.timing, stalls=tuple(stalls))
         return History(header, tuple(events))
+
+    def _stalls(self, run: _Run, watch: StallWatch, t0: float) -> list[Stall]:
+        """The host stalls seen while the trace ran (conformance/host_stalls.py), in ms since ``t0``: the
+        harness's watchdog, the Java driver's, and the embedded broker's GC pauses."""
+        end = time.monotonic()
+        found = relative(watch.between(t0, end), t0, HARNESS)
+        if run.java is not None:
+            found += relative([(a, b) for a, b in run.java.stalls() if b > t0 and a < end], t0, JAVA_DRIVER)
+        gc_dir = getattr(self.endpoint, "gc_log_dir", None)
+        if gc_dir:
+            if self._gc_log is None or self._gc_log.folder != Path(gc_dir):
+                self._gc_log = GcLog(gc_dir)
+            wall_minus_mono = time.time() - time.monotonic()
+            found += relative(self._gc_log.between(t0 + wall_minus_mono, end + wall_minus_mono), t0 + wall_minus_mono, BROKER_GC)
+        return sorted(found, key=lambda s: (s.from_ms, s.seen_by))
 
     # ------------------------------------------------------------------ ops
 

@@ -4,7 +4,9 @@ A case passes on a target when the checker finds every observation allowed by th
 case's pinned expectations hold. A case the registry marks as a known deviation of the broker's
 release (conformance/deviations.yaml) is an expected failure there, strictly: it is reported as
 skipped (``xfail``) with the deviation's id and reason, and if the broker starts conforming the
-test fails and says so.
+test fails and says so. A live case left INDETERMINATE only because the host stalled where it was
+due (conformance/host_stalls.py) runs again, at most ``conformance.runner.STALL_RERUNS`` times; each
+such run is named in the test's ``host_stall:<n>`` property.
 
 Test ids read ``<client>-<release>-<case id>-<rule ids>``: ``python-4.0.8-ack-basic-PLS-ACK-001``
 (the release is the one asked for: ``--broker-version``, the embedded default, or ``external`` for
@@ -19,7 +21,7 @@ import pytest
 
 from conformance.case_files import discover_cases, is_upstream
 from conformance.deviations import known_deviations
-from conformance.runner import FAIL, PASS, run_case, unexcused_failures
+from conformance.runner import FAIL, PASS, first_undecided, run_case, run_case_past_stalls, unexcused_failures
 from conformance.trace import injects_faults
 
 def _cases_for(client: str, *, live: bool, chosen: tuple[str, ...]) -> list:
@@ -68,7 +70,11 @@ def test_case_on_broker(case, client, calibrated_target_for, tmp_path, request):
     target = calibrated_target_for(client)
     version = target.broker_version()
     deviation = known_deviations(case.id, version) or None
-    result = run_case(case, target, client=client, history_dir=tmp_path)
+
+    def stalled(attempt, result):  # that run proved nothing either way; its figures stay in the test's properties
+        request.node.user_properties.append((f"host_stall:{attempt}", first_undecided(result)))
+
+    result = run_case_past_stalls(case, target, client=client, history_dir=tmp_path, on_stall=stalled)
     request.node.user_properties.append(("client", client))
     request.node.user_properties.append(("broker_version", version))
     for rule, verdict in sorted(result.rule_verdicts.items()):

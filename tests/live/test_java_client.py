@@ -32,6 +32,25 @@ def test_a_java_run_reports_the_java_client_and_its_version(live_target_for):
     assert target.describe()["client"] == "java"
 
 
+def test_a_java_run_records_the_host_stalls_on_the_harness_clock(live_target_for):
+    """The driver's watchdog reports on System.nanoTime; the harness takes it only if that is its own
+    monotonic clock (conformance/host_stalls.py), and every live history says what was seen."""
+    import time
+
+    from conformance.targets.stall_sources import driver_stalls
+
+    target = live_target_for("java")
+    result = run_case(CASES["ack-individual"], target, client="java")
+    stalls = result.history.header.stalls
+    assert stalls is not None and all(s.seen_by in ("harness", "java driver", "broker GC") and s.ms >= 15 for s in stalls)
+    driver = target.java_driver()
+    asked = time.monotonic()
+    answer = driver.request("stalls", {})
+    value = answer["value"]
+    assert abs(value["now_ns"] / 1e9 - asked) < 1.0, "System.nanoTime is not CLOCK_MONOTONIC here"
+    assert driver_stalls(value, asked, time.monotonic()) is not None
+
+
 def test_an_op_the_driver_does_not_know_is_a_driver_error(live_target_for):
     driver = live_target_for("java").java_driver()
     with pytest.raises(JavaDriverError, match="frobnicate"):

@@ -26,6 +26,7 @@ public final class Driver {
 
     private final PrintStream out;
     private final Session session = new Session();
+    private final StallWatch stallWatch = new StallWatch();
 
     private Driver(PrintStream out) {
         this.out = out;
@@ -45,6 +46,7 @@ public final class Driver {
                 .put("client_version", PulsarVersion.getVersion())
                 .put("java_version", System.getProperty("java.version"));
         write(ready);
+        stallWatch.start();
         String line;
         while ((line = in.readLine()) != null) {
             if (line.isBlank()) {
@@ -86,7 +88,7 @@ public final class Driver {
                 write(answer);
                 return true;
             }
-            ObjectNode value = session.apply(op, request.get("args"));
+            ObjectNode value = "stalls".equals(op) ? stallWatch.drain(MAPPER) : session.apply(op, request.get("args"));
             answer.set("id", id);
             answer.put("status", "ok");
             answer.set("value", value);

@@ -1,0 +1,159 @@
+"""Where host stalls come from during a live run: the harness's watchdog, the Java driver's, and the
+embedded broker's GC log (what they mean and how verdicts use them: ``conformance.host_stalls``).
+
+Choices:
+- One watchdog per process, started on first use and never stopped (a daemon thread): it costs
+  one wake-up every ``PERIOD_MS`` and keeps the last ``MAX_KEPT`` stalls.
+- The GC log is read from where the last read stopped (``GcLog``), so a long session does not
+  read its log again per trace; a log that shrank was rotated and is read from its start.
+- A source that cannot be read (no log yet, a line in another format) gives no stalls rather than
+  an error: the stalls only ever turn a FAIL into INDETERMINATE, so missing ones keep the
+  verdict as strict as it was without them.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import deque
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+from conformance.host_stalls import CLOCK_AGREEMENT_MS, MIN_STALL_MS, PERIOD_MS, Stall
+
+MAX_KEPT = 20_000  # stalls a source keeps (the oldest are dropped first)
+
+
+class StallWatch:
+    """A watchdog thread: sleeps ``PERIOD_MS``, records each wake-up ``MIN_STALL_MS`` or more past its
+    due time as a stall (monotonic seconds)."""
+
+    def __init__(self, *, period_ms: float = PERIOD_MS, min_stall_ms: float = MIN_STALL_MS,
+                 clock: Any = time.monotonic, sleep: Any = time.sleep):
+        self.period_s = period_ms / 1000.0
+        self.min_stall_s = min_stall_ms / 1000.0
+        self._clock = clock
+        self._sleep = sleep
+        self._stalls: deque[tuple[float, float]] = deque(maxlen=MAX_KEPT)
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "StallWatch":
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="host-stall-watch", daemon=True)
+            self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        before = self._clock()
+        while True:
+            self._sleep(self.period_s)
+            now = self._clock()
+            self.observe(before, now)
+            before = now
+
+    def observe(self, before_s: float, now_s: float) -> None:
+        """One look at the clock: a sleep of one period begun at ``before_s`` ended at ``now_s``."""
+        due = before_s + self.period_s
+        if now_s - due >= self.min_stall_s:
+            with self._lock:
+                self._stalls.append((due, now_s))
+
+    def between(self, start_s: float, end_s: float) -> list[tuple[float, float]]:
+        """The stalls that overlap [start_s, end_s] (monotonic seconds)."""
+        with self._lock:
+            return [(a, b) for a, b in self._stalls if b > start_s and a < end_s]
+
+
+_HARNESS_WATCH: StallWatch | None = None
+_HARNESS_LOCK = threading.Lock()
+
+
+def harness_watch() -> StallWatch:
+    """This process's watchdog, started on first use."""
+    global _HARNESS_WATCH
+    with _HARNESS_LOCK:
+        if _HARNESS_WATCH is None:
+            _HARNESS_WATCH = StallWatch().start()
+        return _HARNESS_WATCH
+
+
+# `-Xlog:gc*:...:time,uptime` (fixtures/embedded.py): the line is written when the pause ends, e.g.
+# [2026-12-03T18:28:29.168+0000][73.480s] GC(17) Pause Young (Normal) (G1 Evacuation Pause) 188M->75M(256M) 64.675ms
+_PAUSE = re.compile(r"^\[(?P<wall>\d{4}-\d\d-\d\dT[\d:.]+[+-]\d{4})\]\[[\d.]+s\] GC\(\d+\) Pause .*? (?P<ms>\d+(?:\.\d+)?)ms\s*$")
+
+
+def gc_pause(line: str) -> tuple[float, float] | None:
+    """A GC log line's stop-the-world pause as (from, to) in wall-clock seconds, or None."""
+    m = _PAUSE.match(line)
+    if m is None:
+        return None
+    try:
+        end = datetime.strptime(m.group("wall"), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+    except ValueError:
+        return None
+    return end - float(m.group("ms")) / 1000.0, end
+
+
+class GcLog:
+    """The pauses of the broker JVM whose GC logs are ``<folder>/pulsar_gc_*.log*``, read as they grow."""
+
+    def __init__(self, folder: str | Path, *, min_stall_ms: float = MIN_STALL_MS):
+        self.folder = Path(folder)
+        self.min_stall_s = min_stall_ms / 1000.0
+        self._offsets: dict[Path, int] = {}
+        self._pauses: deque[tuple[float, float]] = deque(maxlen=MAX_KEPT)
+        self._lock = threading.Lock()
+
+    def _read_new(self) -> None:
+        for path in sorted(self.folder.glob("pulsar_gc_*.log*")):
+            try:
+                size = path.stat().st_size
+                start = self._offsets.get(path, 0)
+                if size < start:  # rotated: a new file under the old name
+                    start = 0
+                with path.open("rb") as f:
+                    f.seek(start)
+                    data = f.read(size - start)
+            except OSError:
+                continue
+            done = data.rfind(b"\n") + 1  # a line still being written is read next time
+            self._offsets[path] = start + done
+            for raw in data[:done].splitlines():
+                pause = gc_pause(raw.decode("utf-8", "replace"))
+                if pause is not None and pause[1] - pause[0] >= self.min_stall_s:
+                    self._pauses.append(pause)
+
+    def between(self, start_wall_s: float, end_wall_s: float) -> list[tuple[float, float]]:
+        """The pauses that overlap [start_wall_s, end_wall_s] (wall-clock seconds)."""
+        with self._lock:
+            self._read_new()
+            return [(a, b) for a, b in self._pauses if b > start_wall_s and a < end_wall_s]
+
+
+def relative(intervals: Iterable[tuple[float, float]], t0_s: float, seen_by: str) -> list[Stall]:
+    """Intervals in seconds on the clock ``t0_s`` is read on, as ``Stall`` s in ms since ``t0_s`` (to the
+    microsecond, as a history file writes them)."""
+    return [Stall(round((a - t0_s) * 1000.0, 3), round((b - t0_s) * 1000.0, 3), seen_by) for a, b in intervals]
+
+
+def driver_stalls(answer_value: Any, asked_s: float, answered_s: float) -> list[tuple[float, float]] | None:
+    """The stalls in a driver's ``stalls`` answer (``{"now_ns", "stalls": [[from_ns, to_ns], ...]}``) as
+    monotonic seconds, or None when its clock is not the harness's (``now_ns`` outside
+    [asked_s, answered_s] by more than ``CLOCK_AGREEMENT_MS``) or the answer is not that shape."""
+    if not isinstance(answer_value, dict):
+        return None
+    now_ns, stalls = answer_value.get("now_ns"), answer_value.get("stalls")
+    if not isinstance(now_ns, int) or not isinstance(stalls, list):
+        return None
+    slack = CLOCK_AGREEMENT_MS / 1000.0
+    if not asked_s - slack <= now_ns / 1e9 <= answered_s + slack:
+        return None
+    out = []
+    for item in stalls:
+        if isinstance(item, list) and len(item) == 2 and all(isinstance(x, int) for x in item) and item[0] <= item[1]:
+            out.append((item[0] / 1e9, item[1] / 1e9))
+    return out
+
