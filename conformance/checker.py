@@ -396,6 +396,11 @@ class _Checker:
         self.taint_why: dict[str, str] = {}
         self.sent: dict[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}  # label -> (args, value)
         self.producer_names: dict[str, str] = {}
+        # PLS-MSG-001: what the first delivery of a stored message showed of the metadata the broker stores once
+        # ((topic, label) -> (publish time, producer name)), and the name each partition's producer of an unnamed
+        # partitioned producer showed first ((producer handle, partition) -> name)
+        self.first_metadata: dict[tuple[str, str], tuple[int, str | None]] = {}
+        self.partition_producer_names: dict[tuple[str, int], str] = {}
         self.producer_batching: dict[str, bool] = {}
         self.producer_args: dict[str, dict[str, Any]] = {}
         self.last_id: dict[str, tuple[str, MessageId]] = {}  # topic -> (label, last observed id)
@@ -909,6 +914,8 @@ class _Checker:
         # the name the target reported; none while a WaitForExclusive creation is still pending (the
         # model's stand-in name would make every message of it look changed in transit: fz-fa0f1083aa90)
         self.producer_names[args["producer"]] = value.get("producer_name")
+        # a new producer under this handle: its partitions' producers get names of their own
+        self.partition_producer_names = {k: v for k, v in self.partition_producer_names.items() if k[0] != args["producer"]}
         self.producer_batching[args["producer"]] = bool(args.get("batching", False))
         self.producer_args[args["producer"]] = dict(args)
         if "last_sequence_id" in value:
@@ -1272,6 +1279,16 @@ class _Checker:
         if producer in self.producer_names and self.producer_names[producer] and not partitioned_unnamed:
             # (each partition of an unnamed partitioned producer gets its own broker-made name)
             expected["producer_name"] = self.producer_names[producer]
+        elif partitioned_unnamed and producer and msg.producer_name:
+            # ... which it keeps: every message it sent carries the one its first message showed
+            expected["producer_name"] = self.partition_producer_names.setdefault(
+                (producer, stored.message_id.partition), msg.producer_name)
+        # The broker writes a message's metadata once: every later delivery of it (a redelivery, a reader's read
+        # after a seek, another subscription's copy) shows the publish time and producer name the first one showed.
+        first_time, first_name = self.first_metadata.setdefault((stored.topic, stored.label), (msg.publish_time, msg.producer_name))
+        expected.setdefault("publish_time", first_time)
+        if first_name:
+            expected.setdefault("producer_name", first_name)
         diffs = [f"{k} is {getattr(msg, k)!r}, expected {v!r}" for k, v in expected.items() if getattr(msg, k) != v]
         if stored.key_b64:
             self._check_key_bytes(n, handle, stored, msg, keys)
@@ -1305,7 +1322,16 @@ class _Checker:
                            f"{stored.label} was chunked; the consumer reports the id its send returned."
                            if ok else f"Let {stored.label} be sent in chunks with id {list(sent_id)} (the last chunk's). "
                            f"Then the consumer reports that id; it reported {list(msg.message_id)}.", keys)
-        if self.model.subscription_of(handle) is not None:
+        if handle in self.model.readers:
+            # PLS-ACK-005: a reader's subscription is Exclusive, where the broker tracks no redelivery count
+            # (Exclusive/Failover redeliveries are rewinds): every message it reads counts 0
+            ok = msg.redelivery_count == 0
+            self._emit("PLS-ACK-005", n, PASS if ok else FAIL, None if ok else "wrong-redelivery-count",
+                       "redelivery_count 0", f"redelivery_count {msg.redelivery_count}",
+                       f"{stored.label} was read by reader {handle}, whose count stays 0." if ok else
+                       f"Let {handle} be a reader (an Exclusive subscription: no redelivery count is kept). Then "
+                       f"{stored.label} comes with redelivery count 0; it came with {msg.redelivery_count}.", keys)
+        elif self.model.subscription_of(handle) is not None:
             count = msg.redelivery_count
             ok = cand.count_low <= count <= cand.count_high
             rng = f"{cand.count_low}" if cand.count_low == cand.count_high else f"{cand.count_low}..{cand.count_high}"
