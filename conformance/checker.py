@@ -33,7 +33,7 @@ from conformance import detectors, feature_checks
 from reference_model.anomalies import anomaly as _anomaly
 from reference_model import retention
 from conformance.model_view import ModelView
-from conformance.host_stalls import Stall, excuses, stalled_ms
+from conformance.host_stalls import Stall, excuses, not_judged, stalled_ms
 from conformance.timing import TimingBands, bands_from_header
 from conformance.trace import FAULT_OPS, INDETERMINATE, OK, REJECTED, Event, History, received_message, reported_consumers
 from conformance.verdicts import FAIL, PASS, worst_judged
@@ -543,7 +543,7 @@ class _Checker:
         instead when the host stalls of the history cover the lateness (``conformance.host_stalls.excuses``)."""
         why = excuses(self.stalls, due_ms, self.tol.dispatch_latency_ms, end_ms)
         if why is not None:
-            self._emit(rule, n, INDET, anomaly, allowed, observed, f"({why}) {explanation}", keys)
+            self._emit(rule, n, INDET, anomaly, allowed, observed, not_judged(why, explanation), keys)
             return
         seen = stalled_ms(self.stalls, due_ms, end_ms)
         if seen:

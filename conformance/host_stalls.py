@@ -81,11 +81,26 @@ def stalls_from_json(data: Any) -> tuple[Stall, ...]:
     return tuple(out)
 
 
+def overlapping(intervals: Iterable[tuple[float, float]], start: float, end: float) -> list[tuple[float, float]]:
+    """The intervals ``(from, to)`` that overlap [start, end], in any one unit."""
+    return [(a, b) for a, b in intervals if b > start and a < end]
+
+
+def not_judged(why: str, explanation: str) -> str:
+    """A verdict's explanation, marked as left undecided because the host stalled (``why``: ``excuses``)."""
+    return f"({why}) {explanation}"
+
+
+def was_excused(explanation: str) -> bool:
+    """Whether a verdict's explanation is one ``not_judged`` marked."""
+    return explanation.startswith("(" + NOT_JUDGED)
+
+
 def stalled_ms(stalls: Iterable[Stall], start_ms: float, end_ms: float) -> float:
     """How many ms of [start_ms, end_ms] some watchdog saw stalled: the length of the union of the
     stalls, each clipped to the interval."""
-    pieces = sorted((max(s.from_ms, start_ms), min(s.to_ms, end_ms)) for s in stalls
-                    if s.to_ms > start_ms and s.from_ms < end_ms)
+    pieces = sorted((max(a, start_ms), min(b, end_ms))
+                    for a, b in overlapping(((s.from_ms, s.to_ms) for s in stalls), start_ms, end_ms))
     total, reach = 0.0, start_ms
     for lo, hi in pieces:
         lo = max(lo, reach)
@@ -105,6 +120,6 @@ def excuses(stalls: Sequence[Stall], due_ms: float, band_ms: float, end_ms: floa
     seen = stalled_ms(stalls, due_ms, end_ms)
     if seen < past:
         return None
-    by = sorted({s.seen_by for s in stalls if s.to_ms > due_ms and s.from_ms < end_ms})
+    by = sorted({s.seen_by for s in stalls if overlapping([(s.from_ms, s.to_ms)], due_ms, end_ms)})
     return (f"{NOT_JUDGED} {seen:.0f} ms between {due_ms:g} and {end_ms:g} ms (seen by: {', '.join(by)}; "
             f"conformance/host_stalls.py), which covers the {past:.0f} ms past the band")

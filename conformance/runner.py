@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from conformance.case_files import Case, ExpectationResult, check_expectations
-from conformance.host_stalls import NOT_JUDGED
+from conformance.host_stalls import was_excused
 from conformance.trace import History, Trace, injects_faults, save
 from conformance.verdicts import ERROR, FAIL, INDETERMINATE, NOT_APPLICABLE, NOT_EXERCISED, PASS, worst_judged
 
@@ -287,8 +287,8 @@ def run_case_past_stalls(case: Case, target: Target, *, client: str, history_dir
                          on_stall: Callable[[int, CaseResult], None] | None = None) -> CaseResult:
     """``run_case``, run again (at most ``STALL_RERUNS`` times) while its result is INDETERMINATE only
     because the host stalled where the case was due (``only_host_stalls``): such a run proved nothing
-    either way. ``on_stall(attempt, result)`` hears of each such run; its history stays in
-    ``history_dir/rerun-<attempt>``'s parent as written, and each rerun writes to ``rerun-<attempt>``."""
+    either way. ``on_stall(attempt, result)`` hears of each such run. Every history is kept: the first
+    run's in ``history_dir``, rerun n's in ``history_dir/rerun-<n>``."""
     result = run_case(case, target, client=client, history_dir=history_dir, harness_log=harness_log)
     for attempt in range(1, STALL_RERUNS + 1):
         if not only_host_stalls(result):
@@ -308,7 +308,7 @@ def first_undecided(result: CaseResult) -> str:
 def stalled_steps(verdicts: Iterable[Any]) -> set[int]:
     """The steps at which a verdict was left INDETERMINATE because the host stalled (conformance/host_stalls.py)."""
     return {v.step for v in verdicts if v.status == INDETERMINATE and v.step is not None
-            and v.explanation.startswith("(" + NOT_JUDGED)}
+            and was_excused(v.explanation)}
 
 
 def only_host_stalls(result: CaseResult) -> bool:

@@ -47,7 +47,7 @@ from conformance.targets.java_client import JAVA_OPS, JavaSession
 from conformance.targets import go_driver
 from conformance.targets.java_driver import JavaDriver, client_version_for, start_driver
 from conformance.targets.stall_sources import GcLog, StallWatch, harness_watch, relative
-from conformance.host_stalls import BROKER_GC, HARNESS, JAVA_DRIVER, Stall
+from conformance.host_stalls import BROKER_GC, HARNESS, JAVA_DRIVER, Stall, overlapping
 from fixtures.admin import AdminClient
 from fixtures.endpoint import BrokerEndpoint
 from fixtures.errors import AdminError
@@ -366,7 +366,6 @@ class BrokerTarget:
         watch = harness_watch()
         t0 = time.monotonic()
         events: list[Event] = []
-        stalls: list[Stall] = []
         if self.endpoint.controls is not None:
             self.endpoint.controls.reset()  # no latency left over from an earlier trace
         try:
@@ -433,7 +432,7 @@ class BrokerTarget:
         end = time.monotonic()
         found = relative(watch.between(t0, end), t0, HARNESS)
         if run.java is not None:
-            found += relative([(a, b) for a, b in run.java.stalls() if b > t0 and a < end], t0, JAVA_DRIVER)
+            found += relative(overlapping(run.java.stalls(), t0, end), t0, JAVA_DRIVER)
         gc_dir = getattr(self.endpoint, "gc_log_dir", None)
         if gc_dir:
             if self._gc_log is None or self._gc_log.folder != Path(gc_dir):

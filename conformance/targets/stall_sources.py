@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-from conformance.host_stalls import CLOCK_AGREEMENT_MS, MIN_STALL_MS, PERIOD_MS, Stall
+from conformance.host_stalls import CLOCK_AGREEMENT_MS, MIN_STALL_MS, PERIOD_MS, Stall, overlapping
 
 MAX_KEPT = 20_000  # stalls a source keeps (the oldest are dropped first)
 
@@ -64,7 +64,7 @@ class StallWatch:
     def between(self, start_s: float, end_s: float) -> list[tuple[float, float]]:
         """The stalls that overlap [start_s, end_s] (monotonic seconds)."""
         with self._lock:
-            return [(a, b) for a, b in self._stalls if b > start_s and a < end_s]
+            return overlapping(self._stalls, start_s, end_s)
 
 
 _HARNESS_WATCH: StallWatch | None = None
@@ -130,7 +130,7 @@ class GcLog:
         """The pauses that overlap [start_wall_s, end_wall_s] (wall-clock seconds)."""
         with self._lock:
             self._read_new()
-            return [(a, b) for a, b in self._pauses if b > start_wall_s and a < end_wall_s]
+            return overlapping(self._pauses, start_wall_s, end_wall_s)
 
 
 def relative(intervals: Iterable[tuple[float, float]], t0_s: float, seen_by: str) -> list[Stall]:
