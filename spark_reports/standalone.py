@@ -20,7 +20,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from fixtures.embedded import free_port
+from fixtures.ports import free_port
 
 
 def spark_home() -> Path:
