@@ -401,6 +401,7 @@ class _Checker:
         # partitioned producer showed first ((producer handle, partition) -> name)
         self.first_metadata: dict[tuple[str, str], tuple[int, str | None]] = {}
         self.partition_producer_names: dict[tuple[str, int], str] = {}
+        self.routes_owed: dict[str, Event] = {}  # label -> its async send, judged by _judge_owed_routes
         self.producer_batching: dict[str, bool] = {}
         self.producer_args: dict[str, dict[str, Any]] = {}
         self.last_id: dict[str, tuple[str, MessageId]] = {}  # topic -> (label, last observed id)
@@ -566,6 +567,8 @@ class _Checker:
     # ------------------------------------------------------------------ walking
 
     def step(self, event: Event) -> None:
+        if self.routes_owed:
+            self._judge_owed_routes()  # what the model stored by the end of the step before
         op, args = event.op.op, event.op.args
         handle = event.op.handle()
         if event.outcome.status == REJECTED and event.outcome.error == "UnknownHandle":
@@ -935,8 +938,12 @@ class _Checker:
         if "message_id" not in value:
             if args.get("async"):
                 # an async send on a partitioned topic: the model stored it where a later flush or receipt shows
-                # (Broker._op_send), and that partition is judged here against the router's
-                self._check_route(event, self.model.message(label))
+                # (Broker._op_send), and that partition is judged here against the router's; a batched one waits
+                # in its partition's open batch, and is judged once the model stores it (_judge_owed_routes)
+                stored = self.model.message(label)
+                if stored is None and label in self.model.routes:
+                    self.routes_owed[label] = event
+                self._check_route(event, stored)
             return
         if (facts or {}).get("duplicate"):
             return  # PLS-DEDUP-001 ids: judged by feature_checks.check_send
@@ -962,6 +969,15 @@ class _Checker:
         if stored is not None:
             self.last_id[stored.topic] = (label, mid)
         self._check_route(event, stored)
+
+    def _judge_owed_routes(self) -> None:
+        """The routes of batched async sends on partitioned topics that the model has stored since (a flush, its
+        batch timer, a receipt): judged at their send's step."""
+        for label, event in list(self.routes_owed.items()):
+            stored = self.model.message(label)
+            if stored is not None:
+                del self.routes_owed[label]
+                self._check_route(event, stored)
 
     def _check_route(self, event: Event, stored: Any) -> None:
         """PLS-ROUTE-001/002, PLS-HASH-001/002: the partition the broker reported for a send."""
@@ -1555,6 +1571,8 @@ class _Checker:
 
     def finish(self) -> None:
         """Liveness: on a Shared subscription whose consumers all drained, nothing may be left."""
+        if self.routes_owed:
+            self._judge_owed_routes()
         lat = self.tol.dispatch_latency_ms
         for topic in self.model.topics.values():
             for sub in topic.subscriptions.values():

@@ -1749,9 +1749,11 @@ def batch_of_one(w: Watch, step: int, producer: str, predicted: Mapping[str, Any
     from reference_model.feature_state import relative_ids
 
     want = {k: tuple(v) for k, v in (predicted.get("relative_ids") or {}).items()}
-    per_entry: dict[int, list[str]] = {}
+    # a partitioned producer's flush: offsets count on each partition (relative_ids), so an entry is (partition, offset)
+    partition = {k: int(v[2]) for k, v in (observed.get("message_ids") or {}).items() if len(v) >= 3}
+    per_entry: dict[tuple[int, int], list[str]] = {}
     for label, (entry, _) in want.items():
-        per_entry.setdefault(entry, []).append(label)
+        per_entry.setdefault((partition.get(label, -1), entry), []).append(label)
     alone = [labels[0] for labels in per_entry.values() if len(labels) == 1 and want[labels[0]][1] == -1]
     if not alone or "PLS-BATCH-001" not in (predicted.get("rules") or ()):
         return []  # not a batching producer: every message is plain anyway (PLS-BATCH-007)

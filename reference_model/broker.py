@@ -66,12 +66,12 @@ PLS-SKIP-001/002): the ``AdminOps`` mixin, reference_model/admin_ops.py.
 Not modelled: seek and readers on partitioned topics, the C++ default routing hash (BoostHash),
 a durable subscribe to a name a non-durable subscription holds, a second subscription on a retry
 topic reading more than one retry copy of one message,
-pattern auto-discovery of topics created after the subscribe, batched async sends on partitioned
-topics (one open batch per partition; synchronous sends on a batching producer are followed, each a
-batch of one on the partition the broker reported, and unbatched async sends are stored on the
-partition a later flush or receipt shows, judged against the router's: ``later_partitions``), DLQ via ack timeout or via a delivery whose count already exceeds N, the
+pattern auto-discovery of topics created after the subscribe, DLQ via ack timeout or via a delivery whose count already exceeds N, the
 periodic TTL check (only forced expiry passes), a consumer reading compacted beside other consumers
 of its subscription or subscribed before the compaction (it reads the topic as published).
+Partitioned producers: an async send is stored on the partition a later flush or receipt shows, judged against
+the router's (``later_partitions``); a batching one keeps a producer per partition, each with its open batch,
+batch timer and sequence ids (``partition_producer``), as the clients do.
 Choices: ledger ids are per topic in creation order; entry ids count from 0; the model's publish
 time is the virtual instant of the send (ms, integer) unless the checker passes the observed one.
 """
@@ -361,6 +361,11 @@ class Producer:
     schema_version: int | None = None  # PLS-SCHEMA-023: the version its messages carry (None: no schema)
 
 
+def partition_handle(handle: str, index: int) -> str:
+    """The name of the producer a partitioned producer ``handle`` keeps for partition ``index``."""
+    return f"{handle}[partition {index}]"
+
+
 @dataclass
 class Reader:
     handle: str
@@ -404,6 +409,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.sender_client: dict[str, str] = {}  # label -> the client ("cpp", "java") whose producer sent it
         self.failed_last_send: set[str] = set()  # producers whose last send failed (a Java flush reports it)
         self.readers: dict[str, Reader] = {}
+        # a batching partitioned producer's producer per partition (partition_producer): handle -> it
+        self.partition_producers: dict[str, Producer] = {}
         self.closed: set[str] = set()
         self.labels: dict[str, tuple[Topic, int]] = {}  # label -> where it was sent
         self._producer_counter = 0
@@ -446,6 +453,35 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
     def args_profile(self, args: Mapping[str, Any]) -> Profile:
         """The profile of the handle a creating op makes (its ``client`` arg, else the run's)."""
         return handle_profile(self.profile, args.get("client"))
+
+    def producer_of(self, handle: str) -> "Producer | None":
+        """The producer ``handle`` names: an application's, or a partition's producer of a batching partitioned
+        producer (``partition_producer``)."""
+        found = self.producers.get(handle)
+        return found if found is not None else self.partition_producers.get(handle)
+
+    def partition_producer(self, producer: "Producer", index: int) -> "Producer":
+        """The producer a batching partitioned ``producer`` keeps for partition ``index``, made at its first send
+        there with the partitioned producer's settings: its own open batch, batch timer and sequence ids (Java
+        PartitionedProducerImpl makes a ProducerImpl per partition, each with its BatchMessageContainer and
+        batchFlushTask; C++ PartitionedProducerImpl a ProducerImpl per partition, each with its batch timer; Go
+        partitionedProducer a producer per partition, each with its batchFlushTicker). A flush of ``producer``
+        flushes each of them; a close closes each."""
+        handle = partition_handle(producer.handle, index)
+        sub = self.partition_producers.get(handle)
+        if sub is None:
+            topic = self.topics[names.partition_name(producer.topic.full, index)]
+            sub = replace(producer, handle=handle, topic=topic, sent=0, keyless_sent=0)
+            self.partition_producers[handle] = sub
+            self.handle_profiles[handle] = self.profile_of(producer.handle)
+            settings = self.pfx.setdefault(producer.handle, feature_state.ProducerFeatures())
+            self.pfx[handle] = replace(settings, pending=[], used_up=set(), region=[], region_cuts={}, region_ids={})
+        return sub
+
+    def partition_producers_of(self, handle: str) -> list[str]:
+        """The handles of the partition producers ``handle`` made (``partition_producer``), by partition."""
+        return [h for h, p in sorted(self.partition_producers.items(), key=lambda kv: kv[1].topic.partition_index)
+                if h == partition_handle(handle, p.topic.partition_index)]
 
     def profile_of(self, handle: str) -> Profile:
         """The client profile of a live (or closed) handle."""
@@ -824,7 +860,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         txn = self._send_txn(producer, args, at)
         if isinstance(txn, Rejected):
             return txn
-        self.check_batch_timer(producer.handle, at, args)
+        if not (topic.partitions and producer.batching):  # a partitioned one: per partition, once routed (below)
+            self.check_batch_timer(producer.handle, at, args)
         # PLS-CHUNK-002/003: the size check comes before the send; on a partitioned topic every
         # partition's producer makes the same check (the metadata does not name the partition).
         plan = self._send_plan(producer, topic, args)
@@ -844,13 +881,12 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self.large_message_sent = True
         self.sender_client[label] = self.profile_of(producer.handle).client
         self.failed_last_send.discard(producer.handle)
-        # A synchronous send on a batching producer waits for its batch, a batch of one, so its partition and its id
-        # come with its receipt like an unbatched one's (the routes of keyless batched sends are open: ``_route``).
-        # An async batched one's batch is known only at the flush, with one open batch per partition (Java
-        # PartitionedProducerImpl keeps a ProducerImpl, and so a BatchMessageContainer, per partition; C++
-        # PartitionedProducerImpl and Go partitionedProducer likewise), which the model's per-producer batch is not.
-        if topic.partitions and args.get("async") and producer.batching:
-            raise NotModelledError("batched async sends on partitioned topics (one open batch per partition)")
+        # A synchronous send on a batching producer waits for its batch, so its partition and its id come with its
+        # receipt like an unbatched one's (the routes of keyless batched sends are open: ``_route``). An async
+        # batched one joins the open batch of its partition's producer (Java PartitionedProducerImpl keeps a
+        # ProducerImpl, and so a BatchMessageContainer and a batch timer, per partition; C++ PartitionedProducerImpl
+        # and Go partitionedProducer likewise: ``partition_producer``); the flush or a receipt shows its partition.
+        sender = producer
         if topic.partitions:
             allowed, rules, reason = self._route(producer, args)
             # Follow the partition the broker reported (the checker judges it against ``routes``). An async send
@@ -881,10 +917,17 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 self._last_keyless[producer.handle] = index
                 self._refused_keyless.pop(producer.handle, None)
             topic = self.topics[names.partition_name(topic.full, index)]
+            if producer.batching:
+                # One open batch per partition: the partition's own producer holds it (partition_producer), with its
+                # batch timer; what may have left before this send is judged there (PLS-BATCH-009)
+                sender = self.partition_producer(producer, index)
+                self.check_batch_timer(sender.handle, at, args)
         producer.sent += 1
         # PLS-PROD-001 / PLS-DEDUP-*: sequence ids, dedup, batching, chunking, delay (feature_ops).
         # PLS-MSGID-001: non-partitioned -> partition -1; not batched -> batch_index -1.
-        value = self._feature_send(producer, topic, args, at, observed)
+        value = self._feature_send(sender, topic, args, at, observed)
+        if sender is not producer:
+            producer.last_sequence_id = sender.last_sequence_id
         if txn is not None and not isinstance(value, Rejected) and label in self.labels:
             stored_topic, pos = self.labels[label]
             stored_topic.txn_of[pos] = txn.name
@@ -1874,10 +1917,13 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 # client ended with Timeout after its operation timeout. What a client does then is its own.
                 raise NotModelledError(f"closing {handle}, a WaitForExclusive producer still waiting for the topic "
                                        f"(its creation has not completed)")
-            self.check_close_drops_open_batch(handle, at)
+            for each in (handle, *self.partition_producers_of(handle)):
+                self.check_close_drops_open_batch(each, at)
             yield  # decided: the producer closes
             producer = self.producers.pop(handle)
-            self.pfx.pop(handle, None)  # its open batch goes with it: the close fails those sends
+            for each in (handle, *self.partition_producers_of(handle)):
+                self.pfx.pop(each, None)  # its open batch goes with it: the close fails those sends
+                self.partition_producers.pop(each, None)
             self.closed.add(handle)
             self._feature_producer_closed(producer)
             return {}

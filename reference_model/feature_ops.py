@@ -38,7 +38,11 @@ How the features meet the core:
   messages would depend on (a message stored on a topic while another producer's batch there may or
   may not have left, a position taken from the topic's end then, a close then) is not followed.
 
-Not modelled: batching on partitioned topics, the split of a batch on a non-persistent topic (its ids show
+- On a partitioned topic each partition's producer (``Broker.partition_producer``) holds its own open batch and
+  batch timer, as the clients keep a producer per partition; a flush of the partitioned producer flushes each,
+  and each partition's split is read and judged on its own (``_flush_partitioned``).
+
+Not modelled: the split of a batch on a non-persistent topic (its ids show
 no entries, PLS-NP-003) once its timer may have fired, a delayed message beside a C++ or Go open batch that may
 have left (which goes first is timing), a Key_Shared subscription reading a batch whose split is open, a
 sync send on a batching producer that may be a
@@ -239,7 +243,7 @@ class FeatureOps:
         unloaded = [topic] + [t for i in range(topic.partitions) if (t := self.topics.get(partition_name(topic.full, i)))]
         if any(s.dispatcher is not None and s.dispatcher.connected() for t in unloaded for s in t.subscriptions.values()):
             raise NotModelledError("unloading a topic with connected consumers (their in-flight messages are redelivered)")
-        if any(pf.pending for h, pf in self.pfx.items() if h in self.producers and self.producers[h].topic in unloaded):
+        if any(pf.pending for h, pf in self.pfx.items() if (p := self.producer_of(h)) is not None and p.topic in unloaded):
             raise NotModelledError("unloading a topic while async sends are pending")
         yield  # decided: the topic is reloaded, with everything it kept
         for t in unloaded:
@@ -787,7 +791,7 @@ class FeatureOps:
         once, but the broker may store it after the position was taken (live 4.0.8, 2026-11-26: an
         async m1, then seek latest, then m1 delivered)."""
         for handle, ids in self.flushed.items():
-            producer = self.producers.get(handle)
+            producer = self.producer_of(handle)
             pf = self.pfx.get(handle)
             batched = {p.label for p in pf.region} if pf is not None else set()  # judged by _refuse_floating below
             if set(ids) - batched and producer is not None and producer.topic.full == topic:
@@ -836,7 +840,7 @@ class FeatureOps:
             self._schedule(due, lambda: self._batch_timer_fired(handle, item, due))
 
     def _batch_timer_fired(self, handle: str, first: PendingSend, due: float) -> None:
-        pf, producer = self.pfx.get(handle), self.producers.get(handle)
+        pf, producer = self.pfx.get(handle), self.producer_of(handle)
         if pf is None or producer is None or not pf.pending or pf.pending[0] is not first:
             return  # flushed, sent with a sync send, or closed since
         self._commit_pending(producer, pf, Span.at(due))
@@ -850,7 +854,7 @@ class FeatureOps:
     def _region_of(self, label: str) -> tuple[str, ProducerFeatures, int] | None:
         """(producer handle, its features, index) of a batched message whose batch no flush has settled yet."""
         for handle, pf in self.pfx.items():
-            if pf.batching and handle in self.producers:
+            if pf.batching and self.producer_of(handle) is not None:
                 for i, p in enumerate(pf.region):
                     if p.label == label:
                         return handle, pf, i
@@ -864,7 +868,7 @@ class FeatureOps:
         found = []
         received = None
         for handle, pf in self.pfx.items():
-            producer = self.producers.get(handle)
+            producer = self.producer_of(handle)
             if handle == besides or not pf.batching or not pf.region or producer is None or producer.topic.full != topic_full:
                 continue
             if received is None:
@@ -895,7 +899,7 @@ class FeatureOps:
                          full_counts: bool = True) -> None:
         """Not followed: ``what`` once ``handle``'s open batch on a non-persistent topic may have left (its timer, or
         a full container): its ids show no entries (PLS-NP-003), so no observation settles when it left."""
-        producer = self.producers.get(handle)
+        producer = self.producer_of(handle)
         if not pf.batching or not pf.pending or producer is None or is_persistent(producer.topic.full):
             return
         if (full_counts and self._batch_full(pf)) or self._np_timer_due(handle, pf, when):
@@ -919,7 +923,7 @@ class FeatureOps:
         """Whether some of ``handle``'s pending messages may have left by ``at``: on its timer (PLS-BATCH-009), or
         at once with a full container (live 3.3.6, C++ client, 2026-11-27: one 100-byte async send with
         batching_max_bytes 64, then stats: backlog 1; regression pls-backlog-001-wrong-backlog-6130e6b9a9fe)."""
-        pf, producer = self.pfx.get(handle), self.producers.get(handle)
+        pf, producer = self.pfx.get(handle), self.producer_of(handle)
         if pf is None or producer is None or not pf.batching or not pf.pending:
             return False
         if not is_persistent(producer.topic.full):
@@ -941,7 +945,7 @@ class FeatureOps:
         extra = 0
         fx = self.tfx.get(topic.full)
         for handle, pf in self.pfx.items():
-            producer = self.producers.get(handle)
+            producer = self.producer_of(handle)
             if not pf.batching or producer is None or producer.topic is not topic:
                 continue
             if pf.pending and self.batch_may_have_left(handle, at):
@@ -961,7 +965,7 @@ class FeatureOps:
         send or flush once the open batch may have left (live 4.0.8, Java, 2026-11-26: with 1 ms, two async sends
         0.4 ms apart and a flush 0.4 ms later made two entries)."""
         pf = self.pfx.get(handle)
-        producer = self.producers.get(handle)
+        producer = self.producer_of(handle)
         if pf is None or producer is None:
             return
         topic = producer.topic
@@ -993,7 +997,7 @@ class FeatureOps:
         close came may be stored all the same, so such a close is not followed (live 3.2.3, 27 Nov 2026, 3/3: an
         async send on a non-persistent topic with a 10 ms batch delay, the close 15 ms later, and the consumer got
         the message; regression pls-msg-001-wrong-value-e7aff73518b1)."""
-        pf, producer = self.pfx.get(handle), self.producers.get(handle)
+        pf, producer = self.pfx.get(handle), self.producer_of(handle)
         if pf is None or producer is None or not pf.batching:
             return
         self._refuse_np_batch(handle, pf, at.end, f"closing {handle} (the broker may store it although the close fails "
@@ -1008,7 +1012,7 @@ class FeatureOps:
         pending stores it then: ``observe_batch_member``). On a non-persistent topic, whose ids show no entries, a
         receive while a batch may already have left is not followed (found live by the generated traces of issue 16)."""
         for handle, pf in self.pfx.items():
-            producer = self.producers.get(handle)
+            producer = self.producer_of(handle)
             if producer is not None and producer.topic.full in topics:
                 self._refuse_np_batch(handle, pf, at.end, "a receive on its topic")
                 if self._key_split_open(producer, pf):
@@ -1041,11 +1045,12 @@ class FeatureOps:
     def drop_pending(self, handle: str) -> list[str]:
         """A checker that stops following producer ``handle`` forgets the messages it still holds in its batch:
         the model's timer must not store them (their receipts are then not judged). Returns their labels."""
-        pf = self.pfx.get(handle)
-        if pf is None:
-            return []
-        dropped = [p.label for p in pf.pending]
-        pf.pending, pf.region, pf.region_cuts, pf.region_ids = [], [], {}, {}
+        dropped = []
+        for each in (handle, *self.partition_producers_of(handle)):
+            pf = self.pfx.get(each)
+            if pf is not None:
+                dropped += [p.label for p in pf.pending]
+                pf.pending, pf.region, pf.region_cuts, pf.region_ids = [], [], {}, {}
         return dropped
 
     def observe_batch_member(self, label: str, message_id: Any, at: Span) -> list[tuple[str, str]]:
@@ -1058,7 +1063,7 @@ class FeatureOps:
         if found is None:
             return []
         handle, pf, k = found
-        producer = self.producers[handle]
+        producer = self.producer_of(handle)
         if not is_persistent(producer.topic.full):
             return []
         window = self._region_windows(pf)[k]
@@ -1208,7 +1213,8 @@ class FeatureOps:
         producer = self.producers.get(args["producer"])
         if producer is None:
             return self._handle_missing(args["producer"], "producer")
-        self.check_batch_timer(producer.handle, at)
+        for each in (producer.handle, *self.partition_producers_of(producer.handle)):
+            self.check_batch_timer(each, at)
         if producer.handle in self.failed_last_send and self.profile_of(producer.handle).client == "java":
             # Live 4.0.8 (regression pls-batch-001-unexpected-rejection-71a206f32cda): the Java flush returns
             # the last send's future (ProducerImpl.LastSendFutureWrapper#handleOnce), so it fails once with
@@ -1225,23 +1231,52 @@ class FeatureOps:
                                 f"producer {producer.name} was fenced by an ExclusiveWithFencing producer and is closed")
             raise NotModelledError("a flush of a fenced producer before a send told its client it was fenced")
         yield  # decided: the producer's pending messages are written
-        pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         if producer.topic.partitions:
-            # A partitioned producer's flush flushes each partition's producer (Java PartitionedProducerImpl#flushAsync,
-            # C++ PartitionedProducerImpl::flushAsync, Go partitionedProducer.Flush) and reports the ids of the async
-            # sends no flush reported yet. The model follows unbatched async sends there (each is written when it is
-            # made, on the partition the history shows: Broker._op_send); a batched one is not followed, so nothing
-            # is pending in a batch.
-            if pf.pending:
-                raise ModelError(f"{producer.handle}: a batch pending on a partitioned producer, which the model does not keep")
-            ids = self.flushed.pop(producer.handle, {})
-            stored = {k: v for k, v in ids.items() if list(v)[:2] != [-1, -1] and is_persistent(producer.topic.full)}
-            self.facts = {"relative_ids": relative_ids(stored), "rules": ["PLS-BATCH-001", "PLS-BATCH-002"] if pf.batching
-                          else ["PLS-BATCH-007"],
-                          "reason": (f"{', '.join(ids)}: one entry each, in send order on each partition." if ids
-                                     else "nothing is pending: every send since the last flush was reported."),
-                          "may_report_duplicate": sorted(self.resent_as_duplicate.pop(producer.handle, set()) & set(ids))}
-            return {"message_ids": ids, "id_texts": {k: str(MessageId.from_list(v)) for k, v in ids.items()}}
+            return self._flush_partitioned(producer, at, observed)
+        ids, facts = self._flush_one(producer, self.pfx.setdefault(producer.handle, ProducerFeatures()), at, observed)
+        facts.pop("relative_ids_from")
+        self.facts = facts
+        return {"message_ids": ids, "id_texts": {k: str(MessageId.from_list(v)) for k, v in ids.items()}}
+
+    def _flush_partitioned(self, producer: Any, at: Span, observed) -> dict:
+        """A partitioned producer's flush flushes each partition's producer (Java PartitionedProducerImpl#flushAsync,
+        C++ PartitionedProducerImpl::flushAsync, Go partitionedProducer.Flush) and reports the ids of the async sends
+        no flush reported yet. An unbatched async send was written when it was made, on the partition the history
+        shows (``Broker._op_send``); a batched one waits in the open batch of its partition's producer
+        (``Broker.partition_producer``), which is flushed as a producer of its own: each partition is a topic with
+        its own entries, so its split is read and judged on its own (PLS-BATCH-001/002/009)."""
+        pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
+        if pf.pending:
+            raise ModelError(f"{producer.handle}: a batch pending on a partitioned producer itself, not on a partition's")
+        ids = self.flushed.pop(producer.handle, {})
+        persistent = is_persistent(producer.topic.full)
+        stored = {k: v for k, v in ids.items() if list(v)[:2] != [-1, -1] and persistent}
+        facts: dict[str, Any] = {"rules": ["PLS-BATCH-001", "PLS-BATCH-002"] if pf.batching else ["PLS-BATCH-007"],
+                                 "may_report_duplicate": sorted(self.resent_as_duplicate.pop(producer.handle, set()) & set(ids))}
+        reasons = [f"{', '.join(ids)}: one entry each, in send order on each partition."] if ids else []
+        for handle in self.partition_producers_of(producer.handle):
+            part = self.partition_producers[handle]
+            mine, part_facts = self._flush_one(part, self.pfx[handle], at, observed)
+            if not mine:
+                continue
+            ids.update(mine)
+            stored.update(part_facts["relative_ids_from"])
+            facts["rules"] = list(dict.fromkeys(facts["rules"] + part_facts["rules"]))
+            facts["may_report_duplicate"] = sorted(set(facts["may_report_duplicate"]) | set(part_facts["may_report_duplicate"]))
+            for key in ("split_violations", "timer_cuts"):
+                if part_facts.get(key):
+                    facts.setdefault(key, []).extend(part_facts[key])
+            reasons.append(f"partition {part.topic.partition_index}: {part_facts['reason']}")
+        facts["relative_ids"] = relative_ids(stored)
+        facts["reason"] = " ".join(reasons) or "nothing is pending: every send since the last flush was reported."
+        self.facts = facts
+        return {"message_ids": ids, "id_texts": {k: str(MessageId.from_list(v)) for k, v in ids.items()}}
+
+    def _flush_one(self, producer: Any, pf: ProducerFeatures, at: Span, observed) -> tuple[dict[str, list[int]], dict]:
+        """Flush one producer (an application's on a topic that is not partitioned, or a partition's producer):
+        write what is pending, read the split the flush's ids show (PLS-BATCH-009); returns the ids it reports (the
+        ones written now and those written since the last flush) and what the batch rules say of them (facts;
+        ``relative_ids_from``: the ids ``relative_ids`` is judged on)."""
         labels = [p.label for p in pf.pending]
         delayed_any = any(p.deliver_at is not None for p in pf.pending) or bool(self.sent_ahead.pop(producer.handle, None))
         settled = self._settle_region(producer, pf, at, observed, delayed_any)  # PLS-BATCH-009
@@ -1269,10 +1304,8 @@ class FeatureOps:
                   + (f" (the timer sent the open batch before {', '.join(split['timer_cuts'])})" if split.get("timer_cuts") else "")
                   + "." if settled is not None else
                   f"{', '.join(labels)}: entries and batch indexes as the batch rules plan them.")
-        self.facts = {"relative_ids": relative_ids(stored), "rules": rules, "reason": reason, **split,
-                      "may_report_duplicate": sorted(self.resent_as_duplicate.pop(producer.handle, set()) & set(ids))}
-        texts = {k: str(MessageId.from_list(v)) for k, v in ids.items()}
-        return {"message_ids": ids, "id_texts": texts}
+        return ids, {"relative_ids": relative_ids(stored), "relative_ids_from": stored, "rules": rules, "reason": reason,
+                     **split, "may_report_duplicate": sorted(self.resent_as_duplicate.pop(producer.handle, set()) & set(ids))}
 
     # ------------------------------------------------------------------ consumers
 

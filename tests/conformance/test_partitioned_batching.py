@@ -1,0 +1,116 @@
+"""Batched async sends on a partitioned topic (issue 46): one open batch, one batch timer and one split per
+partition, as the clients keep a producer per partition (Java PartitionedProducerImpl, C++
+PartitionedProducerImpl, Go partitionedProducer).
+
+The expected ids are worked out by hand from the rules, not read from the model: a custom murmur3 router
+(``routing.partition_for_key``, Java's) puts k1 on partition 2 and k2, k4 on partition 1 of 3 (the same
+placement conformance/cases/partitions/failover-partitioned.yaml states); a Python producer's batch timer
+sends an open batch 10 ms after its first message (PLS-BATCH-009), and writes a batch of one as a batch,
+index 0 (PLS-BATCH-001). Each lie is made on the model's own history and must FAIL the rule it breaks.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "model"))
+
+from broker_trace_helpers import recv, run, sub  # noqa: E402
+from conformance.checker import check  # noqa: E402
+from conformance.trace import History, Outcome  # noqa: E402
+
+ROUTER = {"hashing": "murmur3_32", "client": "java"}
+TOPIC = ("create_topic", {"topic": "t", "partitions": 3})
+PRODUCER = ("create_producer", {"producer": "p", "topic": "t", "batching": True, "router": ROUTER})
+
+
+def send(label: str, key: str) -> tuple[str, dict]:
+    return ("send", {"producer": "p", "payload": label, "key": key, "async": True})
+
+
+FLUSH = ("flush", {"producer": "p"})
+
+
+def _step(h: History, op: str) -> int:
+    return next(e.step for e in h.events if e.op.op == op and e.outcome.status == "ok" and e.outcome.value)
+
+
+def _with_flush_ids(h: History, ids: dict[str, list[int]]) -> History:
+    events = list(h.events)
+    i = next(i for i, e in enumerate(events) if e.op.op == "flush")
+    value = dict(events[i].outcome.value)
+    value["message_ids"] = {**value["message_ids"], **ids}
+    value["id_texts"] = {k: "(" + ",".join(map(str, v)) + ")" for k, v in value["message_ids"].items()}
+    events[i] = replace(events[i], outcome=Outcome.ok(value))
+    return History(h.header, tuple(events))
+
+
+def _verdicts(h: History, rule: str, step: int | None = None) -> list[str]:
+    return [v.status for v in check(h).verdicts if v.rule_id == rule and (step is None or v.step == step)]
+
+
+def _relative(ids: dict[str, list[int]]) -> dict[str, tuple[int, int, int]]:
+    """label -> (partition, entry offset on that partition, batch index)."""
+    first = {}
+    for mid in ids.values():
+        first[mid[2]] = min(first.get(mid[2], mid[1]), mid[1])
+    return {k: (v[2], v[1] - first[v[2]], v[3]) for k, v in ids.items()}
+
+
+def test_each_partition_keeps_its_own_batch():
+    """m1, m2, m4 to partition 1 and m3 to partition 2, all within the 10 ms delay: one batch on each."""
+    h = run(TOPIC, sub("c1"), PRODUCER, send("m1", "k2"), send("m2", "k4"), send("m3", "k1"), send("m4", "k2"),
+            FLUSH, recv("c1"), recv("c1"), recv("c1"), recv("c1"), recv("c1", 200))
+    flush = next(e for e in h.events if e.op.op == "flush").outcome.value["message_ids"]
+    assert _relative(flush) == {"m1": (1, 0, 0), "m2": (1, 0, 1), "m4": (1, 0, 2), "m3": (2, 0, 0)}
+    got = [e.outcome.value["message"]["payload"] for e in h.events if e.op.op == "receive" and e.outcome.value["message"]]
+    assert sorted(got) == ["m1", "m2", "m3", "m4"] and [x for x in got if x != "m3"] == ["m1", "m2", "m4"]
+
+
+def _timer_split() -> History:
+    """m1 (partition 1) and m3 (partition 2) at 0 ms; 50 ms later m2 and m4 (partition 1), then the flush: the
+    timer of partition 1's producer sent m1 alone at 10 ms, that of partition 2's sent m3 alone."""
+    return run(TOPIC, sub("c1"), PRODUCER, send("m1", "k2"), send("m3", "k1"), ("advance_time", {"ms": 50}),
+               send("m2", "k4"), send("m4", "k2"), FLUSH)
+
+
+def test_each_partition_has_its_own_batch_timer():
+    h = _timer_split()
+    flush = next(e for e in h.events if e.op.op == "flush").outcome.value["message_ids"]
+    assert _relative(flush) == {"m1": (1, 0, 0), "m2": (1, 1, 0), "m4": (1, 1, 1), "m3": (2, 0, 0)}
+    assert _verdicts(h, "PLS-BATCH-009", _step(h, "flush")) == ["PASS"]
+
+
+def test_a_cut_no_timer_of_that_partition_could_make_fails_pls_batch_009():
+    """The lie: partition 1's m1 and m2, both sent at 20 ms, in two entries. Partition 1's timer starts with m1 (at
+    20 ms) and cannot fire before 30 ms; the timer that fired at 10 ms was partition 2's (m3's), which does not
+    send partition 1's batch."""
+    h = run(TOPIC, sub("c1"), PRODUCER, send("m3", "k1"), ("advance_time", {"ms": 20}), send("m1", "k2"),
+            send("m2", "k4"), FLUSH)
+    ids = next(e for e in h.events if e.op.op == "flush").outcome.value["message_ids"]
+    assert _relative(ids) == {"m3": (2, 0, 0), "m1": (1, 0, 0), "m2": (1, 0, 1)}
+    assert _verdicts(h, "PLS-BATCH-009", _step(h, "flush")) == ["PASS"]
+    m1 = ids["m1"]
+    lie = _with_flush_ids(h, {"m2": [m1[0], m1[1] + 1, 1, 0]})
+    assert "FAIL" in _verdicts(lie, "PLS-BATCH-009", _step(lie, "flush"))
+
+
+def test_batch_indexes_out_of_send_order_fail():
+    """The lie: in partition 1's batch, m4 (sent last) has index 1 and m2 index 2."""
+    h = run(TOPIC, sub("c1"), PRODUCER, send("m1", "k2"), send("m2", "k4"), send("m3", "k1"), send("m4", "k2"), FLUSH)
+    ids = next(e for e in h.events if e.op.op == "flush").outcome.value["message_ids"]
+    lie = _with_flush_ids(h, {"m2": ids["m4"], "m4": ids["m2"]})
+    assert "FAIL" in [s for rule in ("PLS-BATCH-001", "PLS-BATCH-009") for s in _verdicts(lie, rule, _step(lie, "flush"))]
+
+
+def test_a_keyed_message_on_another_partition_than_its_key_hashes_to_fails_pls_route_001():
+    """The lie: the flush shows m4 (k2, murmur3: partition 1) alone on partition 2, after m3."""
+    h = run(TOPIC, sub("c1"), PRODUCER, send("m1", "k2"), send("m2", "k4"), send("m3", "k1"), send("m4", "k2"), FLUSH)
+    ids = next(e for e in h.events if e.op.op == "flush").outcome.value["message_ids"]
+    m3 = ids["m3"]
+    lie = _with_flush_ids(h, {"m4": [m3[0], m3[1], 2, 1]})
+    m4_send = next(e.step for e in lie.events if e.op.op == "send" and e.op.args["payload"] == "m4")
+    assert _verdicts(h, "PLS-ROUTE-001", m4_send) == ["PASS"]
+    assert _verdicts(lie, "PLS-ROUTE-001", m4_send) == ["FAIL"]
