@@ -398,18 +398,24 @@ class FeatureOps:
                 pf.waiting = False
                 return
 
+    def _holds_pending(self, handle: str) -> bool:
+        """Whether producer ``handle``, or a partition's producer it keeps (``Broker.partition_producer``), holds
+        messages its client has not sent yet or whose receipts have not come."""
+        return any(self.pfx[h].pending for h in (handle, *self.partition_producers_of(handle)) if h in self.pfx)
+
     def _feature_send_check(self, producer: Any, args: Any = None) -> Rejected | None:
         """What a send must not be, checked before the model decides anything (a NotModelledError
         raised later would leave the producer's sequence moved for an op the generator drops)."""
         pf = self.pfx.get(producer.handle)
         if pf is None:
             return None
-        if args is not None and pf.batching and pf.pending and not args.get("async") and not is_persistent(producer.topic.full) \
+        held = self._holds_pending(producer.handle)
+        if args is not None and pf.batching and held and not args.get("async") and not is_persistent(producer.topic.full) \
                 and "deliver_after_ms" not in args and "deliver_at_ms" not in args:
             # it joins the open batch (its batch index), and a non-persistent topic's ids say nothing else (PLS-NP-003):
             # live 4.0.8, Java, 2026-11-27 (regression pls-np-003-wrong-value-cc7343488154)
             raise NotModelledError("a sync send joining the open batch of a batching producer on a non-persistent topic")
-        if args is not None and pf.batching and pf.pending and ("deliver_after_ms" in args or "deliver_at_ms" in args) \
+        if args is not None and pf.batching and held and ("deliver_after_ms" in args or "deliver_at_ms" in args) \
                 and self._dedup_state(producer.topic).enabled:
             # PLS-DELAY-006 under deduplication: the delayed message's sequence id reaches the broker
             # before the open batch's lower ones (C++), or the order of their receipts is timing
@@ -450,7 +456,7 @@ class FeatureOps:
         if isinstance(plan, Rejected):
             if args.get("async"):
                 raise NotModelledError("an async send the client refuses for its size (the error comes with a later flush)")
-            if batched and pf.pending:
+            if batched and self._holds_pending(producer.handle):
                 raise NotModelledError("a message too big for a batch that already holds messages (which of them fail)")
             client = self.profile_of(producer.handle).client
             if not persistent and pf.chunking and client in ("java", "go"):
@@ -490,7 +496,7 @@ class FeatureOps:
         if self.profile_of(producer.handle).not_allowed_send_error != "fails":
             raise NotModelledError("a send past delayedDeliveryMaxDelayInMillis with the C++ client: it closes its "
                                    "connection on the NotAllowedError and sends the message again, for ever")
-        if args.get("async") or (self.pfx.get(producer.handle) and self.pfx[producer.handle].pending):
+        if args.get("async") or self._holds_pending(producer.handle):
             raise NotModelledError("an async send past delayedDeliveryMaxDelayInMillis (its error comes with a later flush)")
         return Rejected("NotAllowedError", "PLS-DELAY-007", f"Exceeds max allowed delivery delay of {limit} milliseconds",
                         certain=refused is True)
