@@ -837,7 +837,11 @@ class _Checker:
             self._check_send(event, facts)
             feature_checks.check_send(self._emit, n, facts, value, args)
         elif op == "flush":
-            feature_checks.check_flush(self._emit, n, facts, value, {k: a for k, (a, _) in self.sent.items()})
+            flushed = model.producers.get(args["producer"])
+            gaps = flushed is not None and any(t == flushed.topic.full or t.startswith(flushed.topic.full + "-partition-")
+                                               for t in self.unmodelled_topics)
+            feature_checks.check_flush(self._emit, n, facts, value, {k: a for k, (a, _) in self.sent.items()},
+                                       gaps_unknown=gaps)
             self._emit_findings(n, detectors.batch_of_one(self.watch, n, args["producer"], facts, value))
             resent = set(facts.get("may_report_duplicate") or ())
             for label, mid in (value.get("message_ids") or {}).items():

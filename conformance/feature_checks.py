@@ -202,12 +202,25 @@ def _flush_breaks(want: Mapping[str, tuple[int, int]], got: Mapping[str, tuple[i
     return broken
 
 
+def _dense(ids: Mapping[str, tuple[int, int]], partition_of: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+    """Entry offsets replaced by their rank among the offsets on the same partition: what a flush's ids say of the
+    order and grouping of its entries without their distance."""
+    ranks: dict[tuple[int, int], int] = {}
+    for partition in set(partition_of.get(k, -1) for k in ids):
+        offsets = sorted({v[0] for k, v in ids.items() if partition_of.get(k, -1) == partition})
+        ranks.update({(partition, o): r for r, o in enumerate(offsets)})
+    return {k: (ranks[(partition_of.get(k, -1), v[0])], v[1]) for k, v in ids.items()}
+
+
 def check_flush(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Mapping[str, Any],
-                sends: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                sends: Mapping[str, Mapping[str, Any]] | None = None, *, gaps_unknown: bool = False) -> None:
     """The ids of the messages a flush wrote, relative to the first entry (PLS-BATCH-001/002/003/007, PLS-DELAY-006).
 
     ``sends``: label -> send args, in send order (the keys, delays and order the rules speak of).
-    A Java batch of one written with index 0 is PLS-BATCH-008's (``detectors.batch_of_one``)."""
+    A Java batch of one written with index 0 is PLS-BATCH-008's (``detectors.batch_of_one``).
+    ``gaps_unknown``: the broker stored messages on the topic that the model did not follow (a send it could not
+    follow), so how many entries lie between two of this flush's is unknown: the entries are judged by their order
+    and members, not by their distance (``_dense``)."""
     got_ids = {k: v for k, v in (observed.get("message_ids") or {}).items() if list(v)[:2] != [-1, -1]}
     # PLS-DEDUP-004: a message resent after an Unknown duplicate may be reported as a duplicate
     resent = set(predicted.get("may_report_duplicate") or ()) - set(got_ids)
@@ -216,6 +229,9 @@ def check_flush(emit: Emit, step: int, predicted: Mapping[str, Any], observed: M
     got = relative_ids(got_ids)
     if not want:
         return
+    if gaps_unknown:
+        partition_of = {label: int(mid[2]) for label, mid in got_ids.items()}
+        want, got = _dense(want, partition_of), _dense(got, partition_of)
     rules = list(predicted.get("rules") or ("PLS-BATCH-001",))
     on = {label: int(mid[2]) for label, mid in got_ids.items()}  # the partition each id names (-1: not partitioned)
     if len(set(on.values())) > 1:

@@ -762,6 +762,10 @@ def producer_sends(b: TraceBuilder):
             args["deliver_after_ms"] = delay
         else:
             args["deliver_at_ms"] = int(b.now) + delay  # ms after the trace's start
+        if args.get("tombstone") == "empty" and not args.get("properties") and _client_possible(b, "go"):
+            # a delayed message is sent alone, even by a batching producer, and a Go consumer loses an empty one sent
+            # alone (KD-505; live 4.0.8, issue 46's Go campaign, 4 Dec 2026: pls-delay-001-late-delivery-16ae0d7589db)
+            args["properties"] = {"p": "0"}
     if info.schema_type == "KEY_VALUE":
         # the Java client's key() casts a KEY_VALUE producer's schema to its own KeyValueSchemaImpl (the driver's
         # raw schema is not one): no key, so no tombstone either

@@ -18,10 +18,23 @@ Producer (PLS-BATCH-002), for each message ``m`` of ``len(m)`` payload bytes:
    (``ProducerImpl#processOpSendMsg`` calls ``batchMessageAndSend`` before a non-batched message).
    Measured on 4.0.8, 2026-11-27: async m1, m2 (a full batch of 2), m3, then a delayed m4: C++
    writes m1+m2, m4, m3; Java m1+m2, m3, m4.
+1b. Java only: if ``m``'s sequence id is at most the highest its producer was handed before it (an
+   explicit sequence id below one used, or a generated one below an explicit one), ``m`` may be a
+   duplicate, and the client sends the open batch first; the next message does the same, so ``m``
+   travels in a batch of its own (``ProducerImpl#serializeAndSendMessage``:
+   ``isLastSequenceIdPotentialDuplicated``, ``doBatchSendAndAdd``). Measured on 4.0.8 with the Java client,
+   4 Dec 2026: async m1, sync m2 shared an entry; async m3 with sequence id 15, then a sync m4 (generated
+   id 2) made two entries of one message each (found by the live campaign of issue 46:
+   pls-batch-001-wrong-value-c86114d6793e). The C++ and Go clients have no such check.
 2. If the open batch has no room (``count >= max_messages`` or ``bytes + len(m) > max_bytes``),
    send the open batch first.
 3. Add ``m``; if it is the first message of a batch, start the ``max_publish_delay`` timer.
-4. If the batch is now full (``count >= max_messages`` or ``bytes >= max_bytes``), send it.
+4. If the batch is now full (``count >= max_messages`` or ``bytes >= max_bytes``), send it. Not the Go client:
+   its full batch waits for the next message (which does not fit, step 2), its timer or a flush
+   (pulsar-client-go v0.19.0 ``producer_partition.go`` ``internalSend`` sends the current batch only when
+   ``addRequestToBatch`` refuses a message). Measured on 4.0.8 with Go 0.19.0, 4 Dec 2026: batching_max_messages
+   1, async m7, an async delayed m10, a flush: m10 was written before m7 (Java: m7 first); found by issue 46's
+   focused campaign (pls-delay-006-wrong-value-f9cc21bdd16e).
 5. When the timer fires, or on ``flush()``, send the open batch.
 KeyBased (PLS-BATCH-003): one sub-batch per key (ordering key if set, else partition key; keyless
 messages share the ``""`` sub-batch); room and fullness are counted over all sub-batches
@@ -89,6 +102,10 @@ class BatchConfig:
     key_based: bool = False
     key_order: str = "first"  # PLS-BATCH-003: "first" (C++) or "last" (Java)
     delayed_sends_open_batch: bool = False  # step 1: the open batch goes before a delayed message (Java), or after (C++)
+    # step 1b (Java): a message whose sequence id may repeat one sent before it goes in a batch of its own
+    repeats_send_open_batch: bool = False
+    # step 4 (Go): a batch that is full waits for the next message, its timer or a flush
+    full_batch_waits: bool = False
 
     def __post_init__(self) -> None:
         if self.max_messages < 1 or self.max_bytes < 1:
@@ -105,6 +122,8 @@ class Pending:
     partition_key: str | None = None
     ordering_key: str | None = None
     delayed: bool = False
+    # its sequence id is at most the highest its producer was handed before it: a possible duplicate (step 1b)
+    repeats: bool = False
 
     @property
     def batch_key(self) -> str:
@@ -135,6 +154,7 @@ def plan_entries(items: list[Pending | Flush], config: BatchConfig, *, final_flu
     open_batches: dict[object, list[int]] = {}  # key -> indexes (one key, "", when not key based)
     first_seq: dict[object, int] = {}
     count = size = 0
+    after_repeat = False  # step 1b: the message before was a possible duplicate
 
     def send_open() -> None:
         nonlocal count, size
@@ -155,6 +175,9 @@ def plan_entries(items: list[Pending | Flush], config: BatchConfig, *, final_flu
                 send_open()
             entries.append((index,))
             continue
+        if config.repeats_send_open_batch and (item.repeats or after_repeat):  # step 1b
+            send_open()
+        after_repeat = item.repeats
         if not (count < config.max_messages and size + item.size <= config.max_bytes):  # step 2
             send_open()
         key: object = (item.batch_key if config.key_order == "first" else item.java_batch_key) if config.key_based else ""
@@ -162,7 +185,7 @@ def plan_entries(items: list[Pending | Flush], config: BatchConfig, *, final_flu
         first_seq.setdefault(key, index)
         count += 1
         size += item.size
-        if count >= config.max_messages or size >= config.max_bytes:  # step 4
+        if not config.full_batch_waits and (count >= config.max_messages or size >= config.max_bytes):  # step 4
             send_open()
     if final_flush:
         send_open()  # step 5

@@ -907,13 +907,16 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             else:
                 index = allowed[0]
             self.routes[label] = (allowed, rules, reason)
+            # PLS-ROUTE-005: the Go router hashes the ordering key as it does a key, and its round robin takes keyless
+            # messages only (live 4.0.8, Go campaign of issue 46: pls-route-002-wrong-partition-8b31dbd5a8be)
+            routed_by_ordering_key = args.get("ordering_key") and self.profile_of(producer.handle).client == "go"
             if args.get("key") is not None:
                 if producer.router is None and producer.hashing is None:
                     # the client's default hash (not modelled): a key keeps its partition across such producers only
                     # (a custom router or another scheme may send it elsewhere: the 3.2.3 campaign's
                     # pls-route-001-wrong-partition-c5ff99106f97, a Java-style murmur3 router then a default producer)
                     self._key_partition.setdefault((topic.full, args["key"]), index)
-            else:
+            elif not routed_by_ordering_key:
                 self._last_keyless[producer.handle] = index
                 self._refused_keyless.pop(producer.handle, None)
             topic = self.topics[names.partition_name(topic.full, index)]

@@ -306,6 +306,8 @@ class FeatureOps:
         fx = ProducerFeatures.from_args(args, key_order=self.args_profile(args).key_batch_order,
                                         default_delay_ms=1 if self.args_profile(args).client == "java" else 10,
                                         delayed_sends_open_batch=self.args_profile(args).delayed_send_flushes_batch,
+                                        repeats_send_open_batch=self.args_profile(args).repeated_sequence_flushes_batch,
+                                        full_batch_waits=self.args_profile(args).full_batch_waits,
                                         client=self.args_profile(args).client)
         fx.access_mode = am.mode_the_broker_reads(fx.access_mode, fencing_known=self.profile.exclusive_with_fencing_known)
         refused = chunking.check_producer_config(chunking_enabled=fx.chunking, batching_enabled=fx.batching)
@@ -513,11 +515,15 @@ class FeatureOps:
             return plan
         pf.sequence = seq
         pf.used_up.clear()  # folded into ``seq``
+        # batching step 1b: whether its sequence id may repeat one handed to the client before it
+        handed = pf.sequence.last if pf.handed is None else pf.handed
+        repeats, pf.handed = s <= handed, max(handed, s)
+        after_repeat = bool(pf.pending) and pf.pending[-1].repeats
         state = self._dedup_state(topic)
         if args.get("async"):
             state, status = dedup.publish(state, producer.name, s)
             self.dedup_states[topic.full] = state
-            item = PendingSend(label, dict(args), at, s, deliver_at)
+            item = PendingSend(label, dict(args), at, s, deliver_at, repeats)
             if pf.batching and not delayed.batchable(deliver_at):
                 # PLS-DELAY-006: a delayed message is sent alone and at once, ahead of the batch being filled, so it
                 # is stored now; its id comes with the next flush (found live by issue 16's campaign, 2026-11-27:
@@ -545,10 +551,11 @@ class FeatureOps:
             # PLS-DELAY-006: the batches already sent are written before this delayed message, and
             # the open batch after it (C++) or before it (Java): reference_model.batching step 1.
             # The next flush reports their ids.
-            self._write_batches_sent_before(producer, pf, topic, at, PendingSend(label, dict(args), at, s, deliver_at),
+            self._write_batches_sent_before(producer, pf, topic, at, PendingSend(label, dict(args), at, s, deliver_at, repeats),
                                             include=False)
             state = self._dedup_state(topic)
-        elif pf.pending and pf.batching and first == dedup.NOT_DUP and is_persistent(topic.full):
+        elif pf.pending and pf.batching and first == dedup.NOT_DUP and is_persistent(topic.full) \
+                and not (pf.batch_config.repeats_send_open_batch and (repeats or after_repeat)):
             # (for a send that may be a duplicate of one still in the batch, and on a non-persistent topic whose ids
             # say nothing of entries (PLS-NP-003), the model keeps its older, coarser order: the pending batch
             # first, then this message with its dedup classification, PLS-DEDUP-004; case dedup-in-flight-unknown)
@@ -563,7 +570,7 @@ class FeatureOps:
                 facts["duplicate"] = False
                 facts["dedup_rule"] = "PLS-FAULT-004" if self._fault_since_first_entry(topic) else "PLS-DEDUP-001"
                 facts["dedup_reason"] = f"{label}: sequence id {s} of {producer.name} is above the highest pushed one: stored"
-            pf.pending.append(PendingSend(label, dict(args), at, s, deliver_at))
+            pf.pending.append(PendingSend(label, dict(args), at, s, deliver_at, repeats))
             if pf.region:
                 pf.region.append(pf.pending[-1])  # PLS-BATCH-009: its batch is settled by this send
             ids = self._flush_pending(producer, pf, topic, at, observed={})
@@ -627,7 +634,7 @@ class FeatureOps:
             if pf.region:
                 # PLS-BATCH-009: messages the model's timer stored may still have been open: this one may have
                 # joined their batch (its id says); the next flush settles them
-                pf.region.append(PendingSend(label, dict(args), at, s, deliver_at))
+                pf.region.append(PendingSend(label, dict(args), at, s, deliver_at, repeats))
                 self._sync_send_settles(producer, pf, label, at, observed)
                 if "sequence_id" in facts:
                     facts["sequence_id"] = value["sequence_id"] = pf.sequence.last
@@ -917,6 +924,8 @@ class FeatureOps:
         """Whether the open batch's container is full (a message count or the bytes reached), so the
         client sent it at once (batching steps 2 and 4)."""
         cfg = pf.batch_config
+        if cfg.full_batch_waits:
+            return len(plan_batches(pf.pending, cfg)) > 1  # Go: a full batch waits for the next message (step 4)
         return (len(plan_batches(pf.pending, cfg)) > 1 or len(pf.pending) >= cfg.max_messages
                 or sum(feature_payload_size(p.args) for p in pf.pending) >= cfg.max_bytes)
 
@@ -1166,8 +1175,10 @@ class FeatureOps:
             state = dedup.persist(state, producer.name, item.sequence_id)  # no duplicate here (_settle_region)
         self.dedup_states[topic.full] = state
         held: dict[int, set[tuple[str, str]]] = {}  # position -> (topic, subscription) whose client holds its ack
+        old_number: dict[str, int] = {}  # label -> the entry the model stored it in before (its tentative split)
         for label in (x for entry in entries for x in entry if x not in pending):
             pos = topic.by_label[label]
+            old_number[label] = topic.entries[pos].message_id.entry
             old = fx.entry_of.pop(pos, None)
             if old is not None:
                 fx.members.pop(old[0], None)
@@ -1185,7 +1196,13 @@ class FeatureOps:
                                                    first=prof.last_sequence_id_batch_first)  # PLS-DEDUP-006
             alone = len(entry) == 1 and int(reported[entry[0]][3]) < 0  # PLS-BATCH-008: a Java batch of one
             number = None
-            if not alone or entry[0] not in pending:
+            kept = {old_number.get(x) for x in entry}
+            if len(kept) == 1 and None not in kept and sum(n in kept for n in old_number.values()) == len(entry):
+                # the model's timer stored exactly this entry already: it keeps its number (a fresh one would leave a
+                # gap in the topic's entries that the next flush of another producer there would read as its own:
+                # model fuzz of 4 Dec 2026, seed 10, trace 3438)
+                number = kept.pop()
+            elif not alone or entry[0] not in pending:
                 number = fx.next_entry
                 fx.next_entry += 1
             for index, label in enumerate(entry):

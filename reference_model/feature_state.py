@@ -82,6 +82,7 @@ class PendingSend:
     at: Span
     sequence_id: int
     deliver_at: tuple[float, float] | None
+    repeats: bool = False  # its sequence id is at most the highest its producer was handed before it (batching step 1b)
 
 
 @dataclass
@@ -110,6 +111,7 @@ class ProducerFeatures:
     region: list[PendingSend] = field(default_factory=list)
     region_cuts: dict[int, float] = field(default_factory=dict)
     region_ids: dict[str, list[int]] = field(default_factory=dict)
+    handed: int | None = None  # the highest sequence id handed to the client (None: none yet; sequence.last stands)
 
     def current_sequence(self) -> ProducerSequence:
         """The sequence with the generated ids refused sends used up (``used_up``)."""
@@ -121,14 +123,16 @@ class ProducerFeatures:
     @staticmethod
     def from_args(args: Mapping[str, Any], *, key_order: str = "first",
                   default_delay_ms: int = PY_DEFAULT_BATCHING_MAX_DELAY_MS,
-                  delayed_sends_open_batch: bool = False, client: str = "cpp") -> "ProducerFeatures":
+                  delayed_sends_open_batch: bool = False, repeats_send_open_batch: bool = False,
+                  full_batch_waits: bool = False, client: str = "cpp") -> "ProducerFeatures":
         """``key_order``: the client's KeyBased batch order (PLS-BATCH-003 C++ "first", PLS-BATCH-003 Java "last");
         ``delayed_sends_open_batch``: whether a delayed message sends the open batch first (Java; ``batching``)."""
         config = batching_model.BatchConfig(
             max_messages=int(args.get("batching_max_messages", batching_model.DEFAULT_MAX_MESSAGES)),
             max_bytes=int(args.get("batching_max_bytes", batching_model.DEFAULT_MAX_BYTES)),
             key_based=args.get("batching_type", "Default") == "KeyBased", key_order=key_order,
-            delayed_sends_open_batch=delayed_sends_open_batch)
+            delayed_sends_open_batch=delayed_sends_open_batch, repeats_send_open_batch=repeats_send_open_batch,
+            full_batch_waits=full_batch_waits)
         return ProducerFeatures(
             batching=bool(args.get("batching", batching_model.PY_DEFAULT_BATCHING_ENABLED)),  # PLS-BATCH-007
             batch_config=config, chunking=bool(args.get("chunking", False)),
@@ -184,7 +188,8 @@ def send_plan(producer: ProducerFeatures, producer_name: str, sequence_id: int, 
 
 def _batch_items(pending: list[PendingSend]) -> list[batching_model.Pending]:
     return [batching_model.Pending(payload_size(p.args), partition_key=p.args.get("key"),
-                                   ordering_key=p.args.get("ordering_key"), delayed=p.deliver_at is not None)
+                                   ordering_key=p.args.get("ordering_key"), delayed=p.deliver_at is not None,
+                                   repeats=p.repeats)
             for p in pending]
 
 

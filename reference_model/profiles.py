@@ -119,6 +119,12 @@ class Profile:
     key_batch_order: str = "first"
     # PLS-DELAY-006 / reference_model.batching step 1: a delayed message sends the open batch first (Java)
     delayed_send_flushes_batch: bool = False
+    # reference_model.batching step 1b: a message whose sequence id is at most the highest the producer was handed
+    # goes in a batch of its own, and so does the next one (Java ProducerImpl#serializeAndSendMessage,
+    # isLastSequenceIdPotentialDuplicated + doBatchSendAndAdd)
+    repeated_sequence_flushes_batch: bool = False
+    # reference_model.batching step 4: a full batch waits for the next message, its timer or a flush (Go)
+    full_batch_waits: bool = False
     # PLS-BATCH-008: the Java client sends a batch that holds one message as a plain message
     # (BatchMessageContainerImpl#createOpSendMsg, OpSendMsg#setMessageId: batch index -1); the C++
     # client writes it as a batch of one (batch index 0).
@@ -364,6 +370,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             hashing_scheme_supported=True,
             key_batch_order="last",  # PLS-BATCH-003
             delayed_send_flushes_batch=True,  # ProducerImpl#processOpSendMsg: batchMessageAndSend first
+            repeated_sequence_flushes_batch=True,  # batching step 1b
             single_message_batch_unbatched=True,  # PLS-BATCH-008
             too_big_uses_sequence_id=False,  # PLS-DEDUP-006: the size check comes first
             last_sequence_id_highest=True,  # PLS-DEDUP-006
@@ -421,6 +428,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             # what the Go client's ids can show: a lone batched message has batch index 0 of size 1, like a message
             # sent alone (drivers/go reports both as -1, docs/go-driver.md), so it is read as PLS-BATCH-008 reads Java's
             single_message_batch_unbatched=True,
+            full_batch_waits=True,  # batching step 4: producer_partition.go internalSend
             dlq_properties="go",
             schema_types=("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON"),
             schema_types_sent=("STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON"),

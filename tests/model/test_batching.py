@@ -175,3 +175,44 @@ def test_entries_from_ids():
     ids = {"a": [5, 3, -1, 0], "b": [5, 3, -1, 1], "c": [5, 4, -1, -1]}
     assert batching.entries_from_ids(["a", "b", "c"], ids) == [(0, 1), (2,)]
     assert batching.entries_from_ids(["a", "x"], ids) is None
+
+
+def test_java_sends_a_possible_duplicate_in_a_batch_of_its_own():
+    """Step 1b (Java): m2 may repeat a sequence id, so the open batch [m0, m1] goes first, m2 travels alone, and m3
+    starts a new batch with m4. The C++ container (no such check) keeps all five in one batch."""
+    items = [batching.Pending(1), batching.Pending(1), batching.Pending(1, repeats=True), batching.Pending(1),
+             batching.Pending(1)]
+    java = batching.BatchConfig(repeats_send_open_batch=True)
+    assert batching.plan_entries(items, java) == ((0, 1), (2,), (3, 4))
+    assert batching.plan_entries(items, batching.BatchConfig()) == ((0, 1, 2, 3, 4),)
+
+
+def test_java_possible_duplicate_live_history_and_its_lie():
+    """Live 4.0.8, Java client (4 Dec 2026): async m1 and sync m2 share an entry; async m3 with sequence id 15,
+    then a sync m4 whose generated id (2) is below it: two entries of one message each, both plain (PLS-BATCH-008).
+    The lie puts m4 into m3's batch, as the C++ and Go clients do: it must FAIL."""
+    from pathlib import Path
+
+    from conformance.trace import load
+
+    h = load(Path(__file__).resolve().parents[1] / "conformance" / "live_histories"
+             / "live-4.0.8-java-repeated-sequence-own-batch.jsonl")
+    assert not [v for v in check(h).verdicts if v.status == "FAIL"]
+    flushed = h.events[5].outcome.value["message_ids"]
+    ledger, entry = flushed["m3"][0], flushed["m3"][1]
+    lie = replace_outcome(h, 5, Outcome.ok({"message_id": [ledger, entry, -1, 1], "sequence_id": 15,
+                                            "id_text": f"{ledger}:{entry}:-1:1"}))
+    lie = replace_outcome(lie, 6, Outcome.ok({"message_ids": {"m1": flushed["m1"], "m3": [ledger, entry, -1, 0]}}))
+    assert "FAIL" in [v.status for v in check(lie).verdicts if v.rule_id.startswith("PLS-BATCH")]
+
+
+def test_a_go_full_batch_waits_for_the_next_message():
+    """Step 4: a C++ or Java batch that is full leaves at once, so with one message per batch m0 is written before
+    the delayed m1 (sent alone, step 1); a Go full batch waits for the next message, its timer or a flush, so the
+    delayed m1 is written first and m0 with the final flush."""
+    items = [batching.Pending(1), batching.Pending(1, delayed=True)]
+    assert batching.plan_entries(items, batching.BatchConfig(max_messages=1)) == ((0,), (1,))
+    assert batching.plan_entries(items, batching.BatchConfig(max_messages=1, full_batch_waits=True)) == ((1,), (0,))
+    # the next message that does not fit sends it (step 2), as for the other clients
+    three = [batching.Pending(1), batching.Pending(1), batching.Pending(1)]
+    assert batching.plan_entries(three, batching.BatchConfig(max_messages=1, full_batch_waits=True)) == ((0,), (1,), (2,))
