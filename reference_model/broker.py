@@ -1520,12 +1520,20 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         an id does nothing. The Java producer's id names its partition topic (``PartitionedProducerImpl``
         returns a ``TopicMessageIdImpl``), and a Java consumer acks it as it acks a received one (live
         4.0.8, 2026-11-27: regression pls-ack-001-missing-rejection-6cc5322daf6d); a Java consumer
-        given another client's id is not modelled."""
+        given another client's id is not modelled. A Go consumer of one partitioned topic routes an ack by the id's
+        partition index, which every id carries (pulsar-client-go v0.19.0 consumer_impl.go ``AckID``,
+        ``AckIDCumulative``, ``checkMsgIDPartition``; live 4.0.8, issue 46's Go campaign, 4 Dec 2026: regression
+        pls-ack-001-missing-rejection-47684ea672a3); its multi-topic consumer is not modelled here."""
         if handle in self.partition_consumers and label not in self.received_labels.get(handle, ()):
-            if self.profile_of(handle).client == "java":
-                if self.sender_client.get(label) == "java":
+            client = self.profile_of(handle).client
+            if client in ("java", "go"):
+                parents = {sub.topic.full.rpartition(names.PARTITION_SUFFIX)[0] for _, sub in self.partition_consumers[handle]}
+                one_partitioned = len(parents) == 1 and all(names.partition_of(sub.topic.full) is not None
+                                                            for _, sub in self.partition_consumers[handle])
+                if self.sender_client.get(label) == client and (client == "java" or one_partitioned):
                     return None
-                raise NotModelledError(f"a Java consumer of a partitioned topic acking {label}, sent by another client")
+                raise NotModelledError(f"a {client} consumer of a partitioned or multi-topic consumer acking {label}, "
+                                       "sent by another client or on several topics")
             return Rejected("OtherError", "PLS-ACK-001",
                             f"OperationNotSupported: {handle} reads a partitioned topic and never received "
                             f"{label}; the producer's id names no partition topic")
