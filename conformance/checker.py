@@ -630,6 +630,10 @@ class _Checker:
             if op == "send":
                 self._unmodelled_send(event)
 
+    def _holds_unmodelled(self, topic_full: str) -> bool:
+        """Whether the topic (or a partition of it) may hold messages the broker stored and the model did not follow."""
+        return any(t == topic_full or t.startswith(topic_full + names.PARTITION_SUFFIX) for t in self.unmodelled_topics)
+
     def _unmodelled_send(self, event: Event) -> None:
         """A send the model did not follow: its payload is not judged when it arrives, and unless it was refused
         the topic it went to holds a message the model lacks, so that topic's stats are not judged."""
@@ -838,8 +842,7 @@ class _Checker:
             feature_checks.check_send(self._emit, n, facts, value, args)
         elif op == "flush":
             flushed = model.producers.get(args["producer"])
-            gaps = flushed is not None and any(t == flushed.topic.full or t.startswith(flushed.topic.full + "-partition-")
-                                               for t in self.unmodelled_topics)
+            gaps = flushed is not None and self._holds_unmodelled(flushed.topic.full)
             feature_checks.check_flush(self._emit, n, facts, value, {k: a for k, (a, _) in self.sent.items()},
                                        gaps_unknown=gaps)
             self._emit_findings(n, detectors.batch_of_one(self.watch, n, args["producer"], facts, value))
@@ -1495,7 +1498,7 @@ class _Checker:
             return
         topic = self.model.topic_named(args["topic"])
         keys = [f"sub:{topic.full}/{args['subscription']}", f"topic:{topic.full}"] if topic is not None else []
-        if topic is not None and any(t == topic.full or t.startswith(topic.full + "-partition-") for t in self.unmodelled_topics):
+        if topic is not None and self._holds_unmodelled(topic.full):
             self.notes.append(f"step {n}: stats not judged: a send the model did not follow wrote to {topic.short}")
             return
         if topic is not None and any((t == topic.full or t.startswith(topic.full + "-partition-")) and s == args["subscription"]

@@ -479,9 +479,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         return sub
 
     def partition_producers_of(self, handle: str) -> list[str]:
-        """The handles of the partition producers ``handle`` made (``partition_producer``), by partition."""
-        return [h for h, p in sorted(self.partition_producers.items(), key=lambda kv: kv[1].topic.partition_index)
-                if h == partition_handle(handle, p.topic.partition_index)]
+        """The handles of the partition producers the open producer ``handle`` made (``partition_producer``), by
+        partition."""
+        producer = self.producers.get(handle)
+        partitions = producer.topic.partitions if producer is not None else 0
+        return [h for i in range(partitions) if (h := partition_handle(handle, i)) in self.partition_producers]
 
     def profile_of(self, handle: str) -> Profile:
         """The client profile of a live (or closed) handle."""
@@ -1928,11 +1930,12 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 # client ended with Timeout after its operation timeout. What a client does then is its own.
                 raise NotModelledError(f"closing {handle}, a WaitForExclusive producer still waiting for the topic "
                                        f"(its creation has not completed)")
-            for each in (handle, *self.partition_producers_of(handle)):
+            holders = (handle, *self.partition_producers_of(handle))  # its open batches: its own, its partitions'
+            for each in holders:
                 self.check_close_drops_open_batch(each, at)
             yield  # decided: the producer closes
             producer = self.producers.pop(handle)
-            for each in (handle, *self.partition_producers_of(handle)):
+            for each in holders:
                 self.pfx.pop(each, None)  # its open batch goes with it: the close fails those sends
                 self.partition_producers.pop(each, None)
             self.closed.add(handle)
