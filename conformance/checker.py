@@ -323,6 +323,8 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         return _ACCESS_RULES[args["access_mode"]]
     if op == "send" and args.get("producer") in model.producers and model.producer_access_mode(args["producer"]) == "WaitForExclusive":
         return "PLS-ACCESS-005"  # a send the model allows on a WaitForExclusive producer: it has the topic
+    if op == "set_policy" and "topic" in args:
+        return "PLS-POLICY-001"
     if op == "subscribe":
         if args.get("ack_timeout_ms"):
             return model.args_profile(args).ack_timeout_rule  # PLS-ACKTIMEOUT-001 (C++) / -003 (Java)

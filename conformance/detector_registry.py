@@ -343,6 +343,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-DEDUP-001", FEATURE_SEND, ("send",),
      "Violated if with deduplication on, a send whose sequence id is at most the producer's highest persisted one "
      "is stored (returns an id other than (-1,-1,-1,-1)), or a send above it is not stored."),
+    ("PLS-POLICY-001", FEATURE_SEND, ("send",),
+     "Violated if a send on a topic whose own deduplication policy is not its namespace's is treated by the "
+     "namespace's: a re-sent sequence id stored where the topic's policy is on, or dropped where it is off."),
     ("PLS-DEDUP-002", FEATURE_PRODUCER, ("create_producer",),
      "Violated if with deduplication on, a producer re-created with the same name reports a last_sequence_id other "
      "than the highest persisted sequence id (or its explicit initial_sequence_id)."),

@@ -2294,10 +2294,16 @@ def change_last_sequence_id(history: History) -> list[Mutant]:
     """A new producer reports last_sequence_id one higher than it should."""
     f = facts(history)
     dedup = False
+    own_dedup: dict[str, bool] = {}  # trace topic -> its own deduplication policy (PLS-POLICY-001)
     out = []
     for i, e in enumerate(history.events):
         if e.op.op == "set_policy" and "deduplication" in e.op.args and e.outcome.status == OK:
-            dedup = bool(e.op.args["deduplication"])
+            if "topic" in e.op.args:
+                own_dedup[_policy_topic(e.op.args["topic"])] = bool(e.op.args["deduplication"])
+            else:
+                dedup = bool(e.op.args["deduplication"])
+        if e.op.op == "delete_topic" and e.outcome.status == OK:
+            own_dedup.pop(_policy_topic(e.op.args["topic"]), None)
         if e.op.op != "create_producer" or e.outcome.status != OK or "last_sequence_id" not in (e.outcome.value or {}):
             continue
         a, v = e.op.args, e.outcome.value
@@ -2307,7 +2313,7 @@ def change_last_sequence_id(history: History) -> list[Mutant]:
             continue  # one plain PROD-001 lie per history
         rules = ["PLS-PROD-001"]
         if named_again:
-            rules = ["PLS-DEDUP-002"] if dedup else ["PLS-DEDUP-003"]
+            rules = ["PLS-DEDUP-002"] if own_dedup.get(_policy_topic(a["topic"]), dedup) else ["PLS-DEDUP-003"]
         if a.get("initial_sequence_id") == 0 and _client_of(a, history.header.client) == "python":
             rules.append("PLS-DEDUP-005")
         events = list(history.events)
@@ -2828,6 +2834,12 @@ def _shift_entries(events: list[Event], after: int, topic: str, f: _Facts, ledge
                 _relabel_deliveries(events, k, lambda msg, m=m: replace(msg, message_id=tuple(m)))
 
 
+def _policy_topic(topic: str) -> str:
+    """Whose topic policies a trace topic follows: a partition's are its partitioned topic's."""
+    base, sep, index = topic.rpartition("-partition-")
+    return base if sep and index.isdigit() else topic
+
+
 def change_send_outcome(history: History) -> list[Mutant]:
     """A synchronous send reports another outcome than the producer rules give it:
 
@@ -2840,6 +2852,7 @@ def change_send_outcome(history: History) -> list[Mutant]:
     out: list[Mutant] = []
     events0 = history.events
     dedup = False
+    own_dedup: dict[str, bool] = {}  # trace topic -> its own deduplication policy (PLS-POLICY-001)
     persisted: dict[str, int] = {}  # producer name -> highest sequence id a send of it stored
     in_flight: dict[str, set[int]] = {}  # producer name -> explicit sequence ids of async sends not yet flushed
     seen_seq: dict[str, set[int]] = {}
@@ -2847,7 +2860,12 @@ def change_send_outcome(history: History) -> list[Mutant]:
     for i, e in enumerate(events0):
         a, v = e.op.args, e.outcome.value or {}
         if e.op.op == "set_policy" and "deduplication" in a and e.outcome.status == OK:
-            dedup = bool(a["deduplication"])
+            if "topic" in a:
+                own_dedup[_policy_topic(a["topic"])] = bool(a["deduplication"])
+            else:
+                dedup = bool(a["deduplication"])
+        if e.op.op == "delete_topic" and e.outcome.status == OK:
+            own_dedup.pop(_policy_topic(a["topic"]), None)  # its own policies go with it
         if e.op.op == "flush":
             pname = _producer_args(history, a.get("producer", ""), i).get("name") or a.get("producer", "")
             in_flight.pop(pname, None)
@@ -2866,9 +2884,12 @@ def change_send_outcome(history: History) -> list[Mutant]:
         mid = [int(x) for x in v["message_id"]]
         dup = mid[:2] == [-1, -1]
         seq = a.get("sequence_id")
+        on = own_dedup.get(_policy_topic(topic), dedup)  # the topic's own policy decides over the namespace's
         # 1) dedup: stored <-> dropped
-        if not topic.startswith("non-persistent://") and (dedup or (seq is not None and int(seq) in seen_seq.get(pname, set()))):
-            if not dedup:
+        if not topic.startswith("non-persistent://") and (on or (seq is not None and int(seq) in seen_seq.get(pname, set()))):
+            if on != dedup:
+                rules = ("PLS-POLICY-001",)  # the levels differ: a lie the namespace's policy would allow
+            elif not on:
                 rules = ("PLS-DEDUP-003",)
             elif seq is not None and int(seq) in in_flight.get(pname, set()):
                 rules = ("PLS-DEDUP-004",)
@@ -2898,7 +2919,7 @@ def change_send_outcome(history: History) -> list[Mutant]:
                                     f"step {e.step}: {a['payload']} (a duplicate) reported stored as {new}")
                         if m:
                             out.append(m)
-                elif dedup or rules == ("PLS-DEDUP-003",):
+                elif on or rules in (("PLS-DEDUP-003",), ("PLS-POLICY-001",)):
                     events[i] = replace(e, outcome=Outcome.ok({**{k: x for k, x in v.items() if k != "publish_time"},
                                                                "message_id": [-1, -1, -1, -1], "id_text": "(-1,-1,-1,-1)"}))
                     m = _mutant(f, events, "change_send_outcome", (e.step,), rules,

@@ -130,6 +130,34 @@ def _outside_releases(case: Case, target: Target, version: str | None, client: s
     return ""
 
 
+def broker_config_conflict(case: Case, target: Target) -> str:
+    """Why a live target's broker cannot run ``case``: a key of the case's ``profile.broker_config`` the broker does
+    not have at that value (read from its runtime configuration, ``broker_config()``), or "" when it has them all
+    (or the target is the model, which takes the case's config as its own). The Key_Shared selector's keys
+    (``reference_model.dispatch.key_shared.BROKER_CONFIG_KEYS``) are exempt: the checker follows the selector the
+    broker reports, so such a case is written to hold under either."""
+    from reference_model.dispatch.key_shared import BROKER_CONFIG_KEYS
+
+    wanted = (case.trace.header.profile or {}).get("broker_config") or {}
+    reader = getattr(target, "broker_config", None)
+    if getattr(target, "name", None) == "model" or not wanted or not callable(reader):
+        return ""
+    have = reader() or {}
+    missing = []
+    for key, value in wanted.items():
+        if key in BROKER_CONFIG_KEYS:
+            continue
+        if key not in have:
+            missing.append(f"{key}={value} (this broker's value cannot be read)")
+        elif str(have[key]).strip().lower() != str(value).strip().lower():
+            missing.append(f"{key}={value} (this broker has {have[key] or 'it unset'})")
+    if not missing:
+        return ""
+    overrides = " ".join(f"--config-override {key}={wanted[key]}" for key in wanted if key not in BROKER_CONFIG_KEYS)
+    return (f"the case needs a broker with {', '.join(missing)}; run it on an embedded broker with {overrides}, "
+            "or on a cluster configured so")
+
+
 def _rule_applies(rule_id: str, version: str, client: str, vendor: str = "apache") -> bool:
     """Registry ``applies``; a rule unknown to the registry or an unreadable version counts as applying."""
     from reference_model.rules import applies, rule
@@ -207,7 +235,7 @@ def run_case(case: Case, target: Target, *, client: str, history_dir: Path | Non
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules},
                           message=f"the case is written for the {case.written_for} profile, and this run is {vendor} "
                                   f"(run it with --profile {case.written_for})")
-    outside = _outside_releases(case, target, version, client)
+    outside = _outside_releases(case, target, version, client) or broker_config_conflict(case, target)
     if outside:
         return CaseResult(case, target.name, NOT_APPLICABLE, {r: NOT_APPLICABLE for r in case.rules}, message=outside)
     if case.rules and not any(_rule_applies(r, version, client, vendor) if version else _vendor_has(r, vendor)

@@ -78,7 +78,7 @@ from hypothesis import strategies as st
 from conformance.trace import FAULT_OPS, OK, REJECTED, SCHEMA_STRATEGIES, Event, History, Op, Outcome, Trace, TraceHeader
 from conformance.targets.model import ModelTarget
 from reference_model.broker import Broker
-from reference_model import faults as fault_model, retention
+from reference_model import faults as fault_model, releases, retention
 from reference_model.rejections import NotModelledError
 
 # --------------------------------------------------------------------------- configuration
@@ -380,6 +380,7 @@ class TraceBuilder:
         self.sub_type: dict[tuple[str, str], str] = {}
         self.contested: set[tuple[str, str]] = set()
         self.known_subs: set[tuple[str, str]] = set()
+        self.topic_policy_set: set[str] = set()  # topics given a policy of their own (PLS-POLICY-001)
         self.dropped = 0  # ops the model refused unexpectedly (generator slips), not kept
         # schemas (AREA_FEATURES "schemas"): the record shapes let in on each topic (evolved from), each topic's
         # family of schema types, where schemas and dead-letter / retry consumers have been, and whether any
@@ -1900,6 +1901,27 @@ def admin_sets_policy(b: TraceBuilder):
     return "set_policy", args, False
 
 
+def _topic_policy_topics(b: TraceBuilder) -> list[str]:
+    """The persistent topics that exist and have no policy of their own yet (one topic-level set_policy each), on a
+    broker whose topic policies are on by default (PLS-POLICY-001 applies from 3.0)."""
+    if releases.version_tuple(b.broker.profile.broker) < (3, 0, 0):
+        return []
+    return [t for t in _loaded_topics(b) if not t.startswith("non-persistent") and "-partition-" not in t
+            and t not in b.topic_policy_set and b.broker.topic_named(t) is not None]
+
+
+def admin_overrides_policy(b: TraceBuilder):
+    """PLS-POLICY-001: an existing topic's own deduplication (mostly the opposite of the namespace's, where the two
+    levels differ) or retention policy, once per topic; the target returns once the broker applied it."""
+    topic = b.pick(_topic_policy_topics(b))
+    b.topic_policy_set.add(topic)
+    if b.c.flag(0.75):
+        return "set_policy", {"topic": topic, "deduplication": not b.broker.policies.deduplication or b.c.flag(0.2)}, False
+    # infinite, none, or a retention within the default backlog quota: refused (HTTP 412), asked for as such
+    minutes, size = b.pick(((-1, -1), (0, 0), (10, 10)))
+    return "set_policy", {"topic": topic, "retention_minutes": minutes, "retention_size_mb": size}, size == 10
+
+
 def _loaded_topics(b: TraceBuilder) -> list[str]:
     """The trace's topics some producer, consumer or reader has used (so they exist)."""
     used = set(b.producers.values()) | {c.topic for c in b.consumers.values()} | set(b.readers.values()) | set(b.sent)
@@ -2006,11 +2028,14 @@ RULES: tuple[Rule, ...] = (
          consumer_acks_in_batches),
     Rule("producer_sends_chunked", 1, lambda b: _room(b) and len(b.consumers) < 5 and len(b.producers) < 4,
          producer_sends_chunked),
+    # a topic's own policy (PLS-POLICY-001), with namespace_policies on; drawn last, so other configs draw as before
+    Rule("admin_overrides_policy", 1, lambda b: bool(_topic_policy_topics(b)), admin_overrides_policy),
 )
 ALWAYS = {"producer_sends", "consumer_receives", "producer_connects", "consumer_subscribes"}
 # Rules switched on by the feature of another name.
 _FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", "proxy_injects_fault": "faults",
                "admin_maintains_topics": "admin_ops", "admin_sets_policy": "namespace_policies",
+               "admin_overrides_policy": "namespace_policies",
                "consumer_reconsumes_later": "retry", "client_begins_transaction": "transactions",
                "client_ends_transaction": "transactions", "producer_brings_schema": "schemas",
                "consumer_brings_schema": "schemas", "admin_reads_schemas": "schemas", "admin_deletes_schema": "schemas",

@@ -226,6 +226,7 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
     # feature ops (docs/trace-format.md#ops): admin actions on the trace's namespace and topics
     "flush": {"producer": _arg(_STR, required=True)},
     "set_policy": {
+        "topic": _arg(_STR),  # PLS-POLICY-001: that topic's own policy (reference_model.feature_state.TOPIC_POLICIES)
         "deduplication": _arg(_BOOL),
         "message_ttl_s": _arg(_INT),
         "retention_minutes": _arg(_INT),

@@ -163,6 +163,9 @@ class AdminOps:
             self.removed_non_durable = {k for k in self.removed_non_durable if k[0] != t.full}
             self.app_acked = {k: v for k, v in self.app_acked.items() if k[0] != t.full}
             self._key_partition = {k: v for k, v in self._key_partition.items() if k[0] != t.full}
+        # PLS-POLICY-001: its own policies go with it (PersistentTopic#delete -> AbstractTopic#deleteTopicPolicies,
+        # keyed by the partitioned topic's name, so a partition's delete takes its partitioned topic's too)
+        self.topic_policies.pop(self._policy_key(topic), None)
         return {}
 
     def _check_deletable(self, topic: Any, gone: list[Any]) -> None:

@@ -65,10 +65,12 @@ from reference_model import batching, chunking, compaction, dedup, delayed, non_
 from reference_model import faults
 from reference_model.feature_state import (
     NamespacePolicies,
+    TOPIC_POLICIES,
     PendingSend,
     ProducerFeatures,
     TopicFeatures,
     check_policy_args,
+    topic_retention_refusal,
     payload_size as feature_payload_size,
     batch_items,
     open_batch,
@@ -100,6 +102,9 @@ class FeatureOps:
     def _init_features(self) -> None:
         # PLS-DEDUP-001/003: brokerDeduplicationEnabled is the default a namespace policy overrides
         self.policies = NamespacePolicies(deduplication=self.profile.broker_deduplication)
+        # PLS-POLICY-001: a topic's own policies (set_policy with topic), by the topic's full name (a partitioned topic's
+        # hold for each of its partitions: the broker keys them by TopicName#getPartitionedTopicName)
+        self.topic_policies: dict[str, dict[str, Any]] = {}
         self.dedup_states: dict[str, dedup.DedupState] = {}  # topic full name -> broker dedup maps
         self.pfx: dict[str, ProducerFeatures] = {}  # producer handle -> its features
         self.tfx: dict[str, TopicFeatures] = {}  # topic full name -> its features
@@ -183,10 +188,12 @@ class FeatureOps:
         never deduplicates: NonPersistentTopic#publishMessage has no duplicate check (javap, 4.0.8; found live by
         issue 16's campaign, 2026-11-27: a lower generated sequence id after an explicit 24 was stored)."""
         state = self.dedup_states.get(topic.full)
-        enabled = self.policies.deduplication and is_persistent(topic.full)
+        enabled = self.policy_for(topic).deduplication and is_persistent(topic.full)
         if state is None or state.enabled != enabled:
-            state = dedup.DedupState(enabled=enabled,
-                                     pushed=state.pushed if state else (), persisted=state.persisted if state else ())
+            # A policy change on a loaded topic starts the maps empty either way (MessageDeduplication#checkStatus):
+            # disabling deletes the dedup cursor and clears them; enabling opens a new cursor at the end of the ledger
+            # and replays from there, so no message stored before counts (PLS-POLICY-001, case policy-topic-over-namespace).
+            state = dedup.DedupState(enabled=enabled)
         return state
 
     def _dedup_state(self, topic: Any) -> dedup.DedupState:
@@ -195,13 +202,49 @@ class FeatureOps:
 
     # ------------------------------------------------------------------ policies, admin ops
 
+    @staticmethod
+    def _policy_key(topic: Any) -> str:
+        """Whose topic policies ``topic`` follows: its own, or a partition its partitioned topic's."""
+        return topic.full if topic.partition_index < 0 else topic.full.rpartition(names.PARTITION_SUFFIX)[0]
+
+    def policy_for(self, topic: Any) -> NamespacePolicies:
+        """The policies ``topic`` follows: those it set itself over the namespace's (PLS-POLICY-001)."""
+        return self.policies.under(self.topic_policies.get(self._policy_key(topic), {}))
+
+    def _own_policy_decides(self, topic: Any, name: str) -> bool:
+        """``topic``'s own policy ``name`` differs from its namespace's, so the topic's decides (PLS-POLICY-001)."""
+        own = self.topic_policies.get(self._policy_key(topic), {})
+        return name in own and own[name] != getattr(self.policies, name)
+
     def _op_set_policy(self, args, at, observed):
+        """A namespace policy, or with ``topic`` that topic's own (PLS-POLICY-001). A topic policy needs the topic
+        (the admin API's preValidation answers 404 for one that does not exist); the target returns once the
+        broker applies it (docs/trace-format.md#ops), so the model applies it at the op."""
         why = check_policy_args(args)
         if why:
-            return Rejected("InvalidArgument", "PLS-DEDUP-001", why)
+            return Rejected("InvalidArgument", "PLS-POLICY-001" if "topic" in args else "PLS-DEDUP-001", why)
+        if "topic" in args:
+            topic = self._admin_topic(args["topic"], "PLS-POLICY-001")
+            if isinstance(topic, Rejected):
+                return topic
+            if (refused := topic_retention_refusal(args)) is not None:
+                return Rejected("OtherError", "PLS-POLICY-001", refused)
+            yield  # decided: the topic's own policy is set
+            key = self._policy_key(topic)
+            self.topic_policies.setdefault(key, {}).update({name: args[name] for name in TOPIC_POLICIES if name in args})
+            self._settle_dedup_states(t for t in self.topics.values() if self._policy_key(t) == key)
+            return {}
         yield  # decided: the namespace policy is set
         self.policies.apply(args)
+        self._settle_dedup_states(self.topics.values())
         return {}
+
+    def _settle_dedup_states(self, topics: Any) -> None:
+        """After a policy change: each loaded topic's dedup maps under its policy now (turned off, or off and on
+        again, they start empty: ``_current_dedup_state``)."""
+        for topic in list(topics):
+            if topic.full in self.dedup_states:
+                self._dedup_state(topic)
 
     def _op_compact(self, args, at, observed):
         topic = self._admin_topic(args["topic"], "PLS-COMPACT-001")
@@ -614,6 +657,10 @@ class FeatureOps:
             facts["duplicate"] = False
             facts["dedup_rule"] = "PLS-DEDUP-003"
             facts["dedup_reason"] = f"{label}: deduplication is off, so sequence id {s} is stored whatever came before"
+        if facts.get("dedup_rule") in ("PLS-DEDUP-001", "PLS-DEDUP-003") and self._own_policy_decides(topic, "deduplication"):
+            facts["dedup_rule"] = "PLS-POLICY-001"
+            facts["dedup_reason"] += (f" ({topic.short}'s own deduplication policy, {'on' if state.enabled else 'off'}, "
+                                      f"decides over its namespace's, {'on' if self.policies.deduplication else 'off'})")
         if status == dedup.DUP:
             self.facts = facts
             mid = dedup.duplicate_reply_id(topic.partition_index)
@@ -856,6 +903,7 @@ class FeatureOps:
         pf, producer = self.pfx.get(handle), self.producer_of(handle)
         if pf is None or producer is None or not pf.pending or pf.pending[0] is not first:
             return  # flushed, sent with a sync send, or closed since
+        pf.timer_stored.update(p.label for p in pf.pending)  # the client's timer may fire later (_timer_batch_may_linger)
         self._commit_pending(producer, pf, Span.at(due))
 
     def _commit_pending(self, producer: Any, pf: ProducerFeatures, at: Span) -> None:
@@ -953,6 +1001,19 @@ class FeatureOps:
         windows = self._pending_windows(producer, pf, None)
         return any(w.start <= at.end for label, w in windows.items() if label in held)
 
+    def _timer_batch_may_linger(self, pf: ProducerFeatures, at: Span) -> bool:
+        """Whether a batch the model's own timer stored (a region message no longer pending, its split not yet
+        settled) may still have been in the client at ``at``: a client's timer runs late by as much as a dispatch
+        may (the slack), so within the slack after its leave window the batch may not have left yet. Live 4.0.8
+        under two busy loops, 4 Dec 2026: a Go producer's ticker had not sent m7's batch (10 ms delay) when m10, a
+        delayed message, went 9 ms later, ahead of it (regression pls-delay-006-wrong-value-f9cc21bdd16e)."""
+        if not pf.region or not pf.timer_stored:
+            return False
+        pending = {p.label for p in pf.pending}
+        windows = self._region_windows(pf)
+        return any(w.end + self.slack_ms >= at.start for p, w in zip(pf.region, windows)
+                   if p.label in pf.timer_stored and p.label not in pending)
+
     def batch_entries_unsure(self, topic: Any, at: Span) -> int:
         """PLS-BACKLOG-001 with PLS-BATCH-009: how many entries more than the model counts ``topic`` may hold by
         ``at``: pending messages that may have left (on a periodic timer each may be an entry of its own), and the
@@ -991,16 +1052,20 @@ class FeatureOps:
                                          len(pf.pending), pf.batch_config, self._batch_timer(pf)) if async_batched else at
             self._refuse_floating(topic.full, mine, f"a message of {handle} on {topic.short} (which is first is timing)",
                                   besides=handle)
-        if not pf.batching or not pf.pending:
-            return
-        self._refuse_np_batch(handle, pf, at.start, "a send or flush", full_counts=False)
         delayed_send = args is not None and ("deliver_after_ms" in args or "deliver_at_ms" in args)
         # C++ and Go send the delayed message ahead of a batch still open, so whether the open batch left first is
-        # timing; and when the batch timer fires before a sync delayed send's receipt comes, the batch's receipt
-        # may come last, and last_sequence_id is the batch's (live 4.0.8, 2026-11-27: regression
-        # pls-dedup-006-wrong-value-9745a1bf7f4b)
-        if delayed_send and ((not pf.batch_config.delayed_sends_open_batch and self._open_batch_may_have_left(producer, pf, at))
-                             or (not args.get("async") and at.end >= pf.pending[0].at.start + pf.batch_delay_ms)):
+        # timing (and a batch the model's timer stored may still be in the client: _timer_batch_may_linger); and when
+        # the batch timer fires before a sync delayed send's receipt comes, the batch's receipt may come last, and
+        # last_sequence_id is the batch's (live 4.0.8, 2026-11-27: regression pls-dedup-006-wrong-value-9745a1bf7f4b)
+        ahead_of_batch = delayed_send and pf.batching and not pf.batch_config.delayed_sends_open_batch
+        lingering = ahead_of_batch and self._timer_batch_may_linger(pf, at)
+        if not pf.batching or not (pf.pending or lingering):
+            return
+        if pf.pending:
+            self._refuse_np_batch(handle, pf, at.start, "a send or flush", full_counts=False)
+        if lingering or (pf.pending and delayed_send and (
+                (ahead_of_batch and self._open_batch_may_have_left(producer, pf, at))
+                or (not args.get("async") and at.end >= pf.pending[0].at.start + pf.batch_delay_ms))):
             raise NotModelledError(f"a delayed send while {handle}'s open batch may leave on its timer (PLS-DELAY-006: "
                                    "which goes first, and whose receipt comes last, is timing)")
 
@@ -1405,7 +1470,7 @@ class FeatureOps:
         """PLS-RETENTION-001: positions acked on every other subscription, with no retention policy:
         the broker may delete them (a ledger at a time), so a new Earliest subscription or reader
         may or may not read them. With retention (PLS-RETENTION-002) nothing is trimmable."""
-        if False not in retention.acked_may_be_read(retention_covers=bool(self.policies.retention)):
+        if False not in retention.acked_may_be_read(retention_covers=bool(self.policy_for(topic).retention)):
             return set()  # PLS-RETENTION-002: retained data must stay readable
         if not is_persistent(topic.full):
             return set()

@@ -1,7 +1,7 @@
 """The feature models, as the broker composition (``reference_model.broker``) uses them.
 
 Pulsar part: what a producer and a topic carry besides the core: namespace policies
-(deduplication, message TTL, retention), a producer's batch container, chunking and access mode,
+(deduplication, message TTL, retention) and a topic's own policies over them (PLS-POLICY-001), a producer's batch container, chunking and access mode,
 a message's deliver-at time, the compaction horizon.
 Rule ids: PLS-DEDUP-001..006, PLS-BATCH-001..007, PLS-CHUNK-001..006, PLS-DELAY-001..006,
 PLS-ACCESS-001..006, PLS-TTL-001..003, PLS-RETENTION-001/002, PLS-COMPACT-001..005, PLS-NP-001..004.
@@ -11,8 +11,10 @@ The semantics live in the pure modules (``dedup``, ``batching``, ``chunking``, `
 per-producer and per-namespace state the broker keeps for them, and small functions that turn a
 trace op's arguments into the inputs those modules take. Nothing here reads a clock.
 
-Not modelled: see each pure module; in addition, topic-level policies (only the trace's
-namespace policies exist), policy changes reaching an already loaded topic late.
+Not modelled: see each pure module; in addition, topic-level policies other than
+``TOPIC_POLICIES`` (a trace cannot set them), global (replicated) topic policies, and a policy
+change reaching an already loaded topic late (a target returns from ``set_policy`` once the broker
+applies it: docs/trace-format.md#ops).
 Choices: the metadata size of a send is computed with a nominal publish time of
 ``NOMINAL_PUBLISH_TIME_MS`` (any epoch-millisecond value of this era has the same 6-byte varint),
 so chunk counts do not depend on virtual time.
@@ -20,7 +22,7 @@ so chunk counts do not depend on virtual time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from reference_model import batching as batching_model, chunking
@@ -34,6 +36,28 @@ PY_DEFAULT_BATCHING_MAX_DELAY_MS = batching_model.DEFAULT_MAX_PUBLISH_DELAY_MS
 
 
 SCHEMA_POLICIES = ("schema_compatibility_strategy", "schema_auto_update", "schema_validation_enforced")
+# PLS-POLICY-001: the policies a trace may set on one topic (``set_policy`` with ``topic``; the topic policies
+# admin API, apache/pulsar PersistentTopics ``deduplicationEnabled``, ``messageTTL``, ``retention``)
+TOPIC_POLICIES = ("deduplication", "message_ttl_s", "retention_minutes", "retention_size_mb")
+# broker.conf backlogQuotaDefaultLimitGB (10 in the release's broker.conf and standalone.conf): the backlog quota a
+# topic without its own has, which its own retention must exceed
+BACKLOG_QUOTA_DEFAULT_LIMIT_BYTES = 10 * 1024 ** 3
+
+
+def topic_retention_refusal(args: Mapping[str, Any], quota_bytes: int = BACKLOG_QUOTA_DEFAULT_LIMIT_BYTES) -> str | None:
+    """Why the broker refuses a topic's own retention policy (HTTP 412), or None: a retention that keeps something
+    (a size or a time above 0) must hold more than the backlog quota (PersistentTopicsBase's retention check:
+    "Retention Quota must exceed configured backlog quota for topic"); -1 is infinite. Live 4.0.8, 4 Dec 2026
+    (regression pls-policy-001-unexpected-rejection-8c8a1d5acb1e): 10 minutes / 10 MB refused, -1 / -1 set."""
+    if "retention_size_mb" not in args:
+        return None
+    size, minutes = int(args["retention_size_mb"]), int(args["retention_minutes"])
+    if size <= 0 and minutes <= 0 or size < 0:
+        return None
+    if quota_bytes >= size * 1024 * 1024:
+        return (f"Retention Quota must exceed configured backlog quota for topic: retention {size} MB is within the "
+                f"backlog quota of {quota_bytes // 1024 ** 3} GB")
+    return None
 
 
 @dataclass
@@ -61,6 +85,16 @@ class NamespacePolicies:
             if name in args:
                 setattr(self, name, args[name])
 
+    def under(self, own: Mapping[str, Any]) -> "NamespacePolicies":
+        """The policies a topic follows whose own (topic-level) policies are ``own``: each one it set, the
+        namespace's for the rest (PLS-POLICY-001: apache/pulsar PolicyHierarchyValue, "topic > namespace >
+        broker"; the broker's default is already this object's starting value)."""
+        if not own:
+            return self
+        effective = replace(self)
+        effective.apply(own)
+        return effective
+
 
 def check_policy_args(args: Mapping[str, Any]) -> str | None:
     """Why a ``set_policy`` op is malformed, or None."""
@@ -70,6 +104,11 @@ def check_policy_args(args: Mapping[str, Any]) -> str | None:
         return f"set_policy needs at least one of {', '.join(known)}"
     if ("retention_minutes" in args) != ("retention_size_mb" in args):
         return "set_policy: give retention_minutes and retention_size_mb together (one retention policy)"
+    if "topic" in args:
+        namespace_only = [k for k in known if k in args and k not in TOPIC_POLICIES]
+        if namespace_only:
+            return (f"set_policy: {', '.join(namespace_only)} cannot be set on one topic (a topic policy is one of "
+                    f"{', '.join(TOPIC_POLICIES)}); leave out 'topic' to set it on the namespace")
     return None
 
 
@@ -110,6 +149,7 @@ class ProducerFeatures:
     timer_client: str = "cpp"  # whose batch timer (batching.BatchTimer.for_client)
     region: list[PendingSend] = field(default_factory=list)
     region_cuts: dict[int, float] = field(default_factory=dict)
+    timer_stored: set[str] = field(default_factory=set)  # region messages the model's own batch timer stored
     region_ids: dict[str, list[int]] = field(default_factory=dict)
     handed: int | None = None  # the highest sequence id handed to the client (None: none yet; sequence.last stands)
 

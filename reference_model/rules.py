@@ -1133,6 +1133,26 @@ RULES = RULES + (
               "client 0.19.0, 28 Nov 2026, found by the Go fuzz campaign: async m1 and a sync m2 in one batch -> 0 (C++ and "
               "Java: 1); a chunked m1 then an explicit 0 -> 0 (Python: 1, PLS-DEDUP-005)."),
     ),
+    # ---- topic-level policies (reference_model/feature_ops.py policy_for) -----------------
+    Rule(
+        id="PLS-POLICY-001", area="POLICY",
+        title="A topic's own policy (deduplication, message TTL, retention) decides for that topic over its namespace's; a topic that has not set one follows the namespace's, and a partitioned topic's own policy holds for each of its partitions",
+        source="docs/cookbooks-deduplication.md#how-it-works",
+        quote="You can enable or disable message deduplication at the namespace level or the topic level.",
+        status="normative", applies_to=AppliesTo(">=3.0", CLIENTS),
+        note=("The order: apache/pulsar pulsar-common/.../policies/data/PolicyHierarchyValue.java ('three hierarchy with "
+              "priority : topic > namespace > broker'); a partition's policies are its partitioned topic's "
+              "(SystemTopicBasedTopicPoliciesService keys them by TopicName#getPartitionedTopicName); a topic's delete "
+              "deletes them (AbstractTopic#deleteTopicPolicies). Topic policies travel through the namespace's "
+              "__change_events system topic, so the admin call returns before the broker applies them (upstream tests "
+              "wait with Awaitility); the targets wait for the broker to report it applied (docs/trace-format.md#ops). "
+              "Set on a topic that does not exist: 404 (PersistentTopicsBase preValidation), TopicNotFound. A topic's own "
+              "retention that keeps something must exceed the backlog quota (default backlogQuotaDefaultLimitGB=10): "
+              "412 'Retention Quota must exceed configured backlog quota for topic' (live 4.0.8, 4 Dec 2026, regression "
+              "pls-policy-001-unexpected-rejection-8c8a1d5acb1e: 10 min / 10 MB refused; -1 / -1 set). Brokers from "
+              "3.0 (topicLevelPoliciesEnabled on by default). Judged where the two levels differ: a send's dedup outcome "
+              "on a topic whose own deduplication is not its namespace's. Case policy-topic-over-namespace."),
+    ),
     # ---- delayed delivery (reference_model/delayed.py) -----------------------------------
     Rule(
         id="PLS-DELAY-001", area="DELAY",

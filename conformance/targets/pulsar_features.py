@@ -199,6 +199,8 @@ def seek(consumer: Any, target: Any, timeout_s: float) -> Outcome:
 
 
 def set_policy(run: Any, a: dict) -> Outcome:
+    if "topic" in a:
+        return set_topic_policy(run, run.full(a["topic"]), a)
     if "deduplication" in a:
         run.admin.set_deduplication(run.namespace, bool(a["deduplication"]))
     if "message_ttl_s" in a:
@@ -210,6 +212,65 @@ def set_policy(run: Any, a: dict) -> Outcome:
                           body=int(a["max_unacked_messages_per_consumer"]))
     set_schema_policies(run, a)
     return Outcome.ok({})
+
+
+TOPIC_POLICY_APPLIED_S = 10.0  # how long a topic policy may take to reach the broker's topic before the op is indeterminate
+
+
+def _topic_policy_requests(a: dict) -> dict[str, tuple[dict, Any]]:
+    """The topic policies admin API's requests for a ``set_policy`` with ``topic``: the path under the topic, the
+    request's keyword arguments, and the value ``GET <path>?applied=true`` reports once the broker applied it."""
+    wanted: dict[str, tuple[dict, Any]] = {}
+    if "deduplication" in a:
+        wanted["deduplicationEnabled"] = ({"body": bool(a["deduplication"])}, bool(a["deduplication"]))
+    if "message_ttl_s" in a:
+        wanted["messageTTL"] = ({"params": {"messageTTL": int(a["message_ttl_s"])}}, int(a["message_ttl_s"]))
+    if "retention_minutes" in a:
+        body = {"retentionTimeInMinutes": int(a["retention_minutes"]), "retentionSizeInMB": int(a["retention_size_mb"])}
+        wanted["retention"] = ({"body": body}, body)
+    return wanted
+
+
+def _loaded_parts(run: Any, topic: str) -> list[str]:
+    """``topic`` itself, or each partition of a partitioned one."""
+    from fixtures.errors import AdminError
+
+    try:
+        partitions = run.admin.partitioned_metadata(topic)
+    except AdminError:
+        partitions = 0
+    return [f"{topic}-partition-{i}" for i in range(partitions)] if partitions > 0 else [topic]
+
+
+def set_topic_policy(run: Any, topic: str, a: dict, *, timeout_s: float = TOPIC_POLICY_APPLIED_S,
+                     poll_s: float = 0.05) -> Outcome:
+    """PLS-POLICY-001: the topic's own policies, through the topic policies admin API. The broker writes them to the
+    namespace's ``__change_events`` topic and applies them when its reader reads them back
+    (SystemTopicBasedTopicPoliciesService), after the call returns; so the op returns once ``GET ...?applied=true``
+    reports each new value and, for deduplication, once every partition's stats report ``deduplicationStatus``
+    settled (``Enabled`` or ``Disabled``, not ``Recovering``: MessageDeduplication#checkStatus replays the ledger
+    before a duplicate is refused). Not settled in ``timeout_s``: indeterminate. 404 (no such topic): TopicNotFound."""
+    from fixtures.admin import AdminClient
+
+    path = AdminClient._topic_path(topic)
+    wanted = _topic_policy_requests(a)
+    refused = _admin(lambda: [run.admin.request("POST", f"{path}/{name}", **kwargs) for name, (kwargs, _) in wanted.items()])
+    if refused.status != "ok":
+        return refused
+    want_dedup = "Enabled" if a.get("deduplication") else "Disabled"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        waiting = [name for name, (_, value) in wanted.items()
+                   if run.admin.request("GET", f"{path}/{name}", params={"applied": "true"}) != value]
+        if not waiting and "deduplication" in a and topic.startswith("persistent://"):
+            statuses = {part: (run.admin.topic_stats(part) or {}).get("deduplicationStatus") for part in _loaded_parts(run, topic)}
+            waiting = [f"{part} deduplicationStatus {status}" for part, status in statuses.items() if status != want_dedup]
+        if not waiting:
+            return Outcome.ok({})
+        if time.monotonic() > deadline:
+            return Outcome.indeterminate(f"set_policy on {topic}: not applied by the broker in {timeout_s:g} s "
+                                         f"(still waiting for {', '.join(waiting)})")
+        time.sleep(poll_s)
 
 
 class RawSchema:

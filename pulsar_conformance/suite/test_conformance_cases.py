@@ -21,7 +21,7 @@ import pytest
 
 from conformance.case_files import discover_cases, is_upstream
 from conformance.deviations import known_deviations
-from conformance.runner import FAIL, PASS, first_undecided, run_case, run_case_past_stalls, unexcused_failures
+from conformance.runner import FAIL, NOT_APPLICABLE, PASS, first_undecided, run_case, run_case_past_stalls, unexcused_failures
 from conformance.trace import injects_faults
 
 def _cases_for(client: str, *, live: bool, chosen: tuple[str, ...]) -> list:
@@ -31,7 +31,7 @@ def _cases_for(client: str, *, live: bool, chosen: tuple[str, ...]) -> list:
             if live or client != "python":
                 continue  # e.g. Java-client-only rules: the Python client cannot do them (NOT_APPLICABLE)
         if live and case.not_live:
-            continue  # e.g. a broker setting the suite's broker does not use: `run` reports it NOT_APPLICABLE
+            continue  # a target that cannot run the case at all: `run` reports it NOT_APPLICABLE
         if live and injects_faults(case.trace):
             continue  # needs the broker behind the fault proxy: the repository's tests/live/test_faults_live.py
         if live and case.profile.get("vendor", "apache") != "apache":
@@ -75,6 +75,8 @@ def test_case_on_broker(case, client, calibrated_target_for, tmp_path, request):
         request.node.user_properties.append((f"host_stall:{attempt}", first_undecided(result)))
 
     result = run_case_past_stalls(case, target, client=client, history_dir=tmp_path, on_stall=stalled)
+    if result.status == NOT_APPLICABLE:
+        pytest.skip(result.message)  # e.g. a broker setting this broker does not have (runner.broker_config_conflict)
     request.node.user_properties.append(("client", client))
     request.node.user_properties.append(("broker_version", version))
     for rule, verdict in sorted(result.rule_verdicts.items()):

@@ -114,3 +114,31 @@ def test_a_keyed_message_on_another_partition_than_its_key_hashes_to_fails_pls_r
     m4_send = next(e.step for e in lie.events if e.op.op == "send" and e.op.args["payload"] == "m4")
     assert _verdicts(h, "PLS-ROUTE-001", m4_send) == ["PASS"]
     assert _verdicts(lie, "PLS-ROUTE-001", m4_send) == ["FAIL"]
+
+
+def _go_delayed_after(shift_ms: float) -> History:
+    """The live Go history of regression pls-delay-006-wrong-value-f9cc21bdd16e (m7 async to partition 0, m9 to
+    partition 1, then m10 delayed to partition 0; the flush reports m10 written ahead of m7), with m9, m10 and the
+    flush moved ``shift_ms`` later."""
+    from conformance.trace import load
+
+    h = load(Path(__file__).resolve().parents[2] / "conformance" / "regressions"
+             / "pls-delay-006-wrong-value-f9cc21bdd16e.history.jsonl")
+    return History(h.header, tuple(replace(e, t_start_ms=e.t_start_ms + shift_ms, t_end_ms=e.t_end_ms + shift_ms)
+                                   if e.step >= 4 else e for e in h.events))
+
+
+def test_a_go_ticker_running_late_may_leave_the_delayed_message_first():
+    """Go sends a delayed message at once, ahead of a batch still in the container (producer_partition.go
+    internalSend: no flush before internalSingleSend), and its batch ticker runs as late as the host lets it:
+    under two busy loops (live 4.0.8, 4 Dec 2026) m7's batch (10 ms delay) had not left when m10 came 9 ms and
+    more after it. Within the timing slack after m7's leave window the order is open, so it is not a FAIL."""
+    for shift in (9.0, 20.0, 40.0):
+        report = check(_go_delayed_after(shift))
+        assert not [v for v in report.failures() if v.rule_id == "PLS-DELAY-006"], shift
+
+
+def test_a_go_batch_long_gone_must_be_written_before_the_delayed_message():
+    """Two seconds after m7, its batch surely left (its window and the slack are long over): m10 written ahead of
+    it breaks PLS-DELAY-006."""
+    assert "FAIL" in _verdicts(_go_delayed_after(2000.0), "PLS-DELAY-006")
