@@ -130,30 +130,35 @@ def _outside_releases(case: Case, target: Target, version: str | None, client: s
     return ""
 
 
+def required_broker_config(case: Case) -> dict[str, Any]:
+    """The broker settings ``case`` needs (its ``profile.broker_config`` without the Key_Shared selector's keys, which
+    the checker follows from the broker's own report): a live broker must run with these (``broker_config_conflict``)."""
+    from reference_model.dispatch.key_shared import BROKER_CONFIG_KEYS
+
+    wanted = (case.trace.header.profile or {}).get("broker_config") or {}
+    return {key: value for key, value in wanted.items() if key not in BROKER_CONFIG_KEYS}
+
+
 def broker_config_conflict(case: Case, target: Target) -> str:
     """Why a live target's broker cannot run ``case``: a key of the case's ``profile.broker_config`` the broker does
     not have at that value (read from its runtime configuration, ``broker_config()``), or "" when it has them all
     (or the target is the model, which takes the case's config as its own). The Key_Shared selector's keys
     (``reference_model.dispatch.key_shared.BROKER_CONFIG_KEYS``) are exempt: the checker follows the selector the
     broker reports, so such a case is written to hold under either."""
-    from reference_model.dispatch.key_shared import BROKER_CONFIG_KEYS
-
-    wanted = (case.trace.header.profile or {}).get("broker_config") or {}
+    wanted = required_broker_config(case)
     reader = getattr(target, "broker_config", None)
     if getattr(target, "name", None) == "model" or not wanted or not callable(reader):
         return ""
     have = reader() or {}
     missing = []
     for key, value in wanted.items():
-        if key in BROKER_CONFIG_KEYS:
-            continue
         if key not in have:
             missing.append(f"{key}={value} (this broker's value cannot be read)")
         elif str(have[key]).strip().lower() != str(value).strip().lower():
             missing.append(f"{key}={value} (this broker has {have[key] or 'it unset'})")
     if not missing:
         return ""
-    overrides = " ".join(f"--config-override {key}={wanted[key]}" for key in wanted if key not in BROKER_CONFIG_KEYS)
+    overrides = " ".join(f"--config-override {key}={value}" for key, value in wanted.items())
     return (f"the case needs a broker with {', '.join(missing)}; run it on an embedded broker with {overrides}, "
             "or on a cluster configured so")
 

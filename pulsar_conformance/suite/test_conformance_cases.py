@@ -21,7 +21,8 @@ import pytest
 
 from conformance.case_files import discover_cases, is_upstream
 from conformance.deviations import known_deviations
-from conformance.runner import FAIL, NOT_APPLICABLE, PASS, first_undecided, run_case, run_case_past_stalls, unexcused_failures
+from conformance.runner import (FAIL, NOT_APPLICABLE, PASS, first_undecided, required_broker_config, run_case,
+                                run_case_past_stalls, unexcused_failures)
 from conformance.trace import injects_faults
 
 def _cases_for(client: str, *, live: bool, chosen: tuple[str, ...]) -> list:
@@ -32,6 +33,9 @@ def _cases_for(client: str, *, live: bool, chosen: tuple[str, ...]) -> list:
                 continue  # e.g. Java-client-only rules: the Python client cannot do them (NOT_APPLICABLE)
         if live and case.not_live:
             continue  # a target that cannot run the case at all: `run` reports it NOT_APPLICABLE
+        if live and required_broker_config(case):
+            continue  # needs broker settings of its own: `run` reports it NOT_APPLICABLE with the --config-override
+            # to use (tests/live/test_delay_limit_live.py runs delay-max-delay-java on such a broker)
         if live and injects_faults(case.trace):
             continue  # needs the broker behind the fault proxy: the repository's tests/live/test_faults_live.py
         if live and case.profile.get("vendor", "apache") != "apache":
