@@ -99,9 +99,10 @@ from reference_model import schema as schema_chapter
 from reference_model import transactions as txn_model
 from reference_model import vendors
 from reference_model.timing import Span
+from reference_model import names
 from reference_model import unacked
 from reference_model.profiles import go_missing, profile_for
-from reference_model.rules import RULES, applies as _applies, rule as _rule
+from reference_model.rules import RULES
 from reference_model.spec import ack_timeout_redelivery_window_ms, nack_backoff_delay_ms, nack_redelivery_window_ms
 
 ACTIVE_RULES = frozenset(r.id for r in RULES if r.status != "withdrawn")
@@ -163,9 +164,26 @@ class _Facts:
     sends: dict[str, int] = field(default_factory=dict)  # label -> index of its ok send
     producer_topic: dict[str, str] = field(default_factory=dict)
     schema_views: "dict[int, _SchemaView] | None" = None  # built on first use (_schema_views)
+    # (event index, partitioned parent or None for the namespace, on; None: the topic and its policies deleted)
+    dedup_policies: list[tuple[int, str | None, bool | None]] = field(default_factory=list)
 
     def handle_at(self, index: int) -> _Handle | None:
         return self.by_step.get(self.history.events[index].step)
+
+    def deduplication(self, index: int, topic: str) -> tuple[bool, bool]:
+        """(whether deduplication is on for ``topic`` before event ``index``, the namespace's): a topic's own
+        policy decides over its namespace's, a partition follows its partitioned topic's (PLS-POLICY-001)."""
+        namespace, own = False, {}
+        for at, where, on in self.dedup_policies:
+            if at >= index:
+                break
+            if where is None:
+                namespace = bool(on)
+            elif on is None:
+                own.pop(where, None)
+            else:
+                own[where] = on
+        return own.get(names.partitioned_parent(topic), namespace), namespace
 
     @property
     def client(self) -> str:
@@ -192,6 +210,11 @@ def facts(history: History) -> _Facts:
             f.producer_topic[args["producer"]] = args["topic"]
         elif op == "send" and e.outcome.status == OK:
             f.sends.setdefault(args["payload"], i)
+        elif op == "set_policy" and "deduplication" in args and e.outcome.status == OK:
+            where = names.partitioned_parent(args["topic"]) if "topic" in args else None
+            f.dedup_policies.append((i, where, bool(args["deduplication"])))
+        elif op == "delete_topic" and e.outcome.status == OK:
+            f.dedup_policies.append((i, names.partitioned_parent(args["topic"]), None))
         name = args.get("consumer") or args.get("reader") or args.get("handle")
         if name in live:
             f.by_step[e.step] = live[name]
@@ -621,7 +644,6 @@ def _retention_rules(f: _Facts, i: int, h: _Handle, msg: ObservedMessage) -> tup
     reader) came. Under a retention policy it must stay readable (PLS-RETENTION-002). Without one the
     broker may delete it, but only once its ledger may be closed (``retention.ledger_closed_by``: an unload,
     or a rollover threshold): before that, its absence breaks PLS-RETENTION-001."""
-    events = f.history.events
     if h.kind == "reader" or not _acked_everywhere_else(f, h, msg.payload):
         return [], None
     if _retention_policy(f, i):
@@ -1885,7 +1907,6 @@ def expiry_pass_kept(history: History) -> list[Mutant]:
     """Stats after an expiry pass still count the messages it expired (the pass removed nothing)."""
     f = facts(history)
     out = []
-    tol = _tol(f)
     for x, ex in enumerate(history.events):
         if ex.op.op != "expire_messages" or ex.outcome.status != OK:
             continue
@@ -2293,17 +2314,8 @@ def change_received_id(history: History) -> list[Mutant]:
 def change_last_sequence_id(history: History) -> list[Mutant]:
     """A new producer reports last_sequence_id one higher than it should."""
     f = facts(history)
-    dedup = False
-    own_dedup: dict[str, bool] = {}  # trace topic -> its own deduplication policy (PLS-POLICY-001)
     out = []
     for i, e in enumerate(history.events):
-        if e.op.op == "set_policy" and "deduplication" in e.op.args and e.outcome.status == OK:
-            if "topic" in e.op.args:
-                own_dedup[_policy_topic(e.op.args["topic"])] = bool(e.op.args["deduplication"])
-            else:
-                dedup = bool(e.op.args["deduplication"])
-        if e.op.op == "delete_topic" and e.outcome.status == OK:
-            own_dedup.pop(_policy_topic(e.op.args["topic"]), None)
         if e.op.op != "create_producer" or e.outcome.status != OK or "last_sequence_id" not in (e.outcome.value or {}):
             continue
         a, v = e.op.args, e.outcome.value
@@ -2313,7 +2325,7 @@ def change_last_sequence_id(history: History) -> list[Mutant]:
             continue  # one plain PROD-001 lie per history
         rules = ["PLS-PROD-001"]
         if named_again:
-            rules = ["PLS-DEDUP-002"] if own_dedup.get(_policy_topic(a["topic"]), dedup) else ["PLS-DEDUP-003"]
+            rules = ["PLS-DEDUP-002"] if f.deduplication(i, a["topic"])[0] else ["PLS-DEDUP-003"]
         if a.get("initial_sequence_id") == 0 and _client_of(a, history.header.client) == "python":
             rules.append("PLS-DEDUP-005")
         events = list(history.events)
@@ -2834,12 +2846,6 @@ def _shift_entries(events: list[Event], after: int, topic: str, f: _Facts, ledge
                 _relabel_deliveries(events, k, lambda msg, m=m: replace(msg, message_id=tuple(m)))
 
 
-def _policy_topic(topic: str) -> str:
-    """Whose topic policies a trace topic follows: a partition's are its partitioned topic's."""
-    base, sep, index = topic.rpartition("-partition-")
-    return base if sep and index.isdigit() else topic
-
-
 def change_send_outcome(history: History) -> list[Mutant]:
     """A synchronous send reports another outcome than the producer rules give it:
 
@@ -2851,21 +2857,11 @@ def change_send_outcome(history: History) -> list[Mutant]:
     f = facts(history)
     out: list[Mutant] = []
     events0 = history.events
-    dedup = False
-    own_dedup: dict[str, bool] = {}  # trace topic -> its own deduplication policy (PLS-POLICY-001)
-    persisted: dict[str, int] = {}  # producer name -> highest sequence id a send of it stored
     in_flight: dict[str, set[int]] = {}  # producer name -> explicit sequence ids of async sends not yet flushed
     seen_seq: dict[str, set[int]] = {}
     done: set[str] = set()
     for i, e in enumerate(events0):
         a, v = e.op.args, e.outcome.value or {}
-        if e.op.op == "set_policy" and "deduplication" in a and e.outcome.status == OK:
-            if "topic" in a:
-                own_dedup[_policy_topic(a["topic"])] = bool(a["deduplication"])
-            else:
-                dedup = bool(a["deduplication"])
-        if e.op.op == "delete_topic" and e.outcome.status == OK:
-            own_dedup.pop(_policy_topic(a["topic"]), None)  # its own policies go with it
         if e.op.op == "flush":
             pname = _producer_args(history, a.get("producer", ""), i).get("name") or a.get("producer", "")
             in_flight.pop(pname, None)
@@ -2884,7 +2880,7 @@ def change_send_outcome(history: History) -> list[Mutant]:
         mid = [int(x) for x in v["message_id"]]
         dup = mid[:2] == [-1, -1]
         seq = a.get("sequence_id")
-        on = own_dedup.get(_policy_topic(topic), dedup)  # the topic's own policy decides over the namespace's
+        on, dedup = f.deduplication(i, topic)  # the topic's own policy decides over the namespace's
         # 1) dedup: stored <-> dropped
         if not topic.startswith("non-persistent://") and (on or (seq is not None and int(seq) in seen_seq.get(pname, set()))):
             if on != dedup:

@@ -475,7 +475,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self.partition_producers[handle] = sub
             self.handle_profiles[handle] = self.profile_of(producer.handle)
             settings = self.pfx.setdefault(producer.handle, feature_state.ProducerFeatures())
-            self.pfx[handle] = replace(settings, pending=[], used_up=set(), region=[], region_cuts={}, region_ids={})
+            self.pfx[handle] = replace(settings, pending=[], used_up=set(), region=[], region_cuts={}, region_ids={}, timer_stored=set())
         return sub
 
     def partition_producers_of(self, handle: str) -> list[str]:

@@ -205,7 +205,7 @@ class FeatureOps:
     @staticmethod
     def _policy_key(topic: Any) -> str:
         """Whose topic policies ``topic`` follows: its own, or a partition its partitioned topic's."""
-        return topic.full if topic.partition_index < 0 else topic.full.rpartition(names.PARTITION_SUFFIX)[0]
+        return names.partitioned_parent(topic.full)
 
     def policy_for(self, topic: Any) -> NamespacePolicies:
         """The policies ``topic`` follows: those it set itself over the namespace's (PLS-POLICY-001)."""
@@ -613,11 +613,14 @@ class FeatureOps:
                 facts["duplicate"] = False
                 facts["dedup_rule"] = "PLS-FAULT-004" if self._fault_since_first_entry(topic) else "PLS-DEDUP-001"
                 facts["dedup_reason"] = f"{label}: sequence id {s} of {producer.name} is above the highest pushed one: stored"
+            # whether the open batch's timer may fire before this send joins it: it is added to the container
+            # some time within its span, so the batch may leave without it (its id says; PLS-BATCH-009)
+            timer_may_cut = self._open_batch_may_have_left(producer, pf, at)
             pf.pending.append(PendingSend(label, dict(args), at, s, deliver_at, repeats))
             if pf.region:
                 pf.region.append(pf.pending[-1])  # PLS-BATCH-009: its batch is settled by this send
             ids = self._flush_pending(producer, pf, topic, at, observed={})
-            self._sync_send_settles(producer, pf, label, at, observed)
+            self._sync_send_settles(producer, pf, label, at, observed, timer_may_cut=timer_may_cut)
             mine = MessageId.from_list(ids.pop(label))
             self.flushed.setdefault(producer.handle, {}).update(ids)
             if topic.partition_index < 0:
@@ -671,6 +674,7 @@ class FeatureOps:
             # PLS-BATCH-008: the Java client sends that batch of one as a plain message (index -1); ``_write`` numbers
             # its entry then (numbering it here too left a gap in the entry ids: seed-0 fuzz of 3 Dec 2026)
             alone = self.profile_of(producer.handle).single_message_batch_unbatched
+            lingering = bool(pf.region) and self._timer_batch_may_linger(pf, at)
             entry = None
             if not alone:
                 fx = self.topic_features(topic)
@@ -682,7 +686,7 @@ class FeatureOps:
                 # PLS-BATCH-009: messages the model's timer stored may still have been open: this one may have
                 # joined their batch (its id says); the next flush settles them
                 pf.region.append(PendingSend(label, dict(args), at, s, deliver_at, repeats))
-                self._sync_send_settles(producer, pf, label, at, observed)
+                self._sync_send_settles(producer, pf, label, at, observed, timer_may_cut=lingering)
                 if "sequence_id" in facts:
                     facts["sequence_id"] = value["sequence_id"] = pf.sequence.last
         else:
@@ -1131,6 +1135,7 @@ class FeatureOps:
             if pf is not None:
                 dropped += [p.label for p in pf.pending]
                 pf.pending, pf.region, pf.region_cuts, pf.region_ids = [], [], {}, {}
+                pf.timer_stored.clear()
         return dropped
 
     def observe_batch_member(self, label: str, message_id: Any, at: Span) -> list[tuple[str, str]]:
@@ -1172,22 +1177,36 @@ class FeatureOps:
         return (any(p.label == label for pf in self.pfx.values() for p in pf.pending)
                 or any(label in ids for ids in self.flushed.values()))
 
-    def _sync_send_settles(self, producer: Any, pf: ProducerFeatures, label: str, at: Span, observed) -> None:
+    def _sync_send_settles(self, producer: Any, pf: ProducerFeatures, label: str, at: Span, observed, *,
+                           timer_may_cut: bool = False) -> None:
         """A sync send on a batching producer (the last of ``pf.region``) empties its container: the runs before it
         are settled by its end (PLS-BATCH-009). Its id says how many messages its batch holds before it; the Go
         client's last_sequence_id is that batch's first message's (PLS-DEDUP-006), its own when it is alone or first
         in its batch (the ticker sent the messages before it in a batch of their own: live 4.0.8, Go, CI of 2 Dec
         2026). Alone it reads index -1: the Go driver says -1 for a batch of one (drivers/go idJSON: the client's
-        ids cannot tell it from a message stored alone), as Java's id does for its unbatched batch of one."""
+        ids cannot tell it from a message stored alone), as Java's id does for its unbatched batch of one.
+
+        ``timer_may_cut``: whether the open batch before this send left is timing: the model put the send into the
+        batch though its timer may have fired before the client added it (C++: the one-shot timer was due within the
+        send's span), or the model's timer stored the batch though the client's may have run late
+        (``_timer_batch_may_linger``). Then its id says which happened, and a C++ producer's last_sequence_id is its own batch's (first id + count - 1,
+        ``dedup.batch_acknowledged``): live 4.0.8 under two busy loops, 4 Dec 2026, async m3 then a sync m5 joining
+        it 5 ms later read 2, m5 alone in its batch (regression pls-dedup-006-wrong-value-9745a1bf7f4b, whose
+        recorded history has m5 joining m3's batch and reads 1)."""
         pf.region_cuts[len(pf.region)] = at.end
         mid = observed.get("message_id") if observed else None
         if mid is None or len(mid) != 4 or list(mid)[:2] == [-1, -1]:
             return
         pf.region_ids[label] = [int(v) for v in mid]
         index = max(int(mid[3]), 0)  # -1: alone in its batch (above)
-        if self.profile_of(producer.handle).last_sequence_id_batch_first and index < len(pf.region):
+        if index >= len(pf.region):
+            return
+        profile = self.profile_of(producer.handle)
+        if profile.last_sequence_id_batch_first:
             pf.sequence = dedup.send_acknowledged(pf.sequence, pf.region[-1 - index].sequence_id)
-            producer.last_sequence_id = pf.sequence.last
+        elif timer_may_cut and not profile.last_sequence_id_highest:
+            pf.sequence = dedup.batch_acknowledged(pf.sequence, [p.sequence_id for p in pf.region[len(pf.region) - 1 - index:]])
+        producer.last_sequence_id = pf.sequence.last
 
     def _settle_region(self, producer: Any, pf: ProducerFeatures, at: Span, observed, delayed_any: bool):
         """PLS-BATCH-009 at a flush: its ids, with those seen before (receipts, sync sends), show how every batched
@@ -1371,6 +1390,7 @@ class FeatureOps:
         region = [p.label for p in pf.region]
         ids, split = settled if settled is not None else (self._flush_pending(producer, pf, producer.topic, at, observed), {})
         pf.region, pf.region_cuts, pf.region_ids = [], {}, {}
+        pf.timer_stored.clear()  # a flush settles every batch since the last one (_timer_batch_may_linger)
         earlier = self.flushed.pop(producer.handle, {})
         ids = {**earlier, **ids}
         rules = ["PLS-BATCH-001", "PLS-BATCH-002"] if pf.batching else ["PLS-BATCH-007"]

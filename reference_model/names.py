@@ -110,6 +110,13 @@ def partition_of(name: str) -> int | None:
     return int(index) if sep and base and index.isdigit() else None
 
 
+def partitioned_parent(name: str) -> str:
+    """The partitioned topic a partition's name ``<topic>-partition-<i>`` belongs to (PLS-TOPIC-002); any other
+    name is its own. A partition follows its partitioned topic's topic-level policies (PLS-POLICY-001)."""
+    base, sep, index = name.rpartition(PARTITION_SUFFIX)
+    return base if sep and base and index.isdigit() else name
+
+
 @functools.lru_cache(maxsize=4096)  # pure; every op re-parses its topic
 def expand_trace(name: str) -> str | Rejected:
     """A trace's topic name, fully qualified (docs/trace-format.md#names).

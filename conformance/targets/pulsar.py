@@ -961,10 +961,7 @@ def _key_hash_ranges(run: _Run, topic: str, subscription: str, reported: list[di
 
 
 def _is_partitioned(admin: AdminClient, topic: str) -> bool:
-    try:
-        return admin.partitioned_metadata(topic) > 0
-    except AdminError:
-        return False
+    return admin.partitions_of(topic) != [topic]
 
 
 def _id_tuple(msg_id: Any) -> tuple[int, int, int, int]:

@@ -231,17 +231,6 @@ def _topic_policy_requests(a: dict) -> dict[str, tuple[dict, Any]]:
     return wanted
 
 
-def _loaded_parts(run: Any, topic: str) -> list[str]:
-    """``topic`` itself, or each partition of a partitioned one."""
-    from fixtures.errors import AdminError
-
-    try:
-        partitions = run.admin.partitioned_metadata(topic)
-    except AdminError:
-        partitions = 0
-    return [f"{topic}-partition-{i}" for i in range(partitions)] if partitions > 0 else [topic]
-
-
 def set_topic_policy(run: Any, topic: str, a: dict, *, timeout_s: float = TOPIC_POLICY_APPLIED_S,
                      poll_s: float = 0.05) -> Outcome:
     """PLS-POLICY-001: the topic's own policies, through the topic policies admin API. The broker writes them to the
@@ -263,7 +252,7 @@ def set_topic_policy(run: Any, topic: str, a: dict, *, timeout_s: float = TOPIC_
         waiting = [name for name, (_, value) in wanted.items()
                    if run.admin.request("GET", f"{path}/{name}", params={"applied": "true"}) != value]
         if not waiting and "deduplication" in a and topic.startswith("persistent://"):
-            statuses = {part: (run.admin.topic_stats(part) or {}).get("deduplicationStatus") for part in _loaded_parts(run, topic)}
+            statuses = {part: (run.admin.topic_stats(part) or {}).get("deduplicationStatus") for part in run.admin.partitions_of(topic)}
             waiting = [f"{part} deduplicationStatus {status}" for part, status in statuses.items() if status != want_dedup]
         if not waiting:
             return Outcome.ok({})

@@ -194,3 +194,57 @@ def test_go_batch_of_one_after_the_ticker_cut_live_history():
     rows[3]["outcome"]["value"]["sequence_id"] = 0
     report = check(parse("\n".join(json.dumps(r) for r in rows) + "\n", source="told-with-0"))
     assert ("PLS-DEDUP-006", "wrong-value") in {(v.rule_id, v.anomaly) for v in report.failures()}, report.summary()
+
+
+# --- a sync send and the C++ one-shot timer of the open batch (PLS-DEDUP-006 with PLS-BATCH-009) --------------------
+
+def _sync_after_async(m3_at: tuple[float, float], m3_id: list[int], m3_last_sequence_id: int, *,
+                      target: str = "model") -> H:
+    """C++ (Python client), 10 ms, at most 2 messages: async m1 (sequence id 0) at 1 ms opens a batch; a sync delayed
+    m2 (id 1) goes alone and at once, ahead of the open batch (PLS-DELAY-006); then a sync m3 (id 2) during
+    ``m3_at``. m1's timer is due at 11 ms. ``target`` "embedded": judged with the documented live timing bands. Joining m1's batch, m3 fills it, and the C++ receipt of the batch of ids
+    0 and 2 sets last_sequence_id to 0 + 2 - 1 = 1 (ProducerImpl::ackReceived, first id + count - 1); alone in a
+    batch of its own it is 2 + 1 - 1 = 2 (the shape of regression pls-dedup-006-wrong-value-9745a1bf7f4b)."""
+    h = H(target).ok("create_producer", {"producer": "p", "topic": "t", "batching": True, "batching_max_messages": 2,
+                                   "batching_max_delay_ms": 10}, {"producer_name": "p", "last_sequence_id": -1}, t=(0, 0.5))
+    h = h.ok("send", {"producer": "p", "payload": "m1", "async": True}, {}, t=(1, 1.2))
+    h = h.ok("send", {"producer": "p", "payload": "m2", "deliver_after_ms": 1000},
+             {"message_id": [7, 0, -1, -1], "sequence_id": 1, "id_text": "(7,0,-1,-1)"}, t=(2, 3))
+    return h.ok("send", {"producer": "p", "payload": "m3"},
+                {"message_id": m3_id, "sequence_id": m3_last_sequence_id, "id_text": str(tuple(m3_id))}, t=m3_at)
+
+
+def _dedup_006(h: H) -> list[str]:
+    return [v.status for v in check(h.history()).verdicts if v.rule_id == "PLS-DEDUP-006" and v.step == 4]
+
+
+def test_a_sync_send_joining_the_open_batch_reads_the_batch_receipts_last_sequence_id():
+    assert _dedup_006(_sync_after_async((5, 6), [7, 1, -1, 1], 1)) == ["PASS"]
+    assert _dedup_006(_sync_after_async((5, 6), [7, 1, -1, 1], 2)) == ["FAIL"]
+
+
+def test_the_timer_may_fire_before_a_sync_send_joins():
+    """Live 4.0.8 under two busy loops (4 Dec 2026): m3's call began before m1's timer was due and ended after it,
+    and the timer had sent m1 alone first: m3 is alone in its batch (index 0) and last_sequence_id is 2. Either
+    outcome is the client's choice within m3's span, and its id says which."""
+    assert _dedup_006(_sync_after_async((5, 16), [7, 2, -1, 0], 2)) == ["PASS"]
+    assert _dedup_006(_sync_after_async((5, 16), [7, 1, -1, 1], 1)) == ["PASS"]
+    # alone, its own batch's receipt is 2: reading 1 is no receipt's
+    assert _dedup_006(_sync_after_async((5, 16), [7, 2, -1, 0], 1)) == ["FAIL"]
+
+
+def test_a_sync_send_alone_before_the_timer_was_due_fails():
+    """m3's call ended at 6 ms, before m1's timer was due (11 ms), and the batch holds two: m3 must have joined m1's
+    batch, so the last_sequence_id 2 of a batch of its own is wrong."""
+    assert _dedup_006(_sync_after_async((5, 6), [7, 2, -1, 0], 2)) == ["FAIL"]
+
+
+def test_a_cpp_timer_running_late_may_leave_the_sync_send_in_the_batch():
+    """The model's timer stores m1 at 11 ms; under the live timing bands the client's may fire later by as much as
+    a dispatch may (the slack), so a sync m3 at 20 ms may still join m1's batch (index 1, last_sequence_id 1) or go
+    alone (index 0, 2). Long after the timer (3 s), m1 surely left, and joining it is no choice the client has."""
+    assert _dedup_006(_sync_after_async((20, 21), [7, 1, -1, 1], 1, target="embedded")) == ["PASS"]
+    assert _dedup_006(_sync_after_async((20, 31), [7, 2, -1, 0], 2, target="embedded")) == ["PASS"]
+    assert _dedup_006(_sync_after_async((3000, 3011), [7, 1, -1, 1], 1, target="embedded")) == ["FAIL"]
+    # with the model's bands (no slack) the timer fired at 11 ms: m3 at 20 ms is alone
+    assert _dedup_006(_sync_after_async((20, 21), [7, 1, -1, 1], 1)) == ["FAIL"]
