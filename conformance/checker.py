@@ -829,6 +829,10 @@ class _Checker:
         elif op == "seek":
             sub = model.subscription_of(args["consumer"])
             self.fresh_start |= {h for h in model.consumers if model.subscription_of(h) is sub} if sub is not None else {args["consumer"]}
+        elif op == "unload_topic" and facts.get("reconnected"):
+            # an unload with consumers connected: they subscribe again to the reloaded topic (faults.UNLOAD)
+            self.fresh_start |= set(facts["reconnected"])
+            self.fresh_after_fault |= set(facts["reconnected"])
         elif op == "reset_cursor":
             # PLS-SEEK-004: every consumer of the subscription starts again from the reset point
             _, subs = self._admin_targets(op, args)

@@ -54,7 +54,8 @@ records, primitives, KEY_VALUE and AUTO_CONSUME on Java handles; the namespace's
 and in between; ``get_schemas``, ``delete_schema``).
 A model campaign (``MODEL_CONFIG``) draws all of them; ``tests/fuzz/test_vocabulary_coverage.py``
 checks that 2 000 of its traces use the whole trace vocabulary but ``NOT_YET_GENERATED``.
-Not generated: seeks and readers on partitioned topics (not modelled); a schema on a partitioned,
+Not generated: seeks by id on partitioned topics, seeks on multi-topic consumers and readers on partitioned topics
+(not modelled); a schema on a partitioned,
 multi-topic, pattern, retry-letter or non-persistent subscription, or on one with a dead-letter policy;
 a schema next to an option the broker refuses after its schema check (access modes, producer names,
 type mismatches: it keeps the schema, the model does not); JSON schemas with invalid definitions (no
@@ -1793,7 +1794,9 @@ def consumer_redelivers_unacked(b: TraceBuilder):
 
 
 def _seekable(b: TraceBuilder) -> list[str]:
-    return sorted(h for h, i in b.consumers.items() if not i.partitions)
+    """Consumers of one topic: a plain one, or a partitioned one (PLS-SEEK-002/003 move every partition; the model
+    does not follow a seek by id there, nor a seek on a multi-topic consumer: Broker._seek_partitioned)."""
+    return sorted(h for h, i in b.consumers.items() if not i.partitions or len(i.topics) <= 1)
 
 
 def consumer_seeks(b: TraceBuilder):
@@ -1801,6 +1804,10 @@ def consumer_seeks(b: TraceBuilder):
     info = b.consumers[handle]
     labels = b.sent.get(info.topic, [])
     how = b.c.integer(0, 2) if labels and (info.topic, info.subscription) not in b.contested else 0
+    if info.partitions and labels and len(b.members.get((info.topic, info.subscription), ())) <= 1:
+        how = 2 * b.c.integer(0, 1)  # by position or by publish time, never by id
+    elif info.partitions:
+        how = 0
     if how == 0:
         return "seek", {"consumer": handle, "position": b.pick(("earliest", "latest"))}, False
     if how == 1:
@@ -1931,7 +1938,7 @@ def _loaded_topics(b: TraceBuilder) -> list[str]:
 def admin_maintains_topics(b: TraceBuilder):
     """An expiry pass on a subscription, a compaction, an unload, or a subscription created through
     the admin API (with subscription properties: tags under the tdmq profile). An op the model does
-    not follow (an unload with a consumer connected, a subscription that exists) or refuses is dropped
+    not follow (an unload with a consumer it cannot follow across a reconnect, a subscription that exists) or refuses is dropped
     as a slip, not kept."""
     if b.c.flag(0.2):
         return admin_creates_subscription(b)

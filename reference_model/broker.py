@@ -63,7 +63,9 @@ compaction, non-persistent topics): the ``FeatureOps`` mixin, reference_model/fe
 topics and cursors (delete_topic, reset_cursor, skip, clear_backlog; PLS-TOPIC-004/005, PLS-SEEK-004,
 PLS-SKIP-001/002): the ``AdminOps`` mixin, reference_model/admin_ops.py.
 
-Not modelled: seek and readers on partitioned topics, the C++ default routing hash (BoostHash),
+Not modelled: a seek by id on a partitioned topic's consumer, a seek on a multi-topic consumer, readers on
+partitioned topics (a seek by publish time or to a position moves every partition: ``_seek_partitioned``), the C++
+default routing hash (BoostHash),
 a durable subscribe to a name a non-durable subscription holds, a second subscription on a retry
 topic reading more than one retry copy of one message,
 pattern auto-discovery of topics created after the subscribe, DLQ via ack timeout or via a delivery whose count already exceeds N, the
@@ -185,6 +187,11 @@ def split_profile(overrides: Mapping[str, Any] | None) -> tuple[dict[str, Any], 
     if not isinstance(config, Mapping):
         raise ValueError(f"profile broker_config must be an object of broker.conf keys, got {config!r}")
     return rest, dict(config)
+
+
+def _op_seek_rule(args: Mapping[str, Any]) -> str:
+    """The seek rule of a seek's kind: by id PLS-SEEK-001, by publish time PLS-SEEK-002, to a position PLS-SEEK-003."""
+    return "PLS-SEEK-001" if "message" in args else "PLS-SEEK-002" if "publish_time_of" in args else "PLS-SEEK-003"
 
 
 @dataclass(frozen=True)
@@ -405,6 +412,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # a consumer of a partitioned topic: one (config, subscription) per partition
         self.partition_consumers: dict[str, list[tuple[ConsumerConfig, Subscription]]] = {}
         self.pattern_consumers: dict[str, Any] = {}  # handle -> its compiled topics_pattern (auto-discovery: _check_not_discovered)
+        self.multi_topic_consumers: set[str] = set()  # handles of a topics_pattern or of topics naming several (_seek_partitioned)
         self.received_labels: dict[str, set[str]] = {}  # consumer -> labels its application received
         self.sender_client: dict[str, str] = {}  # label -> the client ("cpp", "java") whose producer sent it
         self.failed_last_send: set[str] = set()  # producers whose last send failed (a Java flush reports it)
@@ -1407,6 +1415,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self._attach_all(member_args, args, at, observed)
         if "topics_pattern" in args:
             self.pattern_consumers[args["consumer"]] = pattern
+        if "topics_pattern" in args or len(set(chosen)) > 1:
+            # (Go: a list of one topic is that topic's consumer, consumer_impl.go newConsumer)
+            self.multi_topic_consumers.add(args["consumer"])
         return {}
 
     def _check_not_discovered(self, name: str) -> None:
@@ -1847,7 +1858,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             return found
         config, sub = found
         if config.handle in self.partition_consumers:
-            raise NotModelledError("seek on partitioned topics")
+            return (yield from self._seek_partitioned(config, args, at))
         if not names.is_persistent(sub.topic.full):
             # nothing is stored to go back to (live 4.0.8, Java, 2026-11-27: the seek answered ok and the consumer
             # then got only new messages; regression pls-failover-003-order-violation-95e540ed6b91)
@@ -1891,6 +1902,102 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             # PLS-SEEK-001: the Go client acks the message it drops (on its arrival, right after the seek)
             self._log_ack(sub, [start], at, config.handle)
         return {}
+
+    def _seek_partitioned(self, config: ConsumerConfig, args, at: Span):
+        """PLS-SEEK-002/003 on a consumer of a partitioned topic: a seek by publish time, or to earliest or latest,
+        moves every partition's cursor, each as a seek of that partition alone would (Java
+        ``MultiTopicsConsumerImpl#seekAsync``: a timestamp, or an id that names no partition topic such as
+        ``MessageId.earliest``, goes to ``seekAllAsync``; C++ ``MultiTopicsConsumerImpl::seekAsync``: a timestamp,
+        earliest and latest go to ``seekAllAsync``; Go v0.19.0 ``consumer.SeekByTime`` seeks every partition). The Go
+        client refuses ``Seek`` by id on a consumer of more than one partition ("for partition topic, seek command
+        should perform on the individual partitions", SeekFailed; the driver's earliest and latest are ids,
+        ``seekPosition``), so its seek to a position is refused there (PLS-SEEK-003).
+
+        A seek by publish time takes each partition's first message published at or after the reference's. The
+        client stamps a message's publish time during its send call, so a message whose send overlaps the
+        reference's (in whole milliseconds) may fall on either side of it: not followed. Neither is one in a batch
+        (a batch carries its first message's publish time), a seek by message id (which partition it moves depends
+        on the id object the application holds: Java's id of a received message names its partition topic, C++
+        needs the id's topic name, set on received ids only, and Go refuses), nor a Java or C++ seek on a consumer of
+        several topics. A Go consumer made with topics_pattern, or with a list of several topics, refuses every seek
+        (pulsar-client-go v0.19.0 consumer_regex.go, consumer_multitopic.go: SeekFailed; live 4.0.8, regressions
+        pls-seek-002-unexpected-rejection-79e82d75587a, pls-seek-003-unexpected-rejection-f1ec1572dc9b)."""
+        subs = [sub for _, sub in self.partition_consumers[config.handle]]
+        client = self.profile_of(config.handle).client
+        ref = self.message(args["publish_time_of"]) if "publish_time_of" in args else None
+        if "publish_time_of" in args and ref is None:
+            return Rejected("InvalidArgument", "PLS-SEEK-002", f"no message {args['publish_time_of']!r}", certain=False)
+        if client == "go" and config.handle in self.multi_topic_consumers:
+            kind = "regex" if config.handle in self.pattern_consumers else "multi topic"
+            return Rejected("OtherError", _op_seek_rule(args),
+                            f"the Go client's {kind} consumer {config.handle} refuses every seek (SeekFailed: seek "
+                            f"command not allowed for {kind} consumer; consumer_regex.go, consumer_multitopic.go)")
+        refused = self._partitioned_seek_refusal(subs, args)
+        if refused is None and "position" in args and client == "go" and len(subs) > 1:
+            return Rejected("OtherError", "PLS-SEEK-003",
+                            f"the Go client refuses Seek by id on {config.handle}, a consumer of {len(subs)} partitions "
+                            "(SeekFailed: seek the individual partitions)")
+        starts: list[int | str] = []
+        if refused is None and ref is not None:
+            starts = [self._first_published_after(sub, ref) for sub in subs]
+            refused = next((why for why in starts if isinstance(why, str)), None)
+        if refused is not None:
+            raise NotModelledError(refused)
+        if ref is not None:
+            rule = "PLS-SEEK-002"
+        else:
+            rule = "PLS-SEEK-003"
+            starts = [0 if args["position"] == "earliest" else len(sub.topic.entries) for sub in subs]
+            # the partitioned producer's async sends are its own (its topic is the parent), its batches its partitions'
+            for full in [names.partitioned_parent(subs[0].topic.full)] + [sub.topic.full for sub in subs]:
+                self.check_no_async_in_flight(full, "a seek to a position")
+        for sub, start in zip(subs, starts):
+            self.check_no_seek_back_over_dead_letters(sub, int(start))
+        self.check_reconnects_admitted([h for h, (_, s) in self.consumers.items() if any(s is x for x in subs)], "a seek")
+        yield  # decided: every partition's cursor is reset
+        # A C++ multi-topics consumer may hand out once more a message its partition consumer received before the
+        # seek cleared the queues (live 4.0.8, Python client, 4 Dec 2026: a delayed chunked m1, dispatched as the
+        # seek by its publish time began, came twice after it; the reruns did not repeat it; regression
+        # pls-shared-001-duplicate-delivery-fccc5a15db19): what the consumer may hold surfaces at most once, as after
+        # an admin reset. The Java one drops what arrives during the seek (MultiTopicsConsumerImpl beforeSeek /
+        # afterSeek, apache/pulsar PR #21945, 3.0.3).
+        seeker = None if client == "cpp" else config.handle
+        for sub, start in zip(subs, starts):
+            self.reset_subscription(sub, int(start), at, rule, None, seeker=seeker)
+        return {}
+
+    @staticmethod
+    def _partitioned_seek_refusal(subs: list[Subscription], args) -> str | None:
+        """Why a seek on a consumer attached to ``subs`` is not followed (``_seek_partitioned``), or None."""
+        if len({names.partitioned_parent(sub.topic.full) for sub in subs}) != 1 \
+                or any(names.partition_of(sub.topic.full) is None for sub in subs):
+            return "seek on a multi-topic consumer (the Go client's multi-topic consumer refuses it; Java and C++ seek each topic)"
+        if "message" in args:
+            return ("a seek by message id on a consumer of a partitioned topic (which partition it moves depends on the id "
+                    "object the application holds)")
+        if not names.is_persistent(subs[0].topic.full):
+            return "seek on a non-persistent topic"
+        return None
+
+    @staticmethod
+    def _first_published_after(sub: Subscription, ref: StoredMessage) -> int | str:
+        """PLS-SEEK-002 on one partition of a partitioned consumer's seek: the position of its first message
+        published at or after ``ref`` (``_seek_partitioned``). Each send's client stamps its publish time within the
+        send's span, in whole milliseconds; a message whose span overlaps ``ref``'s, or one in a batch, is on no
+        sure side of it: the reason it is not followed, instead of a position."""
+        ref_from, ref_to = int(ref.stored.start), int(ref.stored.end)
+        for m in sub.topic.entries:
+            if m.label == ref.label:
+                return m.pos
+            if m.message_id.batch_index >= 0:
+                return (f"a seek by publish time on a partitioned topic holding {m.label} in a batch (a batch carries its "
+                        "first message's publish time)")
+            if int(m.stored.start) >= ref_to:
+                return m.pos
+            if int(m.stored.end) >= ref_from:
+                return (f"a seek by the publish time of {ref.label} while {m.label}, on another partition, was sent in the "
+                        "same milliseconds (which side of the time it falls on is the client's clock)")
+        return len(sub.topic.entries)
 
     def check_no_seek_back_over_dead_letters(self, sub: Subscription, start: int) -> None:
         """A seek or an admin reset (PLS-SEEK-*) that brings back a message which went to a dead-letter topic is not
@@ -1973,6 +2080,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 self.removed_non_durable.add((sub.topic.full, sub.name))
         del self.consumers[handle]
         self.partition_consumers.pop(handle, None)
+        self.multi_topic_consumers.discard(handle)
         self.received_labels.pop(handle, None)
         self.closed.add(handle)
         return {}
@@ -1996,6 +2104,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             del s.topic.subscriptions[s.name]
         del self.consumers[config.handle]
         self.partition_consumers.pop(config.handle, None)
+        self.multi_topic_consumers.discard(config.handle)
         self.closed.add(config.handle)
         return {}
 
@@ -2385,12 +2494,15 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
 
     def reconnects_after(self, count: int) -> list[faults.Fault]:
         """The reconnecting faults (cut, restart, crash) among those after the first ``count``."""
-        return [f for f in self.fault_log[count:] if f.effects.reconnects]
+        return [f for f in faults.injected(self.fault_log[count:]) if f.effects.reconnects]
 
-    def _fault_refusal(self) -> str | None:
-        """Why a reconnect cannot be followed (``faults.unfollowable``), for the first consumer or
-        producer that makes it so; None when every handle can be followed."""
+    def _fault_refusal(self, consumers: "list[str] | None" = None, *, producers: "list[str] | None" = None) -> str | None:
+        """Why a reconnect of ``consumers`` and ``producers`` (None: every one) cannot be followed
+        (``faults.unfollowable``), for the first consumer or producer that makes it so; None when every handle
+        can be followed."""
         for handle, (config, sub) in self.consumers.items():
+            if consumers is not None and handle not in consumers:
+                continue
             pairs = self.attachments(handle)
             why = faults.unfollowable(
                 subscription_type=config.type, durable=sub.durable, persistent=names.is_persistent(sub.topic.full),
@@ -2400,6 +2512,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             if why is not None:
                 return f"{handle}: {why}"
         for handle, pf in self.pfx.items():
+            if producers is not None and handle not in producers:
+                continue
             if handle in self.producers and pf.pending:
                 return f"{handle}: async sends pending at a reconnect (the producer re-sends them: stored once or twice)"
             if handle in self.producers and pf.region and self._floating(self.producers[handle].topic.full, Span.at(self.now)):
@@ -2425,7 +2539,20 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self.latency_ms = int(args["ms"])
         if not effects.reconnects:
             return {}
-        joined = list(self.consumers.items())
+        self.reconnect_consumers(list(self.consumers.items()), effects, at)
+        if effects.closes_ledgers:
+            for topic in self.topics.values():
+                self.unloads.setdefault(topic.full, []).append(at.end)  # PLS-RETENTION-001: its ledger is closed
+        self.reconnected_producers |= set(self.producers)
+        return {}
+
+    def reconnect_consumers(self, joined: "list[tuple[str, tuple[ConsumerConfig, Subscription]]]", effects: faults.Effects,
+                            at: Span) -> None:
+        """PLS-FAULT-003: the consumers ``joined`` (handle, (config, subscription)) were disconnected by the last
+        fault of ``fault_log`` and subscribe again, in the order they first joined: each leaves its subscription
+        (its unacked messages go back, as when it closes) and joins again; an ack made less than the settle time
+        before it may not have reached the broker; with ``effects.resets_redelivery_counts`` a subscription all
+        of whose consumers left gets a new dispatcher (its redelivery counts start again)."""
         settle = faults.ack_settle_ms(self.profile.ack_grouping_ms, float(self.latency_ms), self.slack_ms)
         fault = self.fault_log[-1]
         for sub in {id(sub): sub for _, (_, sub) in joined}.values():
@@ -2443,11 +2570,6 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             sub.dispatcher.add_consumer(config, at, "PLS-FAULT-003")
             if isinstance(sub.dispatcher, SharedDispatcher):
                 sub.dispatcher.reconnected(handle, unacked[id(sub)])
-        if effects.closes_ledgers:
-            for topic in self.topics.values():
-                self.unloads.setdefault(topic.full, []).append(at.end)  # PLS-RETENTION-001: its ledger is closed
-        self.reconnected_producers |= set(self.producers)
-        return {}
 
     def _op_restart_broker(self, args, at, observed):
         return (yield from self._op_fault(args, at, observed, op="restart_broker"))

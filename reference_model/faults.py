@@ -33,6 +33,8 @@ What survives each fault (``EFFECTS``):
   message may come back. At-least-once allows it; PLS-FAULT-001 is not in force across a crash.
 - ``latency`` / ``stall``: no state changes; only when things happen (every round trip takes
   longer), so timing bands widen by the latency both ways.
+- ``unload`` (an admin unload of a topic with consumers connected, ``Broker._op_unload_topic``): a restart of
+  that topic only: its consumers reconnect, its ledger is closed, its redelivery counts start again.
 
 Uncertainty (Jepsen's ``info``): an ack is grouped by the client (``ack_grouping_ms``, 100 ms in
 the C++ client) and travels with the latency in force; an ack made less than ``ack_settle_ms``
@@ -60,6 +62,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 CUT, RESTART, CRASH, LATENCY, STALL = "cut", "restart", "crash", "latency", "stall"
+UNLOAD = "unload"  # an admin unload of topics some consumer is connected to: a restart of those topics only
 RECONNECTING = (CUT, RESTART, CRASH)
 
 
@@ -79,6 +82,10 @@ EFFECTS: Mapping[str, Effects] = {
     CRASH: Effects(reconnects=True, closes_ledgers=True, resets_redelivery_counts=True, acks_kept=False),
     LATENCY: Effects(reconnects=False, closes_ledgers=False, resets_redelivery_counts=False, acks_kept=True),
     STALL: Effects(reconnects=False, closes_ledgers=False, resets_redelivery_counts=False, acks_kept=True),
+    # the broker closes the topic (its cursors persist their positions) and loads it again on the clients' next
+    # lookup: as a restart, for the consumers of the unloaded topics (Broker's _op_unload_topic); the checker's
+    # allowances (ack_uncertain, resume_deadline) are not scoped to them, which only widens them
+    UNLOAD: Effects(reconnects=True, closes_ledgers=True, resets_redelivery_counts=True, acks_kept=True),
 }
 
 
@@ -101,8 +108,15 @@ class Fault:
 
 
 def reconnects_after_store(faults: Iterable[Fault], seq: int) -> list[Fault]:
-    """The cuts, restarts and crashes that came after the message stored ``seq``-th, in order."""
+    """The cuts, restarts, crashes and unloads with consumers that came after the message stored ``seq``-th,
+    in order."""
     return [f for f in faults if f.effects.reconnects and f.after_store(seq)]
+
+
+def injected(faults: Iterable[Fault]) -> list[Fault]:
+    """The faults a fault op injected (an unload is an admin op: the dedup and sequence rules after it stay
+    PLS-DEDUP-*, as after an unload with no consumer)."""
+    return [f for f in faults if f.kind != UNLOAD]
 
 
 def fault_kind(op: str, args: Mapping[str, object]) -> str:
@@ -116,7 +130,8 @@ def fault_kind(op: str, args: Mapping[str, object]) -> str:
 # lost: Pulsar states no delivery deadline, and after a restart the broker loads each topic again and
 # recovers its ledger before it dispatches (measured on 4.0.8: up to ~0.5 s after the clients were
 # connected again). Within this grace an owed message that has not come is not charged.
-RESUME_GRACE_MS: Mapping[str, float] = {CUT: 1000.0, RESTART: 3000.0, CRASH: 3000.0, LATENCY: 0.0, STALL: 0.0}
+RESUME_GRACE_MS: Mapping[str, float] = {CUT: 1000.0, RESTART: 3000.0, CRASH: 3000.0, LATENCY: 0.0, STALL: 0.0,
+                                         UNLOAD: 3000.0}
 
 
 def resume_deadline(must_by: float, faults: Iterable[Fault]) -> float:

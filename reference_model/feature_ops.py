@@ -181,7 +181,7 @@ class FeatureOps:
 
     def _fault_since_first_entry(self, topic: Any) -> bool:
         """A cut, restart or crash happened after ``topic`` stored its first message (PLS-FAULT-004/006)."""
-        return bool(topic.entries) and bool(faults.reconnects_after_store(self.fault_log, topic.entries[0].seq))
+        return bool(topic.entries) and bool(faults.reconnects_after_store(faults.injected(self.fault_log), topic.entries[0].seq))
 
     def _current_dedup_state(self, topic: Any) -> dedup.DedupState:
         """The topic's dedup maps under the namespace's current policy (changes nothing). A non-persistent topic
@@ -284,14 +284,25 @@ class FeatureOps:
             return topic
         # a partitioned topic is unloaded partition by partition: its subscriptions live there
         unloaded = [topic] + [t for i in range(topic.partitions) if (t := self.topics.get(partition_name(topic.full, i)))]
-        if any(s.dispatcher is not None and s.dispatcher.connected() for t in unloaded for s in t.subscriptions.values()):
-            raise NotModelledError("unloading a topic with connected consumers (their in-flight messages are redelivered)")
-        if any(pf.pending for h, pf in self.pfx.items() if (p := self.producer_of(h)) is not None and p.topic in unloaded):
-            raise NotModelledError("unloading a topic while async sends are pending")
+        # its consumers are disconnected and subscribe again to the reloaded topic: a restart of that topic alone
+        # (faults.UNLOAD); what a reconnect leaves open is not followed (faults.unfollowable), nor are async sends
+        # still pending (the producer re-sends them: stored once or twice)
+        joined = [(h, pair) for h, pair in self.consumers.items()
+                  if any(s.topic in unloaded for _, s in self.attachments(h))]
+        why = self._fault_refusal([h for h, _ in joined], producers=[]) if joined else None
+        if why is None and any(pf.pending for h, pf in self.pfx.items() if (p := self.producer_of(h)) is not None and p.topic in unloaded):
+            why = "async sends pending (the producer re-sends them: stored once or twice)"
+        if why is not None:
+            raise NotModelledError(f"unloading {topic.short}: {why}")
+        self.check_reconnects_admitted([h for h, _ in joined], "an unload")
         yield  # decided: the topic is reloaded, with everything it kept
         for t in unloaded:
             self.unloads.setdefault(t.full, []).append(at.end)  # its ledger is closed (PLS-RETENTION-001)
         self.reconnected_producers |= {h for h, p in self.producers.items() if p.topic in unloaded}
+        if joined:
+            self.fault_log.append(faults.Fault(faults.UNLOAD, at.start, at.end, stored_before=self._stored_count))
+            self.reconnect_consumers(joined, faults.EFFECTS[faults.UNLOAD], at)
+            self.facts = {"reconnected": [h for h, _ in joined]}
         return {}
 
     def _op_expire_messages(self, args, at, observed):

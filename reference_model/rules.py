@@ -419,7 +419,11 @@ RULES: tuple[Rule, ...] = (
         quote="Reset the subscription associated with this consumer to a specific message id or publish timestamp.",
         status="normative", applies_to=_ALL_GO,
         note=("The >= boundary is the broker's (PersistentSubscription#resetCursor by timestamp); no client-side "
-              f"filtering. ND if two messages share a publish time. {_LIVE}seek(publish time of m3) -> m3."),
+              f"filtering. ND if two messages share a publish time. {_LIVE}seek(publish time of m3) -> m3. "
+              "On a consumer of a partitioned topic every partition moves to its own first message at or after the "
+              "time (Java MultiTopicsConsumerImpl#seekAsync(long) and C++ MultiTopicsConsumerImpl::seekAsync(uint64_t) "
+              "seek all partitions; Go v0.19.0 consumer_impl.go SeekByTime loops them); a message whose send overlaps "
+              "the reference's, or one in a batch, may fall on either side (not followed). Case seek-partitioned."),
     ),
     Rule(
         id="PLS-SEEK-003", area="SEEK",
@@ -431,7 +435,15 @@ RULES: tuple[Rule, ...] = (
               "The Go client's Seek refuses its own EarliestMessageID()/LatestMessageID() (partition -1, "
               "apache/pulsar-client-go pulsar/consumer_impl.go checkMsgIDPartition); a Go user seeks with "
               "NewMessageID(-1, -1, -1, 0) or (MaxInt64, MaxInt64, -1, 0), the ids Java sends for earliest and "
-              "latest (the Go driver does). Live 4.0.8 with Go 0.19.0: case seek-earliest-latest."),
+              "latest (the Go driver does). Live 4.0.8 with Go 0.19.0: case seek-earliest-latest. On a consumer of a "
+              "partitioned topic Java and C++ move every partition (MultiTopicsConsumerImpl#seekAsync: earliest and "
+              "latest go to seekAllAsync); the Go client refuses Seek by id on a consumer of more than one partition "
+              "(consumer_impl.go Seek: \"for partition topic, seek command should perform on the individual "
+              "partitions\", SeekFailed), and its pattern and multi-topic consumers refuse every seek (consumer_regex.go, "
+              "consumer_multitopic.go; live 4.0.8, regressions pls-seek-003-unexpected-rejection-f1ec1572dc9b, "
+              "pls-seek-002-unexpected-rejection-79e82d75587a). The C++ client seeks every partition to earliest or latest since 3.6.0 "
+              "(apache/pulsar-client-cpp PR #426); before, it answered OperationNotSupported (pulsar-client-python "
+              "issue #213). Cases seek-partitioned, seek-partitioned-go, up-java-b-seek-partitioned-latest."),
     ),
     Rule(
         id="PLS-SEEK-004", area="SEEK",

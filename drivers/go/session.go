@@ -865,9 +865,12 @@ func (s *session) seek(a *args) (map[string]any, error) {
 	}
 	switch which {
 	case "position":
-		where, err := a.choice("position", "", "earliest", "latest")
-		if err != nil {
-			return nil, err
+		// (err2, not err: a := here would declare a new err in this case's scope, and the Seek's error, assigned
+		// to it, would be dropped: a refused seek reported ok, as the Go client's SeekFailed on a consumer of
+		// several partitions was, live 4.0.8, 4 Dec 2026, case seek-partitioned-go)
+		where, err2 := a.choice("position", "", "earliest", "latest")
+		if err2 != nil {
+			return nil, err2
 		}
 		err = h.consumer.Seek(seekPosition(where))
 	case "timestamp":
