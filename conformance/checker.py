@@ -41,7 +41,7 @@ from conformance.verdicts import INDETERMINATE as INDET
 from reference_model import dead_letter as dl
 from reference_model import faults
 from reference_model import names
-from reference_model.broker import Broker, split_profile
+from reference_model.broker import Broker, seek_rule, split_profile
 from reference_model.dispatch.key_shared import KeySharedSettings
 from reference_model.dispatch.base import Candidate, ReceiveOptions
 from reference_model.ids import MessageId, id_conventions_violation
@@ -305,8 +305,7 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
     if op == "ack":
         return "PLS-ACK-004" if model.is_acked(args["consumer"], args["message"]) else "PLS-ACK-001"
     if op == "seek":
-        return {"message": "PLS-SEEK-001", "publish_time_of": "PLS-SEEK-002"}.get(
-            next((k for k in ("message", "publish_time_of") if k in args), ""), "PLS-SEEK-003")
+        return seek_rule(args)
     if op == "create_reader":
         start = args["start"]
         if start == "earliest":

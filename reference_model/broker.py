@@ -189,9 +189,16 @@ def split_profile(overrides: Mapping[str, Any] | None) -> tuple[dict[str, Any], 
     return rest, dict(config)
 
 
-def _op_seek_rule(args: Mapping[str, Any]) -> str:
-    """The seek rule of a seek's kind: by id PLS-SEEK-001, by publish time PLS-SEEK-002, to a position PLS-SEEK-003."""
+def seek_rule(args: Mapping[str, Any]) -> str:
+    """The rule a seek speaks to, by its kind: by id PLS-SEEK-001, by publish time PLS-SEEK-002, to a position
+    PLS-SEEK-003."""
     return "PLS-SEEK-001" if "message" in args else "PLS-SEEK-002" if "publish_time_of" in args else "PLS-SEEK-003"
+
+
+def _one_partitioned_topic(subs: "list[Subscription]") -> bool:
+    """Whether a consumer attached to ``subs`` reads the partitions of one partitioned topic (and nothing else)."""
+    return (len({names.partitioned_parent(sub.topic.full) for sub in subs}) == 1
+            and all(names.partition_of(sub.topic.full) is not None for sub in subs))
 
 
 @dataclass(frozen=True)
@@ -483,7 +490,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self.partition_producers[handle] = sub
             self.handle_profiles[handle] = self.profile_of(producer.handle)
             settings = self.pfx.setdefault(producer.handle, feature_state.ProducerFeatures())
-            self.pfx[handle] = replace(settings, pending=[], used_up=set(), region=[], region_cuts={}, region_ids={}, timer_stored=set())
+            self.pfx[handle] = replace(settings, pending=[], used_up=set())
+            self.pfx[handle].clear_region()
         return sub
 
     def partition_producers_of(self, handle: str) -> list[str]:
@@ -1540,9 +1548,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if handle in self.partition_consumers and label not in self.received_labels.get(handle, ()):
             client = self.profile_of(handle).client
             if client in ("java", "go"):
-                parents = {sub.topic.full.rpartition(names.PARTITION_SUFFIX)[0] for _, sub in self.partition_consumers[handle]}
-                one_partitioned = len(parents) == 1 and all(names.partition_of(sub.topic.full) is not None
-                                                            for _, sub in self.partition_consumers[handle])
+                one_partitioned = _one_partitioned_topic([sub for _, sub in self.partition_consumers[handle]])
                 if self.sender_client.get(label) == client and (client == "java" or one_partitioned):
                     return None
                 raise NotModelledError(f"a {client} consumer of a partitioned or multi-topic consumer acking {label}, "
@@ -1929,7 +1935,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             return Rejected("InvalidArgument", "PLS-SEEK-002", f"no message {args['publish_time_of']!r}", certain=False)
         if client == "go" and config.handle in self.multi_topic_consumers:
             kind = "regex" if config.handle in self.pattern_consumers else "multi topic"
-            return Rejected("OtherError", _op_seek_rule(args),
+            return Rejected("OtherError", seek_rule(args),
                             f"the Go client's {kind} consumer {config.handle} refuses every seek (SeekFailed: seek "
                             f"command not allowed for {kind} consumer; consumer_regex.go, consumer_multitopic.go)")
         refused = self._partitioned_seek_refusal(subs, args)
@@ -1969,8 +1975,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
     @staticmethod
     def _partitioned_seek_refusal(subs: list[Subscription], args) -> str | None:
         """Why a seek on a consumer attached to ``subs`` is not followed (``_seek_partitioned``), or None."""
-        if len({names.partitioned_parent(sub.topic.full) for sub in subs}) != 1 \
-                or any(names.partition_of(sub.topic.full) is None for sub in subs):
+        if not _one_partitioned_topic(subs):
             return "seek on a multi-topic consumer (the Go client's multi-topic consumer refuses it; Java and C++ seek each topic)"
         if "message" in args:
             return ("a seek by message id on a consumer of a partitioned topic (which partition it moves depends on the id "

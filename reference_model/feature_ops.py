@@ -1145,8 +1145,8 @@ class FeatureOps:
             pf = self.pfx.get(each)
             if pf is not None:
                 dropped += [p.label for p in pf.pending]
-                pf.pending, pf.region, pf.region_cuts, pf.region_ids = [], [], {}, {}
-                pf.timer_stored.clear()
+                pf.pending = []
+                pf.clear_region()
         return dropped
 
     def observe_batch_member(self, label: str, message_id: Any, at: Span) -> list[tuple[str, str]]:
@@ -1200,8 +1200,8 @@ class FeatureOps:
         ``timer_may_cut``: whether the open batch before this send left is timing: the model put the send into the
         batch though its timer may have fired before the client added it (C++: the one-shot timer was due within the
         send's span), or the model's timer stored the batch though the client's may have run late
-        (``_timer_batch_may_linger``). Then its id says which happened, and a C++ producer's last_sequence_id is its own batch's (first id + count - 1,
-        ``dedup.batch_acknowledged``): live 4.0.8 under two busy loops, 4 Dec 2026, async m3 then a sync m5 joining
+        (``_timer_batch_may_linger``). Then its id says which happened, and a C++ producer's last_sequence_id is its
+        own batch's (first id + count - 1, ``dedup.batch_acknowledged``): live 4.0.8 under two busy loops, 4 Dec 2026, async m3 then a sync m5 joining
         it 5 ms later read 2, m5 alone in its batch (regression pls-dedup-006-wrong-value-9745a1bf7f4b, whose
         recorded history has m5 joining m3's batch and reads 1)."""
         pf.region_cuts[len(pf.region)] = at.end
@@ -1400,8 +1400,7 @@ class FeatureOps:
         settled = self._settle_region(producer, pf, at, observed, delayed_any)  # PLS-BATCH-009
         region = [p.label for p in pf.region]
         ids, split = settled if settled is not None else (self._flush_pending(producer, pf, producer.topic, at, observed), {})
-        pf.region, pf.region_cuts, pf.region_ids = [], {}, {}
-        pf.timer_stored.clear()  # a flush settles every batch since the last one (_timer_batch_may_linger)
+        pf.clear_region()  # a flush settles every batch since the last one
         earlier = self.flushed.pop(producer.handle, {})
         ids = {**earlier, **ids}
         rules = ["PLS-BATCH-001", "PLS-BATCH-002"] if pf.batching else ["PLS-BATCH-007"]

@@ -153,6 +153,11 @@ class ProducerFeatures:
     region_ids: dict[str, list[int]] = field(default_factory=dict)
     handed: int | None = None  # the highest sequence id handed to the client (None: none yet; sequence.last stands)
 
+    def clear_region(self) -> None:
+        """PLS-BATCH-009: no batched send is waiting for its split to be settled (a flush settled them, the producer
+        closed, or a partition's producer starts): new containers, so a copy made with ``replace`` shares none."""
+        self.region, self.region_cuts, self.region_ids, self.timer_stored = [], {}, {}, set()
+
     def current_sequence(self) -> ProducerSequence:
         """The sequence with the generated ids refused sends used up (``used_up``)."""
         if not self.used_up:
