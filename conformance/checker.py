@@ -33,7 +33,7 @@ from conformance import detectors, feature_checks
 from reference_model.anomalies import anomaly as _anomaly
 from reference_model import retention
 from conformance.model_view import ModelView
-from conformance.host_stalls import Stall, excuses, not_judged, stalled_ms
+from conformance.host_stalls import Stall, excuses, not_judged, covered_ms
 from conformance.timing import TimingBands, bands_from_header
 from conformance.trace import FAULT_OPS, INDETERMINATE, OK, REJECTED, Event, History, received_message, reported_consumers
 from conformance.verdicts import FAIL, PASS, worst_judged
@@ -547,7 +547,7 @@ class _Checker:
         if why is not None:
             self._emit(rule, n, INDET, anomaly, allowed, observed, not_judged(why, explanation), keys)
             return
-        seen = stalled_ms(self.stalls, due_ms, end_ms)
+        seen = covered_ms(self.stalls, due_ms, end_ms)
         if seen:
             explanation += f" The host stalled {seen:.0f} ms of that time (conformance/host_stalls.py): too little to explain it."
         self._emit(rule, n, FAIL, anomaly, allowed, observed, explanation, keys)

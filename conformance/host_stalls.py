@@ -18,7 +18,14 @@ What is measured, as stalls ``[from, to]`` on the monotonic clock, each at least
   CLOCK_MONOTONIC on Linux; the harness drops the driver's report if the two disagree by more than
   ``CLOCK_AGREEMENT_MS``;
 - the embedded broker: the stop-the-world pauses its JVM logs (``-Xlog:gc*``, fixtures/embedded.py),
-  stamped with the wall clock and mapped onto the monotonic one.
+  stamped with the wall clock and mapped onto the monotonic one;
+- the CPU itself: Linux's pressure stall information (``/proc/pressure/cpu``, "some": the wall time
+  in which at least one runnable task waited for a CPU; kernel Documentation/accounting/psi.rst),
+  read every ``PRESSURE_PERIOD_MS``. A slowdown made of many waits shorter than ``MIN_STALL_MS`` is
+  invisible to the watchdogs and shows here: in the stressed run of 4 Dec 2026 a Java nack came
+  183 ms after its due time, 50 ms past its band, while the watchdogs saw 31 ms. Each period with
+  ``PRESSURE_MIN_MS`` or more of waiting is a stall ``[start, start + waited]`` seen by
+  ``CPU_PRESSURE``, so the periods' stalls never overlap and their union is the waiting they add up to.
 ``conformance.targets.stall_sources`` collects them; a live history carries them in its header
 (``host_stalls``, ms since the trace started), so a replay of the file is judged the same way.
 
@@ -28,11 +35,14 @@ stalls cover S ms of [D, E] (their union, clipped to it). If S >= X, the time th
 run the parties covers the whole lateness: the verdict is INDETERMINATE, with both figures, and the
 case's test runs it again (pulsar_conformance/suite). If S < X the FAIL stands and says S. A real
 late delivery still FAILs: on a quiet host, and on a loaded one whenever it is later than the
-stalls seen (a nack never redelivered, a backoff ignored: seconds against tens of ms).
+stalls seen (a nack never redelivered, a backoff ignored: seconds against tens of ms). S is the
+larger of the watchdogs' and GC's union and the CPU pressure's total, never their sum: a watchdog
+that waited for a CPU is counted by both.
 
-Not measured: an external broker's pauses (its GC log is not ours to read), the Go driver (its
-timings have not flaked; it reports no stalls), and a slowdown made of many pauses shorter than
-``MIN_STALL_MS`` (the band covers those: it is measured under the run's load).
+Not measured: an external broker's pauses (its GC log is not ours to read; the CPU pressure is this
+machine's), the Go driver's own watchdog (its timings have not flaked; the CPU pressure covers its
+process too), and CPU pressure on a kernel without PSI (before Linux 4.20, or booted with
+``psi=0``): there the file is absent and the source gives no stalls.
 """
 
 from __future__ import annotations
@@ -45,9 +55,13 @@ MIN_STALL_MS = 15.0  # a wake-up (or GC pause) this long past its due time is a 
 CLOCK_AGREEMENT_MS = 1000.0  # a driver whose monotonic clock differs from the harness's by more: its stalls are dropped
 NOT_JUDGED = "not judged: the host stalled"  # how an excused verdict's explanation begins, after "("
 
+PRESSURE_PERIOD_MS = 20.0  # how often the CPU pressure is read; a stall's placement within its period is not known
+PRESSURE_MIN_MS = 1.0  # a period with less waiting than this is not recorded (a quiet host's noise)
+
 HARNESS = "harness"
 JAVA_DRIVER = "java driver"
 BROKER_GC = "broker GC"
+CPU_PRESSURE = "cpu pressure"
 
 
 @dataclass(frozen=True)
@@ -110,6 +124,16 @@ def stalled_ms(stalls: Iterable[Stall], start_ms: float, end_ms: float) -> float
     return total
 
 
+def covered_ms(stalls: Iterable[Stall], start_ms: float, end_ms: float) -> float:
+    """How many ms of [start_ms, end_ms] the host is known not to have run the parties: the larger of
+    the watchdogs' and GC pauses' union and the CPU pressure's waiting (``stalled_ms`` of each), not
+    their sum, since one wait for a CPU can show in both."""
+    stalls = list(stalls)
+    pressure = [s for s in stalls if s.seen_by == CPU_PRESSURE]
+    others = [s for s in stalls if s.seen_by != CPU_PRESSURE]
+    return max(stalled_ms(others, start_ms, end_ms), stalled_ms(pressure, start_ms, end_ms))
+
+
 def excuses(stalls: Sequence[Stall], due_ms: float, band_ms: float, end_ms: float) -> str | None:
     """Why a receive ending at ``end_ms``, past ``due_ms`` + ``band_ms``, cannot be judged late
     (the stalls seen in [due_ms, end_ms] explain the lateness, as the module docstring says), or
@@ -117,7 +141,7 @@ def excuses(stalls: Sequence[Stall], due_ms: float, band_ms: float, end_ms: floa
     past = end_ms - due_ms - band_ms
     if past <= 0 or not stalls:
         return None
-    seen = stalled_ms(stalls, due_ms, end_ms)
+    seen = covered_ms(stalls, due_ms, end_ms)
     if seen < past:
         return None
     by = sorted({s.seen_by for s in stalls if overlapping([(s.from_ms, s.to_ms)], due_ms, end_ms)})

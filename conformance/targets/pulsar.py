@@ -46,8 +46,8 @@ from conformance.targets import pulsar_features as fx
 from conformance.targets.java_client import JAVA_OPS, JavaSession
 from conformance.targets import go_driver
 from conformance.targets.java_driver import JavaDriver, client_version_for, start_driver
-from conformance.targets.stall_sources import GcLog, StallWatch, harness_watch, relative
-from conformance.host_stalls import BROKER_GC, HARNESS, JAVA_DRIVER, Stall, overlapping
+from conformance.targets.stall_sources import GcLog, StallWatch, cpu_pressure_watch, harness_watch, relative
+from conformance.host_stalls import BROKER_GC, CPU_PRESSURE, HARNESS, JAVA_DRIVER, Stall, overlapping
 from fixtures.admin import AdminClient
 from fixtures.endpoint import BrokerEndpoint
 from fixtures.errors import AdminError
@@ -364,6 +364,7 @@ class BrokerTarget:
         client = self._client()
         run = _Run(namespace=namespace, client=client, admin=admin, epoch_ms_at_start=time.time() * 1000)
         watch = harness_watch()
+        cpu_pressure_watch()  # reading from now on, for _stalls
         t0 = time.monotonic()
         events: list[Event] = []
         if self.endpoint.controls is not None:
@@ -428,9 +429,10 @@ class BrokerTarget:
 
     def _stalls(self, run: _Run, watch: StallWatch, t0: float) -> list[Stall]:
         """The host stalls seen while the trace ran (conformance/host_stalls.py), in ms since ``t0``: the
-        harness's watchdog, the Java driver's, and the embedded broker's GC pauses."""
+        harness's watchdog, the Java driver's, the embedded broker's GC pauses and the CPU pressure."""
         end = time.monotonic()
         found = relative(watch.between(t0, end), t0, HARNESS)
+        found += relative(cpu_pressure_watch().between(t0, end), t0, CPU_PRESSURE)
         if run.java is not None:
             found += relative(overlapping(run.java.stalls(), t0, end), t0, JAVA_DRIVER)
         gc_dir = getattr(self.endpoint, "gc_log_dir", None)

@@ -1,5 +1,6 @@
-"""Where host stalls come from during a live run: the harness's watchdog, the Java driver's, and the
-embedded broker's GC log (what they mean and how verdicts use them: ``conformance.host_stalls``).
+"""Where host stalls come from during a live run: the harness's watchdog, the Java driver's, the
+embedded broker's GC log and the CPU pressure (what they mean and how verdicts use them:
+``conformance.host_stalls``).
 
 Choices:
 - One watchdog per process, started on first use and never stopped (a daemon thread): it costs
@@ -21,7 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-from conformance.host_stalls import CLOCK_AGREEMENT_MS, MIN_STALL_MS, PERIOD_MS, Stall, overlapping
+from conformance.host_stalls import (CLOCK_AGREEMENT_MS, MIN_STALL_MS, PERIOD_MS, PRESSURE_MIN_MS, PRESSURE_PERIOD_MS,
+                                     Stall, overlapping)
 
 MAX_KEPT = 20_000  # stalls a source keeps (the oldest are dropped first)
 
@@ -78,6 +80,94 @@ def harness_watch() -> StallWatch:
         if _HARNESS_WATCH is None:
             _HARNESS_WATCH = StallWatch().start()
         return _HARNESS_WATCH
+
+
+PSI_CPU = Path("/proc/pressure/cpu")
+
+
+def psi_some_total_us(text: str) -> int | None:
+    """The ``some ... total=`` figure of a ``/proc/pressure/cpu`` read (microseconds in which at least one
+    runnable task waited for a CPU, since boot), or None if the text has no such line."""
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "some":
+            for f in fields[1:]:
+                if f.startswith("total="):
+                    try:
+                        return int(f[len("total="):])
+                    except ValueError:
+                        return None
+    return None
+
+
+def _read_psi() -> int | None:
+    try:
+        return psi_some_total_us(PSI_CPU.read_text())
+    except OSError:
+        return None
+
+
+class CpuPressureWatch:
+    """A thread that reads the CPU pressure every ``PRESSURE_PERIOD_MS`` and keeps each period's waiting
+    of ``PRESSURE_MIN_MS`` or more as a stall ``(start, start + waited)`` (monotonic seconds). The
+    waiting is capped at the period's length (``some`` is wall time), so the stalls of two periods
+    never overlap."""
+
+    def __init__(self, *, period_ms: float = PRESSURE_PERIOD_MS, min_ms: float = PRESSURE_MIN_MS,
+                 read: Any = _read_psi, clock: Any = time.monotonic, sleep: Any = time.sleep):
+        self.period_s = period_ms / 1000.0
+        self.min_s = min_ms / 1000.0
+        self._read, self._clock, self._sleep = read, clock, sleep
+        self._stalls: deque[tuple[float, float]] = deque(maxlen=MAX_KEPT)
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._last: tuple[float, int] | None = None
+
+    @property
+    def available(self) -> bool:
+        """Whether this kernel reports CPU pressure (PSI; Linux 4.20 or later, not booted with psi=0)."""
+        return self._read() is not None
+
+    def start(self) -> "CpuPressureWatch":
+        if self._thread is None and self.available:
+            self._thread = threading.Thread(target=self._loop, name="cpu-pressure-watch", daemon=True)
+            self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while True:
+            self.observe(self._clock(), self._read())
+            self._sleep(self.period_s)
+
+    def observe(self, now_s: float, total_us: int | None) -> None:
+        """One read: the pressure's running total was ``total_us`` at ``now_s``."""
+        if total_us is None:
+            return
+        last, self._last = self._last, (now_s, total_us)
+        if last is None or now_s <= last[0] or total_us < last[1]:
+            return
+        waited = min((total_us - last[1]) / 1e6, now_s - last[0])
+        if waited >= self.min_s:
+            with self._lock:
+                self._stalls.append((last[0], last[0] + waited))
+
+    def between(self, start_s: float, end_s: float) -> list[tuple[float, float]]:
+        """The stalls that overlap [start_s, end_s] (monotonic seconds)."""
+        with self._lock:
+            return overlapping(self._stalls, start_s, end_s)
+
+
+_PRESSURE_WATCH: CpuPressureWatch | None = None
+
+
+def cpu_pressure_watch() -> CpuPressureWatch:
+    """This process's CPU pressure reader, started on first use (it records nothing where the kernel
+    has no PSI)."""
+    global _PRESSURE_WATCH
+    with _HARNESS_LOCK:
+        if _PRESSURE_WATCH is None:
+            _PRESSURE_WATCH = CpuPressureWatch().start()
+        return _PRESSURE_WATCH
 
 
 # `-Xlog:gc*:...:time,uptime` (fixtures/embedded.py): the line is written when the pause ends, e.g.

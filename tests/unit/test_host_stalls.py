@@ -11,10 +11,10 @@ import pytest
 
 from conformance.case_files import load_case
 from conformance.checker import check
-from conformance.host_stalls import NOT_JUDGED, Stall, excuses, stalled_ms, stalls_from_json
+from conformance.host_stalls import CPU_PRESSURE, NOT_JUDGED, Stall, covered_ms, excuses, stalled_ms, stalls_from_json
 from conformance.runner import STALL_RERUNS, only_host_stalls, run_case, run_case_past_stalls
 from conformance.targets.model import ModelTarget
-from conformance.targets.stall_sources import GcLog, StallWatch, driver_stalls, gc_pause
+from conformance.targets.stall_sources import CpuPressureWatch, GcLog, StallWatch, driver_stalls, gc_pause, psi_some_total_us
 from conformance.timing import TimingBands
 from conformance.trace import History, TraceFormatError, dumps, parse
 
@@ -173,3 +173,59 @@ def test_a_driver_report_on_another_clock_is_dropped():
     assert driver_stalls(value, 4.9, 5.1) == [(4.0, 4.02)]
     assert driver_stalls(value, 100.0, 100.1) is None
     assert driver_stalls({"stalls": []}, 4.9, 5.1) is None
+
+
+# ---- CPU pressure (/proc/pressure/cpu): waits too short for a watchdog, added up
+
+def test_the_psi_some_total_is_read_from_the_kernels_format():
+    text = ("some avg10=12.50 avg60=6.09 avg300=22.97 total=13082243674\n"
+            "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    assert psi_some_total_us(text) == 13082243674
+    assert psi_some_total_us("full avg10=0.00 total=5\n") is None
+    assert psi_some_total_us("some avg10=0.00 total=x\n") is None
+    assert psi_some_total_us("") is None
+
+
+def test_each_period_keeps_its_waiting_as_a_stall_from_its_start_capped_at_its_length():
+    watch = CpuPressureWatch(period_ms=20, min_ms=1, read=lambda: 0)
+    watch.observe(1.000, 1_000_000)  # the first read only sets the base
+    watch.observe(1.020, 1_012_000)  # 12 ms of waiting in [1.000, 1.020]
+    watch.observe(1.040, 1_012_500)  # 0.5 ms: a quiet host's noise, not kept
+    watch.observe(1.060, 1_100_000)  # 87.5 ms counted in a 20 ms period: capped at 20 ms
+    watch.observe(1.080, 900_000)  # the counter went back (another pressure file?): no stall, a new base
+    watch.observe(1.100, 905_000)
+    got = watch.between(0, 10)
+    assert [(round(a, 6), round(b, 6)) for a, b in got] == [(1.0, 1.012), (1.04, 1.06), (1.08, 1.085)]
+    assert watch.between(1.061, 1.079) == []
+
+
+def test_a_kernel_without_psi_gives_no_pressure_and_starts_no_thread():
+    watch = CpuPressureWatch(read=lambda: None).start()
+    assert not watch.available and watch._thread is None
+    watch.observe(1.0, None)
+    assert watch.between(0, 10) == []
+
+
+def test_covered_time_is_the_larger_of_the_watchdogs_and_the_pressure_never_their_sum():
+    stalls = [Stall(100, 140, "harness"), Stall(100, 120, CPU_PRESSURE), Stall(120, 140, CPU_PRESSURE),
+              Stall(160, 175, CPU_PRESSURE)]
+    # watchdogs: 40 ms of [100, 200]; pressure: 20 + 20 + 15 = 55 ms; the same waits may show in both
+    assert covered_ms(stalls, 100, 200) == 55
+    assert covered_ms([s for s in stalls if s.seen_by == "harness"], 100, 200) == 40
+    assert covered_ms([Stall(100, 190, "broker GC"), *stalls[1:]], 100, 200) == 90
+
+
+def test_cpu_pressure_that_covers_the_lateness_makes_it_indeterminate_and_less_leaves_the_fail():
+    # m2 due by 100 ms, band 50, came at 340 ms: 190 ms past the band. Waits of 10 ms in every 20 ms
+    # period from 100 to 340 ms add up to 120 ms: no watchdog would have seen any of them (< 15 ms).
+    half = tuple(Stall(t, t + 10, CPU_PRESSURE) for t in range(100, 340, 20))
+    (v,) = _nack_verdicts(_late_m2(_java_nack_history(), stalls=half))
+    assert v.status == "FAIL" and "stalled 120 ms" in v.explanation, v
+    # waits filling 19 ms of every 20 ms period: 228 ms, more than the 190 ms past the band
+    most = tuple(Stall(t, t + 19, CPU_PRESSURE) for t in range(100, 340, 20))
+    (v,) = _nack_verdicts(_late_m2(_java_nack_history(), stalls=most))
+    assert v.status == "INDETERMINATE" and CPU_PRESSURE in v.explanation and "228 ms" in v.explanation, v
+    # the same pressure before the redelivery was due excuses nothing
+    before = tuple(Stall(t - 300, t - 281, CPU_PRESSURE) for t in range(100, 340, 20))
+    (v,) = _nack_verdicts(_late_m2(_java_nack_history(), stalls=before))
+    assert v.status == "FAIL", v
