@@ -1831,7 +1831,8 @@ def producer_closes(b: TraceBuilder):
 
 
 def _readable_topics(b: TraceBuilder) -> list[str]:
-    return [t for t in b.topics() if not b.partitions.get(t)]
+    """Every topic: a reader of a partitioned one reads all its partitions (Broker._create_partitioned_reader)."""
+    return list(b.topics())
 
 
 def reader_opens(b: TraceBuilder):
@@ -1843,14 +1844,17 @@ def reader_opens(b: TraceBuilder):
         args["start"] = "earliest"
     elif how == 1:
         args["start"] = "latest"
+        if b.c.flag(0.25):
+            args["inclusive"] = True  # the Go client starts at the last message (PLS-READER-004); C++ and Java after it
     else:
         args["start"] = {"message": b.pick(labels)}
         if b.c.flag():
             args["inclusive"] = True
-    may_refuse = False
+    # the Java client refuses a partitioned topic's reader from a message id (PLS-READER-003); C++ and Go are not followed
+    may_refuse = bool(b.partitions.get(topic)) and isinstance(args["start"], dict)
     if b.on("admin_ops") and b.c.flag(0.3):
         args["read_compacted"] = True
-        may_refuse = topic.startswith("non-persistent://")  # NotAllowedError (PLS-COMPACT-005)
+        may_refuse = may_refuse or topic.startswith("non-persistent://")  # NotAllowedError (PLS-COMPACT-005)
     client = b.handle_client()
     if client is not None:
         args["client"] = client

@@ -63,8 +63,9 @@ compaction, non-persistent topics): the ``FeatureOps`` mixin, reference_model/fe
 topics and cursors (delete_topic, reset_cursor, skip, clear_backlog; PLS-TOPIC-004/005, PLS-SEEK-004,
 PLS-SKIP-001/002): the ``AdminOps`` mixin, reference_model/admin_ops.py.
 
-Not modelled: a seek by id on a partitioned topic's consumer, a seek on a multi-topic consumer, readers on
-partitioned topics (a seek by publish time or to a position moves every partition: ``_seek_partitioned``), the C++
+Not modelled: a seek by id on a partitioned topic's consumer, a seek on a multi-topic consumer (a seek by publish
+time or to a position moves every partition: ``_seek_partitioned``), a C++ or Go reader of a partitioned topic from a
+message id (readers from earliest or latest are partitioned consumers: ``_create_partitioned_reader``), the C++
 default routing hash (BoostHash),
 a durable subscribe to a name a non-durable subscription holds, a second subscription on a retry
 topic reading more than one retry copy of one message,
@@ -83,7 +84,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Generator, Mapping, NamedTuple
+from typing import Any, Callable, Generator, Mapping, NamedTuple
 
 from reference_model import names
 from reference_model.cursor import Cursor, position_by_publish_time
@@ -424,6 +425,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.sender_client: dict[str, str] = {}  # label -> the client ("cpp", "java") whose producer sent it
         self.failed_last_send: set[str] = set()  # producers whose last send failed (a Java flush reports it)
         self.readers: dict[str, Reader] = {}
+        self.partitioned_readers: set[str] = set()  # readers of a partitioned topic: partitioned consumers that ack what they read
         # a batching partitioned producer's producer per partition (partition_producer): handle -> it
         self.partition_producers: dict[str, Producer] = {}
         self.closed: set[str] = set()
@@ -518,6 +520,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         return None if isinstance(full, Rejected) else self.copies.get((full, stored.pos))
 
     def _java_only_refusal(self, op: str, args: Mapping[str, Any], prof: Profile) -> Rejected | None:
+        if "_start_rule" in args:
+            return None  # a partitioned reader's own subscription (_create_partitioned_reader): every client makes it
         refused = client_refusal(op, args, prof)
         return None if refused is None else Rejected("InvalidArgument", *refused)
 
@@ -1140,11 +1144,14 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             if args.get("initial_position", "Latest") == "Earliest" and names.is_persistent(topic.full):
                 sub = Subscription(topic, config.subscription, Cursor(-1), at, "PLS-SUB-003")
                 sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
+            elif args.get("_start_at_last") and n and names.is_persistent(topic.full):
+                # a Go partitioned reader from latest, inclusive: at each partition's last message (PLS-READER-004)
+                sub = Subscription(topic, config.subscription, Cursor(n - 2), at, "PLS-READER-004")
             else:
                 sub = Subscription(topic, config.subscription, Cursor(n - 1), at, "PLS-SUB-002")
             sub.durable = durable  # PLS-SUB-007: a non-durable one goes with its last consumer
             if not durable:
-                sub.start_rule = "PLS-SUB-007"
+                sub.start_rule = args.get("_start_rule", "PLS-SUB-007")  # a partitioned reader's: PLS-READER-001/002/004
             self.removed_non_durable.discard((topic.full, config.subscription))
             self.deleted_subscriptions.pop((topic.full, config.subscription), None)  # PLS-TOPIC-005: made again
             topic.subscriptions[config.subscription] = sub
@@ -1177,6 +1184,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             if len(sub.dispatcher.connected()) > 1 or not hasattr(sub.dispatcher, "compacted_skip"):
                 raise NotModelledError("a consumer reading compacted beside other consumers of its subscription")
             sub.dispatcher.compacted_skip = frozenset(self._compacted_skip(topic))
+            sub.dispatcher.compacted_horizon = self.topic_features(topic).horizon
+            sub.dispatcher.compacted_tombstones = frozenset(sub.dispatcher.compacted_skip & set(self.topic_features(topic).tombstone))
         dead = args.get("dead_letter")
         # PLS-DLQ-005: only Shared/Key_Shared count redeliveries; elsewhere the policy never acts.
         if dead and dead.get("max_redeliver_count") and dl.dlq_applies(sub_type):
@@ -2086,6 +2095,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         del self.consumers[handle]
         self.partition_consumers.pop(handle, None)
         self.multi_topic_consumers.discard(handle)
+        self.partitioned_readers.discard(handle)
         self.received_labels.pop(handle, None)
         self.closed.add(handle)
         return {}
@@ -2110,6 +2120,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         del self.consumers[config.handle]
         self.partition_consumers.pop(config.handle, None)
         self.multi_topic_consumers.discard(config.handle)
+        self.partitioned_readers.discard(config.handle)
         self.closed.add(config.handle)
         return {}
 
@@ -2120,7 +2131,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if topic is None:
             self._check_not_discovered(args["topic"])
         if topic is not None and topic.partitions:
-            raise NotModelledError("readers on partitioned topics")
+            return (yield from self._create_partitioned_reader(topic, args, at, observed))
         start = args["start"]
         n = len(topic.entries) if topic is not None else 0
         full = names.expand_trace(args["topic"])
@@ -2134,6 +2145,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             pos, rule = n, "PLS-NP-001"
         elif start == "earliest":
             pos, rule = 0, "PLS-READER-001"
+        elif start == "latest" and args.get("inclusive") and n and self.args_profile(args).latest_inclusive_starts_at_last:
+            pos, rule = n - 1, "PLS-READER-004"  # the client seeks to the last message (Profile.latest_inclusive_starts_at_last)
+            self.check_no_async_in_flight(topic.full, "a reader started at latest")
         elif start == "latest":
             pos, rule = n, "PLS-READER-002"
             if topic is not None:
@@ -2158,6 +2172,44 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.readers[args["reader"]] = reader
         self._reader_skip(reader)
         return {}
+
+    def _create_partitioned_reader(self, topic: Topic, args, at, observed):
+        """A reader of a partitioned topic is a consumer of every partition on one non-durable Exclusive subscription
+        of a generated name (Java ``PulsarClientImpl#createSingleTopicReaderAsync`` -> ``MultiTopicsReaderImpl``; C++
+        ``ReaderImpl::start`` with partitions -> ``MultiTopicsConsumerImpl``; Go ``newReader`` -> ``newInternalConsumer``,
+        which opens one consumer per partition). From the earliest message each partition keeps (PLS-READER-001) or
+        after its last one (PLS-READER-002); the partitions interleave as the client's queues fill, each in order, as
+        for any partitioned consumer. What it reads it acknowledges (C++ ``ReaderImpl::acknowledgeIfNecessary``, Go
+        ``reader.Next``), so after a reconnect it resumes past what it read. From latest with ``inclusive``, as from
+        latest: each partition's consumer seeks to its last message only inside ``hasMessageAvailable`` (as a one-topic
+        reader's does: case up-java-b-reader-latest-inclusive), which traces do not call; except Go's, which seeks
+        each partition's consumer to its last message when it is made (``Profile.latest_inclusive_starts_at_last``).
+
+        From a message id: the Java client refuses any start but earliest and latest on a partitioned topic
+        (``MultiTopicsConsumerImpl.isIllegalMultiTopicsMessageId``: "The partitioned topic startMessageId is
+        illegal"). C++ and Go hand that one id to every partition's consumer; the broker places each partition's
+        non-durable cursor by the id's ledger, which belongs to one partition (``ManagedLedgerImpl``
+        ``getNextValidPosition``): where the others start depends on the ledger ids the broker gave them, which
+        Pulsar leaves unspecified, so the model does not follow it."""
+        start = args["start"]
+        if self.args_profile(args).client == "java" and start not in ("earliest", "latest"):
+            return Rejected("OtherError", "PLS-READER-003", "The partitioned topic startMessageId is illegal")
+        if start not in ("earliest", "latest"):
+            raise NotModelledError("a C++ or Go reader of a partitioned topic from a message id (every partition's cursor "
+                                   "is placed by that id's ledger, which is one partition's)")
+        if not names.is_persistent(topic.full):
+            raise NotModelledError("a reader of a partitioned non-persistent topic")
+        at_last = start == "latest" and bool(args.get("inclusive")) and self.args_profile(args).latest_inclusive_starts_at_last
+        sub_args = {"consumer": args["reader"], "topic": args["topic"], "subscription": f"reader-{args['reader']}",
+                    "type": "Exclusive", "subscription_mode": "NonDurable",
+                    "initial_position": "Earliest" if start == "earliest" else "Latest",
+                    "_start_rule": "PLS-READER-001" if start == "earliest" else "PLS-READER-004" if at_last else "PLS-READER-002",
+                    "_start_at_last": at_last,
+                    **{k: args[k] for k in ("read_compacted", "client", "receiver_queue_size") if k in args}}
+        refused = yield from self._subscribe_partitioned(topic, sub_args, at, observed)
+        if not isinstance(refused, Rejected):
+            self.partitioned_readers.add(args["reader"])
+        return refused
 
     def _reader_skip(self, reader: "Reader") -> None:
         while reader.next_pos in reader.skip:
@@ -2209,10 +2261,20 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # Canonical order: by time, then in publish order across partitions (stable within one).
         by_topic = {sub.topic.short: sub.topic for _, sub in self.partition_consumers[handle]}
         candidates.sort(key=lambda c: (c.window.canonical, by_topic[c.topic].entries[c.pos].seq))
+        if handle in self.partitioned_readers:
+            # a reader's order and completeness are its start rule's (PLS-READER-001/002), as for a one-topic reader
+            ruled = self._reader_rule(handle)
+            candidates = [replace(c, rules=tuple(ruled(r) for r in c.rules)) for c in candidates]
+            must = [(due, ruled(rule), reason) for due, rule, reason in must]
         if must:
             due, rule, reason = min(must, key=lambda m: m[0])
             return ReceiveOptions(tuple(candidates), due, rule, reason)
         return ReceiveOptions(tuple(candidates))
+
+    def _reader_rule(self, handle: str) -> Callable[[str | None], str | None]:
+        """For a partitioned reader: its Exclusive subscription's order rule read as its start rule."""
+        start = self.partition_consumers[handle][0][1].start_rule
+        return lambda rule: start if rule == ExclusiveDispatcher.order_rule else rule
 
     def take(self, handle: str, label: str, at: Span, *, redelivery_count: int | None = None,
              candidate: Candidate | None = None, topic: str | None = None) -> dict[str, Any]:
@@ -2244,6 +2306,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             # PLS-NP-001/002: nothing is stored; once dispatched, a message is gone from the subscription.
             sub.dispatcher.acked([stored.pos], at)
             sub.dispatcher.ghosts.pop(stored.pos, None)
+        elif handle in self.partitioned_readers and sub.cursor.ack(stored.pos):
+            sub.dispatcher.acked([stored.pos], at)  # a reader acks what it reads (_create_partitioned_reader)
         return stored.observe(count, key_bytes_reported=self.profile_of(handle).binary_key_supported)
 
     def note_empty_receive(self, handle: str, at: Span) -> None:
@@ -2280,7 +2344,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             return Refusal("ack-resurrection", "PLS-ACK-001",
                            f"Let {label} be acknowledged on subscription {sub.name}. Then it is never delivered again; "
                            f"{handle} received it at {at.end:g} ms.")
-        return sub.dispatcher.explain(handle, stored.pos, at)
+        refusal = sub.dispatcher.explain(handle, stored.pos, at)
+        if handle in self.partitioned_readers:
+            return replace(refusal, rule=self._reader_rule(handle)(refusal.rule))
+        return refusal
 
     def receive(self, handle: str, now: float, timeout_ms: float) -> tuple[dict[str, Any] | None, float] | Rejected:
         """The model target's receive: the canonical choice and the instant it completes.

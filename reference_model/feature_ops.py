@@ -48,7 +48,8 @@ have left (which goes first is timing), a Key_Shared subscription reading a batc
 sync send on a batching producer that may be a
 duplicate of an async send still in its batch (under deduplication it is written after them, as a batch
 of one: PLS-DEDUP-004's choice), cumulative acks inside a
-batch, chunked messages in batches or DLQs, consumers reading compacted (only readers),
+batch, chunked messages in batches or DLQs, a consumer reading compacted beside other consumers of its
+subscription or connected before the compaction (it reads the view or the topic as the broker's reads fall),
 automatic compaction, the periodic TTL check (only ``expire_messages`` passes).
 Choices: a batched async send is pushed to the broker's dedup state when it is made and persisted at
 the next flush or sync send of its producer (so a sync duplicate in between is Unknown, PLS-DEDUP-004).
@@ -250,16 +251,19 @@ class FeatureOps:
         topic = self._admin_topic(args["topic"], "PLS-COMPACT-001")
         if isinstance(topic, Rejected):
             return topic
-        if topic.partitions:
-            # each partition is compacted on its own, with its own horizon and status
-            raise NotModelledError("compacting a partitioned topic (each partition compacts on its own)")
-        horizon = len(topic.entries) - 1
+        # A partitioned topic is compacted partition by partition (apache/pulsar PersistentTopicsBase
+        # internalTriggerCompaction: a partitioned name triggers each partition's own compaction), each with its own
+        # horizon: the rules below hold per partition, as for any topic.
+        parts = [topic] if not topic.partitions else \
+            [self.topics[partition_name(topic.full, i)] for i in range(topic.partitions)]
+        horizons = {t.full: len(t.entries) - 1 for t in parts}
         behind = tuple(h for h in sorted(self.reads_compacted)
-                       if (config_sub := self.consumers.get(h)) is not None and config_sub[1].topic is topic
-                       and config_sub[1].cursor.first_unacked() <= horizon)
+                       if any(sub.topic.full in horizons and sub.cursor.first_unacked() <= horizons[sub.topic.full]
+                              for _, sub in self.attachments(h)))
         yield  # decided: compaction runs
         # PLS-COMPACT-004: the horizon is the last message when compaction started.
-        self.topic_features(topic).horizon = horizon
+        for t in parts:
+            self.topic_features(t).horizon = horizons[t.full]
         if behind:
             # PLS-COMPACT-001: the dispatcher serves a read_compacted consumer from the compacted ledger whenever its
             # cursor's read position is at or before the horizon (CompactedTopicUtils#asyncReadCompactedEntries), so

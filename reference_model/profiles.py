@@ -99,6 +99,13 @@ class Profile:
     # entry unless resetIncludeHead). A client that differs says False here: the Go client did
     # before v0.17 (apache/pulsar-client-go#919; milvus-io/milvus#46591 on the change).
     seek_by_id_exclusive: bool = True
+    # PLS-READER-004: a consumer (or reader) from latest with start_message_id_inclusive begins at the topic's last
+    # message. Go does it when each partition's consumer is created (pulsar-client-go v0.19.0 consumer_partition.go
+    # newPartitionConsumer: getLastMessageId, then a seek to it unless the topic is empty); C++ and Java only inside
+    # hasMessageAvailable (C++ ConsumerImpl::hasMessageAvailableAsync; case up-java-b-reader-latest-inclusive), which
+    # traces do not call, so they start after the last message as from latest. Live 4.0.8 (5 Dec 2026, case
+    # reader-partitioned): the Go reader r3 read each partition's last message, Java and Python read only what came after.
+    latest_inclusive_starts_at_last: bool = False
     # PLS-SEEK-001 / PLS-BACKLOG-001: the client acknowledges the message it skips after seek(id) (Go: MessageReceived drops what
     # messageShouldBeDiscarded says is at or before the start id and AckIDs it), where C++ and Java only drop it, so
     # it stays in the backlog. Live 4.0.8 with 0.19.0, 28 Nov 2026: backlog 4 where C++ leaves 5.
@@ -393,6 +400,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             profile,
             nack_timer="periodic",  # negative_acks_tracker.go: a ticker every delay / 3
             nack_timer_divisor=3,
+            latest_inclusive_starts_at_last=True,  # PLS-READER-004: consumer_partition.go newPartitionConsumer
             nack_early_ms=255,  # the due time's low 8 bits of milliseconds cleared (NackPrecisionBit 8)
             nack_min_delay_ms=1,  # no floor: 0 means the 1 min default (consumer_impl.go)
             nack_backoff_supported=True,  # ConsumerOptions.NackBackoffPolicy

@@ -502,7 +502,11 @@ RULES: tuple[Rule, ...] = (
         source=f"{_PY}#Client.create_reader",
         quote="Set the reader to include the startMessageId or given position of any reset operation like Reader.seek",
         status="normative", applies_to=_ALL_GO,
-        note=f"{_LIVE}reader from id of m2 with start_message_id_inclusive=True -> m2.",
+        note=(f"{_LIVE}reader from id of m2 with start_message_id_inclusive=True -> m2. From latest, inclusive, the Go "
+              "client starts at the topic's (each partition's) last message: pulsar-client-go v0.19.0 "
+              "consumer_partition.go newPartitionConsumer asks for the last message id and seeks there when the consumer "
+              "is made (Profile.latest_inclusive_starts_at_last); C++ and Java do that only inside hasMessageAvailable. "
+              "Live 4.0.8 (5 Dec 2026): cases reader-partitioned-latest-inclusive-go and -latest-inclusive."),
     ),
     # ---- subscription types --------------------------------------------------------------
     Rule(

@@ -88,6 +88,8 @@ class ExclusiveDispatcher:
         # PLS-COMPACT-001: a read_compacted consumer that subscribed after a compaction reads the
         # compacted view from the cursor: the positions up to the horizon that view drops never come.
         self.compacted_skip: frozenset[int] = frozenset()
+        self.compacted_horizon: int | None = None  # that compaction's horizon (PLS-COMPACT-004: past it, every message)
+        self.compacted_tombstones: frozenset[int] = frozenset()  # the tombstones among them (PLS-COMPACT-006)
         # Acked messages the active consumer's queue may still hold: position -> ack instant.
         self.ghosts: dict[int, float] = {}
         # Failover only: the active consumer may change at the next dispatch (membership changed);
@@ -177,11 +179,18 @@ class ExclusiveDispatcher:
             stored = self.sub.stored_span(head)
             due = max(stored.end, self.stream_since)
             candidates.append(Candidate(
-                head, Window(stored.start, stored.start, due), self.order_rules + self.stream_rules,
+                head, Window(stored.start, stored.start, due), self.order_rules + self.stream_rules + self._compacted_rules(head),
                 "next message in publish order", kind="stream"))
             if must_by is None or due < must_by:
                 must_by, must_rule, must_reason = due, self.order_rule, f"{self.sub.label(head)} was published and not yet delivered"
         return ReceiveOptions(tuple(candidates), must_by, must_rule, must_reason)
+
+    def _compacted_rules(self, head: int) -> tuple[str, ...]:
+        """The compaction rule that says ``head`` comes next to a read_compacted consumer: PLS-COMPACT-001 up to the
+        horizon (the compacted view), PLS-COMPACT-004 past it (every message, as published)."""
+        if self.compacted_horizon is None:
+            return ()
+        return ("PLS-COMPACT-001",) if head <= self.compacted_horizon else ("PLS-COMPACT-004",)
 
     def _expire(self, now: float) -> None:
         # Optional rewinds (possibly merged into one already seen) lapse when their window closes.
@@ -307,6 +316,16 @@ class ExclusiveDispatcher:
                            f"{handle} is not the active consumer ({who} is), so it may receive nothing; it received {label}.")
         n = self.sub.n_entries()
         head = self._head(handle, self.stream_next)
+        if pos in self.compacted_tombstones:
+            return Refusal("wrong-value", "PLS-COMPACT-006",
+                           f"Let {handle} read compacted after a compaction whose horizon is at or past {label}, a "
+                           f"tombstone (an empty or null value). Then the tombstone deleted its key from the compacted "
+                           f"view and is not in it; it came.")
+        if pos in self.compacted_skip:
+            return Refusal("wrong-value", "PLS-COMPACT-001",
+                           f"Let {handle} read compacted after a compaction whose horizon is at or past {label}. Then "
+                           f"{label} is not in the compacted view (a later message of its key, or a tombstone, "
+                           f"supersedes it, or it has no key), so it never comes; it came.")
         if pos < head:
             return Refusal("duplicate-delivery", self.order_rule,
                            f"{label} was already delivered to {handle} and no rewind (nack, ack timeout, "

@@ -42,7 +42,11 @@ def test_a_java_run_records_the_host_stalls_on_the_harness_clock(live_target_for
     target = live_target_for("java")
     result = run_case(CASES["ack-individual"], target, client="java")
     stalls = result.history.header.stalls
-    assert stalls is not None and all(s.seen_by in ("harness", "java driver", "broker GC") and s.ms >= 15 for s in stalls)
+    assert stalls is not None
+    # watchdog stalls and GC pauses are 15 ms or more; a CPU-pressure period holds its waiting (1 ms or more, never
+    # longer than its period stretched by a late read: conformance/targets/stall_sources.py CpuPressureWatch)
+    assert all(s.seen_by in ("harness", "java driver", "broker GC") and s.ms >= 15
+               or s.seen_by == "cpu pressure" and s.ms >= 1 for s in stalls), stalls
     driver = target.java_driver()
     asked = time.monotonic()
     answer = driver.request("stalls", {})
