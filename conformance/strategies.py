@@ -132,6 +132,11 @@ MORE_FEATURES = ("delayed_sends", "namespace_policies", "admin_ops")
 AREA_FEATURES = ("batching", "chunking", "access_modes", "producer_options", "routing", "dead_letter", "retry",
                  "multi_topic", "key_shared_policies", "partitioned_failover", "non_persistent", "consumer_options",
                  "java_handles", "go_handles", "transactions", "schemas")
+# A fourth pool (issue 46), drawn after the other three, so a config without it builds the traces it built before:
+#   admin_cursor_ops: an admin reset_cursor (to a message, a position or a publish time), skip or clear_backlog of a
+#     subscription the trace knows; on a partitioned topic the skip and the resets to a position are asked for as
+#     expected rejections (HTTP 405), the others act on every partition (reference_model/admin_ops.py)
+ADMIN_FEATURES = ("admin_cursor_ops",)
 RUN_CLIENTS = ("python", "java", "go", "mixed")  # GenConfig.client: whose handles a trace has
 # the pool feature that turns on a client's own options (and, in a mixed run, handles of that client)
 CLIENT_FEATURE = {"java": "java_handles", "go": "go_handles"}
@@ -208,7 +213,8 @@ NEMESIS_SHARE = 0.5
 LIVE_NEMESIS_CONFIG = replace(LIVE_FAULT_CONFIG, restarts=True, nemesis_share=NEMESIS_SHARE)
 # The model follows every fault and every feature for free: a model campaign draws them all, and
 # each handle's client (mixed), so that its traces use the whole vocabulary.
-MODEL_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING, features=FAULT_FEATURES + MORE_FEATURES + AREA_FEATURES,
+MODEL_CONFIG = GenConfig(max_ops=40, mean_ops=22, timing=MODEL_TIMING,
+                         features=FAULT_FEATURES + MORE_FEATURES + AREA_FEATURES + ADMIN_FEATURES,
                          restarts=True, client="mixed")
 MODEL_FAULT_CONFIG = MODEL_CONFIG  # the model draws the fault ops by default (kept for callers of the old name)
 
@@ -217,7 +223,7 @@ MODEL_FAULT_CONFIG = MODEL_CONFIG  # the model draws the fault ops by default (k
 
 FEATURE_SETS = ("core", "all")
 # Every feature name a config's pool may hold, for ``focused`` (and ``fuzz --focus``).
-ALL_FEATURES = FAULT_FEATURES + MORE_FEATURES + AREA_FEATURES
+ALL_FEATURES = FAULT_FEATURES + MORE_FEATURES + AREA_FEATURES + ADMIN_FEATURES
 
 
 def focused(config: GenConfig, names: Iterable[str]) -> GenConfig:
@@ -240,7 +246,7 @@ def generation_config(*, model: bool, faults: bool = False, client: str | None =
     """The generator's config for a run: on the model everything (``MODEL_CONFIG``; each handle's
     client drawn unless ``client`` fixes it); on a broker ``LIVE_CONFIG`` or, with ``faults``, the nemesis
     ``LIVE_NEMESIS_CONFIG`` (``LIVE_FAULT_CONFIG`` with restarts), and with ``features="all"`` every feature pool as well
-    (``MORE_FEATURES``, ``AREA_FEATURES``; the live default stays ``core`` until the live campaigns
+    (``MORE_FEATURES``, ``AREA_FEATURES``, ``ADMIN_FEATURES``; the live default stays ``core`` until the live campaigns
     of every feature are as clean as the core's: docs/fuzzing.md). ``client`` java, go or mixed names
     each handle's client and adds ``java_handles`` / ``go_handles`` (that client's own options; mixed: both) to
     the pool; python keeps the pool as it is."""
@@ -252,7 +258,7 @@ def generation_config(*, model: bool, faults: bool = False, client: str | None =
         return MODEL_CONFIG if client is None else replace(MODEL_CONFIG, client=client)
     base = LIVE_NEMESIS_CONFIG if faults else LIVE_CONFIG
     if features == "all":
-        base = replace(base, features=base.features + tuple(f for f in MORE_FEATURES + AREA_FEATURES
+        base = replace(base, features=base.features + tuple(f for f in MORE_FEATURES + AREA_FEATURES + ADMIN_FEATURES
                                                             if f not in base.features and f not in CLIENT_FEATURE.values()))
     if client in (None, "python"):
         return base
@@ -1959,8 +1965,7 @@ def admin_maintains_topics(b: TraceBuilder):
 def admin_creates_subscription(b: TraceBuilder):
     """``create_subscription`` on a topic that exists, at the earliest or latest message, with or
     without subscription properties (tags a/b valued "1", reference_model/vendors.py)."""
-    topics = [t for t in _loaded_topics(b) if not t.startswith("non-persistent") and t not in b.partitions
-              and b.broker.topic_named(t) is not None]
+    topics = [t for t in _loaded_topics(b) if not t.startswith("non-persistent") and b.broker.topic_named(t) is not None]
     if not topics:
         raise _NoChoice()
     topic = b.pick(topics)
@@ -1971,6 +1976,33 @@ def admin_creates_subscription(b: TraceBuilder):
     if b.c.flag():
         args["initial_position"] = b.pick(("Earliest", "Latest"))
     return "create_subscription", args, False
+
+
+def admin_moves_cursor(b: TraceBuilder):
+    """PLS-SEEK-004, PLS-SKIP-001/002: an admin reset of a known subscription's cursor (to a sent message, maybe
+    excluded; to earliest or latest; to a sent message's publish time), a skip of its n oldest unacked entries, or a
+    clear of its backlog (or of every subscription of its topic). On a partitioned topic the broker refuses a skip and
+    a reset to a message or a position (HTTP 405): asked for as expected rejections."""
+    topic, sub = b.pick(sorted(b.known_subs))
+    parted = bool(b.partitions.get(topic))
+    labels = b.sent.get(topic, [])
+    args: dict[str, Any] = {"topic": topic, "subscription": sub}
+    how = b.c.integer(0, 3)
+    if how == 0:
+        return "skip", dict(args, count=b.pick((1, 2, 5))), parted
+    if how == 1:
+        if b.c.flag(0.2):
+            del args["subscription"]  # every subscription of the topic
+        return "clear_backlog", args, False
+    if how == 2 and labels:
+        return "reset_cursor", dict(args, publish_time_of=b.pick(labels)), False
+    if labels and b.c.flag():
+        args["message"] = b.pick(labels)
+        if b.c.flag(0.3):
+            args["excluded"] = True
+    else:
+        args["position"] = b.pick(("earliest", "latest"))
+    return "reset_cursor", args, parted
 
 
 def admin_reads_backlog(b: TraceBuilder):
@@ -2041,6 +2073,8 @@ RULES: tuple[Rule, ...] = (
          producer_sends_chunked),
     # a topic's own policy (PLS-POLICY-001), with namespace_policies on; drawn last, so other configs draw as before
     Rule("admin_overrides_policy", 1, lambda b: bool(_topic_policy_topics(b)), admin_overrides_policy),
+    # ADMIN_FEATURES (after everything above, which draws as before when it is off)
+    Rule("admin_moves_cursor", 1, lambda b: bool(b.known_subs), admin_moves_cursor),
 )
 ALWAYS = {"producer_sends", "consumer_receives", "producer_connects", "consumer_subscribes"}
 # Rules switched on by the feature of another name.
@@ -2058,7 +2092,8 @@ _FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", 
                "reader_reads_compacted": "admin_ops", "topic_unloaded_after_acks": "admin_ops",
                "broker_cuts_after_acks": "faults", "nemesis_rounds": "faults", "transaction_holds_then_ends": "transactions",
                "consumer_nacks_and_waits": "consumer_nacks", "consumer_fails_over": "Failover",
-               "producer_sends_chunked": "chunking", "consumer_acks_in_batches": "batching"}
+               "producer_sends_chunked": "chunking", "consumer_acks_in_batches": "batching",
+               "admin_moves_cursor": "admin_cursor_ops"}
 # Rules on for any of several features.
 _ANY_FEATURE_OF = {"producer_flushes": ("batching", "producer_options")}
 _BY_NAME = {r.name: r for r in RULES}
@@ -2108,17 +2143,12 @@ NOT_YET_GENERATED: dict[str, tuple[str, ...]] = {
     # does not follow a Go transaction (Profile.transactions_supported None) and drops the op
     "a transaction begun by a Go handle (not modelled until the transaction cases pass with Go)": ("new_txn.client=go",),
     # issue 46: the admin topic and cursor ops are in the vocabulary with their cases (topic-delete-needs-no-clients,
-    # seek-admin-reset-cursor, skip-and-clear-backlog), but the model does not follow them everywhere a generated trace
-    # would put them (partitioned and non-persistent topics, batched ids, chunked skips, forced deletes with clients:
-    # reference_model/admin_ops.py "Not modelled"), and adding them to a pool changes every campaign's traces: drawn
+    # seek-admin-reset-cursor, skip-and-clear-backlog, admin-cursor-ops-partitioned), but the model does not follow them
+    # everywhere a generated trace would put them (non-persistent topics, batched ids, chunked skips, forced deletes
+    # with clients: reference_model/admin_ops.py "Not modelled"), and adding them to a pool changes every campaign's traces: drawn
     # once a pool of their own can keep to what the model follows
-    "admin topic and cursor ops (issue 46; not yet in a pool of their own)": (
-        "delete_topic", "delete_topic.topic", "delete_topic.force",
-        "reset_cursor", "reset_cursor.topic", "reset_cursor.subscription", "reset_cursor.message",
-        "reset_cursor.excluded", "reset_cursor.publish_time_of", "reset_cursor.position",
-        "reset_cursor.position=earliest", "reset_cursor.position=latest",
-        "skip", "skip.topic", "skip.subscription", "skip.count",
-        "clear_backlog", "clear_backlog.topic", "clear_backlog.subscription"),
+    "admin topic deletes (issue 46; the cursor ops are drawn by admin_cursor_ops since 5 Dec 2026)": (
+        "delete_topic", "delete_topic.topic", "delete_topic.force"),
     # issue 46: a partition key given as bytes is the Java client's only (a Python or Go handle refuses it), and the
     # model does not follow it on partitioned or batching producers or into dead-letter and retry copies
     # (PLS-MSG-002); cases message-key-bytes-java and cross-message-key-bytes

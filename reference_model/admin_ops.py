@@ -40,11 +40,18 @@ Not modelled (``NotModelledError``): a forced delete with clients connected (the
 auto-create the topic again while the delete runs), deleting a non-persistent topic, a topic with a schema (the
 schema may or may not go with it, by release), a topic written in a transaction, a topic a dead-letter or retry
 producer of a connected consumer writes to; any of the cursor ops on a
-partitioned or non-persistent topic (refused there, or applied partition by partition), on a non-durable
-subscription, or on a topic with transactional messages; a reset to a batched message's id (the batch index
+non-persistent topic, on a non-durable subscription, or on a topic with transactional messages; a topic-wide
+clear_backlog of a partitioned topic whose partitions do not all have the same subscriptions; a reset to a batched message's id (the batch index
 handling of ``resetcursor``); a skip whose n oldest unacked entries include chunks of a chunked message; a reset
 back over a message that went to a dead-letter topic (as for seek).
+On a partitioned topic (``PersistentTopicsBase``): a reset to a publish time and a clear_backlog are applied to
+every partition's subscription (``internalResetCursor``, ``internalSkipAllMessages`` fan a partitioned name out;
+a partition without the subscription answers 404); a skip and a reset to a message id or to earliest / latest are
+refused, HTTP 405 (``internalSkipMessages``: "Skip messages on a partitioned topic is not allowed";
+``internalResetCursorOnPosition``: "Reset-cursor at position is not allowed for partitioned-topic"), whether the
+subscription exists or not.
 Choices: the refusal of a delete is ``NotAllowedError`` in a trace (HTTP 412, the broker's TopicBusyException);
+HTTP 405 is ``NotAllowedError`` too (the Java admin's NotAllowedException);
 a missing topic is ``TopicNotFound``, a missing subscription ``SubscriptionNotFound`` (HTTP 404).
 """
 
@@ -195,13 +202,38 @@ class AdminOps:
 
     # ------------------------------------------------------------------ the cursor ops
 
+    def _admin_subscriptions(self, args, rule: str):
+        """The subscriptions an admin cursor op acts on (each partition's, for a partitioned topic, in partition
+        order), or the ``Rejected`` the broker answers (HTTP 404, for the first partition without it)."""
+        topic = self._admin_topic(args["topic"], rule)
+        if isinstance(topic, Rejected):
+            return topic
+        if not topic.partitions:
+            sub = self._admin_subscription(args, rule)
+            return sub if isinstance(sub, Rejected) else [sub]
+        subs = []
+        for i in range(topic.partitions):
+            sub = self._admin_subscription(dict(args, topic=partition_name(topic.full, i)), rule)
+            if isinstance(sub, Rejected):
+                return sub
+            subs.append(sub)
+        return subs
+
+    def _refused_on_partitions(self, args, rule: str, why: str) -> Rejected | None:
+        """HTTP 405 for an op the broker does not fan out to a partitioned topic's partitions (``why``: its text)."""
+        topic = self._admin_topic(args["topic"], rule)
+        if isinstance(topic, Rejected) or not topic.partitions:
+            return None
+        return Rejected("NotAllowedError", rule, why)
+
     def _admin_subscription(self, args, rule: str):
-        """The subscription an admin cursor op names, or the ``Rejected`` the broker answers (HTTP 404)."""
+        """The subscription an admin cursor op names on one (non-partitioned) topic, or the ``Rejected`` the broker
+        answers (HTTP 404)."""
         topic = self._admin_topic(args["topic"], rule)
         if isinstance(topic, Rejected):
             return topic
         if topic.partitions or not is_persistent(topic.full):
-            raise NotModelledError(f"an admin cursor op on a partitioned or non-persistent topic ({topic.short})")
+            raise NotModelledError(f"an admin cursor op on a non-persistent topic ({topic.short})")
         if topic.txn_of:
             raise NotModelledError(f"an admin cursor op on {topic.short}, which holds transactional messages")
         sub = topic.subscriptions.get(args["subscription"])
@@ -239,6 +271,9 @@ class AdminOps:
         return newly
 
     def _op_skip(self, args, at, observed):
+        refused = self._refused_on_partitions(args, "PLS-SKIP-001", "Skip messages on a partitioned topic is not allowed")
+        if refused is not None:
+            return refused
         sub = self._admin_subscription(args, "PLS-SKIP-001")
         if isinstance(sub, Rejected):
             return sub
@@ -254,33 +289,46 @@ class AdminOps:
 
     def _op_clear_backlog(self, args, at, observed):
         if "subscription" in args:
-            sub = self._admin_subscription(args, "PLS-SKIP-002")
-            if isinstance(sub, Rejected):
-                return sub
-            subs = [sub]
+            subs = self._admin_subscriptions(args, "PLS-SKIP-002")
+            if isinstance(subs, Rejected):
+                return subs
         else:
             topic = self._admin_topic(args["topic"], "PLS-SKIP-002")
             if isinstance(topic, Rejected):
                 return topic
+            # the live target lists the topic's subscriptions (a partitioned topic's: its partitions' names) and
+            # clears each by name
+            parts = [topic] if not topic.partitions else \
+                [self.topics[partition_name(topic.full, i)] for i in range(topic.partitions)]
+            if len({frozenset(t.subscriptions) for t in parts}) > 1:
+                raise NotModelledError(f"clear_backlog of {topic.short}, whose partitions have different subscriptions "
+                                       "(a partition without one answers 404 part way through)")
             subs = []
-            for name in sorted(topic.subscriptions):
-                sub = self._admin_subscription({"topic": args["topic"], "subscription": name}, "PLS-SKIP-002")
-                if isinstance(sub, Rejected):
-                    raise NotModelledError(f"clear_backlog of {topic.short}: {sub.detail}")
-                subs.append(sub)
+            for name in sorted(parts[0].subscriptions):
+                found = self._admin_subscriptions({"topic": args["topic"], "subscription": name}, "PLS-SKIP-002")
+                if isinstance(found, Rejected):
+                    raise NotModelledError(f"clear_backlog of {topic.short}: {found.detail}")
+                subs += found
         yield  # decided: every entry stored so far is acked on each subscription
-        cleared = {}
+        cleared: dict[str, list[str]] = {}
         for sub in subs:
             positions = cleared_entries(self._unacked_entries(sub))
             self._admin_ack(sub, positions, at, "PLS-SKIP-002", f"cleared by the admin clear_backlog at {at.start:g} ms")
-            cleared[sub.name] = [sub.label(p) for p in positions]
+            cleared.setdefault(sub.name, []).extend(sub.label(p) for p in positions)
         self.facts = {"cleared": cleared}
         return {}
 
     def _op_reset_cursor(self, args, at, observed):
-        sub = self._admin_subscription(args, "PLS-SEEK-004")
-        if isinstance(sub, Rejected):
-            return sub
+        if "publish_time_of" not in args:
+            refused = self._refused_on_partitions(args, "PLS-SEEK-004", "Reset-cursor at position is not allowed for partitioned-topic")
+            if refused is not None:
+                return refused
+        subs = self._admin_subscriptions(args, "PLS-SEEK-004")
+        if isinstance(subs, Rejected):
+            return subs
+        if len(subs) > 1:
+            return (yield from self._reset_partitions_to_time(subs, args, at))
+        sub = subs[0]
         entries = sub.topic.entries
         if "message" in args:
             pos = sub.topic.by_label.get(args["message"])
@@ -311,4 +359,23 @@ class AdminOps:
         if sub.dispatcher is None or not sub.dispatcher.connected():
             sub.reset_rule = "PLS-SEEK-004"  # the next consumer to join starts there: the reset explains it
         self.facts = {"reset_to": start, "reset_how": how}
+        return {}
+
+    def _reset_partitions_to_time(self, subs: Sequence[Any], args, at):
+        """A reset of a partitioned topic's subscription to a publish time: each partition's cursor moves to its own
+        first entry published at or after it (``internalResetCursor`` fans the timestamp out)."""
+        ref = self.message(args["publish_time_of"])
+        if ref is None:
+            return Rejected("InvalidArgument", "PLS-SEEK-004", f"no message {args['publish_time_of']!r}", certain=False)
+        starts = [reset_start([m.publish_time for m in sub.topic.entries], publish_time=ref.publish_time) for sub in subs]
+        for sub, start in zip(subs, starts):
+            self.check_no_async_in_flight(sub.topic.full, "an admin reset to a publish time")
+            self.check_no_seek_back_over_dead_letters(sub, start)
+            self.check_reconnects_admitted(sub.dispatcher.connected() if sub.dispatcher is not None else [], "an admin reset")
+        yield  # decided: every partition's cursor is reset
+        for sub, start in zip(subs, starts):
+            self.reset_subscription(sub, start, at, "PLS-SEEK-004", seeker=None)
+            if sub.dispatcher is None or not sub.dispatcher.connected():
+                sub.reset_rule = "PLS-SEEK-004"
+        self.facts = {"reset_to": starts, "reset_how": f"to the publish time of {args['publish_time_of']} ({ref.publish_time})"}
         return {}

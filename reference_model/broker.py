@@ -999,31 +999,42 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
     def _op_create_subscription(self, args, at, observed):
         """The admin API's create-subscription (``PUT .../subscription/{name}``): a durable subscription
         without consumers at the earliest or the latest message (PLS-SUB-002/003), with subscription
-        properties: under the tdmq profile their keys are its tags (PLS-TAG-001)."""
+        properties: under the tdmq profile their keys are its tags (PLS-TAG-001). On a partitioned topic the
+        broker creates it on every partition, each at its own earliest or latest message (apache/pulsar
+        PersistentTopicsBase#internalCreateSubscription: a partitioned name fans out to each partition's
+        internalCreateSubscriptionForNonPartitionedTopic)."""
         topic = self._peek_topic(args["topic"])
         if isinstance(topic, Rejected):
             return topic
         if topic is None:
             raise NotModelledError("create_subscription on a topic that does not exist yet (admin auto-creation)")
-        if topic.partitions or not names.is_persistent(topic.full):
-            raise NotModelledError("create_subscription on a partitioned or non-persistent topic")
-        if args["subscription"] in topic.subscriptions:
+        if not names.is_persistent(topic.full):
+            raise NotModelledError("create_subscription on a non-persistent topic")
+        parts = [topic] if not topic.partitions else \
+            [self.topics[names.partition_name(topic.full, i)] for i in range(topic.partitions)]
+        if any(args["subscription"] in t.subscriptions for t in parts):
             raise NotModelledError("create_subscription of a subscription that exists (the admin API's 409 Conflict)")
-        if args.get("initial_position", "Latest") == "Latest":
-            self.check_no_async_in_flight(topic.full, "a subscription created at Latest")
-        yield  # decided: the broker creates it
         earliest = args.get("initial_position", "Latest") == "Earliest"
+        if not earliest:
+            for t in parts:
+                self.check_no_async_in_flight(t.full, "a subscription created at Latest")
+        yield  # decided: the broker creates it
+        for t in parts:
+            self._create_subscription_on(t, args, at, earliest)
+        return {}
+
+    def _create_subscription_on(self, topic: Topic, args, at: Span, earliest: bool) -> None:
         sub = (Subscription(topic, args["subscription"], Cursor(-1), at, "PLS-SUB-003") if earliest else
                Subscription(topic, args["subscription"], Cursor(len(topic.entries) - 1), at, "PLS-SUB-002"))
         if earliest:
             sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
         sub.tags = vendors.subscription_tags(args.get("properties"))
+        sub.reset_rule = sub.start_rule  # its first consumer starts where the admin put it (PLS-SUB-002/003), not a resume
         self.removed_non_durable.discard((topic.full, args["subscription"]))
         self.deleted_subscriptions.pop((topic.full, args["subscription"]), None)  # PLS-TOPIC-005: made again
         topic.subscriptions[args["subscription"]] = sub
         for pos in range(sub.cursor.mark_delete + 1, len(topic.entries)):
             self._tag_filter(sub, pos)
-        return {}
 
     def _op_subscribe(self, args, at, observed):
         prof = self.args_profile(args)

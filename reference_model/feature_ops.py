@@ -230,15 +230,33 @@ class FeatureOps:
                 return topic
             if (refused := topic_retention_refusal(args)) is not None:
                 return Rejected("OtherError", "PLS-POLICY-001", refused)
+            if "deduplication" in args:
+                self._check_dedup_flip_settled(t for t in self.topics.values() if self._policy_key(t) == self._policy_key(topic))
             yield  # decided: the topic's own policy is set
             key = self._policy_key(topic)
             self.topic_policies.setdefault(key, {}).update({name: args[name] for name in TOPIC_POLICIES if name in args})
             self._settle_dedup_states(t for t in self.topics.values() if self._policy_key(t) == key)
             return {}
+        if "deduplication" in args:
+            self._check_dedup_flip_settled(list(self.topics.values()))
         yield  # decided: the namespace policy is set
         self.policies.apply(args)
         self._settle_dedup_states(self.topics.values())
         return {}
+
+    def _check_dedup_flip_settled(self, topics: Any) -> None:
+        """A deduplication policy change on ``topics`` while a producer there holds sends that have not reached the
+        broker (an open batch, async sends no flush has reported) is not followed: the model pushes a send to the dedup
+        state when it is made, and the target waits until the broker applies the policy (hundreds of ms), during which
+        the batch timer may send them before or after the change (model campaign of 5 Dec 2026, mixed clients: a Go
+        batch [m1, m7] pending across a topic's dedup switched on, then a send with sequence id 1)."""
+        for topic in topics:
+            for handle, pf in self.pfx.items():
+                producer = self.producer_of(handle)
+                if producer is not None and producer.topic is topic and (pf.pending or self._holds_pending(handle)):
+                    raise NotModelledError(f"a deduplication policy change while {handle} holds sends that have not "
+                                           "reached the broker (its batch may go before or after the change)")
+            self.check_no_async_in_flight(topic.full, "a deduplication policy change")
 
     def _settle_dedup_states(self, topics: Any) -> None:
         """After a policy change: each loaded topic's dedup maps under its policy now (turned off, or off and on

@@ -375,11 +375,14 @@ def unload_topic(run: Any, topic: str) -> Outcome:
 def admin_refusal(err: Any) -> Outcome | None:
     """The trace outcome of an ``AdminError`` a topic or cursor op met (reference_model/admin_ops.py, "Choices"):
     404 is ``TopicNotFound`` or ``SubscriptionNotFound`` by the broker's reason, 412 on a delete ``NotAllowedError``
-    (PLS-TOPIC-004: "Topic has active producers/subscriptions"); None: the caller's usual mapping."""
+    (PLS-TOPIC-004: "Topic has active producers/subscriptions"), 405 ``NotAllowedError`` (a skip or a reset to a
+    position on a partitioned topic: PLS-SKIP-001, PLS-SEEK-004); None: the caller's usual mapping."""
     reason = str(getattr(err, "reason", "")).lower()
     if err.status == 404:
         return Outcome.rejected("SubscriptionNotFound" if "subscription" in reason else "TopicNotFound", str(err))
     if err.status == 412 and err.method == "DELETE":
+        return Outcome.rejected("NotAllowedError", str(err))
+    if err.status == 405:
         return Outcome.rejected("NotAllowedError", str(err))
     return None
 

@@ -27,6 +27,7 @@ MEANT = {("ack_cumulative", "CumulativeAcknowledgementNotAllowedError"), ("subsc
          ("send", "MessageTooBig"),  # PLS-CHUNK-003: over maxMessageSize without chunking
          ("set_policy", "OtherError"),  # PLS-POLICY-001: a topic retention within the backlog quota (HTTP 412)
          ("create_reader", "OtherError"),  # PLS-READER-003: a Java reader of a partitioned topic from a message id
+         ("skip", "NotAllowedError"), ("reset_cursor", "NotAllowedError"),  # HTTP 405 on a partitioned topic
          ("send", "ProducerFenced"), ("create_producer", "ProducerFenced"), ("create_producer", "ProducerBusy"),  # PLS-ACCESS-*
          ("create_producer", "InvalidArgument"),  # PLS-CHUNK-004 chunking with batching; a Java-only setting on Python
          ("subscribe", "InvalidConfiguration"),  # PLS-COMPACT-005: read_compacted on Shared / Key_Shared
