@@ -2201,20 +2201,25 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         illegal"). C++ and Go hand that one id to every partition's consumer; the broker places each partition's
         non-durable cursor by the id's ledger, which belongs to one partition (``ManagedLedgerImpl``
         ``getNextValidPosition``): where the others start depends on the ledger ids the broker gave them, which
-        Pulsar leaves unspecified, so the model does not follow it."""
+        Pulsar leaves unspecified, so the model does not follow it. On a non-persistent partitioned topic every start
+        reads only what comes after the reader (PLS-NP-001: nothing is stored), as a one-topic reader does."""
         start = args["start"]
         if self.args_profile(args).client == "java" and start not in ("earliest", "latest"):
             return Rejected("OtherError", "PLS-READER-003", "The partitioned topic startMessageId is illegal")
-        if start not in ("earliest", "latest"):
+        persistent = names.is_persistent(topic.full)
+        if start not in ("earliest", "latest") and persistent:
             raise NotModelledError("a C++ or Go reader of a partitioned topic from a message id (every partition's cursor "
                                    "is placed by that id's ledger, which is one partition's)")
-        if not names.is_persistent(topic.full):
-            raise NotModelledError("a reader of a partitioned non-persistent topic")
-        at_last = start == "latest" and bool(args.get("inclusive")) and self.args_profile(args).latest_inclusive_starts_at_last
+        at_last = (start == "latest" and bool(args.get("inclusive")) and persistent
+                   and self.args_profile(args).latest_inclusive_starts_at_last)
+        # a non-persistent partition keeps nothing to start from: whatever the start, only what comes after (PLS-NP-001,
+        # as for a one-topic reader)
+        rule = ("PLS-NP-001" if not persistent else "PLS-READER-001" if start == "earliest" else
+                "PLS-READER-004" if at_last else "PLS-READER-002")
         sub_args = {"consumer": args["reader"], "topic": args["topic"], "subscription": f"reader-{args['reader']}",
                     "type": "Exclusive", "subscription_mode": "NonDurable",
-                    "initial_position": "Earliest" if start == "earliest" else "Latest",
-                    "_start_rule": "PLS-READER-001" if start == "earliest" else "PLS-READER-004" if at_last else "PLS-READER-002",
+                    "initial_position": "Earliest" if start == "earliest" and persistent else "Latest",
+                    "_start_rule": rule,
                     "_start_at_last": at_last,
                     **{k: args[k] for k in ("read_compacted", "client", "receiver_queue_size") if k in args}}
         refused = yield from self._subscribe_partitioned(topic, sub_args, at, observed)

@@ -132,3 +132,26 @@ def test_a_go_reader_from_latest_inclusive_starts_at_each_partitions_last_messag
               ("create_reader", {"reader": "r", "topic": "u", "start": "latest", "inclusive": True, "client": "go"}),
               ("read_next", {"reader": "r", "timeout_ms": 1000}), ("read_next", {"reader": "r", "timeout_ms": 300}))
     assert _reads(one) == ["a2", None]
+
+
+def test_a_reader_of_a_partitioned_non_persistent_topic_reads_only_what_comes_after_it():
+    """Nothing is stored on a non-persistent partition (PLS-NP-001): from earliest, latest or a message id (C++, Go),
+    the reader reads only what is published after it; a message from before it coming is a FAIL."""
+    def ops(client, start):
+        return [("create_topic", {"topic": "non-persistent://n", "partitions": 2}),
+                ("create_producer", {"producer": "p", "topic": "non-persistent://n", "batching": False, "client": client}),
+                ("send", {"producer": "p", "payload": "m1", "key": "k1"}),
+                ("create_reader", {"reader": "r", "topic": "non-persistent://n", "start": start, "client": client}),
+                ("send", {"producer": "p", "payload": "m2", "key": "k2"}), ("send", {"producer": "p", "payload": "m3", "key": "k1"}),
+                ("read_next", {"reader": "r", "timeout_ms": 1000}), ("read_next", {"reader": "r", "timeout_ms": 1000}),
+                ("read_next", {"reader": "r", "timeout_ms": 300})]
+    for client, start in (("python", "earliest"), ("go", {"message": "m1"}), ("java", "latest"), ("java", "earliest")):
+        got = _reads(run(*ops(client, start)))
+        assert sorted(got[:2]) == ["m2", "m3"] and got[2] is None, (client, start, got)
+    h = run(*ops("java", "earliest"))
+    events = list(h.events)
+    first = next(i for i, e in enumerate(events) if e.op.op == "read_next")
+    m1_id = next(e.outcome.value["message_id"] for e in events if e.op.op == "send" and e.op.args["payload"] == "m1")
+    m1 = dict(events[first].outcome.value["message"], payload="m1", message_id=m1_id, key="k1")
+    events[first] = replace(events[first], outcome=Outcome.ok({"message": m1}))
+    assert "FAIL" in _statuses(History(h.header, tuple(events)), "PLS-NP-001")
