@@ -212,8 +212,8 @@ class AdminOps:
             sub = self._admin_subscription(args, rule)
             return sub if isinstance(sub, Rejected) else [sub]
         subs = []
-        for i in range(topic.partitions):
-            sub = self._admin_subscription(dict(args, topic=partition_name(topic.full, i)), rule)
+        for part in self.message_topics(topic):
+            sub = self._admin_subscription(dict(args, topic=part.full), rule)
             if isinstance(sub, Rejected):
                 return sub
             subs.append(sub)
@@ -298,8 +298,7 @@ class AdminOps:
                 return topic
             # the live target lists the topic's subscriptions (a partitioned topic's: its partitions' names) and
             # clears each by name
-            parts = [topic] if not topic.partitions else \
-                [self.topics[partition_name(topic.full, i)] for i in range(topic.partitions)]
+            parts = self.message_topics(topic)
             if len({frozenset(t.subscriptions) for t in parts}) > 1:
                 raise NotModelledError(f"clear_backlog of {topic.short}, whose partitions have different subscriptions "
                                        "(a partition without one answers 404 part way through)")
@@ -323,14 +322,13 @@ class AdminOps:
             refused = self._refused_on_partitions(args, "PLS-SEEK-004", "Reset-cursor at position is not allowed for partitioned-topic")
             if refused is not None:
                 return refused
+        # one subscription, or every partition's for a reset to a publish time (``internalResetCursor`` fans the
+        # timestamp out: each partition's cursor moves to its own first entry published at or after it)
         subs = self._admin_subscriptions(args, "PLS-SEEK-004")
         if isinstance(subs, Rejected):
             return subs
-        if len(subs) > 1:
-            return (yield from self._reset_partitions_to_time(subs, args, at))
-        sub = subs[0]
-        entries = sub.topic.entries
         if "message" in args:
+            sub = subs[0]  # a partitioned topic's reset to a message id was refused above
             pos = sub.topic.by_label.get(args["message"])
             if pos is None:
                 # the live target cannot even name an id for it; the broker would answer 412 for an unknown position
@@ -338,44 +336,27 @@ class AdminOps:
                                 certain=False)
             if len(self.entry_members(sub, pos)) > 1:
                 raise NotModelledError("a reset to a batched message's id (resetcursor's batch index handling)")
-            start = reset_start([m.publish_time for m in entries], message_pos=pos, excluded=bool(args.get("excluded")))
+            starts = [reset_start([m.publish_time for m in sub.topic.entries], message_pos=pos, excluded=bool(args.get("excluded")))]
             how = f"to {args['message']}" + (" (excluded)" if args.get("excluded") else "")
         elif "publish_time_of" in args:
             ref = self.message(args["publish_time_of"])
             if ref is None:
                 return Rejected("InvalidArgument", "PLS-SEEK-004", f"no message {args['publish_time_of']!r}", certain=False)
-            start = reset_start([m.publish_time for m in entries], publish_time=ref.publish_time)
+            starts = [reset_start([m.publish_time for m in sub.topic.entries], publish_time=ref.publish_time) for sub in subs]
             how = f"to the publish time of {args['publish_time_of']} ({ref.publish_time})"
         else:
-            start = reset_start([m.publish_time for m in entries], position=args["position"])
+            starts = [reset_start([m.publish_time for m in sub.topic.entries], position=args["position"]) for sub in subs]
             how = f"to {args['position']}"
-        if "message" not in args:
-            self.check_no_async_in_flight(sub.topic.full, "an admin reset to a position or a publish time")
-        self.check_no_seek_back_over_dead_letters(sub, start)
-        self.check_reconnects_admitted(sub.dispatcher.connected() if sub.dispatcher is not None else [], "an admin reset")
-        yield  # decided: the cursor is reset
-        # the broker disconnects the consumers and resets; no client knows, so each keeps its queue (seeker None)
-        self.reset_subscription(sub, start, at, "PLS-SEEK-004", seeker=None)
-        if sub.dispatcher is None or not sub.dispatcher.connected():
-            sub.reset_rule = "PLS-SEEK-004"  # the next consumer to join starts there: the reset explains it
-        self.facts = {"reset_to": start, "reset_how": how}
-        return {}
-
-    def _reset_partitions_to_time(self, subs: Sequence[Any], args, at):
-        """A reset of a partitioned topic's subscription to a publish time: each partition's cursor moves to its own
-        first entry published at or after it (``internalResetCursor`` fans the timestamp out)."""
-        ref = self.message(args["publish_time_of"])
-        if ref is None:
-            return Rejected("InvalidArgument", "PLS-SEEK-004", f"no message {args['publish_time_of']!r}", certain=False)
-        starts = [reset_start([m.publish_time for m in sub.topic.entries], publish_time=ref.publish_time) for sub in subs]
         for sub, start in zip(subs, starts):
-            self.check_no_async_in_flight(sub.topic.full, "an admin reset to a publish time")
+            if "message" not in args:
+                self.check_no_async_in_flight(sub.topic.full, "an admin reset to a position or a publish time")
             self.check_no_seek_back_over_dead_letters(sub, start)
             self.check_reconnects_admitted(sub.dispatcher.connected() if sub.dispatcher is not None else [], "an admin reset")
-        yield  # decided: every partition's cursor is reset
+        yield  # decided: the cursor (every partition's) is reset
         for sub, start in zip(subs, starts):
+            # the broker disconnects the consumers and resets; no client knows, so each keeps its queue (seeker None)
             self.reset_subscription(sub, start, at, "PLS-SEEK-004", seeker=None)
             if sub.dispatcher is None or not sub.dispatcher.connected():
-                sub.reset_rule = "PLS-SEEK-004"
-        self.facts = {"reset_to": starts, "reset_how": f"to the publish time of {args['publish_time_of']} ({ref.publish_time})"}
+                sub.reset_rule = "PLS-SEEK-004"  # the next consumer to join starts there: the reset explains it
+        self.facts = {"reset_to": starts[0] if len(starts) == 1 else starts, "reset_how": how}
         return {}

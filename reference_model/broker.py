@@ -852,6 +852,14 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             return Rejected("TopicNotFound", rule, f"topic {name} does not exist", certain=False)
         return topic
 
+    def message_topics(self, topic: Topic) -> list[Topic]:
+        """The topics that store ``topic``'s messages: each partition of a partitioned topic (made with it:
+        ``_op_create_topic``), in partition order, else ``topic`` itself. An admin op on a partitioned name that the
+        broker fans out (compaction, create-subscription, clear-backlog, a reset to a time) acts on these."""
+        if not topic.partitions:
+            return [topic]
+        return [self.topics[names.partition_name(topic.full, i)] for i in range(topic.partitions)]
+
     def topic_named(self, name: str) -> Topic | None:
         """The topic a trace's ``name`` refers to, if the model has it (None for an invalid name)."""
         topic = self._peek_topic(name)
@@ -1010,8 +1018,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             raise NotModelledError("create_subscription on a topic that does not exist yet (admin auto-creation)")
         if not names.is_persistent(topic.full):
             raise NotModelledError("create_subscription on a non-persistent topic")
-        parts = [topic] if not topic.partitions else \
-            [self.topics[names.partition_name(topic.full, i)] for i in range(topic.partitions)]
+        parts = self.message_topics(topic)
         if any(args["subscription"] in t.subscriptions for t in parts):
             raise NotModelledError("create_subscription of a subscription that exists (the admin API's 409 Conflict)")
         earliest = args.get("initial_position", "Latest") == "Earliest"

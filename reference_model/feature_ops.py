@@ -253,7 +253,8 @@ class FeatureOps:
         for topic in topics:
             for handle, pf in self.pfx.items():
                 producer = self.producer_of(handle)
-                if producer is not None and producer.topic is topic and (pf.pending or self._holds_pending(handle)):
+                # every partition's producer has its own entry here, on its own partition, which is among ``topics``
+                if producer is not None and producer.topic is topic and pf.pending:
                     raise NotModelledError(f"a deduplication policy change while {handle} holds sends that have not "
                                            "reached the broker (its batch may go before or after the change)")
             self.check_no_async_in_flight(topic.full, "a deduplication policy change")
@@ -272,8 +273,7 @@ class FeatureOps:
         # A partitioned topic is compacted partition by partition (apache/pulsar PersistentTopicsBase
         # internalTriggerCompaction: a partitioned name triggers each partition's own compaction), each with its own
         # horizon: the rules below hold per partition, as for any topic.
-        parts = [topic] if not topic.partitions else \
-            [self.topics[partition_name(topic.full, i)] for i in range(topic.partitions)]
+        parts = self.message_topics(topic)
         horizons = {t.full: len(t.entries) - 1 for t in parts}
         behind = tuple(h for h in sorted(self.reads_compacted)
                        if any(sub.topic.full in horizons and sub.cursor.first_unacked() <= horizons[sub.topic.full]

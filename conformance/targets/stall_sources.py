@@ -28,18 +28,34 @@ from conformance.host_stalls import (CLOCK_AGREEMENT_MS, MIN_STALL_MS, PERIOD_MS
 MAX_KEPT = 20_000  # stalls a source keeps (the oldest are dropped first)
 
 
-class StallWatch:
+class _StallLog:
+    """The stalls a source recorded (the newest ``MAX_KEPT``), written by its own thread and read by the run's."""
+
+    def __init__(self) -> None:
+        self._stalls: deque[tuple[float, float]] = deque(maxlen=MAX_KEPT)
+        self._lock = threading.Lock()
+
+    def _record(self, from_s: float, to_s: float) -> None:
+        with self._lock:
+            self._stalls.append((from_s, to_s))
+
+    def between(self, start_s: float, end_s: float) -> list[tuple[float, float]]:
+        """The stalls that overlap [start_s, end_s] (monotonic seconds)."""
+        with self._lock:
+            return overlapping(self._stalls, start_s, end_s)
+
+
+class StallWatch(_StallLog):
     """A watchdog thread: sleeps ``PERIOD_MS``, records each wake-up ``MIN_STALL_MS`` or more past its
     due time as a stall (monotonic seconds)."""
 
     def __init__(self, *, period_ms: float = PERIOD_MS, min_stall_ms: float = MIN_STALL_MS,
                  clock: Any = time.monotonic, sleep: Any = time.sleep):
+        super().__init__()
         self.period_s = period_ms / 1000.0
         self.min_stall_s = min_stall_ms / 1000.0
         self._clock = clock
         self._sleep = sleep
-        self._stalls: deque[tuple[float, float]] = deque(maxlen=MAX_KEPT)
-        self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def start(self) -> "StallWatch":
@@ -60,13 +76,7 @@ class StallWatch:
         """One look at the clock: a sleep of one period begun at ``before_s`` ended at ``now_s``."""
         due = before_s + self.period_s
         if now_s - due >= self.min_stall_s:
-            with self._lock:
-                self._stalls.append((due, now_s))
-
-    def between(self, start_s: float, end_s: float) -> list[tuple[float, float]]:
-        """The stalls that overlap [start_s, end_s] (monotonic seconds)."""
-        with self._lock:
-            return overlapping(self._stalls, start_s, end_s)
+            self._record(due, now_s)
 
 
 _HARNESS_WATCH: StallWatch | None = None
@@ -107,7 +117,7 @@ def _read_psi() -> int | None:
         return None
 
 
-class CpuPressureWatch:
+class CpuPressureWatch(_StallLog):
     """A thread that reads the CPU pressure every ``PRESSURE_PERIOD_MS`` and keeps each period's waiting
     of ``PRESSURE_MIN_MS`` or more as a stall ``(start, start + waited)`` (monotonic seconds). The
     waiting is capped at the period's length (``some`` is wall time), so the stalls of two periods
@@ -115,11 +125,10 @@ class CpuPressureWatch:
 
     def __init__(self, *, period_ms: float = PRESSURE_PERIOD_MS, min_ms: float = PRESSURE_MIN_MS,
                  read: Any = _read_psi, clock: Any = time.monotonic, sleep: Any = time.sleep):
+        super().__init__()
         self.period_s = period_ms / 1000.0
         self.min_s = min_ms / 1000.0
         self._read, self._clock, self._sleep = read, clock, sleep
-        self._stalls: deque[tuple[float, float]] = deque(maxlen=MAX_KEPT)
-        self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._last: tuple[float, int] | None = None
 
@@ -148,13 +157,7 @@ class CpuPressureWatch:
             return
         waited = min((total_us - last[1]) / 1e6, now_s - last[0])
         if waited >= self.min_s:
-            with self._lock:
-                self._stalls.append((last[0], last[0] + waited))
-
-    def between(self, start_s: float, end_s: float) -> list[tuple[float, float]]:
-        """The stalls that overlap [start_s, end_s] (monotonic seconds)."""
-        with self._lock:
-            return overlapping(self._stalls, start_s, end_s)
+            self._record(last[0], last[0] + waited)
 
 
 _PRESSURE_WATCH: CpuPressureWatch | None = None
