@@ -32,6 +32,9 @@ from conformance.trace import (
 )
 
 CASES_DIR = Path(__file__).parent / "cases"
+# The production-shaped workload family (docs/workloads.md): cases of the same format, too long for the default
+# run, run with ``run --workloads``.
+WORKLOADS_DIR = Path(__file__).parent / "workloads"
 
 _CASE_KEYS = {"id", "title", "rules", "ops", "expect", "clients", "profile", "brokers", "java_clients", "note", "not_live"}
 _EXPECT_KEYS = {"step", "status", "error", "payload", "redelivery_count", "value", "topic", "properties"}

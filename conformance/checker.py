@@ -35,7 +35,8 @@ from reference_model import retention
 from conformance.model_view import ModelView
 from conformance.host_stalls import Stall, excuses, not_judged, covered_ms
 from conformance.timing import TimingBands, bands_from_header
-from conformance.trace import FAULT_OPS, INDETERMINATE, OK, REJECTED, Event, History, received_message, reported_consumers
+from conformance.trace import (BULK_OPS, FAULT_OPS, INDETERMINATE, OK, REJECTED, Event, History, expand_bulk, received_message,
+                               reported_consumers)
 from conformance.verdicts import FAIL, PASS, worst_judged
 from conformance.verdicts import INDETERMINATE as INDET
 from reference_model import dead_letter as dl
@@ -214,6 +215,8 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     ``TimingBands.for_target(header.target)``: zero on the model, the documented default live.
     """
     header = history.header
+    if any(e.op.op in BULK_OPS for e in history.events):  # judged as the sends, receives and acks they stand for
+        history = replace(history, events=tuple(expand_bulk(history.events)))
     overrides, broker_config = split_profile(header.profile)
     if profile is None:
         profile = with_broker_config(profile_for(header.broker_version, header.client, overrides or None,
@@ -273,6 +276,9 @@ def later_partitions(history: History) -> dict[str, int]:
 
 # ------------------------------------------------------------------------------------------
 
+
+# The ops that act on one received (or sent) message a consumer names by its label.
+_MESSAGE_OPS = ("ack", "ack_cumulative", "nack", "reconsume_later")
 
 # The rule a producer's plain success speaks to, by access mode (PLS-ACCESS-001..005): a refusal the
 # model does not predict breaks the rule of the mode that was asked for.
@@ -595,6 +601,14 @@ class _Checker:
                     and self._unmodelled_subscription(args):
                 raise NotModelledError(f"subscription {args.get('subscription')} on {args.get('topic')} may be held by a "
                                        f"subscribe the model did not follow")
+            if op in _MESSAGE_OPS and args.get("message") in self.unmodelled_labels and event.outcome.status != REJECTED:
+                # the model never held that message, so it cannot say what acking it does; an individual ack or nack
+                # of it changes nothing the model follows, a cumulative one moves the cursor by what the model lacks
+                if op in ("ack_cumulative", "reconsume_later"):
+                    raise NotModelledError(f"{op} of {args['message']}, sent by an op the model does not follow")
+                self.notes.append(f"step {event.step}: {op} of {args['message']}, sent by an op the model does not "
+                                  "follow; not judged")
+                return
             if op in ("receive", "read_next"):
                 self._receive(event, args.get("consumer") or args.get("reader"))
             elif op == "stats":

@@ -195,6 +195,25 @@ OP_SPECS: dict[str, dict[str, ArgSpec]] = {
         "client": _arg(_STR, choices=CLIENT_NAMES),
     },
     "receive": {"consumer": _arg(_STR, required=True), "timeout_ms": _arg(_INT, required=True)},
+    # bulk forms of send and receive for production-shaped workloads (docs/trace-format.md#bulk-ops): the target runs
+    # the loop in the client itself, and the checker judges them as the sends, receives and acks they stand for
+    # (``expand_bulk``). send_many: ``count`` async sends labelled prefix1..prefixN, keyed k<i mod keys> when
+    # ``keys`` > 0 (the benchmark's KEY_ROUND_ROBIN), keyless otherwise (NO_KEY); their ids come with the next flush.
+    "send_many": {
+        "producer": _arg(_STR, required=True),
+        "count": _arg(_INT, required=True),
+        "prefix": _arg(_STR, required=True),
+        "keys": _arg(_INT),
+        "payload_size": _arg(_INT),
+    },
+    # consume: receive until ``max`` messages came or none came for ``idle_ms``, acking each one as it comes
+    # (individually, as a message listener that acks does) unless ``ack`` is false
+    "consume": {
+        "consumer": _arg(_STR, required=True),
+        "max": _arg(_INT, required=True),
+        "idle_ms": _arg(_INT, required=True),
+        "ack": _arg(_BOOL),
+    },
     "ack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True), "txn": _arg(_STR)},
     "ack_cumulative": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True), "txn": _arg(_STR)},
     "nack": {"consumer": _arg(_STR, required=True), "message": _arg(_STR, required=True)},
@@ -619,6 +638,69 @@ def _schema_version(value: Any) -> int | None:
     return value
 
 
+def bulk_send_args(args: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``send`` args a ``send_many`` stands for, in send order."""
+    keys = int(args.get("keys") or 0)
+    sends = []
+    for i in range(1, int(args["count"]) + 1):
+        one: dict[str, Any] = {"producer": args["producer"], "payload": f"{args['prefix']}{i}", "async": True}
+        if keys > 0:
+            one["key"] = f"k{i % keys}"
+        if "payload_size" in args:
+            one["payload_size"] = args["payload_size"]
+        sends.append(one)
+    return sends
+
+
+BULK_OPS = ("send_many", "consume")
+
+
+def expand_bulk(events: Iterable["Event"]) -> Iterator["Event"]:
+    """``events`` with each ``send_many`` and ``consume`` replaced by the steps it stands for, all under its step
+    number: a send_many by its async sends (each ok, as an async send is; a refused or unknown send_many by one send
+    with its outcome), a consume by a receive per message that came (ended at the time the target saw it, ``at_ms``
+    after the op began) and, when it acks, an ack of it right after, then a receive that got nothing for ``idle_ms``
+    (unless it stopped at ``max``; an indeterminate one if the consumer was disconnected then)."""
+    for event in events:
+        op = event.op
+        if op.op not in BULK_OPS:
+            yield event
+            continue
+        if op.op == "send_many":
+            sends = bulk_send_args(op.args)
+            if event.outcome.status != OK:
+                yield Event(Op(op.step, "send", sends[0] if sends else {"producer": op.args["producer"], "payload": ""}),
+                            event.outcome, event.t_start_ms, event.t_end_ms)
+                continue
+            for one in sends:
+                yield Event(Op(op.step, "send", one), Outcome.ok({}), event.t_start_ms, event.t_end_ms)
+            continue
+        consumer, idle = op.args["consumer"], int(op.args["idle_ms"])
+        receive = Op(op.step, "receive", {"consumer": consumer, "timeout_ms": idle})
+        if event.outcome.status != OK:
+            yield Event(receive, event.outcome, event.t_start_ms, event.t_end_ms)
+            continue
+        value = event.outcome.value or {}
+        messages, at = list(value.get("messages") or ()), list(value.get("at_ms") or ())
+        if len(at) != len(messages):
+            raise TraceFormatError(f"step {op.step}: a consume value needs one at_ms per message, got {len(at)} for "
+                                   f"{len(messages)}")
+        last = event.t_start_ms
+        for message, offset in zip(messages, at):
+            seen = min(event.t_end_ms, max(last, event.t_start_ms + float(offset)))
+            yield Event(receive, Outcome.ok({"message": message}), last, seen)
+            if op.args.get("ack", True):
+                label = message.get("payload") if isinstance(message, Mapping) else None
+                yield Event(Op(op.step, "ack", {"consumer": consumer, "message": label}), Outcome.ok({}), seen, seen)
+            last = seen
+        ended = value.get("ended", "idle")
+        if ended == "idle":
+            yield Event(receive, Outcome.ok({"message": None}), last, event.t_end_ms)
+        elif ended == "disconnected":
+            yield Event(receive, Outcome.indeterminate("nothing received while the consumer was disconnected from the "
+                                                       "broker"), last, event.t_end_ms)
+
+
 def received_message(outcome: Outcome) -> ObservedMessage | None:
     """The message a ``receive``/``read_next`` outcome carries, or None (nothing arrived)."""
     if outcome.status != OK or not outcome.value:
@@ -936,8 +1018,11 @@ def _check_outcome_value(outcome: Outcome) -> None:
             got = entry.get(name)
             if name in entry and (not isinstance(got, types) or (name == "unacked_messages" and isinstance(got, bool))):
                 raise TraceFormatError(f"outcome value consumer_unacked {name} must be {_type_name(types)}, got {got!r}")
-    message = value.get("message")
-    if message is not None:
+    for message in [value.get("message")] + _consumed(value):
+        if message is None:
+            continue
+        if not isinstance(message, Mapping):
+            raise TraceFormatError(f"a received message must be an object, got {message!r}")
         if why := _message_id_problem("received message_id", message.get("message_id")):
             raise TraceFormatError(why)
         for name, types in (("payload", (str,)), ("topic", (str,)), ("key", (str, type(None))),
@@ -952,6 +1037,20 @@ def _check_outcome_value(outcome: Outcome) -> None:
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in (message.get("properties") or {}).items()):
             raise TraceFormatError("received message properties must map strings to strings")
     reported_consumers(outcome)  # a Key_Shared stats value's consumers: TraceFormatError if malformed
+
+
+def _consumed(value: Mapping[str, Any]) -> list[Any]:
+    """A consume value's messages (``[]`` for any other value), checked to come with one number per message in
+    ``at_ms`` and an ``ended`` reason the checker knows."""
+    if "messages" not in value:
+        return []
+    messages, at = value.get("messages"), value.get("at_ms")
+    if not isinstance(messages, list) or not isinstance(at, list) or len(at) != len(messages) \
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in at):
+        raise TraceFormatError("a consume value needs messages and at_ms, two lists of the same length (at_ms: numbers)")
+    if value.get("ended", "idle") not in ("idle", "max", "disconnected"):
+        raise TraceFormatError(f"a consume value's ended must be idle, max or disconnected, got {value.get('ended')!r}")
+    return messages
 
 
 def _json_lines(text: str, source: str) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -484,6 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_profile_option(p)
     p.add_argument("--out", default="out/run", help="output folder (default out/run)")
     p.add_argument("--cases", default=None, help="folder of case files (default: the built-in cases)")
+    p.add_argument("--workloads", action="store_true", help="run the production-shaped workload family (docs/workloads.md: "
+                   "the OpenMessaging Benchmark Pulsar driver's defaults, 100,000 messages and more) instead of the cases")
     p.add_argument("--only", action="append", default=[], help="run only this case id, the cases naming this rule id, or those matching a glob "
                    "('fault-*', 'PLS-FAULT-*'; quote it); repeatable. A pattern that matches nothing is refused")
     p.add_argument("--client", action="append", default=None, help="clients driving the broker, comma-separated or repeated, among "
@@ -611,6 +613,13 @@ def preflight(args: argparse.Namespace) -> list[str]:
     A bad one raises ``commands.BadInputError`` (exit 2, docs/bad-input.md). Returns the secrets
     read (the token), which no message may show."""
     commands.check_config_overrides(getattr(args, "config_override", None) or ())
+    if getattr(args, "workloads", False):
+        if args.cases:
+            raise commands.BadInputError("--cases with --workloads", "two case folders asked for",
+                                         "give either --cases or --workloads, not both")
+        from conformance.case_files import WORKLOADS_DIR
+
+        args.cases = str(WORKLOADS_DIR)  # the workload family is a case folder (docs/workloads.md)
     commands.check_cases_folder(getattr(args, "cases", None))
     if args.command in ("run", "fuzz", "matrix", "rejudge"):
         commands.check_out_folder(getattr(args, "out", None))

@@ -415,12 +415,15 @@ def ring_leave(ring: Ring, consumer: KsConsumer) -> Ring:
                    name_index=tracker.frozen(), connected=tuple(c for c in ring.connected if c != consumer))
 
 
+def _position_of_point(point: tuple[int, tuple[KsConsumer, ...]]) -> int:
+    return point[0]
+
+
 def ring_select(ring: Ring, slot: int) -> KsConsumer | None:
     """Step 3: the consumer serving ``slot`` (None on an empty ring)."""
     if not ring.points:
         return None
-    positions = [p for p, _ in ring.points]
-    at = bisect_left(positions, slot)
+    at = bisect_left(ring.points, slot, key=_position_of_point)  # no list of positions per call: a hot path
     _, consumers = ring.points[at] if at < len(ring.points) else ring.points[0]  # wrap around
     if ring.profile.ring_collision == "sorted_list_mod":
         return consumers[slot % len(consumers)]

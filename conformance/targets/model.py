@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.checker import relaxed_gc
-from conformance.trace import Event, History, Outcome, Trace, TraceHeader
+from conformance.trace import Event, History, Outcome, Trace, TraceHeader, bulk_send_args
 from reference_model.broker import Broker, split_profile
 from reference_model.dispatch.key_shared import KeySharedSettings
 from reference_model.profiles import Profile, profile_for, with_broker_config
@@ -83,6 +83,27 @@ class ModelTarget:
         return events
 
     @staticmethod
+    def _consume(broker: Broker, args: dict[str, Any], start: float) -> tuple[Outcome, float]:
+        """Receive until ``max`` came or nothing came for ``idle_ms``, acking each (conformance.trace.expand_bulk)."""
+        handle, now = args["consumer"], start
+        messages: list[dict[str, Any]] = []
+        at: list[float] = []
+        while len(messages) < int(args["max"]):
+            got = broker.receive(handle, now, float(args["idle_ms"]))
+            if isinstance(got, Rejected):
+                if not messages:
+                    return Outcome.rejected(got.error, got.detail), now
+                return Outcome.ok({"messages": messages, "at_ms": at, "ended": "idle"}), now
+            message, now = got
+            if message is None:
+                return Outcome.ok({"messages": messages, "at_ms": at, "ended": "idle"}), now
+            messages.append(message)
+            at.append(now - start)
+            if args.get("ack", True):
+                broker.apply("ack", {"consumer": handle, "message": message["payload"]}, Span.at(now))
+        return Outcome.ok({"messages": messages, "at_ms": at, "ended": "max"}), now
+
+    @staticmethod
     def _run_op(broker: Broker, op: str, args: dict[str, Any], now: float) -> tuple[Outcome, float]:
         if op in ("receive", "read_next"):
             handle = args.get("consumer") or args.get("reader")
@@ -93,6 +114,14 @@ class ModelTarget:
             return Outcome.ok({"message": message}), t
         if op == "advance_time":
             return Outcome.ok({}), now + float(args["ms"])
+        if op == "send_many":
+            for one in bulk_send_args(args):
+                sent = broker.apply("send", one, Span.at(now))
+                if isinstance(sent, Rejected):  # judged as that one refused send (conformance.trace.expand_bulk)
+                    return Outcome.rejected(sent.error, sent.detail), now
+            return Outcome.ok({}), now
+        if op == "consume":
+            return ModelTarget._consume(broker, args, now)
         if op == "stats":
             got = broker.backlog(args["topic"], args["subscription"], Span.at(now))
             if isinstance(got, Rejected):

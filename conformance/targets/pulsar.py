@@ -39,6 +39,7 @@ from conformance.trace import (
     Op,
     Outcome,
     Trace,
+    bulk_send_args,
     injects_faults,
     replace_header,
 )
@@ -683,6 +684,35 @@ class BrokerTarget:
         observed = self._observe(run, msg, holder.received)
         holder.received[observed["payload"]] = msg
         return Outcome.ok({"message": observed})
+
+    def _op_send_many(self, run: _Run, a: dict) -> Outcome:
+        for one in bulk_send_args(a):
+            outcome = self._op_send(run, one)
+            if outcome.status != "ok":  # judged as that one send (conformance.trace.expand_bulk)
+                return outcome
+        return Outcome.ok()
+
+    def _op_consume(self, run: _Run, a: dict) -> Outcome:
+        """Receive until ``max`` came or nothing came for ``idle_ms``, acking each as it comes (a listener's loop)."""
+        holder = run.consumers[a["consumer"]]
+        start = time.monotonic()
+        messages: list[dict[str, Any]] = []
+        at: list[float] = []
+        ended = "max"
+        while len(messages) < a["max"]:
+            connected_before = holder.consumer.is_connected()
+            try:
+                msg = holder.consumer.receive(timeout_millis=max(1, a["idle_ms"]))
+            except pulsar.Timeout:
+                ended = "idle" if _nothing_or_unknown(holder.consumer, connected_before).status == "ok" else "disconnected"
+                break
+            at.append(round((time.monotonic() - start) * 1000.0, 3))
+            observed = self._observe(run, msg, holder.received)
+            holder.received[observed["payload"]] = msg
+            messages.append(observed)
+            if a.get("ack", True):
+                holder.consumer.acknowledge(msg)
+        return Outcome.ok({"messages": messages, "at_ms": at, "ended": ended})
 
     def _message_ref(self, run: _Run, holder: _Consumer, label: str) -> Any:
         if label in holder.received:

@@ -110,6 +110,8 @@ var ops = map[string]opSpec{
 	"flush":             {[]string{"producer"}, on((*session).flush)},
 	"subscribe":         {argsSubscribe, on((*session).subscribe)},
 	"receive":           {[]string{"consumer", "timeout_ms"}, on((*session).receive)},
+	"send_many":         {[]string{"producer", "count", "prefix", "keys", "payload_size", "pad"}, on((*session).sendMany)},
+	"consume":           {[]string{"consumer", "max", "idle_ms", "ack"}, on((*session).consume)},
 	"ack":               {argsMessageRef, (*session).acknowledge},
 	"ack_cumulative":    {argsMessageRef, (*session).acknowledge},
 	"nack":              {argsMessageRef, (*session).acknowledge},
@@ -484,6 +486,108 @@ func (s *session) send(a *args) (map[string]any, error) {
 	}
 	s.remember(label, id, h.topic)
 	return map[string]any{"message_id": idJSON(id, h.partitioned), "sequence_id": h.producer.LastSequenceID(), "id_text": id.String()}, nil
+}
+
+// sendMany (docs/trace-format.md#bulk-ops): count async sends labelled prefix1..prefixN, keyed k(i mod keys)
+// when keys > 0, each padded as the harness pads a send's payload_size; their ids come with the next flush.
+func (s *session) sendMany(a *args) (map[string]any, error) {
+	h, err := s.producer(a)
+	if err != nil {
+		return nil, err
+	}
+	prefix, err := a.str("prefix")
+	if err != nil {
+		return nil, err
+	}
+	count, err := a.int64("count")
+	if err != nil {
+		return nil, err
+	}
+	var keys, size int64
+	if a.has("keys") {
+		if keys, err = a.int64("keys"); err != nil {
+			return nil, err
+		}
+	}
+	if a.has("payload_size") {
+		if size, err = a.int64("payload_size"); err != nil {
+			return nil, err
+		}
+	}
+	padText := pad
+	if a.has("pad") {
+		if padText, err = a.str("pad"); err != nil {
+			return nil, err
+		}
+	}
+	for i := int64(1); i <= count; i++ {
+		label := fmt.Sprintf("%s%d", prefix, i)
+		text := label
+		if size > int64(len(label)) {
+			text = label + padText + strings.Repeat(".", int(size-int64(len(label))-1))
+		}
+		msg := &pulsar.ProducerMessage{Payload: []byte(text)}
+		if keys > 0 {
+			msg.Key = fmt.Sprintf("k%d", i%keys)
+		}
+		done := make(chan sendResult, 1)
+		h.producer.SendAsync(context.Background(), msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+			done <- sendResult{id, err}
+		})
+		h.pending = append(h.pending, asyncSend{label, done})
+	}
+	return map[string]any{}, nil
+}
+
+// consume (docs/trace-format.md#bulk-ops): receive until max came or none came for idle_ms, acking each as it
+// comes unless ack is false; at_ms says when each came, in ms after the op began.
+func (s *session) consume(a *args) (map[string]any, error) {
+	h, err := s.consumer(a)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := a.int64("max")
+	if err != nil {
+		return nil, err
+	}
+	idleMs, err := a.int64("idle_ms")
+	if err != nil {
+		return nil, err
+	}
+	ack, err := a.boolean("ack", true)
+	if err != nil {
+		return nil, err
+	}
+	idle := time.Duration(math.Max(1, float64(idleMs))) * time.Millisecond
+	start := time.Now()
+	messages := []any{}
+	at := []any{}
+	ended := "max"
+	for int64(len(messages)) < limit {
+		ctx, cancel := context.WithTimeout(context.Background(), idle)
+		msg, err := h.consumer.Receive(ctx)
+		cancel()
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				ended = "idle"
+				break
+			}
+			return nil, err
+		}
+		at = append(at, math.Round(float64(time.Since(start).Microseconds()))/1000.0)
+		observed, err := observe(msg)
+		if err != nil {
+			return nil, err
+		}
+		h.received[observed["payload"].(string)] = msg
+		messages = append(messages, observed)
+		if ack {
+			if err := h.consumer.Ack(msg); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return map[string]any{"messages": messages, "at_ms": at, "ended": ended}, nil
 }
 
 func (s *session) flush(a *args) (map[string]any, error) {

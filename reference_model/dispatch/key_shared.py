@@ -381,7 +381,7 @@ class KeySharedDispatcher(SharedDispatcher):
         and -37b5a09a3ee0; ``tests/model/test_dispatch_key_shared.py``)."""
         key = self.sticky_key(pos)
         cursor = self.sub.cursor
-        for q in range(self.sub.start_pos, pos):
+        for q in range(max(self.sub.start_pos, cursor.mark_delete + 1), pos):  # what the mark-delete covers is acked
             if q not in self.delivered_once and not cursor.is_acked(q) and self.sticky_key(q) == key \
                     and not self.sub.tracked_by_delay(q):
                 return q

@@ -120,10 +120,11 @@ def test_dead_letter_after_max_redeliveries():
 
 def test_the_op_table_covers_the_trace_vocabulary():
     """Every op the trace format defines is either a step of the composition (``Broker.STEPS``)
-    or an observation the model follows elsewhere (receive/read_next, stats)."""
+    or an observation the model follows elsewhere (receive/read_next, stats), or a bulk form of those
+    (send_many, consume: conformance.trace.expand_bulk)."""
     from conformance.trace import OP_SPECS
 
-    observations = {"receive", "read_next", "stats"}
+    observations = {"receive", "read_next", "stats", "send_many", "consume"}
     assert set(Broker.STEPS) == set(OP_SPECS) - observations
     with pytest.raises(ModelError, match="op 'receive' is not applied with Broker.apply; it applies advance_time"):
         Broker().apply("receive", {"consumer": "c"}, Span.at(0))

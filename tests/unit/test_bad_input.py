@@ -242,6 +242,8 @@ OPTION_ROWS = {
     # --only takes exact case ids, rule ids and explicit globs; a plain prefix is no longer a substring match
     "option-only-no-match": (["--target", "model", "--only", "fault-"],
                              ["--only fault-", "matches no case id and no rule id", "close: fault-", "'fault-*'"]),
+    "option-workloads-and-cases": (["--target", "model", "--workloads", "--cases", "."],
+                                   ["give either --cases or --workloads, not both"]),
     "option-only-not-for-client": (["--target", "model", "--only", "ack-cumulative-shared-java"],
                                    ["--client python", "no selected case runs with client python",
                                     "they run with java", "choose --client java"]),

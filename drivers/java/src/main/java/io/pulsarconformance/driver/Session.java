@@ -145,6 +145,10 @@ final class Session {
                 Args a = Args.of(op, raw, Set.of("consumer", "timeout_ms"));
                 return receive(a);
             }
+            case "send_many":
+                return sendMany(Args.of(op, raw, Set.of("producer", "count", "prefix", "keys", "payload_size", "pad")));
+            case "consume":
+                return consume(Args.of(op, raw, Set.of("consumer", "max", "idle_ms", "ack")));
             case "ack":
             case "ack_cumulative":
             case "nack":
@@ -382,6 +386,70 @@ final class Session {
         value.set("message_id", idJson(id));
         value.put("sequence_id", producer.getLastSequenceId());
         value.put("id_text", id.toString());
+        return value;
+    }
+
+    /**
+     * send_many (docs/trace-format.md#bulk-ops): count async sends labelled prefix1..prefixN, keyed
+     * k(i mod keys) when keys > 0, each padded as the harness pads a send's payload_size; their ids come
+     * with the next flush, as an async send's do.
+     */
+    private ObjectNode sendMany(Args a) throws Exception {
+        ProducerHandle h = producer(a.str("producer"));
+        Producer<byte[]> producer = h.resolve();
+        long count = a.lng("count");
+        long keys = a.has("keys") ? a.lng("keys") : 0;
+        long size = a.has("payload_size") ? a.lng("payload_size") : 0;
+        String pad = a.has("pad") ? a.str("pad") : "|";
+        String prefix = a.str("prefix");
+        for (long i = 1; i <= count; i++) {
+            String label = prefix + i;
+            String text = label;
+            int length = label.getBytes(StandardCharsets.UTF_8).length;
+            if (size > length) {
+                text = label + pad + ".".repeat((int) (size - length - 1));
+            }
+            TypedMessageBuilder<byte[]> m = producer.newMessage().value(text.getBytes(StandardCharsets.UTF_8));
+            if (keys > 0) {
+                m.key("k" + (i % keys));
+            }
+            h.pending.add(new AsyncSend(label, m.sendAsync()));
+        }
+        return JSON.objectNode();
+    }
+
+    /**
+     * consume (docs/trace-format.md#bulk-ops): receive until max came or none came for idle_ms, acking
+     * each as it comes unless ack is false; at_ms says when each came, in ms after the op began.
+     */
+    private ObjectNode consume(Args a) throws Exception {
+        ConsumerHandle h = consumer(a.str("consumer"));
+        long max = a.lng("max");
+        int idle = (int) Math.min(Integer.MAX_VALUE, Math.max(1, a.lng("idle_ms")));
+        boolean ack = a.bool("ack", true);
+        long start = System.nanoTime();
+        ArrayNode messages = JSON.arrayNode();
+        ArrayNode at = JSON.arrayNode();
+        String ended = "max";
+        while (messages.size() < max) {
+            boolean connectedBefore = h.consumer().isConnected();
+            Message<byte[]> msg = h.consumer().receive(idle, TimeUnit.MILLISECONDS);
+            if (msg == null) {
+                ended = connectedBefore && h.consumer().isConnected() ? "idle" : "disconnected";
+                break;
+            }
+            at.add(Math.round((System.nanoTime() - start) / 1000.0) / 1000.0);
+            ObjectNode observed = observe(msg);
+            h.received().put(observed.get("payload").asText(), msg);
+            messages.add(observed);
+            if (ack) {
+                h.consumer().acknowledge(msg);
+            }
+        }
+        ObjectNode value = JSON.objectNode();
+        value.set("messages", messages);
+        value.set("at_ms", at);
+        value.put("ended", ended);
         return value;
     }
 
