@@ -259,9 +259,17 @@ def _some_labels(sub: Any, positions: Iterable[int], most: int = 5) -> str:
 
 
 def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mapping[int, str]],
-                what: str, *, then: str = "Then it is never delivered there again") -> Callable[[Watch, Receipt], list[Finding]]:
+                what: str, *, then: str = "Then it is never delivered there again",
+                at: Callable[[Watch, Any, int], str | None] | None = None,
+                candidates: Callable[[Watch, Any], Iterable[int]] | None = None) -> Callable[[Watch, Receipt], list[Finding]]:
     """A detector for a rule that removes messages from a subscription: PASS when a receive on a
-    subscription where it removed some showed none of them, FAIL when it showed one."""
+    subscription where it removed some showed none of them, FAIL when it showed one.
+
+    ``at(w, sub, pos)``, when given with ``candidates(w, sub)`` (the positions that may be removed), says whether
+    one position is removed (and why) without listing them all: a rule whose removed positions grow with the
+    history (every ack) is then judged per receive by one look-up and a search that stops at the first removed
+    candidate (judged only where something is removed, as before), and its PASS names the message received rather
+    than every one removed (docs/workloads.md, "Size"). ``forbidden`` must agree with them."""
 
     def detect(w: Watch, r: Receipt) -> list[Finding]:
         subs = w.subscriptions_of(r.handle)
@@ -270,6 +278,10 @@ def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mappi
         holder = w.subscription_for(r.handle, r.label) if r.label is not None else None
         out: list[Finding] = []
         for sub in subs:
+            if at is not None and candidates is not None:
+                if any(at(w, sub, p) is not None for p in candidates(w, sub)):
+                    out += _forbidding_at(rule, anomaly, what, then, at, w, r, sub, holder)
+                continue
             gone = forbidden(w, sub)
             if not gone:
                 continue
@@ -291,6 +303,23 @@ def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mappi
     return detect
 
 
+def _forbidding_at(rule: str, anomaly: str, what: str, then: str, at: Callable[[Watch, Any, int], str | None],
+                   w: Watch, r: Receipt, sub: Any, holder: Any) -> list[Finding]:
+    """``_forbidding``'s judgement of one subscription by ``at``: FAIL when the position received is removed (and
+    the model does not explain the copy otherwise), PASS when the receive showed another message or none."""
+    pos = w._pos(sub, r.label) if sub is holder else None
+    why = at(w, sub, pos) if pos is not None else None
+    if why is not None:
+        if r.allowed:
+            return []  # the model explains this copy otherwise (e.g. one queued in the client before the ack)
+        return [Finding(rule, FAIL, anomaly, f"not {r.label} ({what})", f"{r.label} at {r.at_end:g} ms",
+                        f"Let {r.label} be {what} on subscription {sub.name}: {why}. "
+                        f"{then}; {r.handle} received it at {r.at_end:g} ms.")]
+    got = f"received {r.label}, which is not {what} there" if r.label else "received nothing"
+    return [Finding(rule, PASS, None, f"no message {what}", r.label or "nothing",
+                    f"On {sub.name}, {r.handle} {got}.")]
+
+
 def _still_acked(sub: Any, positions: Iterable[int]) -> list[int]:
     return [p for p in positions if sub.cursor.is_acked(p)]
 
@@ -302,6 +331,19 @@ def _acked_individually(w: Watch, sub: Any) -> dict[int, str]:
         return {}
     dead = _dead_lettered(w, sub)  # once, not once per position (a hot path on long histories)
     return {p: "acknowledged by an individual ack" for p in only if p not in dead}
+
+
+def _acked_individually_at(w: Watch, sub: Any, pos: int) -> str | None:
+    """``_acked_individually`` for one position."""
+    if pos not in w.facts(sub).acked_individually or not sub.cursor.is_acked(pos) or pos in sub.expired \
+            or not names.is_persistent(sub.topic.full) or pos in _dead_lettered(w, sub):
+        return None
+    return "acknowledged by an individual ack"
+
+
+def _acked_cumulatively_at(w: Watch, sub: Any, pos: int) -> str | None:
+    """``_acked_cumulatively`` for one position."""
+    return "covered by a cumulative ack" if pos in w.facts(sub).acked_cumulatively and sub.cursor.is_acked(pos) else None
 
 
 def _acked_cumulatively(w: Watch, sub: Any) -> dict[int, str]:
@@ -348,12 +390,14 @@ def _dead_lettered(w: Watch, sub: Any) -> dict[int, str]:
 
 
 ack_individual = _forbidding(
-    "PLS-ACK-001", "ack-resurrection", _acked_individually, "acknowledged")
+    "PLS-ACK-001", "ack-resurrection", _acked_individually, "acknowledged", at=_acked_individually_at,
+    candidates=lambda w, sub: w.facts(sub).acked_individually)
 ack_individual.__doc__ = """PLS-ACK-001. Violated if a message acknowledged individually on a subscription (and not
 brought back by a seek) is delivered on that subscription again."""
 
 ack_cumulative = _forbidding(
-    "PLS-ACK-002", "ack-resurrection", _acked_cumulatively, "acknowledged")
+    "PLS-ACK-002", "ack-resurrection", _acked_cumulatively, "acknowledged", at=_acked_cumulatively_at,
+    candidates=lambda w, sub: w.facts(sub).acked_cumulatively)
 ack_cumulative.__doc__ = """PLS-ACK-002. Violated if, after a cumulative ack of message m on an Exclusive or Failover
 subscription, m or any message before it is delivered on that subscription again."""
 
