@@ -258,7 +258,7 @@ def _some_labels(sub: Any, positions: Iterable[int], most: int = 5) -> str:
     return first if len(positions) <= most else f"{first} and {len(positions) - most} more"
 
 
-def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mapping[int, str]],
+def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mapping[int, str]] | None,
                 what: str, *, then: str = "Then it is never delivered there again",
                 at: Callable[[Watch, Any, int], str | None] | None = None,
                 candidates: Callable[[Watch, Any], Iterable[int]] | None = None) -> Callable[[Watch, Receipt], list[Finding]]:
@@ -269,7 +269,7 @@ def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mappi
     one position is removed (and why) without listing them all: a rule whose removed positions grow with the
     history (every ack) is then judged per receive by one look-up and a search that stops at the first removed
     candidate (judged only where something is removed, as before), and its PASS names the message received rather
-    than every one removed (docs/workloads.md, "Size"). ``forbidden`` must agree with them."""
+    than every one removed (docs/workloads.md, "Size"); ``forbidden`` is then not used (None)."""
 
     def detect(w: Watch, r: Receipt) -> list[Finding]:
         subs = w.subscriptions_of(r.handle)
@@ -282,6 +282,7 @@ def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mappi
                 if any(at(w, sub, p) is not None for p in candidates(w, sub)):
                     out += _forbidding_at(rule, anomaly, what, then, at, w, r, sub, holder)
                 continue
+            assert forbidden is not None, f"{rule}: a _forbidding detector needs forbidden, or at and candidates"
             gone = forbidden(w, sub)
             if not gone:
                 continue
@@ -289,9 +290,7 @@ def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mappi
             if pos is not None and pos in gone and r.allowed:
                 continue  # the model explains this copy otherwise (e.g. one queued in the client before the ack)
             if pos is not None and pos in gone:
-                out.append(Finding(rule, FAIL, anomaly, f"not {r.label} ({what})", f"{r.label} at {r.at_end:g} ms",
-                                   f"Let {r.label} be {what} on subscription {sub.name}: {gone[pos]}. "
-                                   f"{then}; {r.handle} received it at {r.at_end:g} ms."))
+                out.append(_came_again(rule, anomaly, what, then, r, sub, gone[pos]))
             else:
                 labels = _some_labels(sub, gone)
                 out.append(Finding(rule, PASS, None, f"none of {labels}",
@@ -303,6 +302,13 @@ def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mappi
     return detect
 
 
+def _came_again(rule: str, anomaly: str, what: str, then: str, r: Receipt, sub: Any, why: str) -> Finding:
+    """The FAIL of a ``_forbidding`` rule: ``r`` delivered on ``sub`` a message the rule removed there (``why``)."""
+    return Finding(rule, FAIL, anomaly, f"not {r.label} ({what})", f"{r.label} at {r.at_end:g} ms",
+                   f"Let {r.label} be {what} on subscription {sub.name}: {why}. "
+                   f"{then}; {r.handle} received it at {r.at_end:g} ms.")
+
+
 def _forbidding_at(rule: str, anomaly: str, what: str, then: str, at: Callable[[Watch, Any, int], str | None],
                    w: Watch, r: Receipt, sub: Any, holder: Any) -> list[Finding]:
     """``_forbidding``'s judgement of one subscription by ``at``: FAIL when the position received is removed (and
@@ -312,9 +318,7 @@ def _forbidding_at(rule: str, anomaly: str, what: str, then: str, at: Callable[[
     if why is not None:
         if r.allowed:
             return []  # the model explains this copy otherwise (e.g. one queued in the client before the ack)
-        return [Finding(rule, FAIL, anomaly, f"not {r.label} ({what})", f"{r.label} at {r.at_end:g} ms",
-                        f"Let {r.label} be {what} on subscription {sub.name}: {why}. "
-                        f"{then}; {r.handle} received it at {r.at_end:g} ms.")]
+        return [_came_again(rule, anomaly, what, then, r, sub, why)]
     got = f"received {r.label}, which is not {what} there" if r.label else "received nothing"
     return [Finding(rule, PASS, None, f"no message {what}", r.label or "nothing",
                     f"On {sub.name}, {r.handle} {got}.")]
@@ -324,17 +328,9 @@ def _still_acked(sub: Any, positions: Iterable[int]) -> list[int]:
     return [p for p in positions if sub.cursor.is_acked(p)]
 
 
-def _acked_individually(w: Watch, sub: Any) -> dict[int, str]:
-    f = w.facts(sub)
-    only = set(_still_acked(sub, f.acked_individually)) - sub.expired
-    if not names.is_persistent(sub.topic.full):
-        return {}
-    dead = _dead_lettered(w, sub)  # once, not once per position (a hot path on long histories)
-    return {p: "acknowledged by an individual ack" for p in only if p not in dead}
-
-
 def _acked_individually_at(w: Watch, sub: Any, pos: int) -> str | None:
-    """``_acked_individually`` for one position."""
+    """Why ``pos`` is acknowledged individually on ``sub`` and must not come again (persistent topics; an expired
+    or dead-lettered message is another rule's), or None."""
     if pos not in w.facts(sub).acked_individually or not sub.cursor.is_acked(pos) or pos in sub.expired \
             or not names.is_persistent(sub.topic.full) or pos in _dead_lettered(w, sub):
         return None
@@ -342,14 +338,9 @@ def _acked_individually_at(w: Watch, sub: Any, pos: int) -> str | None:
 
 
 def _acked_cumulatively_at(w: Watch, sub: Any, pos: int) -> str | None:
-    """``_acked_cumulatively`` for one position."""
+    """Why ``pos`` is covered by a cumulative ack on ``sub`` and still acked, or None (a message acked both ways
+    breaks both rules when it comes back)."""
     return "covered by a cumulative ack" if pos in w.facts(sub).acked_cumulatively and sub.cursor.is_acked(pos) else None
-
-
-def _acked_cumulatively(w: Watch, sub: Any) -> dict[int, str]:
-    f = w.facts(sub)
-    # a message acked both ways breaks both rules when it comes back
-    return {p: "covered by a cumulative ack" for p in _still_acked(sub, f.acked_cumulatively)}
 
 
 def _expired(w: Watch, sub: Any, *, delivered: bool | None) -> dict[int, str]:
@@ -390,13 +381,13 @@ def _dead_lettered(w: Watch, sub: Any) -> dict[int, str]:
 
 
 ack_individual = _forbidding(
-    "PLS-ACK-001", "ack-resurrection", _acked_individually, "acknowledged", at=_acked_individually_at,
+    "PLS-ACK-001", "ack-resurrection", None, "acknowledged", at=_acked_individually_at,
     candidates=lambda w, sub: w.facts(sub).acked_individually)
 ack_individual.__doc__ = """PLS-ACK-001. Violated if a message acknowledged individually on a subscription (and not
 brought back by a seek) is delivered on that subscription again."""
 
 ack_cumulative = _forbidding(
-    "PLS-ACK-002", "ack-resurrection", _acked_cumulatively, "acknowledged", at=_acked_cumulatively_at,
+    "PLS-ACK-002", "ack-resurrection", None, "acknowledged", at=_acked_cumulatively_at,
     candidates=lambda w, sub: w.facts(sub).acked_cumulatively)
 ack_cumulative.__doc__ = """PLS-ACK-002. Violated if, after a cumulative ack of message m on an Exclusive or Failover
 subscription, m or any message before it is delivered on that subscription again."""

@@ -681,12 +681,9 @@ def expand_bulk(events: Iterable["Event"]) -> Iterator["Event"]:
             yield Event(receive, event.outcome, event.t_start_ms, event.t_end_ms)
             continue
         value = event.outcome.value or {}
-        messages, at = list(value.get("messages") or ()), list(value.get("at_ms") or ())
-        if len(at) != len(messages):
-            raise TraceFormatError(f"step {op.step}: a consume value needs one at_ms per message, got {len(at)} for "
-                                   f"{len(messages)}")
+        messages = _consumed(value)  # checked as a loaded history's is: an in-memory one may not have been
         last = event.t_start_ms
-        for message, offset in zip(messages, at):
+        for message, offset in zip(messages, value.get("at_ms") or ()):
             seen = min(event.t_end_ms, max(last, event.t_start_ms + float(offset)))
             yield Event(receive, Outcome.ok({"message": message}), last, seen)
             if op.args.get("ack", True):

@@ -681,9 +681,13 @@ class BrokerTarget:
             msg = holder.consumer.receive(timeout_millis=max(1, a["timeout_ms"]))
         except pulsar.Timeout:
             return _nothing_or_unknown(holder.consumer, connected_before)
+        return Outcome.ok({"message": self._take(run, holder, msg)})
+
+    def _take(self, run: _Run, holder: _Consumer, msg: Any) -> dict[str, Any]:
+        """What ``holder`` received, observed, and kept under its label for a later ack or nack of it."""
         observed = self._observe(run, msg, holder.received)
         holder.received[observed["payload"]] = msg
-        return Outcome.ok({"message": observed})
+        return observed
 
     def _op_send_many(self, run: _Run, a: dict) -> Outcome:
         for one in bulk_send_args(a):
@@ -707,9 +711,7 @@ class BrokerTarget:
                 ended = "idle" if _nothing_or_unknown(holder.consumer, connected_before).status == "ok" else "disconnected"
                 break
             at.append(round((time.monotonic() - start) * 1000.0, 3))
-            observed = self._observe(run, msg, holder.received)
-            holder.received[observed["payload"]] = msg
-            messages.append(observed)
+            messages.append(self._take(run, holder, msg))
             if a.get("ack", True):
                 holder.consumer.acknowledge(msg)
         return Outcome.ok({"messages": messages, "at_ms": at, "ended": ended})
