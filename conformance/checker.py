@@ -215,7 +215,8 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     ``TimingBands.for_target(header.target)``: zero on the model, the documented default live.
     """
     header = history.header
-    if any(e.op.op in BULK_OPS for e in history.events):  # judged as the sends, receives and acks they stand for
+    bulk_steps = frozenset(e.step for e in history.events if e.op.op in BULK_OPS)
+    if bulk_steps:  # judged as the sends, receives and acks they stand for
         history = replace(history, events=tuple(expand_bulk(history.events)))
     overrides, broker_config = split_profile(header.profile)
     if profile is None:
@@ -225,6 +226,7 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     if tolerances is None:
         tolerances = bands_from_header(header) or TimingBands.for_target(header.target)
     checker = _Checker(profile, tolerances, settings)
+    checker.bulk_steps = bulk_steps
     checker.stalls = tuple(header.stalls or ())
     checker.model.later_ids = later_ids(history)
     checker.model.later_partitions = later_partitions(history)
@@ -232,6 +234,7 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
         for event in history.events:
             checker.step(event)
         checker.finish()
+    checker.count_bulk_passes()
     return CheckReport(header.trace_id, header.target, profile, tolerances, tuple(checker.verdicts), tuple(checker.notes),
                        tuple(checker.harness_errors), tuple(checker.not_followed))
 
@@ -381,6 +384,11 @@ class _Checker:
         self._base_latency_ms = tol.dispatch_latency_ms  # the band before any injected latency (PLS-FAULT-*)
         self.stalls: tuple[Stall, ...] = ()  # the host stalls the history recorded (conformance/host_stalls.py)
         self.verdicts: list[Verdict] = []
+        # The steps of bulk ops (send_many, consume: many sends or receives under one step). A rule PASSes there once,
+        # with a count: (rule, step) -> (the index of its first PASS in ``verdicts``, how many more), so a workload of
+        # 100,000 messages keeps one PASS per rule and bulk op rather than one per message (docs/workloads.md, "Size").
+        self.bulk_steps: frozenset[int] = frozenset()
+        self.bulk_passes: dict[tuple[str, int], list[int]] = {}
         self.notes: list[str] = []
         self.not_followed: list[NotFollowed] = []
         self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
@@ -439,8 +447,22 @@ class _Checker:
                 step_, key = hits[0]
                 why = self.taint_why.get(key, f"an indeterminate outcome at step {step_} may explain it")
                 explanation = f"(not judged: {why}) " + explanation
+        if status == PASS and step in self.bulk_steps:
+            seen = self.bulk_passes.get((rule, step))
+            if seen is not None:
+                seen[1] += 1
+                return
+            self.bulk_passes[(rule, step)] = [len(self.verdicts), 0]
         self.verdicts.append(Verdict(rule, step, status, _anomaly(anomaly) if anomaly else None,
                                      allowed, observed, explanation))
+
+    def count_bulk_passes(self) -> None:
+        """Say in each bulk op's PASS how many more of its sends, receives and acks the rule held at (``bulk_passes``)."""
+        for (_, step), (index, more) in self.bulk_passes.items():
+            if more:
+                v = self.verdicts[index]
+                self.verdicts[index] = replace(v, explanation=f"{v.explanation} (The rule held at {more} more of the "
+                                               f"sends, receives and acks of bulk op step {step}; the first is shown.)")
 
     def _cursor_keys(self, handle: str) -> list[str]:
         """The keys of ``handle``'s subscriptions whose cursors a consumer not followed may have moved (see

@@ -109,6 +109,8 @@ class Watch:
         self.dispatch_latency_ms = 0.0  # the checker's dispatch band (PLS-TXN-005)
         # PLS-SEEK-004: (topic full name, subscription) -> the admin reset last made there
         self.resets: dict[tuple[str, str], AdminReset] = {}
+        # (handle, label, its subscription) while judge_receipt runs (the detectors read the model, never change it)
+        self._judging: tuple[str, str | None, Any] | None = None
 
     # ------------------------------------------------------------------ model reads
 
@@ -120,6 +122,8 @@ class Watch:
 
     def subscription_for(self, handle: str, label: str | None) -> Any:
         """The subscription of ``handle`` that holds ``label`` (a partitioned or multi-topic consumer has several)."""
+        if self._judging is not None and self._judging[:2] == (handle, label):
+            return self._judging[2]
         pairs = self.model.attachments(handle) if handle in self.model.consumers else []
         if label is not None:
             stored = self.model.message_for(handle, label)
@@ -143,7 +147,7 @@ class Watch:
             sub = self.subscription_for(args["consumer"], args.get("message"))
             if sub is None:
                 return {}
-            return {"sub": sub, "acked": {p for p in range(len(sub.topic.entries)) if sub.cursor.is_acked(p)}}
+            return {"sub": sub, "acked": sub.cursor.snapshot()}
         if op == "subscribe":
             topic = self.model.topic_named(args["topic"]) if "topic" in args else None
             exists = topic is not None and args.get("subscription") in topic.subscriptions
@@ -165,7 +169,7 @@ class Watch:
         if op in ("ack", "ack_cumulative") and before.get("sub") is not None and "txn" not in args:
             # (an ack in a transaction is pending until the transaction ends: PLS-TXN-007..009, not PLS-ACK-001/002)
             sub = before["sub"]
-            newly = {p for p in range(len(sub.topic.entries)) if sub.cursor.is_acked(p)} - before["acked"]
+            newly = sub.cursor.acked_since(before["acked"], len(sub.topic.entries))
             f = self.facts(sub)
             (f.acked_individually if op == "ack" else f.acked_cumulatively).update(newly)
         elif op == "unsubscribe":
@@ -242,8 +246,13 @@ class Watch:
     def judge_receipt(self, r: Receipt) -> list[Finding]:
         """Every context detector's finding at a receive step."""
         found: list[Finding] = []
-        for detector in RECEIPT_DETECTORS:
-            found += detector(self, r)
+        # the detectors only read the model: the subscription holding the received message is looked up once
+        self._judging = (r.handle, r.label, self.subscription_for(r.handle, r.label))
+        try:
+            for detector in RECEIPT_DETECTORS:
+                found += detector(self, r)
+        finally:
+            self._judging = None
         return found
 
 
@@ -272,10 +281,12 @@ def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mappi
     than every one removed (docs/workloads.md, "Size"); ``forbidden`` is then not used (None)."""
 
     def detect(w: Watch, r: Receipt) -> list[Finding]:
-        subs = w.subscriptions_of(r.handle)
+        holder = w.subscription_for(r.handle, r.label) if r.label is not None else None
+        # A message received is judged on the subscription that holds it (a partitioned consumer's other partitions
+        # showed nothing at this receive); a receive of nothing, or of a message the model cannot place, on each.
+        subs = [holder] if holder is not None else w.subscriptions_of(r.handle)
         if not subs:
             return []
-        holder = w.subscription_for(r.handle, r.label) if r.label is not None else None
         out: list[Finding] = []
         for sub in subs:
             if at is not None and candidates is not None:
@@ -346,6 +357,8 @@ def _acked_cumulatively_at(w: Watch, sub: Any, pos: int) -> str | None:
 def _expired(w: Watch, sub: Any, *, delivered: bool | None) -> dict[int, str]:
     """Positions an expiry pass removed from ``sub``: those delivered before it (``delivered``
     True), never delivered (False), or all (None)."""
+    if not sub.expired:
+        return {}
     f = w.facts(sub)
     gone = _still_acked(sub, sub.expired)
     return {p: "expired by an expiry pass" + (" after it was delivered" if p in f.delivered else " before any delivery")

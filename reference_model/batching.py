@@ -264,8 +264,33 @@ def timer_cut_possible(sent: Sequence[Span], first: int, before: int, timer: Bat
     return sent[first].start + timer.delay_ms <= sent[before].end
 
 
+class RunPlans:
+    """``_sent_by_container`` and the messages ``_forced`` sends from each start, for one list of pending messages,
+    each computed once: ``leave_window`` of every message of a run asks the same questions (without this, the
+    windows of a run of n messages cost n^3 container plans; with it, n^2)."""
+
+    def __init__(self, items: Sequence[Pending], config: BatchConfig):
+        self.items, self.config = items, config
+        self._sent: dict[tuple[int, int], bool] = {}
+        self._covered: dict[int, frozenset[int]] = {}
+
+    def sent_by_container(self, start: int, stop: int) -> bool:
+        key = (start, stop)
+        found = self._sent.get(key)
+        if found is None:
+            found = self._sent[key] = _sent_by_container(self.items, self.config, start, stop)
+        return found
+
+    def covered(self, k: int) -> frozenset[int]:
+        """The indexes of the messages a container filled from ``items[k]`` sends when full (``_forced``)."""
+        found = self._covered.get(k)
+        if found is None:
+            found = self._covered[k] = frozenset(k + i for entry in _forced(tuple(self.items[k:]), self.config) for i in entry)
+        return found
+
+
 def leave_window(items: Sequence[Pending], sent: Sequence[Span], j: int, config: BatchConfig, timer: BatchTimer,
-                 *, run_start: int = 0, settled_by: float | None = None) -> Span:
+                 *, run_start: int = 0, settled_by: float | None = None, plans: RunPlans | None = None) -> Span:
     """PLS-BATCH-009: when the batch holding ``items[j]`` may reach the broker: not before ``j`` was sent
     (C++: not before the timer, ``delay`` after the run's first message, unless a full container sends
     it sooner), and surely by ``delay`` (Java: twice) after ``j``'s send, or by ``settled_by`` (the flush,
@@ -275,10 +300,11 @@ def leave_window(items: Sequence[Pending], sent: Sequence[Span], j: int, config:
     if not timer.periodic:
         # the batch holding j starts at the run's start, after a batch the container sent when full, or after
         # a timer cut (not before the run's first message + the delay); it may be full by j's add or later
+        plans = plans or RunPlans(items, config)  # ``plans``: the caller's, for these very items and config
         starts = [k for k in range(run_start, j + 1)
                   if k == run_start or sent[run_start].start + timer.delay_ms <= sent[k].end
-                  or _sent_by_container(items, config, run_start, k)]
-        full_possible = any(j in {k + i for entry in _forced(tuple(items[k:]), config) for i in entry} for k in starts)
+                  or plans.sent_by_container(run_start, k)]
+        full_possible = any(j in plans.covered(k) for k in starts)
         if not full_possible:
             earliest = max(earliest, sent[run_start].start + timer.delay_ms)
     latest = sent[j].end + timer.delay_ms * timer.periods

@@ -2273,16 +2273,26 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             sub = found[1]
             pos = sub.topic.by_label.get(focus) if focus is not None else None
             return sub.dispatcher.options(handle, at, pos)
-        # A partitioned consumer: any partition's allowed message; order only within a partition.
+        # A partitioned (or multi-topic) consumer: any topic's allowed message; order only within one. So to judge
+        # one received message (``focus``) only its own partition's messages are listed; the others say only by
+        # when something of theirs is owed (a receive that waited past it is late either way).
         candidates: list[Candidate] = []
         must = []
-        for _, sub in self.partition_consumers[handle]:
+        parts = self.partition_consumers[handle]
+        holders = [sub for _, sub in parts if focus in sub.topic.by_label] if focus is not None else []
+        home = holders[0] if len(holders) == 1 else None  # (a label on two: an original and its retry copy)
+        for _, sub in parts:
+            if home is not None and sub is not home:
+                owes = sub.dispatcher.must_receive_by(handle, at)
+                if owes is not None:
+                    must.append(owes)
+                continue
             opts = sub.dispatcher.options(handle, at, sub.topic.by_label.get(focus) if focus is not None else None)
             candidates += [replace(c, topic=sub.topic.short) for c in opts.candidates]
             if opts.must_by is not None:
                 must.append((opts.must_by, opts.must_rule, opts.must_reason))
         # Canonical order: by time, then in publish order across partitions (stable within one).
-        by_topic = {sub.topic.short: sub.topic for _, sub in self.partition_consumers[handle]}
+        by_topic = {sub.topic.short: sub.topic for _, sub in parts}
         candidates.sort(key=lambda c: (c.window.canonical, by_topic[c.topic].entries[c.pos].seq))
         if handle in self.partitioned_readers:
             # a reader's order and completeness are its start rule's (PLS-READER-001/002), as for a one-topic reader

@@ -67,6 +67,17 @@ class Cursor:
         self.mark_delete = pos - 1
         return True
 
+    def snapshot(self) -> tuple[int, frozenset[int]]:
+        """What is acked now, for ``acked_since``: O(holes), not O(positions)."""
+        return self.mark_delete, frozenset(self.holes_acked)
+
+    def acked_since(self, before: tuple[int, frozenset[int]], end: int) -> set[int]:
+        """The positions ``< end`` acked now that were not when ``before`` (a ``snapshot``) was taken."""
+        mark, holes = before
+        newly = {p for p in range(mark + 1, min(self.mark_delete + 1, end)) if p not in holes}
+        newly.update(p for p in self.holes_acked if p < end and p > mark and p not in holes)
+        return newly
+
     def first_unacked(self, start: int = 0) -> int:
         """The first position ``>= start`` not acked (may equal the end of the topic)."""
         p = max(start, self.mark_delete + 1)

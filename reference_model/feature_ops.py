@@ -908,10 +908,12 @@ class FeatureOps:
         timer = self._batch_timer(pf)
         cuts = sorted(pf.region_cuts)
         windows = []
+        runs = batching.RunPlans(items, pf.batch_config)  # the container's plans, shared by every j (same windows)
         for j in range(len(items)):
             start = max((c for c in cuts if c <= j), default=0)
             settled = next((pf.region_cuts[c] for c in cuts if c > j), settled_by)
-            windows.append(batching.leave_window(items, sent, j, pf.batch_config, timer, run_start=start, settled_by=settled))
+            windows.append(batching.leave_window(items, sent, j, pf.batch_config, timer, run_start=start, settled_by=settled,
+                                                 plans=runs))
         return windows
 
     def _pending_windows(self, producer: Any, pf: ProducerFeatures, settled_by: float | None) -> dict[str, Span]:
@@ -981,6 +983,16 @@ class FeatureOps:
                 elif p.label in self.labels and i > seen and w.end + self.slack_ms >= during.start:
                     found.append(p.label)  # (the slack: a timer may fire that much late)
         return found
+
+    def _others_batching(self, topic_full: str, besides: str) -> bool:
+        """Whether a batching producer on ``topic_full`` other than ``besides`` has messages whose batch no flush
+        settled (``pf.region``): only those can float (``_floating``)."""
+        for handle, pf in self.pfx.items():
+            if handle != besides and pf.batching and pf.region:
+                producer = self.producer_of(handle)
+                if producer is not None and producer.topic.full == topic_full:
+                    return True
+        return False
 
     def _refuse_floating(self, topic_full: str, during: Span, what: str, *, besides: str | None = None,
                          only: str | None = None) -> None:
@@ -1084,11 +1096,12 @@ class FeatureOps:
         topic = producer.topic
         if args is not None:
             async_batched = pf.batching and args.get("async") and "deliver_after_ms" not in args and "deliver_at_ms" not in args
-            item = PendingSend(args.get("payload", ""), dict(args), at, 0, None)
-            mine = batching.leave_window(batch_items(pf.pending + [item]), [p.at for p in pf.pending + [item]],
-                                         len(pf.pending), pf.batch_config, self._batch_timer(pf)) if async_batched else at
-            self._refuse_floating(topic.full, mine, f"a message of {handle} on {topic.short} (which is first is timing)",
-                                  besides=handle)
+            if self._others_batching(topic.full, handle):  # else nothing of another producer can float (_floating)
+                item = PendingSend(args.get("payload", ""), dict(args), at, 0, None)
+                mine = batching.leave_window(batch_items(pf.pending + [item]), [p.at for p in pf.pending + [item]],
+                                             len(pf.pending), pf.batch_config, self._batch_timer(pf)) if async_batched else at
+                self._refuse_floating(topic.full, mine, f"a message of {handle} on {topic.short} (which is first is timing)",
+                                      besides=handle)
         delayed_send = args is not None and ("deliver_after_ms" in args or "deliver_at_ms" in args)
         # C++ and Go send the delayed message ahead of a batch still open, so whether the open batch left first is
         # timing (and a batch the model's timer stored may still be in the client: _timer_batch_may_linger); and when

@@ -111,6 +111,11 @@ class ReceiveOptions:
     must_reason: str = ""
 
 
+def owed(options: ReceiveOptions) -> tuple[float, str | None, str] | None:
+    """What ``options`` owes: (must_by, must_rule, must_reason), or None."""
+    return None if options.must_by is None else (options.must_by, options.must_rule, options.must_reason)
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why a delivery is not allowed: an anomaly name, a rule id and a sentence."""
@@ -165,6 +170,11 @@ class Dispatcher(Protocol):
     def options(self, handle: str, at: Span, focus: int | None = None) -> ReceiveOptions:
         """Allowed messages now, in canonical order. A dispatcher may list only the first of a run
         of interchangeable messages; ``focus`` asks it to include that position if allowed."""
+
+    def must_receive_by(self, handle: str, at: Span) -> tuple[float, str | None, str] | None:
+        """``options(handle, at)``'s ``must_by``, ``must_rule`` and ``must_reason`` (None: nothing owed), for a
+        caller that needs only by when ``handle`` must get something here, not what (a partitioned consumer's
+        other partitions while one received message is judged). May skip listing when nothing can be owed."""
 
     def deliver(self, handle: str, pos: int, at: Span, count: int, candidate: Candidate | None) -> None: ...
 

@@ -51,6 +51,7 @@ from reference_model.dispatch.base import (
     ConsumerConfig,
     ReceiveOptions,
     Refusal,
+    owed,
     SubscriptionView,
 )
 from reference_model.profiles import Profile
@@ -140,6 +141,9 @@ class ExclusiveDispatcher:
         while head in self.compacted_skip:
             head = self.sub.cursor.first_unacked(head + 1)
         return head
+
+    def must_receive_by(self, handle: str, at: Span) -> tuple[float, str | None, str] | None:
+        return owed(self.options(handle, at))
 
     def options(self, handle: str, at: Span, focus: int | None = None) -> ReceiveOptions:
         active = self.active()

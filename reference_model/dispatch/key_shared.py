@@ -56,11 +56,12 @@ last message), so the model's count never outlasts the broker's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from bisect import bisect_left
+from dataclasses import dataclass, field, replace
 from typing import Any, Hashable, Iterable, Mapping
 
 from reference_model import hashing, key_shared as ks, releases
-from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal, SubscriptionView
+from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal, SubscriptionView, owed
 from reference_model.dispatch.shared import SharedDispatcher
 from reference_model.profiles import Profile
 from reference_model.rejections import NotModelledError, Rejected
@@ -147,6 +148,8 @@ class _Epoch:
     state: Any  # Ring | AutoSplit | Sticky | None
     handle_of: Mapping[Hashable, str]
     known: bool  # every owner determined (ring: every consumer has a fixed name)
+    # sticky key -> the handle serving it in this epoch (``_owner``), filled as keys are asked for
+    owners: dict[bytes, str | None] = field(default_factory=dict, compare=False, repr=False)
 
 
 class KeySharedDispatcher(SharedDispatcher):
@@ -173,6 +176,12 @@ class KeySharedDispatcher(SharedDispatcher):
         # tell the deliveries that rule exempts (``_draining_waived``).
         self.draining: dict[int, ks.DrainingHash] = {}
         self.drain_cause: dict[int, str] = {}
+        # Indexes kept between receives, each over the positions before its "looked at" mark, cut back to the first
+        # position whose sticky key changed (``forget_sticky_keys``): handle -> (epoch count, looked at, the positions
+        # the selector in effect gives it) for ``_first_allowed_fresh``, looked at anew after a join or leave; and
+        # (looked at, sticky key -> its positions) for ``_earlier_undelivered``. Positions are ascending in both.
+        self._owned: dict[str, tuple[int, list[int], list[int]]] = {}
+        self._by_key: tuple[list[int], dict[bytes, list[int]]] = ([0], {})
 
     # ------------------------------------------------------------------ keys and owners
 
@@ -194,8 +203,20 @@ class KeySharedDispatcher(SharedDispatcher):
     def forget_sticky_keys(self, positions: Iterable[int]) -> None:
         """The entries of ``positions`` were settled anew (PLS-BATCH-009: the split a flush's ids show): their
         sticky keys are computed again from their settled batches."""
+        first = None
         for pos in positions:
             self._keys.pop(pos, None)
+            first = pos if first is None else min(first, pos)
+        if first is not None:
+            for _, seen, owned in self._owned.values():
+                if seen[0] > first:
+                    seen[0] = first
+                    del owned[bisect_left(owned, first):]
+            seen, table = self._by_key
+            if seen[0] > first:
+                seen[0] = first
+                for same_key in table.values():
+                    del same_key[bisect_left(same_key, first):]
 
     def batch_members(self, pos: int) -> list[int]:
         """The positions stored in the entry of ``pos``, in batch-index order: the storage
@@ -216,9 +237,12 @@ class KeySharedDispatcher(SharedDispatcher):
         """The handle serving ``key`` in ``epoch`` (None: nobody, the message waits)."""
         if epoch.state is None:
             return None
+        if key in epoch.owners:
+            return epoch.owners[key]
         owner = ks.owner_of(self.selector or "consistent_hashing", epoch.state, self.settings.profile, key)
         if self.selector == "consistent_hashing":
-            return None if owner is None else epoch.handle_of.get(owner)  # a ring consumer is a KsConsumer
+            owner = None if owner is None else epoch.handle_of.get(owner)  # a ring consumer is a KsConsumer
+        epoch.owners[key] = owner  # type: ignore[assignment]
         return owner  # type: ignore[return-value]
 
     def _epochs_since(self, t: float) -> list[_Epoch]:
@@ -379,13 +403,22 @@ class KeySharedDispatcher(SharedDispatcher):
         2026 on 4.0.8 and 3.3.6 (Python client): ``late`` (key k1, deliver_after 800 ms) then ``now`` (key k1),
         ``now`` received at once (the 3.3.6 campaign's findings pls-keyshared-007-key-order-violation-cac79d251f27
         and -37b5a09a3ee0; ``tests/model/test_dispatch_key_shared.py``)."""
-        key = self.sticky_key(pos)
         cursor = self.sub.cursor
-        for q in range(max(self.sub.start_pos, cursor.mark_delete + 1), pos):  # what the mark-delete covers is acked
-            if q not in self.delivered_once and not cursor.is_acked(q) and self.sticky_key(q) == key \
-                    and not self.sub.tracked_by_delay(q):
+        same_key = self._positions_of_key(self.sticky_key(pos))
+        lo = max(self.sub.start_pos, cursor.mark_delete + 1)  # what the mark-delete covers is acked
+        for q in same_key[bisect_left(same_key, lo):bisect_left(same_key, pos)]:
+            if q not in self.delivered_once and not cursor.is_acked(q) and not self.sub.tracked_by_delay(q):
                 return q
         return None
+
+    def _positions_of_key(self, key: bytes) -> list[int]:
+        """The positions whose sticky key is ``key``, ascending (an index grown as the topic grows; see ``__init__``)."""
+        seen, table = self._by_key
+        n = self.sub.n_entries()
+        for q in range(seen[0], n):
+            table.setdefault(self.sticky_key(q), []).append(q)
+        seen[0] = max(seen[0], n)
+        return table.get(key, [])
 
     def refusal(self, handle: str, pos: int, first: bool) -> Refusal | None:
         """Why Key_Shared (beyond Shared) forbids ``handle`` receiving ``pos`` now, or None."""
@@ -528,14 +561,32 @@ class KeySharedDispatcher(SharedDispatcher):
 
     # ------------------------------------------------------------------ what may arrive
 
-    def _first_allowed_fresh(self, handle: str) -> int | None:
-        cursor = self.sub.cursor
+    def _owned_positions(self, handle: str) -> list[int]:
+        """The positions whose key the selector in effect gives ``handle`` (``current_owner``), ascending (an
+        index grown as the topic grows; see ``__init__``)."""
+        memo = self._owned.get(handle)
+        if memo is None or memo[0] != len(self.epochs):
+            memo = self._owned[handle] = (len(self.epochs), [0], [])
+        _, seen, owned = memo
         n = self.sub.n_entries()
-        pos = cursor.first_unacked(max(self.next_fresh, self.skip_before.get(handle, 0)))
-        while pos < n:
-            if not cursor.is_acked(pos) and self.current_owner(pos) == handle and self.refusal(handle, pos, True) is None:
+        owned.extend(pos for pos in range(seen[0], n) if self.current_owner(pos) == handle)
+        seen[0] = max(seen[0], n)
+        return owned
+
+    def _first_allowed_fresh(self, handle: str) -> int | None:
+        """The first position from the fresh ones on that ``handle`` owns, not acked, and may receive now."""
+        cursor = self.sub.cursor
+        owned = self._owned_positions(handle)
+        start = cursor.first_unacked(max(self.next_fresh, self.skip_before.get(handle, 0)))
+        for pos in owned[bisect_left(owned, start):]:
+            if not cursor.is_acked(pos) and self.refusal(handle, pos, True) is None:
                 return pos
-            pos += 1
+        return None
+
+    def must_receive_by(self, handle: str, at: Span) -> tuple[float, str | None, str] | None:
+        """Owed only to the sole consumer, or a first delivery the draining rule waives (see ``options``)."""
+        if len(self.consumers) == 1 or (self._draining_kept() and self.out_of_order_allowed()):
+            return owed(self.options(handle, at))
         return None
 
     def options(self, handle: str, at: Span, focus: int | None = None) -> ReceiveOptions:

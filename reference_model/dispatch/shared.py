@@ -72,6 +72,7 @@ from reference_model.dispatch.base import (
     ConsumerConfig,
     ReceiveOptions,
     Refusal,
+    owed,
     SubscriptionView,
 )
 from reference_model import unacked
@@ -275,6 +276,10 @@ class SharedDispatcher:
             self._limit_after_release(None)
 
     # ------------------------------------------------------------------ what may arrive
+
+    def must_receive_by(self, handle: str, at: Span) -> tuple[float, str | None, str] | None:
+        """Only the sole consumer is owed anything (PLS-SHARED-001); with several, nothing is listed."""
+        return owed(self.options(handle, at)) if len(self.consumers) == 1 else None
 
     def options(self, handle: str, at: Span, focus: int | None = None) -> ReceiveOptions:
         """Allowed messages for ``handle``. Never-delivered messages are all allowed; only the first

@@ -1,0 +1,123 @@
+"""The indexes that keep long histories linear (issue 46, docs/workloads.md "Size") answer as a scan would.
+
+Each index below replaced a scan over every position at every receive. Each test checks the index against that scan:
+the cursor's ``acked_since`` against two sets of acked positions, ``RunPlans`` against ``leave_window`` planning
+afresh, and the Key_Shared dispatcher's owned-position and same-key indexes against a walk over every position, at
+every call the model and the checker make on a batched, keyed, partitioned workload with a leave and a join.
+(On the model's own history a flush settles the split the model chose, so the cut-back of ``forget_sticky_keys``
+is asked but finds the same keys; a history whose batches split otherwise is what changes them.)
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conformance.checker import check
+from conformance.targets.model import ModelTarget
+from conformance.trace import make_trace
+from reference_model import batching
+from reference_model.cursor import Cursor
+from reference_model.dispatch.key_shared import KeySharedDispatcher
+from reference_model.timing import Span
+
+
+def _acked(cursor: Cursor, end: int) -> set[int]:
+    return {p for p in range(end) if cursor.is_acked(p)}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_acked_since_is_the_difference_of_the_acked_sets(seed: int) -> None:
+    rng = random.Random(seed)
+    cursor, end = Cursor(), 40
+    for _ in range(60):
+        before, snap = _acked(cursor, end), cursor.snapshot()
+        pick = rng.random()
+        if pick < 0.5:
+            cursor.ack(rng.randrange(end))
+        elif pick < 0.7:
+            cursor.ack_cumulative(rng.randrange(end))
+        elif pick < 0.85:
+            cursor.unack(rng.randrange(end))
+        else:
+            cursor.reset(rng.randrange(end))
+        assert cursor.acked_since(snap, end) == _acked(cursor, end) - before
+
+
+@pytest.mark.parametrize("client", ["cpp", "java", "go"])
+def test_run_plans_give_the_windows_of_planning_afresh(client: str) -> None:
+    rng = random.Random(client)
+    for _ in range(30):
+        n = rng.randrange(1, 14)
+        items = [batching.Pending(rng.choice((1, 2, 5, 40))) for _ in range(n)]
+        starts = sorted(rng.uniform(0, 30) for _ in range(n))
+        sent = [Span(s, s + rng.uniform(0, 2)) for s in starts]
+        config = batching.BatchConfig(max_messages=rng.choice((2, 3, 1000)), max_bytes=rng.choice((50, 128 * 1024)))
+        timer = batching.BatchTimer.for_client(client, rng.choice((1, 10)))
+        run_start = rng.randrange(n)
+        plans = batching.RunPlans(items, config)
+        for j in range(run_start, n):
+            alone = batching.leave_window(items, sent, j, config, timer, run_start=run_start)
+            shared = batching.leave_window(items, sent, j, config, timer, run_start=run_start, plans=plans)
+            assert (shared.start, shared.end) == (alone.start, alone.end)
+
+
+def _first_allowed_fresh_by_scan(d: KeySharedDispatcher, handle: str) -> int | None:
+    cursor = d.sub.cursor
+    pos = cursor.first_unacked(max(d.next_fresh, d.skip_before.get(handle, 0)))
+    while pos < d.sub.n_entries():
+        if not cursor.is_acked(pos) and d.current_owner(pos) == handle and d.refusal(handle, pos, True) is None:
+            return pos
+        pos += 1
+    return None
+
+
+def _earlier_undelivered_by_scan(d: KeySharedDispatcher, pos: int) -> int | None:
+    key, cursor = d.sticky_key(pos), d.sub.cursor
+    for q in range(max(d.sub.start_pos, cursor.mark_delete + 1), pos):
+        if q not in d.delivered_once and not cursor.is_acked(q) and d.sticky_key(q) == key and not d.sub.tracked_by_delay(q):
+            return q
+    return None
+
+
+def test_key_shared_indexes_answer_as_a_scan_at_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = {"fresh": 0, "earlier": 0}
+    indexed_fresh, indexed_earlier = KeySharedDispatcher._first_allowed_fresh, KeySharedDispatcher._earlier_undelivered
+
+    def fresh(self: KeySharedDispatcher, handle: str) -> int | None:
+        calls["fresh"] += 1
+        found = indexed_fresh(self, handle)
+        assert found == _first_allowed_fresh_by_scan(self, handle)
+        return found
+
+    def earlier(self: KeySharedDispatcher, pos: int) -> int | None:
+        calls["earlier"] += 1
+        found = indexed_earlier(self, pos)
+        assert found == _earlier_undelivered_by_scan(self, pos)
+        return found
+
+    monkeypatch.setattr(KeySharedDispatcher, "_first_allowed_fresh", fresh)
+    monkeypatch.setattr(KeySharedDispatcher, "_earlier_undelivered", earlier)
+    ops = [("create_topic", {"topic": "t", "partitions": 3})]
+    ops += [("subscribe", {"consumer": c, "topic": "t", "subscription": "s", "type": "Key_Shared", "consumer_name": c})
+            for c in ("k1", "k2")]
+    ops.append(("create_producer", {"producer": "p", "topic": "t", "batching": True}))
+    for r in range(3):
+        ops.append(("send_many", {"producer": "p", "count": 60, "prefix": f"r{r}-", "keys": 50, "payload_size": 64}))
+        # received before the flush: batches the timer sent, whose sticky keys the flush then settles anew
+        ops.append(("consume", {"consumer": "k1", "max": 8, "idle_ms": 50}))
+        ops.append(("flush", {"producer": "p"}))
+        ops.append(("consume", {"consumer": "k1", "max": 8, "idle_ms": 300}))  # leaves a backlog for later
+        ops.append(("consume", {"consumer": "k2" if r == 0 else "k3", "max": 8, "idle_ms": 300}))
+        if r == 0:  # a leave and a join: new epochs, so each consumer's owned positions are looked at anew
+            ops.append(("close", {"handle": "k2"}))
+            ops.append(("consume", {"consumer": "k1", "max": 8, "idle_ms": 300}))
+            ops.append(("subscribe", {"consumer": "k3", "topic": "t", "subscription": "s", "type": "Key_Shared",
+                                      "consumer_name": "k3"}))
+    ops.append(("consume", {"consumer": "k3", "max": 500, "idle_ms": 300}))
+    ops.append(("consume", {"consumer": "k1", "max": 500, "idle_ms": 300}))
+    history = ModelTarget().run(make_trace("indexes", ops))
+    report = check(history)
+    assert report.ok and not report.not_followed
+    assert calls["fresh"] > 100 and calls["earlier"] > 100  # the indexes were asked, by the model and the checker
