@@ -410,6 +410,7 @@ class _Checker:
         # cursor a consumer the model stopped following may have moved (what arrives is judged, not what is owed)
         self.taint_why: dict[str, str] = {}
         self.sent: dict[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}  # label -> (args, value)
+        self.send_order: dict[str, int] = {}  # label -> its place in ``sent`` (the order of first sends)
         self.producer_names: dict[str, str] = {}
         # PLS-MSG-001: what the first delivery of a stored message showed of the metadata the broker stores once
         # ((topic, label) -> (publish time, producer name)), and the name each partition's producer of an unnamed
@@ -884,8 +885,7 @@ class _Checker:
         elif op == "flush":
             flushed = model.producers.get(args["producer"])
             gaps = flushed is not None and self._holds_unmodelled(flushed.topic.full)
-            feature_checks.check_flush(self._emit, n, facts, value, {k: a for k, (a, _) in self.sent.items()},
-                                       gaps_unknown=gaps)
+            feature_checks.check_flush(self._emit, n, facts, value, self._sends_of_flush(facts, value), gaps_unknown=gaps)
             self._emit_findings(n, detectors.batch_of_one(self.watch, n, args["producer"], facts, value))
             resent = set(facts.get("may_report_duplicate") or ())
             for label, mid in (value.get("message_ids") or {}).items():
@@ -979,10 +979,17 @@ class _Checker:
                        if ok else f"Let initial_sequence_id be {args.get('initial_sequence_id', 'unset')}. "
                        f"Then last_sequence_id is {expected} before the first send; it was {got}.")
 
+    def _sends_of_flush(self, facts: Mapping[str, Any] | None, value: Any) -> dict[str, Mapping[str, Any]]:
+        """label -> send args, in send order, of the messages a flush speaks of (the model's and the observed ids):
+        all ``check_flush`` reads of the sends, without copying every send of the history at every flush."""
+        labels = set((facts or {}).get("relative_ids") or ()) | set((value if isinstance(value, Mapping) else {}).get("message_ids") or ())
+        return {k: self.sent[k][0] for k in sorted(labels & self.sent.keys(), key=self.send_order.__getitem__)}
+
     def _check_send(self, event: Event, facts: Mapping[str, Any] | None = None) -> None:
         args, value, n = event.op.args, event.outcome.value or {}, event.step
         label = args["payload"]
         self.sent[label] = (args, value)
+        self.send_order.setdefault(label, len(self.send_order))
         if "message_id" not in value:
             if args.get("async"):
                 # an async send on a partitioned topic: the model stored it where a later flush or receipt shows

@@ -1162,7 +1162,10 @@ def fault_delayed_kept(w: Watch, r: Receipt) -> list[Finding]:
 
 
 def _txn_topics(w: Watch, r: Receipt) -> list[tuple[Any, str, int | None]]:
-    """(topic, where, position of the received label there or None) for each topic ``r.handle`` reads."""
+    """(topic, where, position of the received label there or None) for each topic ``r.handle`` reads; none while
+    the history has no transaction (the transaction rules then have nothing to judge)."""
+    if not w.model.txns:
+        return []
     reader = w.model.readers.get(r.handle)
     if reader is not None:
         topics = [(reader.topic, f"reader {r.handle}")]

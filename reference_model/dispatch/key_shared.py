@@ -420,6 +420,12 @@ class KeySharedDispatcher(SharedDispatcher):
         seen[0] = max(seen[0], n)
         return table.get(key, [])
 
+    def _may_take(self, handle: str, pos: int) -> bool:
+        """Not a message whose key another consumer has owned in every epoch since it was stored: ``refusal`` refuses
+        those first (a key-stickiness violation), so they are not listed at all."""
+        owners = self.owners(pos)
+        return owners is None or handle in owners
+
     def refusal(self, handle: str, pos: int, first: bool) -> Refusal | None:
         """Why Key_Shared (beyond Shared) forbids ``handle`` receiving ``pos`` now, or None."""
         label = self.sub.label(pos)

@@ -277,6 +277,11 @@ class SharedDispatcher:
 
     # ------------------------------------------------------------------ what may arrive
 
+    def _may_take(self, handle: str, pos: int) -> bool:
+        """Whether ``handle`` may ever be given the waiting message at ``pos`` (Shared: any consumer may); a type that
+        rules some out (Key_Shared's owners) says so here, before the message is listed."""
+        return True
+
     def must_receive_by(self, handle: str, at: Span) -> tuple[float, str | None, str] | None:
         """Only the sole consumer is owed anything (PLS-SHARED-001); with several, nothing is listed."""
         return owed(self.options(handle, at)) if len(self.consumers) == 1 else None
@@ -291,7 +296,7 @@ class SharedDispatcher:
         skip = self.skip_before.get(handle, 0)
         candidates: list[Candidate] = []
         for pos in sorted(self.open):
-            if pos < skip or cursor.is_acked(pos):
+            if pos < skip or cursor.is_acked(pos) or not self._may_take(handle, pos):
                 continue
             slot = self.slots[pos]
             if slot.release is not None:

@@ -152,3 +152,19 @@ def test_an_ack_of_a_message_the_model_never_held_is_not_judged():
                  ("flush", {"producer": "p"}), _consume("c1"))
     report = check(h)
     assert report.not_followed and not failures(report)
+
+
+def test_a_rule_passes_once_per_bulk_op_with_a_count_of_the_rest():
+    """A consume of k messages on a partitioned topic: PLS-TOPIC-002 is judged at each message received (its topic and
+    id name one partition), so it PASSes once at the consume's step and says it held at k - 1 more; a FAIL inside the
+    same consume is still its own verdict (the other tests here)."""
+    h = _workload("Shared")
+    for e in h.events:
+        if e.op.op != "consume" or len(e.outcome.value["messages"]) < 2:
+            continue
+        k = len(e.outcome.value["messages"])
+        passes = [v for v in check(h).verdicts if v.step == e.step and v.rule_id == "PLS-TOPIC-002"]
+        assert len(passes) == 1 and passes[0].status == "PASS"
+        assert f"held at {k - 1} more of the sends, receives and acks of bulk op step {e.step}" in passes[0].explanation
+        return
+    pytest.fail("no consume received two messages")
