@@ -103,7 +103,11 @@ def test_key_shared_indexes_answer_as_a_scan_at_every_call(monkeypatch: pytest.M
     ops += [("subscribe", {"consumer": c, "topic": "t", "subscription": "s", "type": "Key_Shared", "consumer_name": c})
             for c in ("k1", "k2")]
     ops.append(("create_producer", {"producer": "p", "topic": "t", "batching": True}))
+    # unbatched, so each message is an entry of its own key and the consumers share the keys (a batch is hashed by its
+    # first message's key, so a partition's batches alone may all go to one consumer)
+    ops.append(("create_producer", {"producer": "q", "topic": "t", "batching": False}))
     for r in range(3):
+        ops.append(("send_many", {"producer": "q", "count": 30, "prefix": f"q{r}-", "keys": 50, "payload_size": 64}))
         ops.append(("send_many", {"producer": "p", "count": 60, "prefix": f"r{r}-", "keys": 50, "payload_size": 64}))
         # received before the flush: batches the timer sent, whose sticky keys the flush then settles anew
         ops.append(("consume", {"consumer": "k1", "max": 8, "idle_ms": 50}))
