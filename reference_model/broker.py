@@ -88,7 +88,7 @@ from typing import Any, Callable, Generator, Mapping, NamedTuple
 
 from reference_model import names
 from reference_model.cursor import Cursor, position_by_publish_time
-from reference_model.dispatch.base import Candidate, ConsumerConfig, Dispatcher, ReceiveOptions, Refusal
+from reference_model.dispatch.base import Candidate, ConsumerConfig, Dispatcher, ReceiveOptions, Refusal, owed
 from reference_model import unacked
 from reference_model.dispatch.exclusive import ExclusiveDispatcher
 from reference_model.dispatch.failover import FailoverDispatcher
@@ -2289,8 +2289,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 continue
             opts = sub.dispatcher.options(handle, at, sub.topic.by_label.get(focus) if focus is not None else None)
             candidates += [replace(c, topic=sub.topic.short) for c in opts.candidates]
-            if opts.must_by is not None:
-                must.append((opts.must_by, opts.must_rule, opts.must_reason))
+            owes = owed(opts)
+            if owes is not None:
+                must.append(owes)
         # Canonical order: by time, then in publish order across partitions (stable within one).
         by_topic = {sub.topic.short: sub.topic for _, sub in parts}
         candidates.sort(key=lambda c: (c.window.canonical, by_topic[c.topic].entries[c.pos].seq))

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import replace
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 from reference_model import access_modes as am
 from reference_model import batching, chunking, compaction, dedup, delayed, non_persistent, retention
@@ -967,10 +967,7 @@ class FeatureOps:
         before ``during`` ends)."""
         found = []
         received = None
-        for handle, pf in self.pfx.items():
-            producer = self.producer_of(handle)
-            if handle == besides or not pf.batching or not pf.region or producer is None or producer.topic.full != topic_full:
-                continue
+        for pf in self._unsettled_batchers(topic_full, besides):
             if received is None:
                 received = set().union(*self.received_labels.values())  # a received message surely left
             pending = {p.label for p in pf.pending}
@@ -984,15 +981,14 @@ class FeatureOps:
                     found.append(p.label)  # (the slack: a timer may fire that much late)
         return found
 
-    def _others_batching(self, topic_full: str, besides: str) -> bool:
-        """Whether a batching producer on ``topic_full`` other than ``besides`` has messages whose batch no flush
-        settled (``pf.region``): only those can float (``_floating``)."""
+    def _unsettled_batchers(self, topic_full: str, besides: str | None) -> Iterator[ProducerFeatures]:
+        """The batching producers on ``topic_full`` (other than ``besides``) with messages whose batch no flush settled
+        (``pf.region``): the only ones whose messages can float (``_floating``)."""
         for handle, pf in self.pfx.items():
             if handle != besides and pf.batching and pf.region:
                 producer = self.producer_of(handle)
                 if producer is not None and producer.topic.full == topic_full:
-                    return True
-        return False
+                    yield pf
 
     def _refuse_floating(self, topic_full: str, during: Span, what: str, *, besides: str | None = None,
                          only: str | None = None) -> None:
@@ -1096,7 +1092,7 @@ class FeatureOps:
         topic = producer.topic
         if args is not None:
             async_batched = pf.batching and args.get("async") and "deliver_after_ms" not in args and "deliver_at_ms" not in args
-            if self._others_batching(topic.full, handle):  # else nothing of another producer can float (_floating)
+            if any(self._unsettled_batchers(topic.full, handle)):  # else nothing of another producer can float
                 item = PendingSend(args.get("payload", ""), dict(args), at, 0, None)
                 mine = batching.leave_window(batch_items(pf.pending + [item]), [p.at for p in pf.pending + [item]],
                                              len(pf.pending), pf.batch_config, self._batch_timer(pf)) if async_batched else at

@@ -676,12 +676,8 @@ class BrokerTarget:
 
     def _op_receive(self, run: _Run, a: dict) -> Outcome:
         holder = run.consumers[a["consumer"]]
-        connected_before = holder.consumer.is_connected()
-        try:
-            msg = holder.consumer.receive(timeout_millis=max(1, a["timeout_ms"]))
-        except pulsar.Timeout:
-            return _nothing_or_unknown(holder.consumer, connected_before)
-        return Outcome.ok({"message": self._take(run, holder, msg)})
+        msg = _next_or_nothing(holder.consumer, holder.consumer.receive, a["timeout_ms"])
+        return msg if isinstance(msg, Outcome) else Outcome.ok({"message": self._take(run, holder, msg)})
 
     def _take(self, run: _Run, holder: _Consumer, msg: Any) -> dict[str, Any]:
         """What ``holder`` received, observed, and kept under its label for a later ack or nack of it."""
@@ -704,11 +700,9 @@ class BrokerTarget:
         at: list[float] = []
         ended = "max"
         while len(messages) < a["max"]:
-            connected_before = holder.consumer.is_connected()
-            try:
-                msg = holder.consumer.receive(timeout_millis=max(1, a["idle_ms"]))
-            except pulsar.Timeout:
-                ended = "idle" if _nothing_or_unknown(holder.consumer, connected_before).status == "ok" else "disconnected"
+            msg = _next_or_nothing(holder.consumer, holder.consumer.receive, a["idle_ms"])
+            if isinstance(msg, Outcome):
+                ended = "idle" if msg.status == "ok" else "disconnected"
                 break
             at.append(round((time.monotonic() - start) * 1000.0, 3))
             messages.append(self._take(run, holder, msg))
@@ -810,12 +804,8 @@ class BrokerTarget:
 
     def _op_read_next(self, run: _Run, a: dict) -> Outcome:
         reader = run.readers[a["reader"]]
-        connected_before = reader.is_connected()
-        try:
-            msg = reader.read_next(timeout_millis=max(1, a["timeout_ms"]))
-        except pulsar.Timeout:
-            return _nothing_or_unknown(reader, connected_before)
-        return Outcome.ok({"message": self._observe(run, msg)})
+        msg = _next_or_nothing(reader, reader.read_next, a["timeout_ms"])
+        return msg if isinstance(msg, Outcome) else Outcome.ok({"message": self._observe(run, msg)})
 
     # ------------------------------------------------------------------ faults (fixtures/faults.py)
 
@@ -949,6 +939,16 @@ def _name_client(event: Event, created_by: dict[int, str]) -> Event:
     if client is None or "client" in op.args:
         return event
     return Event(Op(op.step, op.op, {**op.args, "client": client}), event.outcome, event.t_start_ms, event.t_end_ms)
+
+
+def _next_or_nothing(handle: Any, take: Callable[..., Any], timeout_ms: int) -> Any:
+    """The message ``take`` (a consumer's receive, a reader's read_next) gives within ``timeout_ms``, else what waiting
+    showed of ``handle`` (``_nothing_or_unknown``)."""
+    connected_before = handle.is_connected()
+    try:
+        return take(timeout_millis=max(1, timeout_ms))
+    except pulsar.Timeout:
+        return _nothing_or_unknown(handle, connected_before)
 
 
 def _nothing_or_unknown(handle: Any, connected_before: bool) -> Outcome:

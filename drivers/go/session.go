@@ -575,11 +575,10 @@ func (s *session) consume(a *args) (map[string]any, error) {
 			return nil, err
 		}
 		at = append(at, math.Round(float64(time.Since(start).Microseconds()))/1000.0)
-		observed, err := observe(msg)
+		observed, err := s.take(h, msg)
 		if err != nil {
 			return nil, err
 		}
-		h.received[observed["payload"].(string)] = msg
 		messages = append(messages, observed)
 		if ack {
 			if err := h.consumer.Ack(msg); err != nil {
@@ -840,6 +839,15 @@ func (s *session) receive(a *args) (map[string]any, error) {
 		}
 		return nil, err
 	}
+	observed, err := s.take(h, msg)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"message": observed}, nil
+}
+
+// take: what a receive or consume took, observed, and kept under its label for a later ack or nack of it.
+func (s *session) take(h *consumerHandle, msg pulsar.Message) (map[string]any, error) {
 	observed, err := observe(msg)
 	if err != nil {
 		return nil, err
@@ -851,7 +859,7 @@ func (s *session) receive(a *args) (map[string]any, error) {
 			h.received[sentLabel] = msg
 		}
 	}
-	return map[string]any{"message": observed}, nil
+	return observed, nil
 }
 
 // reference: the Message the consumer last received with that label, else the id sent with it, else the

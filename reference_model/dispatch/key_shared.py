@@ -152,6 +152,14 @@ class _Epoch:
     owners: dict[bytes, str | None] = field(default_factory=dict, compare=False, repr=False)
 
 
+def _cut_back(seen: list[int], indexes: Iterable[list[int]], first: int) -> None:
+    """An index of positions (ascending lists, built up to ``seen[0]``) forgets ``first`` and what follows it."""
+    if seen[0] > first:
+        seen[0] = first
+        for positions in indexes:
+            del positions[bisect_left(positions, first):]
+
+
 class KeySharedDispatcher(SharedDispatcher):
     """Key_Shared: Shared's allowed set, filtered by owner, key holding and key order."""
 
@@ -209,14 +217,9 @@ class KeySharedDispatcher(SharedDispatcher):
             first = pos if first is None else min(first, pos)
         if first is not None:
             for _, seen, owned in self._owned.values():
-                if seen[0] > first:
-                    seen[0] = first
-                    del owned[bisect_left(owned, first):]
+                _cut_back(seen, [owned], first)
             seen, table = self._by_key
-            if seen[0] > first:
-                seen[0] = first
-                for same_key in table.values():
-                    del same_key[bisect_left(same_key, first):]
+            _cut_back(seen, table.values(), first)
 
     def batch_members(self, pos: int) -> list[int]:
         """The positions stored in the entry of ``pos``, in batch-index order: the storage

@@ -439,9 +439,7 @@ final class Session {
                 break;
             }
             at.add(Math.round((System.nanoTime() - start) / 1000.0) / 1000.0);
-            ObjectNode observed = observe(msg);
-            h.received().put(observed.get("payload").asText(), msg);
-            messages.add(observed);
+            messages.add(take(h, msg));
             if (ack) {
                 h.consumer().acknowledge(msg);
             }
@@ -612,6 +610,13 @@ final class Session {
         if (msg == null) {
             return nothingOrUnknown(connectedBefore && h.consumer().isConnected());
         }
+        ObjectNode value = JSON.objectNode();
+        value.set("message", take(h, msg));
+        return value;
+    }
+
+    /** What a receive or consume took, observed, and kept under its label for a later ack or nack of it. */
+    private ObjectNode take(ConsumerHandle h, Message<byte[]> msg) throws Exception {
         ObjectNode observed = observe(msg);
         String label = observed.get("payload").asText();
         h.received().put(label, msg);
@@ -621,9 +626,7 @@ final class Session {
                 h.received().put(sentLabel, msg);
             }
         }
-        ObjectNode value = JSON.objectNode();
-        value.set("message", observed);
-        return value;
+        return observed;
     }
 
     private ObjectNode acknowledge(String op, Args a) throws Exception {
