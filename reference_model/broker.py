@@ -323,6 +323,9 @@ class Subscription:
         self.admin_acked: dict[int, tuple[str, str]] = {}
         # PLS-SEEK-004: an admin reset made while no consumer was connected: the next one to join starts there
         self.reset_rule: str | None = None
+        # PLS-NP-001 (non_persistent rule 6): positions the broker may have dropped because no connected consumer
+        # surely had its first permits when they were published; a receipt decides (Broker.observe_np_receipt)
+        self.np_droppable: set[int] = set()
 
     # SubscriptionView
     def n_entries(self) -> int:
@@ -435,6 +438,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.dead_letter: dict[str, DeadLetterPolicy] = {}
         self.retry: dict[str, RetryPolicy] = {}  # consumer -> its retry letter settings (Java enableRetry)
         self.handle_profiles: dict[str, Profile] = {}  # handle -> its own client's profile
+        # PLS-NP-001 (non_persistent rule 6): consumer -> by when its first flow permits surely reached the broker, for a
+        # client that sends them after its subscribe call returned
+        self.first_permits_by: dict[str, float] = {}
         # (topic full name, position) -> (kind, client) of a copy the client wrote: "dlq" (nack or
         # ack timeout), "retry" (reconsumeLater), "retry-dlq" (reconsumeLater past the maximum)
         self.copies: dict[tuple[str, int], tuple[str, str]] = {}
@@ -1195,6 +1201,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         sub.dispatcher.add_consumer(config, at, start_rule)
         self.consumers[config.handle] = (config, sub)
         self.handle_profiles[config.handle] = prof
+        if prof.first_permits_after_subscribe:  # PLS-NP-001 (non_persistent rule 6)
+            self.first_permits_by[config.handle] = at.end + self.slack_ms
         self._feature_subscribed(config, sub, args)
         if args.get("read_compacted") and self.topic_features(topic).horizon is not None:
             # PLS-COMPACT-001, PLS-SUB-005: a single-active consumer reads the compacted view from its
@@ -2326,6 +2334,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self._reader_skip(reader)
             return stored.observe(0, key_bytes_reported=self.profile_of(handle).binary_key_supported)
         sub = next(s for _, s in self.attachments(handle) if s.topic.short == stored.topic)
+        self.observe_np_receipt(handle, label, at)
         count = redelivery_count if redelivery_count is not None else (
             0 if candidate is None else candidate.count_low if candidate.count_model is None else candidate.count_model)
         sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)  # first: a NotModelledError changes nothing
@@ -2345,8 +2354,40 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         return stored.observe(count, key_bytes_reported=self.profile_of(handle).binary_key_supported)
 
     def note_empty_receive(self, handle: str, at: Span) -> None:
+        self.observe_np_receipt(handle, None, at)
         for _, sub in self.attachments(handle):
             sub.dispatcher.note_empty_receive(handle, at)
+
+    def observe_np_receipt(self, handle: str, label: str | None, at: Span) -> None:
+        """PLS-NP-001 (``non_persistent`` rule 6): what a receipt by ``handle`` (``label``, or None for nothing) during
+        ``at`` tells of its subscriptions' droppable messages; those it shows dropped leave the subscription as a lost
+        one does (``lost_on_close``). Called before the receipt is judged, so a message it shows dropped is not owed."""
+        if handle not in self.consumers or handle in self.partition_consumers:
+            return
+        sub = self.consumers[handle][1]
+        if not sub.np_droppable:
+            return
+        received = sub.topic.by_label.get(label) if label is not None else None
+        if label is not None and received is None:
+            return  # a message of no topic of the subscription's: it says nothing of these
+        due = {p: sub.topic.entries[p].stored.end + self.slack_ms for p in sub.np_droppable}
+        dropped, settled = non_persistent.resolve_droppable(sub.np_droppable, received, asked_until=at.end, due=due)
+        sub.np_droppable -= settled
+        gone = sorted(p for p in dropped if sub.cursor.ack(p))
+        if gone:
+            sub.dispatcher.acked(gone, at)
+            for p in gone:
+                sub.dispatcher.ghosts.pop(p, None)  # dropped by the broker: no copy waits in a client queue
+
+    def settle_np_drops(self) -> None:
+        """At the end of a history: a droppable message no receipt showed delivered may have been dropped
+        (``non_persistent`` rule 6), so nothing owes it."""
+        for topic in self.topics.values():
+            for sub in topic.subscriptions.values():
+                gone = sorted(p for p in sub.np_droppable if sub.cursor.ack(p))
+                sub.np_droppable.clear()
+                if gone and sub.dispatcher is not None:
+                    sub.dispatcher.acked(gone, Span.at(self.now))
 
     def explain_refusal(self, handle: str, label: str, at: Span) -> Refusal:
         """Why delivering ``label`` to ``handle`` during ``at`` is not allowed."""

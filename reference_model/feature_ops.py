@@ -784,6 +784,9 @@ class FeatureOps:
             for name, sub in topic.subscriptions.items():
                 if name not in getting:
                     sub.cursor.ack(stored.pos)
+                elif non_persistent.before_first_permits(at.start, [self.first_permits_by.get(h)
+                                                                    for h in sub.dispatcher.connected()]):
+                    sub.np_droppable.add(stored.pos)  # rule 6: its consumers' first permits may be on their way
         self.facts = facts
         id_text = str(mid)
         if chunks > 1:

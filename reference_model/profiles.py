@@ -207,6 +207,12 @@ class Profile:
     # client's partition_key is a str (pulsar/__init__.py _build_msg: _check_type_or_none(str, ...)) and its Message
     # has no such flag; Go's ProducerMessage.Key is a string sent without the flag.
     binary_key_supported: bool = False
+    # PLS-NP-001 (``non_persistent`` rule 6): the subscribe call returns before the consumer's first flow permits are
+    # sent. Java ``ConsumerImpl#connectionOpened`` completes subscribeFuture, then sends the flow; Go
+    # ``partitionConsumer.grabConn`` signals connectedCh from a goroutine and the dispatcher goroutine sends the flow
+    # (pulsar-client-go 0.19.0 consumer_partition.go). C++ ``ConsumerImpl::handleCreateConsumer`` sends the permits
+    # before it completes the subscribe's promise.
+    first_permits_after_subscribe: bool = False
     # PLS-DLQ-002: max_redeliver_count is the redeliveries before the dead letter (Java, C++), or the deliveries
     # (Go's DLQPolicy.MaxDeliveries; pulsar-client-go issue #501; live 4.0.8 with 0.19.0, 28 Nov 2026)
     dlq_counts_deliveries: bool = False
@@ -388,6 +394,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             subscription_properties_supported=True,  # PLS-TAG-003
             transactions_supported=True,  # PLS-TXN-006
             binary_key_supported=True,  # PLS-MSG-002: keyBytes, getKeyBytes
+            first_permits_after_subscribe=True,  # PLS-NP-001 (non_persistent rule 6)
             schema_types=("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME"),
             schema_types_sent=("STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON", "KEY_VALUE", "AUTO_CONSUME"),
             string_schema_data="",
@@ -437,6 +444,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             # sent alone (drivers/go reports both as -1, docs/go-driver.md), so it is read as PLS-BATCH-008 reads Java's
             single_message_batch_unbatched=True,
             full_batch_waits=True,  # batching step 4: producer_partition.go internalSend
+            first_permits_after_subscribe=True,  # PLS-NP-001 (non_persistent rule 6)
             dlq_properties="go",
             schema_types=("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON"),
             schema_types_sent=("STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON"),
