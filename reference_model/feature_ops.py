@@ -889,12 +889,14 @@ class FeatureOps:
         """A position taken from the end of ``topic`` (full name) while a non-batching producer there
         has async sends no flush has reported yet is not followed: the model stores such a send at
         once, but the broker may store it after the position was taken (live 4.0.8, 2026-11-26: an
-        async m1, then seek latest, then m1 delivered)."""
+        async m1, then seek latest, then m1 delivered). A partition's position counts its partitioned producer's
+        sends (live 4.0.8, python campaign of 5 Dec 2026: an async 5 MB m1 to a one-partition topic, then a Latest
+        subscribe, then m1 delivered; regression pls-sub-002-wrong-value-9081259b6869)."""
         for handle, ids in self.flushed.items():
             producer = self.producer_of(handle)
             pf = self.pfx.get(handle)
             batched = {p.label for p in pf.region} if pf is not None else set()  # judged by _refuse_floating below
-            if set(ids) - batched and producer is not None and producer.topic.full == topic:
+            if set(ids) - batched and producer is not None and producer.topic.full in (topic, names.partitioned_parent(topic)):
                 raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
         self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009
 
