@@ -214,6 +214,7 @@ class KeySharedDispatcher(SharedDispatcher):
         first = None
         for pos in positions:
             self._keys.pop(pos, None)
+            self._hash_slots.pop(pos, None)  # the slot is the new key's
             first = pos if first is None else min(first, pos)
         if first is not None:
             for _, seen, owned in self._owned.values():
