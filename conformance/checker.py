@@ -1071,8 +1071,8 @@ class _Checker:
                            f"Let a batch be a run of one producer's pending messages in send order that leaves on its "
                            f"timer, when full, or at a flush. Then {why}.", keys)
         if out.status == OK and (msg is None or msg.payload not in self.unmodelled_labels):
-            # PLS-NP-001: a non-persistent message its consumer may have had no permits for is dropped if this shows it
-            model.observe_np_receipt(handle, msg.payload if msg is not None else None, span)
+            # a message the subscription may not have (reference_model.maybe_absent) is gone if this receipt shows it
+            model.observe_presence(handle, msg.payload if msg is not None else None, span)
         opts = model.receive_options(handle, span, focus=msg.payload if msg is not None else None)
         if isinstance(opts, Rejected):
             self._judge_predicted_rejection(event, opts, False)
@@ -1631,7 +1631,7 @@ class _Checker:
         """Liveness: on a Shared subscription whose consumers all drained, nothing may be left."""
         if self.routes_owed:
             self._judge_owed_routes()
-        self.model.settle_np_drops()
+        self.model.settle_maybe_absent()
         lat = self.tol.dispatch_latency_ms
         for topic in self.model.topics.values():
             for sub in topic.subscriptions.values():

@@ -69,8 +69,8 @@ class ModelView(Protocol):
     def receive_options(self, handle: str, at: Span, focus: str | None = None) -> ReceiveOptions | Rejected: ...
 
     def observe_batch_member(self, label: str, message_id: Any, at: Span) -> list[tuple[str, str]]: ...  # PLS-BATCH-009
-    def observe_np_receipt(self, handle: str, label: str | None, at: Span) -> None: ...  # PLS-NP-001 (rule 6)
-    def settle_np_drops(self) -> None: ...  # PLS-NP-001 (rule 6), at the end of a history
+    def observe_presence(self, handle: str, label: str | None, at: Span) -> None: ...  # reference_model.maybe_absent
+    def settle_maybe_absent(self) -> None: ...  # reference_model.maybe_absent, at the end of a history
 
     def drop_pending(self, handle: str) -> list[str]: ...  # PLS-BATCH-009: a producer the checker stops following
 

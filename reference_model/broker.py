@@ -84,7 +84,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Callable, Generator, Mapping, NamedTuple
+from typing import Any, Callable, Generator, Iterable, Mapping, NamedTuple
 
 from reference_model import names
 from reference_model.cursor import Cursor, position_by_publish_time
@@ -100,7 +100,7 @@ from reference_model.feature_ops import FeatureOps
 from reference_model.schema_ops import SchemaOps
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model import dead_letter as dl
-from reference_model import delayed, faults, feature_state, non_persistent, vendors
+from reference_model import delayed, faults, feature_state, maybe_absent, non_persistent, vendors
 from reference_model.profiles import Profile, client_refusal, handle_profile, profile_for
 from reference_model.redelivery import JavaNackTracker, check_ack_timeout, check_ack_timeout_tick, multiplier_backoff_ms
 from reference_model.rejections import ModelError, NotModelledError, Rejected
@@ -323,9 +323,10 @@ class Subscription:
         self.admin_acked: dict[int, tuple[str, str]] = {}
         # PLS-SEEK-004: an admin reset made while no consumer was connected: the next one to join starts there
         self.reset_rule: str | None = None
-        # PLS-NP-001 (non_persistent rule 6): positions the broker may have dropped because no connected consumer
-        # surely had its first permits when they were published; a receipt decides (Broker.observe_np_receipt)
-        self.np_droppable: set[int] = set()
+        # positions the subscription may or may not have (reference_model.maybe_absent: a non-persistent message
+        # published before its consumers' first permits, PLS-NP-001; an async send in flight at a Latest creation,
+        # PLS-SUB-002); a receipt decides (Broker.observe_presence)
+        self.maybe_absent: set[int] = set()
 
     # SubscriptionView
     def n_entries(self) -> int:
@@ -1028,17 +1029,29 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if any(args["subscription"] in t.subscriptions for t in parts):
             raise NotModelledError("create_subscription of a subscription that exists (the admin API's 409 Conflict)")
         earliest = args.get("initial_position", "Latest") == "Earliest"
-        if not earliest:
-            for t in parts:
-                self.check_no_async_in_flight(t.full, "a subscription created at Latest")
+        maybe = {t.full: set() if earliest else self.latest_maybe_absent(t.full) for t in parts}
         yield  # decided: the broker creates it
         for t in parts:
-            self._create_subscription_on(t, args, at, earliest)
+            self._create_subscription_on(t, args, at, earliest, maybe[t.full])
         return {}
 
-    def _create_subscription_on(self, topic: Topic, args, at: Span, earliest: bool) -> None:
+    @staticmethod
+    def _latest_cursor(topic: Topic, maybe: set[int]) -> Cursor:
+        """PLS-SUB-002: a Latest cursor after the topic's last entry; with ``maybe`` (one producer's async sends in flight,
+        ``latest_maybe_absent``), before the first of them, every other entry after it acked."""
+        n = len(topic.entries)
+        if not maybe:
+            return Cursor(n - 1)
+        cursor = Cursor(min(maybe) - 1)
+        for pos in range(min(maybe), n):
+            if pos not in maybe:
+                cursor.ack(pos)
+        return cursor
+
+    def _create_subscription_on(self, topic: Topic, args, at: Span, earliest: bool, maybe: set[int]) -> None:
         sub = (Subscription(topic, args["subscription"], Cursor(-1), at, "PLS-SUB-003") if earliest else
-               Subscription(topic, args["subscription"], Cursor(len(topic.entries) - 1), at, "PLS-SUB-002"))
+               Subscription(topic, args["subscription"], self._latest_cursor(topic, maybe), at, "PLS-SUB-002"))
+        sub.maybe_absent = set(maybe)
         if earliest:
             sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
         sub.tags = vendors.subscription_tags(args.get("properties"))
@@ -1154,8 +1167,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 joined = ks.sticky_join(ks.Sticky(self.key_shared.profile), config.handle, list(policy.ranges))
                 if isinstance(joined, Rejected):
                     return joined
-        if sub is None and topic is not None and args.get("initial_position", "Latest") == "Latest":
-            self.check_no_async_in_flight(topic.full, "a subscription created at Latest")
+        maybe: set[int] = set()
+        if sub is None and topic is not None and args.get("_start_at_last"):
+            self.check_no_async_in_flight(topic.full, "a reader started at its last message")
+        elif sub is None and topic is not None and args.get("initial_position", "Latest") == "Latest":
+            maybe = self.latest_maybe_absent(topic.full)
         if (self.profile.tag_filtering and args.get("subscription_properties")
                 and not names.is_persistent(full if isinstance(full, str) else "")):
             raise NotModelledError("tags on a non-persistent topic's subscription (the tag filter there is not measured)")
@@ -1172,7 +1188,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 # a Go partitioned reader from latest, inclusive: at each partition's last message (PLS-READER-004)
                 sub = Subscription(topic, config.subscription, Cursor(n - 2), at, "PLS-READER-004")
             else:
-                sub = Subscription(topic, config.subscription, Cursor(n - 1), at, "PLS-SUB-002")
+                sub = Subscription(topic, config.subscription, self._latest_cursor(topic, maybe), at, "PLS-SUB-002")
+                sub.maybe_absent = set(maybe)
             sub.durable = durable  # PLS-SUB-007: a non-durable one goes with its last consumer
             if not durable:
                 sub.start_rule = args.get("_start_rule", "PLS-SUB-007")  # a partitioned reader's: PLS-READER-001/002/004
@@ -2064,6 +2081,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if sub.dispatcher is not None:
             sub.dispatcher.reset(start, at, rule, filter_for, seeker=seeker)  # reads the old cursor
         sub.cursor.reset(start)
+        sub.maybe_absent = set()  # after it everything is in the subscription, before it nothing
         sub.ack_log.clear()
         sub.trimmable = gone_maybe
         sub.admin_acked = {p: why for p, why in sub.admin_acked.items() if p < start}
@@ -2334,7 +2352,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self._reader_skip(reader)
             return stored.observe(0, key_bytes_reported=self.profile_of(handle).binary_key_supported)
         sub = next(s for _, s in self.attachments(handle) if s.topic.short == stored.topic)
-        self.observe_np_receipt(handle, label, at)
+        self.observe_presence(handle, label, at)
         count = redelivery_count if redelivery_count is not None else (
             0 if candidate is None else candidate.count_low if candidate.count_model is None else candidate.count_model)
         sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)  # first: a NotModelledError changes nothing
@@ -2354,40 +2372,46 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         return stored.observe(count, key_bytes_reported=self.profile_of(handle).binary_key_supported)
 
     def note_empty_receive(self, handle: str, at: Span) -> None:
-        self.observe_np_receipt(handle, None, at)
+        self.observe_presence(handle, None, at)
         for _, sub in self.attachments(handle):
             sub.dispatcher.note_empty_receive(handle, at)
 
-    def observe_np_receipt(self, handle: str, label: str | None, at: Span) -> None:
-        """PLS-NP-001 (``non_persistent`` rule 6): what a receipt by ``handle`` (``label``, or None for nothing) during
-        ``at`` tells of its subscriptions' droppable messages; those it shows dropped leave the subscription as a lost
-        one does (``lost_on_close``). Called before the receipt is judged, so a message it shows dropped is not owed."""
-        if handle not in self.consumers or handle in self.partition_consumers:
+    def observe_presence(self, handle: str, label: str | None, at: Span) -> None:
+        """What a receipt by ``handle`` (``label``, or None for nothing) during ``at`` tells of its subscription's
+        maybe-absent messages (``reference_model.maybe_absent``); those it shows absent leave the subscription as
+        if acked, with no copy in a client's queue. Called before the receipt is judged, so they are not owed."""
+        if handle not in self.consumers:
             return
-        sub = self.consumers[handle][1]
-        if not sub.np_droppable:
-            return
-        received = sub.topic.by_label.get(label) if label is not None else None
-        if label is not None and received is None:
-            return  # a message of no topic of the subscription's: it says nothing of these
-        due = {p: sub.topic.entries[p].stored.end + self.slack_ms for p in sub.np_droppable}
-        dropped, settled = non_persistent.resolve_droppable(sub.np_droppable, received, asked_until=at.end, due=due)
-        sub.np_droppable -= settled
-        gone = sorted(p for p in dropped if sub.cursor.ack(p))
-        if gone:
+        for _, sub in self.attachments(handle):  # a partitioned consumer's: each partition's on its own
+            if not sub.maybe_absent or sub.dispatcher is None:
+                continue
+            received = sub.topic.by_label.get(label) if label is not None else None
+            if label is not None and received is None:
+                continue  # a message of another topic: it says nothing of these
+            entries = sub.topic.entries
+            ordered = sub.dispatcher.type_name in ("Exclusive", "Failover") or len(sub.dispatcher.connected()) == 1
+            absent, settled = maybe_absent.resolve(
+                sub.maybe_absent, received, ordered=ordered, asked_until=at.end,
+                due={p: entries[p].stored.end + self.slack_ms for p in sub.maybe_absent},
+                sender=lambda p: entries[p].producer_name)
+            sub.maybe_absent -= settled
+            self._leave_absent(sub, absent, at)
+
+    @staticmethod
+    def _leave_absent(sub: Subscription, positions: Iterable[int], at: Span) -> None:
+        gone = sorted(p for p in positions if sub.cursor.ack(p))
+        if gone and sub.dispatcher is not None:
             sub.dispatcher.acked(gone, at)
             for p in gone:
-                sub.dispatcher.ghosts.pop(p, None)  # dropped by the broker: no copy waits in a client queue
+                sub.dispatcher.ghosts.pop(p, None)  # never sent to a client: no copy waits in a queue
 
-    def settle_np_drops(self) -> None:
-        """At the end of a history: a droppable message no receipt showed delivered may have been dropped
-        (``non_persistent`` rule 6), so nothing owes it."""
+    def settle_maybe_absent(self) -> None:
+        """At the end of a history: a maybe-absent message no receipt showed present may have been absent
+        (``reference_model.maybe_absent``), so nothing owes it."""
         for topic in self.topics.values():
             for sub in topic.subscriptions.values():
-                gone = sorted(p for p in sub.np_droppable if sub.cursor.ack(p))
-                sub.np_droppable.clear()
-                if gone and sub.dispatcher is not None:
-                    sub.dispatcher.acked(gone, Span.at(self.now))
+                undecided, sub.maybe_absent = sub.maybe_absent, set()
+                self._leave_absent(sub, undecided, Span.at(self.now))
 
     def explain_refusal(self, handle: str, label: str, at: Span) -> Refusal:
         """Why delivering ``label`` to ``handle`` during ``at`` is not allowed."""
@@ -2531,7 +2555,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # receive at Earliest got nothing but was shorter than the 520 ms band, so it did not show m1 gone, and
         # stats said 0 where the model allowed only 1.
         maybe_deleted = {fx.entry_key(pos) for pos in sub.trimmable if not sub.cursor.is_acked(pos)} if sub.durable else set()
-        return max(0, high - len(in_flight | maybe_deleted) - chunks_in_flight), \
+        # a message a Latest subscription may or may not have (reference_model.maybe_absent) is counted or not
+        maybe_not_in = {fx.entry_key(pos) for pos in sub.maybe_absent if not sub.cursor.is_acked(pos)}
+        return max(0, high - len(in_flight | maybe_deleted | maybe_not_in) - chunks_in_flight), \
             high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain
 
     def _entries_maybe_leaving(self, t: Topic, at: Span) -> int:

@@ -786,7 +786,7 @@ class FeatureOps:
                     sub.cursor.ack(stored.pos)
                 elif non_persistent.before_first_permits(at.start, [self.first_permits_by.get(h)
                                                                     for h in sub.dispatcher.connected()]):
-                    sub.np_droppable.add(stored.pos)  # rule 6: its consumers' first permits may be on their way
+                    sub.maybe_absent.add(stored.pos)  # rule 6: its consumers' first permits may be on their way
         self.facts = facts
         id_text = str(mid)
         if chunks > 1:
@@ -885,20 +885,44 @@ class FeatureOps:
         if dedup.python_sequence_argument(args.get("sequence_id"), python=prof.zero_sequence_id_unset) is None:
             self.pfx.setdefault(producer.handle, ProducerFeatures()).used_up.add(args["payload"])
 
+    def async_in_flight(self, topic: str) -> dict[str, list[int]]:
+        """Producer handle -> the positions on ``topic`` (full name: a topic or a partition) of its async sends that
+        no flush has reported yet, not counting an open batch's (``_refuse_floating`` judges those)."""
+        t = self.topics.get(topic)
+        found: dict[str, list[int]] = {}
+        if t is None:
+            return found
+        for handle, ids in self.flushed.items():
+            pf = self.pfx.get(handle)
+            batched = {p.label for p in pf.region} if pf is not None else set()
+            positions = sorted(pos for label in ids if label not in batched and (pos := t.by_label.get(label)) is not None)
+            if positions:
+                found[handle] = positions
+        return found
+
     def check_no_async_in_flight(self, topic: str, what: str) -> None:
         """A position taken from the end of ``topic`` (full name) while a non-batching producer there
         has async sends no flush has reported yet is not followed: the model stores such a send at
         once, but the broker may store it after the position was taken (live 4.0.8, 2026-11-26: an
-        async m1, then seek latest, then m1 delivered). A partition's position counts its partitioned producer's
-        sends (live 4.0.8, python campaign of 5 Dec 2026: an async 5 MB m1 to a one-partition topic, then a Latest
-        subscribe, then m1 delivered; regression pls-sub-002-wrong-value-9081259b6869)."""
-        for handle, ids in self.flushed.items():
-            producer = self.producer_of(handle)
-            pf = self.pfx.get(handle)
-            batched = {p.label for p in pf.region} if pf is not None else set()  # judged by _refuse_floating below
-            if set(ids) - batched and producer is not None and producer.topic.full in (topic, names.partitioned_parent(topic)):
-                raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
+        async m1, then seek latest, then m1 delivered). A partition counts its partitioned producer's sends stored
+        there. A subscription created at Latest is followed instead (``latest_maybe_absent``)."""
+        for handle in self.async_in_flight(topic):
+            raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
         self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009
+
+    def latest_maybe_absent(self, topic: str) -> set[int]:
+        """PLS-SUB-002: the positions of ``topic`` a subscription created at Latest now may or may not get: one
+        producer's async sends in flight, of which those stored before the broker made the cursor are not in it
+        (``reference_model.maybe_absent``; live 4.0.8, python campaign of 5 Dec 2026: an async 5 MB m1 to a
+        one-partition topic, then a Latest subscribe, then m1 delivered; regression
+        pls-sub-002-wrong-value-9081259b6869). Several producers' in flight at once are not followed: their store
+        order between them is not in the history."""
+        flying = self.async_in_flight(topic)
+        if len(flying) > 1:
+            self.check_no_async_in_flight(topic, "a subscription created at Latest (several producers' sends: which "
+                                                 "the broker stored first is not in the history)")
+        self._refuse_floating(topic, Span.at(self.now), "a subscription created at Latest")  # PLS-BATCH-009
+        return {pos for positions in flying.values() for pos in positions}
 
     # ------------------------------------------------------------------ when a batch leaves (PLS-BATCH-009)
 

@@ -41,9 +41,8 @@ Rule ids: PLS-NP-001 .. PLS-NP-004 (and PLS-CHUNK-006, PLS-COMPACT-005 for the c
    dispatcher check. Found live on 4.0.8 with the Go client 0.19.0 (CI of 5 Dec 2026, case np-connected-only, 1 run
    in about 20): m2, sent 8 us after c2's subscribe returned, never came. The model keeps both outcomes: a message
    published before every connected consumer's first permits surely reached the broker (its subscribe's end plus
-   the dispatch slack) is *droppable* (``before_first_permits``), and the receipts decide (``resolve_droppable``): a
-   later message received means it was dropped (one dispatcher, in order), itself received means it and every
-   later droppable one came, a receive that waited past its due time and got nothing means it was dropped.
+   the dispatch slack, ``before_first_permits``) is *maybe absent* from the subscription, and the receipts decide
+   (``reference_model.maybe_absent``).
 
 Not modelled: the drops of rule 5 (which message goes), replication, non-persistent partitioned topics.
 Choices: subscriptions are named by strings; "connected" is a set passed in by the caller.
@@ -101,18 +100,3 @@ def before_first_permits(sent_at: float, first_permits_by: list[float | None]) -
     a consumer that has them takes it (the Shared dispatcher picks one with permits, a single-active one has one)."""
     return bool(first_permits_by) and all(by is not None and sent_at <= by for by in first_permits_by)
 
-
-def resolve_droppable(droppable: set[int] | frozenset[int], received: int | None, *, asked_until: float,
-                      due: dict[int, float]) -> tuple[frozenset[int], frozenset[int]]:
-    """Rule 6: what one receipt tells of a subscription's droppable positions; returns ``(dropped, settled)``, both
-    subsets of ``droppable``. The broker drops while the consumer has no permits, then delivers everything after in
-    order, so the delivered ones are the latest. ``received``: the position a consumer of the subscription received
-    (None: its receive got nothing); ``asked_until``: when that receive ended; ``due``: position -> when it would
-    have arrived had it been sent. A received position drops the droppable ones before it; if it was droppable
-    itself, the consumer had permits by then, so it and the later ones were delivered. An empty receive drops those
-    already due, and settles nothing else."""
-    if received is not None:
-        dropped = frozenset(p for p in droppable if p < received)
-        return dropped, frozenset(droppable) if received in droppable else dropped
-    dropped = frozenset(p for p in droppable if due[p] <= asked_until)
-    return dropped, dropped

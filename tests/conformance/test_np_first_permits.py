@@ -16,7 +16,7 @@ from conformance.checker import check
 from conformance.runner import run_case
 from conformance.targets.model import ModelTarget
 from conformance.trace import Event, History, Outcome
-from reference_model import non_persistent
+from reference_model import maybe_absent, non_persistent
 
 CASE = next(c for c in discover_cases() if c.id == "np-connected-only")
 SUBSCRIBE_C2, SEND_M2, RECEIVE_1, RECEIVE_2 = 8, 9, 10, 11
@@ -94,13 +94,23 @@ def test_before_first_permits():
     assert not non_persistent.before_first_permits(1.0, [])  # no consumer: rule 1, not rule 6
 
 
-def test_resolve_droppable():
+def test_what_a_receipt_tells_of_maybe_absent_positions():
     due = {3: 10.0, 4: 11.0, 5: 30.0}
-    # a later message came: the earlier droppable ones were dropped, the later one is still open
-    assert non_persistent.resolve_droppable({3, 4, 5}, 4, asked_until=12.0, due=due) == ({3}, {3, 4, 5})
-    # a message after all of them (not droppable) came: all earlier ones dropped
-    assert non_persistent.resolve_droppable({3, 4}, 7, asked_until=12.0, due=due) == ({3, 4}, {3, 4})
-    # a message before them came: nothing learnt of them
-    assert non_persistent.resolve_droppable({3, 4}, 1, asked_until=12.0, due=due) == (frozenset(), frozenset())
-    # nothing came: those already due were dropped, the others may still come
-    assert non_persistent.resolve_droppable({3, 4, 5}, None, asked_until=12.0, due=due) == ({3, 4}, {3, 4})
+    one = lambda p: "p1"  # noqa: E731 - every position from one producer
+
+    def resolve(maybe, received, ordered=True, asked_until=12.0, sender=one):
+        return maybe_absent.resolve(maybe, received, ordered=ordered, asked_until=asked_until, due=due, sender=sender)
+
+    # in order: a later message came, so the earlier maybe-absent ones are absent; it and the later ones present
+    assert resolve({3, 4, 5}, 4) == ({3}, {3, 4, 5})
+    # a message after all of them came: all absent
+    assert resolve({3, 4}, 7) == ({3, 4}, {3, 4})
+    # ... but not those of another sender, whose store order against it is unknown
+    assert resolve({3, 4}, 7, sender=lambda p: "p2" if p == 7 else "p1") == (frozenset(), frozenset())
+    # a message before them came: nothing learnt
+    assert resolve({3, 4}, 1) == (frozenset(), frozenset())
+    # nothing came: those already due are absent, the others may still come
+    assert resolve({3, 4, 5}, None) == ({3, 4}, {3, 4})
+    # several consumers share the messages: an earlier one may be with another consumer; only presence is learnt
+    assert resolve({3, 4, 5}, 4, ordered=False) == (frozenset(), {4, 5})
+    assert resolve({3, 4, 5}, None, ordered=False) == (frozenset(), frozenset())

@@ -1,0 +1,51 @@
+"""Messages that may or may not be in a subscription, and what the receipts tell.
+
+Pulsar part: two places where the broker decides, out of the history's sight, whether a subscription gets a run of
+messages, and where what it decides is always a *prefix* of that run (in the order one sender's messages are stored
+and dispatched):
+
+1. A non-persistent message published before any connected consumer's first flow permits reached the broker is
+   dropped (``non_persistent`` rule 6: the Java and Go clients send those permits after their subscribe call has
+   returned). Once permits are there, every later message goes out. So the dropped ones are the earliest.
+2. A subscription created at Latest while one producer's async sends are on their way (PLS-SUB-002): its cursor
+   starts after the last entry the topic has when the broker creates it (``ManagedLedgerImpl#openCursor`` with
+   ``InitialPosition.Latest`` marks the last confirmed entry deleted). The producer's messages are stored in send
+   order (one connection, ``ProducerImpl`` / ``ProducerImpl.cc`` pending queue), so those stored before the cursor
+   was made, which the subscription never gets, are the earliest of them. Live 4.0.8 (Python campaign of
+   5 Dec 2026, regression pls-sub-002-wrong-value-9081259b6869, 2 runs in 3): an async 5 MB send to a topic, a
+   Latest subscribe, and the message delivered.
+
+The model keeps both outcomes: such a message is *maybe absent*, neither owed nor refused, until a receipt decides
+(``resolve``):
+
+- a received message of the run shows the subscription has it, and with it every later one of the run;
+- where one consumer takes the subscription's messages in order (an Exclusive or Failover subscription, or one
+  consumer connected), a received message of the same sender shows the earlier maybe-absent ones absent, and a
+  receive that waited past one's due time and got nothing shows it absent;
+- with several consumers sharing the messages, an earlier one may sit with another consumer: nothing more is told;
+- at the end of a history what is still undecided may have been absent, so nothing owes it.
+
+Not modelled: runs of several producers' async sends at one Latest subscribe (their store order between senders is
+not in the history), and a batching producer's open batch (``batching``'s timer split, PLS-BATCH-009).
+Choices: positions are the model's; a message's due time is the caller's (its storing op's end plus the dispatch
+slack).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+
+def resolve(maybe: set[int] | frozenset[int], received: int | None, *, ordered: bool, asked_until: float,
+            due: Mapping[int, float], sender: Callable[[int], str]) -> tuple[frozenset[int], frozenset[int]]:
+    """What one receipt tells of a subscription's maybe-absent positions: ``(absent, settled)``, both subsets of
+    ``maybe`` (``absent`` within ``settled``; the rest of ``settled`` is present). ``received``: a position of the
+    subscription some consumer received (None: a receive that got nothing, ending at ``asked_until``); ``ordered``:
+    one consumer takes the subscription's messages in order; ``due``: by when each maybe-absent position would have
+    arrived; ``sender``: the producer of a position (only one sender's positions are ordered)."""
+    if received is None:
+        absent = frozenset(q for q in maybe if due[q] <= asked_until) if ordered else frozenset()
+        return absent, absent
+    absent = frozenset(q for q in maybe if q < received and sender(q) == sender(received)) if ordered else frozenset()
+    present = frozenset(q for q in maybe if q >= received) if received in maybe else frozenset()
+    return absent, absent | present
