@@ -2392,8 +2392,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             ordered = sub.dispatcher.type_name in ("Exclusive", "Failover") or len(sub.dispatcher.connected()) == 1
             absent, settled = maybe_absent.resolve(
                 sub.maybe_absent, received, ordered=ordered, asked_until=at.end,
-                due={p: entries[p].stored.end + self.slack_ms for p in sub.maybe_absent},
-                sender=lambda p: entries[p].producer_name)
+                due={p: entries[p].stored.end + self.slack_ms for p in sub.maybe_absent})
             sub.maybe_absent -= settled
             self._leave_absent(sub, absent, at)
 

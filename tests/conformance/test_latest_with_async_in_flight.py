@@ -118,3 +118,14 @@ def test_the_backlog_may_count_it_or_not():
         events = tuple(Event(e.op, Outcome.ok({"backlog": backlog}), e.t_start_ms, e.t_end_ms) if e.step == step else e
                        for e in h.events)
         assert (not failures(History(h.header, events))) is allowed, backlog
+
+
+def test_a_later_message_of_another_producer_stored_after_it_shows_it_absent():
+    # live 4.0.8, Go campaign (regression pls-excl-002-order-violation-e67c63281433): p's async m1 in flight at the
+    # Latest subscribe, then q's m3 stored after it (entry 1) came first; an Exclusive consumer gets its messages in
+    # store order, so m1 (entry 0) was before the cursor
+    q = ("create_producer", {"producer": "q", "topic": "t"})
+    h = model_history(_async("m1"), SUBSCRIBE, q, ("send", {"producer": "q", "payload": "m3"}), _receive(), _receive())
+    assert not failures(receipts(h, ["m3", None]))
+    assert not failures(receipts(h, ["m1", "m3"]))
+    assert failures(receipts(h, ["m3", "m1"]))

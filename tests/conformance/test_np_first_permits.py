@@ -96,17 +96,14 @@ def test_before_first_permits():
 
 def test_what_a_receipt_tells_of_maybe_absent_positions():
     due = {3: 10.0, 4: 11.0, 5: 30.0}
-    one = lambda p: "p1"  # noqa: E731 - every position from one producer
 
-    def resolve(maybe, received, ordered=True, asked_until=12.0, sender=one):
-        return maybe_absent.resolve(maybe, received, ordered=ordered, asked_until=asked_until, due=due, sender=sender)
+    def resolve(maybe, received, ordered=True, asked_until=12.0):
+        return maybe_absent.resolve(maybe, received, ordered=ordered, asked_until=asked_until, due=due)
 
     # in order: a later message came, so the earlier maybe-absent ones are absent; it and the later ones present
     assert resolve({3, 4, 5}, 4) == ({3}, {3, 4, 5})
     # a message after all of them came: all absent
     assert resolve({3, 4}, 7) == ({3, 4}, {3, 4})
-    # ... but not those of another sender, whose store order against it is unknown
-    assert resolve({3, 4}, 7, sender=lambda p: "p2" if p == 7 else "p1") == (frozenset(), frozenset())
     # a message before them came: nothing learnt
     assert resolve({3, 4}, 1) == (frozenset(), frozenset())
     # nothing came: those already due are absent, the others may still come
