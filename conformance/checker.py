@@ -1632,6 +1632,9 @@ class _Checker:
         if self.routes_owed:
             self._judge_owed_routes()
         self.model.settle_maybe_absent()
+        for label in sorted(self.model.unplaced_labels):
+            self.notes.append(f"{label}: an async send whose partition no flush or receipt shows; whether a consumer "
+                              "should have received it is not judged")
         lat = self.tol.dispatch_latency_ms
         for topic in self.model.topics.values():
             for sub in topic.subscriptions.values():

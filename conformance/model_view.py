@@ -49,6 +49,7 @@ class ModelView(Protocol):
     later_ids: dict[tuple[str, str], tuple[int, int]]
     # label -> the partition a later flush or receipt shows it was stored on (an async send on a partitioned topic)
     later_partitions: dict[str, int] | None
+    unplaced_labels: set[str]  # async sends of a partitioned producer whose partition the history never shows
     routes: Mapping[str, Any]  # label -> (allowed partitions, rules, reason) of a partitioned send
     tfx: Mapping[str, Any]  # topic full name -> TopicFeatures
     index_ack: Mapping[str, bool]  # consumer handle -> batch index ack in effect

@@ -262,6 +262,9 @@ class Topic:
         self.max_read: int | None = None
         self.readable_since: dict[int, Span] = {}
         self.aborted: set[int] = set()
+        # positions of async sends of a partitioned producer whose partition the history never shows: stored here,
+        # the router's first allowed partition, but maybe on another (``Broker._place_unshown``)
+        self.unplaced: set[int] = set()
         self.timeout_released: dict[int, Span] = {}  # readable since a timed-out transaction's abort (PLS-TXN-005)
 
     def readable_count(self) -> int:
@@ -442,6 +445,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # PLS-NP-001 (non_persistent rule 6): consumer -> by when its first flow permits surely reached the broker, for a
         # client that sends them after its subscribe call returned
         self.first_permits_by: dict[str, float] = {}
+        # labels of async sends on a partitioned topic whose partition the judged history never shows (_place_unshown)
+        self.unplaced_labels: set[str] = set()
         # (topic full name, position) -> (kind, client) of a copy the client wrote: "dlq" (nack or
         # ack timeout), "retry" (reconsumeLater), "retry-dlq" (reconsumeLater past the maximum)
         self.copies: dict[tuple[str, int], tuple[str, str]] = {}
@@ -917,7 +922,12 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if int(args.get("payload_size", 0)) >= non_persistent.WRITABILITY_BYTES:
             self.large_message_sent = True
         self.sender_client[label] = self.profile_of(producer.handle).client
-        self.failed_last_send.discard(producer.handle)
+        if not topic.partitions:
+            # a partitioned producer's flush waits for every partition's last send (Java PartitionedProducerImpl
+            # #flushAsync), and a success on one partition leaves another's failure to report: the mark stays (live
+            # 4.0.8, Java campaign of 5 Dec 2026: m4 refused MessageTooBig, async m6 and m7 sent, the flush failed
+            # MessageTooBig; history fz-70d04543b2f6)
+            self.failed_last_send.discard(producer.handle)
         # A synchronous send on a batching producer waits for its batch, so its partition and its id come with its
         # receipt like an unbatched one's (the routes of keyless batched sends are open: ``_route``). An async
         # batched one joins the open batch of its partition's producer (Java PartitionedProducerImpl keeps a
@@ -937,17 +947,20 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             elif shown is not None and 0 <= shown < topic.partitions:
                 index = shown
             elif args.get("async") and len(allowed) > 1 and self.later_partitions is not None:
-                # a judged history that never shows this message's id: the model cannot tell which partition's
-                # consumers, readers and counts hold it
-                raise NotModelledError("an async send on a partitioned topic whose partition no later flush or receipt "
-                                       "shows, where the router allows several")
+                # a judged history that never shows this message's id: no consumer or reader ever received it, and
+                # the router had a choice; it is stored on the first allowed partition and held maybe absent there
+                # (``_place_unshown``), so nothing owes it or waits for it, and the others' counts may hold it
+                index = allowed[0]
+                self.unplaced_labels.add(label)
             else:
                 index = allowed[0]
             self.routes[label] = (allowed, rules, reason)
             # PLS-ROUTE-005: the Go router hashes the ordering key as it does a key, and its round robin takes keyless
             # messages only (live 4.0.8, Go campaign of issue 46: pls-route-002-wrong-partition-8b31dbd5a8be)
             routed_by_ordering_key = args.get("ordering_key") and self.profile_of(producer.handle).client == "go"
-            if args.get("key") is not None:
+            if label in self.unplaced_labels:
+                pass  # its partition is a guess: the router's next choices are not taken from it
+            elif args.get("key") is not None:
                 if producer.router is None and producer.hashing is None:
                     # the client's default hash (not modelled): a key keeps its partition across such producers only
                     # (a custom router or another scheme may send it elsewhere: the 3.2.3 campaign's
@@ -966,6 +979,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # PLS-PROD-001 / PLS-DEDUP-*: sequence ids, dedup, batching, chunking, delay (feature_ops).
         # PLS-MSGID-001: non-partitioned -> partition -1; not batched -> batch_index -1.
         value = self._feature_send(sender, topic, args, at, observed)
+        if label in self.unplaced_labels and label in self.labels:
+            self._place_unshown(*self.labels[label])
         if sender is not producer:
             producer.last_sequence_id = sender.last_sequence_id
         if txn is not None and not isinstance(value, Rejected) and label in self.labels:
@@ -974,6 +989,18 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self.txns[txn.name] = txns.produced(txn, stored_topic.full, pos)
             self._update_read_position(stored_topic, at)
         return value
+
+    @staticmethod
+    def _place_unshown(topic: Topic, pos: int) -> None:
+        """An async send of a partitioned producer whose partition no flush or receipt of the history shows, stored at
+        ``pos`` of ``topic`` (the router's first allowed partition; Java RoundRobinPartitionMessageRouterImpl and C++
+        RoundRobinMessageRouter start at a random partition and, batching, switch by wall clock, so which one took it
+        is open): every subscription holds it maybe absent (``reference_model.maybe_absent``) and readers pass it by.
+        Since no receipt shows it, nothing owes it anywhere: a loss of it is not judged (the check's notes say so)."""
+        topic.unplaced.add(pos)
+        for sub in topic.subscriptions.values():
+            if pos >= sub.start_pos and not sub.cursor.is_acked(pos):
+                sub.maybe_absent.add(pos)
 
     def _store(self, topic: Topic, label: str, *, key, ordering_key, properties, event_time, publish_time,
                producer_name, sequence_id, at: Span, message_id: MessageId | None = None,
@@ -1051,7 +1078,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
     def _create_subscription_on(self, topic: Topic, args, at: Span, earliest: bool, maybe: set[int]) -> None:
         sub = (Subscription(topic, args["subscription"], Cursor(-1), at, "PLS-SUB-003") if earliest else
                Subscription(topic, args["subscription"], self._latest_cursor(topic, maybe), at, "PLS-SUB-002"))
-        sub.maybe_absent = set(maybe)
+        sub.maybe_absent = set(maybe) | {p for p in topic.unplaced if p >= sub.start_pos}
         if earliest:
             sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
         sub.tags = vendors.subscription_tags(args.get("properties"))
@@ -1190,6 +1217,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             else:
                 sub = Subscription(topic, config.subscription, self._latest_cursor(topic, maybe), at, "PLS-SUB-002")
                 sub.maybe_absent = set(maybe)
+            sub.maybe_absent |= {p for p in topic.unplaced if p >= sub.start_pos}  # _place_unshown
             sub.durable = durable  # PLS-SUB-007: a non-durable one goes with its last consumer
             if not durable:
                 sub.start_rule = args.get("_start_rule", "PLS-SUB-007")  # a partitioned reader's: PLS-READER-001/002/004
@@ -2081,7 +2109,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if sub.dispatcher is not None:
             sub.dispatcher.reset(start, at, rule, filter_for, seeker=seeker)  # reads the old cursor
         sub.cursor.reset(start)
-        sub.maybe_absent = set()  # after it everything is in the subscription, before it nothing
+        # after it everything is in the subscription, before it nothing; but a message maybe on another partition
+        sub.maybe_absent = {p for p in sub.topic.unplaced if p >= start}
         sub.ack_log.clear()
         sub.trimmable = gone_maybe
         sub.admin_acked = {p: why for p, why in sub.admin_acked.items() if p < start}
@@ -2278,6 +2307,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             if reader.topic.aborted - reader.skip:  # PLS-TXN-002: a reader skips aborted messages too
                 reader.skip |= reader.topic.aborted
                 self._reader_skip(reader)
+            if reader.topic.unplaced - reader.skip:  # never read, and maybe on another partition: _place_unshown
+                reader.skip |= reader.topic.unplaced
+                self._reader_skip(reader)
             n = reader.topic.readable_count()  # PLS-TXN-003
             if reader.next_pos >= n:
                 return ReceiveOptions(())
@@ -2389,9 +2421,13 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             if label is not None and received is None:
                 continue  # a message of another topic: it says nothing of these
             entries = sub.topic.entries
-            ordered = sub.dispatcher.type_name in ("Exclusive", "Failover") or len(sub.dispatcher.connected()) == 1
+            d = sub.dispatcher
+            ordered = d.type_name in ("Exclusive", "Failover") or len(d.connected()) == 1
+            # Key_Shared keeps each sticky key's order across its consumers (PLS-KEYSHARED-007)
+            same_key = ((lambda q, p: d.sticky_key(q) == d.sticky_key(p)) if isinstance(d, KeySharedDispatcher)
+                        else (lambda q, p: False))
             absent, settled = maybe_absent.resolve(
-                sub.maybe_absent, received, ordered=ordered, asked_until=at.end,
+                sub.maybe_absent, received, ordered=ordered, ordered_pair=same_key, asked_until=at.end,
                 due={p: entries[p].stored.end + self.slack_ms for p in sub.maybe_absent})
             sub.maybe_absent -= settled
             self._leave_absent(sub, absent, at)
@@ -2489,7 +2525,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
 
     # ================================================================== stats
 
-    def backlog(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> tuple[int, int] | Rejected:
+    def backlog(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0,
+                in_sum: bool = False) -> tuple[int, int] | Rejected:
         """PLS-BACKLOG-001: the allowed backlog range ``(low, high)``.
 
         ``low`` is the model's count of entries not acked; acks made less than ``ack_lag_ms``
@@ -2507,7 +2544,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             # Partitioned stats add up the partitions.
             total_low = total_high = 0
             for i in range(t.partitions):
-                got = self.backlog(names.partition_name(t.full, i), subscription, at, ack_lag_ms=ack_lag_ms)
+                got = self.backlog(names.partition_name(t.full, i), subscription, at, ack_lag_ms=ack_lag_ms,
+                                   in_sum=True)  # an unplaced message counts once, on the partition it was put on
                 if isinstance(got, Rejected):
                     return got
                 total_low, total_high = total_low + got[0], total_high + got[1]
@@ -2557,7 +2595,18 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # a message a Latest subscription may or may not have (reference_model.maybe_absent) is counted or not
         maybe_not_in = {fx.entry_key(pos) for pos in sub.maybe_absent if not sub.cursor.is_acked(pos)}
         return max(0, high - len(in_flight | maybe_deleted | maybe_not_in) - chunks_in_flight), \
-            high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain
+            high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain + \
+            (0 if in_sum else self._maybe_here(t))
+
+    def _maybe_here(self, t: Topic) -> int:
+        """How many messages the model stored on another partition of ``t``'s partitioned topic that may be on ``t``
+        instead (``_place_unshown``): a backlog of ``t`` may count them."""
+        if t.partition_index < 0 or not self.unplaced_labels:
+            return 0
+        parent = names.partitioned_parent(t.full)
+        return sum(1 for label in self.unplaced_labels if label in self.labels and self.labels[label][0] is not t
+                   and names.partitioned_parent(self.labels[label][0].full) == parent
+                   and t.partition_index in self.routes.get(label, ((),))[0])
 
     def _entries_maybe_leaving(self, t: Topic, at: Span) -> int:
         """Entries the open batches of ``t``'s batching producers may already have written by ``at`` (their timer

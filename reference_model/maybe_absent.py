@@ -1,8 +1,8 @@
 """Messages that may or may not be in a subscription, and what the receipts tell.
 
-Pulsar part: two places where the broker decides, out of the history's sight, whether a subscription gets a run of
-messages, and where what it decides is always a *prefix* of that run (in the order one sender's messages are stored
-and dispatched):
+Pulsar part: three places where whether a subscription has a message is out of the history's sight. In the first
+two the broker decides, and what it leaves out is always a *prefix* of a run of messages (in the order they are
+stored and dispatched); in the third the model does not know the partition:
 
 1. A non-persistent message published before any connected consumer's first flow permits reached the broker is
    dropped (``non_persistent`` rule 6: the Java and Go clients send those permits after their subscribe call has
@@ -15,6 +15,11 @@ and dispatched):
    5 Dec 2026, regression pls-sub-002-wrong-value-9081259b6869, 2 runs in 3): an async 5 MB send to a topic, a
    Latest subscribe, and the message delivered.
 
+3. An async send of a partitioned producer whose partition no flush or receipt of the history shows: the router
+   had several partitions to choose from (Java ``RoundRobinPartitionMessageRouterImpl`` and C++
+   ``RoundRobinMessageRouter`` start at a random partition and, batching, switch by wall clock), so the model stores
+   it on the first allowed one, where it may not be (``Broker._place_unshown``). No consumer ever received it.
+
 The model keeps both outcomes: such a message is *maybe absent*, neither owed nor refused, until a receipt decides
 (``resolve``):
 
@@ -24,7 +29,10 @@ The model keeps both outcomes: such a message is *maybe absent*, neither owed no
   campaign of 5 Dec 2026, regression pls-excl-002-order-violation-e67c63281433: p1's async m1 in flight at c2's
   Latest subscribe, then p2's m3 at entry 1 came first: m1, entry 0, was before the cursor), and a receive that
   waited past one's due time and got nothing shows it absent;
-- with several consumers sharing the messages, an earlier one may sit with another consumer: nothing more is told;
+- on a Key_Shared subscription a received message shows the maybe-absent ones of its sticky key before it absent
+  (one key's messages go out in order, PLS-KEYSHARED-007);
+- otherwise, with several consumers sharing the messages, an earlier one may sit with another consumer: nothing
+  more is told;
 - at the end of a history what is still undecided may have been absent, so nothing owes it.
 
 Not modelled: runs of several producers' async sends at one Latest subscribe (their store order between senders is
@@ -35,19 +43,21 @@ slack).
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
 
 def resolve(maybe: set[int] | frozenset[int], received: int | None, *, ordered: bool, asked_until: float,
-            due: Mapping[int, float]) -> tuple[frozenset[int], frozenset[int]]:
+            due: Mapping[int, float],
+            ordered_pair: Callable[[int, int], bool] = lambda q, p: False) -> tuple[frozenset[int], frozenset[int]]:
     """What one receipt tells of a subscription's maybe-absent positions: ``(absent, settled)``, both subsets of
     ``maybe`` (``absent`` within ``settled``; the rest of ``settled`` is present). ``received``: a position of the
     subscription some consumer received (None: a receive that got nothing, ending at ``asked_until``); ``ordered``:
     one consumer takes the subscription's messages in position order (the model's store order, which follows the
-    ids the history shows); ``due``: by when each maybe-absent position would have arrived."""
+    ids the history shows); ``ordered_pair(q, p)``: whether, without that, ``q`` still comes before ``p`` to whoever
+    gets ``p`` (one Key_Shared sticky key); ``due``: by when each maybe-absent position would have arrived."""
     if received is None:
         absent = frozenset(q for q in maybe if due[q] <= asked_until) if ordered else frozenset()
         return absent, absent
-    absent = frozenset(q for q in maybe if q < received) if ordered else frozenset()
+    absent = frozenset(q for q in maybe if q < received and (ordered or ordered_pair(q, received)))
     present = frozenset(q for q in maybe if q >= received) if received in maybe else frozenset()
     return absent, absent | present

@@ -70,6 +70,10 @@ CASES = {
                                           "hello-0..2 dead-lettered after one ack timeout were written to the DLQ as "
                                           "hello-2, hello-1, hello-0 (the client's hash set order) and d1 read them so; "
                                           "the model follows that order (Broker._next_dead_letter)"),
+    "live-java-partitioned-flush-after-failed-send": (set(), set(),
+        "Java campaign of issue 46, 5 Dec 2026: a partitioned batching producer's m4 refused MessageTooBig, async m6 "
+        "and m7 sent to partitions the history never shows, then the flush failed MessageTooBig (another partition's "
+        "last send was the failed one): the flush is not followed, m6 and m7 are judged nowhere and say so"),
 }
 
 
