@@ -719,7 +719,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self._use_up_generated_id(producer, args)
         else:
             self._feature_refused_for_size(producer, args)
-        if producer.topic.partitions and args.get("key") is None and producer.routing_mode != "SinglePartition":
+        # (the Go router hashes an ordering key as a key: such a send took no round-robin step, PLS-ROUTE-005; live
+        # 4.0.8, Go campaign of 5 Dec 2026, regression pls-route-002-wrong-partition-523e7f6ceada)
+        hashed = args.get("ordering_key") and self.profile_of(producer.handle).client == "go"
+        if producer.topic.partitions and args.get("key") is None and not hashed and producer.routing_mode != "SinglePartition":
             self._refused_keyless.setdefault(producer.handle, set()).add(args["payload"])
 
     def _op_advance_time(self, args, at, observed):
@@ -2573,7 +2576,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # 0 once in four runs; regression pls-backlog-001-wrong-backlog-082a19e96a09)
         fx = self.topic_features(t)
         # (a partitioned producer's sends are on its partitions: each label is looked up on ``t`` itself)
-        unreported = {pos for handle, ids in self.flushed.items() if handle in self.producers
+        # (and a batching partitioned producer's per-partition producers' batches: live 4.0.8, Go campaign of 5 Dec
+        # 2026, an async 5 MB batched send to a one-partition topic, stats at once said 0; regression
+        # pls-backlog-001-wrong-backlog-4b93f0365f5a)
+        unreported = {pos for handle, ids in self.flushed.items() if handle in self.producers or handle in self.partition_producers
                       for label in ids if (pos := t.by_label.get(label)) is not None and not sub.cursor.is_acked(pos)}
         in_flight = {fx.entry_key(pos) for pos in unreported}
         # a chunked message in flight may have none of its chunks stored yet: each chunk is an entry the

@@ -74,6 +74,16 @@ CASES = {
         "Java campaign of issue 46, 5 Dec 2026: a partitioned batching producer's m4 refused MessageTooBig, async m6 "
         "and m7 sent to partitions the history never shows, then the flush failed MessageTooBig (another partition's "
         "last send was the failed one): the flush is not followed, m6 and m7 are judged nowhere and say so"),
+    "live-java-partitioned-seek-not-followed-then-stats": (set(), set(),
+        "Java campaign of issue 46, 5 Dec 2026: a partitioned consumer's seek by m3's publish time, m2 on the other "
+        "partition sent in the same milliseconds, is not followed; the backlog after it is then not judged against "
+        "the cursor the model left unmoved (it said 2 where the broker said 1)"),
+    "live-go-refused-ordering-key-takes-no-round-robin-step": (set(), set(),
+        "Go campaign of issue 46, 5 Dec 2026: m2 to partition 1, m8 with an ordering key refused MessageTooBig, m10 to "
+        "partition 0: the Go router hashes the ordering key, so the refused send took no round-robin step"),
+    "live-go-partitioned-batch-in-flight-uncounted": (set(), set(),
+        "Go campaign of issue 46, 5 Dec 2026: an async 5 MB batched send on a one-partition topic, stats at once said 0: "
+        "a partition producer's batch in flight may not be counted yet"),
 }
 
 

@@ -166,7 +166,11 @@ def test_generation_config_picks_the_pools_a_run_asks_for():
     assert nemesis is LIVE_NEMESIS_CONFIG and nemesis.restarts and not LIVE_FAULT_CONFIG.restarts
     assert nemesis.features == LIVE_FAULT_CONFIG.features and nemesis.fault_share == LIVE_FAULT_CONFIG.fault_share
     java = generation_config(model=False, client="java")
-    assert java.client == "java" and "java_handles" in java.features and "batching" not in java.features
+    assert java.client == "java" and "java_handles" in java.features and "chunking" not in java.features
+    # the default live pool draws batching (issue 46): async sends and flushes of batching producers at the clients'
+    # literal batching delay, on the partitioned topics the core pool makes
+    default_items = used(random_traces(0, 300, LIVE_CONFIG))
+    assert {"create_producer.batching", "send.async", "flush", "create_topic.partitions"} <= default_items, default_items
     every = generation_config(model=False, features="all")
     assert set(MORE_FEATURES + AREA_FEATURES) - set(every.features) == {"java_handles", "go_handles"} and every.client == "python"
     # a Python-driven run with every feature names no client and uses no Java-only option
