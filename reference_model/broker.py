@@ -1949,9 +1949,13 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if config.handle in self.partition_consumers:
             return (yield from self._seek_partitioned(config, args, at))
         if not names.is_persistent(sub.topic.full):
-            # nothing is stored to go back to (live 4.0.8, Java, 2026-11-27: the seek answered ok and the consumer
-            # then got only new messages; regression pls-failover-003-order-violation-95e540ed6b91)
-            raise NotModelledError("seek on a non-persistent topic")
+            # non_persistent rule 7: nothing is stored to go back to; the seeker's client clears its queue
+            if sub.dispatcher.connected() != [config.handle]:
+                raise NotModelledError("a seek on a non-persistent topic with other consumers of its subscription "
+                                       "(which messages the seeker's queue held is not in the history)")
+            yield  # decided: the seek answers ok
+            sub.maybe_absent |= non_persistent.after_seek(set(sub.unacked_positions()))
+            return {}
         entries = sub.topic.entries
         filter_for = None
         if "message" in args:

@@ -43,8 +43,18 @@ Rule ids: PLS-NP-001 .. PLS-NP-004 (and PLS-CHUNK-006, PLS-COMPACT-005 for the c
    published before every connected consumer's first permits surely reached the broker (its subscribe's end plus
    the dispatch slack, ``before_first_permits``) is *maybe absent* from the subscription, and the receipts decide
    (``reference_model.maybe_absent``).
+7. A consumer's seek (to a position, a message or a publish time) answers ok and brings nothing back: nothing is
+   stored (PLS-NP-002). The seeking client clears its receiver queue (C++ ``ConsumerImpl::seekAsyncInternal``,
+   Java ``ConsumerImpl#seekAsync``), so what its application had not received is gone, unless it was still on its
+   way: each such message is maybe absent (``after_seek``, ``reference_model.maybe_absent``). Later messages come as
+   before. Live 4.0.8, 5 Dec 2026, Python and Java: m1 received, m2 queued, a seek to the earliest, nothing, a seek
+   by m1's publish time, nothing, then m3 sent and received. The Go client 0.19.0 gets nothing after such a seek: it
+   holds back everything until the reconnect a persistent topic's seek causes (``partitionConsumer.isSeeking``, reset
+   only in ``reconnectToBroker``), and a non-persistent subscription keeps its consumers connected (known deviation
+   KD-507, case seek-non-persistent-go).
 
-Not modelled: the drops of rule 5 (which message goes), replication, non-persistent partitioned topics.
+Not modelled: the drops of rule 5 (which message goes), replication, non-persistent partitioned topics, a seek with
+other consumers of the subscription connected (which messages the seeker's queue held).
 Choices: subscriptions are named by strings; "connected" is a set passed in by the caller.
 """
 
@@ -100,3 +110,9 @@ def before_first_permits(sent_at: float, first_permits_by: list[float | None]) -
     a consumer that has them takes it (the Shared dispatcher picks one with permits, a single-active one has one)."""
     return bool(first_permits_by) and all(by is not None and sent_at <= by for by in first_permits_by)
 
+
+
+def after_seek(unreceived: set[int] | frozenset[int]) -> frozenset[int]:
+    """Rule 7: of the messages a consumer, alone on its subscription, had not received when it sought, those that may
+    still come (on their way when its client cleared its queue): all of them, each maybe absent."""
+    return frozenset(unreceived)
