@@ -1105,8 +1105,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if "topics" in args or "topics_pattern" in args:
             return (yield from self._subscribe_multi(args, at, observed))
         sub_type = args.get("type", "Exclusive")
-        if sub_type not in DISPATCHERS:
-            raise NotModelledError(f"{sub_type} subscriptions")
+        if sub_type not in DISPATCHERS:  # not a Pulsar behaviour: a trace names one of Pulsar's four types
+            raise ModelError(f"unknown subscription type {sub_type!r}; use one of {', '.join(DISPATCHERS)}")
         # PLS-ACKTIMEOUT-001 (C++) / -003 (Java): checked by the client before anything is sent.
         ack_timeout = args.get("ack_timeout_ms") or 0
         why = check_ack_timeout(ack_timeout, prof.ack_timeout_min_ms)

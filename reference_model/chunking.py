@@ -207,10 +207,9 @@ def send_plan(
     ``batching_enabled`` and ``chunking_enabled`` models C++ (chunking silently off); the Python
     client refuses that producer earlier (``check_producer_config``).
     """
-    if batching_enabled:
-        from reference_model.rejections import NotModelledError
-
-        raise NotModelledError("the size check of a batching producer is per batch; batching is modelled in reference_model.batching")
+    if batching_enabled:  # a caller's mistake, not a Pulsar behaviour: the model sizes a batch in reference_model.batching
+        raise ValueError("send_plan sizes one unbatched send; a batching producer's size check is per batch "
+                         "(reference_model.batching)")
     if chunking_effective(chunking_enabled=chunking_enabled, batching_enabled=batching_enabled, persistent=persistent):
         if metadata_size >= max_message_size:
             if sizing.metadata_counts_uncompressed_size:

@@ -55,7 +55,7 @@ def test_chunking_is_off_on_non_persistent_topics():
     got = chunking.send_plan(6_000_000, metadata_size=17, chunking_enabled=True, persistent=False)
     assert isinstance(got, Rejected) and got.error == "MessageTooBig"
     assert not chunking.chunking_effective(chunking_enabled=True, batching_enabled=False, persistent=False)
-    with pytest.raises(NotModelledError):
+    with pytest.raises(ValueError, match="per batch"):  # sizing a batch is reference_model.batching's
         chunking.send_plan(10, metadata_size=1, chunking_enabled=True, batching_enabled=True)
 
 
