@@ -1747,6 +1747,30 @@ def consumer_acks_in_batches(b: TraceBuilder):
     return None
 
 
+def producer_streams_to_partitions(b: TraceBuilder):
+    """The traffic users run (issue 46): a batching producer at its client's literal batching delay (Python and Go
+    10 ms, Java 1 ms: no ``batching_max_delay_ms``) streams async sends to a partitioned topic, flushes, and a new
+    consumer of it takes them (keys on a Key_Shared subscription, whose keyless partitioned messages the model does
+    not follow: ``Broker._KEYLESS_ON_PARTITIONS``)."""
+    topics = [t for t in b.topics() if b.partitions.get(t) and t not in b.schema_topics]
+    if not topics:
+        return None
+    topic = b.pick(topics)
+    sub_type = b.pick(("Shared", "Failover", "Key_Shared", "Exclusive"))
+    handle = _scenario_subscribe(b, topic, b.fresh("sx"), sub_type)
+    producer = b.fresh("p")
+    if b._apply("create_producer", {"producer": producer, "topic": topic, "batching": True,
+                                    **_scenario_client(b, False)}, False) is None:
+        return None
+    count = b.c.integer(2, 6)
+    keyed = sub_type == "Key_Shared" or b.c.flag(0.5)
+    for _ in range(count):
+        _scenario_send(b, producer, **{"async": True}, **({"key": f"k{b.c.integer(1, 3)}"} if keyed else {}))
+    b._apply("flush", {"producer": producer}, False)
+    _scenario_receive_all(b, handle, 300, count + 1)
+    return None
+
+
 def consumer_nacks_and_waits(b: TraceBuilder):
     """A Shared consumer receives, nacks, and waits past its nack delay; a delayed send waits for its time
     (sometimes): redelivery and delivery timing (PLS-NACK-*, PLS-DELAY-*). With non-persistent topics on,
@@ -2040,7 +2064,9 @@ RULES: tuple[Rule, ...] = (
     Rule("admin_sets_policy", 0, lambda b: False, admin_sets_policy),  # only first (TraceBuilder.build)
     # AREA_FEATURES
     Rule("producer_flushes", 2, lambda b: bool(_flushable(b)), producer_flushes),
-    Rule("consumer_reconsumes_later", 3, lambda b: bool(_retrying(b)), consumer_reconsumes_later),
+    # (6: it needs a Java retry consumer holding a message, rare in the whole pool; at 3, 2,000 model traces drew it
+    # 4 times once producer_streams_to_partitions came)
+    Rule("consumer_reconsumes_later", 6, lambda b: bool(_retrying(b)), consumer_reconsumes_later),
     Rule("client_begins_transaction", 2, lambda b: len(b.transactions(open_only=True)) < 2, client_begins_transaction),
     Rule("client_ends_transaction", 1, lambda b: bool(b.transactions(open_only=False)), client_ends_transaction),
     Rule("producer_brings_schema", 4, lambda b: len(b.producers) < 6, producer_brings_schema),
@@ -2076,6 +2102,8 @@ RULES: tuple[Rule, ...] = (
          consumer_acks_in_batches),
     Rule("producer_sends_chunked", 1, lambda b: _room(b) and len(b.consumers) < 5 and len(b.producers) < 4,
          producer_sends_chunked),
+    Rule("producer_streams_to_partitions", 1, lambda b: _room(b) and len(b.consumers) < 5 and len(b.producers) < 4,
+         producer_streams_to_partitions),
     # a topic's own policy (PLS-POLICY-001), with namespace_policies on; drawn last, so other configs draw as before
     Rule("admin_overrides_policy", 1, lambda b: bool(_topic_policy_topics(b)), admin_overrides_policy),
     # ADMIN_FEATURES (after everything above, which draws as before when it is off)
@@ -2098,6 +2126,7 @@ _FEATURE_OF = {"reader_reads": "reader_opens", "reader_closes": "reader_opens", 
                "broker_cuts_after_acks": "faults", "nemesis_rounds": "faults", "transaction_holds_then_ends": "transactions",
                "consumer_nacks_and_waits": "consumer_nacks", "consumer_fails_over": "Failover",
                "producer_sends_chunked": "chunking", "consumer_acks_in_batches": "batching",
+               "producer_streams_to_partitions": "batching",
                "admin_moves_cursor": "admin_cursor_ops"}
 # Rules on for any of several features.
 _ANY_FEATURE_OF = {"producer_flushes": ("batching", "producer_options")}
