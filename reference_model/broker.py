@@ -327,8 +327,9 @@ class Subscription:
         # PLS-SEEK-004: an admin reset made while no consumer was connected: the next one to join starts there
         self.reset_rule: str | None = None
         # positions the subscription may or may not have (reference_model.maybe_absent: a non-persistent message
-        # published before its consumers' first permits, PLS-NP-001; an async send in flight at a Latest creation,
-        # PLS-SUB-002); a receipt decides (Broker.observe_presence)
+        # published before its consumers' first permits, PLS-NP-001, or unreceived at a seek there; an async send in
+        # flight at a Latest creation, PLS-SUB-002; an async partitioned send whose partition the history never
+        # shows); a receipt decides (Broker.observe_presence)
         self.maybe_absent: set[int] = set()
 
     # SubscriptionView
@@ -1059,29 +1060,18 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if any(args["subscription"] in t.subscriptions for t in parts):
             raise NotModelledError("create_subscription of a subscription that exists (the admin API's 409 Conflict)")
         earliest = args.get("initial_position", "Latest") == "Earliest"
-        maybe = {t.full: set() if earliest else self.latest_maybe_absent(t.full) for t in parts}
+        if not earliest:
+            for t in parts:
+                self.check_no_async_in_flight(t.full, "a subscription created at Latest")
         yield  # decided: the broker creates it
         for t in parts:
-            self._create_subscription_on(t, args, at, earliest, maybe[t.full])
+            self._create_subscription_on(t, args, at, earliest)
         return {}
 
-    @staticmethod
-    def _latest_cursor(topic: Topic, maybe: set[int]) -> Cursor:
-        """PLS-SUB-002: a Latest cursor after the topic's last entry; with ``maybe`` (one producer's async sends in flight,
-        ``latest_maybe_absent``), before the first of them, every other entry after it acked."""
-        n = len(topic.entries)
-        if not maybe:
-            return Cursor(n - 1)
-        cursor = Cursor(min(maybe) - 1)
-        for pos in range(min(maybe), n):
-            if pos not in maybe:
-                cursor.ack(pos)
-        return cursor
-
-    def _create_subscription_on(self, topic: Topic, args, at: Span, earliest: bool, maybe: set[int]) -> None:
+    def _create_subscription_on(self, topic: Topic, args, at: Span, earliest: bool) -> None:
         sub = (Subscription(topic, args["subscription"], Cursor(-1), at, "PLS-SUB-003") if earliest else
-               Subscription(topic, args["subscription"], self._latest_cursor(topic, maybe), at, "PLS-SUB-002"))
-        sub.maybe_absent = set(maybe) | {p for p in topic.unplaced if p >= sub.start_pos}
+               Subscription(topic, args["subscription"], Cursor(len(topic.entries) - 1), at, "PLS-SUB-002"))
+        sub.maybe_absent = {p for p in topic.unplaced if p >= sub.start_pos}  # _place_unshown
         if earliest:
             sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
         sub.tags = vendors.subscription_tags(args.get("properties"))
@@ -1197,11 +1187,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 joined = ks.sticky_join(ks.Sticky(self.key_shared.profile), config.handle, list(policy.ranges))
                 if isinstance(joined, Rejected):
                     return joined
-        maybe: set[int] = set()
-        if sub is None and topic is not None and args.get("_start_at_last"):
-            self.check_no_async_in_flight(topic.full, "a reader started at its last message")
-        elif sub is None and topic is not None and args.get("initial_position", "Latest") == "Latest":
-            maybe = self.latest_maybe_absent(topic.full)
+        if sub is None and topic is not None and args.get("initial_position", "Latest") == "Latest":
+            self.check_no_async_in_flight(topic.full, "a subscription created at Latest")
         if (self.profile.tag_filtering and args.get("subscription_properties")
                 and not names.is_persistent(full if isinstance(full, str) else "")):
             raise NotModelledError("tags on a non-persistent topic's subscription (the tag filter there is not measured)")
@@ -1218,9 +1205,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 # a Go partitioned reader from latest, inclusive: at each partition's last message (PLS-READER-004)
                 sub = Subscription(topic, config.subscription, Cursor(n - 2), at, "PLS-READER-004")
             else:
-                sub = Subscription(topic, config.subscription, self._latest_cursor(topic, maybe), at, "PLS-SUB-002")
-                sub.maybe_absent = set(maybe)
-            sub.maybe_absent |= {p for p in topic.unplaced if p >= sub.start_pos}  # _place_unshown
+                sub = Subscription(topic, config.subscription, Cursor(n - 1), at, "PLS-SUB-002")
+            sub.maybe_absent = {p for p in topic.unplaced if p >= sub.start_pos}  # _place_unshown
             sub.durable = durable  # PLS-SUB-007: a non-durable one goes with its last consumer
             if not durable:
                 sub.start_rule = args.get("_start_rule", "PLS-SUB-007")  # a partitioned reader's: PLS-READER-001/002/004
@@ -2427,15 +2413,21 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             received = sub.topic.by_label.get(label) if label is not None else None
             if label is not None and received is None:
                 continue  # a message of another topic: it says nothing of these
-            entries = sub.topic.entries
             d = sub.dispatcher
             ordered = d.type_name in ("Exclusive", "Failover") or len(d.connected()) == 1
             # Key_Shared keeps each sticky key's order across its consumers (PLS-KEYSHARED-007)
             same_key = ((lambda q, p: d.sticky_key(q) == d.sticky_key(p)) if isinstance(d, KeySharedDispatcher)
                         else (lambda q, p: False))
+            due = {p: float("inf") for p in sub.maybe_absent}
+            if received is None and handle in d.connected():
+                # due when the dispatcher would have owed it to this consumer (a Failover consumer's activation delay,
+                # a delayed message's time), not when it was stored: the live python campaign of 5 Dec 2026 had an
+                # in-flight m10 arrive at a new Failover consumer after 1 s of empty receives
+                for c in d.options(handle, at).candidates:
+                    if c.pos in due and c.window.high is not None:
+                        due[c.pos] = min(due[c.pos], c.window.high + self.slack_ms)
             absent, settled = maybe_absent.resolve(
-                sub.maybe_absent, received, ordered=ordered, ordered_pair=same_key, asked_until=at.end,
-                due={p: entries[p].stored.end + self.slack_ms for p in sub.maybe_absent})
+                sub.maybe_absent, received, ordered=ordered, ordered_pair=same_key, asked_until=at.end, due=due)
             sub.maybe_absent -= settled
             self._leave_absent(sub, absent, at)
 

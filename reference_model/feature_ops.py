@@ -905,24 +905,12 @@ class FeatureOps:
         has async sends no flush has reported yet is not followed: the model stores such a send at
         once, but the broker may store it after the position was taken (live 4.0.8, 2026-11-26: an
         async m1, then seek latest, then m1 delivered). A partition counts its partitioned producer's sends stored
-        there. A subscription created at Latest is followed instead (``latest_maybe_absent``)."""
+        there. Not followed even for one producer: a later message of another producer may be stored before it, and
+        the history does not show that order (live 4.0.8, python campaign of 5 Dec 2026: p1's async m1 in flight at
+        c2's Latest subscribe, p2's batch then stored before m1, and c2 got m2..m4 and then m1)."""
         for handle in self.async_in_flight(topic):
             raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
         self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009
-
-    def latest_maybe_absent(self, topic: str) -> set[int]:
-        """PLS-SUB-002: the positions of ``topic`` a subscription created at Latest now may or may not get: one
-        producer's async sends in flight, of which those stored before the broker made the cursor are not in it
-        (``reference_model.maybe_absent``; live 4.0.8, python campaign of 5 Dec 2026: an async 5 MB m1 to a
-        one-partition topic, then a Latest subscribe, then m1 delivered; regression
-        pls-sub-002-wrong-value-9081259b6869). Several producers' in flight at once are not followed: their store
-        order between them is not in the history."""
-        flying = self.async_in_flight(topic)
-        if len(flying) > 1:
-            self.check_no_async_in_flight(topic, "a subscription created at Latest (several producers' sends: which "
-                                                 "the broker stored first is not in the history)")
-        self._refuse_floating(topic, Span.at(self.now), "a subscription created at Latest")  # PLS-BATCH-009
-        return {pos for positions in flying.values() for pos in positions}
 
     # ------------------------------------------------------------------ when a batch leaves (PLS-BATCH-009)
 

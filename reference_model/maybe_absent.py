@@ -1,42 +1,37 @@
 """Messages that may or may not be in a subscription, and what the receipts tell.
 
 Pulsar part: three places where whether a subscription has a message is out of the history's sight. In the first
-two the broker decides, and what it leaves out is always a *prefix* of a run of messages (in the order they are
-stored and dispatched); in the third the model does not know the partition:
+the broker decides, and what it leaves out is a *prefix* of the messages (in the order they are dispatched); in the
+second the model does not know the partition, in the third which messages had reached the client:
 
 1. A non-persistent message published before any connected consumer's first flow permits reached the broker is
    dropped (``non_persistent`` rule 6: the Java and Go clients send those permits after their subscribe call has
    returned). Once permits are there, every later message goes out. So the dropped ones are the earliest.
-2. A subscription created at Latest while one producer's async sends are on their way (PLS-SUB-002): its cursor
-   starts after the last entry the topic has when the broker creates it (``ManagedLedgerImpl#openCursor`` with
-   ``InitialPosition.Latest`` marks the last confirmed entry deleted). The producer's messages are stored in send
-   order (one connection, ``ProducerImpl`` / ``ProducerImpl.cc`` pending queue), so those stored before the cursor
-   was made, which the subscription never gets, are the earliest of them. Live 4.0.8 (Python campaign of
-   5 Dec 2026, regression pls-sub-002-wrong-value-9081259b6869, 2 runs in 3): an async 5 MB send to a topic, a
-   Latest subscribe, and the message delivered.
-
-3. An async send of a partitioned producer whose partition no flush or receipt of the history shows: the router
+2. An async send of a partitioned producer whose partition no flush or receipt of the history shows: the router
    had several partitions to choose from (Java ``RoundRobinPartitionMessageRouterImpl`` and C++
    ``RoundRobinMessageRouter`` start at a random partition and, batching, switch by wall clock), so the model stores
    it on the first allowed one, where it may not be (``Broker._place_unshown``). No consumer ever received it.
+3. A lone consumer's seek on a non-persistent topic: its client clears its queue, and what it had not received is
+   gone unless it was still on its way (``non_persistent`` rule 7).
 
 The model keeps both outcomes: such a message is *maybe absent*, neither owed nor refused, until a receipt decides
 (``resolve``):
 
 - a received message of the run shows the subscription has it, and with it every later one of the run;
 - where one consumer takes the subscription's messages in order (an Exclusive or Failover subscription, or one
-  consumer connected), a received message shows the maybe-absent ones stored before it absent (live 4.0.8, Go
-  campaign of 5 Dec 2026, regression pls-excl-002-order-violation-e67c63281433: p1's async m1 in flight at c2's
-  Latest subscribe, then p2's m3 at entry 1 came first: m1, entry 0, was before the cursor), and a receive that
-  waited past one's due time and got nothing shows it absent;
+  consumer connected), a received message shows the maybe-absent ones before it absent, and a receive that waited
+  past one's due time and got nothing shows it absent;
 - on a Key_Shared subscription a received message shows the maybe-absent ones of its sticky key before it absent
   (one key's messages go out in order, PLS-KEYSHARED-007);
 - otherwise, with several consumers sharing the messages, an earlier one may sit with another consumer: nothing
   more is told;
 - at the end of a history what is still undecided may have been absent, so nothing owes it.
 
-Not modelled: runs of several producers' async sends at one Latest subscribe (their store order between senders is
-not in the history), and a batching producer's open batch (``batching``'s timer split, PLS-BATCH-009).
+Not modelled: a subscription created at Latest while async sends are in flight (``FeatureOps.check_no_async_in_flight``):
+which of them the broker stored before the cursor is a prefix of one producer's, but a later message of another
+producer may be stored before them, and the history does not show that order (live 4.0.8, python campaign of
+5 Dec 2026: p1's async m1 in flight at c2's Latest subscribe, p2's batch stored before m1, c2 got m2..m4 and then
+m1); a batching producer's open batch (``batching``'s timer split, PLS-BATCH-009).
 Choices: positions are the model's; a message's due time is the caller's (its storing op's end plus the dispatch
 slack).
 """
