@@ -78,6 +78,10 @@ CASES = {
         "Java campaign of issue 46, 5 Dec 2026: a partitioned consumer's seek by m3's publish time, m2 on the other "
         "partition sent in the same milliseconds, is not followed; the backlog after it is then not judged against "
         "the cursor the model left unmoved (it said 2 where the broker said 1)"),
+    "live-keyshared-unshown-batched-send": (set(), set(),
+        "python campaign of issue 46, 5 Dec 2026: m2, async in an open batch of a partitioned producer, its partition "
+        "never shown, then m6 of the same ordering key received on partition 0: m2 was elsewhere (m6 has that "
+        "partition producer's sequence id 1), so the Key_Shared consumer is not held to it"),
     "live-go-refused-ordering-key-takes-no-round-robin-step": (set(), set(),
         "Go campaign of issue 46, 5 Dec 2026: m2 to partition 1, m8 with an ordering key refused MessageTooBig, m10 to "
         "partition 0: the Go router hashes the ordering key, so the refused send took no round-robin step"),
