@@ -267,6 +267,11 @@ class Topic:
         self.unplaced: set[int] = set()
         self.timeout_released: dict[int, Span] = {}  # readable since a timed-out transaction's abort (PLS-TXN-005)
 
+    def unplaced_from(self, start: int) -> set[int]:
+        """The unplaced positions (``Broker._place_unshown``) at or after ``start``: maybe absent from a subscription
+        that starts there."""
+        return {p for p in self.unplaced if p >= start}
+
     def readable_count(self) -> int:
         """How many positions a dispatcher may read: all, or up to an open transaction's first (PLS-TXN-003)."""
         return len(self.entries) if self.max_read is None else self.max_read
@@ -327,9 +332,8 @@ class Subscription:
         # PLS-SEEK-004: an admin reset made while no consumer was connected: the next one to join starts there
         self.reset_rule: str | None = None
         # positions the subscription may or may not have (reference_model.maybe_absent: a non-persistent message
-        # published before its consumers' first permits, PLS-NP-001, or unreceived at a seek there; an async send in
-        # flight at a Latest creation, PLS-SUB-002; an async partitioned send whose partition the history never
-        # shows); a receipt decides (Broker.observe_presence)
+        # published before its consumers' first permits, PLS-NP-001, or unreceived at a seek there; an async
+        # partitioned send whose partition the history never shows); a receipt decides (Broker.observe_presence)
         self.maybe_absent: set[int] = set()
 
     # SubscriptionView
@@ -720,10 +724,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self._use_up_generated_id(producer, args)
         else:
             self._feature_refused_for_size(producer, args)
-        # (the Go router hashes an ordering key as a key: such a send took no round-robin step, PLS-ROUTE-005; live
-        # 4.0.8, Go campaign of 5 Dec 2026, regression pls-route-002-wrong-partition-523e7f6ceada)
-        hashed = args.get("ordering_key") and self.profile_of(producer.handle).client == "go"
-        if producer.topic.partitions and args.get("key") is None and not hashed and producer.routing_mode != "SinglePartition":
+        # (a send the Go router hashed by its ordering key took no round-robin step either: live 4.0.8, Go campaign of
+        # 5 Dec 2026, regression pls-route-002-wrong-partition-523e7f6ceada)
+        if (producer.topic.partitions and args.get("key") is None and not self._routed_by_ordering_key(producer, args)
+                and producer.routing_mode != "SinglePartition"):
             self._refused_keyless.setdefault(producer.handle, set()).add(args["payload"])
 
     def _op_advance_time(self, args, at, observed):
@@ -959,9 +963,6 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             else:
                 index = allowed[0]
             self.routes[label] = (allowed, rules, reason)
-            # PLS-ROUTE-005: the Go router hashes the ordering key as it does a key, and its round robin takes keyless
-            # messages only (live 4.0.8, Go campaign of issue 46: pls-route-002-wrong-partition-8b31dbd5a8be)
-            routed_by_ordering_key = args.get("ordering_key") and self.profile_of(producer.handle).client == "go"
             if label in self.unplaced_labels:
                 pass  # its partition is a guess: the router's next choices are not taken from it
             elif args.get("key") is not None:
@@ -970,7 +971,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                     # (a custom router or another scheme may send it elsewhere: the 3.2.3 campaign's
                     # pls-route-001-wrong-partition-c5ff99106f97, a Java-style murmur3 router then a default producer)
                     self._key_partition.setdefault((topic.full, args["key"]), index)
-            elif not routed_by_ordering_key:
+            elif not self._routed_by_ordering_key(producer, args):
                 self._last_keyless[producer.handle] = index
                 self._refused_keyless.pop(producer.handle, None)
             topic = self.topics[names.partition_name(topic.full, index)]
@@ -991,6 +992,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self.txns[txn.name] = txns.produced(txn, stored_topic.full, pos)
             self._update_read_position(stored_topic, at)
         return value
+
+    def _routed_by_ordering_key(self, producer: Producer, args: Mapping[str, Any]) -> bool:
+        """PLS-ROUTE-005: the Go router hashes the ordering key as it does a key, and its round robin takes keyless
+        messages only (live 4.0.8, Go campaign of issue 46: pls-route-002-wrong-partition-8b31dbd5a8be)."""
+        return bool(args.get("ordering_key")) and self.profile_of(producer.handle).client == "go"
 
     @staticmethod
     def _place_unshown(topic: Topic, pos: int) -> None:
@@ -1074,7 +1080,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
     def _create_subscription_on(self, topic: Topic, args, at: Span, earliest: bool) -> None:
         sub = (Subscription(topic, args["subscription"], Cursor(-1), at, "PLS-SUB-003") if earliest else
                Subscription(topic, args["subscription"], Cursor(len(topic.entries) - 1), at, "PLS-SUB-002"))
-        sub.maybe_absent = {p for p in topic.unplaced if p >= sub.start_pos}  # _place_unshown
+        sub.maybe_absent = topic.unplaced_from(sub.start_pos)  # _place_unshown
         if earliest:
             sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
         sub.tags = vendors.subscription_tags(args.get("properties"))
@@ -1209,7 +1215,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 sub = Subscription(topic, config.subscription, Cursor(n - 2), at, "PLS-READER-004")
             else:
                 sub = Subscription(topic, config.subscription, Cursor(n - 1), at, "PLS-SUB-002")
-            sub.maybe_absent = {p for p in topic.unplaced if p >= sub.start_pos}  # _place_unshown
+            sub.maybe_absent = topic.unplaced_from(sub.start_pos)  # _place_unshown
             sub.durable = durable  # PLS-SUB-007: a non-durable one goes with its last consumer
             if not durable:
                 sub.start_rule = args.get("_start_rule", "PLS-SUB-007")  # a partitioned reader's: PLS-READER-001/002/004
@@ -2106,7 +2112,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             sub.dispatcher.reset(start, at, rule, filter_for, seeker=seeker)  # reads the old cursor
         sub.cursor.reset(start)
         # after it everything is in the subscription, before it nothing; but a message maybe on another partition
-        sub.maybe_absent = {p for p in sub.topic.unplaced if p >= start}
+        sub.maybe_absent = sub.topic.unplaced_from(start)
         sub.ack_log.clear()
         sub.trimmable = gone_maybe
         sub.admin_acked = {p: why for p, why in sub.admin_acked.items() if p < start}
@@ -2597,7 +2603,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # receive at Earliest got nothing but was shorter than the 520 ms band, so it did not show m1 gone, and
         # stats said 0 where the model allowed only 1.
         maybe_deleted = {fx.entry_key(pos) for pos in sub.trimmable if not sub.cursor.is_acked(pos)} if sub.durable else set()
-        # a message a Latest subscription may or may not have (reference_model.maybe_absent) is counted or not
+        # a message the subscription may or may not have (reference_model.maybe_absent) is counted or not
         maybe_not_in = {fx.entry_key(pos) for pos in sub.maybe_absent if not sub.cursor.is_acked(pos)}
         return max(0, high - len(in_flight | maybe_deleted | maybe_not_in) - chunks_in_flight), \
             high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain + \

@@ -885,21 +885,6 @@ class FeatureOps:
         if dedup.python_sequence_argument(args.get("sequence_id"), python=prof.zero_sequence_id_unset) is None:
             self.pfx.setdefault(producer.handle, ProducerFeatures()).used_up.add(args["payload"])
 
-    def async_in_flight(self, topic: str) -> dict[str, list[int]]:
-        """Producer handle -> the positions on ``topic`` (full name: a topic or a partition) of its async sends that
-        no flush has reported yet, not counting an open batch's (``_refuse_floating`` judges those)."""
-        t = self.topics.get(topic)
-        found: dict[str, list[int]] = {}
-        if t is None:
-            return found
-        for handle, ids in self.flushed.items():
-            pf = self.pfx.get(handle)
-            batched = {p.label for p in pf.region} if pf is not None else set()
-            positions = sorted(pos for label in ids if label not in batched and (pos := t.by_label.get(label)) is not None)
-            if positions:
-                found[handle] = positions
-        return found
-
     def check_no_async_in_flight(self, topic: str, what: str) -> None:
         """A position taken from the end of ``topic`` (full name) while a non-batching producer there
         has async sends no flush has reported yet is not followed: the model stores such a send at
@@ -908,8 +893,12 @@ class FeatureOps:
         there. Not followed even for one producer: a later message of another producer may be stored before it, and
         the history does not show that order (live 4.0.8, python campaign of 5 Dec 2026: p1's async m1 in flight at
         c2's Latest subscribe, p2's batch then stored before m1, and c2 got m2..m4 and then m1)."""
-        for handle in self.async_in_flight(topic):
-            raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
+        t = self.topics.get(topic)
+        for handle, ids in self.flushed.items() if t is not None else ():
+            pf = self.pfx.get(handle)
+            batched = {p.label for p in pf.region} if pf is not None else set()  # judged by _refuse_floating below
+            if any(label not in batched and label in t.by_label for label in ids):
+                raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
         self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009
 
     # ------------------------------------------------------------------ when a batch leaves (PLS-BATCH-009)

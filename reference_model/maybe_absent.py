@@ -32,8 +32,8 @@ which of them the broker stored before the cursor is a prefix of one producer's,
 producer may be stored before them, and the history does not show that order (live 4.0.8, python campaign of
 5 Dec 2026: p1's async m1 in flight at c2's Latest subscribe, p2's batch stored before m1, c2 got m2..m4 and then
 m1); a batching producer's open batch (``batching``'s timer split, PLS-BATCH-009).
-Choices: positions are the model's; a message's due time is the caller's (its storing op's end plus the dispatch
-slack).
+Choices: positions are the model's; a message's due time is the caller's (``Broker.observe_presence``: when the
+dispatcher would have owed it to the consumer that asked, plus the dispatch slack).
 """
 
 from __future__ import annotations

@@ -111,7 +111,6 @@ def before_first_permits(sent_at: float, first_permits_by: list[float | None]) -
     return bool(first_permits_by) and all(by is not None and sent_at <= by for by in first_permits_by)
 
 
-
 def after_seek(unreceived: set[int] | frozenset[int]) -> frozenset[int]:
     """Rule 7: of the messages a consumer, alone on its subscription, had not received when it sought, those that may
     still come (on their way when its client cleared its queue): all of them, each maybe absent."""
