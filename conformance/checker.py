@@ -355,7 +355,7 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         "reset_cursor": "PLS-SEEK-004",
         "skip": "PLS-SKIP-001",
         "clear_backlog": "PLS-SKIP-002",
-        "create_subscription": "PLS-SUB-001",
+        "create_subscription": "PLS-SUB-009",
         "get_schemas": "PLS-SCHEMA-001",
         "delete_schema": "PLS-SCHEMA-021",
         "new_txn": "PLS-TXN-001",
@@ -909,6 +909,9 @@ class _Checker:
                        f"{prof.ack_timeout_min_ms} ms.")
         elif op == "subscribe":
             self._emit("PLS-SUB-001", n, PASS, None, "ok", "ok", "The subscribe was accepted.")
+        elif op == "create_subscription":
+            self._emit(rule, n, PASS, None, "ok", "ok", f"The admin API made subscription {args['subscription']} on "
+                       f"{args['topic']}, which did not have it (a topic that did not exist was made with it).")
 
     def _fault(self, event: Event) -> None:
         """A fault op (``reference_model.faults``): the model follows it, every consumer starts again

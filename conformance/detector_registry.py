@@ -174,8 +174,11 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "does not start at its initial position (Latest: messages sent meanwhile are never seen) or stats on it do not "
      "fail with SubscriptionNotFound."),
     ("PLS-SUB-008", REJECTION, ("subscribe",),
-     "Violated if a NonDurable subscribe to a name that a durable subscription already has succeeds, or fails with "
-     "an error other than NotAllowedError."),
+     "Violated if a NonDurable subscribe to a name that a durable subscription already has, or a durable subscribe to "
+     "a name a connected NonDurable subscription has, succeeds, or fails with an error other than NotAllowedError."),
+    ("PLS-SUB-009", GENERIC, ("create_subscription",),
+     "Violated if the admin API's create-subscription succeeds on a non-persistent topic or for a name the topic "
+     "already has, fails with another error than the rule's, or fails on a persistent topic that does not exist."),
     ("PLS-SEEK-001", RECEIVE, (R,),
      "Violated if after a seek to a message id, the next delivery is not the message after that id (the message "
      "itself with start_message_id_inclusive)."),

@@ -1334,8 +1334,16 @@ def _rejection_rules(f: _Facts, i: int) -> tuple[str, ...]:
             return ("PLS-DELAY-007",)  # delayed past delayedDeliveryMaxDelayInMillis
     if op in ("new_txn", "send", "ack", "ack_cumulative") and "txn" in a and err == "InvalidArgument":
         return ("PLS-TXN-006",)  # the Python client has no transactions
+    if op in ("send", "ack", "ack_cumulative", "commit_txn", "abort_txn") and "txn" in a and err in ("InvalidTxnStatus", "OtherError") \
+            and any(x.op.op in ("ack", "ack_cumulative") and x.op.args.get("txn") == a["txn"] and x.outcome.status == "rejected"
+                    and x.outcome.error == "TransactionConflict" for x in f.history.events[:i]):
+        return ("PLS-TXN-011",)  # a Go client holds a transaction with a failed op in its error state
     if op in ("send", "ack", "ack_cumulative", "commit_txn", "abort_txn") and err == "InvalidTxnStatus":
         return ("PLS-TXN-004",)
+    if op == "send" and "txn" in a and err == "OtherError" and _client_of(a, f.history.header.client) == "go":
+        return ("PLS-TXN-004",)  # the Go producer's own check of an ended transaction
+    if op == "create_subscription" and err in ("Conflict", "OtherError"):
+        return ("PLS-SUB-009",)  # the name exists (409) or the topic is non-persistent (400)
     if op in ("ack", "ack_cumulative") and err == "TransactionConflict":
         return ("PLS-TXN-010",)
     if op == "commit_txn" and err == "TransactionHasOperationFailed":
@@ -2388,6 +2396,9 @@ def reject_ok_op(history: History) -> list[Mutant]:
         elif e.outcome.status == OK and op == "delete_topic":
             # PLS-TOPIC-004: the delete went ahead, so no client was connected; refused, it breaks the rule
             rules, error = ["PLS-TOPIC-004"], "NotAllowedError"
+        elif e.outcome.status == OK and op == "create_subscription":
+            # PLS-SUB-009: a new name on a persistent topic (made if missing) is created; refused, it breaks the rule
+            rules, error = ["PLS-SUB-009"], "Conflict"
         elif e.outcome.status == OK and op == "ack":
             k = (a["consumer"], a["message"])
             if k in acked:

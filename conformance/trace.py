@@ -67,6 +67,7 @@ ERROR_NAMES = (
     "NotAllowedError",
     "TopicNotFound",
     "SubscriptionNotFound",
+    "Conflict",  # the admin API's HTTP 409 (Java PulsarAdminException.ConflictException)
     "MessageTooBig",
     "AlreadyClosed",
     "Timeout",

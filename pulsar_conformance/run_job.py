@@ -180,6 +180,12 @@ def run(options: RunOptions, *, say: Callable[[str], None] = _say) -> int:
     if not all_cases:
         say("no cases selected: nothing to run")
         return EXIT_USAGE
+    if not any(c.runs_in(client, options.clients) for c in all_cases for client in options.clients):
+        # said before anything is written: a run with no case for its clients has nothing to judge or report
+        theirs = sorted({cl for c in all_cases for cl in c.clients})
+        say(f"error: no selected case runs with --client {','.join(options.clients)}: the selected cases name the "
+            f"clients {', '.join(theirs)}; pass one of them with --client")
+        return EXIT_USAGE
     out = Path(options.out)
     if not options.resume:
         retired = retire_previous_results(out)

@@ -21,7 +21,9 @@ The steps read like the docs, one sentence each:
    (``currentUsageCount() > 0``: HTTP 412 "Topic has active producers/subscriptions"); otherwise it deletes every
    subscription (connected or not: ``delete()`` does not fail on subscriptions) and the ledger. A forced delete
    with nobody connected does the same. The topic's name is free again: the next subscribe or send auto-creates an
-   empty topic, a new ledger, no subscriptions (``allowAutoTopicCreation``).
+   empty topic, a new ledger, no subscriptions (``allowAutoTopicCreation``). A non-persistent topic is refused and
+   deleted alike (``NonPersistentTopic#delete``); one the broker does not hold is no 404 but a success, with nothing
+   to delete (``BrokerService#deleteTopic`` has no managed ledger to remove for a non-persistent name).
 2. Reset: the subscription's cursor moves to a message id (that entry itself; after it with ``isExcluded``), to the
    first entry published at or after a timestamp (the finder's newest entry published *before* it, then the next),
    or to the earliest / latest position; acks at or after the point are forgotten, before it everything counts as
@@ -37,7 +39,7 @@ Skipped and cleared messages are acked as by an application's ack (a consumer ma
 which may surface once: a ghost, as for an expiry pass).
 
 Not modelled (``NotModelledError``): a forced delete with clients connected (they are disconnected, reconnect and
-auto-create the topic again while the delete runs), deleting a non-persistent topic, a topic with a schema (the
+auto-create the topic again while the delete runs), a topic with a schema (the
 schema may or may not go with it, by release), a topic written in a transaction, a topic a dead-letter or retry
 producer of a connected consumer writes to; any of the cursor ops on a
 non-persistent topic, on a non-durable subscription, or on a topic with transactional messages; a topic-wide
@@ -138,11 +140,15 @@ class AdminOps:
         return sorted(handles)
 
     def _op_delete_topic(self, args, at, observed):
+        full = names.expand_trace(args["topic"])
+        if isinstance(full, str) and not is_persistent(full) and full not in self.topics:
+            # PLS-TOPIC-004: a non-persistent topic the broker does not hold has nothing to delete (BrokerService
+            # #deleteTopic: no topic loaded and no managed ledger for a non-persistent name), so no 404
+            yield  # decided: nothing to delete
+            return {}
         topic = self._admin_topic(args["topic"], "PLS-TOPIC-004")
         if isinstance(topic, Rejected):
             return topic
-        if not is_persistent(topic.full):
-            raise NotModelledError("deleting a non-persistent topic")
         gone = self._topics_of(topic)
         connected = self.connected_to(gone)
         force = bool(args.get("force", False))

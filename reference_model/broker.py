@@ -1057,17 +1057,27 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         properties: under the tdmq profile their keys are its tags (PLS-TAG-001). On a partitioned topic the
         broker creates it on every partition, each at its own earliest or latest message (apache/pulsar
         PersistentTopicsBase#internalCreateSubscription: a partitioned name fans out to each partition's
-        internalCreateSubscriptionForNonPartitionedTopic)."""
-        topic = self._peek_topic(args["topic"])
-        if isinstance(topic, Rejected):
-            return topic
-        if topic is None:
-            raise NotModelledError("create_subscription on a topic that does not exist yet (admin auto-creation)")
-        if not names.is_persistent(topic.full):
-            raise NotModelledError("create_subscription on a non-persistent topic")
-        parts = self.message_topics(topic)
+        internalCreateSubscriptionForNonPartitionedTopic). PLS-SUB-009: a non-persistent name is refused before
+        anything else, a name that exists answers 409, and a topic that does not exist is made (non-partitioned,
+        as a client's first use makes it) with the subscription."""
+        full = names.expand_trace(args["topic"])
+        if isinstance(full, Rejected):
+            return full
+        if not names.is_persistent(full):
+            # v2 PersistentTopics#createSubscription, before the topic is looked up: HTTP 400 (a trace's OtherError)
+            return Rejected("OtherError", "PLS-SUB-009",
+                            "Create subscription on non-persistent topic can only be done through client")
+        topic = self.topics.get(full)
+        parts = [] if topic is None else self.message_topics(topic)
         if any(args["subscription"] in t.subscriptions for t in parts):
-            raise NotModelledError("create_subscription of a subscription that exists (the admin API's 409 Conflict)")
+            return Rejected("Conflict", "PLS-SUB-009", "Subscription already exists for topic")
+        if topic is None:
+            self._check_not_discovered(args["topic"])
+            yield  # decided: the broker makes the topic and the subscription (PLS-SUB-009)
+            made = self._topic(args["topic"], create=True, at=at)
+            assert isinstance(made, Topic)
+            self._create_subscription_on(made, args, at, args.get("initial_position", "Latest") == "Earliest")
+            return {}
         earliest = args.get("initial_position", "Latest") == "Earliest"
         if not earliest:
             for t in parts:
@@ -1177,7 +1187,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             # PLS-SUB-008: PersistentTopic#getNonDurableSubscription refuses a name a durable subscription has.
             return Rejected("NotAllowedError", "PLS-SUB-008", "Durable subscription with the same name already exists.")
         if sub is not None and persistent and durable and not sub.durable:
-            raise NotModelledError("a durable subscribe to a name a non-durable subscription holds")
+            # PLS-SUB-008, the converse: PersistentTopic#getDurableSubscription refuses a name a NonDurable cursor has.
+            return Rejected("NotAllowedError", "PLS-SUB-008", "NonDurable subscription with the same name already exists.")
         if sub is not None and sub.dispatcher is not None and sub.dispatcher.connected():
             current = sub.dispatcher.type_name
             if current != sub_type:
@@ -1684,7 +1695,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         return {}
 
     def _op_ack_cumulative(self, args, at, observed):
-        refused = self._txn_client_check(args)
+        refused = self._txn_client_check(args, "ack_cumulative")
         if refused is not None:
             return refused
         found = self._consumer_or_reject(args["consumer"])
@@ -2843,7 +2854,16 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         txn = self.txns.get(name)
         if txn is None:  # an ended transaction stays in self.txns: a missing one never began
             return Rejected("UnknownHandle", "PLS-TXN-004", f"no transaction named {name!r}: a bug in the trace")
-        return txns.refusal(txn, op, at, self.slack_ms) or txn  # PLS-TXN-004
+        prof = self.handle_profiles.get(name, self.profile)
+        if txn.failed and txn.state == txns.OPEN and not prof.txn_failed_op_aborts:
+            # PLS-TXN-011: the client holds it in its error state (Go TxnError) and refuses every op with it
+            return Rejected(prof.txn_ended_send_error if op == "send" else "InvalidTxnStatus", "PLS-TXN-011",
+                            f"an op in transaction {name!r} failed (a conflicting ack), so the {prof.client} client holds "
+                            f"it in its error state and refuses {op} with it; the broker aborts it at its timeout")
+        refused = txns.refusal(txn, op, at, self.slack_ms)  # PLS-TXN-004
+        if refused is not None and op == "send":
+            refused = replace(refused, error=prof.txn_ended_send_error)  # the client's own check, Go's a plain error
+        return refused or txn
 
     def _end_step(self, args, at, op: str, state: str):
         found = self._txn_or_reject(args["txn"], op, at)
@@ -2933,11 +2953,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             raise NotModelledError("a transactional send that is batched, chunked, async, delayed, partitioned or non-persistent")
         return txn
 
-    def _txn_client_check(self, args) -> Rejected | None:
-        """PLS-TXN-006: a Python consumer cannot ack in a transaction."""
+    def _txn_client_check(self, args, op: str = "ack") -> Rejected | None:
+        """PLS-TXN-006: a Python consumer cannot ack in a transaction; PLS-GO-001: a Go one cannot ack cumulatively in one."""
         if "txn" not in args:
             return None
-        return self._java_only_refusal("ack", args, self.profile_of(args["consumer"]))
+        return self._java_only_refusal(op, args, self.profile_of(args["consumer"]))
 
     def _ack_in_txn(self, args, at: Span):
         """PLS-TXN-007/010: an individual ack in a transaction is pending until the transaction ends."""

@@ -142,10 +142,18 @@ class Profile:
     # PLS-TAG-003: a consumer that gives subscription properties (PIP-105, ConsumerBuilder#subscriptionProperties,
     # pulsar-client 2.10.0 on); the Python client has no such setting
     subscription_properties_supported: bool = False
-    # PLS-TXN-006: pulsar-client (Python) 3.13.0 has transaction errors but no way to begin one. None: the client has
-    # transactions but the model's transaction rules are not confirmed for it (Go: a first live run of the
-    # transaction cases, 28 Nov 2026, differed in 7 of 9: docs/go-driver.md), so a trace that uses one is not modelled.
-    transactions_supported: bool | None = False
+    # PLS-TXN-006: pulsar-client (Python) 3.13.0 has transaction errors but no way to begin one. The Go client's
+    # transactions are followed since its variants of the transaction cases ran live (5 Dec 2026: docs/go-driver.md).
+    transactions_supported: bool = False
+    # PLS-TXN-004: what the client answers a send in a transaction that ended (Java: InvalidTxnStatus; Go checks the
+    # state itself, producer_partition.go: errors.Join(ErrTransaction, "failed to send message by a non-open
+    # transaction"), which a trace names OtherError)
+    txn_ended_send_error: str = "InvalidTxnStatus"
+    # PLS-TXN-011: after an op in a transaction failed, the Java client refuses the commit with
+    # TransactionHasOperationFailed and aborts the transaction; the Go client (transaction_impl.go endSendOrAckOp) puts
+    # it in TxnError and refuses every later send, ack, commit and abort with it, and never ends it: the broker
+    # aborts it at its timeout (PLS-TXN-005)
+    txn_failed_op_aborts: bool = True
     # PLS-SCHEMA-025: the client parses an AVRO/JSON definition itself and refuses one that is not Avro (Go:
     # NewAvroSchemaWithValidation); the other clients send it to the broker (PLS-SCHEMA-022).
     schema_definition_checked_by_client: bool = False
@@ -429,7 +437,9 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             hashing_scheme_supported=True,  # ProducerOptions.HashingScheme
             default_hashing_scheme="java_string_hash",  # PLS-ROUTE-005: Go's own, unsigned; ordering key first
             dlq_counts_deliveries=True,  # PLS-DLQ-008
-            transactions_supported=None,  # has them (the driver runs them); not confirmed, so not modelled
+            transactions_supported=True,  # PLS-TXN-006: the transaction cases' Go variants, live 4.0.8, 5 Dec 2026
+            txn_ended_send_error="OtherError",  # PLS-TXN-004
+            txn_failed_op_aborts=False,  # PLS-TXN-011
             last_sequence_id_batch_first=True,  # PLS-DEDUP-006
             batched_payload_checked_first=True,  # PLS-DEDUP-006
             seek_skip_acks=True,  # PLS-SEEK-001
@@ -543,6 +553,8 @@ def go_missing(op: str, args: Mapping[str, Any], profile: Profile) -> str | None
         return "consumer priority level"
     if op == "redeliver_unacked" and not profile.redeliver_unacked_supported:
         return "redeliverUnacknowledgedMessages on its Consumer"
+    if op == "ack_cumulative" and "txn" in args and profile.client == "go":
+        return "cumulative ack in a transaction"  # pulsar.Consumer has AckWithTxn only
     if op == "create_producer":
         if "initial_sequence_id" in args and not profile.initial_sequence_id_supported:
             return "initial sequence id option on its producer"
@@ -567,9 +579,6 @@ def client_refusal(op: str, args: Mapping[str, Any], profile: Profile) -> tuple[
             and profile.retry_letter_supported is None:
         raise NotModelledError(f"a retry-enabled consumer on the {profile.client} client (its retry topic is not the "
                                "Java client's the model follows)")
-    if "txn" in args and op in ("new_txn", "send", "ack", "ack_cumulative") and profile.transactions_supported is None:
-        raise NotModelledError(f"a transaction on the {profile.client} client (it has them; the model's transaction rules "
-                               "are not confirmed for it)")
     for arg, rule, what, flag in CLIENT_ONLY_SETTINGS.get(op, ()):
         if arg in args and not getattr(profile, flag):
             needs = "a newer Java client release" if profile.client == "java" else "the Java client"

@@ -151,6 +151,7 @@ _GO = AppliesTo("*", ("go",))
 _ALL_GO = AppliesTo("*", CLIENTS)
 _CPP = AppliesTo("*", ("python", "cpp"))
 _JAVA = AppliesTo("*", ("java",))
+_JAVA_GO = AppliesTo("*", ("java", "go"))
 
 _MSG = "docs/concepts-messaging.md"
 _CLI = "docs/concepts-clients.md"
@@ -376,18 +377,35 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="PLS-SUB-008", area="SUB",
-        title="A NonDurable subscribe to a name a durable subscription already has on a persistent topic is refused with NotAllowedError (java client only)",
+        title="On a persistent topic, a NonDurable subscribe to a name a durable subscription has, or a durable subscribe to a name a connected NonDurable subscription has, is refused with NotAllowedError (java client only)",
         source=f"{_BROKER}persistent/PersistentTopic.java",
         quote="", status="inferred", applies_to=_JAVA,
         note=('Live 4.0.8 with the Java client 4.0.8 (drivers/java): non-durable-name-taken-java passed. '
               "getNonDurableSubscription: 'Durable subscription with the same name already exists.' "
               "(NotAllowedException -> ServerError NotAllowed -> Java NotAllowedException). Docs vs code: "
               "concepts-messaging.md#subscription-modes says 'A durable subscription and a non-durable subscription "
-              "can have the same name, they are independent of each other.' A durable subscribe to a name a "
-              "non-durable subscription holds is not modelled. To be confirmed live (case non-durable-name-taken-java). "
+              "can have the same name, they are independent of each other.' The converse: getDurableSubscription refuses "
+              "a durable subscribe while a NonDurable cursor holds the name, 'NonDurable subscription with the same name "
+              "already exists.' (live 4.0.8, Java 4.0.8, 5 Dec 2026: case durable-name-taken-by-non-durable). "
               "A non-persistent topic has no durable subscriptions (NonPersistentTopic#subscribe ignores the mode): "
               "there the type check answers, e.g. ConsumerBusy for Shared next to Failover (live 4.0.8, Java campaign "
               "2026-11-27, regression pls-sub-008-wrong-error-bbd35633b035)."),
+    ),
+    Rule(
+        id="PLS-SUB-009", area="SUB",
+        title="The admin API's create-subscription is refused on a non-persistent topic (HTTP 400) and for a name the topic already has (HTTP 409); on a persistent topic that does not exist it makes the topic, non-partitioned, and the subscription",
+        source="apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/admin/v2/PersistentTopics.java",
+        quote="", status="inferred", applies_to=_ALL_GO,
+        note=("PersistentTopics#createSubscription refuses a non-persistent name before anything else: 'Create "
+              "subscription on non-persistent topic can only be done through client' (BAD_REQUEST; a trace names it "
+              "OtherError). PersistentTopicsBase#internalCreateSubscriptionForNonPartitionedTopic answers CONFLICT "
+              "'Subscription already exists for topic' (a trace names it Conflict) and otherwise gets the topic with "
+              "creation allowed (allowAutoTopicCreation, the default, non-partitioned), so a later producer writes to "
+              "that topic and the subscription's first consumer starts where the admin call put it (PLS-SUB-002/003). "
+              "A partitioned name fans out to its partitions: 409 if any has the name. Live 4.0.8 (5 Dec 2026, the "
+              "admin API): 409 for t and for a 2-partition u, 400 on non-persistent://, and on a missing t an Earliest "
+              "subscription that got m1, sent after (cases create-subscription-refused, "
+              "create-subscription-makes-topic)."),
     ),
     # ---- seek ----------------------------------------------------------------------------
     Rule(
@@ -2054,7 +2072,7 @@ RULES = RULES + (
         id="PLS-TXN-001", area="TXN",
         title="A message produced in a transaction is not delivered to any consumer or reader before the transaction commits; after the commit it is delivered",
         source="docs/txn-what.md#transaction-semantics",
-        quote='In other words, the broker does not deliver transactional messages which are part of an open transaction or messages which are part of an aborted transaction.', status="normative", applies_to=_JAVA,
+        quote='In other words, the broker does not deliver transactional messages which are part of an open transaction or messages which are part of an aborted transaction.', status="normative", applies_to=_JAVA_GO,
         note=(f"{_TXN_BUFFER}: maxReadPosition stays before the transaction's first message; commitTxn writes a "
               f"commit marker and moves it. {_LIVE_TXN}a1 and a2 sent in an open transaction: a Shared consumer "
               "received nothing for 1.5 s; right after commit_txn it received a1 and a2."),
@@ -2063,7 +2081,7 @@ RULES = RULES + (
         id="PLS-TXN-002", area="TXN",
         title="A message produced in a transaction that aborts (by the application or by its timeout) is never delivered",
         source="docs/txn-what.md#transaction-semantics",
-        quote='In other words, the broker does not deliver transactional messages which are part of an open transaction or messages which are part of an aborted transaction.', status="normative", applies_to=_JAVA,
+        quote='In other words, the broker does not deliver transactional messages which are part of an open transaction or messages which are part of an aborted transaction.', status="normative", applies_to=_JAVA_GO,
         note=("apache/pulsar pulsar-broker/.../service/AbstractBaseDispatcher.java#filterEntriesForConsumer asks the "
               "transaction buffer isTxnAborted and acks such entries instead of sending them; markers are acked the same "
               "way (the same in the 3.0.7, 3.3.6 and 4.0.8 jars). "
@@ -2073,7 +2091,7 @@ RULES = RULES + (
         id="PLS-TXN-003", area="TXN",
         title="A topic is read up to the first message of its oldest open transaction: a message appended after it waits for that transaction to end, even if it was sent without a transaction; committed messages keep their append order",
         source=_TXN_BUFFER,
-        quote="", status="inferred", applies_to=_JAVA,
+        quote="", status="inferred", applies_to=_JAVA_GO,
         note=("maxReadPosition is the position before the first message of the oldest ongoing transaction on the topic "
               "(ongoingTxns), or the last confirmed entry when none is open; the dispatcher never reads past it. "
               f"{_LIVE_TXN}a1 (txn), n1 (no txn), a2 (txn): nothing delivered until the commit, then a1, n1, a2 in that "
@@ -2081,20 +2099,24 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-TXN-004", area="TXN",
-        title="Once a transaction has committed, aborted or timed out, the client refuses to send, ack, commit or abort with it (InvalidTxnStatus)",
+        title="Once a transaction has committed, aborted or timed out, the client refuses to send, ack, commit or abort with it (InvalidTxnStatus; a Go send, a plain client error)",
         source=_TXN_CLIENT,
-        quote="", status="inferred", applies_to=_JAVA,
+        quote="", status="inferred", applies_to=_JAVA_GO,
         note=("checkState / checkIfOpen: an op on a transaction that is not OPEN fails with "
               "TransactionCoordinatorClientException.InvalidTxnStatusException; the client's own timer sets TIME_OUT at "
               f"the timeout. {_LIVE_TXN}commit after abort: '[0:1] with unexpected state: ABORTED, expect: [OPEN, COMMITTING]'; "
               "abort after commit and commit twice likewise; a send with a committed transaction: 'with unexpected state : "
-              "COMMITTED, expect OPEN state!'; after a 2 000 ms timeout: state TIME_OUT for send, commit and abort."),
+              "COMMITTED, expect OPEN state!'; after a 2 000 ms timeout: state TIME_OUT for send, commit and abort. Go "
+              "0.19.0 checks a send's transaction itself (pulsar/producer_partition.go: errors.Join(ErrTransaction, "
+              "'failed to send message by a non-open transaction'), a trace's OtherError; its commit and abort answer "
+              "InvalidStatus, 'Expected transaction state: TxnOpen, actual: TxnCommitted' (live 4.0.8, 5 Dec 2026, "
+              "case txn-ended-refused-go)."),
     ),
     Rule(
         id="PLS-TXN-005", area="TXN",
         title="A transaction still open when its timeout passes is aborted: its messages are never delivered and the messages it held back become readable",
         source="docs/txn-how.md#transaction-coordinator",
-        quote='It handles transaction timeout, and ensures that the transaction is aborted after a transaction timeout.', status="normative", applies_to=_JAVA,
+        quote='It handles transaction timeout, and ensures that the transaction is aborted after a transaction timeout.', status="normative", applies_to=_JAVA_GO,
         note=("apache/pulsar pulsar-broker/.../TransactionMetadataStoreService.java#endTransactionForTimeout: the "
               "coordinator's timeout tracker (TransactionTimeoutTrackerImpl, a 100 ms tick) ends the transaction with an "
               "abort, which writes abort markers to its topics. The Java client's default timeout is 60 s (TransactionBuilderImpl). "
@@ -2108,7 +2130,7 @@ RULES = RULES + (
         source="docs/txn-how.md#pending-acknowledge-state",
         quote=("If a message is in the pending acknowledge state, the message cannot be acknowledged by other transactions "
                "until the message is removed from the pending acknowledge state."),
-        status="normative", applies_to=_JAVA,
+        status="normative", applies_to=_JAVA_GO,
         note=("apache/pulsar pulsar-broker/.../transaction/pendingack/impl/PendingAckHandleImpl.java keeps the position; the "
               "dispatcher filters positions in pending ack from redeliveries. The quote is about other transactions; that "
               f"nothing redelivers the message is the source's. {_LIVE_TXN}m1 acked in A, then redeliver_unacked: the Shared "
@@ -2122,7 +2144,7 @@ RULES = RULES + (
         source="docs/txn-what.md#transaction-semantics",
         quote=("A message is acked successfully only once by a consumer under the subscription when acknowledging the "
                "message with the transaction ID."),
-        status="normative", applies_to=_JAVA,
+        status="normative", applies_to=_JAVA_GO,
         note=("PendingAckHandleImpl#internalCommitTxn acks the positions on the cursor. "
               f"{_LIVE_TXN}m2 acked in C, C committed, then redeliver_unacked: m1 and m3 came back, not m2."),
     ),
@@ -2131,7 +2153,7 @@ RULES = RULES + (
         title="A transaction's abort (or timeout) undoes its acks: an individually acked message is redelivered at once (Shared / Key_Shared: its redelivery count one higher; Exclusive / Failover: the subscription rewinds); a cumulative ack in it is dropped and redelivers nothing",
         source="docs/txn-what.md#transaction-semantics",
         quote="If a transaction is aborted, all the writes and acknowledgments in this transaction rollback.",
-        status="normative", applies_to=_JAVA,
+        status="normative", applies_to=_JAVA_GO,
         note=("apache/pulsar pulsar-broker/.../service/persistent/PersistentSubscription.java#endTxn: on an abort of "
               "individual acks the broker calls redeliverUnacknowledgedMessages for those positions (Shared) or rewinds "
               "(single active consumer). How the redelivery goes is the source's; the docs only say the acks roll back. "
@@ -2144,7 +2166,7 @@ RULES = RULES + (
         source="docs/txn-how.md#pending-acknowledge-state",
         quote=("If a message is in the pending acknowledge state, the message cannot be acknowledged by other transactions "
                "until the message is removed from the pending acknowledge state."),
-        status="normative", applies_to=_JAVA,
+        status="normative", applies_to=_JAVA_GO,
         note=("PendingAckHandleImpl#internalIndividualAcknowledgeMessage / #internalCumulativeAcknowledgeMessage throw "
               "TransactionConflictException; the client gets PulsarClientException.TransactionConflictException. "
               f"{_LIVE_TXN}'Transaction:(0,3) try to ack message:14:0 (ackSet is null) in pending ack status.'; an ack in a "
@@ -2153,14 +2175,18 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-TXN-011", area="TXN",
-        title="A transaction in which an op failed cannot commit: the Java client refuses the commit (TransactionHasOperationFailed) and aborts the transaction",
+        title="A transaction in which an op failed cannot commit: the Java client refuses the commit (TransactionHasOperationFailed) and aborts the transaction; the Go client holds it in its error state, refusing every later send, ack, commit and abort with it, and the broker aborts it at its timeout",
         source=_TXN_CLIENT,
-        quote="", status="inferred", applies_to=_JAVA,
+        quote="", status="inferred", applies_to=_JAVA_GO,
         note=("TransactionImpl#commit checks for failed ops (registered by the failed send or ack), aborts and fails with "
               "TransactionCoordinatorClientException.TransactionHasOperationFailedException ('Now allowed to commit the "
               "transaction due to failed operations of producing or acknowledgment', sic). "
               f"{_LIVE_TXN}after a TransactionConflict in A, commit_txn A failed so, abort_txn A then answered "
-              "InvalidTxnStatus (ABORTED), and m1, acked in A, came back to its consumer."),
+              "InvalidTxnStatus (ABORTED), and m1, acked in A, came back to its consumer. Go (pulsar-client-go 0.19.0, "
+              "pulsar/transaction_impl.go): endSendOrAckOp stores TxnError when an op fails, and Commit and Abort refuse "
+              "any state but TxnOpen with InvalidStatus (a trace's InvalidTxnStatus), so nothing ends it but the broker's "
+              "timeout. Live 4.0.8, Go 0.19.0, 5 Dec 2026 (case txn-ack-conflict-go): commit_txn B and abort_txn B "
+              "after the conflict, 'Expected transaction state: TxnOpen, actual: TxnError'."),
     ),
     Rule(
         id="PLS-TXN-006", area="TXN",

@@ -560,8 +560,13 @@ class BrokerTarget:
         return fx.unload_topic(run, run.full(a["topic"]))
 
     def _op_create_subscription(self, run: _Run, a: dict) -> Outcome:
-        run.admin.create_subscription(run.full(a["topic"]), a["subscription"], properties=a.get("properties"),
-                                      earliest=a.get("initial_position", "Latest") == "Earliest")
+        try:
+            run.admin.create_subscription(run.full(a["topic"]), a["subscription"], properties=a.get("properties"),
+                                          earliest=a.get("initial_position", "Latest") == "Earliest")
+        except AdminError as err:
+            if err.status == 409:  # PLS-SUB-009: "Subscription already exists for topic"
+                return Outcome.rejected("Conflict", str(err))
+            raise
         return Outcome.ok()
 
     def _op_expire_messages(self, run: _Run, a: dict) -> Outcome:

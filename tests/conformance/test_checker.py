@@ -346,4 +346,4 @@ def test_a_subscription_an_unfollowed_pattern_consumer_may_hold_is_not_judged():
     assert not report.failures(), report.summary()
     assert any("may be held by a subscribe the model did not follow" in n for n in report.notes)
     # another subscription name is the model's to judge: it does not exist, so the refusal FAILs
-    assert ("PLS-SUB-001", "unexpected-rejection") in {(v.rule_id, v.anomaly) for v in check(history("s9")).failures()}
+    assert ("PLS-SUB-009", "unexpected-rejection") in {(v.rule_id, v.anomaly) for v in check(history("s9")).failures()}

@@ -81,11 +81,10 @@ def test_unnamed_handles_of_a_mixed_run_are_python():
     assert ModelTarget(client="java").run(trace).events[0].outcome.status == "ok"
 
 
-def test_go_refuses_an_unparsable_definition_itself_and_transactions_are_not_modelled():
+def test_go_refuses_an_unparsable_definition_itself_and_a_cumulative_ack_in_a_transaction():
     """PLS-SCHEMA-025: a Go handle's AVRO/JSON definition is parsed by the client; the Python one goes to the broker
-    (PLS-SCHEMA-022 there). A Go transaction is not followed (Profile.transactions_supported None)."""
+    (PLS-SCHEMA-022 there). A Go transaction is followed; a cumulative ack in one is not in the Go API (PLS-GO-001)."""
     from reference_model.profiles import client_refusal
-    from reference_model.rejections import NotModelledError
 
     go, py = profile_for("4.0.8", "go"), profile_for("4.0.8", "python")
     bad = {"type": "AVRO", "definition": "{not json"}
@@ -96,6 +95,7 @@ def test_go_refuses_an_unparsable_definition_itself_and_transactions_are_not_mod
         assert rule == "PLS-SCHEMA-025" and "cannot build" in why
         assert client_refusal("create_producer", {"producer": "p", "topic": "t", "schema": schema}, py) is None
     assert client_refusal("subscribe", {"consumer": "c", "schema": good}, go) is None
-    with pytest.raises(NotModelledError, match="transaction"):
-        client_refusal("new_txn", {"txn": "x"}, go)
+    assert client_refusal("new_txn", {"txn": "x"}, go) is None  # followed since the Go transaction cases ran live
+    assert client_refusal("ack_cumulative", {"consumer": "c", "message": "m", "txn": "x"}, go)[0] == "PLS-GO-001"
+    assert client_refusal("ack", {"consumer": "c", "message": "m", "txn": "x"}, go) is None
     assert client_refusal("new_txn", {"txn": "x"}, py)[0] == "PLS-TXN-006"
