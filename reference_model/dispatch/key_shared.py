@@ -64,7 +64,7 @@ from reference_model import hashing, key_shared as ks, releases
 from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal, SubscriptionView, owed
 from reference_model.dispatch.shared import SharedDispatcher
 from reference_model.profiles import Profile
-from reference_model.rejections import NotModelledError, Rejected
+from reference_model.rejections import ModelError, Rejected
 from reference_model.timing import Span, Window
 
 RULE_KEY = "PLS-KEYSHARED-001"
@@ -525,7 +525,9 @@ class KeySharedDispatcher(SharedDispatcher):
                 "consistent_hashing" if self.settings.consistent_hashing else "auto_split")
         refused = self.admit(consumer)
         if refused is not None:
-            raise NotModelledError(f"a Key_Shared consumer the selector refuses was added: {refused.detail}")
+            # every subscribe answers admit's refusal first (PLS-KEYSHARED-005/008), and a consumer the model cannot
+            # follow across a reconnect is never re-added (faults.unfollowable): a path that skipped it is a model bug
+            raise ModelError(f"a Key_Shared consumer the selector refuses was added: {refused.detail}")
         super().add_consumer(consumer, at, start_rule)
         self.policies[consumer.handle] = policy
         self.ever_multi = self.ever_multi or len(self.consumers) > 1

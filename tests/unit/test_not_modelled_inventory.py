@@ -76,3 +76,26 @@ def test_every_raise_site_is_in_the_doc_and_no_other():
         problems.append("rows in docs/not-modelled.md with no matching raise NotModelledError(...) left in the code "
                         "(remove or rename them):\n" + _listing(extra))
     assert not problems, "\n".join(problems)
+
+
+def test_the_counts_section_adds_up_the_rows():
+    """The Counts section (the total, by class, by file) says what the rows say: a row's class is its last cell."""
+    text = DOC.read_text(encoding="utf-8")
+    by_class: Counter[str] = Counter()
+    by_file: dict[str, Counter[str]] = {}
+    for line in text.splitlines():
+        if _ROW.match(line):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            by_class[cells[-1]] += 1
+            by_file.setdefault(cells[0].strip("`").split("::")[0], Counter())[cells[-1]] += 1
+    assert set(by_class) <= {"client timing", "unspecified", "model gap"}, by_class
+    counts = text[text.index("## Counts"):]
+    total = sum(by_class.values())
+    assert f"\n{total} raise sites." in counts, f"the Counts section should say {total} raise sites"
+    for cls in ("client timing", "unspecified", "model gap"):
+        assert f"| {cls} | {by_class[cls]} |" in counts, f"{cls}: {by_class[cls]} rows"
+    for path, c in by_file.items():
+        row = f"| {path} | {sum(c.values())} | {c['client timing']} | {c['unspecified']} | {c['model gap']} |"
+        assert row in counts, f"the Counts section should have the row {row}"
+    listed = re.findall(r"^\| (\S+\.py) \|", counts, flags=re.M)
+    assert sorted(listed) == sorted(by_file), "the Counts section names a file no row has, or misses one"
