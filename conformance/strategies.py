@@ -805,8 +805,9 @@ def _send_options(b: TraceBuilder, args: dict[str, Any], info: _Producer) -> boo
         args["key"] = args.get("key") or f"k{b.c.integer(1, 3)}"  # a tombstone deletes its key on compaction
         args["tombstone"] = b.pick(("empty", "null")) if not _client_possible(b, "go") else "empty"
     if b.on("transactions") and b.transactions(open_only=False) and b.c.flag(0.5):
-        # the model follows a transactional send that is plain: not batched, chunked, async or to a partitioned topic
-        plain = not (info.batching or info.chunking or args.get("async") or args.get("payload_size") or b.partitions.get(info.topic)
+        # the model follows a transactional send that is not batched, chunked or async (a partitioned producer's and a
+        # delayed one are followed since 5 Dec 2026: cases txn-partitioned, txn-delayed)
+        plain = not (info.batching or info.chunking or args.get("async") or args.get("payload_size")
                      or args.get("tombstone") or info.topic.startswith("non-persistent"))
         # (not a Go producer: its transactional messages are delivered after an abort, KD-510)
         if plain and (info.client == "java" or (b.on("expected_rejections") and info.client != "go")):

@@ -1680,8 +1680,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         found = self._resolve(args["consumer"], args["message"])
         if isinstance(found, Rejected):
             return found
-        self._no_plain_ack_of_pending(found[1], [found[2]])
         yield  # decided: the message is acked
+        self._supersede_pending(found[1], [found[2]])
         config, sub, pos = found
         batch = self._feature_ack(config, sub, pos, at)
         if batch is not None:
@@ -1721,8 +1721,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             return found
         if "txn" in args:
             return (yield from self._ack_cumulative_in_txn(args, found, at))
-        self._no_plain_ack_of_pending(found[1], range(found[1].cursor.mark_delete + 1, found[2] + 1))
         yield  # decided: everything up to the message is acked
+        self._supersede_pending(found[1], [p for p in found[1].txn_pending if p <= found[2]])
         config, sub, pos = found  # on a partitioned topic: that partition only
         # PLS-ACK-002: everything up to and including pos.
         before = [p for p in range(sub.cursor.mark_delete + 1, pos + 1) if not sub.cursor.is_acked(p)]
@@ -2900,8 +2900,14 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         them, and the broker redelivers the individually acked ones (a cumulative ack is only undone)."""
         aborted: dict[int, dict[int, tuple[str, int]]] = {}  # id(sub) -> position -> (consumer, count)
         subs: dict[int, Subscription] = {}
+        superseded: dict[int, dict[int, tuple[str, int]]] = {}  # id(sub) -> positions a plain ack deleted meanwhile
         for topic, name, pos, handle, count in txn.acked:
             sub = self.topics[topic].subscriptions.get(name)
+            if sub is not None and state != txns.COMMITTED and pos not in sub.txn_pending:
+                # acked plainly while pending (_supersede_pending): not unacked, but a single-active subscription still
+                # rewinds (live 4.0.8, 5 Dec 2026: x1 so, x3 came again after the abort; case txn-plain-ack-of-pending)
+                superseded.setdefault(id(sub), {})[pos] = (handle, count)
+                subs[id(sub)] = sub
             if sub is None or sub.txn_pending.get(pos) != txn.name:
                 continue
             del sub.txn_pending[pos]
@@ -2910,10 +2916,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             elif sub.cursor.unack(pos):
                 aborted.setdefault(id(sub), {})[pos] = (handle, count)
                 subs[id(sub)] = sub
-        for topic, name, (upto,) in txn.cumulative:
+        for topic, name, _ in txn.cumulative:
             sub = self.topics[topic].subscriptions.get(name)
             if sub is None or sub.txn_cumulative is None or sub.txn_cumulative[0] != txn.name:
                 continue
+            (upto,) = sub.txn_cumulative[1]  # the transaction's last cumulative ack there: a later one moved it on
             sub.txn_cumulative = None
             if state == txns.COMMITTED:  # the mark-delete position moves now; an abort moves nothing
                 newly = [p for p in range(sub.cursor.mark_delete + 1, upto + 1) if not sub.cursor.is_acked(p)]
@@ -2921,6 +2928,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 if sub.dispatcher is not None:
                     sub.dispatcher.acked(newly, at)
                 sub.txn_committed.update({p: txn.name for p in newly})
+        for key, holders in superseded.items():
+            dispatcher = subs[key].dispatcher
+            if key not in aborted and dispatcher is not None and dispatcher.type_name in ("Exclusive", "Failover"):
+                aborted[key] = holders  # the rewind names them; nothing was unacked
         for key, holders in aborted.items():
             if subs[key].dispatcher is not None:
                 subs[key].dispatcher.transaction_aborted(holders, at)
@@ -2947,10 +2958,14 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if isinstance(txn, Rejected):
             return txn
         features = self.pfx.get(producer.handle)
-        if producer.topic.partitions or args.get("async") or args.get("deliver_after_ms") is not None \
-                or args.get("deliver_at_ms") is not None or (features is not None and (features.batching or features.chunking)) \
+        # (a partitioned producer's send is routed first and stored on its partition, whose transaction buffer holds it:
+        # PLS-TXN-003 per partition, the commit or abort marker on each partition written, TransactionImpl
+        # #registerProducedTopic per partition; case txn-partitioned)
+        # A delayed one is both: readable once the transaction commits and delivered once its time comes (live 4.0.8,
+        # 5 Dec 2026: a1 sent in t1 with a 1,500 ms delay, committed at 0.7 s, delivered at 1.7 s; case txn-delayed).
+        if args.get("async") or (features is not None and (features.batching or features.chunking)) \
                 or not names.is_persistent(producer.topic.full):
-            raise NotModelledError("a transactional send that is batched, chunked, async, delayed, partitioned or non-persistent")
+            raise NotModelledError("a transactional send that is batched, chunked, async or non-persistent")
         return txn
 
     def _txn_client_check(self, args, op: str = "ack") -> Rejected | None:
@@ -3000,25 +3015,48 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             return txn
         config, sub, pos = found
         self._modelled_txn_ack(config, sub, range(sub.cursor.mark_delete + 1, pos + 1))
+        # PendingAckHandleImpl#cumulativeAcknowledgeMessage, in its order: at or below the mark-delete position, then
+        # another transaction's pending cumulative ack, or this one's at or past the position; another transaction's
+        # pending individual acks below it are no conflict (live 4.0.8, 5 Dec 2026: case txn-cumulative-rules)
+        if pos <= self._durable_mark_delete(sub):
+            return Rejected("TransactionConflict", "PLS-TXN-010",
+                            f"{args['message']} is at or below {sub.name}'s mark-delete position, so a cumulative ack of it "
+                            f"in {txn.name!r} conflicts")
         if sub.txn_cumulative is not None and sub.txn_cumulative[0] != txn.name:
             return Rejected("TransactionConflict", "PLS-TXN-010",
                             f"transaction {sub.txn_cumulative[0]!r} holds a pending cumulative ack on {sub.name}, "
                             f"so a cumulative ack in {txn.name!r} conflicts")
-        if sub.txn_cumulative is not None or any(p in sub.txn_pending for p in range(pos + 1)) or pos <= sub.cursor.mark_delete:
-            raise NotModelledError("a cumulative ack in a transaction over another transactional ack, or below the mark-delete position")
+        if sub.txn_cumulative is not None and pos <= sub.txn_cumulative[1][0]:
+            return Rejected("TransactionConflict", "PLS-TXN-010",
+                            f"transaction {txn.name!r} already holds a pending cumulative ack on {sub.name} at or past "
+                            f"{args['message']}, so this one conflicts")
         yield  # decided: the cumulative ack waits for the commit; until then nothing moves (PLS-TXN-007)
-        sub.txn_cumulative = (txn.name, (pos,))
+        sub.txn_cumulative = (txn.name, (pos,))  # (a later one of the same transaction moves it on)
         self.txns[txn.name] = txns.acked_cumulatively(self.txns[txn.name], sub.topic.full, sub.name, (pos,))
         return {}
 
     def _modelled_txn_ack(self, config: ConsumerConfig, sub: Subscription, positions) -> None:
-        if sub.dispatcher is None or any(len(sub.batch_of(p)) > 1 for p in positions) or self.partition_consumers.get(config.handle):
-            raise NotModelledError("an ack in a transaction of a batched message, on a partitioned topic, or with no dispatcher")
+        # (a partitioned topic's consumer acks through the partition the message came from, and the transaction
+        # registers that partition's subscription, TransactionImpl#registerAckedTopic: case txn-ack-partitioned)
+        if sub.dispatcher is None or any(len(sub.batch_of(p)) > 1 for p in positions):
+            raise NotModelledError("an ack in a transaction of a batched message, or with no dispatcher")
 
     @staticmethod
-    def _no_plain_ack_of_pending(sub: Subscription, positions) -> None:
-        if sub.txn_cumulative is not None or any(p in sub.txn_pending for p in positions):
-            raise NotModelledError("an ack outside a transaction of a message acked in a transaction still open")
+    def _durable_mark_delete(sub: Subscription) -> int:
+        """The cursor's mark-delete position as the broker keeps it: the model's cursor counts a transaction's pending
+        individual acks as acks (nothing redelivers them), the broker's cursor does not (the pending-ack handle holds
+        them), so it stops before the first of them."""
+        pending = [p for p in sub.txn_pending if p <= sub.cursor.mark_delete]
+        return min(pending) - 1 if pending else sub.cursor.mark_delete
+
+    @staticmethod
+    def _supersede_pending(sub: Subscription, positions) -> None:
+        """PLS-TXN-007: an ack outside a transaction deletes a position another transaction's ack holds pending
+        (PersistentSubscription#acknowledgeMessage does not ask the pending-ack handle), so that transaction's abort
+        brings nothing back (live 4.0.8, 5 Dec 2026: m1 acked in t1, then plainly, t1 aborted, m1 never came again;
+        case txn-plain-ack-of-pending). A pending cumulative ack moves nothing until its commit, so it needs no change."""
+        for p in positions:
+            sub.txn_pending.pop(p, None)
 
     def _drop_aborted(self, sub: Subscription, at: Span) -> None:
         """PLS-TXN-002: the dispatcher acks an aborted transaction's messages instead of sending them."""

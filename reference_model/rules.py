@@ -2150,7 +2150,7 @@ RULES = RULES + (
     ),
     Rule(
         id="PLS-TXN-009", area="TXN",
-        title="A transaction's abort (or timeout) undoes its acks: an individually acked message is redelivered at once (Shared / Key_Shared: its redelivery count one higher; Exclusive / Failover: the subscription rewinds); a cumulative ack in it is dropped and redelivers nothing",
+        title="A transaction's abort (or timeout) undoes its acks: an individually acked message is redelivered at once (Shared / Key_Shared: its redelivery count one higher; Exclusive / Failover: the subscription rewinds); a cumulative ack in it is dropped and redelivers nothing; a message acked outside the transaction meanwhile stays acked",
         source="docs/txn-what.md#transaction-semantics",
         quote="If a transaction is aborted, all the writes and acknowledgments in this transaction rollback.",
         status="normative", applies_to=_JAVA_GO,
@@ -2158,11 +2158,16 @@ RULES = RULES + (
               "individual acks the broker calls redeliverUnacknowledgedMessages for those positions (Shared) or rewinds "
               "(single active consumer). How the redelivery goes is the source's; the docs only say the acks roll back. "
               f"{_LIVE_TXN}m2 acked in B, B aborted: the Shared consumer got m2 at once; x1 acked in D on Exclusive, D "
-              "aborted: x1, x2, x3 came again; a cumulative ack of x2 in E, E aborted: nothing came within 1.5 s."),
+              "aborted: x1, x2, x3 came again; a cumulative ack of x2 in E, E aborted: nothing came within 1.5 s. Live "
+              "4.0.8, 5 Dec 2026: a message acked plainly while pending in t1 (PersistentSubscription#acknowledgeMessage "
+              "does not ask the pending-ack handle) was not redelivered by t1's abort, and on Exclusive the abort still "
+              "rewound (case txn-plain-ack-of-pending). With another transaction's cumulative ack pending on the Exclusive "
+              "subscription an aborted individual ack was not rolled back at all, 3/3: KD-601/602 (case "
+              "txn-abort-beside-pending-cumulative)."),
     ),
     Rule(
         id="PLS-TXN-010", area="TXN",
-        title="Acking in a transaction a message pending in another open transaction, or one acked already, fails with TransactionConflict; so does a second transaction's cumulative ack while one is pending",
+        title="Acking in a transaction a message pending in another open transaction, or one acked already, fails with TransactionConflict; so does a cumulative ack in a transaction at or below the mark-delete position, or while another transaction's cumulative ack is pending, or at or before its own pending one (another transaction's pending individual acks are no conflict)",
         source="docs/txn-how.md#pending-acknowledge-state",
         quote=("If a message is in the pending acknowledge state, the message cannot be acknowledged by other transactions "
                "until the message is removed from the pending acknowledge state."),

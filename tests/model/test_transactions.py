@@ -14,7 +14,7 @@ import pytest
 from reference_model import transactions as tx
 from reference_model.broker import Broker
 from reference_model.profiles import profile_for
-from reference_model.rejections import NotModelledError, Rejected
+from reference_model.rejections import Rejected
 from reference_model.timing import Span
 
 
@@ -115,14 +115,46 @@ def test_the_python_client_cannot_begin_a_transaction():
     assert isinstance(refused, Rejected) and refused.error == "InvalidArgument" and refused.rule == "PLS-TXN-006"
 
 
-def test_an_ack_outside_the_transaction_of_a_pending_message_is_not_modelled():
+def test_an_ack_outside_the_transaction_deletes_a_pending_message_so_the_abort_brings_nothing_back():
+    """PLS-TXN-007/009 (case txn-plain-ack-of-pending): the plain ack deletes m0, which transaction A held pending."""
+    b = _shared_pair()
+    assert b.apply("ack", {"consumer": "a", "message": "m0"}, Span.at(12)) == {}
+    b.apply("abort_txn", {"txn": "A"}, Span.at(200))
+    assert b.receive("a", 201, 100)[0] is None
+    b.apply("redeliver_unacked", {"consumer": "a"}, Span.at(400))
+    assert b.receive("a", 401, 100)[0] is None
+
+
+def test_without_the_plain_ack_the_same_abort_brings_the_message_back():
+    """The counterpart of the test above, so it can fail: the abort alone redelivers m0 (PLS-TXN-009)."""
+    b = _shared_pair()
+    b.apply("abort_txn", {"txn": "A"}, Span.at(200))
+    assert b.receive("a", 201, 100)[0]["payload"] == "m0"
+
+
+def test_a_cumulative_ack_in_a_transaction_at_or_below_the_mark_delete_position_conflicts():
+    """PLS-TXN-010 (case txn-cumulative-rules): PendingAckHandleImpl#cumulativeAcknowledgeMessage checks the cursor's
+    mark-delete position first; a transaction's own later cumulative ack moves its pending one on."""
     b = _java_broker()
-    b.apply("send", {"producer": "p", "payload": "m1"}, Span.at(2))
-    b.receive("c", 3, 100)
-    b.apply("new_txn", {"txn": "t1"}, Span.at(10))
-    assert b.apply("ack", {"consumer": "c", "message": "m1", "txn": "t1"}, Span.at(11)) == {}
-    with pytest.raises(NotModelledError):
-        b.apply("ack", {"consumer": "c", "message": "m1"}, Span.at(12))
+    for label, at in (("m1", 2), ("m2", 3), ("m3", 4)):
+        b.apply("send", {"producer": "p", "payload": label}, Span.at(at))
+    assert _receive_all(b, 5) == ["m1", "m2", "m3"]
+    assert b.apply("ack_cumulative", {"consumer": "c", "message": "m1"}, Span.at(10)) == {}
+    b.apply("new_txn", {"txn": "t1"}, Span.at(11))
+    refused = b.apply("ack_cumulative", {"consumer": "c", "message": "m1", "txn": "t1"}, Span.at(12))
+    assert isinstance(refused, Rejected) and refused.error == "TransactionConflict" and refused.rule == "PLS-TXN-010"
+    b.apply("new_txn", {"txn": "t2"}, Span.at(13))
+    assert b.apply("ack_cumulative", {"consumer": "c", "message": "m2", "txn": "t2"}, Span.at(14)) == {}
+    again = b.apply("ack_cumulative", {"consumer": "c", "message": "m2", "txn": "t2"}, Span.at(15))
+    assert isinstance(again, Rejected) and again.error == "TransactionConflict"
+    failed = b.apply("commit_txn", {"txn": "t2"}, Span.at(16))  # its conflict failed it (PLS-TXN-011)
+    assert isinstance(failed, Rejected) and failed.error == "TransactionHasOperationFailed"
+    b.apply("new_txn", {"txn": "t3"}, Span.at(17))
+    assert b.apply("ack_cumulative", {"consumer": "c", "message": "m2", "txn": "t3"}, Span.at(18)) == {}
+    assert b.apply("ack_cumulative", {"consumer": "c", "message": "m3", "txn": "t3"}, Span.at(19)) == {}
+    assert b.apply("commit_txn", {"txn": "t3"}, Span.at(20)) == {}
+    b.apply("redeliver_unacked", {"consumer": "c"}, Span.at(30))
+    assert _receive_all(b, 31) == []  # the commit acked up to m3, the transaction's last cumulative ack
 
 
 def test_a_cursor_unacks_one_position_and_keeps_the_others():
