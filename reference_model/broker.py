@@ -2923,6 +2923,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             (upto,) = sub.txn_cumulative[1]  # the transaction's last cumulative ack there: a later one moved it on
             sub.txn_cumulative = None
             if state == txns.COMMITTED:  # the mark-delete position moves now; an abort moves nothing
+                # (past another transaction's pending individual acks too: the broker's cursor cannot move back, so
+                # their abort brings nothing back, as after a plain ack: _supersede_pending)
+                self._supersede_pending(sub, [p for p in sub.txn_pending if p <= upto])
                 newly = [p for p in range(sub.cursor.mark_delete + 1, upto + 1) if not sub.cursor.is_acked(p)]
                 sub.cursor.ack_cumulative(upto)
                 if sub.dispatcher is not None:

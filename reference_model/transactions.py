@@ -48,15 +48,25 @@ Acknowledgements (broker ``.../transaction/pendingack/impl/PendingAckHandleImpl.
    D, then redeliver_unacked: x0, x1, x2 came again.
 7. Acking in a transaction a message pending in another open one, or one acked already, fails
    with TransactionConflict (PLS-TXN-010); that transaction then cannot commit: the Java client
-   answers TransactionHasOperationFailed and aborts it (PLS-TXN-011).
+   answers TransactionHasOperationFailed and aborts it, the Go client holds it in its error state,
+   refusing every later op with it, until the broker's timeout aborts it (PLS-TXN-011).
+8. A cumulative ack in a transaction conflicts at or below the cursor's mark-delete position (the
+   broker's: a pending individual ack does not move it), with another transaction's pending
+   cumulative ack, or at or before the transaction's own, which a later one moves on; another
+   transaction's pending individual acks are no conflict (PLS-TXN-010,
+   ``PendingAckHandleImpl#cumulativeAcknowledgeMessage``).
+9. An ack outside any transaction, or a committed cumulative one, deletes a message another
+   transaction holds pending: that transaction's abort brings it nothing back, though an Exclusive
+   or Failover subscription still rewinds (live 4.0.8, 5 Dec 2026).
+A partitioned topic's partitions each follow these rules: a send is routed, then held by its
+partition's buffer; an ack goes through the partition the message came from. A delayed message in
+a transaction is both held until the commit and delayed.
 
-Not modelled: an ack outside a transaction of a message pending in one, a second ack of a
-message in the same transaction, a transactional ack of a message the consumer does not hold,
-an individual ack below a pending transactional cumulative one, acks of batched messages in a
-transaction, batching, chunking, delayed delivery, async sends and partitioned topics in transactions,
-the backlog and unacked counts of a topic with transactions (markers are entries until the
-dispatcher acks them), transaction coordinator failures, and the transaction buffer's snapshot
-and recovery after a broker restart.
+Not modelled: a second ack of a message in the same transaction, a transactional ack of a message
+the consumer does not hold, acks of batched messages in a transaction, batching, chunking, async
+sends and non-persistent topics in transactions, the backlog and unacked counts of a topic with
+transactions (markers are entries until the dispatcher acks them), transaction coordinator
+failures, and the transaction buffer's snapshot and recovery after a broker restart.
 
 Choices: a transaction is a frozen value; the broker (``reference_model/broker.py``) keeps one per
 trace handle and asks these functions. Times are the trace's virtual milliseconds; the moments a
