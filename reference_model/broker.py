@@ -2556,9 +2556,6 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if isinstance(t, Rejected):
             return t
         self._no_transaction_stats(t)
-        if t is not None and t.subscriptions.get(subscription) is not None and t.subscriptions[subscription].tag_rejected:
-            # PIP-105: the dispatcher acks a rejected entry when it reads it, so until then the backlog counts it
-            raise NotModelledError("the backlog of a subscription whose tag filter rejected messages (counted until read)")
         if t is not None and t.partitions:
             # Partitioned stats add up the partitions.
             total_low = total_high = 0
@@ -2616,8 +2613,12 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         maybe_deleted = {fx.entry_key(pos) for pos in sub.trimmable if not sub.cursor.is_acked(pos)} if sub.durable else set()
         # a message the subscription may or may not have (reference_model.maybe_absent) is counted or not
         maybe_not_in = {fx.entry_key(pos) for pos in sub.maybe_absent if not sub.cursor.is_acked(pos)}
+        # PLS-TAG-001 (tdmq profile; PIP-105 entry filters): the dispatcher acks an entry the tag filter rejects when it
+        # reads it, so until then the backlog counts it; when it reads is the dispatcher's (the model's cursor acked
+        # them at once): each may still count
+        unread_rejected = len({fx.entry_key(pos) for pos in sub.tag_rejected})
         return max(0, high - len(in_flight | maybe_deleted | maybe_not_in) - chunks_in_flight), \
-            high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain + \
+            high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain + unread_rejected + \
             (0 if in_sum else self._maybe_here(t))
 
     def _maybe_here(self, t: Topic) -> int:

@@ -47,6 +47,10 @@ is the 10-day delay limit applied to the retry copy, a delayed message: refused 
 (PLS-DELAY-007), after which the client redelivers the original (PLS-RETRY-004; case
 tdmq-reconsume-later-delay-limit, live 4.0.8).
 
+A subscription's backlog counts an entry its filter rejects until the dispatcher reads it and acks it (PIP-105
+entry filters): the model, which acks it at once, allows the backlog anywhere from its own count to its own plus
+the rejected entries (``Broker.backlog``; case ``tdmq-tags-backlog``).
+
 Not modelled: tags on a non-persistent topic's subscription (NotModelledError: whether the filter runs
 there is not measured); reconsumeLater by level and the 2.6.1 clusters' lowercase -retry/-dlq names
 (TDMQ's own client and clusters: no Apache release has either, and no TDMQ source is public); TDMQ's
