@@ -910,8 +910,9 @@ class _Checker:
         elif op == "subscribe":
             self._emit("PLS-SUB-001", n, PASS, None, "ok", "ok", "The subscribe was accepted.")
         elif op == "create_subscription":
+            made = " (the topic did not exist; it was made with the subscription)" if facts.get("made_topic") else ""
             self._emit(rule, n, PASS, None, "ok", "ok", f"The admin API made subscription {args['subscription']} on "
-                       f"{args['topic']}, which did not have it (a topic that did not exist was made with it).")
+                       f"{args['topic']}, which did not have it{made}.")
 
     def _fault(self, event: Event) -> None:
         """A fault op (``reference_model.faults``): the model follows it, every consumer starts again

@@ -1071,18 +1071,18 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         parts = [] if topic is None else self.message_topics(topic)
         if any(args["subscription"] in t.subscriptions for t in parts):
             return Rejected("Conflict", "PLS-SUB-009", "Subscription already exists for topic")
+        earliest = args.get("initial_position", "Latest") == "Earliest"
         if topic is None:
             self._check_not_discovered(args["topic"])
-            yield  # decided: the broker makes the topic and the subscription (PLS-SUB-009)
-            made = self._topic(args["topic"], create=True, at=at)
-            assert isinstance(made, Topic)
-            self._create_subscription_on(made, args, at, args.get("initial_position", "Latest") == "Earliest")
-            return {}
-        earliest = args.get("initial_position", "Latest") == "Earliest"
-        if not earliest:
+        elif not earliest:
             for t in parts:
                 self.check_no_async_in_flight(t.full, "a subscription created at Latest")
-        yield  # decided: the broker creates it
+        yield  # decided: the broker creates it (and, PLS-SUB-009, the topic it names if there is none)
+        if topic is None:
+            made = self._topic(args["topic"], create=True, at=at)
+            assert isinstance(made, Topic)
+            parts = [made]
+            self.facts = {"made_topic": True}
         for t in parts:
             self._create_subscription_on(t, args, at, earliest)
         return {}
