@@ -393,6 +393,7 @@ class _Checker:
         self.not_followed: list[NotFollowed] = []
         self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
         self.unmodelled_labels: set[str] = set()
+        self.sent_on_partition_name: set[str] = set()  # labels sent by a producer opened on a partition's own name
         # topics (full names) a send the model did not follow may have written to: their backlog is not judged
         self.unmodelled_topics: set[str] = set()
         # (topic, subscription) whose cursor a consumer the model stopped following may have moved (an ack, a seek,
@@ -647,6 +648,7 @@ class _Checker:
         except NotModelledError as err:
             self.notes.append(f"step {event.step}: {op} not modelled ({err}); not judged")
             self.not_followed.append(NotFollowed(event.step, op, not_followed_reason(str(err))))
+            self.model.schema_unfollowed(op, args)  # its schema may be registered now, or not
             if handle is not None:
                 self.unmodelled_handles.add(handle)
                 if handle in self.model.producers:
@@ -1019,7 +1021,12 @@ class _Checker:
             return
         stored = self.model.message(label)
         batched = self.producer_batching.get(args["producer"], False)
-        partitioned = stored is not None and stored.message_id.partition >= 0
+        # a producer opened on one partition's name is not a partitioned producer: its ids say partition -1 (live
+        # 4.0.8, python, java and go, 6 Dec 2026); a consumer of the partitioned topic gets the partition's index
+        sender = self.model.producers.get(args["producer"])
+        partitioned = stored is not None and stored.message_id.partition >= 0 and (sender is None or sender.topic.partitions > 0)
+        if stored is not None and stored.message_id.partition >= 0 and not partitioned:
+            self.sent_on_partition_name.add(label)
         why = id_conventions_violation(value["message_id"], partitioned=partitioned, batched=batched)
         self._emit("PLS-MSGID-001", n, PASS if why is None else FAIL, None if why is None else "wrong-value",
                    "[ledger, entry, partition, -1]" if partitioned else "[ledger, entry, -1, -1]", str(value["message_id"]),
@@ -1384,6 +1391,9 @@ class _Checker:
                    keys)
         if "message_id" in value:
             sent_id = tuple(int(x) for x in value["message_id"])
+            if stored.label in self.sent_on_partition_name and sent_id[2] == -1:
+                # its producer was opened on the partition's name: its id says partition -1 (Broker.as_sender_reports)
+                sent_id = (sent_id[0], sent_id[1], stored.message_id.partition, sent_id[3])
             ok = tuple(msg.message_id) == sent_id
             self._emit("PLS-MSGID-001", n, PASS if ok else FAIL, None if ok else "wrong-value",
                        str(list(sent_id)), str(list(msg.message_id)),

@@ -74,6 +74,7 @@ class ModelView(Protocol):
     def settle_maybe_absent(self) -> None: ...  # reference_model.maybe_absent, at the end of a history
 
     def drop_pending(self, handle: str) -> list[str]: ...  # PLS-BATCH-009: a producer the checker stops following
+    def schema_unfollowed(self, op: str, args: Mapping[str, Any]) -> None: ...  # an op with a schema not followed
 
     def explain_refusal(self, handle: str, label: str, at: Span) -> Refusal: ...
 

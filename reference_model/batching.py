@@ -192,6 +192,13 @@ def plan_entries(items: list[Pending | Flush], config: BatchConfig, *, final_flu
     return tuple(entries)
 
 
+def fills_alone(item: Pending, config: BatchConfig) -> bool:
+    """Whether ``item`` alone fills a container (one message allowed, or it has the bytes), so that the client sends
+    it, and before it the batch it had no room in (step 2), in the send call itself (step 4), whatever timer cuts came
+    before. Not the Go client, whose full batch waits for the next message."""
+    return not item.delayed and not config.full_batch_waits and (config.max_messages <= 1 or item.size >= config.max_bytes)
+
+
 def open_batch(items: list[Pending | Flush], config: BatchConfig) -> tuple[int, ...]:
     """The indexes of ``items`` still in the open batch after them (no flush, no timer): what the
     client holds back while the entries ``plan_entries(..., final_flush=False)`` were written."""
@@ -308,6 +315,8 @@ def leave_window(items: Sequence[Pending], sent: Sequence[Span], j: int, config:
         if not full_possible:
             earliest = max(earliest, sent[run_start].start + timer.delay_ms)
     latest = sent[j].end + timer.delay_ms * timer.periods
+    if isinstance(items[j], Pending) and fills_alone(items[j], config):
+        latest = min(latest, sent[j].end)  # step 4: sent in its own send call
     if settled_by is not None:
         latest = min(latest, settled_by)
         earliest = min(earliest, settled_by)

@@ -513,6 +513,30 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self.pfx[handle].clear_region()
         return sub
 
+    def as_sender_reports(self, producer: "Producer", value: dict) -> dict:
+        """A send's or a flush's ``value`` as ``producer``'s client reports it. A producer opened on one partition's
+        name is a producer of that topic, not of the partitioned one: its client gives its ids partition -1 (Java
+        ``ProducerImpl`` keeps the partition index its partitioned producer passes, -1 otherwise; live 4.0.8 with
+        the python, java and go clients, 6 Dec 2026), while a consumer reads the index off the topic name (Java
+        ``ConsumerImpl``: ``TopicName#getPartitionIndex``), so the same message arrives with the partition's index
+        (PLS-MSGID-001)."""
+        if producer.topic.partition_index < 0 or producer.handle in self.partition_producers:
+            return value
+
+        def unpartitioned(mid: list[int]) -> list[int]:
+            return [mid[0], mid[1], -1, mid[3]] if list(mid)[:2] != [-1, -1] else list(mid)
+
+        value = dict(value)
+        if "message_id" in value:
+            plain = value.get("id_text") == str(MessageId.from_list(value["message_id"]))  # (a chunked id's text is not)
+            value["message_id"] = unpartitioned(value["message_id"])
+            if plain:
+                value["id_text"] = str(MessageId.from_list(value["message_id"]))
+        if "message_ids" in value:
+            value["message_ids"] = {k: unpartitioned(v) for k, v in value["message_ids"].items()}
+            value["id_texts"] = {k: str(MessageId.from_list(v)) for k, v in value["message_ids"].items()}
+        return value
+
     def partition_producers_of(self, handle: str) -> list[str]:
         """The handles of the partition producers the open producer ``handle`` made (``partition_producer``), by
         partition."""
@@ -926,6 +950,14 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             raise NotModelledError(self._KEYLESS_ON_PARTITIONS)
         if not names.is_persistent(topic.full):
             self._check_no_drop(topic)
+        if topic.partitions and not producer.batching:
+            # another batching producer's messages on the partition this one takes may or may not have left before it
+            # (check_batch_timer's question, asked of each partition the router allows; live 4.0.8, Java campaign of
+            # 6 Dec 2026, regression pls-excl-002-order-violation-f69bf30d4a9f)
+            for index in self._route(producer, args)[0]:
+                part = self.topics[names.partition_name(topic.full, index)]
+                self._refuse_floating(part.full, at, f"a message of {producer.handle} on {part.short} (which is first "
+                                                     "is timing)")
         yield  # decided: the message is sent (a partitioned topic routes it first)
         if int(args.get("payload_size", 0)) >= non_persistent.WRITABILITY_BYTES:
             self.large_message_sent = True
@@ -986,6 +1018,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         value = self._feature_send(sender, topic, args, at, observed)
         if sender is not producer:
             producer.last_sequence_id = sender.last_sequence_id
+        elif isinstance(value, dict) and "message_id" in value:
+            value = self.as_sender_reports(producer, value)
         if txn is not None and not isinstance(value, Rejected) and label in self.labels:
             stored_topic, pos = self.labels[label]
             stored_topic.txn_of[pos] = txn.name

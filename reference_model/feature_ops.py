@@ -939,6 +939,17 @@ class FeatureOps:
         if not is_persistent(producer.topic.full):
             return  # PLS-NP-003: a non-persistent topic's ids show no entries (check_batch_timer)
         pf.region.append(item)
+        if batching.fills_alone(batch_items([item])[0], pf.batch_config):
+            # its container is full with it alone, so the client sends it, and the batch it had no room in before it,
+            # in this send call (batching step 4; Java ProducerImpl#serializeAndSendMessage -> batchMessageAndSend,
+            # C++ ProducerImpl::sendAsync): stored now, the container surely empty after it (live 4.0.8, Java
+            # campaign of 6 Dec 2026: batching_max_messages 1, a 5 MB async send, then another producer's message on
+            # that partition came after it; regression pls-excl-002-order-violation-f69bf30d4a9f)
+            pf.container_sent.update(p.label for p in pf.pending)
+            self.flushed.setdefault(producer.handle, {}).update(
+                self._flush_pending(producer, pf, producer.topic, item.at, observed={}, settles=True))
+            pf.region_cuts[len(pf.region)] = item.at.end
+            return
         if len(pf.pending) == 1:
             due = self._batch_timer(pf).canonical(item.at)
             handle = producer.handle
@@ -983,8 +994,9 @@ class FeatureOps:
                 if p.label in pending:
                     if w.start <= during.end:
                         found.append(p.label)
-                elif p.label in self.labels and i > seen and w.end + self.slack_ms >= during.start:
-                    found.append(p.label)  # (the slack: a timer may fire that much late)
+                elif p.label in self.labels and i > seen and \
+                        w.end + (0.0 if p.label in pf.container_sent else self.slack_ms) >= during.start:
+                    found.append(p.label)  # (the slack: a timer may fire that much late; a full container has none)
         return found
 
     def _unsettled_batchers(self, topic_full: str, besides: str | None) -> Iterator[ProducerFeatures]:
@@ -1393,7 +1405,7 @@ class FeatureOps:
         ids, facts = self._flush_one(producer, self.pfx.setdefault(producer.handle, ProducerFeatures()), at, observed)
         facts.pop("relative_ids_from")
         self.facts = facts
-        return {"message_ids": ids, "id_texts": {k: str(MessageId.from_list(v)) for k, v in ids.items()}}
+        return self.as_sender_reports(producer, {"message_ids": ids, "id_texts": {k: str(MessageId.from_list(v)) for k, v in ids.items()}})
 
     def _flush_partitioned(self, producer: Any, at: Span, observed) -> dict:
         """A partitioned producer's flush flushes each partition's producer (Java PartitionedProducerImpl#flushAsync,

@@ -150,13 +150,15 @@ class ProducerFeatures:
     region: list[PendingSend] = field(default_factory=list)
     region_cuts: dict[int, float] = field(default_factory=dict)
     timer_stored: set[str] = field(default_factory=set)  # region messages the model's own batch timer stored
+    # region messages the client sent in a send call, a container full with that call's message alone (_batch_joined)
+    container_sent: set[str] = field(default_factory=set)
     region_ids: dict[str, list[int]] = field(default_factory=dict)
     handed: int | None = None  # the highest sequence id handed to the client (None: none yet; sequence.last stands)
 
     def clear_region(self) -> None:
         """PLS-BATCH-009: no batched send is waiting for its split to be settled (a flush settled them, the producer
         closed, or a partition's producer starts): new containers, so a copy made with ``replace`` shares none."""
-        self.region, self.region_cuts, self.region_ids, self.timer_stored = [], {}, {}, set()
+        self.region, self.region_cuts, self.region_ids, self.timer_stored, self.container_sent = [], {}, {}, set(), set()
 
     def current_sequence(self) -> ProducerSequence:
         """The sequence with the generated ids refused sends used up (``used_up``)."""

@@ -22,7 +22,7 @@ without a schema right after schemaValidationEnforced was turned on was let in o
 policies before the topics are loaded, or unload them after), a consumer whose reconnect (after a seek or a fault)
 the registry would refuse (``check_reconnects_admitted`` raises NotModelledError), a producer's reconnect
 re-registering its schema, schemas on
-multi-topic, pattern, partitioned or retry-letter subscriptions (``NotModelledError``);
+multi-topic, pattern or retry-letter subscriptions, a partitioned topic's whose partitions' checks race (``NotModelledError``);
 readers with a schema; a schema registered by a consumer whose subscribe then fails for another reason (the broker
 keeps it; the model does not); the broker-level and topic-level strategy policies (only the namespace's);
 what a consumer does with the version when it decodes (the harness never decodes: payloads stay label bytes).
@@ -110,9 +110,53 @@ class SchemaOps:
         self.consumer_schema_types: dict[str, str] = {}  # consumer handle -> the schema type it sent
         self.consumer_schemas: dict[str, sc.Schema | None] = {}  # consumer handle -> the schema it sent (None: none)
         self._label_schema_version: dict[str, int] = {}  # payload label -> its producer's version (PLS-SCHEMA-023)
+        # ledger name -> the ledgers it may be after an op with a schema the model did not follow (schema_unfollowed);
+        # the admin's listing settles which (_op_get_schemas)
+        self.ledger_candidates: dict[str, tuple[sc.SchemaHistory, ...]] = {}
 
     def schema_history(self, topic_name: str) -> sc.SchemaHistory:
         return self.schemas.get(schema_key(topic_name), sc.SchemaHistory())
+
+    def schema_unfollowed(self, op: str, args: Mapping[str, Any]) -> None:
+        """An op with a schema that the model did not follow (its step raised NotModelledError), whatever its outcome:
+        the broker may have registered the schema on each ledger the op names (a refused partitioned subscribe may
+        leave a partition's registration behind, ``_partitions_subscribe``). Each such ledger is now either as it
+        was or with the schema registered, until the admin's listing shows which (``_op_get_schemas``); a producer or
+        consumer whose decision differs between the two is not followed (``schema_admission``)."""
+        if op not in ("create_producer", "subscribe"):
+            return
+        prof = self.args_profile(args)
+        schema = sent_schema(args.get("schema"), prof)
+        if schema is None:
+            return
+        if "topics_pattern" in args:
+            import re
+
+            names = [k for k in set(self.schemas) | {schema_key(t) for t in self.topics}
+                     if re.search(args["topics_pattern"], k)]
+        else:
+            names = [n for t in (args.get("topics") or [args.get("topic")]) if t and not isinstance(n := self._full_name(t), Rejected)]
+        for key in {schema_key(n) for n in names}:
+            now = self.ledger_candidates.get(key) or (self.schemas.get(key, sc.SchemaHistory()),)
+            after = []
+            for ledger in now:
+                registered, outcome = sc.register(ledger, schema, self.policies.schema_compatibility_strategy,
+                                                  self.policies.schema_auto_update)
+                after += [ledger] + ([] if isinstance(outcome, sc.Refused) else [registered])
+            distinct = tuple(dict.fromkeys(after))
+            if len(distinct) == 1:
+                self.schemas[key] = distinct[0]
+                self.ledger_candidates.pop(key, None)
+            else:
+                self.ledger_candidates[key] = distinct
+
+    def _settled_ledger(self, key: str, why: str) -> sc.SchemaHistory:
+        """The ledger ``key``, or NotModelledError when an op the model did not follow left it uncertain
+        (``schema_unfollowed``) and ``why``, the decision about to read it, would differ between its candidates."""
+        if key not in self.ledger_candidates:
+            return self.schemas.get(key, sc.SchemaHistory())
+        raise NotModelledError(f"{why} on schema ledger {key}, which an op with a schema that the model did not follow "
+                               "may have written to (the admin's listing of its schemas settles it)")
 
     def _full_name(self, name: str) -> str | Rejected:
         from reference_model import names
@@ -133,7 +177,8 @@ class SchemaOps:
             if isinstance(full, Rejected):
                 return None
             key = schema_key(full)
-            history, outcome = sc.producer_connects(self.schemas.get(key, sc.SchemaHistory()), sent_schema(args.get("schema"), prof),
+            history, outcome = sc.producer_connects(self._settled_ledger(key, "a producer's schema check"),
+                                                    sent_schema(args.get("schema"), prof),
                                                     strategy, policies.schema_auto_update, policies.schema_validation_enforced)
             return key, history, outcome
         if "topic" not in args or args.get("enable_retry"):
@@ -146,11 +191,56 @@ class SchemaOps:
         key = schema_key(full)
         schema = sent_schema(args.get("schema"), prof)
         topic = self.topics.get(full)
+        ledger = self._settled_ledger(key, "a consumer's schema check") if schema is not None else \
+            self.schemas.get(key, sc.SchemaHistory())  # (no schema: no check, PLS-SCHEMA-017)
         if topic is not None and topic.partitions and schema is not None:
-            raise NotModelledError("a schema on a partitioned topic's subscription (each partition checks it)")
-        history, outcome = sc.consumer_subscribes(self.schemas.get(key, sc.SchemaHistory()), schema, strategy,
-                                                  self._topic_use(topic), policies.schema_auto_update)
+            return key, *self._partitions_subscribe(ledger, schema, strategy, topic)
+        history, outcome = sc.consumer_subscribes(ledger, schema, strategy, self._topic_use(topic),
+                                                  policies.schema_auto_update)
         return key, history, outcome
+
+    def _partitions_subscribe(self, ledger: sc.SchemaHistory, schema: sc.Schema, strategy: str,
+                              parent: Any) -> tuple[sc.SchemaHistory, sc.Accepted | sc.Refused]:
+        """A consumer with ``schema`` subscribing to the partitioned topic ``parent``: the client subscribes every
+        partition at once (Java ``MultiTopicsConsumerImpl#subscribeAsync`` per partition, C++
+        ``MultiTopicsConsumerImpl::start``, Go ``newPartitionConsumer`` per partition), and each partition runs the
+        consumer check of PLS-SCHEMA-017..020 on the one ledger they share (``TopicName.getSchemaName``), judging its
+        own use (its producers, consumers, data). The subscribe succeeds if every partition's does.
+
+        Let the ledger hold a live schema: every partition is in use and makes the same check, so that is the
+        outcome. Let it hold none: a partition in use refuses (PLS-SCHEMA-020) unless the strategy lets anything in,
+        and an idle one registers the schema (PLS-SCHEMA-018); a partition whose check comes after that
+        registration checks against it instead (an idle one's second registration of the same schema is its
+        version). Then the outcome is settled when every partition accepts whichever it meets: the ledger
+        registered if some partition was idle. When one order accepts and another refuses (a partition in use
+        beside an idle one; ALWAYS_INCOMPATIBLE, which refuses a check against the schema just registered), it is
+        which partition's subscribe the broker handles first: live 4.0.8 (6 Dec 2026, python, java, go, two runs
+        each) a partitioned topic with data on one partition refused the consumer with its schema registered by
+        Java and Go and not by Python, and under ALWAYS_INCOMPATIBLE an idle one let Java and Go in and refused
+        Python once in two runs, its schema registered each time."""
+        allow = self.policies.schema_auto_update
+        uses = [self._partition_use(t, parent) for t in self.message_topics(parent)]
+        unchanged = [sc.consumer_subscribes(ledger, schema, strategy, use, allow) for use in uses]
+        if ledger.latest() is not None:
+            return unchanged[0]  # in use everywhere: one check, the same on each partition
+        idle = [i for i, use in enumerate(uses) if not (use.producers or use.consumers or use.has_data)]
+        if not idle:
+            return unchanged[0]  # no partition registers: each refuses (PLS-SCHEMA-020) or each lets it in
+        registered, registration = unchanged[idle[0]]
+        if isinstance(registration, sc.Refused):
+            return ledger, registration  # the schema itself is refused (an idle partition's registration fails)
+        after = sc.consumer_subscribes(registered, schema, strategy, uses[idle[0]], allow)[1]
+        if all(isinstance(o, sc.Accepted) for _, o in unchanged + [(registered, after)]):
+            return registered, registration
+        raise NotModelledError("a schema on a partitioned topic's subscription whose partitions' checks race (one "
+                               "partition's registration decides whether another's check passes)")
+
+    def _partition_use(self, partition: Any, parent: Any) -> sc.TopicUse:
+        """``_topic_use`` for one partition of ``parent``: a partitioned producer is connected to every partition
+        (the clients make one producer per partition when it is created)."""
+        use = self._topic_use(partition)
+        whole = sum(1 for p in self.producers.values() if p.topic is parent)
+        return sc.TopicUse(use.producers + whole, use.consumers, use.has_data)
 
     def schema_admission_rule(self, op: str, args: Mapping[str, Any], decision: Any = _UNDECIDED) -> str | None:
         """The rule that lets this producer or consumer in, when the op meets a schema (it brings one, or the topic
@@ -265,6 +355,13 @@ class SchemaOps:
         if isinstance(full, Rejected):
             return full
         yield  # decided: the admin answers (an empty list for a topic without a schema)
+        key = schema_key(full)
+        if key in self.ledger_candidates:
+            # the listing shows which of the ledgers it may be the broker holds; none matching: judged against the first
+            listed = [(int(e["version"]), e["type"]) for e in observed.get("schemas") or []]
+            candidates = self.ledger_candidates.pop(key)
+            self.schemas[key] = next((c for c in candidates if [(e.version, e.schema.type) for e in c.live()] == listed),
+                                     candidates[0])
         live = self.schema_history(full).live()
         schemas = [{"version": e.version, "type": e.schema.type} for e in live]
         self.facts["schemas"] = schemas
@@ -278,5 +375,13 @@ class SchemaOps:
             return full
         yield  # decided: the schema is deleted (a delete marker, or the whole ledger when forced)
         key = schema_key(full)
+        if key in self.ledger_candidates:
+            after = tuple(dict.fromkeys(sc.delete_schema(c, force=bool(args.get("force"))) for c in self.ledger_candidates[key]))
+            if len(after) > 1:
+                self.ledger_candidates[key] = after
+                return {}
+            del self.ledger_candidates[key]
+            self.schemas[key] = after[0]
+            return {}
         self.schemas[key] = sc.delete_schema(self.schemas.get(key, sc.SchemaHistory()), force=bool(args.get("force")))
         return {}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,7 +34,7 @@ func observe(msg pulsar.Message) (map[string]any, error) {
 	}
 	o := map[string]any{
 		"payload":          text,
-		"message_id":       idJSON(msg.ID(), strings.Contains(msg.Topic(), "-partition-")),
+		"message_id":       receivedID(msg.Topic(), msg.ID()),
 		"topic":            msg.Topic(),
 		"key":              key,
 		"ordering_key":     orderingKey,
@@ -58,4 +59,18 @@ func millis(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// receivedID: a received message's id in the trace format, its partition the one its topic names. A consumer opened
+// on one partition's own name ("t-partition-1") is a single-topic consumer to the Go client, which gives its ids
+// partition 0 (its index among the consumer's own partitions, pulsar/consumer_impl.go); the Java and C++ clients
+// read the index off the topic name, and the stored position is that partition's (live 4.0.8, 6 Dec 2026).
+func receivedID(topic string, id pulsar.MessageID) []int64 {
+	out := idJSON(id, strings.Contains(topic, "-partition-"))
+	if i := strings.LastIndex(topic, "-partition-"); i >= 0 {
+		if p, err := strconv.Atoi(topic[i+len("-partition-"):]); err == nil {
+			out[2] = int64(p)
+		}
+	}
+	return out
 }

@@ -142,3 +142,48 @@ def test_a_go_batch_long_gone_must_be_written_before_the_delayed_message():
     """Two seconds after m7, its batch surely left (its window and the slack are long over): m10 written ahead of
     it breaks PLS-DELAY-006."""
     assert "FAIL" in _verdicts(_go_delayed_after(2000.0), "PLS-DELAY-006")
+
+
+# ------------------------------------------------------------------ a container full with one message (batching step 4)
+# Live 4.0.8, Java campaign of 6 Dec 2026 (regression pls-excl-002-order-violation-f69bf30d4a9f): a producer with
+# batching_max_messages 1 and a 3 s delay hands a message to send_async; its container is full with it alone, so the
+# client sends it in the send call, ahead of another producer's message sent after that call returned.
+
+def _full_container_history(*, order: tuple[str, str], partitions: int = 0) -> History:
+    from model_history_helpers import H, msg
+
+    h = H(client="java")
+    part = 0 if partitions else -1
+    topic = "t-partition-0" if partitions else "t"
+    if partitions:
+        h.ok("create_topic", {"topic": "t", "partitions": partitions})
+    h.ok("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"})
+    h.ok("create_producer", {"producer": "p2", "topic": "t", "batching": True, "batching_max_messages": 1,
+                             "batching_max_delay_ms": 3000}, {"producer_name": "p2", "last_sequence_id": -1})
+    h.ok("create_producer", {"producer": "p1", "topic": "t"}, {"producer_name": "p1", "last_sequence_id": -1})
+    h.ok("send", {"producer": "p2", "payload": "m4", "async": True}, {}, t=(1, 2))
+    h.ok("send", {"producer": "p1", "payload": "m5"}, {"message_id": [1, 1, part, -1], "publish_time": 0}, t=(3, 4))
+    entries = {"m4": 0, "m5": 1}
+    for label in order:
+        m = dict(msg(label, entries[label], topic=topic, producer="p2" if label == "m4" else "p1"))
+        m["message_id"] = [1, entries[label], part, 0 if label == "m4" else -1]
+        h.ok("receive", {"consumer": "c1", "timeout_ms": 1000}, {"message": m}, t=(10, 12))
+    return h.history()
+
+
+def test_a_message_that_fills_its_container_goes_in_its_send_call():
+    for partitions in (0, 1):
+        as_played = _full_container_history(order=("m4", "m5"), partitions=partitions)
+        assert [v for v in check(as_played).failures()] == [], partitions
+        reordered = _full_container_history(order=("m5", "m4"), partitions=partitions)
+        assert {"PLS-EXCL-002", "PLS-SUB-002"} & {v.rule_id for v in check(reordered).failures()}, partitions
+
+
+def test_fills_alone_is_the_container_rule_not_the_go_clients():
+    from reference_model.batching import BatchConfig, Pending, fills_alone
+
+    assert fills_alone(Pending(10), BatchConfig(max_messages=1))
+    assert fills_alone(Pending(200_000), BatchConfig())  # over the 128 KB default
+    assert not fills_alone(Pending(10), BatchConfig())
+    assert not fills_alone(Pending(10, delayed=True), BatchConfig(max_messages=1))  # sent alone anyway, step 1
+    assert not fills_alone(Pending(10), BatchConfig(max_messages=1, full_batch_waits=True))  # Go: waits for the next

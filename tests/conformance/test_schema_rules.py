@@ -214,3 +214,83 @@ def test_a_producer_without_schema_refused_while_not_enforced_fails_016():
     assert "PLS-SCHEMA-016" in _failed(history(enforced=False, refused=True))
     assert "PLS-SCHEMA-016" in _passed(history(enforced=True, refused=True))
     assert "PLS-SCHEMA-016" in _failed(history(enforced=True, refused=False))
+
+
+# --------------------------------------------------------------------- a partitioned topic (issue 46, case schema-partitioned)
+# As broker 4.0.8 played it with the python, java and go clients (6 Dec 2026): each partition checks the consumer's
+# schema against the ledger the partitions share (TopicName#getSchemaName).
+
+def _schema_sub(name: str, topic: str, definition: dict) -> dict:
+    return {"consumer": name, "topic": topic, "subscription": "s-" + name, "schema": {"type": "AVRO", "definition": definition}}
+
+
+def partitioned_history(*, c1_refused: bool = False, listed_first=(0,), c3_refused: bool = True,
+                        busy_refused: bool = True, busy_listed=()) -> History:
+    """Idle partitioned topic i: c1 V1 registers once, c3 V3 (cannot read V1) refused; topic n has a partitioned
+    producer without a schema, so every partition is in use: c5 V1 is refused, nothing stored."""
+    h = H(client="java")
+    h.ok("create_topic", {"topic": "i", "partitions": 3})
+    (h.rejected("subscribe", _schema_sub("c1", "i", V1), "IncompatibleSchema") if c1_refused
+     else h.ok("subscribe", _schema_sub("c1", "i", V1)))
+    h.ok("get_schemas", {"topic": "i"}, _listing(*listed_first))
+    (h.rejected("subscribe", _schema_sub("c3", "i", V3), "IncompatibleSchema") if c3_refused
+     else h.ok("subscribe", _schema_sub("c3", "i", V3)))
+    h.ok("create_topic", {"topic": "n", "partitions": 3})
+    _producer(h, "b", None, topic="n")
+    (h.rejected("subscribe", _schema_sub("c5", "n", V1), "IncompatibleSchema") if busy_refused
+     else h.ok("subscribe", _schema_sub("c5", "n", V1)))
+    h.ok("get_schemas", {"topic": "n"}, _listing(*busy_listed))
+    return h.history()
+
+
+def test_the_partitioned_history_as_the_broker_played_it_passes():
+    history = partitioned_history()
+    assert _failed(history) == set()
+    assert {"PLS-SCHEMA-018", "PLS-SCHEMA-019", "PLS-SCHEMA-020", "PLS-SCHEMA-001"} <= _passed(history)
+
+
+def test_an_idle_partitioned_topic_refusing_the_first_schema_fails_018():
+    assert "PLS-SCHEMA-018" in _failed(partitioned_history(c1_refused=True, listed_first=()))
+
+
+def test_each_partition_registering_its_own_version_fails_001():
+    assert "PLS-SCHEMA-001" in _failed(partitioned_history(listed_first=(0, 1, 2)))
+
+
+def test_a_partitioned_topic_letting_in_what_its_schema_refuses_fails_019():
+    assert "PLS-SCHEMA-019" in _failed(partitioned_history(c3_refused=False))
+
+
+def test_partitions_in_use_letting_a_schema_in_fails_020():
+    assert "PLS-SCHEMA-020" in _failed(partitioned_history(busy_refused=False))
+
+
+def racing_history(*, listed=(0,), producer=V1, producer_refused: bool = False) -> History:
+    """Topic m holds a message on partition 1 only: the consumer's subscribe races (not followed); the listing
+    settles the ledger, and a producer with V1 is then judged against it."""
+    h = H(client="java")
+    h.ok("create_topic", {"topic": "m", "partitions": 3})
+    _producer(h, "b1", None, topic="m-partition-1")
+    h.ok("send", {"producer": "b1", "payload": "x1"}, {"message_id": [1, 0, -1, -1], "publish_time": 0})
+    h.rejected("subscribe", _schema_sub("c6", "m", V1), "IncompatibleSchema")
+    h.ok("get_schemas", {"topic": "m"}, _listing(*listed))
+    _producer(h, "v1", producer, topic="m", refused=producer_refused)
+    stored = listed if producer_refused or (listed and producer is V1) else listed + (len(listed),)
+    h.ok("get_schemas", {"topic": "m"}, _listing(*stored))
+    return h.history()
+
+
+def test_a_racing_subscribe_is_settled_by_the_listing_either_way():
+    for listed in ((0,), ()):
+        history = racing_history(listed=listed)
+        assert _failed(history) == set(), listed
+        assert "PLS-SCHEMA-001" in _passed(history)
+
+
+def test_after_the_listing_settled_the_ledger_the_producer_is_judged_against_it():
+    # V1 stored (listed v0): FULL refuses V3, a required field V1 lacks, so V3 let in FAILs; refused, it PASSes.
+    # Nothing stored (listed none): V3 is the first schema, so V3 refused FAILs (PLS-SCHEMA-003).
+    assert _failed(racing_history(listed=(0,), producer=V3, producer_refused=True)) == set()
+    assert "PLS-SCHEMA-005" in _failed(racing_history(listed=(0,), producer=V3))
+    assert _failed(racing_history(listed=(), producer=V3)) == set()
+    assert "PLS-SCHEMA-003" in _failed(racing_history(listed=(), producer=V3, producer_refused=True))
