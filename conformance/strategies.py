@@ -599,6 +599,10 @@ class TraceBuilder:
         schema = args.get("schema") or {}
         if op in ("create_producer", "subscribe") and schema.get("type", "BYTES") != "BYTES":
             self.schema_touched = True
+            if "topic" not in args:  # a consumer of several topics: each one's ledger may hold it now
+                pattern = args.get("topics_pattern")
+                self.schema_topics.update(args.get("topics") or [t for t in self.topics() if _pattern_matches(pattern, t, self)])
+                return
             self.schema_topics.add(args["topic"])
             if self.last_form is not None and self.last_form[0] == args["topic"]:
                 forms = self.schema_forms.setdefault(args["topic"], [])
@@ -895,6 +899,12 @@ def _consumer_subscribes_to_several(b: TraceBuilder):
     args.pop("enable_retry", None)  # enable_retry with a topic list is not modelled
     if b.on("schemas"):
         _no_dead_letters_on_schemas(b, args, tuple(args.get("topics") or names))  # (a pattern: any of them)
+        chosen = [t for t in (args.get("topics") or [t for t in names if _pattern_matches(args["topics_pattern"], t, b)])
+                  if t in _schema_consumer_topics(b)]
+        if chosen and len(chosen) == len(args.get("topics") or chosen) and b.c.flag(0.2):
+            # each topic decides on its own ledger (SchemaOps._topics_subscribe); any may refuse it
+            args["schema"] = _schema_arg(b, chosen[0], args.get("client", b._run_client()), consumer=True)
+            return "subscribe", args, True
     return "subscribe", args, False
 
 
@@ -1152,10 +1162,10 @@ def _schema_producer_topics(b: TraceBuilder) -> list[str]:
 
 
 def _schema_consumer_topics(b: TraceBuilder) -> list[str]:
-    """Topics a consumer may bring a schema to: one persistent, non-partitioned topic (a schema on a partitioned,
-    multi-topic, pattern or retry-letter subscription is not modelled; a non-persistent topic is "in use" without
-    stored data), not the dead-letter topic."""
-    return [t for t in b.topics() if t != DLQ_TOPIC and not b.partitions.get(t) and not t.startswith("non-persistent")]
+    """Topics a consumer may bring a schema to: a persistent topic, partitioned or not (a schema on a retry-letter
+    subscription is not modelled; a non-persistent topic is "in use" without stored data), not the dead-letter
+    topic. A consumer of several of them may bring one too (``_consumer_subscribes_to_several``)."""
+    return [t for t in b.topics() if t != DLQ_TOPIC and not t.startswith("non-persistent")]
 
 
 def _schema_consumer_allowed(b: TraceBuilder, args: dict[str, Any]) -> bool:

@@ -736,6 +736,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 _, sub, pos = resolved
                 sub.dispatcher.redeliver_positions(args["consumer"], [pos], at or Span.at(self.now), "PLS-RETRY-004",
                                                    f"the failed reconsume_later of {args['message']}")
+        if op == "subscribe" and refused.error == "IncompatibleSchema":
+            self.multi_topic_refused(args)  # another topic of the subscribe may have registered the schema
         if op == "send" and refused.rule == "PLS-ACCESS-004" and args.get("producer") in self.producers:
             self.pfx.setdefault(args["producer"], feature_state.ProducerFeatures()).fence_known = True
         if op != "send" or (refused.error != "MessageTooBig" and refused.rule != "PLS-DELAY-007"):

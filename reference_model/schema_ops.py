@@ -22,7 +22,7 @@ without a schema right after schemaValidationEnforced was turned on was let in o
 policies before the topics are loaded, or unload them after), a consumer whose reconnect (after a seek or a fault)
 the registry would refuse (``check_reconnects_admitted`` raises NotModelledError), a producer's reconnect
 re-registering its schema, schemas on
-multi-topic, pattern or retry-letter subscriptions, a partitioned topic's whose partitions' checks race (``NotModelledError``);
+retry-letter subscriptions, a partitioned topic's whose partitions' checks race (``NotModelledError``);
 readers with a schema; a schema registered by a consumer whose subscribe then fails for another reason (the broker
 keeps it; the model does not); the broker-level and topic-level strategy policies (only the namespace's);
 what a consumer does with the version when it decodes (the harness never decodes: payloads stay label bytes).
@@ -181,10 +181,13 @@ class SchemaOps:
                                                     sent_schema(args.get("schema"), prof),
                                                     strategy, policies.schema_auto_update, policies.schema_validation_enforced)
             return key, history, outcome
-        if "topic" not in args or args.get("enable_retry"):
+        if args.get("enable_retry"):
             if args.get("schema") and args["schema"]["type"] != "BYTES":
-                raise NotModelledError("a schema on a multi-topic, pattern or retry-letter subscription")
+                raise NotModelledError("a schema on a retry-letter subscription")
             return None
+        if "topic" not in args:
+            schema = sent_schema(args.get("schema"), prof)
+            return None if schema is None else self._topics_subscribe(args, schema, strategy)
         full = self._full_name(args["topic"])
         if isinstance(full, Rejected):
             return None
@@ -198,6 +201,62 @@ class SchemaOps:
         history, outcome = sc.consumer_subscribes(ledger, schema, strategy, self._topic_use(topic),
                                                   policies.schema_auto_update)
         return key, history, outcome
+
+    def _subscribed_topics(self, args: Mapping[str, Any]) -> list[str]:
+        """The full names a multi-topic or pattern subscribe names (``Broker._subscribe_multi``'s choice: a pattern
+        matches the short names of the topics there are, partitioned ones by their own name)."""
+        if "topics_pattern" in args:
+            import re
+
+            try:
+                pattern = re.compile(args["topics_pattern"])
+            except re.error:
+                return []
+            return sorted(t.full for t in self.topics.values() if t.partition_index < 0 and pattern.fullmatch(t.short))
+        return list(dict.fromkeys(n for t in args["topics"] if not isinstance(n := self._full_name(t), Rejected)))
+
+    def _topics_subscribe(self, args: Mapping[str, Any], schema: sc.Schema, strategy: str) -> Any:
+        """A consumer with ``schema`` subscribing to a list of topics or a pattern: the client subscribes each topic
+        (Java ``MultiTopicsConsumerImpl``, C++ ``MultiTopicsConsumerImpl::start``, Go ``newMultiTopicConsumer``), and
+        each decides on its own ledger as a one-topic subscribe does (a partitioned one as ``_partitions_subscribe``
+        says). The subscribe succeeds if every topic lets it in, and then each ledger is as its topic left it.
+
+        Let one topic refuse it. Then the subscribe fails, and an idle topic that let it in has registered the schema
+        if its subscribe reached the broker before the client gave up: ``multi_topic_refused`` leaves such a ledger
+        uncertain (``schema_unfollowed``'s two ledgers), for the admin's listing to settle. Returns ((ledger names),
+        (ledgers after), the first refusal in topic order or Accepted), the shape ``_admitted`` commits."""
+        allow = self.policies.schema_auto_update
+        keys, histories, outcomes = [], [], []
+        for full in self._subscribed_topics(args):
+            key = schema_key(full)
+            if key in keys:
+                continue
+            ledger = self._settled_ledger(key, "a consumer's schema check")
+            topic = self.topics.get(full)
+            if topic is not None and topic.partitions:
+                history, outcome = self._partitions_subscribe(ledger, schema, strategy, topic)
+            else:
+                history, outcome = sc.consumer_subscribes(ledger, schema, strategy, self._topic_use(topic), allow)
+            history, outcome = self._invalid_consumer_schema(history, outcome, args)
+            keys.append(key)
+            histories.append(history)
+            outcomes.append(outcome)
+        if not keys:
+            return None
+        refused = next((o for o in outcomes if isinstance(o, sc.Refused)), None)
+        registered = next((o for o in outcomes if o.rule == "PLS-SCHEMA-018"), None)
+        return tuple(keys), tuple(histories), refused or registered or outcomes[0]
+
+    def multi_topic_refused(self, args: Mapping[str, Any]) -> None:
+        """A multi-topic or pattern subscribe with a schema that some topic refused (``_topics_subscribe``): each
+        ledger another topic's check would have registered the schema on may now hold it, or not."""
+        decision = self.schema_admission("subscribe", args) if "topic" not in args and not args.get("enable_retry") else None
+        if decision is None or not isinstance(decision[0], tuple):
+            return
+        for key, history in zip(decision[0], decision[1]):
+            before = self.schemas.get(key, sc.SchemaHistory())
+            if history != before:
+                self.ledger_candidates[key] = (before, history)
 
     def _partitions_subscribe(self, ledger: sc.SchemaHistory, schema: sc.Schema, strategy: str,
                               parent: Any) -> tuple[sc.SchemaHistory, sc.Accepted | sc.Refused]:
@@ -281,30 +340,41 @@ class SchemaOps:
             return refused  # (before schema_admission: a Python handle cannot even build an AUTO_CONSUME schema)
         return (yield from self._admitted("subscribe", self._op_subscribe, args, at, observed))
 
+    def _invalid_consumer_schema(self, history: sc.SchemaHistory, outcome: Any, args: Mapping[str, Any]) -> tuple:
+        """PLS-SCHEMA-022 for a subscribing consumer's definition the validator refuses, on one ledger: (ledger,
+        outcome) as the subscribe meets it."""
+        if not (isinstance(outcome, sc.Refused) and outcome.rule == "PLS-SCHEMA-022"):
+            return history, outcome
+        if history.live() or not self.args_profile(args).consumer_invalid_schema_ignored:
+            # a topic with a schema checks the consumer's against it, and the parse fails: IncompatibleSchema
+            # (SchemaParseException; live 4.0.8, Java, 2026-11-27: regression pls-sub-001-unexpected-rejection-3e3c8d552010);
+            # before 3.3.0 the validator's refusal reaches the client on an idle topic too (Profile field's note)
+            return history, sc.Refused("PLS-SCHEMA-022", sc.INCOMPATIBLE_SCHEMA, outcome.message)
+        # a consumer's invalid definition is dropped, not refused: from 3.3.0 the subscribe path ignores schema
+        # errors the broker does not mark recoverable (ServerCnx, apache/pulsar PR #22469; measured with the
+        # Java client on 4.0.8, 2026-11-26)
+        return history, sc.Accepted(None)
+
     def _admitted(self, op: str, core_step, args, at, observed):
         """The registry decides first; a refusal is the op's outcome unless the core refuses earlier (the client's
         checks, a bad topic name); an accepted schema is committed once the core step succeeded."""
         decision = self.schema_admission(op, args)  # (a NotModelledError stops the step here)
         rule = self.schema_admission_rule(op, args, decision)
-        if op == "subscribe" and decision is not None and isinstance(decision[2], sc.Refused) \
-                and decision[2].rule == "PLS-SCHEMA-022":
-            if decision[1].live() or not self.args_profile(args).consumer_invalid_schema_ignored:
-                # a topic with a schema checks the consumer's against it, and the parse fails: IncompatibleSchema
-                # (SchemaParseException; live 4.0.8, Java, 2026-11-27: regression pls-sub-001-unexpected-rejection-3e3c8d552010);
-                # before 3.3.0 the validator's refusal reaches the client on an idle topic too (Profile field's note)
-                decision = (decision[0], decision[1], sc.Refused("PLS-SCHEMA-022", sc.INCOMPATIBLE_SCHEMA, decision[2].message))
-            else:
-                # a consumer's invalid definition is dropped, not refused: from 3.3.0 the subscribe path ignores schema
-                # errors the broker does not mark recoverable (ServerCnx, apache/pulsar PR #22469; measured with the
-                # Java client on 4.0.8, 2026-11-26)
-                decision, rule = (decision[0], self.schema_history(decision[0]), sc.Accepted(None)), None
+        if op == "subscribe" and decision is not None and not isinstance(decision[0], tuple):
+            history, outcome = self._invalid_consumer_schema(decision[1], decision[2], args)
+            if outcome is not decision[2]:
+                decision = (decision[0], history, outcome)
+                rule = None if isinstance(outcome, sc.Accepted) else rule
         if decision is not None and isinstance(decision[2], sc.Refused):
             return _core_refusal_first(core_step(args, at, observed)) or _refusal(decision[2], args.get("schema"))
         outcome = yield from core_step(args, at, observed)
         if decision is None or isinstance(outcome, Rejected):
             return outcome
         key, history, accepted = decision
-        self.schemas[key] = history
+        if isinstance(key, tuple):  # a multi-topic or pattern subscribe: one ledger per topic (_topics_subscribe)
+            self.schemas.update(zip(key, history))
+        else:
+            self.schemas[key] = history
         if rule:
             self.facts["schema_rule"] = rule
         if op == "create_producer":

@@ -294,3 +294,44 @@ def test_after_the_listing_settled_the_ledger_the_producer_is_judged_against_it(
     assert "PLS-SCHEMA-005" in _failed(racing_history(listed=(0,), producer=V3))
     assert _failed(racing_history(listed=(), producer=V3)) == set()
     assert "PLS-SCHEMA-003" in _failed(racing_history(listed=(), producer=V3, producer_refused=True))
+
+
+# --------------------------------------------------------------------- several topics (issue 46, case schema-multi-topic)
+# As broker 4.0.8 played it with the python, java and go clients (6 Dec 2026): each topic of a list or a pattern
+# decides on its own ledger; the subscribe succeeds if every topic lets the consumer in.
+
+def multi_history(*, a2_listed=(0,), busy_refused: bool = True, a3_listed=(0,), required_refused: bool = True) -> History:
+    h = H(client="java")
+    h.ok("subscribe", {"consumer": "c1", "topics": ["a1", "a2"], "subscription": "s1",
+                       "schema": {"type": "AVRO", "definition": V1}})
+    h.ok("get_schemas", {"topic": "a1"}, _listing(0))
+    h.ok("get_schemas", {"topic": "a2"}, _listing(*a2_listed))
+    _producer(h, "pb", None, topic="b1")
+    busy = {"consumer": "c2", "topics": ["a3", "b1"], "subscription": "s2", "schema": {"type": "AVRO", "definition": V1}}
+    h.rejected("subscribe", busy, "IncompatibleSchema") if busy_refused else h.ok("subscribe", busy)
+    h.ok("get_schemas", {"topic": "a3"}, _listing(*a3_listed))
+    h.ok("get_schemas", {"topic": "b1"}, _listing())
+    required = {"consumer": "c3", "topics_pattern": "a[12]", "subscription": "s3", "schema": {"type": "AVRO", "definition": V3}}
+    h.rejected("subscribe", required, "IncompatibleSchema") if required_refused else h.ok("subscribe", required)
+    h.ok("subscribe", {"consumer": "c4", "topics_pattern": "a[12]", "subscription": "s4",
+                       "schema": {"type": "AVRO", "definition": V2}})
+    return h.history()
+
+
+def test_the_multi_topic_history_as_the_broker_played_it_passes_either_way_a3_went():
+    for a3 in ((0,), ()):
+        history = multi_history(a3_listed=a3)
+        assert _failed(history) == set(), a3
+        assert {"PLS-SCHEMA-018", "PLS-SCHEMA-019", "PLS-SCHEMA-020", "PLS-SCHEMA-001"} <= _passed(history)
+
+
+def test_a_topic_of_the_list_left_without_the_schema_fails_001():
+    assert "PLS-SCHEMA-001" in _failed(multi_history(a2_listed=()))
+
+
+def test_a_list_with_a_topic_in_use_letting_a_schema_in_fails_020():
+    assert "PLS-SCHEMA-020" in _failed(multi_history(busy_refused=False))
+
+
+def test_a_pattern_letting_in_what_its_topics_refuse_fails_019():
+    assert "PLS-SCHEMA-019" in _failed(multi_history(required_refused=False))
