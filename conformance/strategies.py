@@ -1766,8 +1766,8 @@ def consumer_acks_in_batches(b: TraceBuilder):
 def producer_streams_to_partitions(b: TraceBuilder):
     """The traffic users run (issue 46): a batching producer at its client's literal batching delay (Python and Go
     10 ms, Java 1 ms: no ``batching_max_delay_ms``) streams async sends to a partitioned topic, flushes, and a new
-    consumer of it takes them (keys on a Key_Shared subscription, whose keyless partitioned messages the model does
-    not follow: ``Broker._KEYLESS_ON_PARTITIONS``)."""
+    consumer of it takes them, keyless or keyed, on any subscription type (a keyless message on a Key_Shared one is
+    hashed by its partition producer's name and sequence id: ``Broker.partition_name_reported``)."""
     topics = [t for t in b.topics() if b.partitions.get(t) and t not in b.schema_topics]
     if not topics:
         return None
@@ -1779,7 +1779,7 @@ def producer_streams_to_partitions(b: TraceBuilder):
                                     **_scenario_client(b, False)}, False) is None:
         return None
     count = b.c.integer(2, 6)
-    keyed = sub_type == "Key_Shared" or b.c.flag(0.5)
+    keyed = b.c.flag(0.5)
     for _ in range(count):
         _scenario_send(b, producer, **{"async": True}, **({"key": f"k{b.c.integer(1, 3)}"} if keyed else {}))
     b._apply("flush", {"producer": producer}, False)

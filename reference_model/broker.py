@@ -440,6 +440,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.partitioned_readers: set[str] = set()  # readers of a partitioned topic: partitioned consumers that ack what they read
         # a batching partitioned producer's producer per partition (partition_producer): handle -> it
         self.partition_producers: dict[str, Producer] = {}
+        self.named_producers: set[str] = set()  # producer handles the trace gave a name (create_producer's name)
+        # the placeholder names of partition producers whose broker-given name no history shows (partition_producer):
+        # a keyless message they write has a sticky key no one knows (PLS-KEYSHARED-001, _check_keyless_known)
+        self.unreported_producer_names: set[str] = set()
         self.closed: set[str] = set()
         self.labels: dict[str, tuple[Topic, int]] = {}  # label -> where it was sent
         self._producer_counter = 0
@@ -505,13 +509,26 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         sub = self.partition_producers.get(handle)
         if sub is None:
             topic = self.topics[names.partition_name(producer.topic.full, index)]
-            sub = replace(producer, handle=handle, topic=topic, sent=0, keyless_sent=0)
+            name = producer.name if self.partition_name_reported(producer, index) else f"{producer.name} (partition {index})"
+            if name != producer.name:
+                self.unreported_producer_names.add(name)
+            sub = replace(producer, handle=handle, topic=topic, sent=0, keyless_sent=0, name=name)
             self.partition_producers[handle] = sub
             self.handle_profiles[handle] = self.profile_of(producer.handle)
             settings = self.pfx.setdefault(producer.handle, feature_state.ProducerFeatures())
             self.pfx[handle] = replace(settings, pending=[], used_up=set())
             self.pfx[handle].clear_region()
         return sub
+
+    def partition_name_reported(self, producer: "Producer", index: int) -> bool:
+        """Whether the producer name partition ``index``'s producer of the partitioned ``producer`` writes in its
+        messages is one the history shows: the name the partitioned producer reports is partition 0's; a name the
+        application gave is every partition's; the Java client passes partition 0's name on to the others
+        (``PartitionedProducerImpl``, ``overrideProducerName``), while each C++ and Go partition producer takes the
+        name the broker gives it (live 4.0.8, 6 Dec 2026: python partitions 0 and 1 wrote standalone-0-5 and
+        standalone-0-4, go standalone-0-18 and standalone-0-17, java standalone-0-11 on both)."""
+        return (index == 0 or producer.handle in self.named_producers
+                or self.profile_of(producer.handle).client == "java")
 
     def as_sender_reports(self, producer: "Producer", value: dict) -> dict:
         """A send's or a flush's ``value`` as ``producer``'s client reports it. A producer opened on one partition's
@@ -804,6 +821,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if name is None:
             name = observed.get("producer_name") or f"model-{self._producer_counter}"
             self._producer_counter += 1
+            self.named_producers.discard(args["producer"])
+        else:
+            self.named_producers.add(args["producer"])
         # PLS-PROD-001: the first message gets initial_sequence_id + 1 (0 by default); PLS-DEDUP-002:
         # a named producer on a deduplicated topic continues after the broker's last sequence id.
         last = pf.sequence.last
@@ -946,10 +966,14 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         refused = self._delay_limit_refusal(producer, topic, args, at)
         if refused is not None:
             return refused
-        if topic.partitions and self._keyless_key_unknown(args.get("key"), args.get("ordering_key")) and any(
-                isinstance(sub.dispatcher, KeySharedDispatcher) for i in range(topic.partitions)
-                for sub in self.topics[names.partition_name(topic.full, i)].subscriptions.values()):
-            raise NotModelledError(self._KEYLESS_ON_PARTITIONS)
+        if topic.partitions and self._keyless_key_unknown(args.get("key"), args.get("ordering_key")):
+            reported = observed.get("message_id")  # (a sync send's id names the partition the router took)
+            shown = [int(reported[2])] if reported and 0 <= int(reported[2]) < topic.partitions else []
+            if any(not self.partition_name_reported(producer, i) and any(
+                    isinstance(sub.dispatcher, KeySharedDispatcher)
+                    for sub in self.topics[names.partition_name(topic.full, i)].subscriptions.values())
+                   for i in shown or self._route(producer, args)[0]):
+                raise NotModelledError(self._KEYLESS_ON_PARTITIONS)
         if not names.is_persistent(topic.full):
             self._check_no_drop(topic)
         if topic.partitions and not producer.batching:
@@ -1009,10 +1033,12 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 self._last_keyless[producer.handle] = index
                 self._refused_keyless.pop(producer.handle, None)
             topic = self.topics[names.partition_name(topic.full, index)]
+            # The partition's own producer sends it (partition_producer), with its own sequence ids (live 4.0.8, 6 Dec
+            # 2026, python, java and go: keyless sends round-robin over two partitions got sequence ids 0, 0, 1, 1),
+            # and, batching, one open batch per partition with its batch timer; what may have left before this send
+            # is judged there (PLS-BATCH-009)
+            sender = self.partition_producer(producer, index)
             if producer.batching:
-                # One open batch per partition: the partition's own producer holds it (partition_producer), with its
-                # batch timer; what may have left before this send is judged there (PLS-BATCH-009)
-                sender = self.partition_producer(producer, index)
                 self.check_batch_timer(sender.handle, at, args)
         producer.sent += 1
         # PLS-PROD-001 / PLS-DEDUP-*: sequence ids, dedup, batching, chunking, delay (feature_ops).
@@ -1186,6 +1212,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self._check_not_discovered(args["topic"])
         if topic is not None and topic.partitions:
             return (yield from self._subscribe_partitioned(topic, args, at, observed))
+        if topic is not None and sub_type == "Key_Shared":
+            self._check_keyless_known([topic])  # (one partition, by its own name, or a member of a topic list)
         config = ConsumerConfig(
             handle=args["consumer"], subscription=args["subscription"], type=sub_type,
             nack_delay_ms=int(args.get("nack_delay_ms", DEFAULT_NACK_DELAY_MS)),
@@ -1574,8 +1602,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
     # reported standalone-0-2439 and the model had sent 3 before it; the Java client passes the first
     # partition's name to the others, ``PartitionedProducerImpl``/``overrideProducerName``). The history
     # reports neither, so such a message on a Key_Shared subscription is not judged.
-    _KEYLESS_ON_PARTITIONS = ("a keyless message on a partitioned topic with a Key_Shared subscription (its sticky key is "
-                              "the partition producer's name and sequence id, which the history does not report)")
+    _KEYLESS_ON_PARTITIONS = ("a keyless message on a partition other than 0 of an unnamed C++ or Go partitioned producer, "
+                              "with a Key_Shared subscription (its sticky key is that partition producer's name, which the "
+                              "broker gave it and no history shows)")
 
     def _check_no_drop(self, topic: Topic) -> None:
         """PLS-NP-001 (``non_persistent`` rule 5): a message the broker may drop for a subscription is not
@@ -1595,11 +1624,18 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         """A message with neither key is hashed by the producer-sequence fallback (4.x)."""
         return key is None and ordering_key is None and self.key_shared.profile.keyless_producer_sequence
 
+    def _check_keyless_known(self, topics: "Iterable[Topic]") -> None:
+        """A Key_Shared subscription of ``topics``: each keyless message there is hashed by its producer's name and
+        sequence id (4.x); one written by a partition producer whose broker-given name no history shows
+        (``partition_name_reported``) has a sticky key no one knows."""
+        for t in topics:
+            if any(e.producer_name in self.unreported_producer_names and self._keyless_key_unknown(e.key, e.ordering_key)
+                   for e in t.entries):
+                raise NotModelledError(self._KEYLESS_ON_PARTITIONS)
+
     def _subscribe_partitioned(self, parent: Topic, args, at, observed):
-        if args.get("type") == "Key_Shared" and any(
-                self._keyless_key_unknown(e.key, e.ordering_key) for i in range(parent.partitions)
-                for e in self.topics[names.partition_name(parent.full, i)].entries):
-            raise NotModelledError(self._KEYLESS_ON_PARTITIONS)
+        if args.get("type") == "Key_Shared":
+            self._check_keyless_known(self.message_topics(parent))
         pairs = [dict(args, topic=names.partition_name(parent.full, i)) for i in range(parent.partitions)]
         refused = self._admit_all(pairs, at, observed)
         if refused is not None:
