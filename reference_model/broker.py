@@ -848,6 +848,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         router's own choice, not a Pulsar rule). With the client's default router: a key goes where
         that key went before (the C++ default hash, BoostHash, is not modelled), a keyless message
         to the partition after the producer's previous keyless one (its start is random).
+        Reads the producer's state only (a step calls it before its decision too).
         """
         n = producer.topic.partitions
         key = args.get("key")
@@ -861,7 +862,6 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 return (p,), ("PLS-ROUTE-001", hash_rule), f"{scheme}({key!r}) mod {n} = {p} ({router.get('client', 'java')} client)"
             # the trace's router starts its round robin at partition 0
             p = routing.round_robin_partitions(1, n, start=producer.keyless_sent, client="java")[0]
-            producer.keyless_sent += 1
             return (p,) + tuple(q for q in every if q != p), (), "the custom router sends keyless messages round robin"
         go = self.profile_of(producer.handle).client == "go"
         if go and args.get("ordering_key"):
@@ -976,14 +976,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 raise NotModelledError(self._KEYLESS_ON_PARTITIONS)
         if not names.is_persistent(topic.full):
             self._check_no_drop(topic)
-        if topic.partitions and not producer.batching:
-            # another batching producer's messages on the partition this one takes may or may not have left before it
-            # (check_batch_timer's question, asked of each partition the router allows; live 4.0.8, Java campaign of
-            # 6 Dec 2026, regression pls-excl-002-order-violation-f69bf30d4a9f)
-            for index in self._route(producer, args)[0]:
-                part = self.topics[names.partition_name(topic.full, index)]
-                self._refuse_floating(part.full, at, f"a message of {producer.handle} on {part.short} (which is first "
-                                                     "is timing)")
+        if topic.partitions:
+            self._check_partition_batches(producer, topic, args, at, observed)
         yield  # decided: the message is sent (a partitioned topic routes it first)
         if int(args.get("payload_size", 0)) >= non_persistent.WRITABILITY_BYTES:
             self.large_message_sent = True
@@ -1002,24 +996,19 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         sender = producer
         if topic.partitions:
             allowed, rules, reason = self._route(producer, args)
+            if producer.router is not None and args.get("key") is None:
+                producer.keyless_sent += 1  # the trace's router's round robin moves on (``_route`` only reads it)
             # Follow the partition the broker reported (the checker judges it against ``routes``). An async send
             # reports no id: the router picked its partition in the send call (Java PartitionedProducerImpl
             # #internalSendAsync, C++ PartitionedProducerImpl::sendAsync, Go partitionedProducer.SendAsync), and a
             # later flush or receipt shows which (``later_partitions``).
-            reported = observed.get("message_id")
-            shown = self.later_partitions.get(label) if args.get("async") and self.later_partitions is not None else None
-            if reported and 0 <= int(reported[2]) < topic.partitions:
-                index = int(reported[2])
-            elif shown is not None and 0 <= shown < topic.partitions:
-                index = shown
-            elif args.get("async") and len(allowed) > 1 and self.later_partitions is not None:
+            index = self._partition_taken(topic, args, observed, allowed)
+            if index == allowed[0] and args.get("async") and len(allowed) > 1 and self.later_partitions is not None \
+                    and self._partition_shown(topic, args, observed) is None:
                 # a judged history that never shows this message's id: no consumer or reader ever received it, and
                 # the router had a choice; it is stored on the first allowed partition and held maybe absent there
                 # (``_place_unshown``), so nothing owes it or waits for it, and the others' counts may hold it
-                index = allowed[0]
                 self.unplaced_labels.add(label)
-            else:
-                index = allowed[0]
             self.routes[label] = (allowed, rules, reason)
             if label in self.unplaced_labels:
                 pass  # its partition is a guess: the router's next choices are not taken from it
@@ -1035,11 +1024,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             topic = self.topics[names.partition_name(topic.full, index)]
             # The partition's own producer sends it (partition_producer), with its own sequence ids (live 4.0.8, 6 Dec
             # 2026, python, java and go: keyless sends round-robin over two partitions got sequence ids 0, 0, 1, 1),
-            # and, batching, one open batch per partition with its batch timer; what may have left before this send
-            # is judged there (PLS-BATCH-009)
+            # and, batching, one open batch per partition with its batch timer (what may have left before this send
+            # was judged there before the decision: _check_partition_batches)
             sender = self.partition_producer(producer, index)
-            if producer.batching:
-                self.check_batch_timer(sender.handle, at, args)
         producer.sent += 1
         # PLS-PROD-001 / PLS-DEDUP-*: sequence ids, dedup, batching, chunking, delay (feature_ops).
         # PLS-MSGID-001: non-partitioned -> partition -1; not batched -> batch_index -1.
@@ -1059,6 +1046,43 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         """PLS-ROUTE-005: the Go router hashes the ordering key as it does a key, and its round robin takes keyless
         messages only (live 4.0.8, Go campaign of issue 46: pls-route-002-wrong-partition-8b31dbd5a8be)."""
         return bool(args.get("ordering_key")) and self.profile_of(producer.handle).client == "go"
+
+    def _partition_shown(self, topic: Topic, args, observed) -> int | None:
+        """The partition the history shows a send took: a sync send's id, else (async) a later flush or receipt."""
+        reported = observed.get("message_id")
+        if reported and 0 <= int(reported[2]) < topic.partitions:
+            return int(reported[2])
+        shown = self.later_partitions.get(args["payload"]) if args.get("async") and self.later_partitions is not None else None
+        return shown if shown is not None and 0 <= shown < topic.partitions else None
+
+    def _partition_taken(self, topic: Topic, args, observed, allowed: list[int]) -> int:
+        """The partition the model stores a send of a partitioned producer on: the one the history shows, else the
+        router's first allowed one (``_place_unshown`` says when that is a guess)."""
+        shown = self._partition_shown(topic, args, observed)
+        return shown if shown is not None else allowed[0]
+
+    def _check_partition_batches(self, producer: Producer, topic: Topic, args, at: Span, observed) -> None:
+        """PLS-BATCH-009 on the partition a send of a partitioned producer takes, before the step's decision (a step
+        refused after it would have moved the router already): a batching producer's own open batch there may leave
+        on its timer (``check_batch_timer``, on its partition's producer), and another batching producer's messages
+        there may or may not have left before this one (live 4.0.8, Java campaign of 6 Dec 2026, regression
+        pls-excl-002-order-violation-f69bf30d4a9f)."""
+        allowed = self._route(producer, args)[0]
+        index = self._partition_taken(topic, args, observed, allowed)
+        part = self.topics[names.partition_name(topic.full, index)]
+        if producer.batching:
+            if partition_handle(producer.handle, index) in self.partition_producers:
+                self.check_batch_timer(partition_handle(producer.handle, index), at, args)
+            else:
+                # its first send there: only the other producers' batches can float (check_batch_timer's first test)
+                self._refuse_floating(part.full, self.first_send_window(producer.handle, args, at),
+                                      f"a message of {partition_handle(producer.handle, index)} on {part.short} (which is "
+                                      "first is timing)", besides=partition_handle(producer.handle, index))
+            return
+        for i in allowed if self._partition_shown(topic, args, observed) is None else [index]:
+            other = self.topics[names.partition_name(topic.full, i)]
+            self._refuse_floating(other.full, at, f"a message of {producer.handle} on {other.short} (which is first "
+                                                  "is timing)")
 
     @staticmethod
     def _place_unshown(topic: Topic, pos: int) -> None:

@@ -1133,6 +1133,15 @@ class FeatureOps:
             raise NotModelledError(f"a delayed send while {handle}'s open batch may leave on its timer (PLS-DELAY-006: "
                                    "which goes first, and whose receipt comes last, is timing)")
 
+    def first_send_window(self, handle: str, args: Any, at: Span) -> Span:
+        """When the first message of a batching producer ``handle`` would reach the broker (``check_batch_timer``'s
+        window for it): the send itself, or, an async one, its batch's leave window (PLS-BATCH-009)."""
+        pf = self.pfx.get(handle)
+        if pf is None or not pf.batching or not args.get("async") or "deliver_after_ms" in args or "deliver_at_ms" in args:
+            return at
+        item = PendingSend(args.get("payload", ""), dict(args), at, 0, None)
+        return batching.leave_window(batch_items([item]), [at], 0, pf.batch_config, self._batch_timer(pf))
+
     def check_close_drops_open_batch(self, handle: str, at: Span) -> None:
         """Closing a batching producer fails the messages of its open batch with AlreadyClosed and cancels the
         batch timer (C++ ``ProducerImpl::closeAsync``: ``cancelTimers``, ``failPendingMessages``; Java's
