@@ -205,7 +205,8 @@ class Watch:
         elif op == "reset_cursor":
             topic = self.model.topic_named(args["topic"])
             sub = topic.subscriptions.get(args["subscription"]) if topic is not None else None
-            if sub is not None:
+            # (a non-persistent subscription has no cursor: its reset to a publish time moves nothing)
+            if sub is not None and names.is_persistent(topic.full):
                 start = sub.cursor.mark_delete + 1  # cursor.reset(start) left every position before it acked
                 self.resets[self._sub_key(sub)] = AdminReset(start, sub.cursor.first_unacked(start), at_end,
                                                              _reset_how(args))

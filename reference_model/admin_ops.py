@@ -24,7 +24,8 @@ The steps read like the docs, one sentence each:
    empty topic, a new ledger, no subscriptions (``allowAutoTopicCreation``). A non-persistent topic is refused and
    deleted alike (``NonPersistentTopic#delete``); one the broker does not hold is no 404 but a success, with nothing
    to delete (``BrokerService#deleteTopic`` has no managed ledger to remove for a non-persistent name).
-2. Reset: the subscription's cursor moves to a message id (that entry itself; after it with ``isExcluded``), to the
+2. Reset: the subscription's cursor moves to a message id (that entry itself; after it with ``isExcluded``; a batched
+   message's id: ``batched_reset_point``), to the
    first entry published at or after a timestamp (the finder's newest entry published *before* it, then the next),
    or to the earliest / latest position; acks at or after the point are forgotten, before it everything counts as
    acked. The broker disconnects the subscription's consumers first; they reconnect. Unlike a client's seek, no
@@ -37,14 +38,23 @@ The steps read like the docs, one sentence each:
    acked. Without a subscription named, every subscription of the topic (the live target asks for the list).
 Skipped and cleared messages are acked as by an application's ack (a consumer may still hold a prefetched copy,
 which may surface once: a ghost, as for an expiry pass).
+5. A deleted topic's schema goes with it, from 2.11.0 (apache/pulsar PR #14608: ``PersistentTopic#delete`` ->
+   ``AbstractTopic#deleteSchema`` -> ``SchemaRegistryService#deleteSchemaStorage``, the ledger itself and not a
+   delete marker, so the next schema is stored as version 0 unchecked); a partitioned topic's when the whole topic is
+   deleted, not when one partition is (PR #21574, from 2.11.4 and 3.2.0; before it one partition's delete took the
+   schema the partitions share). Before 2.11.0 the REST delete keeps the schema (``deleteSchema`` defaults to false).
+   Live 4.0.8, 6 Dec 2026 (case topic-delete-takes-schema, Python and Java): a persistent, a partitioned and a non-persistent topic's
+   schema gone with them, a partition's kept.
+6. A non-persistent topic has no cursor (``non_persistent_cursor_refusal``): a reset to a publish time succeeds and
+   moves nothing; a skip, a clear_backlog and a reset to an id or a position fail with HTTP 500 (the handlers cast the
+   topic to a persistent one), whatever the subscription, and change nothing either. On a partitioned one a skip and a
+   reset to a position are refused 405 first, as on a persistent one. Live 4.0.8, 6 Dec 2026 (case
+   np-admin-cursor-ops; tests/conformance/test_np_admin_cursor_ops.py).
 
 Not modelled (``NotModelledError``): a forced delete with clients connected (they are disconnected, reconnect and
-auto-create the topic again while the delete runs), a topic with a schema (the
-schema may or may not go with it, by release), a topic written in a transaction, a topic a dead-letter or retry
-producer of a connected consumer writes to; any of the cursor ops on a
-non-persistent topic, on a non-durable subscription, or on a topic with transactional messages; a topic-wide
-clear_backlog of a partitioned topic whose partitions do not all have the same subscriptions; a reset to a batched message's id (the batch index
-handling of ``resetcursor``); a skip whose n oldest unacked entries include chunks of a chunked message; a reset
+auto-create the topic again while the delete runs), a topic written in a transaction, a topic a dead-letter or retry
+producer of a connected consumer writes to; any of the cursor ops on a non-durable subscription, or on a topic with transactional messages; a topic-wide
+clear_backlog of a partitioned topic whose partitions do not all have the same subscriptions; a skip whose n oldest unacked entries include chunks of a chunked message; a reset
 back over a message that went to a dead-letter topic (as for seek).
 On a partitioned topic (``PersistentTopicsBase``): a reset to a publish time and a clear_backlog are applied to
 every partition's subscription (``internalResetCursor``, ``internalSkipAllMessages`` fan a partitioned name out;
@@ -62,9 +72,10 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from reference_model import names
+from reference_model import schema as sc
 from reference_model.cursor import position_by_publish_time
 from reference_model.names import is_persistent, partition_name
-from reference_model.rejections import NotModelledError, Rejected
+from reference_model.rejections import ModelError, NotModelledError, Rejected
 
 DELETE_REFUSED = "NotAllowedError"  # HTTP 412 "Topic has active producers/subscriptions"
 
@@ -95,6 +106,39 @@ def reset_start(publish_times: Sequence[int], *, message_pos: int | None = None,
     if position == "latest":
         return len(publish_times)
     raise ValueError("reset_start needs one of message_pos, publish_time, position")
+
+
+def batched_reset_point(entry: Sequence[int], message_pos: int, *, excluded: bool, batch_index_ack: bool) -> tuple[int, bool]:
+    """PLS-SEEK-004, step 2 for a batched message's id (its ``entry``'s positions, in batch index order): the message
+    position and ``excluded`` to give ``reset_start``. The broker reads the entry's batch size and moves the cursor to
+    the entry with an ack set that marks the indexes before the id's (through it, excluded) as acked
+    (``PersistentTopicsBase#calculatePositionAckSet``; excluded and the last index: the next entry). The ack set
+    counts only with ``acknowledgmentAtBatchIndexLevelEnabled`` (the cursor keeps it as the entry's deleted batch
+    indexes, the dispatcher sends them and the client skips those messages): then the reset is to that message;
+    without it the whole entry is read again, from its first message."""
+    if batch_index_ack:
+        return message_pos, excluded
+    if excluded and message_pos == entry[-1]:
+        return message_pos, True
+    return entry[0], False
+
+
+NON_PERSISTENT_CURSOR_ERROR = "OtherError"  # HTTP 500: the live target records it indeterminate
+
+
+def non_persistent_cursor_refusal(op: str, args: dict, *, subscription_exists: bool, rule: str) -> Rejected | None:
+    """Step 6: an admin cursor op on a non-persistent topic (or partition), which has no cursor to move. A reset to a
+    publish time succeeds and moves nothing (``NonPersistentSubscription#resetCursor(long)`` completes at once; a
+    missing subscription is 404); every other op meets the handlers' cast of the topic to a persistent one and fails
+    with HTTP 500, whatever the subscription (``PersistentTopicsBase#internalSkipMessages``,
+    ``#internalSkipAllMessages``, ``#internalResetCursorOnPosition``). The 500 is an unexpected server error, so the
+    refusal is not ``certain``: the live target records it indeterminate, and nothing follows from it either way."""
+    if op == "reset_cursor" and "publish_time_of" in args:
+        if not subscription_exists:
+            return Rejected("SubscriptionNotFound", rule, f"no subscription {args['subscription']!r} on {args['topic']}")
+        return None
+    return Rejected(NON_PERSISTENT_CURSOR_ERROR, rule, f"HTTP 500: {op} on a non-persistent topic (the admin handler "
+                    "casts it to a persistent topic)", certain=False)
 
 
 def skipped_entries(unacked_entries: Sequence[Sequence[int]], count: int) -> list[int]:
@@ -176,18 +220,31 @@ class AdminOps:
             self.removed_non_durable = {k for k in self.removed_non_durable if k[0] != t.full}
             self.app_acked = {k: v for k, v in self.app_acked.items() if k[0] != t.full}
             self._key_partition = {k: v for k, v in self._key_partition.items() if k[0] != t.full}
+        self._delete_schema_with(topic)
         # PLS-POLICY-001: its own policies go with it (PersistentTopic#delete -> AbstractTopic#deleteTopicPolicies,
         # keyed by the partitioned topic's name, so a partition's delete takes its partitioned topic's too)
         self.topic_policies.pop(self._policy_key(topic), None)
         return {}
 
-    def _check_deletable(self, topic: Any, gone: list[Any]) -> None:
-        """What a delete the model follows must not meet (see the module's "Not modelled")."""
+    def _delete_schema_with(self, topic: Any) -> None:
+        """Step 5: the schema goes with the topic (``AbstractTopic#deleteSchema`` deletes the ledger itself, so the next
+        registration is version 0: ``Profile.topic_delete_takes_schema``); one partition's delete leaves the schema the
+        partitions share, except on a release before apache/pulsar PR #21574 (``partition_delete_takes_schema``;
+        unknown for some: the ledger is then either, until the admin's listing shows which)."""
         from reference_model.schema_ops import schema_key
 
-        if any(self.schemas[key].entries for t in gone if (key := schema_key(t.full)) in self.schemas):
-            raise NotModelledError(f"deleting {topic.short}, which has a schema (whether it goes with the topic "
-                                   "depends on the release)")
+        key = schema_key(topic.full)
+        takes = (self.profile.partition_delete_takes_schema if topic.partition_index >= 0
+                 else self.profile.topic_delete_takes_schema)
+        if takes is None and self.schemas.get(key):
+            before = self.ledger_candidates.get(key, (self.schemas[key],))
+            self.ledger_candidates[key] = tuple(dict.fromkeys((*before, sc.SchemaHistory())))
+        elif takes:
+            self.schemas.pop(key, None)
+            self.ledger_candidates.pop(key, None)
+
+    def _check_deletable(self, topic: Any, gone: list[Any]) -> None:
+        """What a delete the model follows must not meet (see the module's "Not modelled")."""
         if any(t.txn_of for t in gone):
             raise NotModelledError(f"deleting {topic.short}, written in a transaction")
         if any(full == t.full for (full, _) in self.copies for t in gone) or \
@@ -232,6 +289,29 @@ class AdminOps:
             return None
         return Rejected("NotAllowedError", rule, why)
 
+    def _non_persistent_cursor_op(self, op: str, args, rule: str) -> tuple[bool, Rejected | None]:
+        """(whether ``args`` name a non-persistent topic, and if so its refusal or None: an op that succeeds and moves
+        nothing): ``non_persistent_cursor_refusal`` on the topic, or on each partition for an op the broker fans out.
+        A partitioned topic's skip and reset to a position were refused before (HTTP 405); a clear_backlog without a
+        subscription clears each subscription the topic lists (none once its consumers are gone: ok)."""
+        topic = self._admin_topic(args["topic"], rule)
+        if isinstance(topic, Rejected) or is_persistent(topic.full):
+            return False, None
+        parts = self.message_topics(topic)
+
+        def held(t: Any, name: str) -> bool:
+            # a non-persistent topic drops a subscription with its last consumer (as ``Broker.backlog`` says)
+            sub = t.subscriptions.get(name)
+            return sub is not None and sub.dispatcher is not None and bool(sub.dispatcher.connected())
+
+        if op == "clear_backlog" and "subscription" not in args:
+            names = sorted({name for t in parts for name in t.subscriptions if held(t, name)})
+            refusals = [non_persistent_cursor_refusal(op, dict(args, subscription=n), subscription_exists=True, rule=rule)
+                        for n in names]
+            return True, next((r for r in refusals if r is not None), None)
+        exists = all(held(t, args["subscription"]) for t in parts)
+        return True, non_persistent_cursor_refusal(op, args, subscription_exists=exists, rule=rule)
+
     def _admin_subscription(self, args, rule: str):
         """The subscription an admin cursor op names on one (non-partitioned) topic, or the ``Rejected`` the broker
         answers (HTTP 404)."""
@@ -239,7 +319,8 @@ class AdminOps:
         if isinstance(topic, Rejected):
             return topic
         if topic.partitions or not is_persistent(topic.full):
-            raise NotModelledError(f"an admin cursor op on a non-persistent topic ({topic.short})")
+            raise ModelError(f"an admin cursor op reached {topic.short}'s subscription: a partitioned topic's goes to its "
+                             "partitions, a non-persistent topic's to _non_persistent_cursor_op")
         if topic.txn_of:
             raise NotModelledError(f"an admin cursor op on {topic.short}, which holds transactional messages")
         sub = topic.subscriptions.get(args["subscription"])
@@ -280,6 +361,9 @@ class AdminOps:
         refused = self._refused_on_partitions(args, "PLS-SKIP-001", "Skip messages on a partitioned topic is not allowed")
         if refused is not None:
             return refused
+        non_persistent, refused = self._non_persistent_cursor_op("skip", args, "PLS-SKIP-001")
+        if non_persistent:
+            return refused  # (always refused: a skip has nothing to skip there)
         sub = self._admin_subscription(args, "PLS-SKIP-001")
         if isinstance(sub, Rejected):
             return sub
@@ -294,6 +378,13 @@ class AdminOps:
         return {}
 
     def _op_clear_backlog(self, args, at, observed):
+        non_persistent, refused = self._non_persistent_cursor_op("clear_backlog", args, "PLS-SKIP-002")
+        if non_persistent:
+            if refused is not None:
+                return refused
+            yield  # decided: no subscription to clear
+            self.facts = {"cleared": {}}
+            return {}
         if "subscription" in args:
             subs = self._admin_subscriptions(args, "PLS-SKIP-002")
             if isinstance(subs, Rejected):
@@ -328,6 +419,13 @@ class AdminOps:
             refused = self._refused_on_partitions(args, "PLS-SEEK-004", "Reset-cursor at position is not allowed for partitioned-topic")
             if refused is not None:
                 return refused
+        non_persistent, refused = self._non_persistent_cursor_op("reset_cursor", args, "PLS-SEEK-004")
+        if non_persistent:
+            if refused is not None:
+                return refused
+            yield  # decided: a non-persistent subscription has no cursor: nothing moves, nobody is disconnected
+            self.facts = {"reset_how": "a non-persistent topic's reset to a publish time: no effect"}
+            return {}
         # one subscription, or every partition's for a reset to a publish time (``internalResetCursor`` fans the
         # timestamp out: each partition's cursor moves to its own first entry published at or after it)
         subs = self._admin_subscriptions(args, "PLS-SEEK-004")
@@ -340,9 +438,9 @@ class AdminOps:
                 # the live target cannot even name an id for it; the broker would answer 412 for an unknown position
                 return Rejected("InvalidArgument", "PLS-SEEK-004", f"no message {args['message']!r} on {args['topic']}",
                                 certain=False)
-            if len(self.entry_members(sub, pos)) > 1:
-                raise NotModelledError("a reset to a batched message's id (resetcursor's batch index handling)")
-            starts = [reset_start([m.publish_time for m in sub.topic.entries], message_pos=pos, excluded=bool(args.get("excluded")))]
+            point, excluded = batched_reset_point(self.entry_members(sub, pos), pos, excluded=bool(args.get("excluded")),
+                                                  batch_index_ack=self.profile.broker_batch_index_ack)
+            starts = [reset_start([m.publish_time for m in sub.topic.entries], message_pos=point, excluded=excluded)]
             how = f"to {args['message']}" + (" (excluded)" if args.get("excluded") else "")
         elif "publish_time_of" in args:
             ref = self.message(args["publish_time_of"])

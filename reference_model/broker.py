@@ -82,6 +82,7 @@ time is the virtual instant of the send (ms, integer) unless the checker passes 
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable, Generator, Iterable, Mapping, NamedTuple
@@ -1566,24 +1567,33 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                                                                    at, "PLS-DLQ-004")
         return dlq
 
-    def _subscribe_multi(self, args, at, observed):
-        """A consumer of a list of topics, or of every topic whose short name matches a regex
-        (at subscribe time; partitioned topics count by their own name, and bring all partitions)."""
-        rest = {k: v for k, v in args.items() if k not in ("topics", "topics_pattern")}
+    def multi_topic_names(self, args: Mapping[str, Any]) -> list[str] | Rejected:
+        """The full names a subscribe to a list of topics or to a pattern names, in the order it subscribes them: a
+        list as given (an invalid name refuses the whole subscribe); a pattern matches the short names of the topics
+        there are now (partitioned ones by their own name, never a partition's), in name order. One home for the
+        choice ``_subscribe_multi`` and the schema checks (``SchemaOps._topics_subscribe``, ``schema_unfollowed``)
+        make."""
         if "topics_pattern" in args:
-            import re
             try:
                 pattern = re.compile(args["topics_pattern"])
             except re.error as err:
                 return Rejected("InvalidArgument", "PLS-TOPIC-001", f"topics_pattern is not a regex: {err}")
-            chosen = sorted(t.full for t in self.topics.values() if t.partition_index < 0 and pattern.fullmatch(t.short))
-        else:
-            chosen = []
-            for name in args["topics"]:
-                full = names.expand_trace(name)
-                if isinstance(full, Rejected):
-                    return full
-                chosen.append(full)
+            return sorted(t.full for t in self.topics.values() if t.partition_index < 0 and pattern.fullmatch(t.short))
+        chosen = []
+        for name in args["topics"]:
+            full = names.expand_trace(name)
+            if isinstance(full, Rejected):
+                return full
+            chosen.append(full)
+        return chosen
+
+    def _subscribe_multi(self, args, at, observed):
+        """A consumer of a list of topics, or of every topic whose short name matches a regex
+        (at subscribe time; partitioned topics count by their own name, and bring all partitions)."""
+        rest = {k: v for k, v in args.items() if k not in ("topics", "topics_pattern")}
+        chosen = self.multi_topic_names(args)
+        if isinstance(chosen, Rejected):
+            return chosen
         if not chosen:
             raise NotModelledError("a pattern subscription that matches no topic yet (auto-discovery)")
         member_args = []
@@ -1599,7 +1609,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         yield  # decided: the consumer joins every member topic's subscription
         self._attach_all(member_args, args, at, observed)
         if "topics_pattern" in args:
-            self.pattern_consumers[args["consumer"]] = pattern
+            self.pattern_consumers[args["consumer"]] = re.compile(args["topics_pattern"])
         if "topics_pattern" in args or len(set(chosen)) > 1:
             # (Go: a list of one topic is that topic's consumer, consumer_impl.go newConsumer)
             self.multi_topic_consumers.add(args["consumer"])

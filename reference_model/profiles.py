@@ -250,6 +250,17 @@ class Profile:
     # PLS-ACCESS-004: ExclusiveWithFencing came with PIP-161 (apache/pulsar PR #15488, 2.11.0); an older
     # broker reads the access mode as Shared (``access_modes.mode_the_broker_reads``).
     exclusive_with_fencing_known: bool = True
+    # PLS-TOPIC-005: deleting a topic deletes its schema too (apache/pulsar PR #14608, 2.11.0: ``PersistentTopic#delete``
+    # -> ``AbstractTopic#deleteSchema`` -> ``SchemaRegistryService#deleteSchemaStorage``, the ledger itself, so the next
+    # registration is version 0 again). Before it the REST delete kept the schema unless asked ``deleteSchema=true``,
+    # which the admin (fixtures/admin.py) never asks.
+    topic_delete_takes_schema: bool = True
+    # PLS-TOPIC-005: deleting one partition of a partitioned topic leaves the schema the partitions share (apache/pulsar
+    # PR #21574, "Correct schema deletion for partitioned topic": released in 2.11.4 and 3.2.0; live 4.0.8, 6 Dec 2026,
+    # case topic-delete-takes-schema). Before it the partition's delete deleted the partitioned topic's schema (True);
+    # None: a 3.0 or 3.1 release from 3.0.2 / 3.1.2 on, which may carry the fix's cherry-pick (not recorded): the
+    # ledger is then uncertain until the admin's listing shows it (``SchemaOps.ledger_candidates``).
+    partition_delete_takes_schema: bool | None = False
     # PLS-CHUNK-003 / PLS-DEDUP-006: a send refused with MessageTooBig still used up a generated
     # sequence id. C++ ``ProducerImpl::sendAsyncWithStatsUpdate`` takes ``msgSequenceGenerator_++``
     # before its size checks (measured on 4.0.8 / C++ 4.2.0, 2026-11-26: the next send got 1, not 0);
@@ -341,6 +352,18 @@ def _before_release(broker_version: str | None, first: tuple[int, int, int]) -> 
     its newest release, so it is not."""
     number = releases.release_number(broker_version)
     return number is not None and releases.version_tuple(number) < first
+
+
+def _partition_delete_takes_schema(broker_version: str | None) -> bool | None:
+    """``Profile.partition_delete_takes_schema`` of a release: before apache/pulsar PR #21574 (2.11.0-2.11.3, 3.0.0,
+    3.0.1, 3.1.0, 3.1.1) True; 2.11.4 on and 3.2.0 on False (as 2.10, which deletes no schema with a topic); the later
+    3.0 and 3.1 releases None (not recorded). A line says its newest release."""
+    if _before_release(broker_version, (2, 11, 0)) or not _before_release(broker_version, (3, 2, 0)):
+        return False
+    release = releases.version_tuple(releases.release_number(broker_version))
+    if release < (2, 11, 4) or (3, 0, 0) <= release < (3, 0, 2) or (3, 1, 0) <= release < (3, 1, 2):
+        return True
+    return None if release >= (3, 0, 0) else False
 
 
 def _retains_keyless_by_default(broker_version: str | None, line: str) -> bool:
@@ -475,7 +498,8 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
     if broker == "2.x":
         profile = replace(profile, failover_priority_non_partitioned=False)
     if _before_release(broker_version, (2, 11, 0)):
-        profile = replace(profile, exclusive_with_fencing_known=False)
+        profile = replace(profile, exclusive_with_fencing_known=False, topic_delete_takes_schema=False)
+    profile = replace(profile, partition_delete_takes_schema=_partition_delete_takes_schema(broker_version))
     if broker == "2.x" or _before_release(broker_version, (3, 3, 0)):
         profile = replace(profile, consumer_invalid_schema_ignored=False)
     if _retains_keyless_by_default(broker_version, broker):

@@ -219,7 +219,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="PLS-TOPIC-005", area="TOPIC",
-        title="A deleted topic's messages and subscriptions are gone: a later subscribe or send creates an empty topic of that name, a subscription of the old name is a new one, and no message sent before the delete is delivered",
+        title="A deleted topic's messages and subscriptions are gone: a later subscribe or send creates an empty topic of that name, a subscription of the old name is a new one, and no message sent before the delete is delivered; from 2.11.0 its schema goes with it (not with one partition's delete)",
         source=f"{_BROKER}persistent/PersistentTopic.java",
         quote="", status="inferred", applies_to=_ALL,
         note=("PersistentTopic#delete unsubscribes every subscription (unsubscribe(sub) for each) and deletes the managed "
@@ -228,7 +228,13 @@ RULES: tuple[Rule, ...] = (
               "subscription the delete removed fail with SubscriptionNotFound until a subscribe makes it again (at its "
               "initial position, PLS-SUB-002/003). Case topic-delete-needs-no-clients. Live 4.0.8 (2 Dec 2026, "
               "Python and Java): stats on the removed subscription 404; a new Earliest subscribe got nothing of m1, m2, "
-              "then m3 sent after; backlog 1."),
+              "then m3 sent after; backlog 1. The schema: PersistentTopic#delete -> AbstractTopic#deleteSchema -> "
+              "SchemaRegistryService#deleteSchemaStorage deletes the ledger itself (apache/pulsar PR #14608, 2.11.0; "
+              "before it the REST delete kept it, deleteSchema=false), so the next schema is version 0, checked against "
+              "nothing (PLS-SCHEMA-001 judges the listing); a partitioned topic's goes when the whole topic is deleted, "
+              "not with one partition (PR #21574, 2.11.4 and 3.2.0; before it the partition's delete took it; the later "
+              "3.0/3.1 releases are not recorded: either, until a listing shows which). Case topic-delete-takes-schema, "
+              "live 4.0.8 (6 Dec 2026, Python and Java)."),
     ),
     # ---- message ids and message content ------------------------------------------------
     Rule(

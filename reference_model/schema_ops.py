@@ -129,13 +129,10 @@ class SchemaOps:
         schema = sent_schema(args.get("schema"), prof)
         if schema is None:
             return
-        if "topics_pattern" in args:
-            import re
-
-            names = [k for k in set(self.schemas) | {schema_key(t) for t in self.topics}
-                     if re.search(args["topics_pattern"], k)]
+        if "topic" in args:
+            names = [n] if not isinstance(n := self._full_name(args["topic"]), Rejected) else []
         else:
-            names = [n for t in (args.get("topics") or [args.get("topic")]) if t and not isinstance(n := self._full_name(t), Rejected)]
+            names = self._subscribed_topics(args)
         for key in {schema_key(n) for n in names}:
             now = self.ledger_candidates.get(key) or (self.schemas.get(key, sc.SchemaHistory()),)
             after = []
@@ -203,17 +200,10 @@ class SchemaOps:
         return key, history, outcome
 
     def _subscribed_topics(self, args: Mapping[str, Any]) -> list[str]:
-        """The full names a multi-topic or pattern subscribe names (``Broker._subscribe_multi``'s choice: a pattern
-        matches the short names of the topics there are, partitioned ones by their own name)."""
-        if "topics_pattern" in args:
-            import re
-
-            try:
-                pattern = re.compile(args["topics_pattern"])
-            except re.error:
-                return []
-            return sorted(t.full for t in self.topics.values() if t.partition_index < 0 and pattern.fullmatch(t.short))
-        return list(dict.fromkeys(n for t in args["topics"] if not isinstance(n := self._full_name(t), Rejected)))
+        """The full names a multi-topic or pattern subscribe names, each once (``Broker.multi_topic_names``); none if
+        the broker refuses the names themselves (an invalid name or pattern), before any schema check."""
+        chosen = self.multi_topic_names(args)
+        return [] if isinstance(chosen, Rejected) else list(dict.fromkeys(chosen))
 
     def _topics_subscribe(self, args: Mapping[str, Any], schema: sc.Schema, strategy: str) -> Any:
         """A consumer with ``schema`` subscribing to a list of topics or a pattern: the client subscribes each topic
