@@ -72,7 +72,6 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from reference_model import names
-from reference_model import schema as sc
 from reference_model.cursor import position_by_publish_time
 from reference_model.names import is_persistent, partition_name
 from reference_model.rejections import ModelError, NotModelledError, Rejected
@@ -126,16 +125,20 @@ def batched_reset_point(entry: Sequence[int], message_pos: int, *, excluded: boo
 NON_PERSISTENT_CURSOR_ERROR = "OtherError"  # HTTP 500: the live target records it indeterminate
 
 
-def non_persistent_cursor_refusal(op: str, args: dict, *, subscription_exists: bool, rule: str) -> Rejected | None:
+def non_persistent_cursor_refusal(op: str, args: dict, *, subscription_exists: bool, rule: str,
+                                  missing_certain: bool = True) -> Rejected | None:
     """Step 6: an admin cursor op on a non-persistent topic (or partition), which has no cursor to move. A reset to a
     publish time succeeds and moves nothing (``NonPersistentSubscription#resetCursor(long)`` completes at once; a
     missing subscription is 404); every other op meets the handlers' cast of the topic to a persistent one and fails
     with HTTP 500, whatever the subscription (``PersistentTopicsBase#internalSkipMessages``,
     ``#internalSkipAllMessages``, ``#internalResetCursorOnPosition``). The 500 is an unexpected server error, so the
-    refusal is not ``certain``: the live target records it indeterminate, and nothing follows from it either way."""
+    refusal is not ``certain``: the live target records it indeterminate, and nothing follows from it either way.
+    ``missing_certain`` False: the subscription was there and its consumers have gone, after which the broker drops a
+    non-durable one, and a durable one too in the releases measured (not confirmed in the source for every release)."""
     if op == "reset_cursor" and "publish_time_of" in args:
         if not subscription_exists:
-            return Rejected("SubscriptionNotFound", rule, f"no subscription {args['subscription']!r} on {args['topic']}")
+            return Rejected("SubscriptionNotFound", rule, f"no subscription {args['subscription']!r} on {args['topic']}",
+                            certain=missing_certain)
         return None
     return Rejected(NON_PERSISTENT_CURSOR_ERROR, rule, f"HTTP 500: {op} on a non-persistent topic (the admin handler "
                     "casts it to a persistent topic)", certain=False)
@@ -175,12 +178,15 @@ class AdminOps:
         return [topic] + [t for i in range(topic.partitions) if (t := self.topics.get(partition_name(topic.full, i)))]
 
     def connected_to(self, topics: Iterable[Any]) -> list[str]:
-        """The live producers, consumers and readers on ``topics`` (the broker's usage count)."""
+        """The live producers, consumers and readers on ``topics`` (the broker's usage count). A partitioned topic's
+        producer or reader is on each of its partitions (the clients connect every partition at creation)."""
         topics = list(topics)
-        handles = {h for h, p in self.producers.items() if p.topic in topics}
+        parents = {names.partitioned_parent(t.full) for t in topics if t.partition_index >= 0}
+        fulls = {t.full for t in topics} | {p for p in parents if getattr(self.topics.get(p), "partitions", 0)}
+        handles = {h for h, p in self.producers.items() if p.topic.full in fulls}
         handles |= {h for t in topics for s in t.subscriptions.values() if s.dispatcher is not None
                     for h in s.dispatcher.connected()}
-        handles |= {h for h, r in self.readers.items() if r.topic in topics}
+        handles |= {h for h, r in self.readers.items() if r.topic.full in fulls}
         return sorted(handles)
 
     def _op_delete_topic(self, args, at, observed):
@@ -220,6 +226,11 @@ class AdminOps:
             self.removed_non_durable = {k for k in self.removed_non_durable if k[0] != t.full}
             self.app_acked = {k: v for k, v in self.app_acked.items() if k[0] != t.full}
             self._key_partition = {k: v for k, v in self._key_partition.items() if k[0] != t.full}
+        parent = self.topics.get(names.partitioned_parent(topic.full))
+        if topic.partition_index >= 0 and parent is not None and topic.partition_index < parent.partitions:
+            # one partition of a partitioned topic: the partitioned metadata still lists it, so the next client of
+            # the partitioned topic makes it again, empty, on a new ledger (as auto-creation would; PLS-TOPIC-005)
+            self.topics[topic.full] = type(topic)(topic.full, self._next_ledger(), partition_index=topic.partition_index)
         self._delete_schema_with(topic)
         # PLS-POLICY-001: its own policies go with it (PersistentTopic#delete -> AbstractTopic#deleteTopicPolicies,
         # keyed by the partitioned topic's name, so a partition's delete takes its partitioned topic's too)
@@ -227,21 +238,15 @@ class AdminOps:
         return {}
 
     def _delete_schema_with(self, topic: Any) -> None:
-        """Step 5: the schema goes with the topic (``AbstractTopic#deleteSchema`` deletes the ledger itself, so the next
-        registration is version 0: ``Profile.topic_delete_takes_schema``); one partition's delete leaves the schema the
-        partitions share, except on a release before apache/pulsar PR #21574 (``partition_delete_takes_schema``;
-        unknown for some: the ledger is then either, until the admin's listing shows which)."""
+        """Step 5: the schema goes with the topic (``Profile.topic_delete_takes_schema``); one partition's delete leaves
+        the schema the partitions share, except on a release before apache/pulsar PR #21574
+        (``partition_delete_takes_schema``; unknown for some). A partition is told by its name, as the broker's
+        ``TopicName#isPartitioned`` does (a topic auto-created under a partition's name is one)."""
         from reference_model.schema_ops import schema_key
 
-        key = schema_key(topic.full)
-        takes = (self.profile.partition_delete_takes_schema if topic.partition_index >= 0
-                 else self.profile.topic_delete_takes_schema)
-        if takes is None and self.schemas.get(key):
-            before = self.ledger_candidates.get(key, (self.schemas[key],))
-            self.ledger_candidates[key] = tuple(dict.fromkeys((*before, sc.SchemaHistory())))
-        elif takes:
-            self.schemas.pop(key, None)
-            self.ledger_candidates.pop(key, None)
+        one_partition = schema_key(topic.full) != topic.full
+        self.schema_deleted_with(topic.full, self.profile.partition_delete_takes_schema if one_partition
+                                 else self.profile.topic_delete_takes_schema)
 
     def _check_deletable(self, topic: Any, gone: list[Any]) -> None:
         """What a delete the model follows must not meet (see the module's "Not modelled")."""
@@ -305,12 +310,13 @@ class AdminOps:
             return sub is not None and sub.dispatcher is not None and bool(sub.dispatcher.connected())
 
         if op == "clear_backlog" and "subscription" not in args:
-            names = sorted({name for t in parts for name in t.subscriptions if held(t, name)})
-            refusals = [non_persistent_cursor_refusal(op, dict(args, subscription=n), subscription_exists=True, rule=rule)
-                        for n in names]
-            return True, next((r for r in refusals if r is not None), None)
+            # each subscription the topic lists is cleared by name: HTTP 500 at the first, ok when it lists none
+            listed = sorted({name for t in parts for name in t.subscriptions if held(t, name)})
+            return True, (non_persistent_cursor_refusal(op, dict(args, subscription=listed[0]), subscription_exists=True,
+                                                        rule=rule) if listed else None)
         exists = all(held(t, args["subscription"]) for t in parts)
-        return True, non_persistent_cursor_refusal(op, args, subscription_exists=exists, rule=rule)
+        known = any(args["subscription"] in t.subscriptions for t in parts)
+        return True, non_persistent_cursor_refusal(op, args, subscription_exists=exists, rule=rule, missing_certain=not known)
 
     def _admin_subscription(self, args, rule: str):
         """The subscription an admin cursor op names on one (non-partitioned) topic, or the ``Rejected`` the broker

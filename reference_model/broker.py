@@ -1571,7 +1571,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         """The full names a subscribe to a list of topics or to a pattern names, in the order it subscribes them: a
         list as given (an invalid name refuses the whole subscribe); a pattern matches the short names of the topics
         there are now (partitioned ones by their own name, never a partition's), in name order. One home for the
-        choice ``_subscribe_multi`` and the schema checks (``SchemaOps._topics_subscribe``, ``schema_unfollowed``)
+        choice ``_subscribe_multi`` and the schema checks (``SchemaOps._subscribed_topics``, for ``_topics_subscribe`` and
+        ``schema_unfollowed``)
         make."""
         if "topics_pattern" in args:
             try:

@@ -33,7 +33,7 @@ Choices: the broker's default strategy is FULL (``schemaCompatibilityStrategy`` 
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from reference_model import schema as sc
 from reference_model.names import PARTITION_SUFFIX
@@ -140,20 +140,37 @@ class SchemaOps:
                 registered, outcome = sc.register(ledger, schema, self.policies.schema_compatibility_strategy,
                                                   self.policies.schema_auto_update)
                 after += [ledger] + ([] if isinstance(outcome, sc.Refused) else [registered])
-            distinct = tuple(dict.fromkeys(after))
-            if len(distinct) == 1:
-                self.schemas[key] = distinct[0]
-                self.ledger_candidates.pop(key, None)
-            else:
-                self.ledger_candidates[key] = distinct
+            self._leave_ledger(key, after)
+
+    def _leave_ledger(self, key: str, ledgers: Iterable[sc.SchemaHistory]) -> None:
+        """Ledger ``key`` is one of ``ledgers`` now: settled if they are one, else uncertain (``ledger_candidates``)
+        until the admin's listing shows which (``_op_get_schemas``)."""
+        distinct = tuple(dict.fromkeys(ledgers))
+        if len(distinct) == 1:
+            self.schemas[key] = distinct[0]
+            self.ledger_candidates.pop(key, None)
+        else:
+            self.ledger_candidates[key] = distinct
+
+    def schema_deleted_with(self, full: str, takes: bool | None) -> None:
+        """A delete of topic ``full`` (reference_model/admin_ops.py step 5): its schema ledger goes with it (``takes``:
+        the ledger itself, so the next registration is version 0), stays (False), or either (None: a release whose
+        behaviour is not recorded), until the admin's listing shows which."""
+        key = schema_key(full)
+        if takes:
+            self.schemas.pop(key, None)
+            self.ledger_candidates.pop(key, None)
+        elif takes is None:
+            now = self.ledger_candidates.get(key) or (self.schemas.get(key, sc.SchemaHistory()),)
+            self._leave_ledger(key, [*now, sc.SchemaHistory()])
 
     def _settled_ledger(self, key: str, why: str) -> sc.SchemaHistory:
         """The ledger ``key``, or NotModelledError when an op the model did not follow left it uncertain
         (``schema_unfollowed``) and ``why``, the decision about to read it, would differ between its candidates."""
         if key not in self.ledger_candidates:
             return self.schemas.get(key, sc.SchemaHistory())
-        raise NotModelledError(f"{why} on schema ledger {key}, which an op with a schema that the model did not follow "
-                               "may have written to (the admin's listing of its schemas settles it)")
+        raise NotModelledError(f"{why} on schema ledger {key}, which an op the model did not follow may have written "
+                               "to, or a delete may have taken (the admin's listing of its schemas settles it)")
 
     def _full_name(self, name: str) -> str | Rejected:
         from reference_model import names
@@ -246,7 +263,7 @@ class SchemaOps:
         for key, history in zip(decision[0], decision[1]):
             before = self.schemas.get(key, sc.SchemaHistory())
             if history != before:
-                self.ledger_candidates[key] = (before, history)
+                self._leave_ledger(key, (before, history))
 
     def _partitions_subscribe(self, ledger: sc.SchemaHistory, schema: sc.Schema, strategy: str,
                               parent: Any) -> tuple[sc.SchemaHistory, sc.Accepted | sc.Refused]:

@@ -117,3 +117,86 @@ def test_cursor_ops_on_missing_subscriptions_and_partitioned_topics():
     assert isinstance(missing, Rejected) and missing.error == "SubscriptionNotFound"
     refused = b.apply("skip", {"topic": "u", "subscription": "s", "count": 1}, Span.at(7.0))
     assert isinstance(refused, Rejected) and refused.error == "NotAllowedError" and refused.rule == "PLS-SKIP-001"
+
+
+# ---------------------------------------------------------------------- deletes and schemas; non-persistent cursors
+# (review of aa8ed68: each of these failed or crashed before its fix)
+
+V1 = {"type": "AVRO", "definition": {"type": "record", "name": "U", "fields": [{"name": "name", "type": "string"}]}}
+
+
+def _on(release: str, *ops):
+    from reference_model.profiles import profile_for
+
+    b = Broker(profile_for(release))
+    for i, (op, args) in enumerate(ops):
+        out = b.apply(op, args, Span.at(float(i)))
+        assert not isinstance(out, Rejected), (op, args, out)
+    return b
+
+
+def test_a_partition_delete_on_an_unrecorded_release_leaves_a_schemaless_ledger_settled():
+    """3.0.7 (PR #21574's cherry-pick not recorded): a ledger with no schema is the same either way, so a later
+    producer is followed, not refused as uncertain."""
+    b = _on("3.0.7", ("create_topic", {"topic": "v", "partitions": 2}),
+            ("create_producer", {"producer": "p", "topic": "v"}), ("close", {"handle": "p"}),
+            ("delete_topic", {"topic": "v-partition-0"}))
+    assert not b.ledger_candidates
+    assert not isinstance(b.apply("create_producer", {"producer": "p2", "topic": "v"}, Span.at(9.0)), Rejected)
+
+
+def test_a_partition_delete_on_an_unrecorded_release_leaves_a_schema_uncertain_until_listed():
+    b = _on("3.0.7", ("create_topic", {"topic": "v", "partitions": 2}),
+            ("create_producer", {"producer": "p", "topic": "v", "schema": V1}), ("close", {"handle": "p"}),
+            ("delete_topic", {"topic": "v-partition-0"}))
+    assert len(b.ledger_candidates["persistent://public/default/v"]) == 2
+    with pytest.raises(NotModelledError, match="delete may have taken"):
+        b.apply("create_producer", {"producer": "p2", "topic": "v", "schema": {"type": "STRING"}}, Span.at(9.0))
+    # a whole-topic delete settles it: gone either way
+    b.apply("delete_topic", {"topic": "v"}, Span.at(10.0))
+    assert not b.ledger_candidates and "persistent://public/default/v" not in b.schemas
+
+
+def test_a_topic_made_under_a_partitions_name_is_a_partition_for_its_schema():
+    """TopicName#isPartitioned reads the name: on a fixed release its delete keeps the schema ledger y."""
+    b = _on("4.0.8", ("create_producer", {"producer": "p", "topic": "y-partition-0", "schema": V1}),
+            ("close", {"handle": "p"}), ("delete_topic", {"topic": "y-partition-0"}))
+    assert b.schemas["persistent://public/default/y"].entries
+
+
+def test_a_partition_delete_is_refused_while_the_partitioned_producer_is_connected():
+    b = _on("4.0.8", ("create_topic", {"topic": "v", "partitions": 2}), ("create_producer", {"producer": "p", "topic": "v"}))
+    refused = b.apply("delete_topic", {"topic": "v-partition-1"}, Span.at(9.0))
+    assert isinstance(refused, Rejected) and refused.rule == "PLS-TOPIC-004"
+
+
+def test_a_deleted_partition_is_made_again_empty_for_the_next_client():
+    b = _on("4.0.8", ("create_topic", {"topic": "v", "partitions": 2}),
+            ("create_producer", {"producer": "p", "topic": "v"}), ("send", {"producer": "p", "payload": "m1"}),
+            ("close", {"handle": "p"}), ("delete_topic", {"topic": "v-partition-0"}),
+            ("delete_topic", {"topic": "v-partition-1"}))
+    assert not isinstance(b.apply("create_producer", {"producer": "p2", "topic": "v"}, Span.at(9.0)), Rejected)
+    assert all(not t.entries for t in b.message_topics(b.topics["persistent://public/default/v"]))
+
+
+def test_non_persistent_cursor_ops_by_subscription_state():
+    np_topic = "non-persistent://n"
+    b = _on("4.0.8", ("subscribe", {"consumer": "c", "topic": np_topic, "subscription": "s"}))
+    wide = b.apply("clear_backlog", {"topic": np_topic}, Span.at(5.0))
+    assert isinstance(wide, Rejected) and wide.error == "OtherError" and not wide.certain  # HTTP 500 at s
+    never = b.apply("reset_cursor", {"topic": np_topic, "subscription": "x", "position": "earliest"}, Span.at(7.0))
+    assert isinstance(never, Rejected) and never.error == "OtherError"  # the 500 comes before the subscription
+    b.apply("close", {"handle": "c"}, Span.at(8.0))
+    assert b.apply("clear_backlog", {"topic": np_topic}, Span.at(9.0)) == {}  # lists none once c has gone
+
+
+def test_a_non_persistent_subscription_gone_with_its_consumers_is_404_but_not_certainly():
+    np_topic = "non-persistent://n"
+    b = _on("4.0.8", ("subscribe", {"consumer": "c", "topic": np_topic, "subscription": "s"}),
+            ("create_producer", {"producer": "p", "topic": np_topic}), ("send", {"producer": "p", "payload": "m1"}))
+    assert b.apply("reset_cursor", {"topic": np_topic, "subscription": "s", "publish_time_of": "m1"}, Span.at(5.0)) == {}
+    never = b.apply("reset_cursor", {"topic": np_topic, "subscription": "x", "publish_time_of": "m1"}, Span.at(6.0))
+    assert isinstance(never, Rejected) and never.error == "SubscriptionNotFound" and never.certain
+    b.apply("close", {"handle": "c"}, Span.at(7.0))
+    gone = b.apply("reset_cursor", {"topic": np_topic, "subscription": "s", "publish_time_of": "m1"}, Span.at(8.0))
+    assert isinstance(gone, Rejected) and gone.error == "SubscriptionNotFound" and not gone.certain
