@@ -305,9 +305,7 @@ class AdminOps:
         parts = self.message_topics(topic)
 
         def held(t: Any, name: str) -> bool:
-            # a non-persistent topic drops a subscription with its last consumer (as ``Broker.backlog`` says)
-            sub = t.subscriptions.get(name)
-            return sub is not None and sub.dispatcher is not None and bool(sub.dispatcher.connected())
+            return self.non_persistent_held(t.subscriptions.get(name))
 
         if op == "clear_backlog" and "subscription" not in args:
             # each subscription the topic lists is cleared by name: HTTP 500 at the first, ok when it lists none

@@ -1567,13 +1567,18 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                                                                    at, "PLS-DLQ-004")
         return dlq
 
+    @staticmethod
+    def non_persistent_held(sub: Any) -> bool:
+        """Whether a non-persistent topic's subscription ``sub`` is still there: the broker drops it with its last
+        consumer (live 4.0.8, 2026-11-27, 3/3: regression pls-backlog-001-unexpected-rejection-143de56b27d7)."""
+        return sub is not None and sub.dispatcher is not None and bool(sub.dispatcher.connected())
+
     def multi_topic_names(self, args: Mapping[str, Any]) -> list[str] | Rejected:
         """The full names a subscribe to a list of topics or to a pattern names, in the order it subscribes them: a
         list as given (an invalid name refuses the whole subscribe); a pattern matches the short names of the topics
         there are now (partitioned ones by their own name, never a partition's), in name order. One home for the
-        choice ``_subscribe_multi`` and the schema checks (``SchemaOps._subscribed_topics``, for ``_topics_subscribe`` and
-        ``schema_unfollowed``)
-        make."""
+        choice ``_subscribe_multi`` and the schema checks make (``SchemaOps._subscribed_topics``, for ``_topics_subscribe``
+        and ``schema_unfollowed``)."""
         if "topics_pattern" in args:
             try:
                 pattern = re.compile(args["topics_pattern"])
@@ -2679,7 +2684,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                             f"the non-durable subscription {subscription!r} on {topic} went with its last consumer")
         if sub is None:
             return Rejected("SubscriptionNotFound", "PLS-BACKLOG-001", f"no subscription {subscription!r} on {topic}", certain=False)
-        if not names.is_persistent(t.full) and (sub.dispatcher is None or not sub.dispatcher.connected()):
+        if not names.is_persistent(t.full) and not self.non_persistent_held(sub):
             # NonPersistentTopic drops a subscription with its last consumer (live 4.0.8, 2026-11-27, 3/3:
             # regression pls-backlog-001-unexpected-rejection-143de56b27d7); not confirmed in the source
             return Rejected("SubscriptionNotFound", "PLS-BACKLOG-001",
