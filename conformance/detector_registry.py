@@ -437,6 +437,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "the producer's pending messages: an entry that is not a run of them in send order, one bigger than the "
      "container takes, a cut where the publish-delay timer could not fire, or a member received before its batch "
      "could have left."),
+    ("PLS-BATCH-010", _det("batch_acked_by_producer_id"), (R,),
+     "Violated if a batched message that its client acked with its whole entry, for an ack naming a sibling by the "
+     "id its producer returned, is delivered on that subscription again (other than a copy queued before the ack)."),
     ("PLS-DLQ-002", _det("dlq_n_plus_one"), (R, RN),
      "Violated if with max_redeliver_count N, the application sees a message more than N+1 times (a delivery with "
      "redelivery count above N, or any after it was dead-lettered), or a copy reaches the dead-letter topic before "

@@ -81,6 +81,7 @@ class AdminReset:
 class _SubFacts:
     acked_individually: set[int] = field(default_factory=set)
     acked_cumulatively: set[int] = field(default_factory=set)
+    acked_with_entry: dict[int, str] = field(default_factory=dict)  # PLS-BATCH-010: pos -> the ack that took it
     delivered: set[int] = field(default_factory=set)
     nacked: bool = False
     nacked_positions: set[int] = field(default_factory=set)
@@ -171,6 +172,16 @@ class Watch:
             sub = before["sub"]
             newly = sub.cursor.acked_since(before["acked"], len(sub.topic.entries))
             f = self.facts(sub)
+            named = self._pos(sub, args.get("message"))
+            if named is not None and args.get("message") not in self.model.received_labels.get(args.get("consumer"), ()):
+                # PLS-BATCH-010: by the id its producer returned, the client may ack the named message's batch
+                # siblings too (the whole entry): those are the client's doing, not the application's ack
+                extra = {p for p in newly if p > named or (op == "ack" and p != named)}
+                for p in extra:
+                    f.acked_with_entry[p] = (f"acked with its batch entry by {args.get('consumer')}'s "
+                                             f"{'cumulative ' if op == 'ack_cumulative' else ''}ack of "
+                                             f"{args.get('message')}, named by the id its producer returned")
+                newly = [p for p in newly if p not in extra]
             (f.acked_individually if op == "ack" else f.acked_cumulatively).update(newly)
         elif op == "unsubscribe":
             for key in before.get("deleted", ()):
@@ -405,6 +416,16 @@ ack_cumulative = _forbidding(
     candidates=lambda w, sub: w.facts(sub).acked_cumulatively)
 ack_cumulative.__doc__ = """PLS-ACK-002. Violated if, after a cumulative ack of message m on an Exclusive or Failover
 subscription, m or any message before it is delivered on that subscription again."""
+
+def _acked_with_entry(w: Watch, sub: Any) -> dict[int, str]:
+    f = w.facts(sub)
+    return {p: why for p, why in f.acked_with_entry.items() if sub.cursor.is_acked(p)}
+
+
+batch_acked_by_producer_id = _forbidding("PLS-BATCH-010", "ack-resurrection", _acked_with_entry, "acknowledged")
+batch_acked_by_producer_id.__doc__ = """PLS-BATCH-010. Violated if a batched message that its client acked together with
+a sibling named by the id its producer returned (the whole entry: Java, Go, C++ with batch index ack) is delivered on
+that subscription again, other than a copy its client had queued before the ack."""
 
 ttl_expired_gone = _forbidding("PLS-TTL-001", "ack-resurrection", lambda w, s: _expired(w, s, delivered=None), "expired")
 ttl_expired_gone.__doc__ = """PLS-TTL-001. Violated if a message that an expiry pass removed (unacked and older than the
@@ -1424,7 +1445,7 @@ RECEIPT_DETECTORS: tuple[Callable[[Watch, Receipt], list[Finding]], ...] = (
     compacted_keyless_dropped, compacted_after_horizon, delayed_immediate_on_exclusive, nack_delay_floor,
     failover_partition_owner, retention_keeps_acked, sticky_key_routing, slot_routing, batch_redelivered_whole,
     batch_redelivered_unacked_only,
-    batch_nack_whole_entry, chunked_whole,
+    batch_nack_whole_entry, batch_acked_by_producer_id, chunked_whole,
     txn_uncommitted_invisible, txn_aborted_never, txn_read_position, txn_timeout_releases,
     txn_pending_ack_held, txn_committed_ack_final,
     admin_reset_start, skip_acks_oldest, clear_backlog_acks_all, deleted_topic_gone,

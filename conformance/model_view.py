@@ -53,6 +53,7 @@ class ModelView(Protocol):
     routes: Mapping[str, Any]  # label -> (allowed partitions, rules, reason) of a partitioned send
     tfx: Mapping[str, Any]  # topic full name -> TopicFeatures
     index_ack: Mapping[str, bool]  # consumer handle -> batch index ack in effect
+    received_labels: Mapping[str, set[str]]  # consumer handle -> labels its application received (PLS-BATCH-010)
     policies: Any  # NamespacePolicies
     fault_log: list[Any]  # the faults so far (reference_model.faults.Fault), in order (PLS-FAULT-*)
     latency_ms: int  # the latency a set_latency op put in force (PLS-FAULT-*)

@@ -18,7 +18,8 @@ PLS-DELAY-006: a flush's entries and batch indexes), ``change_send_outcome`` (PL
 005/006, PLS-CHUNK-002/005: a send's duplicate verdict, last_sequence_id, chunk id),
 ``deliver_chunk_alone`` (PLS-CHUNK-001), ``change_message_field`` of a key given as bytes (PLS-MSG-002: the hex
 shown as a text key); PLS-BATCH-004 (drop_delivery of an acked batch member's
-redelivery without batch index ack), PLS-BATCH-005 (deliver_acked with batch index ack), PLS-DELAY-002
+redelivery without batch index ack), PLS-BATCH-005 (deliver_acked with batch index ack), PLS-BATCH-010 (``deliver_entry_acked_by_producer_id``: a sibling of an entry an ack
+by the producer's id took, delivered to the consumer that took the subscription over), PLS-DELAY-002
 (reorder_same_key holding a delayed message back on Exclusive/Failover), PLS-CHUNK-004 (the
 chunking+batching refusal accepted or misnamed). Dead letters, retention and the rest:
 PLS-DLQ-001/RETRY-001 (``change_message_field`` moves a copy to the pre-#9327 name), PLS-DLQ-004
@@ -2578,6 +2579,70 @@ def deliver_acked(history: History) -> list[Mutant]:
     return out
 
 
+def _reported_ids(history: History) -> dict[str, list[int]]:
+    """label -> the id its send or its producer's flush reported (ledger, entry, partition, batch index)."""
+    out: dict[str, list[int]] = {}
+    for e in history.events:
+        if e.outcome.status != OK:
+            continue
+        v = e.outcome.value or {}
+        if e.op.op == "send" and v.get("message_id"):
+            out[e.op.args["payload"]] = [int(x) for x in v["message_id"]]
+        elif e.op.op == "flush":
+            out.update({k: [int(x) for x in m] for k, m in (v.get("message_ids") or {}).items()})
+    return out
+
+
+def deliver_entry_acked_by_producer_id(history: History) -> list[Mutant]:
+    """PLS-BATCH-010: an ack that named a batched message by the id its producer returned took the whole entry (a
+    Java or Go consumer, or one with batch index ack); a consumer that took the subscription over after the acking
+    one closed gets a sibling of that entry (one the ack did not name; for a cumulative ack, one after it) instead of
+    its first message."""
+    f = facts(history)
+    ids = _reported_ids(history)
+    received_by: dict[str, set[str]] = {}
+    out = []
+    for x, e in enumerate(history.events):
+        h = f.handle_at(x)
+        if h is not None and e.op.op == "consume" and e.outcome.status == OK:
+            received_by.setdefault(h.name, set()).update(m.get("payload") for m in (e.outcome.value or {}).get("messages") or ())
+        msg = _delivery(e)
+        if msg is not None and h is not None:
+            received_by.setdefault(h.name, set()).add(msg.payload)
+        if e.op.op not in ("ack", "ack_cumulative") or e.outcome.status != OK or h is None or "txn" in e.op.args:
+            continue
+        label = e.op.args["message"]
+        named = ids.get(label)
+        if named is None or named[3] < 0 or label in received_by.get(h.name, set()) or _non_persistent(h):
+            continue
+        if h.client not in ("java", "go") and not h.args.get("batch_index_ack"):
+            continue  # a C++ producer's own id without batch index ack takes nothing of the entry
+        siblings = [k for k, m in ids.items() if m[:3] == named[:3] and m[3] >= 0 and k != label
+                    and (e.op.op == "ack" or m[3] > named[3])]
+        closing = next((g for g in history.events[x + 1:] if g.step == h.closed_step), None)
+        if not siblings or closing is None or closing.op.op != "close":
+            continue  # an unsubscribe deletes the subscription: a later one may read the entry again
+        after = next(((j, g) for j, g in enumerate(history.events[x + 1:], x + 1) if _delivery(g) is not None
+                      and f.handle_at(j) is not None and f.handle_at(j).sub_key == h.sub_key
+                      and f.handle_at(j).step > h.closed_step), None)
+        if after is None or _delivery(after[1]).payload in siblings:
+            continue
+        j, g = after
+        if any(k.op.op in ("seek", "reset_cursor", "delete_topic", "unsubscribe", "skip", "clear_backlog")
+               for k in history.events[x + 1:j]):
+            continue  # the cursor may have moved back over the entry
+        sibling = siblings[0]
+        shown = replace(_delivery(g), payload=sibling, message_id=tuple(ids[sibling]))
+        events = list(history.events)
+        events[j] = replace(g, outcome=Outcome.ok({**(g.outcome.value or {}), "message": shown.to_json()}))
+        m = _mutant(f, events, "deliver_entry_acked_by_producer_id", (e.step, g.step), ("PLS-BATCH-010",),
+                    f"step {g.step}: {sibling} delivered to {f.handle_at(j).name} though step {e.step}'s ack of "
+                    f"{label} by its producer's id acked their entry")
+        if m:
+            out.append(m)
+    return out
+
+
 def _delivered_again_after(history: History, at: int, h: _Handle, msg: ObservedMessage, wait: float) -> list[Event]:
     """The history's events with a receive inserted right after event ``at``: ``h`` gets ``msg`` again (count+1)
     ``wait`` ms later; everything after moves by ``wait``."""
@@ -3518,6 +3583,7 @@ def change_schema_version(history: History) -> list[Mutant]:
 
 OPERATORS: dict[str, Callable[[History], list[Mutant]]] = {
     "shift_delivery_earlier": shift_delivery_earlier,
+    "deliver_entry_acked_by_producer_id": deliver_entry_acked_by_producer_id,
     "shift_delivery_later": shift_delivery_later,
     "drop_delivery": drop_delivery,
     "duplicate_delivery": duplicate_delivery,

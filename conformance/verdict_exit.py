@@ -102,7 +102,8 @@ class LabelVerdicts:
     its FAIL; ``cases``: case id -> status; ``excused_cases``: case id -> KD ids of a case whose
     every failure they explain; ``case_rules``: case id -> the rules it names; ``errors``: case id
     -> one line (a case that ended ERROR); ``not_run``: case id -> why it did not run; ``fuzz_failures``
-    / ``fuzz_errors``: generated traces that failed / crashed the harness."""
+    / ``fuzz_errors``: generated traces that failed / crashed the harness; ``case_failed_rules``: case id -> the
+    rules that FAILed in it, named or not."""
 
     label: str
     client: str
@@ -117,6 +118,7 @@ class LabelVerdicts:
     not_run: Mapping[str, str] = field(default_factory=dict)
     fuzz_failures: int = 0
     fuzz_errors: int = 0
+    case_failed_rules: Mapping[str, Sequence[str]] = field(default_factory=dict)  # case id -> the rules it FAILed
 
     @property
     def where(self) -> str:
@@ -254,8 +256,13 @@ def decide(labels: Sequence[LabelVerdicts], *, errors: Sequence[str] = (), inter
                                   tuple(failing_rules), cases))
         beyond = tuple(c for c in failing_cases if not set(lab.case_rules.get(c, ())) & set(failing_rules))
         if beyond:
-            reasons.append(Reason(KIND_FAILED_CASE, f"{_n(len(beyond), 'case')} failed {lab.where} with no rule failing "
-                                  f"(an expect: line): {_ids(beyond)}", lab.label, lab.client, cases=beyond))
+            # a case fails on any rule that FAILs in it, named or not; summary.json's rules say which ones did
+            unnamed = sorted({r for c in beyond for r in lab.case_failed_rules.get(c, ())
+                              if r not in lab.case_rules.get(c, ()) and r not in lab.excused})
+            why = (f"on a rule {'it does' if len(beyond) == 1 else 'they do'} not name ({_ids(unnamed)}) or an expect: line"
+                   if unnamed else "with no rule failing (an expect: line)")
+            reasons.append(Reason(KIND_FAILED_CASE, f"{_n(len(beyond), 'case')} failed {lab.where} {why}: {_ids(beyond)}",
+                                  lab.label, lab.client, cases=beyond))
         if lab.fuzz_failures:
             reasons.append(Reason(KIND_FAILED_CASE, f"{_n(lab.fuzz_failures, 'generated trace')} failed {lab.where} (fuzz/)",
                                   lab.label, lab.client))

@@ -155,7 +155,8 @@ def label_verdicts(runs: list[_Run], labels: list["_Label"] = ()) -> list[LabelV
             run.label, run.client, run.on_model, dict(doc.get("rules") or {}), tuple(meant), excused,
             dict(doc.get("cases") or {}), excused_cases, {r.case.id: tuple(r.case.rules) for r in run.results},
             {r.case.id: " ".join(str(r.message or r.failure_text()).split())[:200] for r in run.results if r.status == ERROR},
-            dict(doc.get("not_run") or {}), int(fuzz.get("failures", 0)), int(fuzz.get("harness_errors", 0))))
+            dict(doc.get("not_run") or {}), int(fuzz.get("failures", 0)), int(fuzz.get("harness_errors", 0)),
+            {r.case.id: tuple(sorted(rule for rule, v in r.rule_verdicts.items() if v == "FAIL")) for r in run.results}))
     seen = {run.label for run in runs}
     out += [LabelVerdicts(lab.label, lab.client, lab.on_model, not_run=dict(lab.not_run))
             for lab in labels if lab.label not in seen and lab.not_run]

@@ -8,7 +8,7 @@ and its batch timer); the consumer's batch handling (``lib/ConsumerImpl.cc``
 ``lib/BatchMessageAcker.h`` sends the entry ack only when every index is acked;
 ``lib/NegativeAcksTracker.cc`` nacks the whole entry); the broker's batch index ack
 (``acknowledgmentAtBatchIndexLevelEnabled``, ``.../service/Consumer.java``).
-Rule ids: PLS-BATCH-001 .. PLS-BATCH-007, PLS-BATCH-009, PLS-BACKLOG-001.
+Rule ids: PLS-BATCH-001 .. PLS-BATCH-007, PLS-BATCH-009, PLS-BATCH-010, PLS-BACKLOG-001.
 
 Producer (PLS-BATCH-002), for each message ``m`` of ``len(m)`` payload bytes:
 1. If ``m`` is delayed it is not batched at all: it is sent alone, at once (PLS-DELAY-006). The
@@ -52,7 +52,10 @@ When the entry is redelivered (nack of any of its messages, ack timeout, consume
 client gets the whole entry again and hands over:
 - without batch index ack: every index, the acked ones too (PLS-BATCH-004);
 - with batch index ack on both broker and consumer: only the indexes not acked (PLS-BATCH-005).
-A nack of one message redelivers the whole entry (PLS-BATCH-006). The backlog counts entries,
+A nack of one message redelivers the whole entry (PLS-BATCH-006). An ack that names a message by the id its
+producer returned carries no batch tracker, and the clients differ (PLS-BATCH-010, ``producer_id_ack_reach``):
+Java and Go ack the whole entry, C++ too with batch index ack on the consumer; a C++ producer's own id without it
+acks nothing (individual) or only what came before the entry (cumulative). The backlog counts entries,
 not messages (PLS-BACKLOG-001). Python's default is ``batching_enabled=False`` (PLS-BATCH-007).
 
 When the open batch leaves (PLS-BATCH-009) is the client's choice within bounds, and the model keeps
@@ -446,6 +449,21 @@ def assign_ids(entries: tuple[tuple[int, ...], ...], *, ledger: int, first_entry
 def entry_acked(batch_size: int, acked_indexes: frozenset[int] | set[int]) -> bool:
     """The broker deletes the entry only once every index is acked."""
     return set(range(batch_size)) <= set(acked_indexes)
+
+
+def producer_id_ack_reach(client: str, *, cumulative: bool, client_batch_index_ack: bool, own_producer_id: bool) -> str:
+    """PLS-BATCH-010: what an ack that names a batched message by the id its producer returned (its consumer
+    never received it, so the id carries no batch tracker) acks at the broker.
+
+    ``client`` is the consumer's client (``cpp``, ``java``, ``go``); ``client_batch_index_ack`` the consumer's own
+    setting (the broker's does not matter here); ``own_producer_id`` whether the id is the one a C++ producer
+    handed back (another client's id is rebuilt from its numbers). Returns ``"entry"`` (the whole entry; a
+    cumulative ack also everything before it), ``"nothing"`` or ``"before"`` (a cumulative ack of everything
+    stored before the entry, none of it).
+    """
+    if client != "cpp" or client_batch_index_ack or not own_producer_id:
+        return "entry"
+    return "before" if cumulative else "nothing"
 
 
 def redelivered_indexes(batch_size: int, acked_indexes: frozenset[int] | set[int], *, batch_index_ack: bool) -> tuple[int, ...]:

@@ -435,6 +435,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.pattern_consumers: dict[str, Any] = {}  # handle -> its compiled topics_pattern (auto-discovery: _check_not_discovered)
         self.multi_topic_consumers: set[str] = set()  # handles of a topics_pattern or of topics naming several (_seek_partitioned)
         self.received_labels: dict[str, set[str]] = {}  # consumer -> labels its application received
+        self.ever_received: set[str] = set()  # labels some consumer's application received, closed or not
         self.sender_client: dict[str, str] = {}  # label -> the client ("cpp", "java") whose producer sent it
         self.failed_last_send: set[str] = set()  # producers whose last send failed (a Java flush reports it)
         self.readers: dict[str, Reader] = {}
@@ -1793,8 +1794,16 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if isinstance(found, Rejected):
             return found
         yield  # decided: the message is acked
-        self._supersede_pending(found[1], [found[2]])
         config, sub, pos = found
+        by_id = self._producer_id_ack(config, sub, pos, args["message"], cumulative=False)
+        if isinstance(by_id, list):
+            # PLS-BATCH-010: an id without a batch tracker acks the whole entry, or (a C++ producer's own id without
+            # batch index ack) nothing at all, and the client's later acks of the siblings never complete it.
+            self._supersede_pending(sub, by_id)
+            newly = [p for p in by_id if sub.cursor.ack(p)]
+            self._log_ack(sub, newly, at, config.handle)
+            return {}
+        self._supersede_pending(sub, [pos])
         batch = self._feature_ack(config, sub, pos, at)
         if batch is not None:
             # PLS-BATCH-004: without batch index ack the entry is acked once every index is.
@@ -1834,11 +1843,16 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if "txn" in args:
             return (yield from self._ack_cumulative_in_txn(args, found, at))
         yield  # decided: everything up to the message is acked
-        self._supersede_pending(found[1], [p for p in found[1].txn_pending if p <= found[2]])
         config, sub, pos = found  # on a partitioned topic: that partition only
+        by_id = self._producer_id_ack(config, sub, pos, args["message"], cumulative=True)
+        if by_id is not None:
+            # PLS-BATCH-010: by the producer's id up to the whole entry's end, or only to what was stored before it
+            pos = by_id
+        self._supersede_pending(sub, [p for p in sub.txn_pending if p <= pos])
         # PLS-ACK-002: everything up to and including pos.
         before = [p for p in range(sub.cursor.mark_delete + 1, pos + 1) if not sub.cursor.is_acked(p)]
-        sub.cursor.ack_cumulative(pos)
+        if pos > sub.cursor.mark_delete:
+            sub.cursor.ack_cumulative(pos)
         self._log_ack(sub, before, at, config.handle)
         return {}
 
@@ -2319,6 +2333,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.partition_consumers.pop(config.handle, None)
         self.multi_topic_consumers.discard(config.handle)
         self.partitioned_readers.discard(config.handle)
+        self.received_labels.pop(config.handle, None)  # a handle subscribed again under the name starts afresh
         self.closed.add(config.handle)
         return {}
 
@@ -2514,6 +2529,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             0 if candidate is None else candidate.count_low if candidate.count_model is None else candidate.count_model)
         sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)  # first: a NotModelledError changes nothing
         self.received_labels.setdefault(handle, set()).add(label)
+        self.ever_received.add(label)
         if sub.trimmable and sub.durable:
             # PLS-RETENTION-001: the broker deletes whole ledgers, oldest first, and a durable
             # subscription's cursor keeps what it has not acked. A delivery of this position proves

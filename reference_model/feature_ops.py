@@ -116,6 +116,7 @@ class FeatureOps:
         # PLS-NP-001 (non_persistent rule 5): a message big enough to leave a connection unwritable was sent
         self.large_message_sent = False
         self.index_ack: dict[str, bool] = {}  # consumer handle -> batch index ack in effect
+        self.client_index_ack: dict[str, bool] = {}  # consumer handle -> its own batch_index_ack setting
         self.reads_compacted: set[str] = set()  # consumer handles subscribed with read_compacted
         self.app_acked: dict[tuple[str, str, int], set[int]] = {}  # (topic, sub, entry) -> positions acked by the app
         self.facts: dict[str, Any] = {}
@@ -983,10 +984,8 @@ class FeatureOps:
         way (their window ends after ``during`` starts), or still pending though they may have left (it starts
         before ``during`` ends)."""
         found = []
-        received = None
+        received = self.ever_received  # a received message surely left
         for pf in self._unsettled_batchers(topic_full, besides):
-            if received is None:
-                received = set().union(*self.received_labels.values())  # a received message surely left
             pending = {p.label for p in pf.pending}
             # a message some consumer received surely left, and so did every one sent before it
             seen = max((i for i, p in enumerate(pf.region) if p.label in received), default=-1)
@@ -1500,6 +1499,7 @@ class FeatureOps:
     def _feature_subscribed(self, config: Any, sub: Any, args) -> None:
         broker_on = self.profile.broker_batch_index_ack
         self.index_ack[config.handle] = bool(args.get("batch_index_ack", False)) and broker_on
+        self.client_index_ack[config.handle] = bool(args.get("batch_index_ack", False))
         if args.get("read_compacted"):
             self.reads_compacted.add(config.handle)
         else:
@@ -1521,6 +1521,24 @@ class FeatureOps:
             self.app_acked.pop(key, None)
             return [p for p in members if not sub.cursor.is_acked(p)]
         return []  # held on the client until every index is acked
+
+    def _producer_id_ack(self, config: Any, sub: Any, pos: int, label: str, *, cumulative: bool) -> list[int] | int | None:
+        """PLS-BATCH-010: what an ack of batched message ``label`` acks at the broker when its consumer never
+        received it (the target then acks by the id the producer returned: ``_message_ref`` in the targets), or
+        None when the ack is an ordinary one (a received message, or one not in a batch). An individual ack: the
+        positions it acks (the whole entry, or none); a cumulative one: the position it acks up to (the entry's
+        last, or the one before its first)."""
+        fx = self.tfx.get(sub.topic.full)
+        if fx is None or pos not in fx.entry_of or label in self.received_labels.get(config.handle, ()):
+            return None
+        members = fx.members[fx.entry_of[pos][0]]
+        reach = batching.producer_id_ack_reach(
+            self.profile_of(config.handle).client, cumulative=cumulative,
+            client_batch_index_ack=self.client_index_ack.get(config.handle, False),
+            own_producer_id=self.sender_client.get(label) == "cpp")
+        if cumulative:
+            return max(members) if reach == "entry" else min(members) - 1
+        return list(members) if reach == "entry" else []
 
     def _feature_nack_positions(self, config: Any, sub: Any, pos: int) -> list[int]:
         """PLS-BATCH-006: a nack redelivers the whole entry; PLS-NP-002: nothing on non-persistent topics."""

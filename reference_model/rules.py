@@ -1429,6 +1429,33 @@ RULES = RULES + (
               "checker follows the one the ids show. Live 4.0.8, Java 1 ms: two async sends 0.4 ms apart and a "
               "flush 0.4 ms later made two entries (2026-11-26)."),
     ),
+    Rule(
+        id="PLS-BATCH-010", area="BATCH",
+        title=("An ack that names a batched message by the id its producer returned (the consumer never received it) "
+               "acks the whole entry (Java, Go; C++ with batch index ack on the consumer, or an id rebuilt from its "
+               "numbers); from a C++ producer's own id without batch index ack, an individual ack acks nothing and a "
+               "cumulative one only what was stored before the entry"),
+        source=(f"{_JCLI}MessageIdAdvUtils.java#isBatch,acknowledge; {_JCLI}BatchMessageIdImpl.java (4-argument "
+                f"constructor: batch size 0); apache/pulsar-client-go pulsar/impl_message.go#trackingMessageID.ack; "
+                f"{_CPPLIB}MessageIdBuilder.cc#build, {_CPPLIB}BatchMessageAcker.h, "
+                f"{_CPPLIB}ConsumerImpl.cc#prepareIndividualAck,prepareCumulativeAck"),
+        quote="", status="inferred", applies_to=_ALL_GO,
+        note=("The docs say an ack acknowledges the message it names; for an id that did not come with a receive the "
+              "clients differ. Java: the producer's BatchMessageIdImpl has batch size 0, so isBatch is false and the "
+              "ack (either kind, batch index ack or not) goes out for (ledger, entry). Go: an id without its batch "
+              "tracker has ack() and ackCumulative() true, so (ledger, entry) is acked (apache/pulsar-client-go issue "
+              "#597, open since 2021, asks for the Java behaviour). C++: the producer's id is a BatchedMessageIdImpl "
+              "whose acker is the base BatchMessageAcker (ackIndividual and ackCumulative false, an empty bit set): "
+              "without batch index ack an individual ack sends nothing (and the received siblings' acker never "
+              "learns of it, so the entry stays unacked), a cumulative one acks the previous entry; with it the ack "
+              "goes out with an empty ack set, which acks the entry. An id rebuilt from numbers (another client's) is "
+              "a plain MessageIdImpl: the entry. Each client also drops copies of what it acked that arrive after the "
+              "ack (the ack grouping tracker's isDuplicate), but keeps those already queued. "
+              "Live 4.0.8, 6 Dec 2026 (python 3.13.0, java 4.0.8, go 0.19.0; m1..m3 one batch, ack of m2 by the "
+              "producer's id, then a new consumer): Java and Go individual and cumulative, any batch index ack: the "
+              "new consumer got only m4; C++ without batch index ack: m1..m4 (individual, cumulative, and after the "
+              "received m1, m3 were acked too); C++ with it: only m4. Cases batching/ack-producer-batch-id-*."),
+    ),
     # ---- dead-letter topics (reference_model/dead_letter.py) -----------------------------
     Rule(
         id="PLS-DLQ-002", area="DLQ",

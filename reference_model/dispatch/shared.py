@@ -112,7 +112,8 @@ def ghost_candidate(pos: int, handle: str, acked_at: float) -> Candidate:
     return Candidate(
         pos, Window(float("-inf"), float("inf"), None), ("PLS-ACK-001",),
         f"a copy may have been in {handle}'s receiver queue before the ack at {acked_at:g} ms "
-        f"(the C++ client does not purge its queue on ack)", 0, 1 << 30, kind="ghost")
+        f"(a client does not purge its receiver queue on ack: C++ never does, Java and Go keep what was queued "
+        f"before it)", 0, 1 << 30, kind="ghost")
 
 
 class SharedDispatcher:

@@ -51,8 +51,8 @@ def test_feature_rules_are_in_the_registry_without_clashes():
     # PLS-BATCH-008 (Java batch of one) joined the 51 of the feature issue; PLS-COMPACT-006 replaced the withdrawn -002;
     # PLS-DELAY-007 (delayedDeliveryMaxDelayInMillis, issue 18) joined later, and PLS-DLQ-008 (Go's MaxDeliveries, issue 19),
     # PLS-CHUNK-007/008 (Go's chunk boundary and size limit, issue 19), PLS-COMPACT-007 (Go leaves read_compacted to the broker),
-    # PLS-BATCH-009 (when a batch leaves: timer, full container, flush; issue 46)
-    assert len(FEATURE_RULES) == 59
+    # PLS-BATCH-009 (when a batch leaves: timer, full container, flush; issue 46), PLS-BATCH-010 (an ack by the producer's id)
+    assert len(FEATURE_RULES) == 60
 
 
 def test_every_feature_rule_is_cited_by_a_model_module():

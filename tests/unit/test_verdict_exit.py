@@ -201,3 +201,21 @@ def test_replay_takes_a_case_id_or_a_case_file():
     assert replay(str(case_file)).returncode == 0
     missing = replay("no-such-case-or-file")
     assert missing.returncode == 2 and "no-such-case-or-file" in missing.stderr
+
+
+def test_a_case_failing_on_a_rule_it_does_not_name_says_which_rule():
+    """Found on 6 Dec 2026: a probe case naming PLS-ACK-001 failed on PLS-EXCL-002, and the last line said it failed
+    "with no rule failing (an expect: line)" while summary.json's rules had PLS-EXCL-002 FAIL (also when another
+    case names the rule that failed)."""
+    from conformance.verdict_exit import LabelVerdicts
+
+    lab = LabelVerdicts("embedded-java", "java", False, rules={"PLS-ACK-001": "PASS", "PLS-EXCL-002": "FAIL"},
+                        meant=("PLS-ACK-001", "PLS-EXCL-002"), cases={"probe": "FAIL", "other": "FAIL"},
+                        case_rules={"probe": ("PLS-ACK-001",), "other": ("PLS-EXCL-002",)},
+                        case_failed_rules={"probe": ("PLS-EXCL-002",), "other": ("PLS-EXCL-002",)})
+    outcome = decide([lab])
+    assert outcome.exit_code == 1
+    assert "PLS-EXCL-002" in outcome.line() and "no rule failing" not in outcome.line(), outcome.line()
+    expect_only = LabelVerdicts("embedded-java", "java", False, rules={"PLS-ACK-001": "PASS"}, meant=("PLS-ACK-001",),
+                                cases={"probe": "FAIL"}, case_rules={"probe": ("PLS-ACK-001",)})
+    assert "with no rule failing (an expect: line)" in decide([expect_only]).line()
