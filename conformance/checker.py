@@ -380,7 +380,7 @@ class _Checker:
     def __init__(self, profile: Profile, tol: Tolerances, key_shared: KeySharedSettings | None = None):
         self.profile = profile
         self.tol = tol
-        self.model: ModelView = Broker(profile, slack_ms=tol.dispatch_latency_ms, key_shared=key_shared)
+        self.model: ModelView = Broker(profile, slack_ms=tol.dispatch_latency_ms, key_shared=key_shared, follows_history=True)
         self._base_latency_ms = tol.dispatch_latency_ms  # the band before any injected latency (PLS-FAULT-*)
         self.stalls: tuple[Stall, ...] = ()  # the host stalls the history recorded (conformance/host_stalls.py)
         self.verdicts: list[Verdict] = []

@@ -56,7 +56,8 @@ SCHEMA = pa.schema(
 
 # Values a broker or client chooses freely (ledger ids, clocks, generated names, error prose):
 # two conforming targets differ in them, so comparisons across targets leave them out.
-UNCOMPARABLE_KEYS = frozenset({"message_id", "publish_time", "producer_name", "id_text", "ids", "detail"})
+UNCOMPARABLE_KEYS = frozenset({"message_id", "publish_time", "producer_name", "partition_producer_names", "id_text", "ids",
+                               "detail"})
 
 
 def observation_key(outcome_json: Any) -> str:

@@ -414,8 +414,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
     """
 
     def __init__(self, profile: Profile | None = None, *, slack_ms: float = 0.0,
-                 key_shared: KeySharedSettings | None = None):
+                 key_shared: KeySharedSettings | None = None, follows_history: bool = False):
         self.profile = profile or profile_for()
+        # True when the model follows a recorded history (the checker): what only a broker chooses (the names of an
+        # unnamed partitioned producer's partition producers) comes from the history, never made up here
+        self.follows_history = follows_history
         # Key_Shared selector code (broker release) and broker config (consistent hashing on/off)
         self.key_shared = key_shared or KeySharedSettings.for_broker(self.profile.broker)
         # label -> how the producer's partition was chosen: (allowed partitions, rules, reason)
@@ -446,6 +449,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # the placeholder names of partition producers whose broker-given name no history shows (partition_producer):
         # a keyless message they write has a sticky key no one knows (PLS-KEYSHARED-001, _check_keyless_known)
         self.unreported_producer_names: set[str] = set()
+        # partitioned producer handle -> the name each partition's producer writes (create_producer's reported
+        # partition_producer_names: the live target reads them off the broker's publishers)
+        self.partition_names: dict[str, list[str]] = {}
         self.closed: set[str] = set()
         self.labels: dict[str, tuple[Topic, int]] = {}  # label -> where it was sent
         self._producer_counter = 0
@@ -511,8 +517,13 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         sub = self.partition_producers.get(handle)
         if sub is None:
             topic = self.topics[names.partition_name(producer.topic.full, index)]
-            name = producer.name if self.partition_name_reported(producer, index) else f"{producer.name} (partition {index})"
-            if name != producer.name:
+            known = self.partition_names.get(producer.handle)
+            if known is not None and index < len(known):
+                name = known[index]
+            elif self.partition_name_reported(producer, index):
+                name = producer.name
+            else:
+                name = f"{producer.name} (partition {index})"
                 self.unreported_producer_names.add(name)
             sub = replace(producer, handle=handle, topic=topic, sent=0, keyless_sent=0, name=name)
             self.partition_producers[handle] = sub
@@ -529,7 +540,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         (``PartitionedProducerImpl``, ``overrideProducerName``), while each C++ and Go partition producer takes the
         name the broker gives it (live 4.0.8, 6 Dec 2026: python partitions 0 and 1 wrote standalone-0-5 and
         standalone-0-4, go standalone-0-18 and standalone-0-17, java standalone-0-11 on both)."""
-        return (index == 0 or producer.handle in self.named_producers
+        known = self.partition_names.get(producer.handle)
+        return (index == 0 or producer.handle in self.named_producers or (known is not None and index < len(known))
                 or self.profile_of(producer.handle).client == "java")
 
     def as_sender_reports(self, producer: "Producer", value: dict) -> dict:
@@ -840,6 +852,16 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                                                     hashing=args.get("hashing_scheme") or prof.default_hashing_scheme)
         self.handle_profiles[args["producer"]] = prof
         self.pfx[args["producer"]] = pf
+        self.partition_names.pop(args["producer"], None)
+        if topic.partitions and args["producer"] not in self.named_producers and prof.client != "java":
+            # PLS-KEYSHARED-001: each unnamed C++ or Go partition producer writes the name the broker gave it; the
+            # live target reports them (read off the broker's publishers), the model names them after partition 0
+            names_seen = observed.get("partition_producer_names")
+            if names_seen is None and not self.follows_history:
+                names_seen = [name] + [f"{name}-p{i}" for i in range(1, topic.partitions)]
+            if isinstance(names_seen, list) and len(names_seen) == topic.partitions:
+                self.partition_names[args["producer"]] = [str(n) for n in names_seen]
+                extra = dict(extra, partition_producer_names=list(names_seen))
         return {"producer_name": name, "last_sequence_id": last, **extra}
 
     def _route(self, producer: "Producer", args) -> tuple[tuple[int, ...], tuple[str, ...], str]:

@@ -146,6 +146,7 @@ class _Run:
     publish_times: dict[str, int] = field(default_factory=dict)
     java_sent: dict[str, tuple[int, ...]] = field(default_factory=dict)  # label -> id sent by the Java client
     owner: dict[str, str] = field(default_factory=dict)  # handle -> client running it
+    partitioned: set[str] = field(default_factory=set)  # full names of the partitioned topics create_topic made
     created_by: dict[int, str] = field(default_factory=dict)  # step of a handle-creating op -> its client
     java: JavaSession | None = None
     go: JavaSession | None = None  # the Go driver speaks the Java driver's protocol
@@ -463,24 +464,36 @@ class BrokerTarget:
         return outcome
 
     def _apply_op(self, run: _Run, op: Op) -> Outcome:
-        args = op.args
         if op.op in JAVA_OPS:
             owner = self._client_of(run, op)
             if JAVA_OPS[op.op]:
                 run.owner[op.handle() or ""] = owner
                 run.created_by[op.step] = owner
-            if owner in DRIVER_CLIENTS:
-                session = run.java if owner == "java" else run.go
-                assert session is not None
-                outcome = session.apply(op)  # a JavaDriverError (GoDriverError) propagates: a harness ERROR
-                if op.op in ("close", "unsubscribe") and outcome.status == "ok":
-                    run.owner.pop(op.handle() or "", None)
-                return outcome
-            args = {k: v for k, v in op.args.items() if k != "client"}
-            refused = client_refusal(op.op, args, _PYTHON_PROFILE)  # what the model refuses a Python handle
-            if refused is not None:
-                return Outcome.rejected("InvalidArgument", refused[1])
-        handler = getattr(self, "_op_" + op.op)
+            if op.op == "create_producer" and owner != "java" and "name" not in op.args \
+                    and run.full(op.args["topic"]) in run.partitioned:
+                # PLS-KEYSHARED-001: the name each unnamed C++ or Go partition producer writes, from the broker
+                return fx.with_partition_names(run, run.full(op.args["topic"]), lambda: self._apply_client_op(run, op, owner))
+            return self._apply_client_op(run, op, owner)
+        return self._apply_python_op(run, op.op, op.args)
+
+    def _apply_client_op(self, run: _Run, op: Op, owner: str) -> Outcome:
+        """``op`` (one of ``JAVA_OPS``) on a handle of ``owner``'s client (python, java or go)."""
+        if owner in DRIVER_CLIENTS:
+            session = run.java if owner == "java" else run.go
+            assert session is not None
+            outcome = session.apply(op)  # a JavaDriverError (GoDriverError) propagates: a harness ERROR
+            if op.op in ("close", "unsubscribe") and outcome.status == "ok":
+                run.owner.pop(op.handle() or "", None)
+            return outcome
+        args = {k: v for k, v in op.args.items() if k != "client"}
+        refused = client_refusal(op.op, args, _PYTHON_PROFILE)  # what the model refuses a Python handle
+        if refused is not None:
+            return Outcome.rejected("InvalidArgument", refused[1])
+        return self._apply_python_op(run, op.op, args)
+
+    def _apply_python_op(self, run: _Run, name: str, args: dict) -> Outcome:
+        """An op through the Python client or the admin API, its errors classified."""
+        handler = getattr(self, "_op_" + name)
         try:
             return handler(run, args)
         except fx.ProducerNotCreated as err:
@@ -506,6 +519,7 @@ class BrokerTarget:
         partitions = a.get("partitions", 0)
         if partitions:
             run.admin.create_partitioned_topic(run.full(a["topic"]), partitions)
+            run.partitioned.add(run.full(a["topic"]))
         else:
             run.admin.create_topic(run.full(a["topic"]))
         return Outcome.ok()

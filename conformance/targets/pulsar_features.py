@@ -117,6 +117,46 @@ def create_producer(run: Any, create: Any, a: dict) -> tuple[Any, bool]:
     return pending, True
 
 
+# the look at a partitioned topic's publishers around a creation (with_partition_names) is inside the op's timed
+# span: a broker that does not answer soon (a fault, a stall) leaves the names out rather than the op stretched
+PUBLISHERS_LOOK_S = 3.0
+
+
+def partition_publishers(run: Any, full: str) -> list[set[str]] | None:
+    """The producer names publishing on each partition of the partitioned topic ``full`` (None: not partitioned, or
+    the stats cannot be read). ``with_partition_names`` diffs them around a creation."""
+    try:
+        stats = run.admin.partitioned_stats(full, timeout_s=PUBLISHERS_LOOK_S)
+    except Exception:  # noqa: BLE001 - the names are a help to the model, never a verdict
+        return None
+    parts = stats.get("partitions") or {}
+    count = int(stats.get("metadata", {}).get("partitions", 0) or len(parts))
+    if count <= 0:
+        return None
+    return [{p.get("producerName") for p in (parts.get(f"{full}-partition-{i}") or {}).get("publishers") or ()}
+            for i in range(count)]
+
+
+def with_partition_names(run: Any, full: str, create: Any) -> Any:
+    """Run ``create`` (a create_producer that returns an ``Outcome``) and, on a partitioned topic, add to its value
+    ``partition_producer_names``: the name each partition's producer writes. An unnamed C++ or Go partition producer
+    takes the name the broker gives it, and its client reports only partition 0's (PLS-KEYSHARED-001 hashes a
+    keyless message by that name; live 4.0.8, 6 Dec 2026); the broker's publishers show each, told apart from the
+    producers already there by a look before and after. Left out when the look cannot tell (stats unreadable, or
+    not exactly one new publisher on a partition)."""
+    before = partition_publishers(run, full) if full in run.partitioned else None
+    outcome = create()
+    if before is None or outcome.status != "ok" or (outcome.value or {}).get("pending"):
+        return outcome
+    after = partition_publishers(run, full)
+    if after is None or len(after) != len(before):
+        return outcome
+    new = [sorted(a - b) for a, b in zip(after, before)]
+    if any(len(n) != 1 for n in new):
+        return outcome
+    return Outcome.ok({**(outcome.value or {}), "partition_producer_names": [n[0] for n in new]})
+
+
 def payload_bytes(a: dict, pad: str) -> bytes | None:
     label = a["payload"]
     if a.get("tombstone") == "null":

@@ -150,6 +150,13 @@ def test_an_ack_of_a_message_the_model_never_held_is_not_judged():
     h = _history(TOPIC, _subscribe("c1", "Key_Shared"), PRODUCER,
                  ("send_many", {"producer": "p", "count": 6, "prefix": "m"}),
                  ("flush", {"producer": "p"}), _consume("c1"))
+    # as recorded before the live target reported each partition producer's name (partition_producer_names)
+    from dataclasses import replace
+    from conformance.trace import History
+    h = History(h.header, tuple(
+        replace(e, outcome=replace(e.outcome, value={k: v for k, v in e.outcome.value.items()
+                                                     if k != "partition_producer_names"}))
+        if e.op.op == "create_producer" else e for e in h.events))
     report = check(h)
     assert report.not_followed and not failures(report)
 
