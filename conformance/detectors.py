@@ -418,8 +418,14 @@ ack_cumulative.__doc__ = """PLS-ACK-002. Violated if, after a cumulative ack of 
 subscription, m or any message before it is delivered on that subscription again."""
 
 def _acked_with_entry(w: Watch, sub: Any) -> dict[int, str]:
+    """The positions an ack by a producer's id took with their entry and still acked (an expired or dead-lettered one
+    is another rule's, as for ``_acked_individually_at``)."""
     f = w.facts(sub)
-    return {p: why for p, why in f.acked_with_entry.items() if sub.cursor.is_acked(p)}
+    if not f.acked_with_entry or not names.is_persistent(sub.topic.full):
+        return {}
+    dead = _dead_lettered(w, sub)
+    return {p: why for p, why in f.acked_with_entry.items()
+            if sub.cursor.is_acked(p) and p not in sub.expired and p not in dead}
 
 
 batch_acked_by_producer_id = _forbidding("PLS-BATCH-010", "ack-resurrection", _acked_with_entry, "acknowledged")

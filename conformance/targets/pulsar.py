@@ -588,7 +588,10 @@ class BrokerTarget:
 
     def _op_delete_topic(self, run: _Run, a: dict) -> Outcome:
         topic = run.full(a["topic"])
-        return fx.delete_topic(run, topic, bool(a.get("force", False)), _is_partitioned(run.admin, topic))
+        outcome = fx.delete_topic(run, topic, bool(a.get("force", False)), _is_partitioned(run.admin, topic))
+        if outcome.status == "ok":
+            run.partitioned.discard(topic)  # made again, it is whatever its create_topic (or a send) makes it
+        return outcome
 
     def _op_reset_cursor(self, run: _Run, a: dict) -> Outcome:
         return fx.reset_cursor(run, run.full(a["topic"]), a["subscription"], a)

@@ -118,3 +118,19 @@ def test_a_cpp_producer_id_ack_that_took_the_entry_would_fail():
 def test_the_reach_by_client(client, cumulative, index_ack, own, reach):
     assert producer_id_ack_reach(client, cumulative=cumulative, client_batch_index_ack=index_ack,
                                  own_producer_id=own) == reach
+
+
+def test_the_lie_operator_breaks_the_rule_and_only_where_the_spec_forbids():
+    """``mutation.deliver_entry_acked_by_producer_id``: on a recording where c1 closed, the mutant (a sibling delivered
+    to c2) FAILs PLS-BATCH-010; where c1 unsubscribed instead, c2's subscription is a new one that may read the entry
+    again, and no mutant is made (a review of 6 Dec 2026)."""
+    from conformance.mutation import deliver_entry_acked_by_producer_id
+
+    history = _history("queued-java")
+    mutants = deliver_entry_acked_by_producer_id(history)
+    assert mutants and all(m.meant_to_break == ("PLS-BATCH-010",) for m in mutants)
+    assert "PLS-BATCH-010" in _failed(mutants[0].history)
+    unsubscribed = History(history.header, tuple(
+        replace(e, op=replace(e.op, op="unsubscribe", args={"consumer": e.op.args["handle"]})) if e.op.op == "close" else e
+        for e in history.events))
+    assert deliver_entry_acked_by_producer_id(unsubscribed) == []
