@@ -1873,8 +1873,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self._supersede_pending(sub, [p for p in sub.txn_pending if p <= pos])
         # PLS-ACK-002: everything up to and including pos.
         before = [p for p in range(sub.cursor.mark_delete + 1, pos + 1) if not sub.cursor.is_acked(p)]
-        if pos > sub.cursor.mark_delete:
-            sub.cursor.ack_cumulative(pos)
+        sub.cursor.ack_cumulative(pos)  # (at or before the mark-delete position: nothing moves)
         self._log_ack(sub, before, at, config.handle)
         return {}
 

@@ -469,8 +469,7 @@ class BrokerTarget:
             if JAVA_OPS[op.op]:
                 run.owner[op.handle() or ""] = owner
                 run.created_by[op.step] = owner
-            if op.op == "create_producer" and owner != "java" and "name" not in op.args \
-                    and run.full(op.args["topic"]) in run.partitioned:
+            if op.op == "create_producer" and owner != "java" and "name" not in op.args:
                 # PLS-KEYSHARED-001: the name each unnamed C++ or Go partition producer writes, from the broker
                 return fx.with_partition_names(run, run.full(op.args["topic"]), lambda: self._apply_client_op(run, op, owner))
             return self._apply_client_op(run, op, owner)

@@ -144,7 +144,9 @@ def with_partition_names(run: Any, full: str, create: Any) -> Any:
     keyless message by that name; live 4.0.8, 6 Dec 2026); the broker's publishers show each, told apart from the
     producers already there by a look before and after. Left out when the look cannot tell (stats unreadable, or
     not exactly one new publisher on a partition)."""
-    before = partition_publishers(run, full) if full in run.partitioned else None
+    if full not in run.partitioned:  # a topic create_topic did not make partitioned: one producer, its name reported
+        return create()
+    before = partition_publishers(run, full)
     outcome = create()
     if before is None or outcome.status != "ok" or (outcome.value or {}).get("pending"):
         return outcome
