@@ -242,6 +242,9 @@ def add_fuzz_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--client", default=None, choices=("python", "java", "go", "mixed"),
                    help="the client of every generated handle: python, java (the Java driver, docs/java-driver.md), go (the "
                    "Go driver, docs/go-driver.md), or mixed (drawn per handle); default mixed on the model, python on a broker")
+    p.add_argument("--java-client-version", default=None,
+                   help="org.apache.pulsar:pulsar-client release for the Java driver (default: the broker's); with --client "
+                   "java or mixed on a broker")
     p.add_argument("--features", default=None, choices=("core", "all"),
                    help="on a broker: core (default: the pools the live campaigns have cleared) or all (every op and "
                    "option the model knows, as on the model; docs/fuzzing.md)")
@@ -306,7 +309,7 @@ def _fuzz_run(args: argparse.Namespace, fuzz: Any, token: str | None, run_id: st
                 regressions_dir=Path(args.regressions) if args.regressions else Path(args.out) / "regressions",
                 reruns=args.reruns, max_shrinks=args.max_shrinks, progress=not args.no_progress, faults=args.faults,
                 client=args.client, broker_configs=args.broker_configs, features=args.features,
-                broker_version=args.broker_version, focus=args.focus,
+                broker_version=args.broker_version, focus=args.focus, java_client_version=args.java_client_version,
                 map_chunks=engine.map_chunks if engine is not None else None)
 
 

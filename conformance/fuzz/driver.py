@@ -640,7 +640,8 @@ def _live_worker(job: dict[str, Any]) -> FuzzSummary:
     from fixtures.provider import broker_for
 
     def go(endpoint: Any) -> FuzzSummary:
-        target = job["make_target"]() if job.get("make_target") else BrokerTarget(endpoint, client=job.get("client", "python"))  # a test's stand-in
+        target = job["make_target"]() if job.get("make_target") else BrokerTarget(  # make_target: a test's stand-in
+            endpoint, client=job.get("client", "python"), java_client_version=job.get("java_client_version"))
         target = InflightRecorder(target, inflight_path(job["out_dir"], job["worker"]))  # kept if the process dies
         return fuzz_hypothesis(target, examples=job["examples"], seed=job["seed"],
                                out_dir=Path(job["out_dir"]), run_id=job["run_id"], config=job["config"],
@@ -674,7 +675,8 @@ def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path,
                    broker_per_worker: bool = False, generator: str | None = None, regressions_dir: Path | None = None,
                    reruns: int | None = None, max_shrinks: int = 60, admin_url: str | None = None,
                    faults: bool = False, client: str | None = None, broker_configs: str | None = None,
-                   features: str | None = None, broker_version: str | None = None, focus: str | None = None) -> str:
+                   features: str | None = None, broker_version: str | None = None, focus: str | None = None,
+                   java_client_version: str | None = None) -> str:
     """The ``pulsar-conformance fuzz`` command that continues run ``run_id`` (a token is passed again
     the way it was the first time: ``--token-env``/``--token-file``; it is never printed)."""
     import shlex
@@ -705,6 +707,8 @@ def resume_command(target_name: str, *, examples: int, seed: int, out_dir: Path,
         cmd += ["--broker-version", broker_version]
     if focus:
         cmd += ["--focus", focus]
+    if java_client_version:
+        cmd += ["--java-client-version", java_client_version]
     return shlex.join([*cmd, "--resume", run_id])
 
 
@@ -742,7 +746,7 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
          token: str | None = None, faults: bool = False, client: str | None = None,
          broker_configs: str | None = None, features: str | None = None,
          broker_version: str | None = None, focus: str | None = None,
-         map_chunks: ChunkMapper | None = None) -> FuzzSummary:
+         map_chunks: ChunkMapper | None = None, java_client_version: str | None = None) -> FuzzSummary:
     """The whole command: pick a generator, obtain the broker(s), run, write ``summary.json``.
 
     Failures are saved under ``regressions_dir`` (default ``OUT/regressions``). Ctrl-C or SIGTERM
@@ -774,6 +778,10 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
     it); the model follows the release each history's header reports (issue 16: 2,000 traces per
     release of the version matrix).
 
+    ``java_client_version``: the org.apache.pulsar:pulsar-client release the Java driver runs (default: the broker's;
+    ``--java-client-version``), for ``client`` java or mixed on a broker: a release whose own client does not run
+    here (5.0.0-M1) is fuzzed with Java through an older one, as ``run`` does (issue 49's client axis).
+
     ``map_chunks``: where the fast generator's chunks run instead of ``workers`` processes
     (``--engine spark``: ``spark_reports.distributed.SparkEngine.map_chunks``); model target only."""
     from fixtures.endpoint import parse_target
@@ -789,6 +797,9 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
             if broker_version and spec.kind == "model":
                 raise ValueError("--broker-version names the release of a broker the command starts or checks: it needs "
                                  "--target embedded, docker or a broker URL, not model")
+            if java_client_version and (spec.kind == "model" or (client or "python") not in ("java", "mixed")):
+                raise ValueError("--java-client-version names the Java driver's client release: it needs a broker target "
+                                 "(not model) and --client java or mixed")
             if faults and spec.kind != "model" and (spec.kind != "embedded" or workers > 1):
                 raise ValueError("--faults needs --target model, or --target embedded with one worker (the fault proxy "
                                  "fronts the one broker the command starts)")
@@ -822,18 +833,18 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                                           reruns=reruns or 1, max_shrinks=max_shrinks * 10, progress=progress)
             elif configs is not None:
                 summary = _live_by_broker_config(spec, configs, token, version=broker_version, examples=examples,
-                                                 seed=seed, run_id=run_id,
+                                                 seed=seed, run_id=run_id, java_client_version=java_client_version,
                                                  client=client, faults=faults, out_dir=out_dir, regressions_dir=regressions_dir,
                                                  reruns=reruns or 3, max_shrinks=max_shrinks, progress=progress,
                                                  config=live_config)
             elif target is not None or workers <= 1:
                 summary = _live_single(spec, target, endpoint, token, faults=faults, version=broker_version,
-                                       examples=examples, seed=seed,
+                                       examples=examples, seed=seed, java_client_version=java_client_version,
                                        out_dir=out_dir, run_id=run_id, regressions_dir=regressions_dir, reruns=reruns or 3,
                                        max_shrinks=max_shrinks, progress=progress, config=live_config, client=client)
             else:
                 summary = _live_parallel(spec, endpoint, token, version=broker_version, examples=examples, seed=seed,
-                                         out_dir=out_dir,
+                                         out_dir=out_dir, java_client_version=java_client_version,
                                          run_id=run_id, workers=workers, broker_per_worker=broker_per_worker,
                                          regressions_dir=regressions_dir, reruns=reruns or 3, max_shrinks=max_shrinks,
                                          progress=progress, config=live_config, client=client)
@@ -846,7 +857,8 @@ def fuzz(target_name: str, *, examples: int, seed: int, out_dir: Path, run_id: s
                                          regressions_dir=regressions_dir, reruns=reruns, max_shrinks=max_shrinks,
                                          admin_url=admin_url, faults=faults, client=client,
                                          broker_configs=broker_configs, features=features,
-                                         broker_version=broker_version, focus=focus)
+                                         broker_version=broker_version, focus=focus,
+                                         java_client_version=java_client_version)
             if faults and spec.kind != "model":
                 _add_fault_ledger(kept, out_dir)  # what the traces kept so far cost
             _write_summary(out_dir, kept)
@@ -871,7 +883,8 @@ def _add_fault_ledger(summary: FuzzSummary, out_dir: Path) -> None:
 
 
 def _live_by_broker_config(spec, configs, token, *, examples: int, seed: int, run_id: str, client: str | None,
-                           faults: bool = False, version: str | None = None, **kw) -> FuzzSummary:
+                           faults: bool = False, version: str | None = None, java_client_version: str | None = None,
+                           **kw) -> FuzzSummary:
     """One embedded broker per config (``fixtures.broker_configs``), in turn, each running its share
     of the traces; each share is its own sub-run (``RUN_ID-CONFIG`` in the corpus, so ``--resume``
     finds what it recorded), and the summary counts every share and each apart."""
@@ -886,7 +899,8 @@ def _live_by_broker_config(spec, configs, token, *, examples: int, seed: int, ru
             continue
         with broker_for(spec, version=version, token=token, overrides=cfg.overrides, faults=faults,
                         progress=lambda s: print(s, file=sys.stderr)) as ep:
-            part = fuzz_hypothesis(BrokerTarget(ep, client=client or "python"), examples=n, seed=seed + 7919 * i,
+            part = fuzz_hypothesis(BrokerTarget(ep, client=client or "python", java_client_version=java_client_version),
+                                   examples=n, seed=seed + 7919 * i,
                                    run_id=f"{run_id}-{cfg.name}", writer_tag=cfg.name, **kw)
         total.merge(part)
         total.failures += part.failures
@@ -898,21 +912,22 @@ def _live_by_broker_config(spec, configs, token, *, examples: int, seed: int, ru
 
 
 def _live_single(spec, target, endpoint, token, *, faults: bool = False, client: str | None = None,
-                 version: str | None = None, **kw) -> FuzzSummary:
+                 version: str | None = None, java_client_version: str | None = None, **kw) -> FuzzSummary:
     from conformance.targets.pulsar import BrokerTarget
     from fixtures.provider import broker_for
 
     if target is not None:
         return fuzz_hypothesis(target, **kw)
     if endpoint is not None:
-        return fuzz_hypothesis(BrokerTarget(endpoint, client=client or "python"), **kw)
+        return fuzz_hypothesis(BrokerTarget(endpoint, client=client or "python", java_client_version=java_client_version), **kw)
     with broker_for(spec, version=version, token=token, progress=lambda s: print(s, file=sys.stderr), faults=faults) as ep:
-        return fuzz_hypothesis(BrokerTarget(ep, client=client or "python"), **kw)
+        return fuzz_hypothesis(BrokerTarget(ep, client=client or "python", java_client_version=java_client_version), **kw)
 
 
 def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, workers, broker_per_worker,
                    regressions_dir, reruns, max_shrinks, progress, make_target=None, config: GenConfig = LIVE_CONFIG,
-                   client: str | None = None, version: str | None = None) -> FuzzSummary:
+                   client: str | None = None, version: str | None = None,
+                   java_client_version: str | None = None) -> FuzzSummary:
     import contextlib
     import multiprocessing
 
@@ -928,6 +943,7 @@ def _live_parallel(spec, endpoint, token, *, examples, seed, out_dir, run_id, wo
         jobs = [{"examples": n, "seed": seed + 7919 * w, "out_dir": str(out_dir), "run_id": run_id,
                  "config": config, "client": client or "python", "regressions_dir": regressions_dir, "reruns": reruns, "max_shrinks": max_shrinks,
                  "endpoint": None if broker_per_worker else endpoint, "spec": spec, "version": version, "worker": w,
+                 "java_client_version": java_client_version,
                  "make_target": make_target}
                 for w, n in enumerate(shares) if n]
         bar = _progress(examples, spec.name) if progress else None

@@ -219,6 +219,22 @@ def test_broker_version_is_refused_on_the_model_and_kept_in_the_resume_command(t
     assert "--broker-version 3.3.6" in cmd and cmd.endswith("--resume r1")
 
 
+def test_java_client_version_needs_a_java_client_on_a_broker_and_is_kept_in_the_resume_command(tmp_path, capsys):
+    # issue 49: 5.0.0-M1's own Java client does not run here, so a campaign on it drives Java through 4.0.8
+    from conformance.fuzz.driver import resume_command
+
+    for argv in (["--target", "model", "--client", "java"], ["--target", "embedded", "--client", "go"],
+                 ["--target", "embedded"]):
+        code = main([*argv, "--java-client-version", "4.0.8", "--examples", "1", "--out", str(tmp_path / "o"),
+                     "--no-progress"])
+        err = capsys.readouterr().err
+        assert code == 2 and "--java-client-version" in err and len(err.strip().splitlines()) == 1, (argv, err)
+    assert not (tmp_path / "o" / "corpus").exists(), "nothing ran"
+    cmd = resume_command("embedded", examples=2000, seed=7, out_dir=tmp_path / "o", run_id="r1", client="java",
+                         broker_version="5.0.0-M1", java_client_version="4.0.8")
+    assert "--java-client-version 4.0.8" in cmd and "--broker-version 5.0.0-M1" in cmd and cmd.endswith("--resume r1")
+
+
 @pytest.mark.releases  # a 3.3.6 broker: the releases tier (docs/ci.md)
 @pytest.mark.live
 def test_fuzz_on_an_older_release_records_it_in_the_corpus(tmp_path):
