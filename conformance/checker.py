@@ -42,7 +42,7 @@ from conformance.verdicts import INDETERMINATE as INDET
 from reference_model import dead_letter as dl
 from reference_model import faults
 from reference_model import names
-from reference_model.broker import Broker, seek_rule, split_profile
+from reference_model.broker import LATER_RECEIPTS, Broker, seek_rule, split_profile
 from reference_model.dispatch.key_shared import KeySharedSettings
 from reference_model.dispatch.base import Candidate, ReceiveOptions
 from reference_model.ids import MessageId, id_conventions_violation
@@ -230,6 +230,7 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     checker.stalls = tuple(header.stalls or ())
     checker.model.later_ids = later_ids(history)
     checker.model.later_partitions = later_partitions(history)
+    checker.later_receipts = later_receipts(history)
     with relaxed_gc():
         for event in history.events:
             checker.step(event)
@@ -275,6 +276,67 @@ def later_partitions(history: History) -> dict[str, int]:
         if msg is not None and msg.message_id[2] >= 0 and names.partition_of(msg.topic) == msg.message_id[2]:
             received.setdefault(msg.payload, msg.message_id[2])
     return {**received, **reported}
+
+
+def later_receipts(history: History) -> dict[int, dict[str, dict[str, tuple[int, int]]]]:
+    """The step of each subscribe and create_subscription of one topic -> what the consumers of its (topic,
+    subscription) received from then on: received topic short name (a partition's own) -> {label: (ledger, entry)} of
+    its first receipt there, up to the first op that may move that subscription's cursor back or end it (a seek by
+    one of its consumers, an admin reset_cursor, skip or clear_backlog of it, an unsubscribe, the topic's deletion,
+    the last consumer of a non-durable one closing). Where a subscription made at Latest holds async sends that were
+    in flight is the broker's choice, the model follows these (``Broker.LATER_RECEIPTS``,
+    ``FeatureOps.latest_start_in_flight``)."""
+    out: dict[int, dict[str, dict[str, tuple[int, int]]]] = {}
+    listening: dict[tuple[str, str], list[int]] = {}  # (parent topic short name, subscription) -> open steps
+    consumer_of: dict[str, tuple[str, str]] = {}
+    connected: dict[tuple[str, str], set[str]] = {}
+    non_durable: set[tuple[str, str]] = set()
+
+    def key_of(topic: Any, subscription: Any) -> tuple[str, str] | None:
+        full = names.expand_trace(str(topic)) if topic is not None else None
+        if not isinstance(full, str) or subscription is None:
+            return None
+        return names.partitioned_parent(names.short_name(full)), str(subscription)
+
+    for event in history.events:
+        op, args, ok = event.op.op, event.op.args, event.outcome.status == OK
+        if op in ("subscribe", "create_subscription") and ok and "topic" in args:
+            key = key_of(args["topic"], args.get("subscription"))
+            if key is None:
+                continue
+            if not listening.get(key):
+                non_durable.discard(key)
+                if args.get("subscription_mode", "Durable") != "Durable":
+                    non_durable.add(key)
+            listening.setdefault(key, []).append(event.step)
+            out[event.step] = {}
+            if op == "subscribe":
+                consumer_of[args["consumer"]] = key
+                connected.setdefault(key, set()).add(args["consumer"])
+            continue
+        ends: list[tuple[str, str]] = []
+        if op in ("seek", "unsubscribe") and args.get("consumer") in consumer_of:
+            ends.append(consumer_of[args["consumer"]])
+        elif op in _CURSOR_ADMIN_OPS:
+            key = key_of(args.get("topic"), args.get("subscription"))
+            ends += [key] if key is not None else []
+        elif op == "delete_topic" and ok:
+            key = key_of(args.get("topic"), "")
+            ends += [k for k in listening if key is not None and k[0] == key[0]]
+        elif op == "close" and ok and args.get("handle") in consumer_of:
+            key = consumer_of[args["handle"]]
+            connected.get(key, set()).discard(args["handle"])
+            if key in non_durable and not connected.get(key):
+                ends.append(key)
+        for key in ends:
+            listening.pop(key, None)
+        msg = received_message(event.outcome) if op == "receive" else None
+        key = consumer_of.get(args.get("consumer", ""))
+        if msg is None or key is None:
+            continue
+        for step in listening.get(key, ()):
+            out[step].setdefault(msg.topic, {}).setdefault(msg.payload, (msg.message_id[0], msg.message_id[1]))
+    return out
 
 
 # ------------------------------------------------------------------------------------------
@@ -388,6 +450,7 @@ class _Checker:
         # with a count: (rule, step) -> (the index of its first PASS in ``verdicts``, how many more), so a workload of
         # 100,000 messages keeps one PASS per rule and bulk op rather than one per message (docs/workloads.md, "Size").
         self.bulk_steps: frozenset[int] = frozenset()
+        self.later_receipts: dict[int, dict[str, dict[str, tuple[int, int]]]] = {}  # check(): later_receipts
         self.bulk_passes: dict[tuple[str, int], list[int]] = {}
         self.notes: list[str] = []
         self.not_followed: list[NotFollowed] = []
@@ -838,6 +901,8 @@ class _Checker:
             # Observed ok: follow the op. A refused op changes nothing, so its Rejected is the
             # model's prediction; otherwise the model has followed the op.
             value = out.value or {}
+            if op in ("subscribe", "create_subscription") and n in self.later_receipts:
+                value = {**value, LATER_RECEIPTS: self.later_receipts[n]}
             followed = model.step(op, args, span, observed=value)
             pred = result = followed.outcome
             facts = followed.facts

@@ -113,6 +113,10 @@ DISPATCHERS = {"Exclusive": ExclusiveDispatcher, "Failover": FailoverDispatcher,
 CUMULATIVE_ACK_TYPES = ("Exclusive", "Failover")  # PLS-ACK-003
 DEFAULT_NACK_DELAY_MS = 60_000
 DEFAULT_RECEIVER_QUEUE_SIZE = 1000
+# The checker's look ahead for a subscribe or create_subscription, passed in its ``observed``: what the subscription's
+# consumers received (``conformance.checker.later_receipts``), so a subscription created at Latest while async sends
+# are in flight holds the ones the history shows it got (``FeatureOps.latest_start_in_flight``).
+LATER_RECEIPTS = "later_receipts"
 DLQ_PRODUCER = "<dlq-producer>"  # the broker names the C++ DLQ producer; the model cannot know how
 RETRY_PRODUCER = "<retry-producer>"  # likewise the Java client's retry letter producer (PLS-RETRY-001)
 
@@ -298,6 +302,9 @@ class Subscription:
         # a crash): the backlog may still count them (PLS-BACKLOG-001, reference_model/faults.py)
         self.fault_uncertain_acks = 0
         self.start_pos = cursor.mark_delete + 1  # first position in the subscription at creation
+        # PLS-SUB-002: positions from start_pos on that were stored before its cursor was made (between async sends in
+        # flight at a Latest start that it holds: ``Broker._latest_subscription``); acked in its cursor
+        self.before_cursor: set[int] = set()
         # (sub, pos) -> when pos may first be delivered here (delayed delivery); set by the broker
         self.delivery_span: Any = None
         # (sub, pos) -> the feature rules a delivery of pos speaks to; set by the broker
@@ -1182,11 +1189,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if any(args["subscription"] in t.subscriptions for t in parts):
             return Rejected("Conflict", "PLS-SUB-009", "Subscription already exists for topic")
         earliest = args.get("initial_position", "Latest") == "Earliest"
+        in_flight_after = {t.full: self._latest_in_flight(t, observed, "a subscription created at Latest")
+                           for t in parts if not earliest}
         if topic is None:
             self._check_not_discovered(args["topic"])
-        elif not earliest:
-            for t in parts:
-                self.check_no_async_in_flight(t.full, "a subscription created at Latest")
         yield  # decided: the broker creates it (and, PLS-SUB-009, the topic it names if there is none)
         if topic is None:
             made = self._topic(args["topic"], create=True, at=at)
@@ -1194,13 +1200,14 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             parts = [made]
             self.facts = {"made_topic": True}
         for t in parts:
-            self._create_subscription_on(t, args, at, earliest)
+            self._create_subscription_on(t, args, at, earliest, in_flight_after.get(t.full, frozenset()))
         return {}
 
-    def _create_subscription_on(self, topic: Topic, args, at: Span, earliest: bool) -> None:
+    def _create_subscription_on(self, topic: Topic, args, at: Span, earliest: bool,
+                                in_flight_after: frozenset[str] = frozenset()) -> None:
         sub = (Subscription(topic, args["subscription"], Cursor(-1), at, "PLS-SUB-003") if earliest else
-               Subscription(topic, args["subscription"], Cursor(len(topic.entries) - 1), at, "PLS-SUB-002"))
-        sub.maybe_absent = topic.unplaced_from(sub.start_pos)  # _place_unshown
+               self._latest_subscription(topic, args["subscription"], at, in_flight_after))
+        sub.maybe_absent = topic.unplaced_from(sub.start_pos) - sub.before_cursor  # _place_unshown
         if earliest:
             sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
         sub.tags = vendors.subscription_tags(args.get("properties"))
@@ -1210,6 +1217,28 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         topic.subscriptions[args["subscription"]] = sub
         for pos in range(sub.cursor.mark_delete + 1, len(topic.entries)):
             self._tag_filter(sub, pos)
+
+    def _latest_in_flight(self, topic: Topic, observed: Mapping[str, Any], what: str) -> frozenset[str]:
+        """PLS-SUB-002: the async sends in flight on ``topic`` that a subscription made there now at Latest holds, as
+        the history shows (``FeatureOps.latest_start_in_flight``). On a non-persistent topic, whose ids show no
+        entries (PLS-NP-003), not followed while any is in flight (``check_no_async_in_flight``)."""
+        if not names.is_persistent(topic.full):
+            self.check_no_async_in_flight(topic.full, what)
+            return frozenset()
+        return self.latest_start_in_flight(topic.full, observed.get(LATER_RECEIPTS), what)
+
+    @staticmethod
+    def _latest_subscription(topic: Topic, name: str, at: Span, in_flight_after: frozenset[str]) -> "Subscription":
+        """PLS-SUB-002: a subscription made at Latest: its cursor after the last message stored, or, where it holds
+        async sends that were in flight (``_latest_in_flight``), before the first of them, with what was stored
+        between them acked in it (``Subscription.before_cursor``): the broker stored those before the cursor."""
+        held = sorted(topic.by_label[label] for label in in_flight_after)
+        sub = Subscription(topic, name, Cursor((held[0] if held else len(topic.entries)) - 1), at, "PLS-SUB-002")
+        for pos in range(sub.start_pos, len(topic.entries)):
+            if pos not in held:
+                sub.before_cursor.add(pos)
+                sub.cursor.ack(pos)
+        return sub
 
     def _op_subscribe(self, args, at, observed):
         prof = self.args_profile(args)
@@ -1319,8 +1348,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 joined = ks.sticky_join(ks.Sticky(self.key_shared.profile), config.handle, list(policy.ranges))
                 if isinstance(joined, Rejected):
                     return joined
+        in_flight_after: frozenset[str] = frozenset()
         if sub is None and topic is not None and args.get("initial_position", "Latest") == "Latest":
-            self.check_no_async_in_flight(topic.full, "a subscription created at Latest")
+            in_flight_after = self._latest_in_flight(topic, observed, "a subscription created at Latest")
         if (self.profile.tag_filtering and args.get("subscription_properties")
                 and not names.is_persistent(full if isinstance(full, str) else "")):
             raise NotModelledError("tags on a non-persistent topic's subscription (the tag filter there is not measured)")
@@ -1337,8 +1367,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 # a Go partitioned reader from latest, inclusive: at each partition's last message (PLS-READER-004)
                 sub = Subscription(topic, config.subscription, Cursor(n - 2), at, "PLS-READER-004")
             else:
-                sub = Subscription(topic, config.subscription, Cursor(n - 1), at, "PLS-SUB-002")
-            sub.maybe_absent = topic.unplaced_from(sub.start_pos)  # _place_unshown
+                sub = self._latest_subscription(topic, config.subscription, at, in_flight_after)
+            sub.maybe_absent = topic.unplaced_from(sub.start_pos) - sub.before_cursor  # _place_unshown
             sub.durable = durable  # PLS-SUB-007: a non-durable one goes with its last consumer
             if not durable:
                 sub.start_rule = args.get("_start_rule", "PLS-SUB-007")  # a partitioned reader's: PLS-READER-001/002/004
@@ -2639,7 +2669,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 return Refusal("ack-resurrection", "PLS-TTL-003",
                                f"Let {label} be expired on subscription {sub.name} by an expiry pass (older than the TTL). "
                                f"Then it is gone from the subscription, delivered before or not; {handle} received it at {at.end:g} ms.")
-            if stored.pos < sub.start_pos:
+            if stored.pos < sub.start_pos or stored.pos in sub.before_cursor:
                 return Refusal("wrong-value", sub.start_rule,
                                f"{label} was published before subscription {sub.name} was created at its initial position "
                                f"(Latest), so it is not in the subscription.")

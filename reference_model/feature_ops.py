@@ -902,6 +902,57 @@ class FeatureOps:
                 raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
         self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009
 
+    def latest_start_in_flight(self, topic: str, receipts: Mapping[str, Mapping[str, Any]] | None,
+                               what: str) -> frozenset[str]:
+        """PLS-SUB-002 with async sends in flight: which of the unbatched async sends on ``topic`` (full name) that no
+        flush has reported a subscription created at Latest now holds. The broker makes the cursor at the end of
+        what it has stored, and whether such a send was stored before it is out of the history's sight; of one
+        producer's sends it is a prefix (they are stored in send order). Both are allowed, and the checker follows
+        what the subscription's consumers received (``receipts``: received topic short name -> {label: (ledger,
+        entry)}, ``conformance.checker.later_receipts``): a send they received is after the cursor, and so is every
+        later send of its producer, and every send whose id (a receipt anywhere, ``later_ids``) is above one of those.
+        The others are taken as before the cursor, so nothing owes them (a loss of such a send for this subscription
+        is not judged). With no history to follow (the model target) none is after it: the model stored them at once.
+
+        Not followed: where the ids the history shows put the messages in another order than the model's store
+        order (send order): an in-flight send stored after a later one, as another producer's batch stored ahead of a
+        5 MB async send (live 4.0.8, python campaign of 5 Dec 2026: p1's m1 in flight at c2's Latest subscribe, c2 got
+        p2's m2..m4 and then m1). Batched sends whose batch may or may not have left: ``_refuse_floating``."""
+        self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009
+        t = self.topics.get(topic)
+        in_flight = sorted(t.by_label[label] for label in self._unbatched_unreported(t)) if t is not None else []
+        if not in_flight or not receipts:
+            return frozenset()
+        mine = receipts.get(t.short, {})
+        known = {pos: tuple(mine.get(t.entries[pos].label) or self.later_ids.get((t.short, t.entries[pos].label)) or ())
+                 for pos in in_flight}
+        after = {pos for pos in in_flight if t.entries[pos].label in mine}
+        if not after:
+            return frozenset()
+        first_id = min(tuple(mine[t.entries[pos].label]) for pos in after)
+        after |= {pos for pos in in_flight if known[pos] and known[pos] > first_id}
+        for pos in sorted(after):  # one producer's sends are stored in send order: the later ones are after it too
+            after |= {q for q in in_flight if q > pos and t.entries[q].producer_name == t.entries[pos].producer_name}
+        shown = sorted((known[pos], pos) for pos in in_flight if known[pos])
+        overtaken = [pos for _, pos in shown] != sorted(pos for _, pos in shown)
+        for label, seen in mine.items():  # a message the model stores after one of them (most are sent later)
+            later = [pos for pos in after if label not in t.by_label or t.by_label[label] > pos]
+            overtaken = overtaken or any(known[pos] and tuple(seen) < known[pos] for pos in later)
+        if overtaken:
+            raise NotModelledError(f"{what} while async sends were in flight: the history's ids show a message "
+                                   "stored ahead of one of them that the model stores after it (its store order is "
+                                   "the send order)")
+        return frozenset(t.entries[pos].label for pos in after)
+
+    def _unbatched_unreported(self, t: Any) -> list[str]:
+        """The labels on topic ``t`` of unbatched async sends no flush has reported yet (``check_no_async_in_flight``)."""
+        found = []
+        for handle, ids in self.flushed.items():
+            pf = self.pfx.get(handle)
+            batched = {p.label for p in pf.region} if pf is not None else set()
+            found += [label for label in ids if label not in batched and label in t.by_label]
+        return found
+
     # ------------------------------------------------------------------ when a batch leaves (PLS-BATCH-009)
 
     def _batch_timer(self, pf: ProducerFeatures) -> batching.BatchTimer:

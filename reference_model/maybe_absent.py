@@ -27,11 +27,12 @@ The model keeps both outcomes: such a message is *maybe absent*, neither owed no
   more is told;
 - at the end of a history what is still undecided may have been absent, so nothing owes it.
 
-Not modelled: a subscription created at Latest while async sends are in flight (``FeatureOps.check_no_async_in_flight``):
-which of them the broker stored before the cursor is a prefix of one producer's, but a later message of another
-producer may be stored before them, and the history does not show that order (live 4.0.8, python campaign of
-5 Dec 2026: p1's async m1 in flight at c2's Latest subscribe, p2's batch stored before m1, c2 got m2..m4 and then
-m1); a batching producer's open batch (``batching``'s timer split, PLS-BATCH-009).
+Not here: a subscription created at Latest while async sends are in flight. Which of them the broker stored before
+the cursor is a prefix of one producer's, but a later message of another producer may be stored before them (live
+4.0.8, python campaign of 5 Dec 2026: p1's async m1 in flight at c2's Latest subscribe, p2's batch stored before m1,
+c2 got m2..m4 and then m1), so an order inferred from the model's positions would be wrong; the checker follows
+what the subscription's consumers received instead (``FeatureOps.latest_start_in_flight``). A batching producer's
+open batch: ``batching``'s timer split, PLS-BATCH-009.
 Choices: positions are the model's; a message's due time is the caller's (``Broker.observe_presence``: when the
 dispatcher would have owed it to the consumer that asked, plus the dispatch slack).
 """
