@@ -231,6 +231,7 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     checker.model.later_ids = later_ids(history)
     checker.model.later_partitions = later_partitions(history)
     checker.later_receipts = later_receipts(history)
+    checker.model.shown_ids = shown_ids(history)
     with relaxed_gc():
         for event in history.events:
             checker.step(event)
@@ -278,65 +279,117 @@ def later_partitions(history: History) -> dict[str, int]:
     return {**received, **reported}
 
 
-def later_receipts(history: History) -> dict[int, dict[str, dict[str, tuple[int, int]]]]:
-    """The step of each subscribe and create_subscription of one topic -> what the consumers of its (topic,
-    subscription) received from then on: received topic short name (a partition's own) -> {label: (ledger, entry)} of
-    its first receipt there, up to the first op that may move that subscription's cursor back or end it (a seek by
-    one of its consumers, an admin reset_cursor, skip or clear_backlog of it, an unsubscribe, the topic's deletion,
-    the last consumer of a non-durable one closing). Where a subscription made at Latest holds async sends that were
-    in flight is the broker's choice, the model follows these (``Broker.LATER_RECEIPTS``,
-    ``FeatureOps.latest_start_in_flight``)."""
-    out: dict[int, dict[str, dict[str, tuple[int, int]]]] = {}
-    listening: dict[tuple[str, str], list[int]] = {}  # (parent topic short name, subscription) -> open steps
-    consumer_of: dict[str, tuple[str, str]] = {}
+def later_receipts(history: History) -> dict[int, dict[str, dict[str, tuple[int, int]]] | None]:
+    """The step of each subscribe and create_subscription of one topic or a topic list -> what the consumers of its
+    (topic, subscription) received from then on: received topic short name (a partition's own) -> {label: (ledger,
+    entry)} of its first receipt there, up to the first op that moves that subscription's cursor to where it
+    chooses or ends it (a seek by one of its consumers, an admin reset_cursor, an unsubscribe, the topic's deletion,
+    the last consumer of a non-durable one closing; not a skip or clear_backlog, which move it on). Where a
+    subscription made at Latest holds async sends that were in flight is the broker's choice, the model follows
+    these (``Broker.LATER_RECEIPTS``, ``FeatureOps.latest_start_in_flight``).
+
+    None where the look ahead cannot be complete, so that the model does not follow such a start: an op on that
+    subscription whose outcome is unknown (a subscribe, close, seek, unsubscribe, reset_cursor or delete_topic
+    that was neither ok nor refused), or a pattern subscription to its name made while it is open (which topics it
+    reaches is the broker's; one made before counts what it receives there)."""
+    out: dict[int, dict[str, dict[str, tuple[int, int]]] | None] = {}
+    open_steps: dict[tuple[str, str], list[int]] = {}  # (parent topic short name, subscription) -> open steps
+    keys_of: dict[str, list[tuple[str, str]]] = {}  # consumer handle -> the keys it is attached to
+    pattern_subscription: dict[str, str] = {}  # a pattern consumer's handle -> its subscription
     connected: dict[tuple[str, str], set[str]] = {}
     non_durable: set[tuple[str, str]] = set()
 
-    def key_of(topic: Any, subscription: Any) -> tuple[str, str] | None:
-        full = names.expand_trace(str(topic)) if topic is not None else None
-        if not isinstance(full, str) or subscription is None:
-            return None
-        return names.partitioned_parent(names.short_name(full)), str(subscription)
+    def key(topic: Any, subscription: Any) -> tuple[str, str] | None:
+        full = names.expand_trace(str(topic))
+        return (names.partitioned_parent(names.short_name(full)), str(subscription)) if isinstance(full, str) else None
+
+    def end(k: tuple[str, str], *, unknown: bool = False) -> None:
+        for step in open_steps.pop(k, ()):
+            if unknown:
+                out[step] = None
 
     for event in history.events:
-        op, args, ok = event.op.op, event.op.args, event.outcome.status == OK
-        if op in ("subscribe", "create_subscription") and ok and "topic" in args:
-            key = key_of(args["topic"], args.get("subscription"))
-            if key is None:
+        op, args, status = event.op.op, event.op.args, event.outcome.status
+        handle = args.get("consumer") if op in ("subscribe", "seek", "unsubscribe", "receive") else args.get("handle")
+        if op in ("subscribe", "create_subscription") and status != REJECTED:
+            subscription = args.get("subscription")
+            if "topics_pattern" in args:
+                for k in [k for k in open_steps if k[1] == subscription]:
+                    end(k, unknown=True)
+                pattern_subscription[handle] = str(subscription)
                 continue
-            if not listening.get(key):
-                non_durable.discard(key)
-                if args.get("subscription_mode", "Durable") != "Durable":
-                    non_durable.add(key)
-            listening.setdefault(key, []).append(event.step)
+            mine = [k for t in (args.get("topics") or [args.get("topic")]) if t is not None
+                    and (k := key(t, subscription)) is not None]
+            if status != OK:
+                for k in mine:
+                    end(k, unknown=True)
+                continue
+            for k in mine:
+                if not open_steps.get(k):
+                    non_durable.discard(k)
+                    if args.get("subscription_mode", "Durable") != "Durable":
+                        non_durable.add(k)
+                open_steps.setdefault(k, []).append(event.step)
             out[event.step] = {}
             if op == "subscribe":
-                consumer_of[args["consumer"]] = key
-                connected.setdefault(key, set()).add(args["consumer"])
+                keys_of[handle] = mine
+                for k in mine:
+                    connected.setdefault(k, set()).add(handle)
             continue
-        ends: list[tuple[str, str]] = []
-        if op in ("seek", "unsubscribe") and args.get("consumer") in consumer_of:
-            ends.append(consumer_of[args["consumer"]])
-        elif op in _CURSOR_ADMIN_OPS:
-            key = key_of(args.get("topic"), args.get("subscription"))
-            ends += [key] if key is not None else []
-        elif op == "delete_topic" and ok:
-            key = key_of(args.get("topic"), "")
-            ends += [k for k in listening if key is not None and k[0] == key[0]]
-        elif op == "close" and ok and args.get("handle") in consumer_of:
-            key = consumer_of[args["handle"]]
-            connected.get(key, set()).discard(args["handle"])
-            if key in non_durable and not connected.get(key):
-                ends.append(key)
-        for key in ends:
-            listening.pop(key, None)
+        if op in ("seek", "unsubscribe", "close") and (handle in keys_of or handle in pattern_subscription) \
+                and status != REJECTED:
+            if handle in pattern_subscription:
+                for k in [k for k in open_steps if k[1] == pattern_subscription[handle]]:
+                    end(k, unknown=op == "seek" or status != OK)
+                continue
+            for k in keys_of[handle]:
+                if op == "close":
+                    connected.get(k, set()).discard(handle)
+                if status != OK:  # it may or may not have happened: the consumer may still receive, or not
+                    end(k, unknown=True)
+                elif op != "close" or (k in non_durable and not connected.get(k)):
+                    end(k)
+            if op != "seek" and status == OK:
+                keys_of.pop(handle, None)
+            continue
+        if op in ("reset_cursor", "delete_topic") and status != REJECTED:
+            target = key(args.get("topic"), args.get("subscription", ""))
+            for k in [k for k in open_steps if target is not None and k[0] == target[0]
+                      and (op == "delete_topic" or k == target)]:
+                end(k, unknown=status != OK)
+            continue
         msg = received_message(event.outcome) if op == "receive" else None
-        key = consumer_of.get(args.get("consumer", ""))
-        if msg is None or key is None:
+        if msg is None:
             continue
-        for step in listening.get(key, ()):
-            out[step].setdefault(msg.topic, {}).setdefault(msg.payload, (msg.message_id[0], msg.message_id[1]))
+        parent = names.partitioned_parent(msg.topic)
+        k = ((parent, pattern_subscription[handle]) if handle in pattern_subscription else
+             next((k for k in keys_of.get(handle, ()) if k[0] == parent), None))
+        for step in open_steps.get(k, ()) if k is not None else ():
+            found = out[step]
+            if found is not None:
+                found.setdefault(msg.topic, {}).setdefault(msg.payload, (msg.message_id[0], msg.message_id[1]))
     return out
+
+
+def shown_ids(history: History) -> dict[tuple[str, str], tuple[int, int]]:
+    """(topic short name, label) -> (ledger, entry) that ``history`` shows for that message: a receipt anywhere
+    (``later_ids``), else the id a flush reported for it (on the partition its id names)."""
+    producer_topic: dict[str, str] = {}
+    shown: dict[tuple[str, str], tuple[int, int]] = {}
+    for event in history.events:
+        op, args = event.op.op, event.op.args
+        if op == "create_producer" and event.outcome.status == OK and "topic" in args:
+            full = names.expand_trace(str(args["topic"]))
+            if isinstance(full, str):
+                producer_topic[args["producer"]] = names.short_name(full)
+        elif op == "flush" and event.outcome.status == OK and isinstance(event.outcome.value, dict):
+            topic = producer_topic.get(args.get("producer", ""))
+            for label, mid in (event.outcome.value.get("message_ids") or {}).items():
+                if topic is not None and isinstance(mid, (list, tuple)) and len(mid) >= 3:
+                    where = names.partition_name(topic, int(mid[2])) if int(mid[2]) >= 0 and \
+                        names.partition_of(topic) is None else topic
+                    shown.setdefault((where, label), (int(mid[0]), int(mid[1])))
+    return {**shown, **later_ids(history)}
 
 
 # ------------------------------------------------------------------------------------------
@@ -450,8 +503,9 @@ class _Checker:
         # with a count: (rule, step) -> (the index of its first PASS in ``verdicts``, how many more), so a workload of
         # 100,000 messages keeps one PASS per rule and bulk op rather than one per message (docs/workloads.md, "Size").
         self.bulk_steps: frozenset[int] = frozenset()
-        self.later_receipts: dict[int, dict[str, dict[str, tuple[int, int]]]] = {}  # check(): later_receipts
         self.bulk_passes: dict[tuple[str, int], list[int]] = {}
+        # subscribe step -> what its subscription's consumers received (check(): later_receipts), for a Latest start
+        self.later_receipts: dict[int, dict[str, dict[str, tuple[int, int]]] | None] = {}
         self.notes: list[str] = []
         self.not_followed: list[NotFollowed] = []
         self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
@@ -725,6 +779,12 @@ class _Checker:
                     if dropped:
                         self.unmodelled_labels |= set(dropped)
                         self.unmodelled_topics.add(self.model.producers[handle].topic.full)
+                    if op == "close" and event.outcome.status == OK:
+                        # the close happened all the same: the producer is gone, and an Exclusive one may come next
+                        # (live 4.2.4, Go campaign of 6 Dec 2026: a batching producer closed with an async send in
+                        # its batch, then an Exclusive producer was let in; regression
+                        # pls-access-002-missing-rejection-f42ede55b2ef)
+                        self._follow_quietly(event)
             if op in _ADMIN_OPS and event.outcome.status != REJECTED:
                 self._unmodelled_admin_op(event)
             if (handle in self.model.consumers and event.outcome.status != REJECTED
@@ -901,8 +961,8 @@ class _Checker:
             # Observed ok: follow the op. A refused op changes nothing, so its Rejected is the
             # model's prediction; otherwise the model has followed the op.
             value = out.value or {}
-            if op in ("subscribe", "create_subscription") and n in self.later_receipts:
-                value = {**value, LATER_RECEIPTS: self.later_receipts[n]}
+            if op in ("subscribe", "create_subscription"):
+                value = {**value, LATER_RECEIPTS: self.later_receipts.get(n)}
             followed = model.step(op, args, span, observed=value)
             pred = result = followed.outcome
             facts = followed.facts

@@ -97,7 +97,7 @@ from reference_model.dispatch.key_shared import KeySharedDispatcher, KeySharedSe
 from reference_model.dispatch.shared import SharedDispatcher, zero_permit_queue
 from reference_model import key_shared as ks, routing
 from reference_model.admin_ops import AdminOps
-from reference_model.feature_ops import FeatureOps
+from reference_model.feature_ops import FeatureOps, LatestStart
 from reference_model.schema_ops import SchemaOps
 from reference_model.ids import FIRST_LEDGER, MessageId
 from reference_model import dead_letter as dl
@@ -302,9 +302,11 @@ class Subscription:
         # a crash): the backlog may still count them (PLS-BACKLOG-001, reference_model/faults.py)
         self.fault_uncertain_acks = 0
         self.start_pos = cursor.mark_delete + 1  # first position in the subscription at creation
-        # PLS-SUB-002: positions from start_pos on that were stored before its cursor was made (between async sends in
-        # flight at a Latest start that it holds: ``Broker._latest_subscription``); acked in its cursor
+        # PLS-SUB-002 with async sends in flight at a Latest start (``Broker._latest_subscription``): positions from
+        # start_pos on that were stored before its cursor was made, and the in-flight ones none of its consumers
+        # received, taken as before it; both acked in it (a backlog may still count the second: ``backlog``)
         self.before_cursor: set[int] = set()
+        self.unsure_in_flight: set[int] = set()
         # (sub, pos) -> when pos may first be delivered here (delayed delivery); set by the broker
         self.delivery_span: Any = None
         # (sub, pos) -> the feature rules a delivery of pos speaks to; set by the broker
@@ -485,6 +487,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # writes them in the order those ids show, never in one it does not allow.
         self._dead_letters_due: dict[str, list[_DueCopy]] = {}
         self.later_ids = {}
+        # (topic short name, label) -> (ledger, entry) a receipt or a flush of the judged history shows
+        # (``conformance.checker.shown_ids``): where a Latest start follows in-flight sends (latest_start_in_flight)
+        self.shown_ids: dict[tuple[str, str], tuple[int, int]] = {}
         # label -> the partition a later flush or receipt shows (conformance.checker.later_partitions): where an async
         # send on a partitioned topic went, which its send does not report (_op_send)
         # (None: no history to read, as on the model target, whose own first choice its history then shows)
@@ -1189,25 +1194,25 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if any(args["subscription"] in t.subscriptions for t in parts):
             return Rejected("Conflict", "PLS-SUB-009", "Subscription already exists for topic")
         earliest = args.get("initial_position", "Latest") == "Earliest"
-        in_flight_after = {t.full: self._latest_in_flight(t, observed, "a subscription created at Latest")
-                           for t in parts if not earliest}
         if topic is None:
             self._check_not_discovered(args["topic"])
         yield  # decided: the broker creates it (and, PLS-SUB-009, the topic it names if there is none)
+        in_flight = {t.full: self._latest_in_flight(t, observed, "a subscription created at Latest")
+                     for t in parts if not earliest}
         if topic is None:
             made = self._topic(args["topic"], create=True, at=at)
             assert isinstance(made, Topic)
             parts = [made]
             self.facts = {"made_topic": True}
         for t in parts:
-            self._create_subscription_on(t, args, at, earliest, in_flight_after.get(t.full, frozenset()))
+            self._create_subscription_on(t, args, at, earliest, in_flight.get(t.full, LatestStart()))
         return {}
 
     def _create_subscription_on(self, topic: Topic, args, at: Span, earliest: bool,
-                                in_flight_after: frozenset[str] = frozenset()) -> None:
+                                in_flight: LatestStart = LatestStart()) -> None:
         sub = (Subscription(topic, args["subscription"], Cursor(-1), at, "PLS-SUB-003") if earliest else
-               self._latest_subscription(topic, args["subscription"], at, in_flight_after))
-        sub.maybe_absent = topic.unplaced_from(sub.start_pos) - sub.before_cursor  # _place_unshown
+               self._latest_subscription(topic, args["subscription"], at, in_flight))
+        sub.maybe_absent = topic.unplaced_from(sub.start_pos) - sub.before_cursor - sub.unsure_in_flight
         if earliest:
             sub.trimmable = self._trimmable_at_creation(topic)  # PLS-RETENTION-001
         sub.tags = vendors.subscription_tags(args.get("properties"))
@@ -1218,25 +1223,28 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         for pos in range(sub.cursor.mark_delete + 1, len(topic.entries)):
             self._tag_filter(sub, pos)
 
-    def _latest_in_flight(self, topic: Topic, observed: Mapping[str, Any], what: str) -> frozenset[str]:
-        """PLS-SUB-002: the async sends in flight on ``topic`` that a subscription made there now at Latest holds, as
-        the history shows (``FeatureOps.latest_start_in_flight``). On a non-persistent topic, whose ids show no
+    def _latest_in_flight(self, topic: Topic, observed: Mapping[str, Any], what: str) -> LatestStart:
+        """PLS-SUB-002: what a subscription made now at Latest on ``topic`` holds of the async sends in flight there,
+        as the history shows (``FeatureOps.latest_start_in_flight``). On a non-persistent topic, whose ids show no
         entries (PLS-NP-003), not followed while any is in flight (``check_no_async_in_flight``)."""
         if not names.is_persistent(topic.full):
             self.check_no_async_in_flight(topic.full, what)
-            return frozenset()
+            return LatestStart()
         return self.latest_start_in_flight(topic.full, observed.get(LATER_RECEIPTS), what)
 
     @staticmethod
-    def _latest_subscription(topic: Topic, name: str, at: Span, in_flight_after: frozenset[str]) -> "Subscription":
-        """PLS-SUB-002: a subscription made at Latest: its cursor after the last message stored, or, where it holds
-        async sends that were in flight (``_latest_in_flight``), before the first of them, with what was stored
-        between them acked in it (``Subscription.before_cursor``): the broker stored those before the cursor."""
-        held = sorted(topic.by_label[label] for label in in_flight_after)
-        sub = Subscription(topic, name, Cursor((held[0] if held else len(topic.entries)) - 1), at, "PLS-SUB-002")
-        for pos in range(sub.start_pos, len(topic.entries)):
+    def _latest_subscription(topic: Topic, name: str, at: Span, in_flight: LatestStart) -> "Subscription":
+        """PLS-SUB-002: a subscription made at Latest: its cursor after the last message stored, or, where async sends
+        were in flight then that the history shows after it (``_latest_in_flight``), before the first of those; what
+        the broker stored between them is acked in it (``Subscription.before_cursor``: those sends had returned), and
+        so are the in-flight ones none of its consumers received (``Subscription.unsure_in_flight``)."""
+        held = {topic.by_label[label] for label in in_flight.after}
+        first = min(held, default=len(topic.entries))
+        sub = Subscription(topic, name, Cursor(first - 1), at, "PLS-SUB-002")
+        sub.unsure_in_flight = {topic.by_label[label] for label in in_flight.unsure}
+        for pos in range(first, len(topic.entries)):
             if pos not in held:
-                sub.before_cursor.add(pos)
+                (sub.unsure_in_flight if pos in sub.unsure_in_flight else sub.before_cursor).add(pos)
                 sub.cursor.ack(pos)
         return sub
 
@@ -1302,7 +1310,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             profile=prof, priority_level=int(args.get("priority_level", 0)),
             ack_timeout_tick_ms=args.get("ack_timeout_tick_ms"), ack_timeout_backoff=backoffs.get("ack_timeout_backoff"),
             joined_at=at.end, nack_tracker=JavaNackTracker() if prof.nack_timer == "deadline" else None,
-            max_unacked=self.policies.max_unacked_messages_per_consumer)
+            # PLS-UNACKED-001: the limit is not checked on a non-durable subscription (Consumer#getMaxUnackedMessages
+            # answers 0 unless isDurable; live 4.0.8 and 4.2.4, Java campaign of 6 Dec 2026: a NonDurable Shared
+            # consumer under a limit of 1 got m3 while m2 was unacked; regression
+            # pls-unacked-001-wrong-value-d010a708ddb1)
+            max_unacked=self.policies.max_unacked_messages_per_consumer if durable else 0)
         dead = args.get("dead_letter")
         refused_count = dl.check_max_redeliver_count(dead.get("max_redeliver_count")) if dead is not None else None
         if refused_count is not None and prof.dlq_counts_deliveries:
@@ -1348,13 +1360,13 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 joined = ks.sticky_join(ks.Sticky(self.key_shared.profile), config.handle, list(policy.ranges))
                 if isinstance(joined, Rejected):
                     return joined
-        in_flight_after: frozenset[str] = frozenset()
-        if sub is None and topic is not None and args.get("initial_position", "Latest") == "Latest":
-            in_flight_after = self._latest_in_flight(topic, observed, "a subscription created at Latest")
         if (self.profile.tag_filtering and args.get("subscription_properties")
                 and not names.is_persistent(full if isinstance(full, str) else "")):
             raise NotModelledError("tags on a non-persistent topic's subscription (the tag filter there is not measured)")
         yield  # decided: the consumer joins the subscription
+        # (where it starts is decided once the subscribe is: a refused one makes no cursor to place)
+        in_flight = self._latest_in_flight(topic, observed, "a subscription created at Latest") \
+            if sub is None and topic is not None and args.get("initial_position", "Latest") == "Latest" else LatestStart()
         topic = self._topic(args["topic"], create=True, at=at)
         if sub is None:
             # PLS-SUB-001: created by the first subscribe. PLS-SUB-002/003: initial position.
@@ -1367,8 +1379,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 # a Go partitioned reader from latest, inclusive: at each partition's last message (PLS-READER-004)
                 sub = Subscription(topic, config.subscription, Cursor(n - 2), at, "PLS-READER-004")
             else:
-                sub = self._latest_subscription(topic, config.subscription, at, in_flight_after)
-            sub.maybe_absent = topic.unplaced_from(sub.start_pos) - sub.before_cursor  # _place_unshown
+                sub = self._latest_subscription(topic, config.subscription, at, in_flight)
+            sub.maybe_absent = topic.unplaced_from(sub.start_pos) - sub.before_cursor - sub.unsure_in_flight
             sub.durable = durable  # PLS-SUB-007: a non-durable one goes with its last consumer
             if not durable:
                 sub.start_rule = args.get("_start_rule", "PLS-SUB-007")  # a partitioned reader's: PLS-READER-001/002/004
@@ -1666,6 +1678,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if refused is not None:
             return refused
         yield  # decided: the consumer joins every member topic's subscription
+        self._check_latest_starts(member_args, observed)
         self._attach_all(member_args, args, at, observed)
         if "topics_pattern" in args:
             self.pattern_consumers[args["consumer"]] = re.compile(args["topics_pattern"])
@@ -1734,8 +1747,18 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if refused is not None:
             return refused
         yield  # decided: the consumer joins every partition's subscription
+        self._check_latest_starts(pairs, observed)
         self._attach_all(pairs, args, at, observed)
         return {}
+
+    def _check_latest_starts(self, member_args: list[dict], observed: Mapping[str, Any]) -> None:
+        """Before a consumer joins several topics or partitions: a Latest start the model does not follow on one of
+        them (``_latest_in_flight``) is refused before any is joined, so no member is left half attached."""
+        for part_args in member_args:
+            t = self.topics.get(part_args["topic"])
+            if t is not None and part_args["subscription"] not in t.subscriptions \
+                    and part_args.get("initial_position", "Latest") == "Latest":
+                self._latest_in_flight(t, observed, "a subscription created at Latest")
 
     def _admit_all(self, pairs, at, observed) -> Rejected | None:
         """Admission on every member topic first: the first refusal refuses the whole subscribe."""
@@ -2301,6 +2324,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         sub.cursor.reset(start)
         # after it everything is in the subscription, before it nothing; but a message maybe on another partition
         sub.maybe_absent = sub.topic.unplaced_from(start)
+        sub.before_cursor.clear()
+        sub.unsure_in_flight.clear()
         sub.ack_log.clear()
         sub.trimmable = gone_maybe
         sub.admin_acked = {p: why for p, why in sub.admin_acked.items() if p < start}
@@ -2669,7 +2694,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 return Refusal("ack-resurrection", "PLS-TTL-003",
                                f"Let {label} be expired on subscription {sub.name} by an expiry pass (older than the TTL). "
                                f"Then it is gone from the subscription, delivered before or not; {handle} received it at {at.end:g} ms.")
-            if stored.pos < sub.start_pos or stored.pos in sub.before_cursor:
+            if stored.pos < sub.start_pos or stored.pos in sub.before_cursor or stored.pos in sub.unsure_in_flight:
                 return Refusal("wrong-value", sub.start_rule,
                                f"{label} was published before subscription {sub.name} was created at its initial position "
                                f"(Latest), so it is not in the subscription.")
@@ -2796,9 +2821,12 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # reads it, so until then the backlog counts it; when it reads is the dispatcher's (the model's cursor acked
         # them at once): each may still count
         unread_rejected = len({fx.entry_key(pos) for pos in sub.tag_rejected})
+        # an async send in flight at a Latest start that no consumer of it received (_latest_subscription), taken as
+        # before the cursor: the broker may have stored it after, and its consumers not asked for it yet
+        unsure_gone = len({fx.entry_key(pos) for pos in sub.unsure_in_flight if sub.cursor.is_acked(pos)})
         return max(0, high - len(in_flight | maybe_deleted | maybe_not_in) - chunks_in_flight), \
             high + leaving + lagging + sub.fault_uncertain_acks + expiring + sub.trimmed_uncertain + unread_rejected + \
-            (0 if in_sum else self._maybe_here(t))
+            unsure_gone + (0 if in_sum else self._maybe_here(t))
 
     def _maybe_here(self, t: Topic) -> int:
         """How many messages the model stored on another partition of ``t``'s partitioned topic that may be on ``t``

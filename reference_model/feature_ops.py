@@ -88,6 +88,14 @@ from reference_model.timing import Span
 _READ_COMPACTED_TYPES = ("Exclusive", "Failover")
 
 
+
+class LatestStart(NamedTuple):
+    """What a subscription made at Latest holds of the async sends in flight then (``latest_start_in_flight``):
+    those the history shows after its cursor, and those none of its consumers received (taken as before it)."""
+
+    after: frozenset[str] = frozenset()
+    unsure: frozenset[str] = frozenset()
+
 class ProducerDecision(NamedTuple):
     """What creating a producer decides before anything changes (``_feature_create_producer``)."""
 
@@ -892,65 +900,87 @@ class FeatureOps:
         once, but the broker may store it after the position was taken (live 4.0.8, 2026-11-26: an
         async m1, then seek latest, then m1 delivered). A partition counts its partitioned producer's sends stored
         there. Not followed even for one producer: a later message of another producer may be stored before it, and
-        the history does not show that order (live 4.0.8, python campaign of 5 Dec 2026: p1's async m1 in flight at
-        c2's Latest subscribe, p2's batch then stored before m1, and c2 got m2..m4 and then m1)."""
+        the history does not show that order. (A subscription made at Latest on a persistent topic is followed:
+        ``latest_start_in_flight``.)"""
         t = self.topics.get(topic)
-        for handle, ids in self.flushed.items() if t is not None else ():
-            pf = self.pfx.get(handle)
-            batched = {p.label for p in pf.region} if pf is not None else set()  # judged by _refuse_floating below
-            if any(label not in batched and label in t.by_label for label in ids):
+        for handle, labels in self._unbatched_unreported(t).items() if t is not None else ():
+            if labels:
                 raise NotModelledError(f"{what} while {handle}'s async sends may still be in flight")
-        self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009
+        self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009 (batched ones)
 
     def latest_start_in_flight(self, topic: str, receipts: Mapping[str, Mapping[str, Any]] | None,
-                               what: str) -> frozenset[str]:
-        """PLS-SUB-002 with async sends in flight: which of the unbatched async sends on ``topic`` (full name) that no
-        flush has reported a subscription created at Latest now holds. The broker makes the cursor at the end of
-        what it has stored, and whether such a send was stored before it is out of the history's sight; of one
+                               what: str) -> "LatestStart":
+        """PLS-SUB-002 with async sends in flight: what a subscription created at Latest on ``topic`` (full name)
+        holds of the unbatched async sends there that no flush has reported. The broker makes the cursor at the end
+        of what it has stored, and whether such a send was stored before it is out of the history's sight; of one
         producer's sends it is a prefix (they are stored in send order). Both are allowed, and the checker follows
         what the subscription's consumers received (``receipts``: received topic short name -> {label: (ledger,
-        entry)}, ``conformance.checker.later_receipts``): a send they received is after the cursor, and so is every
-        later send of its producer, and every send whose id (a receipt anywhere, ``later_ids``) is above one of those.
-        The others are taken as before the cursor, so nothing owes them (a loss of such a send for this subscription
-        is not judged). With no history to follow (the model target) none is after it: the model stored them at once.
+        entry)}, ``conformance.checker.later_receipts``):
 
-        Not followed: where the ids the history shows put the messages in another order than the model's store
-        order (send order): an in-flight send stored after a later one, as another producer's batch stored ahead of a
-        5 MB async send (live 4.0.8, python campaign of 5 Dec 2026: p1's m1 in flight at c2's Latest subscribe, c2 got
-        p2's m2..m4 and then m1). Batched sends whose batch may or may not have left: ``_refuse_floating``."""
+        - a send they received is after the cursor (``LatestStart.after``), and so is every later send of its
+          producer, and every send whose id the history shows (a receipt anywhere, a flush: ``shown_ids``) above
+          the first of those;
+        - any other is taken as before the cursor (``LatestStart.unsure``): the look ahead saw every receipt of the
+          subscription up to where its cursor next moves back, and none was of it, so nothing owes it there; a
+          backlog may still count it (``Broker.backlog``), since the broker may have stored it after the cursor.
+
+        With no history to follow (the model target) the model's own choice: it stored them at once, before the
+        cursor. Not followed: a history whose look ahead does not reach the subscription (a multi-topic or pattern
+        consumer, a reader), since its consumers' receipts could not be told from an order the model does not
+        know; and where the ids show a message stored ahead of one the subscription holds that the model stores
+        after it (its store order is the send order): another producer's batch stored ahead of a 5 MB async send
+        (live 4.0.8, python campaign of 5 Dec 2026, fz-d53f54edbda3: p1's m1 in flight at c2's Latest subscribe,
+        c2 got p2's m2..m4 and then m1). Batched sends whose batch may or may not have left: ``_refuse_floating``."""
         self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009
         t = self.topics.get(topic)
-        in_flight = sorted(t.by_label[label] for label in self._unbatched_unreported(t)) if t is not None else []
-        if not in_flight or not receipts:
-            return frozenset()
+        in_flight = sorted(t.by_label[label] for labels in self._unbatched_unreported(t).values() for label in labels) \
+            if t is not None else []
+        if not in_flight:
+            return LatestStart()
+        if receipts is None:
+            if self.follows_history:
+                raise NotModelledError(f"{what} while async sends were in flight, on a consumer whose receipts the "
+                                       "look ahead does not follow (several topics, a pattern, a reader)")
+            return LatestStart()
         mine = receipts.get(t.short, {})
-        known = {pos: tuple(mine.get(t.entries[pos].label) or self.later_ids.get((t.short, t.entries[pos].label)) or ())
+        known = {pos: tuple(mine.get(t.entries[pos].label) or self.shown_ids.get((t.short, t.entries[pos].label)) or ())
                  for pos in in_flight}
         after = {pos for pos in in_flight if t.entries[pos].label in mine}
-        if not after:
-            return frozenset()
-        first_id = min(tuple(mine[t.entries[pos].label]) for pos in after)
-        after |= {pos for pos in in_flight if known[pos] and known[pos] > first_id}
-        for pos in sorted(after):  # one producer's sends are stored in send order: the later ones are after it too
-            after |= {q for q in in_flight if q > pos and t.entries[q].producer_name == t.entries[pos].producer_name}
-        shown = sorted((known[pos], pos) for pos in in_flight if known[pos])
-        overtaken = [pos for _, pos in shown] != sorted(pos for _, pos in shown)
-        for label, seen in mine.items():  # a message the model stores after one of them (most are sent later)
-            later = [pos for pos in after if label not in t.by_label or t.by_label[label] > pos]
-            overtaken = overtaken or any(known[pos] and tuple(seen) < known[pos] for pos in later)
-        if overtaken:
+        if after:
+            first_id = min(known[pos] for pos in after)
+            after |= {pos for pos in in_flight if known[pos] and known[pos] > first_id}
+            for pos in sorted(after):  # one producer's sends are stored in send order: the later ones are after it too
+                after |= {q for q in in_flight if q > pos and t.entries[q].producer_name == t.entries[pos].producer_name}
+        if self._store_order_overtaken(t, sorted(after), known, mine):
             raise NotModelledError(f"{what} while async sends were in flight: the history's ids show a message "
                                    "stored ahead of one of them that the model stores after it (its store order is "
                                    "the send order)")
-        return frozenset(t.entries[pos].label for pos in after)
+        return LatestStart(frozenset(t.entries[pos].label for pos in after),
+                           frozenset(t.entries[pos].label for pos in in_flight if pos not in after))
 
-    def _unbatched_unreported(self, t: Any) -> list[str]:
-        """The labels on topic ``t`` of unbatched async sends no flush has reported yet (``check_no_async_in_flight``)."""
-        found = []
+    @staticmethod
+    def _store_order_overtaken(t: Any, held: list[int], known: Mapping[int, tuple], mine: Mapping[str, Any]) -> bool:
+        """Whether the ids the history shows put the broker's store order against the model's for a subscription
+        that holds the in-flight positions ``held`` of topic ``t``: two in-flight sends (``known``: position -> id)
+        in the other order, or a message its consumers received (``mine``: label -> id) that the model stores after
+        one of ``held`` (most are sent after the subscribe) with an id below it."""
+        shown = sorted((seen, pos) for pos, seen in known.items() if seen)
+        if [pos for _, pos in shown] != sorted(pos for _, pos in shown):
+            return True
+        for label, seen in mine.items():
+            later = [pos for pos in held if label not in t.by_label or t.by_label[label] > pos]
+            if any(known[pos] and tuple(seen) < known[pos] for pos in later):
+                return True
+        return False
+
+    def _unbatched_unreported(self, t: Any) -> dict[str, list[str]]:
+        """Producer handle -> the labels stored on topic ``t`` of its unbatched async sends that no flush has reported
+        yet (a batched one, in ``pf.region``, floats instead: ``_floating``)."""
+        found = {}
         for handle, ids in self.flushed.items():
             pf = self.pfx.get(handle)
             batched = {p.label for p in pf.region} if pf is not None else set()
-            found += [label for label in ids if label not in batched and label in t.by_label]
+            found[handle] = [label for label in ids if label not in batched and label in t.by_label]
         return found
 
     # ------------------------------------------------------------------ when a batch leaves (PLS-BATCH-009)

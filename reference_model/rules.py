@@ -323,7 +323,11 @@ RULES: tuple[Rule, ...] = (
         quote=("Whenever a new subscription is created, it is initially positioned at the end of the topic (by default), "
                "and consumers associated with that subscription begin reading with the first message created afterward."),
         status="normative", applies_to=_ALL_GO,
-        note=f"ND: a send racing with the subscribe may or may not be seen. {_LIVE}confirmed (m1 before, m2 after: Latest gets m2).",
+        note=(f"ND: a send racing with the subscribe may or may not be seen. {_LIVE}confirmed (m1 before, m2 after: Latest "
+              "gets m2). An async send in flight at the subscribe is in the subscription or not, as the broker stored it "
+              "after the cursor or before; of one producer's sends it is a suffix. The checker follows what the "
+              "subscription's consumers received (FeatureOps.latest_start_in_flight; case "
+              "latest-with-async-sends-in-flight: live 4.0.8, a 3 MB async send after the cursor with C++ and Go)."),
     ),
     Rule(
         id="PLS-SUB-003", area="SUB",
@@ -1986,7 +1990,9 @@ RULES = RULES + (
                "acknowledging messages back and unack count reaches to maxUnackedMessagesPerConsumer/2."),
         status="normative", applies_to=_ALL,
         note=("Set per namespace by set_policy max_unacked_messages_per_consumer (admin "
-              "set-max-unacked-messages-per-consumer). Regression: apache/pulsar PR #20990 (2.10.6, 2.11.3, 3.0.2) made "
+              "set-max-unacked-messages-per-consumer). Not checked on a non-durable subscription: "
+              "Consumer#getMaxUnackedMessages answers 0 unless the consumer is durable (live 4.0.8 and 4.2.4, Java, "
+              "6 Dec 2026: regression pls-unacked-001-wrong-value-d010a708ddb1). Regression: apache/pulsar PR #20990 (2.10.6, 2.11.3, 3.0.2) made "
               "Consumer#individualAckNormal decrement the count after the unblock test, so with a limit of 1 an acked "
               "consumer stays blocked (blockedConsumerOnUnackedMsgs true, unackedMessages 0); fixed by PR #23796 "
               "(issue #22657; 3.3.5, 4.0.3). Live (pulsar-client 3.13.0), case unacked-limit-one-resumes: m1 never "

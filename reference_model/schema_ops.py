@@ -80,6 +80,11 @@ def schema_key(full: str) -> str:
 _UNDECIDED = object()  # schema_admission_rule's "decide it yourself" (None is a decision: the op meets no schema)
 
 AFTER_SCHEMA_CHECK = ("ProducerBusy", "ProducerFenced", "ConsumerBusy", "ConsumerAssignError")
+# refusals by rule that the broker makes once the schema check passed: PLS-SUB-008's durable / non-durable name clash
+# comes from PersistentTopic#subscribe (getDurableSubscription, getNonDurableSubscription), which ServerCnx reaches
+# after addSchemaIfIdleOrCheckCompatible (live 4.2.4, Go campaign of 6 Dec 2026: a durable AVRO subscribe beside a
+# NonDurable subscription of that name got IncompatibleSchema; regression pls-sub-008-wrong-error-836303905060)
+AFTER_SCHEMA_CHECK_RULES = ("PLS-SUB-008",)
 
 
 def _core_refusal_first(core) -> Rejected | None:
@@ -88,7 +93,8 @@ def _core_refusal_first(core) -> Rejected | None:
         next(core)
     except StopIteration as done:
         refused = done.value
-        return refused if isinstance(refused, Rejected) and refused.error not in AFTER_SCHEMA_CHECK else None
+        return refused if isinstance(refused, Rejected) and refused.error not in AFTER_SCHEMA_CHECK \
+            and refused.rule not in AFTER_SCHEMA_CHECK_RULES else None
     core.close()
     return None
 

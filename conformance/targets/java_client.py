@@ -222,6 +222,8 @@ class JavaSession:
             mark = fx.tombstone_mark(message.get("key"), message.get("properties"), message.get("event_time"))
             message["payload"] = self.run.label_by_id_tuple(tuple(message["message_id"]), topic=full_topic, mark=mark) \
                 or message.get("payload") or ""
+            if message["payload"] and not full_topic.startswith("non-persistent://"):
+                self.run.named_tombstones.setdefault(message["payload"], tuple(message["message_id"]))
         if message.get("publish_time"):
             self.run.publish_times[message["payload"]] = message["publish_time"]
         return Outcome.ok({"message": message})

@@ -153,12 +153,17 @@ class _Run:
     not_created: dict[str, str] = field(default_factory=dict)  # handle -> the creating op that did not succeed
     tombstones: dict[str, str | None] = field(default_factory=dict)  # label sent with an empty or null payload -> its topic
     tombstone_marks: dict[str, tuple] = field(default_factory=dict)  # such a label -> tombstone_mark of its send
+    # a tombstone a driver's consumer received and the harness named (label_by_id_tuple) -> its id: an ack or nack of
+    # it by that label needs the id, which the driver has only once a flush reported its async send (5.0.0-M1 Java
+    # campaign of 6 Dec 2026: an async tombstone m3, received, then nack(m3) refused by the driver; pls-nack-005-
+    # unexpected-rejection-3897204081cb)
+    named_tombstones: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def sent_id_tuple(self, label: str) -> tuple[int, ...] | None:
         """The (ledger, entry, partition, batch) id either client got when it sent ``label``."""
         if label in self.sent:
             return _id_tuple(self.sent[label])
-        return self.java_sent.get(label)
+        return self.java_sent.get(label) or self.named_tombstones.get(label)
 
     def _answered_async_id(self, label: str) -> tuple[int, ...] | None:
         """The id an async send of ``label`` got in its callback, before any flush reported it (the

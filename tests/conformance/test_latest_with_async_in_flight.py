@@ -72,9 +72,10 @@ def _msg(label: str, entry: int, producer_name: str) -> dict:
             "producer_name": producer_name}
 
 
-def broker_history(ops, receipts, send_ids):
+def broker_history(ops, receipts, send_ids, backlog=None):
     """The model's history of ``ops`` with what a broker reported instead: ``receipts`` (label, entry) for the
-    receives in order (None: nothing came), ``send_ids`` label -> entry for sync sends and flushes."""
+    receives in order (None: nothing came), ``send_ids`` label -> entry for sync sends and flushes, ``backlog`` for
+    a stats op."""
     h = model_history(*ops)
     names = {e.op.args["producer"]: e.outcome.value["producer_name"] for e in h.events if e.op.op == "create_producer"}
     owner = {e.op.args["payload"]: names[e.op.args["producer"]] for e in h.events if e.op.op == "send"}
@@ -92,6 +93,8 @@ def broker_history(ops, receipts, send_ids):
             ids = {label: [7, entry, 0, -1] for label, entry in send_ids.items()
                    if owner.get(label) == names[e.op.args["producer"]]}
             e = Event(e.op, Outcome.ok({"message_ids": ids}), e.t_start_ms, e.t_end_ms)
+        elif e.op.op == "stats" and backlog is not None:
+            e = Event(e.op, Outcome.ok({**(e.outcome.value or {}), "backlog": backlog}), e.t_start_ms, e.t_end_ms)
         events.append(e)
     return History(h.header, tuple(events))
 
@@ -134,3 +137,67 @@ def test_ids_in_another_order_than_the_sends_are_not_followed():
     report = check(h)
     assert not report.failures(), report.summary()
     assert any("stored ahead of one of them" in nf.reason for nf in report.not_followed), report.not_followed
+
+
+def test_a_later_send_whose_id_is_above_a_received_one_is_owed():
+    # m1 (p) and n1 (q) in flight; an Earliest subscription shows n1 stored after m1 (its id is above), and c got m1:
+    # the cursor is before m1, so n1 is c's too, and a broker that never gives it lost it
+    q = ("create_producer", {"producer": "q", "topic": "t"})
+    early = ("subscribe", {"consumer": "e", "topic": "t", "subscription": "all", "type": "Exclusive",
+                           "initial_position": "Earliest"})
+    n1 = ("send", {"producer": "q", "payload": "n1", "async": True})
+    late = ("receive", {"consumer": "c", "timeout_ms": 2000})
+    ops = [q, early, ASYNC_M1, n1, SUBSCRIBE, ("receive", {"consumer": "e", "timeout_ms": 500}),
+           ("receive", {"consumer": "e", "timeout_ms": 500}), RECEIVE, ("advance_time", {"ms": 3000}), late]
+    lost = broker_history(ops, [("m1", 0), ("n1", 1), ("m1", 0), None], {})
+    assert check(lost).failures(), "n1 is owed to c"
+    given = broker_history(ops, [("m1", 0), ("n1", 1), ("m1", 0), ("n1", 1)], {})
+    assert not check(given).failures() and not check(given).not_followed
+
+
+def test_the_backlog_counts_a_send_a_flush_shows_after_a_received_one():
+    # m1 and n1 in flight, both after the cursor: c got m1, and n1's flush id is above m1's (review of 6 Dec 2026)
+    q = ("create_producer", {"producer": "q", "topic": "t"})
+    ops = [q, ASYNC_M1, ("send", {"producer": "q", "payload": "n1", "async": True}), SUBSCRIBE,
+           ("flush", {"producer": "p"}), ("flush", {"producer": "q"}), RECEIVE,
+           ("stats", {"topic": "t", "subscription": "s"})]
+    h = broker_history(ops, [("m1", 0)], {"m1": 0, "n1": 1}, backlog=2)
+    report = check(h)
+    assert not report.failures(), report.summary()
+
+
+@pytest.mark.parametrize("between", [
+    [("skip", {"topic": "t", "subscription": "s", "count": 1})],  # moves the cursor on: the look ahead goes on
+    [("subscribe", {"consumer": "c2", "topic": "t", "subscription": "s", "type": "Shared"}),
+     ("unsubscribe", {"consumer": "c2"})],  # refused (another consumer is connected): changes nothing
+])
+def test_what_does_not_move_the_cursor_back_keeps_the_look_ahead(between):
+    # review of 6 Dec 2026: both once ended the look ahead early, and m2 then counted as stored before the cursor
+    shared = ("subscribe", {"consumer": "c", "topic": "t", "subscription": "s", "type": "Shared"})
+    m2 = ("send", {"producer": "p", "payload": "m2", "async": True})
+    h = broker_history([ASYNC_M1, m2, shared, ("flush", {"producer": "p"}), *between, RECEIVE],
+                       [("m2", 1)], {"m1": 0, "m2": 1})
+    report = check(h)
+    assert not report.failures(), report.summary()
+
+
+def test_a_consumer_of_a_topic_list_that_joins_the_subscription_is_followed():
+    # c1 makes (t, s) at Latest while m1 is in flight and leaves; c2 joins with a topic list and gets m1
+    shared = ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Shared"})
+    joins = ("subscribe", {"consumer": "c", "topics": ["t"], "subscription": "s", "type": "Shared"})
+    h = broker_history([ASYNC_M1, shared, ("close", {"handle": "c1"}), joins, RECEIVE], [("m1", 0)], {})
+    report = check(h)
+    assert not report.failures(), report.summary()
+    assert not report.not_followed
+
+
+def test_a_reader_at_latest_with_a_send_in_flight_is_not_followed():
+    # a partitioned reader's subscription gets no look ahead: which sends it holds is not judged
+    reader = ("create_reader", {"reader": "r", "topic": "t", "start": "latest"})
+    h = broker_history([ASYNC_M1, reader, ("flush", {"producer": "p"}), ("read_next", {"reader": "r", "timeout_ms": 500})],
+                       [], {"m1": 0})
+    events = tuple(Event(e.op, Outcome.ok({"message": _msg("m1", 0, h.events[1].outcome.value["producer_name"])}),
+                         e.t_start_ms, e.t_end_ms) if e.op.op == "read_next" else e for e in h.events)
+    report = check(History(h.header, events))
+    assert not report.failures(), report.summary()
+    assert any("look ahead does not follow" in nf.reason for nf in report.not_followed)

@@ -31,6 +31,24 @@ def test_a_consumer_at_its_limit_gets_the_next_message_only_after_its_ack():
     assert labels(h) == ["m0", None, "m1"]
 
 
+def test_a_non_durable_subscription_has_no_limit():
+    # Consumer#getMaxUnackedMessages answers 0 unless the consumer is durable (live 4.0.8 and 4.2.4, Java, 6 Dec
+    # 2026: regression pls-unacked-001-wrong-value-d010a708ddb1); the Java client's NonDurable subscription
+    def with_mode(mode):
+        return run(
+            ("set_policy", {"max_unacked_messages_per_consumer": 1}),
+            ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Shared", "client": "java",
+                           "subscription_mode": mode}),
+            ("create_producer", {"producer": "p1", "topic": "t"}),
+            ("send", {"producer": "p1", "payload": "m0"}),
+            ("send", {"producer": "p1", "payload": "m1"}),
+            ("receive", {"consumer": "c1", "timeout_ms": 100}),
+            ("receive", {"consumer": "c1", "timeout_ms": 100}),
+        )
+    assert labels(with_mode("NonDurable")) == ["m0", "m1"]
+    assert labels(with_mode("Durable")) == ["m0", None]
+
+
 # ---------------------------------------------------------------- PLS-UNACKED-002/003
 
 
