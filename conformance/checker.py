@@ -231,6 +231,7 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     checker.model.later_ids = later_ids(history)
     checker.model.later_partitions = later_partitions(history)
     checker.later_receipts = later_receipts(history)
+    checker.live = header.target != "model"
     checker.model.shown_ids = shown_ids(history)
     with relaxed_gc():
         for event in history.events:
@@ -279,98 +280,138 @@ def later_partitions(history: History) -> dict[str, int]:
     return {**received, **reported}
 
 
+def _short_of(topic: Any) -> str:
+    """A trace's topic name in its short form (``names.short_name`` of the expanded name; as given if invalid)."""
+    full = names.expand_trace(str(topic))
+    return names.short_name(full) if isinstance(full, str) else str(topic)
+
+
+def _same_or_partition(a: str, b: str) -> bool:
+    """Whether short topic names ``a`` and ``b`` are one topic, or one is a partition of the other."""
+    return a == b or names.partitioned_parent(a) == b or names.partitioned_parent(b) == a
+
+
+@dataclass
+class _Window:
+    """One subscribe's look ahead (``later_receipts``): its topic (short, as named), subscription, durability, and
+    what the consumers of that subscription received there since (None: not known to be complete)."""
+
+    step: int
+    topic: str
+    subscription: str
+    durable: bool
+    seen: dict[str, dict[str, tuple[int, int]]] | None
+
+
 def later_receipts(history: History) -> dict[int, dict[str, dict[str, tuple[int, int]]] | None]:
-    """The step of each subscribe and create_subscription of one topic or a topic list -> what the consumers of its
-    (topic, subscription) received from then on: received topic short name (a partition's own) -> {label: (ledger,
-    entry)} of its first receipt there, up to the first op that moves that subscription's cursor to where it
-    chooses or ends it (a seek by one of its consumers, an admin reset_cursor, an unsubscribe, the topic's deletion,
-    the last consumer of a non-durable one closing; not a skip or clear_backlog, which move it on). Where a
-    subscription made at Latest holds async sends that were in flight is the broker's choice, the model follows
-    these (``Broker.LATER_RECEIPTS``, ``FeatureOps.latest_start_in_flight``).
+    """The step of each subscribe and create_subscription -> what the consumers of its subscription received on its
+    topic from then on: received topic short name (a partition's own) -> {label: (ledger, entry)} of its first
+    receipt there, up to the first op that moves that subscription's cursor to where it chooses or ends it (a seek by
+    one of its consumers, an admin reset_cursor, an unsubscribe, the topic's deletion, the last consumer of a
+    non-durable one leaving; not a skip or clear_backlog, which move it on). A topic and its partitions are one:
+    a consumer of a partitioned topic receives on each partition. Where a subscription made at Latest holds async
+    sends that were in flight is the broker's choice, the model follows these (``Broker.LATER_RECEIPTS``,
+    ``FeatureOps.latest_start_in_flight``).
 
-    None where the look ahead cannot be complete, so that the model does not follow such a start: an op on that
-    subscription whose outcome is unknown (a subscribe, close, seek, unsubscribe, reset_cursor or delete_topic
-    that was neither ok nor refused), or a pattern subscription to its name made while it is open (which topics it
-    reaches is the broker's; one made before counts what it receives there)."""
+    None where the look ahead cannot be complete, so that the model does not follow such a start: a subscription a
+    pattern consumer of that name shares at any time in the window (which topics it reaches is the broker's), a
+    retry-enabled subscribe (its retry topic's subscription), and any op on that subscription whose outcome is
+    unknown (a subscribe, close, seek, unsubscribe, reset_cursor or delete_topic neither ok nor refused), or an
+    earlier subscribe of unknown outcome (its consumer may be there)."""
     out: dict[int, dict[str, dict[str, tuple[int, int]]] | None] = {}
-    open_steps: dict[tuple[str, str], list[int]] = {}  # (parent topic short name, subscription) -> open steps
-    keys_of: dict[str, list[tuple[str, str]]] = {}  # consumer handle -> the keys it is attached to
-    pattern_subscription: dict[str, str] = {}  # a pattern consumer's handle -> its subscription
-    connected: dict[tuple[str, str], set[str]] = {}
-    non_durable: set[tuple[str, str]] = set()
+    windows: list[_Window] = []  # open
+    made: list[_Window] = []  # every one, open or ended
+    attached: dict[str, tuple[str, list[str]]] = {}  # consumer handle -> (subscription, topics named)
+    patterns: dict[str, set[str]] = {}  # subscription -> its pattern consumers that may be connected
+    tainted: set[tuple[str, str]] = set()  # (topic, subscription) of subscribes whose outcome is unknown
 
-    def key(topic: Any, subscription: Any) -> tuple[str, str] | None:
-        full = names.expand_trace(str(topic))
-        return (names.partitioned_parent(names.short_name(full)), str(subscription)) if isinstance(full, str) else None
+    def covered(topics: list[str], subscription: str) -> list[_Window]:
+        return [w for w in windows if w.subscription == subscription and any(_same_or_partition(w.topic, t) for t in topics)]
 
-    def end(k: tuple[str, str], *, unknown: bool = False) -> None:
-        for step in open_steps.pop(k, ()):
+    def end(found: list[_Window], *, unknown: bool = False) -> None:
+        for w in found:
             if unknown:
-                out[step] = None
+                w.seen = None
+            if w in windows:
+                windows.remove(w)
+
+    def still_connected(w: _Window) -> bool:
+        return any(sub == w.subscription and any(_same_or_partition(w.topic, t) for t in topics)
+                   for sub, topics in attached.values())
 
     for event in history.events:
         op, args, status = event.op.op, event.op.args, event.outcome.status
         handle = args.get("consumer") if op in ("subscribe", "seek", "unsubscribe", "receive") else args.get("handle")
-        if op in ("subscribe", "create_subscription") and status != REJECTED:
-            subscription = args.get("subscription")
-            if "topics_pattern" in args:
-                for k in [k for k in open_steps if k[1] == subscription]:
-                    end(k, unknown=True)
-                pattern_subscription[handle] = str(subscription)
-                continue
-            mine = [k for t in (args.get("topics") or [args.get("topic")]) if t is not None
-                    and (k := key(t, subscription)) is not None]
-            if status != OK:
-                for k in mine:
-                    end(k, unknown=True)
-                continue
-            for k in mine:
-                if not open_steps.get(k):
-                    non_durable.discard(k)
-                    if args.get("subscription_mode", "Durable") != "Durable":
-                        non_durable.add(k)
-                open_steps.setdefault(k, []).append(event.step)
-            out[event.step] = {}
+        if status == REJECTED:
+            continue
+        if op in ("subscribe", "create_subscription"):
+            subscription = str(args.get("subscription"))
             if op == "subscribe":
-                keys_of[handle] = mine
-                for k in mine:
-                    connected.setdefault(k, set()).add(handle)
-            continue
-        if op in ("seek", "unsubscribe", "close") and (handle in keys_of or handle in pattern_subscription) \
-                and status != REJECTED:
-            if handle in pattern_subscription:
-                for k in [k for k in open_steps if k[1] == pattern_subscription[handle]]:
-                    end(k, unknown=op == "seek" or status != OK)
+                attached.pop(handle, None)
+                for members in patterns.values():
+                    members.discard(handle)
+            if "topics_pattern" in args:
+                patterns.setdefault(subscription, set()).add(handle)
+                end([w for w in windows if w.subscription == subscription], unknown=True)
                 continue
-            for k in keys_of[handle]:
-                if op == "close":
-                    connected.get(k, set()).discard(handle)
-                if status != OK:  # it may or may not have happened: the consumer may still receive, or not
-                    end(k, unknown=True)
-                elif op != "close" or (k in non_durable and not connected.get(k)):
-                    end(k)
-            if op != "seek" and status == OK:
-                keys_of.pop(handle, None)
+            topics = [_short_of(t) for t in (args.get("topics") or [args.get("topic")]) if t is not None]
+            if status != OK:
+                tainted.update((t, subscription) for t in topics)
+                end(covered(topics, subscription), unknown=True)
+                continue
+            doubtful = bool(patterns.get(subscription)) or args.get("enable_retry") or any(
+                sub == subscription and _same_or_partition(t, u) for u, sub in tainted for t in topics)
+            for t in topics:
+                windows.append(_Window(event.step, t, subscription, args.get("subscription_mode", "Durable") == "Durable",
+                                       None if doubtful else {}))
+                made.append(windows[-1])
+            out[event.step] = None if doubtful else {}
+            if op == "subscribe":
+                attached[handle] = (subscription, topics)
             continue
-        if op in ("reset_cursor", "delete_topic") and status != REJECTED:
-            target = key(args.get("topic"), args.get("subscription", ""))
-            for k in [k for k in open_steps if target is not None and k[0] == target[0]
-                      and (op == "delete_topic" or k == target)]:
-                end(k, unknown=status != OK)
+        if op in ("seek", "unsubscribe", "close") and handle is not None:
+            if any(handle in members for members in patterns.values()):
+                if status == OK and op != "seek":
+                    for members in patterns.values():
+                        members.discard(handle)
+                continue
+            if handle not in attached:
+                continue
+            subscription, topics = attached[handle]
+            found = covered(topics, subscription)
+            if status != OK:
+                end(found, unknown=True)
+                continue
+            if op != "seek":
+                del attached[handle]
+            if op in ("seek", "unsubscribe"):
+                end(found)
+            else:
+                end([w for w in found if not w.durable and not still_connected(w)])
+            continue
+        if op in ("reset_cursor", "delete_topic"):
+            topic = _short_of(args.get("topic"))
+            found = [w for w in windows if _same_or_partition(w.topic, topic)
+                     and (op == "delete_topic" or w.subscription == args.get("subscription"))]
+            end(found, unknown=status != OK)
             continue
         msg = received_message(event.outcome) if op == "receive" else None
-        if msg is None:
+        if msg is None or handle not in attached:
             continue
-        parent = names.partitioned_parent(msg.topic)
-        k = ((parent, pattern_subscription[handle]) if handle in pattern_subscription else
-             next((k for k in keys_of.get(handle, ()) if k[0] == parent), None))
-        for step in open_steps.get(k, ()) if k is not None else ():
-            found = out[step]
-            if found is not None:
-                found.setdefault(msg.topic, {}).setdefault(msg.payload, (msg.message_id[0], msg.message_id[1]))
+        subscription, topics = attached[handle]
+        if not any(_same_or_partition(msg.topic, t) for t in topics):
+            continue
+        for w in windows:
+            if w.subscription == subscription and w.seen is not None and _same_or_partition(w.topic, msg.topic):
+                w.seen.setdefault(msg.topic, {}).setdefault(msg.payload, (msg.message_id[0], msg.message_id[1]))
+    # a step's look ahead is the union of its windows (one per topic it named), None if any is
+    for w in made:
+        if w.seen is None:
+            out[w.step] = None
+        elif out.get(w.step) is not None:
+            for topic, seen in w.seen.items():
+                out[w.step].setdefault(topic, {}).update(seen)
     return out
-
-
 def shown_ids(history: History) -> dict[tuple[str, str], tuple[int, int]]:
     """(topic short name, label) -> (ledger, entry) that ``history`` shows for that message: a receipt anywhere
     (``later_ids``), else the id a flush reported for it (on the partition its id names)."""
@@ -506,6 +547,7 @@ class _Checker:
         self.bulk_passes: dict[tuple[str, int], list[int]] = {}
         # subscribe step -> what its subscription's consumers received (check(): later_receipts), for a Latest start
         self.later_receipts: dict[int, dict[str, dict[str, tuple[int, int]]] | None] = {}
+        self.live = True  # a broker's history (check(): the header's target is not the model)
         self.notes: list[str] = []
         self.not_followed: list[NotFollowed] = []
         self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
@@ -794,11 +836,14 @@ class _Checker:
                 # milliseconds as a message on the other partition, then stats judged against the unmoved cursor;
                 # regression pls-backlog-001-wrong-backlog-5d1f03ca2b64)
                 self._unmodelled_cursor_op(handle, event.step)
-            if op == "subscribe" and event.outcome.status == OK:
+            # (live, an outcome not known may have made the subscription too: review of 6 Dec 2026; on the model
+            # target it is the model's own refusal, and nothing was made)
+            made = event.outcome.status == OK or (self.live and event.outcome.status != REJECTED)
+            if op == "subscribe" and made:
                 spec = args.get("topics_pattern") and ("pattern", args["topics_pattern"]) \
                     or ("topics", tuple(args.get("topics") or (args.get("topic"),)))
                 self.unmodelled_subscriptions.append((spec, args["subscription"]))
-            if op == "create_subscription" and event.outcome.status == OK:
+            if op == "create_subscription" and made:
                 # the broker made the subscription where the model could not follow (e.g. auto-creating the topic):
                 # a later subscribe to it joins a cursor whose position the model does not know
                 self.unmodelled_subscriptions.append((("topics", (args["topic"],)), args["subscription"]))
@@ -922,8 +967,7 @@ class _Checker:
         of PLS-SUB-002)."""
         if not self.unmodelled_subscriptions or "subscription" not in args or "topic" not in args:
             return False
-        full = names.expand_trace(args["topic"])
-        short = names.short_name(full) if isinstance(full, str) else str(args["topic"])
+        short = _short_of(args["topic"])
         for (kind, spec), subscription in self.unmodelled_subscriptions:
             if subscription != args["subscription"]:
                 continue
@@ -933,7 +977,8 @@ class _Checker:
                         return True
                 except re.error:
                     continue
-            elif any(t is not None and (t == args["topic"] or t == short) for t in spec):
+            # a topic by its full or short name, a partitioned topic and its partitions (review of 6 Dec 2026)
+            elif any(t is not None and _same_or_partition(_short_of(t), short) for t in spec):
                 return True
         return False
 
@@ -962,7 +1007,10 @@ class _Checker:
             # model's prediction; otherwise the model has followed the op.
             value = out.value or {}
             if op in ("subscribe", "create_subscription"):
-                value = {**value, LATER_RECEIPTS: self.later_receipts.get(n)}
+                # the model target's own history: it took every in-flight send as before the cursor, which an empty
+                # look ahead says too (its refusals show as outcomes of unknown outcome, which would make it None)
+                ahead = self.later_receipts.get(n)
+                value = {**value, LATER_RECEIPTS: ahead if ahead is not None or self.live else {}}
             followed = model.step(op, args, span, observed=value)
             pred = result = followed.outcome
             facts = followed.facts

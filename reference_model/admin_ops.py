@@ -375,6 +375,11 @@ class AdminOps:
         chunks = self.topic_features(sub.topic).chunks
         if any(chunks.get(p, 1) > 1 for entry in chosen for p in entry):
             raise NotModelledError("a skip over a chunked message (each chunk is an entry the skip counts)")
+        if sub.unsure_in_flight:
+            # PLS-SUB-002: async sends in flight at its Latest start that none of its consumers received are taken as
+            # before its cursor, but the broker may have stored them after it, and then the skip counts them
+            raise NotModelledError("a skip of a subscription made at Latest while async sends were in flight (which "
+                                   "entries it counts is where the broker stored them)")
         yield  # decided: the n oldest unacked entries are acked
         positions = skipped_entries(chosen, len(chosen))
         self._admin_ack(sub, positions, at, "PLS-SKIP-001", f"skipped by the admin skip of {args['count']} at {at.start:g} ms")
@@ -415,6 +420,7 @@ class AdminOps:
             positions = cleared_entries(self._unacked_entries(sub))
             self._admin_ack(sub, positions, at, "PLS-SKIP-002", f"cleared by the admin clear_backlog at {at.start:g} ms")
             cleared.setdefault(sub.name, []).extend(sub.label(p) for p in positions)
+            sub.unsure_in_flight.clear()  # wherever the broker stored them, they are cleared too (Broker.backlog)
         self.facts = {"cleared": cleared}
         return {}
 

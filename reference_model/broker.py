@@ -1488,6 +1488,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if refused is not None:
             return refused
         yield  # decided: the consumer joins the topic's and the retry topic's subscriptions
+        self._check_latest_starts(members, observed)  # before the retry topic is made
         self._topic(retry, create=True, at=at)
         self._attach_all(members, args, at, observed)
         self.retry[args["consumer"]] = policy

@@ -925,7 +925,8 @@ class FeatureOps:
           backlog may still count it (``Broker.backlog``), since the broker may have stored it after the cursor.
 
         With no history to follow (the model target) the model's own choice: it stored them at once, before the
-        cursor. Not followed: a history whose look ahead does not reach the subscription (a multi-topic or pattern
+        cursor, as a look ahead that saw no receipt of them would say (so a checker judging the model's own history
+        decides the same). Not followed: a history whose look ahead does not reach the subscription (a multi-topic or pattern
         consumer, a reader), since its consumers' receipts could not be told from an order the model does not
         know; and where the ids show a message stored ahead of one the subscription holds that the model stores
         after it (its store order is the send order): another producer's batch stored ahead of a 5 MB async send
@@ -941,7 +942,7 @@ class FeatureOps:
             if self.follows_history:
                 raise NotModelledError(f"{what} while async sends were in flight, on a consumer whose receipts the "
                                        "look ahead does not follow (several topics, a pattern, a reader)")
-            return LatestStart()
+            receipts = {}  # the model's own history: it stored them at once, so none is after the cursor
         mine = receipts.get(t.short, {})
         known = {pos: tuple(mine.get(t.entries[pos].label) or self.shown_ids.get((t.short, t.entries[pos].label)) or ())
                  for pos in in_flight}

@@ -11,6 +11,7 @@ The live histories that taught it are judged here without a FAIL, and each lie a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,7 @@ def broker_history(ops, receipts, send_ids, backlog=None):
         elif e.op.op == "stats" and backlog is not None:
             e = Event(e.op, Outcome.ok({**(e.outcome.value or {}), "backlog": backlog}), e.t_start_ms, e.t_end_ms)
         events.append(e)
-    return History(h.header, tuple(events))
+    return History(replace(h.header, target="embedded"), tuple(events))  # a broker's answers
 
 
 def test_an_in_flight_send_the_subscription_received_is_after_its_cursor():
@@ -201,3 +202,90 @@ def test_a_reader_at_latest_with_a_send_in_flight_is_not_followed():
     report = check(History(h.header, events))
     assert not report.failures(), report.summary()
     assert any("look ahead does not follow" in nf.reason for nf in report.not_followed)
+
+
+# --------------------------------------------------------------- the second review's histories (6 Dec 2026)
+
+def judged(ops, receipts, ids, status=None, backlog=None):
+    """``check`` of the model's history of ``ops`` (topic t, not partitioned) with a broker's answers written in:
+    ``receipts`` (label, entry, topic) or None per receive, ``ids`` label -> entry for sync sends and flushes,
+    ``status`` op index -> Outcome, ``backlog`` for a stats op."""
+    h = ModelTarget().run(make_trace("review", ops))
+    names = {e.op.args["producer"]: e.outcome.value["producer_name"] for e in h.events
+             if e.op.op == "create_producer" and e.outcome.status == "ok"}
+    owner = {e.op.args["payload"]: names.get(e.op.args["producer"]) for e in h.events if e.op.op == "send"}
+    got, events = iter(receipts), []
+    for i, e in enumerate(h.events):
+        out = e.outcome
+        if i in (status or {}):
+            out = status[i]
+        elif e.op.op == "receive":
+            r = next(got)
+            out = Outcome.ok({"message": None if r is None else {**_msg(r[0], r[1], owner[r[0]]), "topic": r[2],
+                                                               "message_id": [7, r[1], -1, -1]}})
+        elif e.op.op == "send" and not e.op.args.get("async") and out.status == "ok":
+            out = Outcome.ok({**out.value, "message_id": [7, ids[e.op.args["payload"]], -1, -1]})
+        elif e.op.op == "flush":
+            mine = {k: [7, v, -1, -1] for k, v in ids.items() if owner.get(k) == names[e.op.args["producer"]]}
+            out = Outcome.ok({"message_ids": mine})
+        elif e.op.op == "stats" and backlog is not None:
+            out = Outcome.ok({**(out.value or {}), "backlog": backlog})
+        events.append(Event(e.op, out, e.t_start_ms, e.t_end_ms))
+    return check(History(replace(h.header, target="embedded"), tuple(events)))  # a broker's answers
+
+
+T, P = ("create_topic", {"topic": "t"}), ("create_producer", {"producer": "p", "topic": "t"})
+M1 = ("send", {"producer": "p", "payload": "m1", "async": True})
+FLUSH = ("flush", {"producer": "p"})
+GET = ("receive", {"consumer": "c", "timeout_ms": 500})
+
+
+def test_a_pattern_consumer_of_the_subscription_makes_the_look_ahead_unknown():
+    ops = [T, ("create_topic", {"topic": "u"}), P,
+           ("subscribe", {"consumer": "pc", "topics_pattern": "u", "subscription": "s", "type": "Shared"}), M1,
+           ("subscribe", {"consumer": "c", "topic": "t", "subscription": "s", "type": "Shared"}),
+           ("close", {"handle": "pc"}), FLUSH, GET]
+    report = judged(ops, [("m1", 0, "t")], {"m1": 0})
+    assert not report.failures(), report.summary()
+
+
+def test_a_non_durable_look_ahead_ends_only_when_its_last_consumer_leaves():
+    nd = {"client": "java", "subscription_mode": "NonDurable", "type": "Shared", "topic": "t", "subscription": "s"}
+    ops = [T, P, ("subscribe", {"consumer": "c1", **nd}), ("unsubscribe", {"consumer": "c1"}), M1,
+           ("subscribe", {"consumer": "c2", **nd}), ("advance_time", {"ms": 3000}),
+           ("receive", {"consumer": "c2", "timeout_ms": 2000}), ("close", {"handle": "c2"}),
+           ("subscribe", {"consumer": "c3", **nd}), ("receive", {"consumer": "c3", "timeout_ms": 2000}), FLUSH]
+    report = judged(ops, [None, ("m1", 0, "t")], {"m1": 0})
+    assert not report.failures(), report.summary()
+
+
+def test_a_subscribe_of_unknown_outcome_leaves_the_subscription_unjudged():
+    shared = {"topic": "t", "subscription": "s", "type": "Shared"}
+    ops = [T, P, M1, ("subscribe", {"consumer": "c1", **shared}), ("send", {"producer": "p", "payload": "m2"}), FLUSH,
+           ("subscribe", {"consumer": "c", **shared}), GET]
+    report = judged(ops, [("m2", 1, "t")], {"m1": 0, "m2": 1}, status={3: Outcome.indeterminate("timed out")})
+    assert not report.failures(), report.summary()
+
+
+def test_a_retry_enabled_subscribe_with_a_send_in_flight_on_its_retry_topic_is_not_followed():
+    ops = [T, ("create_topic", {"topic": "t-s-RETRY"}), ("create_producer", {"producer": "q", "topic": "t-s-RETRY"}),
+           ("send", {"producer": "q", "payload": "r1", "async": True}),
+           ("subscribe", {"consumer": "c", "topic": "t", "subscription": "s", "type": "Shared", "enable_retry": True,
+                          "client": "java"}), ("flush", {"producer": "q"}), GET]
+    report = judged(ops, [("r1", 0, "t-s-RETRY")], {"r1": 0})
+    assert not report.failures(), report.summary()
+
+
+def test_a_skip_past_an_unsure_send_is_not_followed_and_a_clear_backlog_ends_the_doubt():
+    ops = [T, P, ("create_producer", {"producer": "p2", "topic": "t"}), M1,
+           ("create_subscription", {"topic": "t", "subscription": "s"}), ("send", {"producer": "p2", "payload": "m2"}),
+           FLUSH, ("skip", {"topic": "t", "subscription": "s", "count": 1}),
+           ("subscribe", {"consumer": "c", "topic": "t", "subscription": "s", "type": "Exclusive"}), GET]
+    report = judged(ops, [("m2", 1, "t")], {"m1": 0, "m2": 1})
+    assert not report.failures(), report.summary()
+    assert any("a skip of a subscription made at Latest" in nf.reason for nf in report.not_followed)
+    cleared = [T, P, M1, ("send", {"producer": "p", "payload": "m2", "async": True}),
+               ("create_subscription", {"topic": "t", "subscription": "s"}), FLUSH,
+               ("clear_backlog", {"topic": "t", "subscription": "s"}), ("stats", {"topic": "t", "subscription": "s"})]
+    assert not judged(cleared, [], {"m1": 0, "m2": 1}, backlog=0).failures()
+    assert judged(cleared, [], {"m1": 0, "m2": 1}, backlog=1).failures(), "nothing is left after a clear_backlog"
