@@ -2429,6 +2429,14 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             # PLS-COMPACT-005: a reader's subscribe is refused by the broker (live 4.0.8, C++ 4.2.0,
             # 2026-11-26: NotAllowedError, whether the topic exists yet or not)
             return Rejected("NotAllowedError", "PLS-COMPACT-005", "read compacted on a non-persistent topic")
+        if start == "latest" and args.get("inclusive") and isinstance(full, str) and not names.is_persistent(full) \
+                and self.args_profile(args).client == "go":
+            # the Go reader asks for the last message id, which the broker answers on a non-persistent topic with
+            # "Failed to recover Transaction Buffer" where transactions are on, and the client asks again for ever
+            # (live 4.2.4 and 5.0.0-M1, Go 0.19.0, 6 Dec 2026: create_reader never returned; regression
+            # harness-error-target:GoDriverError-1afba96a461e)
+            raise NotModelledError("a Go reader of a non-persistent topic from latest, inclusive (its last-message-id "
+                                   "request fails there with transactions on, and the client retries for ever)")
         if start != "latest" and topic is not None and not names.is_persistent(topic.full):
             # nothing stored: a reader from the earliest or from a message id sees only what comes after it
             # (live 4.0.8, 2026-11-27, from a message id: regression pls-reader-003-lost-message-3b8b02561ae3)
