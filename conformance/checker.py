@@ -228,11 +228,12 @@ def check(history: History, *, profile: Profile | None = None, tolerances: Timin
     checker = _Checker(profile, tolerances, settings)
     checker.bulk_steps = bulk_steps
     checker.stalls = tuple(header.stalls or ())
-    checker.model.later_ids = later_ids(history)
+    received = later_ids(history)
+    checker.model.later_ids = received
     checker.model.later_partitions = later_partitions(history)
     checker.later_receipts = later_receipts(history)
     checker.live = header.target != "model"
-    checker.model.shown_ids = shown_ids(history)
+    checker.model.shown_ids = shown_ids(history, received)
     with relaxed_gc():
         for event in history.events:
             checker.step(event)
@@ -412,9 +413,10 @@ def later_receipts(history: History) -> dict[int, dict[str, dict[str, tuple[int,
             for topic, seen in w.seen.items():
                 out[w.step].setdefault(topic, {}).update(seen)
     return out
-def shown_ids(history: History) -> dict[tuple[str, str], tuple[int, int]]:
+def shown_ids(history: History, received: Mapping[tuple[str, str], tuple[int, int]]) -> dict[tuple[str, str], tuple[int, int]]:
     """(topic short name, label) -> (ledger, entry) that ``history`` shows for that message: a receipt anywhere
-    (``later_ids``), else the id a flush reported for it (on the partition its id names)."""
+    (``received``: ``later_ids`` of the history), else the id a flush reported for it (on the partition its id
+    names)."""
     producer_topic: dict[str, str] = {}
     shown: dict[tuple[str, str], tuple[int, int]] = {}
     for event in history.events:
@@ -430,7 +432,7 @@ def shown_ids(history: History) -> dict[tuple[str, str], tuple[int, int]]:
                     where = names.partition_name(topic, int(mid[2])) if int(mid[2]) >= 0 and \
                         names.partition_of(topic) is None else topic
                     shown.setdefault((where, label), (int(mid[0]), int(mid[1])))
-    return {**shown, **later_ids(history)}
+    return {**shown, **received}
 
 
 # ------------------------------------------------------------------------------------------

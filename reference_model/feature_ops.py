@@ -926,10 +926,10 @@ class FeatureOps:
 
         With no history to follow (the model target) the model's own choice: it stored them at once, before the
         cursor, as a look ahead that saw no receipt of them would say (so a checker judging the model's own history
-        decides the same). Not followed: a history whose look ahead does not reach the subscription (a multi-topic or pattern
-        consumer, a reader), since its consumers' receipts could not be told from an order the model does not
-        know; and where the ids show a message stored ahead of one the subscription holds that the model stores
-        after it (its store order is the send order): another producer's batch stored ahead of a 5 MB async send
+        decides the same). Not followed: a history whose look ahead cannot be complete (a pattern consumer of the
+        subscription, a retry topic, a reader, an op on it of unknown outcome: ``later_receipts``), since a receipt
+        it did not see may be of a send the model would take as before the cursor; and where the ids show a message
+        stored ahead of one the subscription holds that the model stores after it (its store order is the send order): another producer's batch stored ahead of a 5 MB async send
         (live 4.0.8, python campaign of 5 Dec 2026, fz-d53f54edbda3: p1's m1 in flight at c2's Latest subscribe,
         c2 got p2's m2..m4 and then m1). Batched sends whose batch may or may not have left: ``_refuse_floating``."""
         self._refuse_floating(topic, Span.at(self.now), what)  # PLS-BATCH-009
@@ -940,8 +940,9 @@ class FeatureOps:
             return LatestStart()
         if receipts is None:
             if self.follows_history:
-                raise NotModelledError(f"{what} while async sends were in flight, on a consumer whose receipts the "
-                                       "look ahead does not follow (several topics, a pattern, a reader)")
+                raise NotModelledError(f"{what} while async sends were in flight, on a subscription whose receipts the "
+                                       "look ahead does not follow (a pattern consumer of it, a retry topic, a reader, "
+                                       "an op on it of unknown outcome)")
             receipts = {}  # the model's own history: it stored them at once, so none is after the cursor
         mine = receipts.get(t.short, {})
         known = {pos: tuple(mine.get(t.entries[pos].label) or self.shown_ids.get((t.short, t.entries[pos].label)) or ())
