@@ -1049,7 +1049,11 @@ def batch_redelivered_unacked_only(w: Watch, r: Receipt) -> list[Finding]:
 
 
 def _batch_redelivery(w: Watch, r: Receipt, rule: str, *, index_ack: bool) -> list[Finding]:
-    if r.label is None or r.redelivery_count == 0 and r.allowed:
+    # a redelivery: counted, or (PLS-BATCH-004, whose verdict here is a PASS) a rewind by redeliver_unacked, which a
+    # single-active subscription does not count; an acked message after a rewind may also be a copy queued before the
+    # ack (PLS-ACK-001's ack-resurrection), so PLS-BATCH-005 does not take a rewind alone for a redelivery
+    rewound = not index_ack and any(x.startswith("PLS-REDELIVER") for x in r.cause_rules)
+    if r.label is None or r.redelivery_count == 0 and r.allowed and not rewound:
         return []
     stored = w.model.message_for(r.handle, r.label)
     if stored is None or stored.message_id.batch_index < 0:

@@ -64,19 +64,26 @@ every allowed outcome (``match_split``, ``leave_window``); the checker follows t
   an empty container, ``batchMessageTimeoutHandler`` sends it): the batch leaves ``max_publish_delay``
   after its first message was added, when full, or at a flush, whichever comes first.
 - Java (``ProducerImpl``'s ``batchFlushTask``, rescheduled while batches flow, and not sending before
-  ``batchingMaxPublishDelay`` since the last batch send, ``lastBatchSendNanoTime``) and Go
-  (``partitionProducer.runEventsLoop``: ``batchFlushTicker``, a periodic ticker from the producer's
-  creation): the timer's phase is unknown, so the open batch may leave at any moment after a message was
-  added, and surely within one period (Go) or two (Java) of its last message's add.
+  ``batchingMaxPublishDelay`` since the last batch send, ``lastBatchSendNanoTime``, which is first set when the
+  producer connects) and Go (``partitionProducer.runEventsLoop``: ``batchFlushTicker``, a periodic ticker from
+  the producer's creation): the timer's phase is unknown, so the open batch may leave at any moment after a
+  message was added (Java: once the producer is older than the delay, ``BatchTimer.quiet_until``), and surely
+  within one period (Go) or two (Java) of its last message's add.
+- Every client: the batch leaves at the latest with the add that fills it (step 4; Go: the next add, step 2),
+  whichever message the timer last let it start with (``leave_window``'s bound over the possible starts).
 So: a batch is a contiguous run of one producer's pending messages (KeyBased: the sub-batches of one
 run), within the container's limits; a cut between two messages that the container did not force
 needs a timer firing between their adds (C++: its first message's add + the delay); no batch leaves
 before its first message was sent, and the last leaves at the flush (or the sync send) at the latest.
 
+A cumulative ack of a message inside a batch without batch index ack (PLS-BATCH-004) marks it and those before it
+on the client and acks the whole entry once every index is marked, else only up to the entry before it (C++
+``BatchMessageAcker``, Java ``MessageIdAdvUtils#prevMessageId``, Go ``internalAckIDCumulative``):
+``FeatureOps._feature_ack_cumulative``.
+
 Not modelled: the byte size the C++ container adds per message (it counts payload bytes only),
-compression, the memory limit and queue-full flush, partitioned producers, cumulative ack
-inside a batch (C++ acks the previous entry), chunking (a batching producer never chunks), a timer
-firing late beyond its period (scheduling lateness is the checker's dispatch band).
+compression, the memory limit and queue-full flush, partitioned producers, chunking (a batching producer
+never chunks), a timer firing late beyond its period (scheduling lateness is the checker's dispatch band).
 Choices: timers and flushes are explicit ``Flush`` items in the input; entries are numbered
 from ``first_entry`` in the order they are sent. The model's own timer (``BatchTimer.canonical``)
 fires ``max_publish_delay`` after the batch's first message was sent, for every client.
@@ -153,46 +160,56 @@ def plan_entries(items: list[Pending | Flush], config: BatchConfig, *, final_flu
     The input ends with an implicit flush; with ``final_flush=False`` it does not, and the
     messages still in the open batch are in no entry (``open_batch``).
     """
+    return _plan(items, config, final_flush=final_flush)[0]
+
+
+def _plan(items: Sequence[Pending | Flush], config: BatchConfig, *,
+          final_flush: bool) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
+    """``plan_entries``, and for each entry the index of the item whose add (or flush) sent it (``len(items)``:
+    the final flush)."""
     entries: list[tuple[int, ...]] = []
+    triggers: list[int] = []
     open_batches: dict[object, list[int]] = {}  # key -> indexes (one key, "", when not key based)
     first_seq: dict[object, int] = {}
     count = size = 0
     after_repeat = False  # step 1b: the message before was a possible duplicate
 
-    def send_open() -> None:
+    def send_open(trigger: int) -> None:
         nonlocal count, size
         # PLS-BATCH-003: by each sub-batch's first message (C++), or by its last (Java)
         order = (lambda k: first_seq[k]) if config.key_order == "first" else (lambda k: open_batches[k][-1])
         for key in sorted(open_batches, key=order):
             entries.append(tuple(open_batches[key]))
+            triggers.append(trigger)
         open_batches.clear()
         first_seq.clear()
         count = size = 0
 
     for index, item in enumerate(items):
         if isinstance(item, Flush):
-            send_open()
+            send_open(index)
             continue
         if item.delayed:  # step 1: sent alone; the open batch goes first (Java) or stays open (C++)
             if config.delayed_sends_open_batch:
-                send_open()
+                send_open(index)
             entries.append((index,))
+            triggers.append(index)
             continue
         if config.repeats_send_open_batch and (item.repeats or after_repeat):  # step 1b
-            send_open()
+            send_open(index)
         after_repeat = item.repeats
         if not (count < config.max_messages and size + item.size <= config.max_bytes):  # step 2
-            send_open()
+            send_open(index)
         key: object = (item.batch_key if config.key_order == "first" else item.java_batch_key) if config.key_based else ""
         open_batches.setdefault(key, []).append(index)  # step 3
         first_seq.setdefault(key, index)
         count += 1
         size += item.size
         if not config.full_batch_waits and (count >= config.max_messages or size >= config.max_bytes):  # step 4
-            send_open()
+            send_open(index)
     if final_flush:
-        send_open()  # step 5
-    return tuple(entries)
+        send_open(len(items))  # step 5
+    return tuple(entries), tuple(triggers)
 
 
 def fills_alone(item: Pending, config: BatchConfig) -> bool:
@@ -219,13 +236,22 @@ class BatchTimer:
     delay_ms: float
     periodic: bool = False  # Java, Go: its phase is unknown; C++: it starts with the batch's first message
     periods: int = 1  # how many periods after its last message's add a batch may still wait (Java: 2)
+    # Java: the timer sends nothing before this instant (its producer's creation + the delay; see for_client)
+    quiet_until: float = float("-inf")
 
     @staticmethod
-    def for_client(client: str, delay_ms: float) -> "BatchTimer":
+    def for_client(client: str, delay_ms: float, *, created_at: float | None = None) -> "BatchTimer":
         """C++ (``cpp``, the Python client's core): one-shot from the batch's first message; Go: a ticker;
-        Java: a task that may be put off once more while the last batch send is younger than the delay."""
+        Java: a task that may be put off once more while the last batch send is younger than the delay.
+
+        ``created_at`` (Java): when the producer's creation began. The Java task sends a batch only once
+        ``batchingMaxPublishDelay`` has passed since the last batch send, and that time is first set when the
+        producer connects (apache/pulsar ``ProducerImpl#batchFlushTask``, ``lastBatchSendNanoTime``: PR #14185 in
+        2.10.0, initialised in the constructor by PR #15406 in 2.10.1, at connection by PR #17058 in 2.11.0), so
+        no timer send comes before ``created_at + delay``: a batch filled sooner leaves full (step 4)."""
         if client == "java":
-            return BatchTimer(float(delay_ms), periodic=True, periods=2)
+            quiet = float("-inf") if created_at is None else created_at + float(delay_ms)
+            return BatchTimer(float(delay_ms), periodic=True, periods=2, quiet_until=quiet)
         if client == "go":
             return BatchTimer(float(delay_ms), periodic=True)
         return BatchTimer(float(delay_ms))
@@ -237,9 +263,14 @@ class BatchTimer:
 
 
 @lru_cache(maxsize=4096)
+def _forced_plan(items: tuple[Pending, ...], config: BatchConfig) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
+    """``_plan(items, final_flush=False)``, kept: the batches the container sends when full, and the adds that send them."""
+    return _plan(items, config, final_flush=False)
+
+
 def _forced(items: tuple[Pending, ...], config: BatchConfig) -> tuple[tuple[int, ...], ...]:
     """``plan_entries(items, final_flush=False)``, kept: the batches the container sends when full."""
-    return plan_entries(list(items), config, final_flush=False)
+    return _forced_plan(items, config)[0]
 
 
 def _sent_by_container(items: Sequence[Pending], config: BatchConfig, start: int, stop: int) -> bool:
@@ -268,9 +299,10 @@ def open_since(items: Sequence[Pending], config: BatchConfig, start: int, stop: 
 def timer_cut_possible(sent: Sequence[Span], first: int, before: int, timer: BatchTimer) -> bool:
     """PLS-BATCH-009: whether the timer may have sent the open batch (opened by message ``first``)
     after message ``before - 1`` was added and before message ``before`` was: a periodic timer may fire
-    in any instant of positive length between the two adds; C++'s fires ``delay`` after ``first``'s add."""
+    in any instant of positive length between the two adds (Java: not before ``quiet_until``); C++'s fires
+    ``delay`` after ``first``'s add."""
     if timer.periodic:
-        return sent[before].end > sent[before - 1].start
+        return sent[before].end > sent[before - 1].start and sent[before].end >= timer.quiet_until
     return sent[first].start + timer.delay_ms <= sent[before].end
 
 
@@ -283,6 +315,7 @@ class RunPlans:
         self.items, self.config = items, config
         self._sent: dict[tuple[int, int], bool] = {}
         self._covered: dict[int, frozenset[int]] = {}
+        self._sent_at: dict[int, dict[int, int]] = {}
 
     def sent_by_container(self, start: int, stop: int) -> bool:
         key = (start, stop)
@@ -298,28 +331,42 @@ class RunPlans:
             found = self._covered[k] = frozenset(k + i for entry in _forced(tuple(self.items[k:]), self.config) for i in entry)
         return found
 
+    def sent_at(self, k: int) -> dict[int, int]:
+        """For a container filled from ``items[k]`` with no timer and no flush: message index -> the index of the
+        message whose add sends it (full, step 4; no room, step 2; a delayed or repeated message, steps 1 and 1b)."""
+        found = self._sent_at.get(k)
+        if found is None:
+            entries, triggers = _forced_plan(tuple(self.items[k:]), self.config)
+            found = self._sent_at[k] = {k + i: k + t for entry, t in zip(entries, triggers) for i in entry}
+        return found
+
 
 def leave_window(items: Sequence[Pending], sent: Sequence[Span], j: int, config: BatchConfig, timer: BatchTimer,
                  *, run_start: int = 0, settled_by: float | None = None, plans: RunPlans | None = None) -> Span:
     """PLS-BATCH-009: when the batch holding ``items[j]`` may reach the broker: not before ``j`` was sent
     (C++: not before the timer, ``delay`` after the run's first message, unless a full container sends
-    it sooner), and surely by ``delay`` (Java: twice) after ``j``'s send, or by ``settled_by`` (the flush,
+    it sooner; Java: not before the timer's quiet period ends, unless so), and surely by ``delay`` (Java: twice)
+    after ``j``'s send, by the add that fills its batch or finds no room in it, or by ``settled_by`` (the flush,
     sync send or close that ends the run). ``run_start``: the first message since the container was
     surely empty (the last flush or sync send)."""
     earliest = sent[j].start
-    if not timer.periodic:
-        # the batch holding j starts at the run's start, after a batch the container sent when full, or after
-        # a timer cut (not before the run's first message + the delay); it may be full by j's add or later
-        plans = plans or RunPlans(items, config)  # ``plans``: the caller's, for these very items and config
-        starts = [k for k in range(run_start, j + 1)
-                  if k == run_start or sent[run_start].start + timer.delay_ms <= sent[k].end
-                  or plans.sent_by_container(run_start, k)]
-        full_possible = any(j in plans.covered(k) for k in starts)
-        if not full_possible:
-            earliest = max(earliest, sent[run_start].start + timer.delay_ms)
     latest = sent[j].end + timer.delay_ms * timer.periods
     if isinstance(items[j], Pending) and fills_alone(items[j], config):
         latest = min(latest, sent[j].end)  # step 4: sent in its own send call
+    # the batch holding j starts at the run's start, after a batch the container sent, or after a timer cut (C++:
+    # not before the run's first message + the delay; Java: not before its quiet period ends); it may be full by
+    # j's add or later
+    plans = plans or RunPlans(items, config)  # ``plans``: the caller's, for these very items and config
+    first_cut = sent[run_start].start + timer.delay_ms if not timer.periodic else timer.quiet_until
+    starts = [k for k in range(run_start, j + 1)
+              if k == run_start or first_cut <= sent[k].end or plans.sent_by_container(run_start, k)]
+    if not any(j in plans.covered(k) for k in starts):
+        earliest = max(earliest, first_cut)  # only a timer (or the flush) sends it
+    # whichever start the batch holding j had, the container sends it at the latest with the add that fills it, or
+    # leaves no room in it (a timer may send it sooner): then that add bounds when it leaves
+    by_start = [plans.sent_at(k).get(j) for k in starts]
+    if all(m is not None for m in by_start):
+        latest = min(latest, max(sent[m].end for m in by_start))
     if settled_by is not None:
         latest = min(latest, settled_by)
         earliest = min(earliest, settled_by)

@@ -844,6 +844,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         topic = self._topic(args["topic"], create=True, at=at)
         pf, extra = self._feature_producer_created(topic, features)
         pf.faults_at_creation = len(self.fault_log)
+        if prof.client == "java" and prof.java_batch_timer_quiet:
+            pf.timer_quiet_from = at.start  # its batch timer sends nothing before at.start + the delay (BatchTimer)
         if name is None:
             name = observed.get("producer_name") or f"model-{self._producer_counter}"
             self._producer_counter += 1
@@ -1924,6 +1926,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if by_id is not None:
             # PLS-BATCH-010: by the producer's id up to the whole entry's end, or only to what was stored before it
             pos = by_id
+        else:
+            # PLS-BATCH-004: without batch index ack, up to the entry's end once every index is acked, else the entry before
+            within = self._feature_ack_cumulative(config, sub, pos)
+            pos = pos if within is None else within
         self._supersede_pending(sub, [p for p in sub.txn_pending if p <= pos])
         # PLS-ACK-002: everything up to and including pos.
         before = [p for p in range(sub.cursor.mark_delete + 1, pos + 1) if not sub.cursor.is_acked(p)]
@@ -3004,6 +3010,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             for topic in self.topics.values():
                 self.unloads.setdefault(topic.full, []).append(at.end)  # PLS-RETENTION-001: its ledger is closed
         self.reconnected_producers |= set(self.producers)
+        self._end_timer_quiet(set(self.producers))
         return {}
 
     def reconnect_consumers(self, joined: "list[tuple[str, tuple[ConsumerConfig, Subscription]]]", effects: faults.Effects,

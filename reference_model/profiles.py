@@ -232,6 +232,9 @@ class Profile:
     # it) unless the history names another (``profile_for``'s ``java_client``).
     java_real_subscription: bool = True
     java_copy_event_time: bool = True
+    # PLS-BATCH-009: the Java batch timer sends nothing before the producer's creation + the delay
+    # (batching.BatchTimer.for_client: ProducerImpl#batchFlushTask and lastBatchSendNanoTime, set since 2.10.1)
+    java_batch_timer_quiet: bool = True
     # PLS-RETRY-001: a retry-enabled Java consumer names its default retry and dead-letter topics after the topic and
     # the subscription (<topic>-<sub>-RETRY); before the fix of apache/pulsar issue #9327 after the subscription
     # only, in the topic's namespace (<sub>-RETRY, <sub>-DLQ). Live 4.0.8 with the Java client 2.7.4, 27 Nov 2026:
@@ -377,7 +380,8 @@ def _java_client_settings(release: tuple[int, int, int] | None) -> dict[str, boo
         return {}
     before_24059 = release < (3, 0, 11) or (3, 1, 0) <= release < (3, 3, 6) or (4, 0, 0) <= release < (4, 0, 4)
     return {"java_real_subscription": release >= (3, 2, 0), "java_copy_event_time": not before_24059,
-            "java_retry_names_by_topic": release >= (2, 8, 0), "java_origin_message_id": release >= (2, 9, 0)}
+            "java_retry_names_by_topic": release >= (2, 8, 0), "java_origin_message_id": release >= (2, 9, 0),
+            "java_batch_timer_quiet": release >= (2, 10, 1)}
 
 
 def java_client_release(client_version: str | None) -> str | None:

@@ -1370,7 +1370,12 @@ RULES = RULES + (
         status="normative", applies_to=_ALL_GO,
         note=(f"C++ acks the entry only when every index is acked ({_CPPLIB}BatchMessageAcker.h). "
               f"{_LIVE}batch_index_ack_enabled=False, m0 and m2 of 4 acked, m1 nacked: m0..m3 redelivered with count 1; "
-              "m0 and m3 acked then consumer closed: a new consumer got m0..m3."),
+              "m0 and m3 acked then consumer closed: a new consumer got m0..m3. A cumulative ack of a message inside "
+              "a batch that is not wholly acked acks only up to the entry before it, so that batch too comes back whole "
+              f"({_JCLI}MessageIdAdvUtils.java#acknowledge,prevMessageId; apache/pulsar-client-go "
+              "pulsar/consumer_partition.go#internalAckIDCumulative prev(); C++ BatchMessageAcker); upstream tests "
+              "ConsumerRedeliveryTest#testAckNotSent, pulsar-client-cpp BatchMessageTest#testCumulativeAck/testMixedAck "
+              "(cases up-java-a-redelivery-ack-not-sent-*, up-cpp-batch-*, live 4.0.8 and 5.0.0-M1, 6 Dec 2026)."),
     ),
     Rule(
         id="PLS-BATCH-005", area="BATCH",
@@ -1427,8 +1432,12 @@ RULES = RULES + (
               "the maximum publish latency.' C++ starts its timer when the first message is added to an empty "
               "container (batchTimer_->expires_from_now(batchingMaxPublishDelay)) and the handler sends the open "
               "batch; Java's batchFlushTask runs while batches flow and sends only once batchingMaxPublishDelay has "
-              "passed since the last batch send (lastBatchSendNanoTime), so it may fire at any moment and waits at "
-              "most about two periods; Go's batchFlushTicker ticks from the producer's creation. Where the timer may "
+              "passed since the last batch send (lastBatchSendNanoTime, first set when the producer connects), so it "
+              "may fire at any moment once the producer is older than the delay, and waits at most about two periods; "
+              "Go's batchFlushTicker ticks from the producer's creation. A batch leaves at the latest with the add "
+              "that fills it or finds no room in it (Java triggerSendIfFullOrScheduleFlush; C++ isFull; Go only at "
+              "the next add), so a Java batch filled within the delay of its producer's creation leaves full "
+              "(ConsumerRedeliveryTest#testAckNotSent: batchingMaxMessages 5, a 1 h delay). Where the timer may "
               "fire the model keeps every split (reference_model/batching.py match_split, leave_window) and the "
               "checker follows the one the ids show. Live 4.0.8, Java 1 ms: two async sends 0.4 ms apart and a "
               "flush 0.4 ms later made two entries (2026-11-26)."),

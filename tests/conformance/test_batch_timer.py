@@ -100,12 +100,20 @@ def test_a_receive_while_the_batch_may_or_may_not_have_left():
 KEYSHARED_BATCH = Path(__file__).parent / "live_histories" / "live-4.0.8-java-keyshared-batch-key.jsonl"
 
 
-def _keyshared_lines(*, split: bool, m2_to: str) -> str:
+# The Java timer sends nothing within the delay of its producer's creation (batching.BatchTimer.for_client): in the live
+# run (1000 ms) it could not cut between m1 and m2, sent 105-147 ms after the creation. Told with a 50 ms delay, it could.
+SHORT_DELAY_MS = 50
+
+
+def _keyshared_lines(*, split: bool, m2_to: str, delay_ms: int | None = None) -> str:
     """The live history of case keyshared-batch-key (Java 4.0.8, 1000 ms delay: m1 key-24 and m2 key-81 sent
     async 40 ms apart, flushed, then m3 key-81; ks-b (c2) owns key-24, ks-a (c1) key-81), optionally told as
-    if the Java timer (periodic, its phase unknown) had cut between m1 and m2, with m2 received by ``m2_to``."""
+    if the Java timer (periodic, its phase unknown) had cut between m1 and m2, with m2 received by ``m2_to``,
+    and with the producer's batching delay ``delay_ms``."""
     rows = [json.loads(line) for line in KEYSHARED_BATCH.read_text().splitlines() if line.strip()]
     ops = {row["step"]: row for row in rows if row["kind"] == "op"}
+    if delay_ms is not None:
+        ops[3]["args"]["batching_max_delay_ms"] = delay_ms
     if split:
         ops[6]["outcome"]["value"] = {"message_ids": {"m1": [3, 0, -1, -1], "m2": [3, 1, -1, -1]}}
         ops[8]["outcome"]["value"] = {"message_ids": {"m3": [3, 2, -1, -1]}}
@@ -134,20 +142,30 @@ def test_keyshared_reads_a_settled_batch_by_its_first_key():
 def test_keyshared_follows_a_timer_cut_the_ids_show():
     """The same run told with the timer's cut between m1 and m2: m2 heads its own entry, hashed by key-81 to ks-a.
     It PASSes when c1 gets m2, and FAILs (the key's owner, PLS-KEYSHARED-001/003) when ks-b gets it."""
-    own_key = check(parse(_keyshared_lines(split=True, m2_to="c1"), source="split-c1"))
+    own_key = check(parse(_keyshared_lines(split=True, m2_to="c1", delay_ms=SHORT_DELAY_MS), source="split-c1"))
     assert own_key.ok, own_key.summary()
     assert own_key.rule_verdicts().get("PLS-KEYSHARED-001") == "PASS"
-    first_key = check(parse(_keyshared_lines(split=True, m2_to="c2"), source="split-c2"))
+    first_key = check(parse(_keyshared_lines(split=True, m2_to="c2", delay_ms=SHORT_DELAY_MS), source="split-c2"))
     assert {"PLS-KEYSHARED-001", "PLS-KEYSHARED-003"} & {v.rule_id for v in first_key.failures()}, first_key.summary()
     # and one entry sent to ks-a breaks the rule the other way round
     unsplit_wrong = check(parse(_keyshared_lines(split=False, m2_to="c1"), source="whole-c1"))
     assert {"PLS-KEYSHARED-001", "PLS-KEYSHARED-003"} & {v.rule_id for v in unsplit_wrong.failures()}, unsplit_wrong.summary()
 
 
+def test_a_java_timer_cut_within_its_quiet_period_fails():
+    """The run as recorded (1000 ms delay), told with the cut between m1 and m2 that the timer could not make then: m1
+    and m2 were sent 105-147 ms after the producer's creation, and the Java timer sends nothing within the delay of
+    it (``ProducerImpl#batchFlushTask``, ``lastBatchSendNanoTime``), so two entries break PLS-BATCH-009."""
+    report = check(parse(_keyshared_lines(split=True, m2_to="c1"), source="split-in-quiet"))
+    assert "PLS-BATCH-009" in {v.rule_id for v in report.failures()}, report.summary()
+
+
 def test_keyshared_receive_before_the_split_settles_is_not_followed():
     """A receive on the Key_Shared subscription between the async sends and their flush: which entry m2 is in, and
-    so who gets it, is the timer's; the model says it does not follow the receive instead of guessing."""
-    rows = [json.loads(line) for line in KEYSHARED_BATCH.read_text().splitlines() if line.strip()]
+    so who gets it, is the timer's (a 50 ms delay, so its quiet period is over); the model says it does not follow
+    the receive instead of guessing."""
+    rows = [json.loads(line) for line in _keyshared_lines(split=False, m2_to="c2", delay_ms=SHORT_DELAY_MS).splitlines()
+            if line.strip()]
     early = {"kind": "op", "step": 0, "op": "receive", "args": {"consumer": "c1", "timeout_ms": 1},
              "outcome": {"status": "ok", "value": {"message": None}}, "t_start_ms": 14964.042, "t_end_ms": 14964.046}
     rows.insert(6, early)  # after step 5 (m2's send), before the flush

@@ -278,15 +278,31 @@ def test_a_close_after_the_batch_timer_fired_keeps_the_batch():
 
 
 def test_a_close_while_the_batch_may_be_leaving_is_not_followed():
-    """A close 5 ms after m1 with the Java client's periodic timer (1 ms): the batch may or may not have left."""
+    """A close 5 ms after m1 with the Java client's periodic timer (1 s), its producer older than the delay: the
+    timer's phase is unknown, so the batch may or may not have left."""
+    from conformance.targets.model import ModelTarget
+    from conformance.trace import make_trace
+    ops = _batched_close(0)
+    ops[1] = ("create_producer", {**ops[1][1], "batching_max_delay_ms": 1000, "client": "java"})
+    ops.insert(2, ("advance_time", {"ms": 1500}))
+    ops.insert(4, ("advance_time", {"ms": 5}))
+    h = ModelTarget(client="java").run(make_trace("t", ops))
+    close = h.events[5]
+    assert close.outcome.status == "indeterminate" and "may or may not have left" in close.outcome.detail
+
+
+def test_a_java_close_within_the_timers_quiet_period_drops_the_open_batch():
+    """The same close 5 ms after m1, but m1 sent at once after the producer's creation: the Java timer sends nothing
+    within the delay (1 s) of the creation (``ProducerImpl#batchFlushTask``, ``lastBatchSendNanoTime``), so the batch
+    surely had not left, and the close fails it: m1 arriving breaks PLS-MSG-001 (a message no send stored)."""
     from conformance.targets.model import ModelTarget
     from conformance.trace import make_trace
     ops = _batched_close(0)
     ops[1] = ("create_producer", {**ops[1][1], "batching_max_delay_ms": 1000, "client": "java"})
     ops.insert(3, ("advance_time", {"ms": 5}))
     h = ModelTarget(client="java").run(make_trace("t", ops))
-    close = h.events[4]
-    assert close.outcome.status == "indeterminate" and "may or may not have left" in close.outcome.detail
+    assert h.events[4].outcome.status == "ok" and labels(h) == [None]
+    assert ("PLS-MSG-001", "wrong-value") in failures(_m1_received(h))
 
 
 def test_a_close_before_the_batch_timer_drops_the_open_batch():
