@@ -67,7 +67,7 @@ every allowed outcome (``match_split``, ``leave_window``); the checker follows t
   ``batchingMaxPublishDelay`` since the last batch send, ``lastBatchSendNanoTime``, which is first set when the
   producer connects) and Go (``partitionProducer.runEventsLoop``: ``batchFlushTicker``, a periodic ticker from
   the producer's creation): the timer's phase is unknown, so the open batch may leave at any moment after a
-  message was added (Java: once the producer is older than the delay, ``BatchTimer.quiet_until``), and surely
+  message was added (once the producer is older than the delay, ``BatchTimer.quiet_until``), and surely
   within one period (Go) or two (Java) of its last message's add.
 - Every client: the batch leaves at the latest with the add that fills it (step 4; Go: the next add, step 2),
   whichever message the timer last let it start with (``leave_window``'s bound over the possible starts).
@@ -91,6 +91,7 @@ fires ``max_publish_delay`` after the batch's first message was sent, for every 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
@@ -236,7 +237,7 @@ class BatchTimer:
     delay_ms: float
     periodic: bool = False  # Java, Go: its phase is unknown; C++: it starts with the batch's first message
     periods: int = 1  # how many periods after its last message's add a batch may still wait (Java: 2)
-    # Java: the timer sends nothing before this instant (its producer's creation + the delay; see for_client)
+    # Java, Go: the timer sends nothing before this instant (its producer's creation + the delay; see for_client)
     quiet_until: float = float("-inf")
 
     @staticmethod
@@ -248,12 +249,15 @@ class BatchTimer:
         ``batchingMaxPublishDelay`` has passed since the last batch send, and that time is first set when the
         producer connects (apache/pulsar ``ProducerImpl#batchFlushTask``, ``lastBatchSendNanoTime``: PR #14185 in
         2.10.0, initialised in the constructor by PR #15406 in 2.10.1, at connection by PR #17058 in 2.11.0), so
-        no timer send comes before ``created_at + delay``: a batch filled sooner leaves full (step 4)."""
+        no timer send comes before ``created_at + delay``: a batch filled sooner leaves full (step 4). Go: its
+        ``batchFlushTicker`` is made with the partition producer (pulsar-client-go ``producer_partition.go``
+        ``newPartitionProducer``: ``time.NewTicker(batchingMaxPublishDelay)``, v0.12.0 to v0.19.0 and on) and never
+        reset, so its first tick too comes no sooner than ``created_at + delay``."""
+        quiet = float("-inf") if created_at is None else created_at + float(delay_ms)
         if client == "java":
-            quiet = float("-inf") if created_at is None else created_at + float(delay_ms)
             return BatchTimer(float(delay_ms), periodic=True, periods=2, quiet_until=quiet)
         if client == "go":
-            return BatchTimer(float(delay_ms), periodic=True)
+            return BatchTimer(float(delay_ms), periodic=True, quiet_until=quiet)
         return BatchTimer(float(delay_ms))
 
     def canonical(self, first_sent: Span) -> float:
@@ -299,7 +303,7 @@ def open_since(items: Sequence[Pending], config: BatchConfig, start: int, stop: 
 def timer_cut_possible(sent: Sequence[Span], first: int, before: int, timer: BatchTimer) -> bool:
     """PLS-BATCH-009: whether the timer may have sent the open batch (opened by message ``first``)
     after message ``before - 1`` was added and before message ``before`` was: a periodic timer may fire
-    in any instant of positive length between the two adds (Java: not before ``quiet_until``); C++'s fires
+    in any instant of positive length between the two adds (Java, Go: not before ``quiet_until``); C++'s fires
     ``delay`` after ``first``'s add."""
     if timer.periodic:
         return sent[before].end > sent[before - 1].start and sent[before].end >= timer.quiet_until
@@ -313,22 +317,61 @@ class RunPlans:
 
     def __init__(self, items: Sequence[Pending], config: BatchConfig):
         self.items, self.config = items, config
-        self._sent: dict[tuple[int, int], bool] = {}
+        self._cuts: dict[int, frozenset[int]] = {}
         self._covered: dict[int, frozenset[int]] = {}
         self._sent_at: dict[int, dict[int, int]] = {}
+        self._itself: dict[int, int | None] = {}
+        self._starts: dict[tuple[int, float], list[int]] = {}
 
     def sent_by_container(self, start: int, stop: int) -> bool:
-        key = (start, stop)
-        found = self._sent.get(key)
-        if found is None:
-            found = self._sent[key] = _sent_by_container(self.items, self.config, start, stop)
-        return found
+        """``_sent_by_container(items, config, start, stop)``, read off one plan of ``items[start:]``."""
+        cuts = self._cuts.get(start)
+        if cuts is None:
+            cuts = self._cuts[start] = self._container_cuts(start)
+        return stop in cuts
+
+    def _container_cuts(self, start: int) -> frozenset[int]:
+        """Every ``stop`` for which ``_sent_by_container(items, config, start, stop)`` holds, from one plan of
+        ``items[start:]``: the entries the container has sent by ``end``'s add (end ``stop`` or ``stop + 1``) are
+        those whose trigger comes before ``end``; those ending before ``stop`` must be exactly ``items[start:stop]``,
+        and none of them may hold both ``stop - 1`` and ``stop``."""
+        entries, triggers = _forced_plan(tuple(self.items[start:]), self.config)
+        spans = [(min(e), max(e), len(e), t) for e, t in zip(entries, triggers)]
+        cuts = set()
+        for stop in range(1, len(self.items) - start):
+            for end in (stop, stop + 1):
+                sent = [x for x in spans if x[3] < end]
+                if sum(n for lo, hi, n, _ in sent if hi < stop) == stop and not any(lo < stop <= hi for lo, hi, _, _ in sent):
+                    cuts.add(start + stop)
+                    break
+        return frozenset(cuts)
 
     def covered(self, k: int) -> frozenset[int]:
         """The indexes of the messages a container filled from ``items[k]`` sends when full (``_forced``)."""
         found = self._covered.get(k)
         if found is None:
             found = self._covered[k] = frozenset(k + i for entry in _forced(tuple(self.items[k:]), self.config) for i in entry)
+        return found
+
+    def starts(self, run_start: int, first_cut: float, sent: Sequence[Span]) -> list[int]:
+        """The messages from ``run_start`` on that may open a batch (``leave_window``): the run's first, one a timer may
+        have cut before (not before ``first_cut``), one the container's own sends leave first; ascending."""
+        key = (run_start, first_cut)
+        found = self._starts.get(key)
+        if found is None:
+            found = self._starts[key] = [k for k in range(run_start, len(self.items))
+                                         if k == run_start or first_cut <= sent[k].end
+                                         or self.sent_by_container(run_start, k)]
+        return found
+
+    def sent_from_itself(self, j: int) -> int | None:
+        """``sent_at(j).get(j)``, read off the few messages that can matter: a batch opened by ``items[j]`` is full, or
+        has no room, by ``max_messages`` adds later (None: it is still open when the messages end)."""
+        found = self._itself.get(j, -1)
+        if found == -1:
+            window = tuple(self.items[j:j + self.config.max_messages + 2])
+            entries, triggers = _forced_plan(window, self.config)
+            found = self._itself[j] = next((j + t for entry, t in zip(entries, triggers) if 0 in entry), None)
         return found
 
     def sent_at(self, k: int) -> dict[int, int]:
@@ -345,7 +388,7 @@ def leave_window(items: Sequence[Pending], sent: Sequence[Span], j: int, config:
                  *, run_start: int = 0, settled_by: float | None = None, plans: RunPlans | None = None) -> Span:
     """PLS-BATCH-009: when the batch holding ``items[j]`` may reach the broker: not before ``j`` was sent
     (C++: not before the timer, ``delay`` after the run's first message, unless a full container sends
-    it sooner; Java: not before the timer's quiet period ends, unless so), and surely by ``delay`` (Java: twice)
+    it sooner; Java, Go: not before the timer's quiet period ends, unless so), and surely by ``delay`` (Java: twice)
     after ``j``'s send, by the add that fills its batch or finds no room in it, or by ``settled_by`` (the flush,
     sync send or close that ends the run). ``run_start``: the first message since the container was
     surely empty (the last flush or sync send)."""
@@ -354,17 +397,22 @@ def leave_window(items: Sequence[Pending], sent: Sequence[Span], j: int, config:
     if isinstance(items[j], Pending) and fills_alone(items[j], config):
         latest = min(latest, sent[j].end)  # step 4: sent in its own send call
     # the batch holding j starts at the run's start, after a batch the container sent, or after a timer cut (C++:
-    # not before the run's first message + the delay; Java: not before its quiet period ends); it may be full by
+    # not before the run's first message + the delay; Java, Go: not before its quiet period ends); it may be full by
     # j's add or later
     plans = plans or RunPlans(items, config)  # ``plans``: the caller's, for these very items and config
     first_cut = sent[run_start].start + timer.delay_ms if not timer.periodic else timer.quiet_until
-    starts = [k for k in range(run_start, j + 1)
-              if k == run_start or first_cut <= sent[k].end or plans.sent_by_container(run_start, k)]
-    if not any(j in plans.covered(k) for k in starts):
+
+    every_start = plans.starts(run_start, first_cut, sent)
+    starts = every_start[:bisect_right(every_start, j)]
+    if first_cut > sent[j].start and not any(j in plans.covered(k) for k in starts):
         earliest = max(earliest, first_cut)  # only a timer (or the flush) sends it
     # whichever start the batch holding j had, the container sends it at the latest with the add that fills it, or
-    # leaves no room in it (a timer may send it sooner): then that add bounds when it leaves
-    by_start = [plans.sent_at(k).get(j) for k in starts]
+    # leaves no room in it (a timer may send it sooner): then that add bounds when it leaves. A batch that started
+    # sooner holds more, so it fills no later: when j itself may start one, its own start bounds every other
+    if starts and starts[-1] == j:
+        by_start = [plans.sent_from_itself(j)]
+    else:
+        by_start = [plans.sent_at(k).get(j) for k in starts]
     if all(m is not None for m in by_start):
         latest = min(latest, max(sent[m].end for m in by_start))
     if settled_by is not None:

@@ -844,7 +844,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         topic = self._topic(args["topic"], create=True, at=at)
         pf, extra = self._feature_producer_created(topic, features)
         pf.faults_at_creation = len(self.fault_log)
-        if prof.client == "java" and prof.java_batch_timer_quiet:
+        if (prof.client == "java" and prof.java_batch_timer_quiet) or prof.client == "go":
             pf.timer_quiet_from = at.start  # its batch timer sends nothing before at.start + the delay (BatchTimer)
         if name is None:
             name = observed.get("producer_name") or f"model-{self._producer_counter}"
@@ -1071,6 +1071,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         value = self._feature_send(sender, topic, args, at, observed)
         if sender is not producer:
             producer.last_sequence_id = sender.last_sequence_id
+            if not args.get("async") and not isinstance(value, Rejected):
+                facts = self.facts  # (what the send decided; the other partitions' writes are not this step's facts)
+                self.sync_send_flushed_partitions(producer, sender.handle, at)  # PLS-BATCH-009: triggerFlush
+                self.facts = facts
         elif isinstance(value, dict) and "message_id" in value:
             value = self.as_sender_reports(producer, value)
         if txn is not None and not isinstance(value, Rejected) and label in self.labels:
@@ -1920,6 +1924,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             return found
         if "txn" in args:
             return (yield from self._ack_cumulative_in_txn(args, found, at))
+        self.check_cumulative_in_batch(*found, args["message"])  # PLS-BATCH-004: its entry must be the model's
         yield  # decided: everything up to the message is acked
         config, sub, pos = found  # on a partitioned topic: that partition only
         by_id = self._producer_id_ack(config, sub, pos, args["message"], cumulative=True)
@@ -2122,6 +2127,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                     raise NotModelledError(f"a Java redeliver_unacked on non-persistent {sub.topic.short} with messages "
                                            "its application has not received (cleared from its queue, never resent)")
         yield  # decided: the consumer asks for its unacked messages again
+        self.forget_batch_marks(args["consumer"])  # PLS-BATCH-004: what comes again comes with fresh ackers
         for config, sub in self.attachments(args["consumer"]):
             sub.dispatcher.redeliver_unacked(config.handle, at)
         return {}
@@ -2375,6 +2381,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                                            f"of {sub.name} connected: which undelivered messages its queue held is unknown")
                 lost[(sub.topic.full, sub.name)] = gone
         yield  # decided: the consumer closes
+        self.forget_batch_marks(handle)  # PLS-BATCH-004: its client's batch ackers go with it
         # Close flushes pending grouped acks, then the broker re-queues what it held (a persistent topic's).
         for config, sub in self.attachments(handle):
             sub.flushed_at[handle] = at.end
@@ -2408,6 +2415,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                             f"Unconnected or shared consumer attempting to unsubscribe ({', '.join(others)} still connected)",
                             certain=False)
         yield  # decided: the subscription is deleted
+        self.forget_batch_marks(config.handle)  # PLS-BATCH-004: its client's batch ackers go with it
         # PLS-SUB-006: the subscription and its backlog are deleted.
         for _, s in self.attachments(config.handle):
             s.dispatcher.remove_consumer(config.handle, at)

@@ -125,7 +125,10 @@ class FeatureOps:
         self.index_ack: dict[str, bool] = {}  # consumer handle -> batch index ack in effect
         self.client_index_ack: dict[str, bool] = {}  # consumer handle -> its own batch_index_ack setting
         self.reads_compacted: set[str] = set()  # consumer handles subscribed with read_compacted
-        self.app_acked: dict[tuple[str, str, int], set[int]] = {}  # (topic, sub, entry) -> positions acked by the app
+        # (topic, sub, entry, consumer) -> positions that consumer's application acked, held by its client's batch acker
+        # until the whole entry is (PLS-BATCH-004): one delivery's marks (C++ BatchMessageAcker, Java's ack set, Go's
+        # ackTracker belong to the messages one receipt brought), gone when the consumer closes or rewinds
+        self.app_acked: dict[tuple[str, str, int, str], set[int]] = {}
         self.facts: dict[str, Any] = {}
         self.flushed: dict[str, dict[str, list[int]]] = {}  # producer -> ids written since its last flush op
         self.sent_ahead: dict[str, set[str]] = {}  # producer -> delayed async sends written ahead of its batch (PLS-DELAY-006)
@@ -1042,7 +1045,12 @@ class FeatureOps:
                 self._flush_pending(producer, pf, producer.topic, item.at, observed={}, settles=True))
             pf.region_cuts[len(pf.region)] = item.at.end
             return
-        held = set(open_batch(pf.pending, pf.batch_config))
+        config = pf.batch_config
+        if len(pf.pending) < config.max_messages and not (config.repeats_send_open_batch and any(p.repeats for p in pf.pending[-2:])) \
+                and sum(feature_payload_size(p.args) for p in pf.pending) < config.max_bytes:
+            held = set(range(len(pf.pending)))  # neither full nor out of room: the container sends nothing (a shortcut)
+        else:
+            held = set(open_batch(pf.pending, config))
         first = pf.pending[0]
         if len(held) < len(pf.pending):
             # the model's container (what it holds since its own timer last fired) is full with this message, or had
@@ -1060,6 +1068,26 @@ class FeatureOps:
             due = self._batch_timer(pf).canonical(first.at)
             handle = producer.handle
             self._schedule(due, lambda: self._batch_timer_fired(handle, first, due))
+
+    def sync_send_flushed_partitions(self, producer: Any, sent_on: str, at: Span) -> None:
+        """PLS-BATCH-009: a sync send on the partitioned ``producer`` (by its partition producer ``sent_on``) sends the
+        open batch of every other partition too, after its own message was enqueued (Java ``ProducerBase#send`` ->
+        ``PartitionedProducerImpl#triggerFlush``; C++ ``Producer::send`` -> ``PartitionedProducerImpl::triggerFlush``;
+        not Go, ``Profile.sync_send_flushes_all_partitions``): each such container is surely empty by the send's end,
+        and what it held is stored, its ids reported by the next flush. Found by the live Java campaign of 6 Dec 2026
+        (pls-batch-009-wrong-value-acfcc203fb2b: async m1 on one partition, a sync m2 on the other, and m1 received
+        before its timer could fire)."""
+        if not self.profile_of(producer.handle).sync_send_flushes_all_partitions:
+            return
+        for handle in self.partition_producers_of(producer.handle):
+            pf, part = self.pfx.get(handle), self.partition_producers.get(handle)
+            if handle == sent_on or pf is None or part is None or not pf.batching or not pf.pending \
+                    or not is_persistent(part.topic.full):
+                continue
+            if pf.region:
+                pf.region_cuts[len(pf.region)] = at.end
+            pf.container_sent.update(p.label for p in pf.pending)
+            self.flushed.setdefault(handle, {}).update(self._flush_pending(part, pf, part.topic, at, observed={}, settles=True))
 
     def _batch_timer_fired(self, handle: str, first: PendingSend, due: float) -> None:
         pf, producer = self.pfx.get(handle), self.producer_of(handle)
@@ -1443,7 +1471,7 @@ class FeatureOps:
                 fx.members.pop(old[0], None)
                 for key, acked in list(self.app_acked.items()):
                     if key[0] == topic.full and key[2] == old[0] and pos in acked:
-                        held.setdefault(pos, set()).add(key[:2])
+                        held.setdefault(pos, set()).add((key[0], key[1], key[3]))
                         acked.discard(pos)
                         if not acked:
                             del self.app_acked[key]
@@ -1480,8 +1508,8 @@ class FeatureOps:
                 if not alone:
                     fx.entry_of[pos] = (number, index)
                     fx.members.setdefault(number, []).append(pos)
-                    for topic_full, sub in held.get(pos, ()):  # PLS-BATCH-004: still held, now by its settled entry
-                        self.app_acked.setdefault((topic_full, sub, number), set()).add(pos)
+                    for topic_full, sub, handle in held.get(pos, ()):  # PLS-BATCH-004: still held, now by its settled entry
+                        self.app_acked.setdefault((topic_full, sub, number, handle), set()).add(pos)
                 for written in self.flushed.values():
                     if label in written:
                         written[label] = mid.to_list()
@@ -1618,7 +1646,7 @@ class FeatureOps:
         if self.index_ack.get(config.handle, False):
             return None  # batch index ack: the index is acked at once
         entry = fx.entry_of[pos][0]
-        key = (sub.topic.full, sub.name, entry)
+        key = (sub.topic.full, sub.name, entry, config.handle)
         acked = self.app_acked.setdefault(key, set())
         acked.add(pos)
         members = fx.members[entry]
@@ -1641,13 +1669,51 @@ class FeatureOps:
             return None
         entry = fx.entry_of[pos][0]
         members = fx.members[entry]
-        key = (sub.topic.full, sub.name, entry)
+        key = (sub.topic.full, sub.name, entry, config.handle)
         acked = self.app_acked.setdefault(key, set())
         acked.update(p for p in members if p <= pos)
         if batching.entry_acked(len(members), {i for i, p in enumerate(members) if p in acked or sub.cursor.is_acked(p)}):
             self.app_acked.pop(key, None)
             return max(members)
         return min(members) - 1
+
+    def check_cumulative_in_batch(self, config: Any, sub: Any, pos: int, label: str) -> None:
+        """Not followed (PLS-BATCH-004 with PLS-BATCH-009): a cumulative ack, without batch index ack, of a received
+        batched message whose entry may be another than the model's (``_split_open``): the entry before it, or whether
+        every index of it is marked, would be the model's guess (review of 6 Dec 2026: Java, a timer cut before b, the
+        model's tentative entry a, b, c)."""
+        fx = self.tfx.get(sub.topic.full)
+        if fx is None or pos not in fx.entry_of or self.client_index_ack.get(config.handle, False) \
+                or label not in self.received_labels.get(config.handle, ()):
+            return
+        if self._split_open(label):
+            raise NotModelledError(f"a cumulative ack of {label}, a batched message whose batch split no flush has "
+                                   "settled and a timer may have cut")
+
+    def _split_open(self, label: str) -> bool:
+        """PLS-BATCH-009: whether the entry ``label`` is in may be another than the model's: its producer's batches since
+        the last flush are not settled, and a timer may have cut the run that holds it (``batching.timer_cut_possible``
+        at some boundary of it)."""
+        found = self._region_of(label)
+        if found is None:
+            return False
+        _, pf, _ = found
+        items, sent, timer = batch_items(pf.region), [p.at for p in pf.region], self._batch_timer(pf)
+        cuts = set(pf.region_cuts)
+        start = 0
+        for i in range(1, len(items)):
+            if i in cuts:
+                start = i
+            elif batching.timer_cut_possible(sent, batching.open_since(items, pf.batch_config, start, i), i, timer):
+                return True
+        return False
+
+    def forget_batch_marks(self, handle: str) -> None:
+        """PLS-BATCH-004: ``handle`` closed or asked for its messages again: the batch acks its client held are gone
+        with the messages they marked (a redelivered entry comes with a fresh acker)."""
+        handles = {handle} | {config.handle for config, _ in self.attachments(handle)}
+        for key in [k for k in self.app_acked if k[3] in handles]:
+            del self.app_acked[key]
 
     def _producer_id_ack(self, config: Any, sub: Any, pos: int, label: str, *, cumulative: bool) -> list[int] | int | None:
         """PLS-BATCH-010: what an ack of batched message ``label`` acks at the broker when its consumer never
@@ -1673,7 +1739,7 @@ class FeatureOps:
         if fx is None or pos not in fx.entry_of:
             return [pos]
         entry, index = fx.entry_of[pos]
-        self.app_acked.pop((sub.topic.full, sub.name, entry), None)  # the client forgets the entry's acks
+        self.app_acked.pop((sub.topic.full, sub.name, entry, config.handle), None)  # the client forgets the entry's acks
         members = fx.members[entry]
         # Without batch index ack the broker holds no partial acks of the entry (they wait on the
         # client, forgotten now), so its acked indexes are empty or all.

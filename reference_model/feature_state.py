@@ -147,8 +147,8 @@ class ProducerFeatures:
     # split into entries the timer leaves open until a flush reports their ids; ``region_cuts``: region index ->
     # when a sync send surely emptied the container before that index; ``region_ids``: ids observed so far
     timer_client: str = "cpp"  # whose batch timer (batching.BatchTimer.for_client)
-    # Java: when the producer's creation began, which starts its batch timer's quiet period (BatchTimer.for_client
-    # created_at); None for other clients, a Java client before 2.10.1, or once the producer may have reconnected
+    # Java, Go: when the producer's creation began, which starts its batch timer's quiet period (BatchTimer.for_client
+    # created_at); None for C++, a Java client before 2.10.1, or once the producer may have reconnected
     timer_quiet_from: float | None = None
     region: list[PendingSend] = field(default_factory=list)
     region_cuts: dict[int, float] = field(default_factory=dict)

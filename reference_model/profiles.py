@@ -132,6 +132,11 @@ class Profile:
     repeated_sequence_flushes_batch: bool = False
     # reference_model.batching step 4: a full batch waits for the next message, its timer or a flush (Go)
     full_batch_waits: bool = False
+    # PLS-BATCH-009: a sync send on a partitioned producer sends every partition's open batch, not only its own
+    # (Java ProducerBase#send -> PartitionedProducerImpl#triggerFlush; C++ Producer::send ->
+    # PartitionedProducerImpl::triggerFlush); Go's Send flushes its own partition's producer only
+    # (producer_partition.go internalSendAsync, flushImmediately)
+    sync_send_flushes_all_partitions: bool = True
     # PLS-BATCH-008: the Java client sends a batch that holds one message as a plain message
     # (BatchMessageContainerImpl#createOpSendMsg, OpSendMsg#setMessageId: batch index -1); the C++
     # client writes it as a batch of one (batch index 0).
@@ -481,6 +486,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             # sent alone (drivers/go reports both as -1, docs/go-driver.md), so it is read as PLS-BATCH-008 reads Java's
             single_message_batch_unbatched=True,
             full_batch_waits=True,  # batching step 4: producer_partition.go internalSend
+            sync_send_flushes_all_partitions=False,  # PLS-BATCH-009: Send flushes its own partition only
             first_permits_after_subscribe=True,  # PLS-NP-001 (non_persistent rule 6)
             dlq_properties="go",
             schema_types=("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON"),

@@ -9,6 +9,8 @@
   to the entry before it (``FeatureOps._feature_ack_cumulative``: Java ``MessageIdAdvUtils#prevMessageId``, Go
   ``internalAckIDCumulative`` ``prev()``, C++ ``BatchMessageAcker``). Pinned by pulsar-client-cpp BatchMessageTest
   testCumulativeAck / testMixedAck (cases up-cpp-batch-*).
+- PLS-BATCH-009: a Java or C++ sync send on a partitioned producer sends every partition's open batch
+  (``FeatureOps.sync_send_flushed_partitions``), found live once the quiet period made the model strict there.
 
 Each rule is shown followed on the model and broken by a history that must FAIL.
 """
@@ -16,10 +18,12 @@ Each rule is shown followed on the model and broken by a history that must FAIL.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from case_history_helpers import failures
+from conformance.checker import check
 from conformance.targets.model import ModelTarget
-from conformance.trace import History, Outcome, make_trace, received_message
+from conformance.trace import History, Outcome, load, make_trace, received_message
 from reference_model import batching
 from reference_model.timing import Span
 
@@ -153,3 +157,30 @@ def test_a_consumer_that_skips_the_kept_batch_fails():
     for i in firsts[1:]:
         events[i] = replace(events[i], outcome=Outcome.ok({"message": None}))
     assert failures(_live(History(h.header, tuple(events))))
+
+
+# ------------------------------------------------------------------ a sync send flushes every partition (Java, C++)
+
+SYNC_FLUSH = Path(__file__).resolve().parents[1] / "conformance" / "live_histories" / \
+    "live-4.0.8-java-sync-send-flushes-partitions.jsonl"
+
+
+def test_a_java_sync_send_flushes_every_partitions_batch():
+    """Live 4.0.8, Java (campaign of 6 Dec 2026, regression pls-batch-009-wrong-value-acfcc203fb2b): a partitioned
+    producer (delay 100 ms, 5 ms old) sends m1 async to partition 0, then m2 sync to partition 1; m1 arrives 8 ms
+    later, before its partition's timer could fire. ``ProducerBase#send`` calls ``PartitionedProducerImpl
+    #triggerFlush``, which sends every partition's open batch: followed, no FAIL."""
+    report = check(load(SYNC_FLUSH))
+    assert not report.failures(), report.summary()
+
+
+def test_without_the_sync_send_the_early_batch_fails():
+    """The same history with m2 sent async (no flush anywhere): m1 arriving before the Java timer's quiet period ends
+    breaks PLS-BATCH-009."""
+    h = load(SYNC_FLUSH)
+    events = list(h.events)
+    i = next(k for k, e in enumerate(events) if e.op.op == "send" and e.op.args["payload"] == "m2")
+    events[i] = replace(events[i], op=replace(events[i].op, args={**events[i].op.args, "async": True}),
+                        outcome=Outcome.ok({}))
+    report = check(History(h.header, tuple(events)))
+    assert "PLS-BATCH-009" in {v.rule_id for v in report.failures()}, report.summary()
