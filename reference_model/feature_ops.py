@@ -1072,8 +1072,8 @@ class FeatureOps:
     def sync_send_flushed_partitions(self, producer: Any, sent_on: str, at: Span) -> None:
         """PLS-BATCH-009: a sync send on the partitioned ``producer`` (by its partition producer ``sent_on``) sends the
         open batch of every other partition too, after its own message was enqueued (Java ``ProducerBase#send`` ->
-        ``PartitionedProducerImpl#triggerFlush``; C++ ``Producer::send`` -> ``PartitionedProducerImpl::triggerFlush``;
-        not Go, ``Profile.sync_send_flushes_all_partitions``): each such container is surely empty by the send's end,
+        ``PartitionedProducerImpl#triggerFlush``; not Python or Go, ``Profile.sync_send_flushes_all_partitions``):
+        each such container is surely empty by the send's end,
         and what it held is stored, its ids reported by the next flush. Found by the live Java campaign of 6 Dec 2026
         (pls-batch-009-wrong-value-acfcc203fb2b: async m1 on one partition, a sync m2 on the other, and m1 received
         before its timer could fire)."""

@@ -133,10 +133,12 @@ class Profile:
     # reference_model.batching step 4: a full batch waits for the next message, its timer or a flush (Go)
     full_batch_waits: bool = False
     # PLS-BATCH-009: a sync send on a partitioned producer sends every partition's open batch, not only its own
-    # (Java ProducerBase#send -> PartitionedProducerImpl#triggerFlush; C++ Producer::send ->
-    # PartitionedProducerImpl::triggerFlush); Go's Send flushes its own partition's producer only
+    # (Java ProducerBase#send -> PartitionedProducerImpl#triggerFlush). Not the Python client: live 4.0.8 (campaign
+    # of 1 Dec 2026, history fz-8c05faf471ac) an async m2 on one partition, then a sync m3 on the other, and m2 came
+    # with its 100 ms timer, to a subscription made after the sync send (the binding waits on sendAsync; the C++
+    # Producer::send that calls triggerFlush is not what it calls). Go's Send flushes its own partition's producer only
     # (producer_partition.go internalSendAsync, flushImmediately)
-    sync_send_flushes_all_partitions: bool = True
+    sync_send_flushes_all_partitions: bool = False
     # PLS-BATCH-008: the Java client sends a batch that holds one message as a plain message
     # (BatchMessageContainerImpl#createOpSendMsg, OpSendMsg#setMessageId: batch index -1); the C++
     # client writes it as a batch of one (batch index 0).
@@ -423,6 +425,7 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             hashing_scheme_supported=True,
             key_batch_order="last",  # PLS-BATCH-003
             delayed_send_flushes_batch=True,  # ProducerImpl#processOpSendMsg: batchMessageAndSend first
+            sync_send_flushes_all_partitions=True,  # PLS-BATCH-009: PartitionedProducerImpl#triggerFlush
             repeated_sequence_flushes_batch=True,  # batching step 1b
             single_message_batch_unbatched=True,  # PLS-BATCH-008
             too_big_uses_sequence_id=False,  # PLS-DEDUP-006: the size check comes first
@@ -486,7 +489,6 @@ def profile_for(broker_version: str | None = None, client: str | None = None,
             # sent alone (drivers/go reports both as -1, docs/go-driver.md), so it is read as PLS-BATCH-008 reads Java's
             single_message_batch_unbatched=True,
             full_batch_waits=True,  # batching step 4: producer_partition.go internalSend
-            sync_send_flushes_all_partitions=False,  # PLS-BATCH-009: Send flushes its own partition only
             first_permits_after_subscribe=True,  # PLS-NP-001 (non_persistent rule 6)
             dlq_properties="go",
             schema_types=("BYTES", "STRING", "INT32", "INT64", "DOUBLE", "AVRO", "JSON"),

@@ -9,7 +9,7 @@
   to the entry before it (``FeatureOps._feature_ack_cumulative``: Java ``MessageIdAdvUtils#prevMessageId``, Go
   ``internalAckIDCumulative`` ``prev()``, C++ ``BatchMessageAcker``). Pinned by pulsar-client-cpp BatchMessageTest
   testCumulativeAck / testMixedAck (cases up-cpp-batch-*).
-- PLS-BATCH-009: a Java or C++ sync send on a partitioned producer sends every partition's open batch
+- PLS-BATCH-009: a Java sync send on a partitioned producer sends every partition's open batch (not Python, not Go)
   (``FeatureOps.sync_send_flushed_partitions``), found live once the quiet period made the model strict there.
 
 Each rule is shown followed on the model and broken by a history that must FAIL.
@@ -159,7 +159,7 @@ def test_a_consumer_that_skips_the_kept_batch_fails():
     assert failures(_live(History(h.header, tuple(events))))
 
 
-# ------------------------------------------------------------------ a sync send flushes every partition (Java, C++)
+# ------------------------------------------------------------------ a sync send flushes every partition (Java)
 
 SYNC_FLUSH = Path(__file__).resolve().parents[1] / "conformance" / "live_histories" / \
     "live-4.0.8-java-sync-send-flushes-partitions.jsonl"
@@ -184,3 +184,12 @@ def test_without_the_sync_send_the_early_batch_fails():
                         outcome=Outcome.ok({}))
     report = check(History(h.header, tuple(events)))
     assert "PLS-BATCH-009" in {v.rule_id for v in report.failures()}, report.summary()
+
+
+def test_a_python_sync_send_leaves_the_other_partitions_batches():
+    """Live 4.0.8, Python (campaign of 1 Dec 2026, history fz-8c05faf471ac): async m2 (100 ms delay) on one partition,
+    then a sync m3 on the other; a Latest subscription made after the sync send got m2, which its timer sent. The
+    Python binding's sync send does not flush the other partitions (``Profile.sync_send_flushes_all_partitions``)."""
+    path = SYNC_FLUSH.with_name("live-4.0.8-python-sync-send-own-partition.jsonl")
+    report = check(load(path))
+    assert not report.failures(), report.summary()
