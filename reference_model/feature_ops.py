@@ -1040,10 +1040,7 @@ class FeatureOps:
             # C++ ProducerImpl::sendAsync): stored now, the container surely empty after it (live 4.0.8, Java
             # campaign of 6 Dec 2026: batching_max_messages 1, a 5 MB async send, then another producer's message on
             # that partition came after it; regression pls-excl-002-order-violation-f69bf30d4a9f)
-            pf.container_sent.update(p.label for p in pf.pending)
-            self.flushed.setdefault(producer.handle, {}).update(
-                self._flush_pending(producer, pf, producer.topic, item.at, observed={}, settles=True))
-            pf.region_cuts[len(pf.region)] = item.at.end
+            self._container_emptied(producer, pf, item.at)
             return
         config = pf.batch_config
         if len(pf.pending) < config.max_messages and not (config.repeats_send_open_batch and any(p.repeats for p in pf.pending[-2:])) \
@@ -1084,10 +1081,16 @@ class FeatureOps:
             if handle == sent_on or pf is None or part is None or not pf.batching or not pf.pending \
                     or not is_persistent(part.topic.full):
                 continue
-            if pf.region:
-                pf.region_cuts[len(pf.region)] = at.end
-            pf.container_sent.update(p.label for p in pf.pending)
-            self.flushed.setdefault(handle, {}).update(self._flush_pending(part, pf, part.topic, at, observed={}, settles=True))
+            self._container_emptied(part, pf, at)
+
+    def _container_emptied(self, producer: Any, pf: ProducerFeatures, at: Span) -> None:
+        """The client sent everything ``producer`` held pending during ``at`` (PLS-BATCH-009): stored now, each within a
+        window ending with ``at``, the container surely empty after it; the next flush reports the ids."""
+        pf.container_sent.update(p.label for p in pf.pending)
+        self.flushed.setdefault(producer.handle, {}).update(
+            self._flush_pending(producer, pf, producer.topic, at, observed={}, settles=True))
+        if pf.region:
+            pf.region_cuts[len(pf.region)] = at.end
 
     def _batch_timer_fired(self, handle: str, first: PendingSend, due: float) -> None:
         pf, producer = self.pfx.get(handle), self.producer_of(handle)
@@ -1645,13 +1648,8 @@ class FeatureOps:
             return None
         if self.index_ack.get(config.handle, False):
             return None  # batch index ack: the index is acked at once
-        entry = fx.entry_of[pos][0]
-        key = (sub.topic.full, sub.name, entry, config.handle)
-        acked = self.app_acked.setdefault(key, set())
-        acked.add(pos)
-        members = fx.members[entry]
-        if batching.entry_acked(len(members), {i for i, p in enumerate(members) if p in acked or sub.cursor.is_acked(p)}):
-            self.app_acked.pop(key, None)
+        members = fx.members[fx.entry_of[pos][0]]
+        if self._mark_batch_acks(config, sub, fx.entry_of[pos][0], [pos]):
             return [p for p in members if not sub.cursor.is_acked(p)]
         return []  # held on the client until every index is acked
 
@@ -1669,13 +1667,21 @@ class FeatureOps:
             return None
         entry = fx.entry_of[pos][0]
         members = fx.members[entry]
-        key = (sub.topic.full, sub.name, entry, config.handle)
-        acked = self.app_acked.setdefault(key, set())
-        acked.update(p for p in members if p <= pos)
-        if batching.entry_acked(len(members), {i for i, p in enumerate(members) if p in acked or sub.cursor.is_acked(p)}):
-            self.app_acked.pop(key, None)
+        if self._mark_batch_acks(config, sub, entry, [p for p in members if p <= pos]):
             return max(members)
         return min(members) - 1
+
+    def _mark_batch_acks(self, config: Any, sub: Any, entry: int, positions: list[int]) -> bool:
+        """PLS-BATCH-004: ``config``'s client marks ``positions`` of batch ``entry`` acked; True (its marks dropped) once
+        every index of the entry is marked or acked at the broker, so the client acks the whole entry."""
+        key = (sub.topic.full, sub.name, entry, config.handle)
+        acked = self.app_acked.setdefault(key, set())
+        acked.update(positions)
+        members = self.tfx[sub.topic.full].members[entry]
+        if batching.entry_acked(len(members), {i for i, p in enumerate(members) if p in acked or sub.cursor.is_acked(p)}):
+            self.app_acked.pop(key, None)
+            return True
+        return False
 
     def check_cumulative_in_batch(self, config: Any, sub: Any, pos: int, label: str) -> None:
         """Not followed (PLS-BATCH-004 with PLS-BATCH-009): a cumulative ack, without batch index ack, of a received
