@@ -168,14 +168,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r['history']}: {r['description']}: {r['crash']}")
     missed = [r for r in results if r["outcome"] == perturb.SURVIVED and r["classification"]["class"] == "missed"]
     unsure = [r for r in missed if set(r["new_indets"]) & set(r["classification"]["rules"])]
-    print(f"\nmissed: {len(missed)}, of which the checker said INDETERMINATE on a rule the lie contradicts: {len(unsure)} "
-          f"(silent: {len(missed) - len(unsure)})")
+    unfollowed = [r for r in missed if r.get("not_followed") and r not in unsure]
+    print(f"\nmissed: {len(missed)}, of which the checker said INDETERMINATE on a rule the lie contradicts: {len(unsure)}, "
+          f"said it does not follow the lie's step (listed in the run as not followed): {len(unfollowed)} "
+          f"(silent: {len(missed) - len(unsure) - len(unfollowed)})")
     for cls in ("missed", "unclassified"):
         groups = defaultdict(list)
         for r in results:
             if r["outcome"] == perturb.SURVIVED and r["classification"]["class"] == cls:
                 rules = ",".join(r["classification"]["rules"]) or "-"
-                unsure_mark = " (checker INDETERMINATE)" if set(r["new_indets"]) & set(r["classification"]["rules"]) else ""
+                unsure_mark = (" (checker INDETERMINATE)" if set(r["new_indets"]) & set(r["classification"]["rules"])
+                               else " (step not followed)" if r.get("not_followed") else "")
                 groups[f"{rules} [{r['kind']}]{unsure_mark}" if cls == "missed" else f"{r['kind']}"].append(r)
         print(f"\nsurvivors classified {cls}, grouped by {'the rule text they contradict' if cls == 'missed' else 'kind'}:")
         for g, rs in sorted(groups.items(), key=lambda x: -len(x[1])):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable, Mapping
 
 from conformance import detectors, feature_checks
+from conformance.detector_registry import DETECTORS
 from reference_model.anomalies import anomaly as _anomaly
 from reference_model import retention
 from conformance.model_view import ModelView
@@ -491,6 +492,8 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         return "PLS-ACCESS-005"  # a send the model allows on a WaitForExclusive producer: it has the topic
     if op == "set_policy" and "topic" in args:
         return "PLS-POLICY-001"
+    if op == "close" and (args.get("handle") in model.producers or args.get("handle") in model.readers):
+        return "PLS-OP-001"  # PLS-SUB-001 speaks of consumers' subscriptions, not of a producer or a reader
     if op == "subscribe":
         if args.get("ack_timeout_ms"):
             return model.args_profile(args).ack_timeout_rule  # PLS-ACKTIMEOUT-001 (C++) / -003 (Java)
@@ -520,6 +523,20 @@ def _op_rule(op: str, args: Mapping[str, Any], model: Broker) -> str:
         "commit_txn": "PLS-TXN-001",
         "abort_txn": "PLS-TXN-002",
     }.get(op, "PLS-SUB-001")
+
+
+_REFUSAL_WORDS = re.compile(r"\b(fails?|refused|rejected|succeeds|accepted)\b", re.IGNORECASE)
+
+
+def _refusal_rule(op: str, rule: str) -> str:
+    """The rule an unexpected refusal of ``op`` is charged to: ``rule`` (the op's own, ``_op_rule``) when its text says
+    when ``op`` is refused (its detector judges ``op``, and its title or detector speaks of a refusal, as PLS-SUB-001 and
+    PLS-ACK-004 do),
+    else PLS-OP-001 (an op fails only for a reason a rule names), not a rule about what the op does once it succeeds."""
+    det, registered = DETECTORS.get(rule), _REGISTERED.get(rule)
+    if det is not None and op in det.steps and _REFUSAL_WORDS.search(f"{registered.title} {det.violated_if}"):
+        return rule
+    return "PLS-OP-001"
 
 
 def _fmt(t: float | None) -> str:
@@ -588,6 +605,7 @@ class _Checker:
         self.last_receive: dict[str, tuple[bool, Span]] = {}  # handle -> (got a message?, span)
         # handles that received nothing since they subscribed, reconnected or sought (_START_RULES)
         self.fresh_start: set[str] = set()
+        self.ops_succeeded: set[str] = set()  # op kinds PLS-OP-001 has said PASS for
         self.fresh_after_fault: set[str] = set()  # ... since a cut or restart (PLS-FAULT-003)
         self.harness_errors: list[str] = []
         self.drained_stored: dict[str, int] = {}  # handle -> messages stored before its last empty receive
@@ -1055,7 +1073,7 @@ class _Checker:
             return
         if out.status == REJECTED:
             claimed = [f for f in detectors.judge_op(self.watch, n, op, args, False, {"error": out.error}) if f.status == FAIL]
-            for r in [f.rule for f in claimed] or [rule]:
+            for r in [f.rule for f in claimed] or [_refusal_rule(op, rule)]:
                 self._emit(r, n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
                            f"The model says {op} succeeds here, but it was rejected with {out.error}"
                            f" ({out.detail or 'no detail'}).", keys)
@@ -1063,6 +1081,11 @@ class _Checker:
                 self.unmodelled_handles.add(handle)
             return
         self.watch.after_op(op, args, before, at_end=span.end, ok=True)
+        if op not in self.ops_succeeded:
+            self.ops_succeeded.add(op)  # PLS-OP-001: one PASS per op kind (a refusal of any later one is a FAIL)
+            self._emit("PLS-OP-001", n, PASS, None, "ok", "ok",
+                       f"{op}: no rule gives a reason to refuse it here, and it succeeded (each later {op} is judged "
+                       "the same way; only a refusal is listed).")
         if op == "ack" and "txn" not in args and (acked_sub := model.subscription_of(args["consumer"])) is not None:
             self.app_acked.add((acked_sub.topic.full, acked_sub.name, args["message"]))
         if op == "subscribe":
@@ -1281,11 +1304,17 @@ class _Checker:
         if msg is not None and msg.payload not in self.unmodelled_labels:
             # PLS-BATCH-009: a batched message came, so its batch left by now: one the model still holds pending
             # is stored now, and its batch index must fit its producer's open run
-            for rule, why in model.observe_batch_member(msg.payload, msg.message_id, span):
+            broken = model.observe_batch_member(msg.payload, msg.message_id, span, msg.topic)
+            for rule, why in broken:
                 self._emit(rule, n, FAIL, "wrong-value", "a member of a batch its producer's client may have sent",
                            f"{msg.payload} {list(msg.message_id or [])} at {span.end:g} ms",
                            f"Let a batch be a run of one producer's pending messages in send order that leaves on its "
                            f"timer, when full, or at a flush. Then {why}.", keys)
+            if model.receipt_settled and not broken:
+                run = ", ".join(model.receipt_settled)
+                self._emit("PLS-BATCH-009", n, PASS, None, "a split the batch container and its timer allow",
+                           f"{run} as received", f"{run}: every one was received, and their ids show a split the batch "
+                           "container and its timer allow; the model follows it from here.", keys)
         if out.status == OK and (msg is None or msg.payload not in self.unmodelled_labels):
             # a message the subscription may not have (reference_model.maybe_absent) is gone if this receipt shows it
             model.observe_presence(handle, msg.payload if msg is not None else None, span)
@@ -1301,7 +1330,7 @@ class _Checker:
             self._taint(keys, n)
             return
         if out.status == REJECTED:
-            self._emit("PLS-SUB-001", n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
+            self._emit("PLS-OP-001", n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
                        f"receive on a live handle is not refused; it failed with {out.error}.", keys)
             return
         lat = self.tol.dispatch_latency_ms
@@ -1413,6 +1442,7 @@ class _Checker:
                            f"Let {skipped} and {label} come from one producer, {skipped} published first. Then an "
                            f"Exclusive or Failover consumer gets {skipped} first; {handle} got {label} while {skipped} "
                            f"was still owed.", keys)
+            self._check_refused_delivery_id(n, handle, stored, msg, field_keys)
             if self._same_topic(handle, stored):
                 model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=None, topic=msg.topic)
                 self.watch.note_delivered(handle, label)
@@ -1529,6 +1559,57 @@ class _Checker:
     def _same_topic(self, handle: str, stored: Any) -> bool:
         return stored.topic in self.model.topic_names_of(handle)
 
+    def _sent_id(self, stored: Any, value: Mapping[str, Any]) -> tuple[int, ...]:
+        """The id ``stored``'s send returned (``value``), as a consumer reports it."""
+        sent_id = tuple(int(x) for x in value["message_id"])
+        if stored.label in self.sent_on_partition_name and sent_id[2] == -1:
+            # its producer was opened on the partition's name: its id says partition -1 (Broker.as_sender_reports)
+            sent_id = (sent_id[0], sent_id[1], stored.message_id.partition, sent_id[3])
+        return sent_id
+
+    def _same_id(self, sent_id: tuple[int, ...], got: tuple[int, ...], handle: str, stored: Any) -> bool:
+        """Whether a receipt's id ``got`` is the id ``sent_id`` its send returned. A batch of one reads batch index -1 in
+        the Go driver and 0 in the C++ / Python client (drivers/go idJSON), so where exactly one of the producer's and
+        the consumer's client is Go, those two indexes name the same message."""
+        if got == sent_id:
+            return True
+        if got[:3] != sent_id[:3] or {got[3], sent_id[3]} != {-1, 0}:
+            return False
+        producer = self.sent.get(stored.label, ({}, {}))[0].get("producer")
+        clients = {self.model.profile_of(handle).client, self.model.profile_of(producer).client if producer else None}
+        return "go" in clients and len(clients - {None}) == 2
+
+    def _check_refused_delivery_id(self, n: int, handle: str, stored: Any, msg: Any, keys: list[str]) -> None:
+        """PLS-MSGID-001 for a delivery the model did not allow (a copy after an ack, out of order, ...): whether or not it
+        may come now, a message arrives with the id its send returned; one with another id is not that message. Only a
+        FAIL is said here (the allowed deliveries' PASS is ``_check_fields``'), and only for an original (a copy on a
+        dead-letter or retry topic has an id of its own)."""
+        _, value = self.sent.get(stored.label, ({}, {}))
+        if "message_id" not in value or self.model.copy_info(stored) is not None or stored.topic != msg.topic:
+            return
+        sent_id = self._sent_id(stored, value)
+        if list(sent_id)[:2] == [-1, -1] or self._same_id(sent_id, tuple(msg.message_id), handle, stored):
+            return  # a duplicate's send reports no id (PLS-DEDUP-001)
+        self._emit("PLS-MSGID-001", n, FAIL, "wrong-value", str(list(sent_id)), str(list(msg.message_id)),
+                   f"Let {stored.label} be sent with id {list(sent_id)}. Then it is received with that id, whether or not "
+                   f"it may arrive now; it was received as {list(msg.message_id)}.", keys)
+        self._check_payload_of_id(n, stored, msg, keys)
+
+    def _check_payload_of_id(self, n: int, stored: Any, msg: Any, keys: list[str]) -> None:
+        """PLS-MSG-001, the other reading of a received id that is not its payload's send's: if the id is another
+        message's (its send returned it, on the same topic), that message arrived with a payload other than its own.
+        Which of the two the broker got wrong the history cannot tell, so both rules are charged."""
+        got = tuple(msg.message_id)
+        if list(got)[:2] in ([-1, -1], [0, 0]):
+            return  # a duplicate's id, or a non-persistent one (PLS-NP-003: every one is (0, 0, p, i)): no message's own
+        other = next((label for label, (_, value) in self.sent.items() if label != stored.label and "message_id" in value
+                      and tuple(int(x) for x in value["message_id"]) == got
+                      and self.model.message(label) is not None and self.model.message(label).topic == msg.topic), None)
+        if other is not None:
+            self._emit("PLS-MSG-001", n, FAIL, "wrong-value", f"payload {other!r} with id {list(got)}",
+                       f"payload {msg.payload!r}", f"Let {other} be sent with id {list(got)}. Then it arrives with its own "
+                       f"payload; the message with that id arrived with {msg.payload!r}.", keys)
+
     def _check_fields(self, n: int, handle: str, stored: Any, msg: Any, cand: Candidate, keys: list[str]) -> None:
         # PLS-MSG-001: what was sent arrives unchanged.
         self.received_copy[(handle, stored.label)] = msg
@@ -1548,6 +1629,12 @@ class _Checker:
                        f"topic ...-partition-{p}, id partition {p}", f"topic {msg.topic}, id partition {msg.message_id[2]}",
                        f"{stored.label} was stored on partition {p}." + ("" if ok else " The observation disagrees."), keys)
         copy = self.model.copy_info(stored)
+        if copy is not None and stored.message_id.partition < 0 and msg.message_id[2] != -1 and "-partition-" not in msg.topic:
+            # (a copy topic named after a partition, <t>-partition-i-<sub>-DLQ, is partitioned to the Go driver: idJSON)
+            # PLS-MSGID-001: a copy has an id of its own, but on a topic that is not partitioned no id names a partition
+            self._emit("PLS-MSGID-001", n, FAIL, "wrong-value", "an id with partition -1", str(list(msg.message_id)),
+                       f"Let {stored.label}'s copy be stored on {stored.topic}, which is not partitioned. Then its id has "
+                       f"partition -1; it was received as {list(msg.message_id)}.", keys)
         if copy is not None and copy[0] == "dlq":
             self._check_dead_letter_copy(n, stored, msg, value, expected, keys, client=copy[1])
             return
@@ -1570,9 +1657,10 @@ class _Checker:
             # (each partition of an unnamed partitioned producer gets its own broker-made name)
             expected["producer_name"] = self.producer_names[producer]
         elif partitioned_unnamed and producer and msg.producer_name:
-            # ... which it keeps: every message it sent carries the one its first message showed
-            expected["producer_name"] = self.partition_producer_names.setdefault(
-                (producer, stored.message_id.partition), msg.producer_name)
+            # ... which the create reported (partition_producer_names; the Java client's partitions all write the name
+            # it reported), or else the one its first message showed, which it keeps for every message it sends
+            expected["producer_name"] = self.model.reported_partition_name(producer, stored.message_id.partition) \
+                or self.partition_producer_names.setdefault((producer, stored.message_id.partition), msg.producer_name)
         # The broker writes a message's metadata once: every later delivery of it (a redelivery, a reader's read
         # after a seek, another subscription's copy) shows the publish time and producer name the first one showed.
         first_time, first_name = self.first_metadata.setdefault((stored.topic, stored.label), (msg.publish_time, msg.producer_name))
@@ -1588,15 +1676,14 @@ class _Checker:
                    f"{stored.label} arrived as sent." if not diffs else f"{stored.label} changed in transit: " + "; ".join(diffs) + ".",
                    keys)
         if "message_id" in value:
-            sent_id = tuple(int(x) for x in value["message_id"])
-            if stored.label in self.sent_on_partition_name and sent_id[2] == -1:
-                # its producer was opened on the partition's name: its id says partition -1 (Broker.as_sender_reports)
-                sent_id = (sent_id[0], sent_id[1], stored.message_id.partition, sent_id[3])
-            ok = tuple(msg.message_id) == sent_id
+            sent_id = self._sent_id(stored, value)
+            ok = self._same_id(sent_id, tuple(msg.message_id), handle, stored)
             self._emit("PLS-MSGID-001", n, PASS if ok else FAIL, None if ok else "wrong-value",
                        str(list(sent_id)), str(list(msg.message_id)),
                        "The received id is the id the send returned." if ok else
                        f"{stored.label} was sent as {list(sent_id)} but received as {list(msg.message_id)}.", keys)
+            if not ok:
+                self._check_payload_of_id(n, stored, msg, keys)
             np_topic = self.model.topic_named(stored.topic)
             if np_topic is not None and not names.is_persistent(np_topic.full):
                 # PLS-NP-003: on receive too, a non-persistent message's id is (0, 0, partition, -1),
@@ -1785,7 +1872,7 @@ class _Checker:
                        if f.status == FAIL]
             self._emit_findings(n, claimed, keys)
             if not claimed:
-                self._emit("PLS-BACKLOG-001", n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
+                self._emit("PLS-OP-001", n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
                            f"stats on an existing subscription failed with {out.error}.", keys)
             return
         self._emit_findings(n, detectors.dlq_initial_subscription(self.watch, n, "stats", args, True, out.value or {}), keys)

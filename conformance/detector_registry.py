@@ -113,6 +113,13 @@ def _split(dotted: str) -> tuple[str, tuple[str, ...]]:
 
 R = "receive"
 RN = "read_next"
+# PLS-OP-001: every op kind a client or the admin API performs (the trace vocabulary's, without the harness's own
+# clock and fault ops), any of which the checker may see refused without a reason a rule names
+_REFUSABLE_OPS = ("create_topic", "create_producer", "send", "send_many", "flush", "subscribe", "create_subscription",
+                  "create_reader", "receive", "read_next", "consume", "ack", "ack_cumulative", "nack",
+                  "redeliver_unacked", "reconsume_later", "seek", "close", "unsubscribe", "stats", "set_policy",
+                  "compact", "expire_messages", "unload_topic", "delete_topic", "reset_cursor", "skip", "clear_backlog",
+                  "get_schemas", "delete_schema", "new_txn", "commit_txn", "abort_txn")
 
 # (rule id, judged_by, steps, violated_if) in registry order.
 _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
@@ -163,7 +170,7 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "(a retained message is skipped or comes out of order)."),
     ("PLS-SUB-004", _det("initial_position_ignored"), ("subscribe",),
      "Violated if a subscribe to a subscription that already exists moves its position to the initial position the "
-     "subscribe asks for."),
+     "subscribe asks for, or is refused where the same subscribe without one succeeds."),
     ("PLS-SUB-005", RECEIVE, (R,),
      "Violated if a consumer reconnecting to an existing subscription does not resume at its first unacknowledged "
      "message, or is given again a message acknowledged individually after that point."),
@@ -346,6 +353,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-DEDUP-001", FEATURE_SEND, ("send",),
      "Violated if with deduplication on, a send whose sequence id is at most the producer's highest persisted one "
      "is stored (returns an id other than (-1,-1,-1,-1)), or a send above it is not stored."),
+    ("PLS-OP-001", GENERIC, _REFUSABLE_OPS,
+     "Violated if an op that the model accepts and that no rule gives a reason to refuse is refused (fails with an "
+     "error) on a live handle."),
     ("PLS-POLICY-001", FEATURE_SEND, ("send",),
      "Violated if a send on a topic whose own deduplication policy is not its namespace's is treated by the "
      "namespace's: a re-sent sequence id stored where the topic's policy is on, or dropped where it is off."),
@@ -518,8 +528,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-ACCESS-003", REJECTION, ("create_producer",),
      "Violated if a Shared producer is accepted while an exclusive producer holds the topic, or refused with an "
      "error other than ProducerBusy."),
-    ("PLS-ACCESS-004", REJECTION, ("send",),
-     "Violated if after an ExclusiveWithFencing producer took the topic, a fenced exclusive producer's next send "
+    ("PLS-ACCESS-004", REJECTION, ("create_producer", "send"),
+     "Violated if an ExclusiveWithFencing producer's creation is refused, or after one took the topic, a fenced "
+     "exclusive producer's next send "
      "succeeds or fails with an error other than ProducerFenced (a fenced Shared or WaitForExclusive one's does not "
      "complete)."),
     ("PLS-ACCESS-005", FEATURE_PRODUCER, ("create_producer", "send"),

@@ -114,9 +114,12 @@ def check_send(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Ma
                  f"{label} was chunked; its id prints as first;last chunk and carries the last chunk's position.")
     if predicted.get("non_persistent") and "message_id" in observed:
         index = int(predicted.get("np_batch_index", -1))  # a message of a batch keeps its index
-        ok = list(observed["message_id"])[:2] == [0, 0] and observed["message_id"][3] == index
-        emit("PLS-NP-003", step, _status(ok), None if ok else "wrong-value", f"[0, 0, partition, {index}]",
-             str(observed["message_id"]), f"{label} went to a non-persistent topic, whose ids are (0,0,p,{index}) "
+        partition = predicted.get("np_partition")
+        ok = list(observed["message_id"])[:2] == [0, 0] and observed["message_id"][3] == index and (
+            partition is None or observed["message_id"][2] == partition)
+        shown = "partition" if partition is None else partition
+        emit("PLS-NP-003", step, _status(ok), None if ok else "wrong-value", f"[0, 0, {shown}, {index}]",
+             str(observed["message_id"]), f"{label} went to a non-persistent topic, whose ids are (0,0,{shown},{index}) "
              f"({'alone' if index < 0 else 'in a batch'}).")
 
 

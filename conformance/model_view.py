@@ -59,6 +59,7 @@ class ModelView(Protocol):
     latency_ms: int  # the latency a set_latency op put in force (PLS-FAULT-*)
     txns: Mapping[str, Any]  # txn handle -> reference_model.transactions.Txn (PLS-TXN-*)
     deleted_labels: Mapping[str, tuple[Any, int, float, str]]  # label -> (deleted topic, position, when, name deleted) (PLS-TOPIC-005)
+    receipt_settled: tuple[str, ...]  # PLS-BATCH-009: the run the last receipt's ids settled (observe_batch_member)
 
     @property
     def stored_count(self) -> int: ...
@@ -70,8 +71,9 @@ class ModelView(Protocol):
 
     def receive_options(self, handle: str, at: Span, focus: str | None = None) -> ReceiveOptions | Rejected: ...
 
-    def observe_batch_member(self, label: str, message_id: Any, at: Span) -> list[tuple[str, str]]: ...  # PLS-BATCH-009
+    def observe_batch_member(self, label: str, message_id: Any, at: Span, topic: str | None = None) -> list[tuple[str, str]]: ...  # PLS-BATCH-009
     def observe_presence(self, handle: str, label: str | None, at: Span) -> None: ...  # reference_model.maybe_absent
+    def reported_partition_name(self, handle: str, index: int) -> str | None: ...  # PLS-MSG-001: a partition's producer name
     def settle_maybe_absent(self) -> None: ...  # reference_model.maybe_absent, at the end of a history
 
     def drop_pending(self, handle: str) -> list[str]: ...  # PLS-BATCH-009: a producer the checker stops following

@@ -2366,12 +2366,14 @@ def accept_rejected(history: History) -> list[Mutant]:
 
 
 def reject_ok_op(history: History) -> list[Mutant]:
-    """An op the rules say succeeds is refused (an unexpected rejection)."""
+    """An op the rules say succeeds is refused (an unexpected rejection): charged to the rule whose text says when that
+    op is refused, or to PLS-OP-001 where none does (a plain producer's creation, a send on it)."""
     f = facts(history)
     out = []
     live_producers: dict[str, list[str]] = {}
     acked: set[tuple[str, str]] = set()
-    acked_ops: set[str] = set()
+    acked_ops: set[str] = set()  # op kinds that already have their one lie
+    plain_producers: set[str] = set()  # producers made without an access mode
     for i, e in enumerate(history.events):
         op, a = e.op.op, e.op.args
         rules: list[str] = []
@@ -2383,7 +2385,17 @@ def reject_ok_op(history: History) -> list[Mutant]:
                 rules, error = ["PLS-ACCESS-001"], "ProducerBusy"
             elif mode == "WaitForExclusive":
                 rules, error = ["PLS-ACCESS-005"], "ProducerBusy"
+            elif "access_mode" not in a and "create_producer" not in acked_ops:
+                # PLS-OP-001: no rule gives a reason to refuse a plain producer (one lie per history)
+                rules, error = ["PLS-OP-001"], "OtherError"
+                acked_ops.add("create_producer")
             others.append(a["producer"])
+            if "access_mode" not in a:
+                plain_producers.add(a["producer"])
+        elif (e.outcome.status == OK and op == "send" and a.get("producer") in plain_producers
+              and "send" not in acked_ops and "txn" not in a):
+            rules, error = ["PLS-OP-001"], "OtherError"  # nor to refuse a send on it (one lie per history)
+            acked_ops.add("send")
         elif e.outcome.status == OK and op == "subscribe":
             rules, error = (["PLS-SUB-001"] if "subscribe" not in acked_ops else []), "ConsumerBusy"
             acked_ops.add("subscribe")  # one plain-subscribe lie per history

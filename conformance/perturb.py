@@ -1951,6 +1951,9 @@ def judge(original: History, p: Perturbation, base: CheckReport | None = None, *
         out["new_fails"] = sorted(new)
         out["new_indets"] = sorted({v.rule_id for v in report.verdicts if v.status == INDET} - base_indets - new)
         out["outcome"] = SURVIVED if not new else CAUGHT_COVERING if new & covering else CAUGHT_ELSEWHERE
+        step = p.history.events[p.index].step
+        # the checker said it does not follow the perturbed step (a NotModelledError there): the run lists it, by reason
+        out["not_followed"] = next((nf.reason for nf in report.not_followed if nf.step == step), None)
     failed_steps = {v.step for v in base.verdicts if v.status == FAIL and v.step is not None}
     out["classification"] = classify(original, p, base_fails, ctx=ctx, failed_steps=failed_steps).to_json()
     return out

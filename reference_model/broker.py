@@ -556,6 +556,15 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         return (index == 0 or producer.handle in self.named_producers or (known is not None and index < len(known))
                 or self.profile_of(producer.handle).client == "java")
 
+    def reported_partition_name(self, handle: str, index: int) -> str | None:
+        """The producer name partition ``index``'s producer of ``handle`` writes, when the history shows it
+        (``partition_name_reported``), else None."""
+        producer = self.producers.get(handle)
+        if producer is None or not self.partition_name_reported(producer, index):
+            return None
+        known = self.partition_names.get(handle)
+        return known[index] if known is not None and index < len(known) else producer.name
+
     def as_sender_reports(self, producer: "Producer", value: dict) -> dict:
         """A send's or a flush's ``value`` as ``producer``'s client reports it. A producer opened on one partition's
         name is a producer of that topic, not of the partitioned one: its client gives its ids partition -1 (Java

@@ -131,6 +131,8 @@ class FeatureOps:
         self.app_acked: dict[tuple[str, str, int, str], set[int]] = {}
         self.facts: dict[str, Any] = {}
         self.flushed: dict[str, dict[str, list[int]]] = {}  # producer -> ids written since its last flush op
+        self.receipt_settled: tuple[str, ...] = ()  # the run the last receipt's ids settled (observe_batch_member)
+        self.settled_by_receipts: dict[str, set[str]] = {}  # producer -> labels receipts settled since its last flush
         self.sent_ahead: dict[str, set[str]] = {}  # producer -> delayed async sends written ahead of its batch (PLS-DELAY-006)
         # PLS-DEDUP-004: producer -> its async sends a duplicate may have found in flight: the broker
         # answers that duplicate Unknown (MessageDupUnknownException, a send error), the client
@@ -764,6 +766,9 @@ class FeatureOps:
             mid = non_persistent.message_id(topic.partition_index, -1 if batch_index is None else batch_index)  # PLS-NP-003
             facts["non_persistent"] = True
             facts["np_batch_index"] = mid.batch_index  # PLS-NP-003: -1 alone, i in a batch
+            # ... and the partition its sender reports: -1 from a producer opened on a partition's name (as_sender_reports)
+            opened_on_partition = producer.topic.partition_index >= 0 and producer.handle not in self.partition_producers
+            facts["np_partition"] = -1 if opened_on_partition else topic.partition_index
         else:
             if entry is None:
                 entry = fx.next_entry
@@ -1323,10 +1328,25 @@ class FeatureOps:
         if len(keys) < 2 and not keyless_by_sequence:
             return False
         items, sent, timer = batch_items(pf.region), [p.at for p in pf.region], self._batch_timer(pf)
+        # an id already seen (a sync send's, a receipt's) with batch index b shows the b messages before it in its entry:
+        # no cut between them, where the model keeps them in one entry too (both stored there, or both pending)
+        fx, pending = self.topic_features(producer.topic), {p.label for p in pf.pending}
+
+        def together(a: str, b: str) -> bool:
+            if a in pending or b in pending:
+                return a in pending and b in pending
+            ea, eb = (fx.entry_of.get(producer.topic.by_label.get(x, -1)) for x in (a, b))
+            return ea is not None and eb is not None and ea[0] == eb[0]
+
+        joined = {i for j, p in enumerate(pf.region) if p.label in pf.region_ids
+                  for i in range(max(j - max(int(pf.region_ids[p.label][3]), 0) + 1, 1), j + 1)
+                  if together(pf.region[i - 1].label, pf.region[i].label)}
         start = 0
         for i in range(1, len(pf.region)):
             if i in pf.region_cuts:
                 start = i  # a sync send emptied the container before i
+                continue
+            if i in joined:
                 continue
             if batching.timer_cut_possible(sent, batching.open_since(items, pf.batch_config, start, i), i, timer):
                 return True
@@ -1344,18 +1364,21 @@ class FeatureOps:
                 pf.clear_region()
         return dropped
 
-    def observe_batch_member(self, label: str, message_id: Any, at: Span) -> list[tuple[str, str]]:
+    def observe_batch_member(self, label: str, message_id: Any, at: Span, topic: str | None = None) -> list[tuple[str, str]]:
         """A consumer or reader received ``label`` with ``message_id`` during ``at`` (PLS-BATCH-009). If it was still
         pending, its batch left before: the model stores what is pending now. Its batch index says where its batch
         starts; returns what the batch rules say against it (``(rule, sentence)``), empty when it is allowed:
         received before its batch could have left, or with more messages before it in its batch than its
-        producer's open run held."""
+        producer's open run held. Once every message of the open run came with its id, the split is settled by
+        those receipts (``_settle_from_receipts``). ``topic``: the (short) topic the receipt named; a copy on
+        another topic (a dead-letter or retry copy) says nothing of how the original was batched."""
+        self.receipt_settled = ()
         found = self._region_of(label)
         if found is None:
             return []
         handle, pf, k = found
         producer = self.producer_of(handle)
-        if not is_persistent(producer.topic.full):
+        if not is_persistent(producer.topic.full) or (topic is not None and topic != producer.topic.short):
             return []
         window = self._region_windows(pf)[k]
         broken: list[tuple[str, str]] = []
@@ -1375,7 +1398,41 @@ class FeatureOps:
             pf.region_ids[label] = [int(v) for v in message_id]
         if any(p.label == label for p in pf.pending):
             self._commit_pending(producer, pf, at)
-        return broken
+        return broken + self._settle_from_receipts(producer, pf, at)
+
+    def _settle_from_receipts(self, producer: Any, pf: ProducerFeatures, at: Span) -> list[tuple[str, str]]:
+        """PLS-BATCH-009: when every message of ``producer``'s open run has been received, the receipts' ids show its
+        split as a flush's would, and every batch of it has left: the split is settled now (``_settle_region``), so
+        that an ack or a redelivery before the next flush is judged on the entries the broker wrote, not on the
+        model's tentative ones (a Java timer that cut a run the model kept whole: an individual ack of the message it
+        sent alone acks that entry). Returns the batch rules' objections to the split. A consumer's client writes a
+        batch of one its own way (the Go driver says -1 for it, drivers/go idJSON), so what a batch of one's index
+        says of its producer's client (PLS-BATCH-001) is left to the flush's ids."""
+        if pf.pending or not pf.region or any(p.label not in pf.region_ids for p in pf.region):
+            return []
+        if any(p.deliver_at is not None for p in pf.region) or self.sent_ahead.get(producer.handle):
+            return []  # a delayed message is written ahead of its batch (PLS-DELAY-006): the flush reads those
+        labels = [p.label for p in pf.region]
+        entries = batching.entries_from_ids(labels, pf.region_ids)
+        if entries is not None:
+            # a batch of one as its producer's client writes it (index 0 from C++, -1 from Java and Go: what its flush
+            # would report), not as the consumer's client reads it (the Go driver says -1 for both: drivers/go idJSON)
+            lone_index = 0 if self.profile_of(producer.handle).client == "cpp" else -1
+            for e in entries:
+                if len(e) == 1 and int(pf.region_ids[labels[e[0]]][3]) in (-1, 0):
+                    pf.region_ids[labels[e[0]]] = [*pf.region_ids[labels[e[0]]][:3], lone_index]
+        gaps = [] if entries is None else [
+            f"{', '.join(labels[i] for i in e)} share an entry with batch indexes "
+            f"{', '.join(str(pf.region_ids[labels[i]][3]) for i in e)}, not 0..{len(e) - 1}"
+            for e in entries if len(e) > 1 and [int(pf.region_ids[labels[i]][3]) for i in e] != list(range(len(e)))
+            or len(e) == 1 and int(pf.region_ids[labels[e[0]]][3]) > 0]
+        settled = self._settle_region(producer, pf, at, None, False, receipts=True)
+        if settled is None:
+            return []
+        self.receipt_settled = tuple(labels)
+        self.settled_by_receipts.setdefault(producer.handle, set()).update(labels)
+        pf.clear_region()  # every batch of the run left, as after a flush
+        return [(rule, why) for rule, why in settled[1].get("split_violations", ())] + [("PLS-BATCH-001", g) for g in gaps]
 
     def id_unreported(self, label: str) -> bool:
         """True if ``label`` was sent async and no flush has reported its id yet (pending in the
@@ -1414,12 +1471,14 @@ class FeatureOps:
             pf.sequence = dedup.batch_acknowledged(pf.sequence, [p.sequence_id for p in pf.region[len(pf.region) - 1 - index:]])
         producer.last_sequence_id = pf.sequence.last
 
-    def _settle_region(self, producer: Any, pf: ProducerFeatures, at: Span, observed, delayed_any: bool):
+    def _settle_region(self, producer: Any, pf: ProducerFeatures, at: Span, observed, delayed_any: bool, *,
+                       receipts: bool = False):
         """PLS-BATCH-009 at a flush: its ids, with those seen before (receipts, sync sends), show how every batched
         message since the last flush was split (``batching.entries_from_ids``). A split the client may have made
         (``batching.match_split``) is the model's from now on, for the messages it stored already too
         (``_write_split``); one it cannot have made is reported (facts ``split_violations``) and the model writes
-        its own plan. None: nothing to read (the model's own run, a duplicate's id, a delayed message among them)."""
+        its own plan. None: nothing to read (the model's own run, a duplicate's id, a delayed message among them).
+        ``receipts``: the ids are consumers' (``_settle_from_receipts``), whose batch of one is their client's."""
         if not pf.batching or not pf.region or not is_persistent(producer.topic.full) or delayed_any:
             return None
         reported = dict(pf.region_ids)
@@ -1433,7 +1492,7 @@ class FeatureOps:
             return None
         match = batching.match_split(batch_items(pf.region), [p.at for p in pf.region], entries, pf.batch_config,
                                      self._batch_timer(pf), certain_cuts=sorted(pf.region_cuts), names=labels)
-        if not self.profile_of(producer.handle).single_message_batch_unbatched:
+        if not self.profile_of(producer.handle).single_message_batch_unbatched and not receipts:
             # PLS-BATCH-001: C++ and Go write a batch of one as a batch (index 0); Java's is PLS-BATCH-008's
             lone = [labels[e[0]] for e in entries if len(e) == 1 and int(reported[labels[e[0]]][3]) != 0]
             if lone:
@@ -1593,6 +1652,7 @@ class FeatureOps:
         labels = [p.label for p in pf.pending]
         delayed_any = any(p.deliver_at is not None for p in pf.pending) or bool(self.sent_ahead.pop(producer.handle, None))
         settled = self._settle_region(producer, pf, at, observed, delayed_any)  # PLS-BATCH-009
+        by_receipts = self.settled_by_receipts.pop(producer.handle, set())
         region = [p.label for p in pf.region]
         ids, split = settled if settled is not None else (self._flush_pending(producer, pf, producer.topic, at, observed), {})
         pf.clear_region()  # a flush settles every batch since the last one
@@ -1613,6 +1673,10 @@ class FeatureOps:
             # the split is judged by batching.match_split (split_violations): the model's own numbering (it may
             # have stored some of them before, on its timer) is no second opinion on the ids
             stored = {k: v for k, v in (observed.get("message_ids") or {}).items() if k in stored}
+        else:
+            # the receipts settled these (_settle_from_receipts) and their split was judged there; the model's numbering
+            # of the rest may hold another producer's floating messages between them
+            stored = {k: v for k, v in stored.items() if k not in by_receipts}
         reason = (f"{', '.join(region)}: a split the batch container and its timer allow"
                   + (f" (the timer sent the open batch before {', '.join(split['timer_cuts'])})" if split.get("timer_cuts") else "")
                   + "." if settled is not None else

@@ -1177,6 +1177,23 @@ RULES = RULES + (
               "client 0.19.0, 28 Nov 2026, found by the Go fuzz campaign: async m1 and a sync m2 in one batch -> 0 (C++ and "
               "Java: 1); a chunked m1 then an explicit 0 -> 0 (Python: 1, PLS-DEDUP-005)."),
     ),
+    # ---- operations in general (conformance/checker.py _refusal_rule) ---------------------------
+    Rule(
+        id="PLS-OP-001", area="OP",
+        title="An operation fails only for a reason a rule names: a call on a live handle, with arguments its client takes, that no access-mode, schema, size, quota, subscription-type, transaction or policy rule refuses, succeeds",
+        source="apache/pulsar pulsar-client-api/src/main/java/org/apache/pulsar/client/api/Producer.java#send",
+        quote=("@throws PulsarClientException.TimeoutException if the message was not correctly received by the system "
+               "within the timeout period; @throws PulsarClientException.AlreadyClosedException if the producer was "
+               "already closed"),
+        status="inferred", applies_to=_ALL_GO,
+        note=("The client APIs list why each call fails (Producer#send above; Consumer#acknowledge: 'if the consumer was "
+              "already closed'; ProducerBuilder#create: 'if the producer creation fails', whose causes the access-mode, "
+              "schema and topic rules name). The suite reads those lists as closed: a refusal the rules give no reason "
+              "for is charged here, not to the rule that judges what the op does when it succeeds (PLS-PROD-001's "
+              "sequence ids, PLS-BATCH-001's batch ids). A rule whose own text says when its op is refused (PLS-SUB-001, "
+              "PLS-ACK-004, PLS-ACCESS-*, PLS-TOPIC-004, PLS-SUB-006/009, ...) keeps those refusals. A timeout or a "
+              "dropped connection is not a refusal: the outcome is indeterminate (docs/trace-format.md#outcomes)."),
+    ),
     # ---- topic-level policies (reference_model/feature_ops.py policy_for) -----------------
     Rule(
         id="PLS-POLICY-001", area="POLICY",

@@ -266,3 +266,104 @@ def test_a_cpp_timer_running_late_may_leave_the_sync_send_in_the_batch():
     assert _dedup_006(_sync_after_async((3000, 3011), [7, 1, -1, 1], 1, target="embedded")) == ["FAIL"]
     # with the model's bands (no slack) the timer fired at 11 ms: m3 at 20 ms is alone
     assert _dedup_006(_sync_after_async((20, 21), [7, 1, -1, 1], 1)) == ["FAIL"]
+
+
+# --- the receipts settle the split before any flush (PLS-BATCH-009 with PLS-BATCH-004 / PLS-EXCL-002) --------------
+
+def _message(label: str, mid: list[int], *, count: int = 0) -> dict:
+    return {"payload": label, "message_id": mid, "topic": "t", "key": None, "ordering_key": None, "properties": {},
+            "event_time": 0, "publish_time": 1, "redelivery_count": count, "producer_name": "p"}
+
+
+def _timer_cut_then_reconnect(*, ack_a: bool) -> "object":
+    """Java, batching 3 messages or 50 ms, no batch-index acks: a, b, c sent async 1 ms apart, 1 s after the
+    producer's creation (its quiet period over). The client's timer sent a alone ((7,0,-1,-1)) and b, c as one
+    entry. c1 receives all three, acks a individually (or not, ``ack_a``), closes; c2 on the same Exclusive
+    subscription then gets what is owed; a flush last reports the ids. Before the flush only the receipts show the
+    split: the model's tentative entry (a, b, c) must not hold a's ack hostage."""
+    sub = {"topic": "t", "subscription": "s", "type": "Exclusive", "batch_index_ack": False}
+    h = H(**JAVA).ok("subscribe", {"consumer": "c1", **sub}, t=(0, 0.5))
+    h = h.ok("create_producer", {"producer": "p", "topic": "t", "batching": True, "batching_max_messages": 3,
+                                 "batching_max_delay_ms": 50}, {"producer_name": "p", "last_sequence_id": -1}, t=(1, 1.5))
+    ids = {"a": [7, 0, -1, -1], "b": [7, 1, -1, 0], "c": [7, 1, -1, 1]}
+    for i, label in enumerate("abc"):
+        h = h.ok("send", {"producer": "p", "payload": label, "async": True}, {}, t=(1001 + i, 1001.2 + i))
+    t = 1100.0
+    for label in "abc":
+        h = h.ok("receive", {"consumer": "c1", "timeout_ms": 200}, {"message": _message(label, ids[label])}, t=(t, t + 1))
+        t += 2
+    if ack_a:
+        h = h.ok("ack", {"consumer": "c1", "message": "a"}, t=(t, t + 1))
+        t += 2
+    h = h.ok("close", {"handle": "c1"}, t=(t, t + 1))
+    h = h.ok("subscribe", {"consumer": "c2", **sub}, t=(t + 2, t + 3))
+    t += 10
+    for label in "bc":
+        h = h.ok("receive", {"consumer": "c2", "timeout_ms": 200}, {"message": _message(label, ids[label], count=0)},
+                 t=(t, t + 1))
+        t += 2
+    h = h.ok("receive", {"consumer": "c2", "timeout_ms": 200}, {"message": None}, t=(t, t + 200))
+    return _flush(h, ids, t + 202).history()
+
+
+def test_receipts_settle_a_timer_cut_before_the_flush():
+    """An individual ack of a message its batch timer sent alone acks its entry: c2 is owed b and c only (PASS).
+    Without the ack, a is owed to c2 first, and b first breaks the Exclusive order (PLS-EXCL-002)."""
+    acked = check(_timer_cut_then_reconnect(ack_a=True))
+    assert acked.ok, acked.summary()
+    assert acked.rule_verdicts().get("PLS-BATCH-009") == "PASS", acked.rule_verdicts()
+    found = _fails(_timer_cut_then_reconnect(ack_a=False))
+    assert ("PLS-EXCL-002", "order-violation") in found or ("PLS-EXCL-002", "lost-message") in found, found
+
+
+def test_receipts_that_no_split_allows_fail_at_the_receive():
+    """a received alone in entry 0, then b at batch index 1 of entry 1: b's entry holds nothing before it, so the
+    receipts' split is none a client makes (PLS-BATCH-001: indexes 0..n-1), judged before any flush."""
+    h = H(**JAVA).ok("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"}, t=(0, 0.5))
+    h = h.ok("create_producer", {"producer": "p", "topic": "t", "batching": True, "batching_max_messages": 3,
+                                 "batching_max_delay_ms": 50}, {"producer_name": "p", "last_sequence_id": -1}, t=(1, 1.5))
+    for i, label in enumerate("ab"):
+        h = h.ok("send", {"producer": "p", "payload": label, "async": True}, {}, t=(1001 + i, 1001.2 + i))
+    h = h.ok("receive", {"consumer": "c1", "timeout_ms": 200}, {"message": _message("a", [7, 0, -1, -1])}, t=(1100, 1101))
+    h = h.ok("receive", {"consumer": "c1", "timeout_ms": 200}, {"message": _message("b", [7, 1, -1, 1])}, t=(1102, 1103))
+    report = check(h.history())
+    assert "PLS-BATCH-001" in {v.rule_id for v in report.failures()}, report.summary()
+
+
+def test_a_sync_sends_id_settles_the_keyshared_split_before_it():
+    """Live 4.0.8, Go (generated trace fz-2d2b33e5cedf, 6 Dec 2026): m1 (ordering key o1) and m2 sent async, then m3
+    sync with id (2084,0,-1,2): batch index 2, so m1 and m2 are in its entry, and no timer cut between them is
+    left open. The Key_Shared receive of m1 before the flush is followed (it was 'not modelled' before) and judged:
+    a changed producer name on it FAILs PLS-MSG-001."""
+    path = Path(__file__).parent / "live_histories" / "live-4.0.8-go-keyshared-sync-send-joins-batch.jsonl"
+    report = check(load(path))
+    assert report.ok and not report.notes, (report.summary(), report.notes)
+    assert report.rule_verdicts().get("PLS-KEYSHARED-001") == "PASS"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    receive = next(r for r in rows if r.get("kind") == "op" and r["step"] == 9)
+    receive["outcome"]["value"]["message"]["producer_name"] += "-x"
+    lie = check(parse("\n".join(json.dumps(r) for r in rows) + "\n", source="renamed"))
+    assert ("PLS-MSG-001", "wrong-value") in {(v.rule_id, v.anomaly) for v in lie.failures()}, lie.summary()
+
+
+def _batch_of_one_received(consumer_client: str | None, received: list[int], flushed: list[int]) -> set:
+    """A Python (C++) producer's batch of one, flushed with ``flushed``, received with ``received`` by a consumer of
+    ``consumer_client`` (None: the history's python)."""
+    sub = {"topic": "t", "subscription": "s", "type": "Exclusive", **({"client": consumer_client} if consumer_client else {})}
+    h = H().ok("subscribe", {"consumer": "c1", **sub}, t=(0, 0.5))
+    h = h.ok("create_producer", {"producer": "p", "topic": "t", "batching": True, "batching_max_messages": 3,
+                                 "batching_max_delay_ms": 10}, {"producer_name": "p", "last_sequence_id": -1}, t=(1, 1.5))
+    h = h.ok("send", {"producer": "p", "payload": "a", "async": True}, {}, t=(1001, 1001.2))
+    h = _flush(h, {"a": flushed}, 1002)
+    h = h.ok("receive", {"consumer": "c1", "timeout_ms": 200}, {"message": _message("a", received)}, t=(1100, 1101))
+    return _fails(h.history())
+
+
+def test_a_batch_of_one_is_index_0_to_python_and_minus_1_to_the_go_driver():
+    """PLS-MSGID-001: the C++ client writes a batch of one as a batch (index 0); the Go driver reports -1 for any batch
+    of one (drivers/go idJSON). A Go consumer's -1 for it is the same id; a Python consumer's -1, or any other index,
+    is not."""
+    assert not _batch_of_one_received("go", [7, 0, -1, -1], [7, 0, -1, 0])
+    assert not _batch_of_one_received(None, [7, 0, -1, 0], [7, 0, -1, 0])
+    assert ("PLS-MSGID-001", "wrong-value") in _batch_of_one_received(None, [7, 0, -1, -1], [7, 0, -1, 0])
+    assert ("PLS-MSGID-001", "wrong-value") in _batch_of_one_received("go", [7, 0, -1, 1], [7, 0, -1, 0])

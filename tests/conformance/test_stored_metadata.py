@@ -90,3 +90,38 @@ def test_on_a_live_history_the_same_lies_fail_and_the_truth_passes():
     step = reads[0].step
     assert "FAIL" not in _verdicts(h, "PLS-ACK-005", step)
     assert _verdicts(_with_message(h, step, redelivery_count=1), "PLS-ACK-005", step) == ["FAIL"]
+
+
+# --- two more silent lies of the random-lie run of 6 Dec 2026 (benchmarks/random_lies.py, seed 1, 1,029 live histories) --
+
+def _relabelled(h: History, step: int, payload: str) -> History:
+    return _with_message(h, step, payload=payload)
+
+
+def test_a_copy_after_an_ack_with_another_messages_id_fails_pls_msgid_001():
+    """Live 4.0.8, Python (case ack-individual): m1 acked at step 7, m2 received at step 9 after its nack. Told as m1
+    arriving at step 9 with m2's id, the copy of an acked message within ack grouping stays INDETERMINATE for
+    PLS-ACK-001 (the ack may not have reached the broker yet), but no copy of m1 has m2's id: PLS-MSGID-001 FAILs."""
+    h = load(LIVE / "live-4.0.8-ack-individual-python.jsonl")
+    assert check(h).ok, check(h).summary()
+    lie = check(_relabelled(h, 9, "m1"))
+    at_9 = {(v.rule_id, v.status) for v in lie.verdicts if v.step == 9}
+    assert ("PLS-MSGID-001", "FAIL") in at_9, at_9
+    assert ("PLS-ACK-001", "INDETERMINATE") in at_9, at_9
+
+
+def test_each_partitions_first_message_shows_the_name_its_creation_reported():
+    """Live 4.0.8, Python, an unnamed producer on 3 partitions: its creation reported each partition producer's name
+    (partition_producer_names). The first message read from a partition shows that name; another name FAILs
+    PLS-MSG-001 even on that first message (before, the first message set what the later ones were held to)."""
+    h = load(LIVE / "live-4.0.8-keyless-partitioned-unnamed-python.jsonl")
+    assert check(h).ok, check(h).summary()
+    firsts: dict[int, int] = {}
+    for e in h.events:
+        msg = received_message(e.outcome) if e.op.op in ("receive", "read_next") else None
+        if msg is not None and msg.message_id[2] >= 0:
+            firsts.setdefault(msg.message_id[2], e.step)
+    assert firsts, "the history reads partitioned messages"
+    for step in firsts.values():
+        name = received_message(next(e for e in h.events if e.step == step).outcome).producer_name
+        assert _verdicts(_with_message(h, step, producer_name=name + "-x"), "PLS-MSG-001", step) == ["FAIL"], step

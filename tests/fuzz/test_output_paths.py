@@ -58,7 +58,7 @@ def _saved_under(folder: Path, failures: list[dict]) -> None:
     # mostly the refusal the broken model forgets; a campaign may also reach another rule it breaks (a Java retry
     # consumer's cumulative ack on Shared: PLS-ACK-001 wrong-error), so each failure is checked to be the broken
     # checker's: the real checker passes its history
-    assert ["PLS-ACK-002", "unexpected-rejection"] in [f["signature"] for f in failures]
+    assert ["PLS-OP-001", "unexpected-rejection"] in [f["signature"] for f in failures]
     for failure in failures:
         assert set(failure["paths"]) == {"trace", "history", "verdicts"}
         for path in failure["paths"].values():

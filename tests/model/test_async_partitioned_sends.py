@@ -40,7 +40,10 @@ def _model_history(*ops) -> History:
 
 def _moved(history: History, where: dict[str, int]) -> History:
     """``history`` with each label in ``where`` on that partition instead: in the flush's ids and in what the
-    consumer received (its topic and id). The entry numbers stay the model's."""
+    consumer received (its topic, its id, and the name of that partition's producer, which the creation reported).
+    The entry numbers stay the model's."""
+    names = next((e.outcome.value.get("partition_producer_names") for e in history.events
+                  if e.op.op == "create_producer" and e.outcome.status == "ok"), None)
     events = []
     for e in history.events:
         value = e.outcome.value
@@ -54,6 +57,8 @@ def _moved(history: History, where: dict[str, int]) -> History:
                 p = where[msg["payload"]]
                 msg["topic"] = f"t-partition-{p}"
                 msg["message_id"] = [msg["message_id"][0], msg["message_id"][1], p, msg["message_id"][3]]
+                if names:
+                    msg["producer_name"] = names[p]
             e = replace(e, outcome=Outcome.ok({**value, "message": msg}))
         events.append(e)
     return History(history.header, tuple(events))

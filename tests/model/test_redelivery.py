@@ -259,7 +259,7 @@ def test_java_ack_timeout_of_one_second_is_refused_by_cpp_only():
     assert history.events[1].outcome.error == "InvalidArgument"
     report = check(history)
     assert report.ok and report.rule_verdicts() == {"PLS-ACKTIMEOUT-003": "PASS", "PLS-ACKTIMEOUT-001": "PASS",
-                                             "PLS-TOPIC-001": "PASS"}
+                                             "PLS-TOPIC-001": "PASS", "PLS-OP-001": "PASS"}
 
 
 # ---------------------------------------------------------------- PLS-ACKTIMEOUT-004 / -005
