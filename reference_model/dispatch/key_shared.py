@@ -609,7 +609,10 @@ class KeySharedDispatcher(SharedDispatcher):
         cands = list(base.candidates)
         if extra is not None and all(c.pos != extra for c in cands):
             stored = self.sub.stored_span(extra)
-            cands.append(Candidate(extra, Window(stored.start, stored.start, None), self.start_rules.get(handle, ()) + ("PLS-SHARED-001",),
+            # the sole consumer is owed it by the time it was stored, as on Shared (PLS-SHARED-001); with others the
+            # dispatcher's order among them is not modelled
+            due = max(stored.end, self.sole_since) if len(self.consumers) == 1 and extra not in self.no_deadline else None
+            cands.append(Candidate(extra, Window(stored.start, stored.start, due), self.start_rules.get(handle, ()) + ("PLS-SHARED-001",),
                                    "not yet delivered to any consumer", 0, self._fresh_hi(extra), kind="pool"))
         cands = self.limit_filter(handle, cands)  # PLS-UNACKED-001
         kept: list[Candidate] = []
@@ -636,9 +639,12 @@ class KeySharedDispatcher(SharedDispatcher):
         kept.sort(key=lambda c: c.pos)
         must_by = must_rule = None
         reason = ""
-        single = len(self.consumers) == 1 and self.selector != "sticky"
+        single = len(self.consumers) == 1
         if single and (self.settings.profile.draining_hashes or not self.ever_multi):
-            dues = [(c.window.high, c) for c in kept if c.window.high is not None and c.kind != "stale"]
+            # a STICKY consumer alone is owed only the keys of the ranges it declared (PLS-KEYSHARED-005: a slot no one
+            # covers is not dispatched)
+            dues = [(c.window.high, c) for c in kept if c.window.high is not None and c.kind != "stale"
+                    and (self.selector != "sticky" or (self.owners_known() and self.current_owner(c.pos) == handle))]
             if dues:
                 due, c = min(dues, key=lambda d: d[0])
                 must_by, must_rule = due, c.rules[0]

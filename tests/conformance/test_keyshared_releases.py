@@ -53,3 +53,26 @@ def test_ring_history_fails_when_judged_as_another_release(name, other):
     history = load(HERE / f"{name}.jsonl")
     relabelled = replace(history, header=replace_header(history.header, broker_version=other))
     assert "PLS-KEYSHARED-003" in {v.rule_id for v in check(relabelled).failures()}
+
+
+def _dropped(h, step: int):
+    """``h`` told with the receive at ``step`` waiting its whole timeout for nothing (later events move with it)."""
+    from conformance.trace import History, Outcome
+    events = list(h.events)
+    i = next(i for i, e in enumerate(events) if e.step == step)
+    wait = events[i].op.args["timeout_ms"]
+    events[i] = replace(events[i], outcome=Outcome.ok({"message": None}), t_end_ms=events[i].t_start_ms + wait)
+    for j in range(i + 1, len(events)):
+        events[j] = replace(events[j], t_start_ms=events[j].t_start_ms + wait, t_end_ms=events[j].t_end_ms + wait)
+    return History(h.header, tuple(events))
+
+
+def test_a_sticky_consumer_alone_is_owed_the_keys_of_its_ranges():
+    """The random lies of 6 Dec 2026 (docs/mutation-score.md): live 4.0.7, st-gap alone on the STICKY subscription.
+    m3 (key-24, slot in its range [20000, 29999]) is owed to it, so a receive that waits a second for nothing while
+    m3 is there loses it (PLS-KEYSHARED-007, PLS-SHARED-001), even though m2 (key-15, slot in the gap) is owed to no
+    one and the last receive, empty, is right."""
+    h = load(HERE / "live-4.0.7-keyshared-sticky-gap.jsonl")
+    assert check(h).ok
+    found = {(v.rule_id, v.anomaly, v.step) for v in check(_dropped(h, 7)).failures()}
+    assert ("PLS-KEYSHARED-007", "lost-message", 7) in found and ("PLS-SHARED-001", "lost-message", 7) in found, found
