@@ -22,6 +22,10 @@ by perturbation kind, by client (``header.client``), by target (``header.target`
 ``allowed`` is a possible false alarm and is listed. ``--out FILE.json`` writes every lie.
 
     python3 benchmarks/random_lies.py --histories DIR [--lies-per-history N] [--seed S] [--out FILE.json]
+
+It also tabulates the lies by step context (``step_context``: the first delivery after each kind of seek, after a
+membership change, a commit or an abort; the ids of delayed, chunked and transactional messages; schema
+registrations), listing as a gap a context with a missed lie or with none to lie about in the corpus.
 """
 
 from __future__ import annotations
@@ -82,20 +86,92 @@ def run(histories: list[tuple[str, History]], lies_per_history: int, seed: int) 
         for p in perturb.perturbations(history, count=lies_per_history, seed=seed):
             r = perturb.judge(history, p, base, ctx=ctx)
             r.update(history=name, client=history.header.client or "-", target=history.header.target or "-",
-                     step_kind=history.events[p.index].op.op)
+                     step_kind=history.events[p.index].op.op, context=step_context(p.history, p.index))
             r.pop("detail", None)
             results.append(r)
     return {"results": results, "baseline_failures": baseline}
 
 
+_DELAY_ARGS = ("deliver_after_ms", "deliver_at_ms", "deliver_at")
+
+
+def step_context(history: History, index: int) -> str:
+    """What a rule text singles out about the perturbed step (issue 45: "the first delivery after each kind of seek,
+    ownership after each membership change, the ids of delayed, chunked and transactional messages, what a commit or
+    an abort makes visible, what a schema registration returns"), or the bare op kind. Read off the history, never
+    off the checker: the first delivery to the handle since its last seek / reset / commit or abort / a change of
+    its subscription's consumers; the kind of message a delivery or an id is of; an op that registers a schema."""
+    events = history.events
+    e = events[index]
+    op, a = e.op.op, e.op.args
+    sends = {x.op.args.get("payload"): x.op.args for x in events[:index] if x.op.op == "send"}
+    chunking = {x.op.args.get("producer") for x in events if x.op.op == "create_producer" and x.op.args.get("chunking")}
+
+    def kind_of(label: Any) -> str | None:
+        args = sends.get(label)
+        if args is None:
+            return None
+        if any(k in args for k in _DELAY_ARGS):
+            return "delayed"
+        if "txn" in args:
+            return "transactional"
+        if args.get("producer") in chunking:
+            return "chunked"
+        return None
+
+    if op in ("create_producer", "subscribe", "create_reader") and "schema" in a or op in ("get_schemas", "delete_schema"):
+        return f"{op}: schema registration"
+    if op in ("send", "flush") and e.outcome.status == "ok":
+        labels = [a.get("payload")] if op == "send" else list(((e.outcome.value or {}).get("message_ids") or {}))
+        kinds = sorted({k for k in map(kind_of if op == "flush" else (lambda x: kind_of(x) or _send_kind(a, chunking)), labels) if k})
+        return f"{op}: id of a {kinds[0]} message" if kinds else op
+    if op not in ("receive", "read_next"):
+        return op
+    handle = a.get("consumer") or a.get("reader")
+    sub_of: dict[str, tuple[Any, Any]] = {x.op.args["consumer"]: (x.op.args.get("topic"), x.op.args.get("subscription"))
+                                          for x in events[:index] if x.op.op == "subscribe" and "consumer" in x.op.args}
+    mine = sub_of.get(handle)
+    for x in reversed(events[:index]):
+        xa = x.op.args
+        if x.op.op in ("receive", "read_next") and (xa.get("consumer") or xa.get("reader")) == handle \
+                and x.outcome.status == "ok" and (x.outcome.value or {}).get("message"):
+            break  # the handle got something since: not a first delivery after anything
+        if x.outcome.status != "ok":
+            continue
+        if x.op.op == "seek" and xa.get("consumer") == handle:
+            how = ("by id" if "message" in xa else "by publish time" if "publish_time_of" in xa
+                   else f"to {xa.get('position')}")
+            return f"{op}: first delivery after a seek {how}"
+        if x.op.op == "reset_cursor" and mine is not None and xa.get("subscription") == mine[1]:
+            return f"{op}: first delivery after an admin reset_cursor"
+        if x.op.op in ("commit_txn", "abort_txn"):
+            return f"{op}: first delivery after {'a commit' if x.op.op == 'commit_txn' else 'an abort'}"
+        if mine is not None and (x.op.op == "subscribe" and xa.get("consumer") != handle and sub_of.get(xa.get("consumer")) == mine
+                                 or x.op.op in ("close", "unsubscribe") and xa.get("handle", xa.get("consumer")) != handle
+                                 and sub_of.get(xa.get("handle", xa.get("consumer"))) == mine):
+            return f"{op}: first delivery after a membership change"
+    msg = (e.outcome.value or {}).get("message") if e.outcome.status == "ok" else None
+    kind = kind_of(msg.get("payload")) if isinstance(msg, dict) else None
+    return f"{op}: of a {kind} message" if kind else op
+
+
+def _send_kind(args: Any, chunking: set) -> str | None:
+    """A send's own kind when its payload is not yet in ``sends`` (the send being perturbed)."""
+    if any(k in args for k in _DELAY_ARGS):
+        return "delayed"
+    if "txn" in args:
+        return "transactional"
+    return "chunked" if args.get("producer") in chunking else None
+
+
 def tables(results: list[dict[str, Any]]) -> dict[str, dict[str, Counter]]:
     out: dict[str, dict[str, Counter]] = {"overall": defaultdict(Counter), "kind": defaultdict(Counter),
                                           "client": defaultdict(Counter), "target": defaultdict(Counter),
-                                          "step_kind": defaultdict(Counter)}
+                                          "step_kind": defaultdict(Counter), "context": defaultdict(Counter)}
     for r in results:
         col = column(r)
         for by, key in (("overall", "all"), ("kind", r["kind"]), ("client", r["client"]), ("target", r["target"]),
-                        ("step_kind", r["step_kind"])):
+                        ("step_kind", r["step_kind"]), ("context", r.get("context", r["step_kind"]))):
             out[by][key]["lies"] += 1
             out[by][key][col] += 1
     return out
@@ -115,6 +191,31 @@ def print_table(title: str, rows: dict[str, Counter]) -> None:
         lies_not_allowed = c["lies"] - c["allowed"]
         print(f"{key[:24]:<24}" + "".join(f"{c[x]:>13}" for x in COLUMNS) + f"   {_pct(caught, c['lies'])}"
               f"  {_pct(caught, lies_not_allowed)}")
+
+
+# the step contexts issue 45 names; one with no lie in a corpus is listed as a gap of the corpus
+CONTEXTS_ASKED = tuple(f"receive: first delivery after a seek {how}" for how in
+                       ("by id", "by publish time", "to earliest", "to latest")) + (
+    "receive: first delivery after an admin reset_cursor", "receive: first delivery after a membership change",
+    "send: id of a delayed message", "send: id of a chunked message", "send: id of a transactional message",
+    "receive: first delivery after a commit", "receive: first delivery after an abort",
+    "create_producer: schema registration", "subscribe: schema registration", "get_schemas: schema registration")
+
+
+def print_context_table(rows: dict[str, Counter]) -> None:
+    """By step context (``step_context``): of the lies there that break a rule (caught or missed), how many FAIL a
+    covering rule; a context with a missed lie, or none to lie about, is a gap."""
+    print("\nby step context (the steps a rule text singles out): lies, breaking a rule (caught + missed), "
+          "caught on a covering rule, missed")
+    for key in sorted(set(rows) | set(CONTEXTS_ASKED)):
+        if ":" not in key and key not in CONTEXTS_ASKED:
+            continue  # a bare op kind: in the step-kind table above
+        c = rows.get(key, Counter())
+        breaking = c["covering"] + c["elsewhere"] + c["missed"]
+        gap = ("  GAP: no lie here in this corpus" if not c["lies"] else
+               f"  GAP: {c['missed']} missed" if c["missed"] else "")
+        print(f"  {key[:58]:<58} {c['lies']:>6} {breaking:>6} {c['covering']:>6} {_pct(c['covering'], breaking)}"
+              f" {c['missed']:>4}{gap}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
           f"caught / (lies - allowed) = {_pct(caught, o['lies'] - o['allowed'])}")
     for by in ("kind", "client", "target", "step_kind"):
         print_table(f"by {by.replace('_', ' ')}", t[by])
+    print_context_table(t["context"])
     false_alarms = [r for r in results if r["outcome"] in (perturb.CAUGHT_COVERING, perturb.CAUGHT_ELSEWHERE)
                     and r["classification"]["class"] == perturb.ALLOWED]
     print(f"\ncaught but classified allowed (possible false alarms, or a classifier too generous): {len(false_alarms)}")
