@@ -86,7 +86,7 @@ def run(histories: list[tuple[str, History]], lies_per_history: int, seed: int) 
         for p in perturb.perturbations(history, count=lies_per_history, seed=seed):
             r = perturb.judge(history, p, base, ctx=ctx)
             r.update(history=name, client=history.header.client or "-", target=history.header.target or "-",
-                     step_kind=history.events[p.index].op.op, context=step_context(p.history, p.index))
+                     step_kind=history.events[p.index].op.op, context=step_context(history, p.index))
             r.pop("detail", None)
             results.append(r)
     return {"results": results, "baseline_failures": baseline}
@@ -129,7 +129,8 @@ def step_context(history: History, index: int) -> str:
         return op
     handle = a.get("consumer") or a.get("reader")
     sub_of: dict[str, tuple[Any, Any]] = {x.op.args["consumer"]: (x.op.args.get("topic"), x.op.args.get("subscription"))
-                                          for x in events[:index] if x.op.op == "subscribe" and "consumer" in x.op.args}
+                                          for x in events[:index] if x.op.op == "subscribe" and "consumer" in x.op.args
+                                          and x.outcome.status == "ok"}
     mine = sub_of.get(handle)
     for x in reversed(events[:index]):
         xa = x.op.args
@@ -142,7 +143,7 @@ def step_context(history: History, index: int) -> str:
             how = ("by id" if "message" in xa else "by publish time" if "publish_time_of" in xa
                    else f"to {xa.get('position')}")
             return f"{op}: first delivery after a seek {how}"
-        if x.op.op == "reset_cursor" and mine is not None and xa.get("subscription") == mine[1]:
+        if x.op.op == "reset_cursor" and mine is not None and (xa.get("topic"), xa.get("subscription")) == mine:
             return f"{op}: first delivery after an admin reset_cursor"
         if x.op.op in ("commit_txn", "abort_txn"):
             return f"{op}: first delivery after {'a commit' if x.op.op == 'commit_txn' else 'an abort'}"
@@ -198,6 +199,7 @@ CONTEXTS_ASKED = tuple(f"receive: first delivery after a seek {how}" for how in
                        ("by id", "by publish time", "to earliest", "to latest")) + (
     "receive: first delivery after an admin reset_cursor", "receive: first delivery after a membership change",
     "send: id of a delayed message", "send: id of a chunked message", "send: id of a transactional message",
+    "flush: id of a delayed message", "flush: id of a chunked message",
     "receive: first delivery after a commit", "receive: first delivery after an abort",
     "create_producer: schema registration", "subscribe: schema registration", "get_schemas: schema registration")
 

@@ -612,8 +612,11 @@ class KeySharedDispatcher(SharedDispatcher):
             # the sole consumer is owed it by the time it was stored, as on Shared (PLS-SHARED-001); with others the
             # dispatcher's order among them is not modelled
             due = max(stored.end, self.sole_since) if len(self.consumers) == 1 and extra not in self.no_deadline else None
-            cands.append(Candidate(extra, Window(stored.start, stored.start, due), self.start_rules.get(handle, ()) + ("PLS-SHARED-001",),
-                                   "not yet delivered to any consumer", 0, self._fresh_hi(extra), kind="pool"))
+            timed = self.sub.delivery_rules(extra)  # a delayed message: its deliver-at time has come (as on Shared)
+            cands.append(Candidate(extra, Window(stored.start, stored.start, due),
+                                   timed + self.start_rules.get(handle, ()) + ("PLS-SHARED-001",),
+                                   "its deliver-at time has come" if timed else "not yet delivered to any consumer",
+                                   0, self._fresh_hi(extra), kind="pool"))
         cands = self.limit_filter(handle, cands)  # PLS-UNACKED-001
         kept: list[Candidate] = []
         waived: list[Candidate] = []
