@@ -1058,7 +1058,15 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 self.unplaced_labels.add(label)
             self.routes[label] = (allowed, rules, reason)
             if label in self.unplaced_labels:
-                pass  # its partition is a guess: the router's next choices are not taken from it
+                # its partition is a guess: the router's next choices are not taken from it. Except that a batching
+                # producer's keyless sends after one are routed to any partition (``_route``: the router switches
+                # per batch), as they are after a placed one; taking them for the first keyless send instead moved
+                # the model's guesses apart from its own run (seed 20261206 trace 45217: a Go producer's later async
+                # send was guessed onto the partition a sync send then took, and its explicit sequence id made the
+                # sync send a duplicate there; regression pls-dedup-004-wrong-value-349427ef976b)
+                if producer.batching and producer.routing_mode != "SinglePartition" and args.get("key") is None \
+                        and not self._routed_by_ordering_key(producer, args):
+                    self._last_keyless.setdefault(producer.handle, index)
             elif args.get("key") is not None:
                 if producer.router is None and producer.hashing is None:
                     # the client's default hash (not modelled): a key keeps its partition across such producers only
@@ -1965,6 +1973,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 # PLS-NACK-003: the C++ nack tracker does not look at acks; on a single-active
                 # subscription any nack becomes "redeliver all" (measured, live-random-28).
                 sub.dispatcher.nack(config.handle, pos, at)
+            elif hasattr(sub.dispatcher, "request_unblock") and \
+                    (window := sub.dispatcher.request_window(config, at, 0)) is not None:
+                # PLS-UNACKED-001: the nack tracker still asks for the id, and that request unblocks the consumer
+                sub.dispatcher.request_unblock(config.handle, window,
+                                               f"the redelivery request of the nack of {sub.label(pos)} at {at.start:g} ms")
             return {}
         if not names.is_persistent(sub.topic.full):
             # PLS-NP-002: nothing is stored, so nothing comes back.

@@ -2024,7 +2024,10 @@ RULES = RULES + (
               "consumer stays blocked (blockedConsumerOnUnackedMsgs true, unackedMessages 0); fixed by PR #23796 "
               "(issue #22657; 3.3.5, 4.0.3). Live (pulsar-client 3.13.0), case unacked-limit-one-resumes: m1 never "
               "delivered on 3.0.2, 3.0.7 and 4.0.1 (KD-101, deviations.d/unacked.yaml); delivered on 3.3.6, 4.0.8, 4.2.4 "
-              "and 5.0.0-M1."),
+              "and 5.0.0-M1. A redelivery request by ids (a nack's, a retry's) clears the blocked flag whatever the ids "
+              "name (Consumer#redeliverUnacknowledgedMessages(List)), and the Shared dispatcher gives an unblocked "
+              "consumer at least one entry, at its limit too: one more message is allowed from the request's earliest "
+              "time (live 4.2.4, Go, regression pls-unacked-001-wrong-value-e82a48cad144)."),
     ),
     Rule(
         id="PLS-UNACKED-002", area="UNACKED",

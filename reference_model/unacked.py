@@ -14,7 +14,9 @@ nothing waits for an ack: ``unackedMessages`` stays 0).
    still pending: an ack, a redelivery (nack, close, redeliver_unacked) or a mark-delete that moves
    past them (an expiry pass, skip, clear-backlog) takes them out (PLS-UNACKED-002).
 2. With ``maxUnackedMessagesPerConsumer = L > 0`` the consumer is blocked once that count reaches
-   L, and unblocked when acks bring it to ``L // 2`` or lower (PLS-UNACKED-001). ``L = 0`` is no limit, and so is
+   L, and unblocked when acks bring it to ``L // 2`` or lower (PLS-UNACKED-001); a redelivery request by ids (a
+   nack's, a retry's) also clears the flag, whatever the ids name, and a Shared consumer so unblocked gets one more
+   entry even at its limit (``dispatch/shared.py``: ``request_unblock``). ``L = 0`` is no limit, and so is
    a non-durable subscription (``Consumer#getMaxUnackedMessages`` answers 0 unless ``isDurable``); its count
    still grows (``addAndGetUnAckedMsgs`` asks only for a persistent topic and an individual-ack type).
 3. Non-persistent topics store nothing and their clients send no acks: a message leaves the count

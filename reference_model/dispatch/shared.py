@@ -63,6 +63,8 @@ Choices: the model's own choice gives the receiving consumer the first deliverab
 
 from __future__ import annotations
 
+import copy
+
 from bisect import bisect_left
 from dataclasses import dataclass, replace
 from typing import Iterable
@@ -172,6 +174,9 @@ class SharedDispatcher:
         # consumers that those copies may hold at their limit although ``blocked`` does not say so.
         self.limit_unsure: dict[str, set[int]] = {}
         self.maybe_blocked: set[str] = set()
+        # Redelivery requests by ids (a nack's, a retry's), each of which unblocks its consumer whatever the ids name if
+        # it reaches the broker while the consumer is blocked (``request_unblock``): (earliest, latest arrival, why).
+        self.unblock_requests: dict[str, list[tuple[float, float | None, str]]] = {}
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -195,7 +200,7 @@ class SharedDispatcher:
         # Positions skipped on the way stay deliverable: give them slots (each position once).
         for q in range(self.next_fresh, pos):
             if not cursor.is_acked(q) and q not in self.slots:
-                gap = self.slots[q] = _Slot(hi=self._fresh_hi(q), base=len(self.hidden_times))
+                self.slots[q] = _Slot(hi=self._fresh_hi(q), base=len(self.hidden_times))
                 self.open.add(q)
         slot = self.slots[pos] = _Slot(hi=self._fresh_hi(pos), base=len(self.hidden_times))
         self.next_fresh = max(self.next_fresh, pos + 1)
@@ -233,6 +238,7 @@ class SharedDispatcher:
         self.blocked.discard(handle)
         self.maybe_blocked.discard(handle)
         self.unblocked_at.pop(handle, None)
+        self.unblock_requests.pop(handle, None)
         self.limit_unsure.pop(handle, None)
         for holders, _ in self.ghosts.values():
             holders.discard(handle)  # closing drops its queue
@@ -386,7 +392,17 @@ class SharedDispatcher:
         if consumer is None or not consumer.max_unacked:
             return candidates
         if handle in self.blocked:
-            return [c for c in candidates if c.kind in ("stale", "ghost")]
+            requests = self.unblock_requests.get(handle)
+            if not requests:
+                return [c for c in candidates if c.kind in ("stale", "ghost")]
+            since, _, why = min(requests)
+            # allowed from the request on, never owed: whether and when it reached the broker the history cannot show
+            return [c if c.kind in ("stale", "ghost") else
+                    replace(c, window=Window(max(c.window.low, since), max(c.window.canonical, since), None),
+                            rules=(unacked.RULE_LIMIT,) + tuple(r for r in c.rules if r != "PLS-SHARED-001"),
+                            cause=c.cause + f"; {handle}, blocked at its unacked limit {consumer.max_unacked}, was "
+                                            f"unblocked for one more entry by {why}")
+                    for c in candidates if c.kind in ("stale", "ghost", "pool", "release")]
         maybe = handle in self.maybe_blocked
         if not maybe and handle not in self.unblocked_at:
             return candidates
@@ -406,13 +422,44 @@ class SharedDispatcher:
             out.append(c)
         return out
 
-    def _limit_after_delivery(self, handle: str, pos: int) -> None:
+    def request_unblock(self, handle: str, window: Window, why: str) -> None:
+        """PLS-UNACKED-001: ``handle`` asks the broker to redeliver ids (a nack's request, a retry's), which may reach it
+        from ``since`` on. The broker then clears the consumer's blocked flag whatever the ids name, even none pending
+        on it (``Consumer#redeliverUnacknowledgedMessages(List<MessageIdData>)`` sets ``blockedConsumerOnUnackedMsgs``
+        false unconditionally), and the dispatcher gives an unblocked consumer at least one entry, at its limit too
+        (``PersistentDispatcherMultipleConsumers#trySendMessagesToConsumers``: ``Math.max(messagesForC /
+        avgBatchSizePerMsg, 1)``); that entry's ``sendMessages`` blocks it again. Live 4.2.4, Go client, limit 1:
+        a nack of m2 before receiving it brought m2 at once, 10 runs in 10 (regression
+        pls-unacked-001-wrong-value-e82a48cad144); the same trace with no nack: nothing.
+
+        ``window``: when the request may reach the broker. It is kept whatever the consumer's state now: it unblocks
+        the consumer if it arrives while the consumer is blocked, and is spent by the entry it lets through or by the
+        consumer's next block once it surely arrived before it (``_limit_after_delivery``)."""
+        consumer = self.consumers.get(handle)
+        if self.type_name != "Shared" or consumer is None or not consumer.max_unacked:
+            return  # (Key_Shared's dispatcher caps a consumer's permits by what its limit leaves: none at the limit)
+        self.unblock_requests.setdefault(handle, []).append((window.low, window.high, why))
+
+    def request_window(self, consumer: ConsumerConfig, at: Span, count: int) -> Window | None:
+        """When ``consumer``'s nack at ``at`` sends its redelivery request, if a limit makes that matter (PLS-UNACKED-001):
+        the nack's own window, computed on a copy of the Java tracker so that asking changes nothing."""
+        if self.type_name != "Shared" or not consumer.max_unacked:
+            return None
+        return replace(consumer, nack_tracker=copy.deepcopy(consumer.nack_tracker)).nack_window(at, count, self.profile)
+
+    def _limit_after_delivery(self, handle: str, pos: int, at: Span) -> None:
         consumer = self.consumers.get(handle)
         if consumer is None or not consumer.max_unacked:
             return
+        requests = self.unblock_requests.get(handle)
+        if requests and handle in self.blocked:
+            requests.remove(min(requests))  # the one entry the earliest request let through is this one
         if unacked.blocks(self.pending_count(handle), consumer.max_unacked):
             self.blocked.add(handle)
             self.maybe_blocked.discard(handle)
+            if requests:
+                # a request that surely reached the broker before this block unblocked nothing still to come
+                requests[:] = [r for r in requests if r[1] is None or r[1] >= at.start]
         elif unacked.blocks(self.upper_count(handle), consumer.max_unacked):
             self.maybe_blocked.add(handle)
 
@@ -551,7 +598,7 @@ class SharedDispatcher:
             self.count_reset_until.pop(pos, None)
         slot.base = len(self.hidden_times)
         self.held_by.setdefault(handle, set()).add(pos)
-        self._limit_after_delivery(handle, pos)
+        self._limit_after_delivery(handle, pos, at)
         self._limit_forget(pos, None)  # another consumer's stale reading of it was right
         queued = self.queued_nacks.pop(pos, None)
         consumer = self.consumers.get(handle)
@@ -635,6 +682,9 @@ class SharedDispatcher:
         consumer = self.consumers.get(handle)
         if consumer is None:
             return
+        request = self.request_window(consumer, at, slot.lo if slot is not None and slot.holder == handle else 0)
+        if request is not None:
+            self.request_unblock(handle, request, f"the redelivery request of the nack of {self.sub.label(pos)} at {at.start:g} ms")
         if pos in self.stale_in_hand.get(handle, ()):
             # PLS-REDELIVER-001 (C++ keeps its queue): the application nacked a stale queued copy.
             # The client's nack tracker asks the broker to redeliver the id after the delay, and the
@@ -706,6 +756,7 @@ class SharedDispatcher:
     def redeliver_positions(self, handle: str, positions, at: Span, rule: str, why: str) -> None:
         """The client asks for these positions of ``handle``'s again (``ConsumerImpl#redeliverUnacknowledgedMessages``
         with ids, Shared only): each one the consumer holds goes back at once, count+1 (PLS-RETRY-004)."""
+        self.request_unblock(handle, Window(at.start, at.start, at.end), f"{why} by {handle} at {at.start:g} ms")
         for pos in sorted(positions):
             slot = self.slots.get(pos)
             if slot is None or slot.holder != handle or pos not in self.held_by.get(handle, set()):
