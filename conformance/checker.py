@@ -1459,6 +1459,7 @@ class _Checker:
                            f"Exclusive or Failover consumer gets {skipped} first; {handle} got {label} while {skipped} "
                            f"was still owed.", keys)
             self._check_refused_delivery_id(n, handle, stored, msg, field_keys)
+            self._check_refused_delivery_fields(n, stored, msg, field_keys)
             if self._same_topic(handle, stored):
                 model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=None, topic=msg.topic)
                 self.watch.note_delivered(handle, label)
@@ -1618,6 +1619,42 @@ class _Checker:
                    f"it may arrive now; it was received as {list(msg.message_id)}.", keys)
         self._check_payload_of_id(n, stored, msg, keys)
 
+    def _entry_of(self, stored: Any, msg: Any) -> tuple | None:
+        """The key of the batch entry a received message belongs to, by its id: (topic, "entry", ledger, entry,
+        partition); None for a message not in a batch, or on a non-persistent topic, whose ids are all (0, 0, p, i)
+        (PLS-NP-003) and name no entry."""
+        if msg.message_id[3] < 0 or msg.message_id[0] < 0:
+            return None
+        topic = self.model.topic_named(stored.topic)
+        if topic is None or not names.is_persistent(topic.full):
+            return None
+        return (stored.topic, "entry", *tuple(msg.message_id)[:3])
+
+    def _check_refused_delivery_fields(self, n: int, stored: Any, msg: Any, keys: list[str]) -> None:
+        """PLS-MSG-001 for a delivery the model did not allow: whether or not it may come now, a message arrives with
+        what its send gave it (key, ordering key, properties, event time) and the metadata the broker stored once (the
+        publish time and producer name an earlier delivery of it, or of its batch entry, showed). FAIL only, and only
+        for an original on its own topic (a copy on a dead-letter or retry topic is judged as one)."""
+        if self.model.copy_info(stored) is not None or stored.topic != msg.topic:
+            return
+        expected = {"key": stored.key, "ordering_key": stored.ordering_key, "properties": dict(stored.properties),
+                    "event_time": stored.event_time}
+        seen = [self.first_metadata.get((stored.topic, stored.label))]
+        if self._entry_of(stored, msg) is not None:
+            seen.append(self.first_metadata.get(self._entry_of(stored, msg)))
+        for first in seen:
+            if first is not None:
+                expected.setdefault("publish_time", first[0])
+                if first[1]:
+                    expected.setdefault("producer_name", first[1])
+        diffs = [f"{k} is {getattr(msg, k)!r}, expected {v!r}" for k, v in expected.items() if getattr(msg, k) != v]
+        if stored.key_b64:
+            diffs = [d for d in diffs if not d.startswith("key ")]  # PLS-MSG-002's, judged where the delivery is allowed
+        if diffs:
+            self._emit("PLS-MSG-001", n, FAIL, "wrong-value", str(expected), str({k: getattr(msg, k) for k in expected}),
+                       f"Let {stored.label} be sent and stored as {expected}. Then every delivery of it shows that, whether "
+                       f"or not it may arrive now; it changed: " + "; ".join(diffs) + ".", keys)
+
     def _check_payload_of_id(self, n: int, stored: Any, msg: Any, keys: list[str]) -> None:
         """PLS-MSG-001, the other reading of a received id that is not its payload's send's: if the id is another
         message's (its send returned it, on the same topic), that message arrived with a payload other than its own.
@@ -1687,6 +1724,10 @@ class _Checker:
         # The broker writes a message's metadata once: every later delivery of it (a redelivery, a reader's read
         # after a seek, another subscription's copy) shows the publish time and producer name the first one showed.
         first_time, first_name = self.first_metadata.setdefault((stored.topic, stored.label), (msg.publish_time, msg.producer_name))
+        if self._entry_of(stored, msg) is not None:
+            # A batch is one entry with one metadata: its publish time and producer name are every member's (the
+            # single-message metadata inside a batch carries neither: PulsarApi.proto SingleMessageMetadata)
+            first_time, first_name = self.first_metadata.setdefault(self._entry_of(stored, msg), (first_time, first_name))
         expected.setdefault("publish_time", first_time)
         if first_name:
             expected.setdefault("producer_name", first_name)

@@ -1215,6 +1215,12 @@ def _classify_duplicate(ctx: _Ctx, p: Perturbation) -> Classification:
         if gap <= ctx.grouping:
             return _allowed(f"the copy comes {gap:.0f} ms after the ack at step {ae.step}, inside ack grouping plus "
                             f"the band ({ctx.grouping:g} ms): the ack may not have reached the broker", (rule,))
+        rewind = next((x for k, x in ctx.ops_between(a, i) if x.op.op == "redeliver_unacked" and x.outcome.status == OK
+                       and ctx.handle_at(k) is hk and x.t_start_ms - ae.t_end_ms <= ctx.grouping), None)
+        if rewind is not None:
+            return _allowed(f"the rewind at step {rewind.step} came {rewind.t_start_ms - ae.t_end_ms:.0f} ms after the ack "
+                            f"at step {ae.step}, inside ack grouping plus the band ({ctx.grouping:g} ms): the broker may "
+                            "rewind before it applies the ack (PLS-ACK-001's note)", (rule,))
         faults = [x for _, x in ctx.ops_between(a, i) if x.op.op in FAULT_OPS]
         if faults:
             return _unclassified(f"a {faults[0].op.op} at step {faults[0].step} lies between the ack and the copy "
@@ -1794,6 +1800,15 @@ def _classify_message_fields(ctx: _Ctx, p: Perturbation) -> Classification:
         where = "its send reported it" if sent_pt == p.old else f"{len(others)} other deliveries of it say so"
         return _missed(("PLS-MSG-001",), f"{msg.payload}'s publish time is {p.old} ({where}); this delivery now "
                                          f"says {p.new}")
+    # a batch is one entry with one metadata: its other members' deliveries show the publish time too (not on a
+    # non-persistent topic, whose ids are all (0, 0, p, i) and name no entry)
+    entry = tuple(msg.message_id)[:3]
+    members = [m.publish_time for j, h, m in ctx.deliveries if j != i and msg.message_id[3] >= 0 and not _is_copy(m)
+               and m.message_id[3] >= 0 and tuple(m.message_id)[:3] == entry and m.topic == msg.topic
+               and not _non_persistent(h) and not m.topic.startswith("non-persistent://") and message_key(m) != message_key(msg)]
+    if members and all(x == p.old for x in members):
+        return _missed(("PLS-MSG-001",), f"{msg.payload} is in one batch entry with {len(members)} other deliveries that "
+                                         f"show publish time {p.old}; this delivery now says {p.new}")
     if any(x.op.op == "seek" and "publish_time_of" in x.op.args for x in ctx.events):
         return _unclassified("a seek by publish time reads publish times")
     return _allowed(f"the only observation of {msg.payload}'s publish time: a broker could have stamped {p.new}")

@@ -652,7 +652,12 @@ RULES: tuple[Rule, ...] = (
         status="normative", applies_to=_ALL_GO,
         note=("Holds for the subscription (not just 'this consumer') because the broker deletes the position from "
               "the cursor. Caveat: the C++ client sends grouped acks every 100 ms; a redelivery racing with an "
-              "unflushed ack is dropped client-side (AckGroupingTrackerEnabled isDuplicate)."),
+              "unflushed ack is dropped client-side (AckGroupingTrackerEnabled isDuplicate). A rewind the consumer "
+              "asks for (redeliver_unacked, seek) right after an ack may reach the cursor first: the broker applies an "
+              "ack through a chain of futures (Consumer#messageAcked) and rewinds at once (live 4.0.8, Java, "
+              "acknowledgmentGroupTime 0, 3 runs in 60 of case up-java-a-spc-redelivery-failover: the four messages "
+              "acked within 5 ms before redeliverUnacknowledgedMessages came back); within the ack-grouping band such a "
+              "copy is not judged."),
     ),
     Rule(
         id="PLS-ACK-002", area="ACK",

@@ -17,10 +17,11 @@ Priority levels (PLS-SHARED-003, Java ``priorityLevel``; ``getNextConsumer``): t
 message to the highest-priority (lowest number) consumers that have permits, round robin among
 them, and to a lower level only when none of them has a permit. Permits are hidden state, so the
 oracle forbids a lower-priority consumer a message only when a higher-priority consumer surely
-had permits from the moment the message became available: it was connected by then, and the
-subscription holds too few messages for its receiver queue to be full (a client asks for more
-permits once half its queue is consumed, so a consumer with queue q runs dry only with at least
-``q - (q//2 - 1)`` messages queued, ``zero_permit_queue``).
+had permits from the moment the message became available: it was connected by then, and too few
+messages could sit in receiver queues for its queue to be full (a client asks for more permits
+once half its queue is consumed, so a consumer with queue q runs dry only with at least
+``q - (q//2 - 1)`` messages queued, ``zero_permit_queue``): the subscription holds fewer, or
+fewer were outside the applications' hands when the message was dispatched (``_maybe_queued``).
 
 State per message position (``_Slot``):
 - ``holder``: the consumer whose *application* received it and has not acked it. While held,
@@ -174,9 +175,15 @@ class SharedDispatcher:
         # consumers that those copies may hold at their limit although ``blocked`` does not say so.
         self.limit_unsure: dict[str, set[int]] = {}
         self.maybe_blocked: set[str] = set()
+        self.put_back_at = float("-inf")  # the last close of a consumer, whose unseen queue the broker took back
         # Redelivery requests by ids (a nack's, a retry's), each of which unblocks its consumer whatever the ids name if
         # it reaches the broker while the consumer is blocked (``request_unblock``): (earliest, latest arrival, why).
         self.unblock_requests: dict[str, list[tuple[float, float | None, str]]] = {}
+        # PLS-SHARED-003 (``_maybe_queued``): when each position's current holder's application received it (kept
+        # after an ack of a held message: from then on it sits in no receiver queue), and when each consumer last
+        # attached (a subscribe, a fault's reconnect, a seek's re-attach) with the permits of a fresh flow.
+        self.held_since: dict[int, float] = {}
+        self.attached_at: dict[str, float] = {}
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -221,6 +228,7 @@ class SharedDispatcher:
         self.consumers[consumer.handle] = consumer
         self.held_by.setdefault(consumer.handle, set())
         self.start_rules[consumer.handle] = (start_rule,)
+        self.attached_at[consumer.handle] = at.end  # PLS-SHARED-003: a reconnect re-adds with the first join's config
 
     def remove_consumer(self, handle: str, at: Span) -> None:
         # PLS-SHARED-002: the broker re-queues what the closed consumer held.
@@ -234,6 +242,7 @@ class SharedDispatcher:
             self._touch(pos, slot)
         if hi_bump:
             self.hidden_times.append(at.start)  # its unseen queue may be redelivered, count+1
+        self.put_back_at = at.start  # PLS-SHARED-003: its unseen queue goes back to the broker (``_maybe_queued``)
         self.consumers.pop(handle, None)
         self.blocked.discard(handle)
         self.maybe_blocked.discard(handle)
@@ -334,6 +343,15 @@ class SharedDispatcher:
             probe = cursor.first_unacked(probe + 1)
             if probe < n:
                 wanted.append(probe)
+        if wanted and self.type_name == "Shared" and self._priorities_differ():
+            # PLS-SHARED-003: the first fresh messages may be a higher-priority consumer's (filtered below); list on to
+            # the first one this consumer may take, so that the model's own choice is the first deliverable message.
+            probe = wanted[-1]
+            while probe < n and len(wanted) < 64 and \
+                    self.outranked_by(handle, self.sub.stored_span(probe).start, probe) is not None:
+                probe = cursor.first_unacked(probe + 1)
+                if probe < n and probe not in wanted:
+                    wanted.append(probe)
         if focus is not None and focus > fresh and focus >= self.next_fresh and focus < n and not cursor.is_acked(focus) \
                 and focus not in wanted:
             wanted.append(focus)
@@ -361,7 +379,7 @@ class SharedDispatcher:
         if self.type_name == "Shared" and self._priorities_differ():
             # PLS-SHARED-003: a higher-priority consumer with permits gets it first.
             candidates = [replace(c, rules=c.rules + ("PLS-SHARED-003",)) for c in candidates
-                          if c.kind not in ("pool", "release") or self.outranked_by(handle, c.window.low) is None]
+                          if c.kind not in ("pool", "release") or self.outranked_by(handle, c.window.low, c.pos) is None]
         must_by = must_rule = None
         reason = ""
         if len(self.consumers) == 1:
@@ -528,22 +546,99 @@ class SharedDispatcher:
     def _priorities_differ(self) -> bool:
         return len({c.priority_level for c in self.consumers.values()}) > 1
 
-    def outranked_by(self, handle: str, available_at: float) -> str | None:
+    def outranked_by(self, handle: str, available_at: float, pos: int | None = None) -> str | None:
         """PLS-SHARED-003: a connected consumer of a higher priority than ``handle`` that surely had
         permits since ``available_at`` (so the broker gives it the message); None if there is none. A consumer under
         maxUnackedMessagesPerConsumer may have been blocked (PLS-UNACKED-001) and is never sure: live 4.0.8, Java
         campaign of 27 Nov 2026 (regression pls-shared-003-wrong-consumer-8ed7877c8e6b, 3/3), with a limit of 1 the
         level-0 consumer took m3 and the level-1 one m4."""
+        found = self._outranking(handle, available_at, pos)
+        return None if found is None else found[0]
+
+    def _outranking(self, handle: str, available_at: float, pos: int | None) -> tuple[str, int | None] | None:
+        """``outranked_by`` with its reason: (the consumer, None) when the whole subscription holds too few messages
+        to fill its queue, (the consumer, k) when at most ``k`` messages could sit in receiver queues when the
+        message at ``pos`` was dispatched (``_maybe_queued``)."""
         me = self.consumers.get(handle)
         if me is None:
             return None
         stored = self.sub.n_entries() - self.sub.start_pos
+        queued: int | None = None
         for other, c in self.consumers.items():
             need = zero_permit_queue(c.receiver_queue_size)
-            if (c.priority_level < me.priority_level and c.joined_at <= available_at and need is not None
-                    and stored - 1 < need and not c.max_unacked):
-                return other
+            if not (c.priority_level < me.priority_level and c.joined_at <= available_at and need is not None
+                    and not c.max_unacked):
+                continue
+            if stored - 1 < need:
+                return other, None
+            # Sharper, when ``pos`` is known: what the other consumers' applications already held cannot be in a
+            # queue (up-java-a-spc-priority-consumer: c1 and c2 had received all 15 messages, renewing their permits;
+            # the five later ones still went to c4). Not for a consumer whose queue may hold stale copies
+            # (redeliver_unacked, a seek by another, a reconnect) or that (re)attached after ``available_at``.
+            if pos is None or self.stale.get(other) or self.fault_stale.get(other) \
+                    or self.attached_at.get(other, c.joined_at) > available_at:
+                continue
+            if queued is None:
+                queued = self._maybe_queued(pos, available_at, need)
+            if queued < need:
+                return other, queued
         return None
+
+    def _maybe_queued(self, pos: int, available_at: float, need: int) -> int:
+        """PLS-SHARED-003: how many messages (counted up to ``need``) may sit in, or be on their way to, some receiver
+        queue when the broker dispatches ``pos``, which became available at ``available_at``.
+
+        The broker hands an entry to the highest priority level with an available consumer
+        (``isConsumerAvailable``: not blocked, permits > 0), round robin within the level, and to a lower level only
+        when none above is available (apache/pulsar pulsar-broker/src/main/java/org/apache/pulsar/broker/service/
+        AbstractDispatcherMultipleConsumers.java ``getNextConsumer``, ``getConsumerFromHigherPriority``,
+        ``getNextConsumerFromSameOrLowerLevel``; 4.x master: ``ConsumerPrioritySelector#select``). A consumer's
+        permits are its receiver queue size plus the flows it sent minus what was dispatched to it; its client sends
+        a flow once half the queue's worth was processed (Java ``ConsumerImpl#increaseAvailablePermits``:
+        ``available >= getCurrentReceiverQueueSize() / 2``; C++ ``ConsumerImpl::increaseAvailablePermits``), so a
+        consumer with queue q is out of permits only with ``zero_permit_queue(q)`` messages dispatched to it and not
+        yet received by its application. Upstream relies on it: SimpleProducerConsumerTest#testPriorityConsumer
+        ("consumer1 and consumer2 now has more permits (as received and sent more permits) ... should not dispatch
+        to consumer4"), and live 4.0.8 agreed, twice in two runs (tests/conformance/live_histories/
+        live-4.0.8-java-shared-priority-permits-renewed.jsonl, live-4.0.8-java-shared-priority-all-received.jsonl).
+
+        A message sits in no queue from the moment an application received it (``held_since``, at least the
+        dispatch latency ``slack_ms`` before ``available_at``, so the flow it freed has reached the broker) until
+        it is acked (for good) or released. Every other message that may have been dispatched by then counts: for a
+        first delivery in read order (``PersistentDispatcherMultipleConsumers#readMoreEntries`` reads entries in
+        order and ``trySendMessagesToConsumers`` sends them in order), the earlier entries; for a redelivery or a
+        delayed message, every message stored before its dispatch may have been (or an unbounded release: all).
+        Messages of the same entry travel with it and are not counted."""
+        slot = self.slots.get(pos)
+        released = slot is not None and slot.release is not None
+        members = set(self.sub.batch_of(pos))
+        # A queue put back since ``pos`` was stored (a close, a redeliver_unacked, a reconnect: ``hidden_times``) may have
+        # held it unseen, so it may come after later entries: not in read order (review of 6 Dec 2026)
+        put_back = max(self.hidden_times[-1] if self.hidden_times else float("-inf"), self.put_back_at) \
+            >= self.sub.stored_span(pos).start
+        in_order = not released and not self.sub.tracked_by_delay(pos) and not put_back
+        if in_order:
+            until = self.sub.stored_span(pos).end + self.slack_ms
+            limit = min(members)
+        else:
+            high = slot.release.high if released else None  # type: ignore[union-attr]
+            until = float("inf") if high is None else high + self.slack_ms
+            limit = self.sub.n_entries()
+        since = available_at - self.slack_ms
+        count = 0
+        for p in range(self.sub.start_pos, limit):
+            if p in members or (not in_order and self.sub.stored_span(p).start > until):
+                continue
+            held_at = self.held_since.get(p)
+            q = self.slots.get(p)
+            out = (held_at is not None and held_at <= since and p not in self.ghosts
+                   and (self.sub.cursor.is_acked(p) if q is None else
+                        q.holder is not None and (q.release is None or q.release.low > until)))
+            if not out:
+                count += 1
+                if count >= need:
+                    break
+        return count
 
     def _stale_reason(self, handle: str) -> str:
         consumer = self.consumers.get(handle)
@@ -598,6 +693,7 @@ class SharedDispatcher:
             self.count_reset_until.pop(pos, None)
         slot.base = len(self.hidden_times)
         self.held_by.setdefault(handle, set()).add(pos)
+        self.held_since[pos] = at.end  # PLS-SHARED-003: out of every receiver queue from here (``_maybe_queued``)
         self._limit_after_delivery(handle, pos, at)
         self._limit_forget(pos, None)  # another consumer's stale reading of it was right
         queued = self.queued_nacks.pop(pos, None)
@@ -648,6 +744,8 @@ class SharedDispatcher:
                 holders = {h for h in self.consumers if self._is_stale(h, pos)}
             if holders:
                 self.ghosts[pos] = (holders, at.start)
+            if slot is None or slot.holder is None or (slot.release is not None and slot.release.low <= at.end):
+                self.held_since.pop(pos, None)  # PLS-SHARED-003: not surely in an application's hands when acked
             slot = self.slots.pop(pos, None)
             if slot is not None:
                 self.open.discard(pos)
@@ -801,6 +899,8 @@ class SharedDispatcher:
             held.clear()
         self.limit_unsure.clear()
         self._limit_after_release(None)
+        self.held_since.clear()  # PLS-SHARED-003: everything is dispatched anew
+        self.attached_at = {h: at.end for h in self.attached_at}  # a seek detaches and re-attaches every consumer
         self.stale = keep
         self.stale_used.clear()
         self.stale_in_hand.clear()
@@ -836,14 +936,19 @@ class SharedDispatcher:
                 f"calls redeliver_unacked or closes; {handle} received it at {at.end:g} ms while {who} still held it.")
         if self.type_name == "Shared" and (slot is None or slot.holder is None or slot.release is not None):
             available = slot.release.low if slot is not None and slot.release is not None else self.sub.stored_span(pos).start
-            better = self.outranked_by(handle, available)
-            if better is not None:
+            found = self._outranking(handle, available, pos)
+            if found is not None:
+                better, queued = found
                 mine, theirs = self.consumers[handle].priority_level, self.consumers[better].priority_level
+                size = self.consumers[better].receiver_queue_size
+                why = (f"cannot be full with {self.sub.n_entries() - self.sub.start_pos} messages on the subscription"
+                       if queued is None else
+                       f"cannot be full: at most {queued} message(s) not yet received by any application could sit in "
+                       f"receiver queues then, fewer than the {zero_permit_queue(size)} that leave it without permits")
                 return Refusal(
                     "wrong-consumer", "PLS-SHARED-003",
                     f"Let {better} (priority level {theirs}) be connected since before {label} became available at "
-                    f"{available:g} ms, with permits to spare (its receiver queue of {self.consumers[better].receiver_queue_size} "
-                    f"cannot be full with {self.sub.n_entries() - self.sub.start_pos} messages on the subscription). "
+                    f"{available:g} ms, with permits to spare (its receiver queue of {size} {why}). "
                     f"Then the broker dispatches {label} to it, not to {handle} (priority level {mine}); {handle} received it "
                     f"at {at.end:g} ms.")
         if pos < self.skip_before.get(handle, 0):

@@ -125,3 +125,35 @@ def test_each_partitions_first_message_shows_the_name_its_creation_reported():
     for step in firsts.values():
         name = received_message(next(e for e in h.events if e.step == step).outcome).producer_name
         assert _verdicts(_with_message(h, step, producer_name=name + "-x"), "PLS-MSG-001", step) == ["FAIL"], step
+
+
+# --- a batch's metadata, and a delivery the model did not allow (random lies of 6 Dec 2026, second run) ----------------
+
+BATCH_AFTER_ACK = LIVE / "live-4.0.8-batch-redelivered-after-ack-python.jsonl"
+
+
+def test_the_members_of_one_batch_show_its_one_publish_time():
+    """Live 4.0.8, Python: m3, m4, m5 sent as one batch (entry 4, indexes 0-2) and received at steps 16-18. A batch is
+    one entry with one metadata (SingleMessageMetadata carries no publish time), so m4, the first delivery of m4,
+    showing another publish time than m3 of the same entry breaks PLS-MSG-001."""
+    h = load(BATCH_AFTER_ACK)
+    assert check(h).ok, check(h).summary()
+    m3 = received_message(next(e for e in h.events if e.step == 16).outcome)
+    assert _verdicts(_with_message(h, 17, publish_time=m3.publish_time + 1), "PLS-MSG-001", 17) == ["FAIL"]
+
+
+def test_a_copy_the_model_did_not_allow_still_arrives_as_sent():
+    """The same history: m4 acked at step 19, then redeliver_unacked; m4 came back at step 22 (PLS-ACK-001 leaves such
+    a copy INDETERMINATE: it may have been queued before the ack). Whether or not it may come, it is m4 as sent and
+    stored: another key, another property or another publish time breaks PLS-MSG-001."""
+    h = load(BATCH_AFTER_ACK)
+    m4 = received_message(next(e for e in h.events if e.step == 22).outcome)
+    for change in ({"key": "k-x"}, {"properties": {**m4.properties, "k": "v"}}, {"publish_time": m4.publish_time + 1000}):
+        assert "FAIL" in _verdicts(_with_message(h, 22, **change), "PLS-MSG-001", 22), change
+
+
+def test_non_persistent_ids_name_no_entry():
+    """Live 5.0.0-M1, Python, a batching producer on a non-persistent topic: every message's id is (0, 0, -1, 0)
+    (PLS-NP-003), so two messages with that id are not one batch and may show different publish times."""
+    h = load(LIVE / "live-5.0.0-M1-non-persistent-batch-ids-python.jsonl")
+    assert check(h).ok, check(h).summary()
