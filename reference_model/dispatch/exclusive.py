@@ -248,6 +248,15 @@ class ExclusiveDispatcher:
                 self.ghosts[pos] = at.start
         if gone:
             self.pending = [p for p in self.pending if p.pos is None or p.pos not in gone]
+        active = self.active()
+        if active is not None and self._head(active.handle, 0) >= self.sub.n_entries():
+            # Everything is acked (or held by a transaction's pending ack): a rewind already eligible has nothing left
+            # to bring, and owes nothing later; a message an abort gives back comes with the abort's own rewind
+            # (PLS-TXN-009; model seed 20261207 trace 54235: redeliver_unacked, then an ack of m4 in a transaction that
+            # timed out, and the checker owed m4 from the redeliver)
+            for p in self.pending:
+                if p.window.low <= at.start:
+                    p.mandatory = False
 
     def nack(self, handle: str, pos: int, at: Span) -> None:
         consumer = self._consumer(handle)
@@ -263,9 +272,14 @@ class ExclusiveDispatcher:
     def redeliver_unacked(self, handle: str, at: Span) -> None:
         if self._consumer(handle) is None:
             return
-        # PLS-REDELIVER-001: a position-less redeliver rewinds at once.
+        # PLS-REDELIVER-001: a position-less redeliver rewinds at once. With nothing unacked to rewind to then (every
+        # message acked, or held by a transaction's pending ack, which the dispatcher filters out), it owes nothing
+        # later: a message the transaction's abort gives back comes with the abort's own rewind (PLS-TXN-009; model
+        # seed 1272, regression pls-redeliver-001-late-redelivery-bd4feab04e12: the checker owed m3 from the
+        # redeliver at 600 ms, while broker and model gave it at the transaction's timeout)
         self.pending.append(_PendingRewind(Window(at.start, at.end, at.end), "PLS-REDELIVER-001",
-                                           f"redeliver_unacked at {at.start:g} ms"))
+                                           f"redeliver_unacked at {at.start:g} ms",
+                                           mandatory=self._head(handle, 0) < self.sub.n_entries()))
 
     def transaction_aborted(self, holders, at: Span) -> None:
         # PLS-TXN-009: an abort on a single-active subscription redelivers as a redeliver does: a rewind
