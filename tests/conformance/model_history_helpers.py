@@ -59,3 +59,13 @@ class H:
 
     def history(self) -> History:
         return History(TraceHeader(trace_id="test", target=self.target, **self.header), tuple(self.events))
+
+
+def without_ops(lines: list[dict[str, Any]], op: str) -> list[dict[str, Any]]:
+    """A history's JSON lines (header first) with every ``op`` event taken out, the steps renumbered and the header's
+    op count lowered to match (a lie or a control made from a recorded history)."""
+    kept = [d for d in lines if not (d.get("kind") == "op" and d["op"] == op)]
+    for i, d in enumerate(x for x in kept if x.get("kind") == "op"):
+        d["step"] = i + 1
+    kept[0]["op_count"] -= len(lines) - len(kept)
+    return kept
