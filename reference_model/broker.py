@@ -2013,9 +2013,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                     sub.dispatcher.hold_for_dead_letter(p)
                 else:
                     sub.dispatcher.drop_stale_in_hand(config.handle, p)
-            if dead.topic is None:
-                # PLS-DLQ-001: both clients name the default DLQ after the topic (partition) the consumer reads.
-                dead = dead._replace(topic=dl.default_dlq_topic(sub.topic.full, sub.name))
+            dead = self._dead_letter_policy_for(sub, dead)
             # PLS-DLQ-006: a batched message takes its whole entry to the DLQ, acked messages included.
             for p in batch:
                 self._schedule_dead_letter(_DueCopy(sub, p, dead, Span(window.low, window.high)))
@@ -2034,12 +2032,17 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if candidate is not None and candidate.kind == "ghost":
             return
         window = config.ack_timeout_window(at, count, self.profile)
-        if dead.topic is None:
-            dead = dead._replace(topic=dl.default_dlq_topic(sub.topic.full, sub.name))
+        dead = self._dead_letter_policy_for(sub, dead)
         for p in self._feature_nack_positions(config, sub, pos):
             if sub.dispatcher.count_held_by(handle, p) is not None:
                 sub.dispatcher.hold_for_dead_letter(p)  # no ack-timeout redelivery: it goes to the DLQ
             self._schedule_dead_letter(_DueCopy(sub, p, dead, Span(window.low, window.high)))
+
+    @staticmethod
+    def _dead_letter_policy_for(sub: "Subscription", dead: DeadLetterPolicy) -> DeadLetterPolicy:
+        """``dead`` with its topic named: PLS-DLQ-001, both clients name the default DLQ after the topic (partition) the
+        consumer reads."""
+        return dead if dead.topic is not None else dead._replace(topic=dl.default_dlq_topic(sub.topic.full, sub.name))
 
     @property
     def later_ids(self) -> dict[tuple[str, str], tuple[int, int]]:
@@ -2136,7 +2139,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         refused = self._java_only_refusal("redeliver_unacked", args, self.profile_of(args["consumer"]))  # PLS-GO-001
         if refused is not None:
             return refused
-        self._check_redeliver_past_dead_letter(args["consumer"])
+        past_limit = self._redelivered_past_dead_letter(args["consumer"])
         if not self.profile_of(args["consumer"]).redeliver_keeps_receiver_queue:
             for _, sub in self.attachments(args["consumer"]):
                 mine = self.received_labels.get(args["consumer"], set())
@@ -2152,6 +2155,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.forget_batch_marks(args["consumer"])  # PLS-BATCH-004: what comes again comes with fresh ackers
         for config, sub in self.attachments(args["consumer"]):
             sub.dispatcher.redeliver_unacked(config.handle, at)
+        for sub, pos, dead in past_limit:
+            # PLS-DLQ-002 step 3: the broker's copy arrives with count max + 1 and the client writes it to the
+            # dead-letter topic on arrival instead of giving it to the application
+            sub.dispatcher.hold_for_dead_letter(pos)
+            self._schedule_dead_letter(_DueCopy(sub, pos, dead, Span(at.start, at.end)))
         return {}
 
     def _check_one_dead_letter_limit(self, sub: "Subscription", dead: Mapping[str, Any] | None, sub_type: str) -> None:
@@ -2168,19 +2176,64 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             if (policy.max_redeliver if policy is not None else None) != wanted:
                 raise NotModelledError("consumers with different dead-letter limits on one Shared/Key_Shared subscription")
 
-    def _check_redeliver_past_dead_letter(self, handle: str) -> None:
-        """PLS-DLQ-002, step 3 (``reference_model.dead_letter``): a delivery whose count is above
-        ``max_redeliver_count`` never reaches the application; the C++ client (``ConsumerImpl::
-        messageReceived``) and the Java one (``ConsumerImpl#messageReceived``) send it to the
-        dead-letter topic as it arrives. A redeliver-all raises the count of everything the consumer
-        was given, so it can push a message past the limit; which consumer then gets it, and when its
-        copy is written, is not modelled yet. So a redeliver_unacked by a consumer with a dead-letter
-        policy (where one acts: Shared, Key_Shared) is not modelled, whatever the counts: a rule
-        that does not depend on counts the checker only knows as ranges (found by the generated
-        traces of issue 16: the model handed a message over with count N + 1)."""
-        if handle in self.dead_letter:
-            raise NotModelledError("redeliver_unacked by a consumer with a dead-letter policy "
-                                   "(a message past max_redeliver_count is dead-lettered on arrival)")
+    def _redelivered_past_dead_letter(self, handle: str) -> list[tuple["Subscription", int, DeadLetterPolicy]]:
+        """PLS-DLQ-002 step 3 with PLS-REDELIVER-001: a redeliver-all gives back everything ``handle``'s application
+        holds, each with its count one higher (PLS-ACK-005), and a copy that arrives with a count above
+        ``max_redeliver_count`` never reaches the application: the client writes it to the dead-letter topic as it
+        arrives (Java ``ConsumerImpl#messageReceived``: ``redeliveryCount > maxRedeliverCount`` ->
+        ``redeliverUnacknowledgedMessages({id})`` -> ``processPossibleToDLQ``; C++ ``ConsumerImpl::messageReceived``
+        likewise). Returns the (subscription, position, policy) of the held messages that go to the DLQ so.
+
+        Followed only where the outcome is the client's, not the broker's choice (``_redeliver_past_limit_unfollowed``
+        says why not); elsewhere a redeliver-all by a consumer with a dead-letter policy stays not modelled (found
+        by the generated traces of issue 16: the model handed a message over with count N + 1), and so does one by a
+        retry-enabled consumer. Exclusive and Failover subscriptions count no redeliveries (PLS-DLQ-005): nothing to
+        follow. Like the nack path (``_dead_letter``), the original counts as acked when its copy is due, not when
+        the client's dead-letter send completes (up to ``DEAD_LETTER_PUBLISH_MS`` later)."""
+        dead = self.dead_letter.get(handle)
+        if dead is None:
+            return []
+        if handle in self.retry:
+            # its retry topic's copies are delayed messages of a Shared subscription that the redeliver-all also
+            # gives back (model fuzz of 7 Dec 2026, seed 20261208: a Java consumer's reconsume_later, then a
+            # redeliver_unacked, and the model's run and its checker parted on the retry copy; regression
+            # pls-delay-001-late-delivery-d668240be3bc)
+            raise NotModelledError("redeliver_unacked by a consumer with a dead-letter policy and retry enabled")
+        past: list[tuple["Subscription", int, DeadLetterPolicy]] = []
+        for config, sub in self.attachments(handle):
+            if not dl.dlq_applies(config.type) or not names.is_persistent(sub.topic.full):
+                continue
+            why = self._redeliver_past_limit_unfollowed(handle, config.type, sub, dead.max_redeliver)
+            if why is not None:
+                raise NotModelledError(f"redeliver_unacked by a consumer with a dead-letter policy {why}")
+            due = {d.pos for copies in self._dead_letters_due.values() for d in copies if d.sub is sub}
+            past += [(sub, pos, self._dead_letter_policy_for(sub, dead))
+                     for pos, (count, _) in sub.dispatcher.held_counts(handle).items()
+                     if pos not in due and dl.on_delivery(count + 1, dead.max_redeliver) == dl.TO_DLQ]
+        return past
+
+    @staticmethod
+    def _redeliver_past_limit_unfollowed(handle: str, sub_type: str, sub: "Subscription", max_redeliver: int) -> str | None:
+        """Why a redeliver-all by ``handle`` on ``sub`` (a subscription that counts redeliveries) would make the broker,
+        not the client, decide what is dead-lettered, or None: ``handle`` must be the only consumer of its Shared
+        subscription (with others, which consumer a copy past the limit reaches, and so when it is written, is the
+        broker's choice); each message it holds must have one known count, and one past the limit must be a message of
+        its own (a batch's other members may sit in a queue); and no message of the subscription outside its
+        application may come back counted past the limit by this call (a queued copy the broker counts up, which the
+        C++ client also keeps in its queue, PLS-REDELIVER-001)."""
+        dispatcher = sub.dispatcher
+        if sub_type != "Shared":
+            return f"on {sub_type} (a key's order meets the dead letters)"
+        if dispatcher.connected() != [handle]:
+            return "with other consumers on its subscription (which one a message past max_redeliver_count reaches)"
+        for pos, (low, high) in dispatcher.held_counts(handle).items():
+            if low != high:
+                return f"while the count of {sub.label(pos)} is known only as a range"
+            if dl.on_delivery(low + 1, max_redeliver) == dl.TO_DLQ and len(sub.batch_of(pos)) > 1:
+                return f"past max_redeliver_count for {sub.label(pos)}, a member of a batch"
+        if any(dispatcher.highest_next_count(pos) + 1 > max_redeliver for pos in dispatcher.not_held_unacked(handle)):
+            return "while a message its application does not hold may be counted past max_redeliver_count"
+        return None
 
     def _op_seek(self, args, at, observed):
         found = self._consumer_or_reject(args["consumer"])
@@ -2841,8 +2894,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # (and a batching partitioned producer's per-partition producers' batches: live 4.0.8, Go campaign of 5 Dec
         # 2026, an async 5 MB batched send to a one-partition topic, stats at once said 0; regression
         # pls-backlog-001-wrong-backlog-4b93f0365f5a)
-        unreported = {pos for handle, ids in self.flushed.items() if handle in self.producers or handle in self.partition_producers
-                      for label in ids if (pos := t.by_label.get(label)) is not None and not sub.cursor.is_acked(pos)}
+        unreported = {pos for handle in self.flushed if handle in self.producers or handle in self.partition_producers
+                      for label in self.maybe_in_flight(handle)
+                      if (pos := t.by_label.get(label)) is not None and not sub.cursor.is_acked(pos)}
         in_flight = {fx.entry_key(pos) for pos in unreported}
         # a chunked message in flight may have none of its chunks stored yet: each chunk is an entry the
         # backlog counts (live 4.2.4 and 4.0.8, 2026-11-27: a 5 MB + 1 async chunked send, then stats at once,

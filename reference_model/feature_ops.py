@@ -674,8 +674,10 @@ class FeatureOps:
                 facts["sequence_id"] = pf.sequence.last
             facts["sequence_rule"] = self._sequence_rule(producer, args)
             self.facts = facts
+            written = topic.entries[topic.by_label[label]] if label in topic.by_label else None
             return {"message_id": mine.to_list(), "sequence_id": pf.sequence.last, "id_text": str(mine),
-                    "publish_time": int(observed["publish_time"]) if "publish_time" in observed else int(at.start)}
+                    "publish_time": int(observed["publish_time"]) if "publish_time" in observed
+                    else written.publish_time if written is not None else int(at.start)}  # its batch's (PLS-MSG-001)
         elif pf.pending:
             # C++ writes in order: the async sends before this one complete first; the next flush reports them.
             self.flushed.setdefault(producer.handle, {}).update(self._flush_pending(producer, pf, topic, at, observed={}))
@@ -742,9 +744,10 @@ class FeatureOps:
         return value
 
     def _write(self, producer, topic, label, args, at, s, deliver_at, observed, pf, *, batch_index, entry=None,
-               plan=None) -> dict:
+               plan=None, entry_publish_time: int | None = None) -> dict:
         """Store one message; returns the send's ok value. ``batch_index`` None: not batched;
-        ``plan``: the send's ``send_plan``, when the caller already made it."""
+        ``plan``: the send's ``send_plan``, when the caller already made it; ``entry_publish_time``: the publish time
+        of the batch this message joins (its first message's, PLS-MSG-001 with PLS-BATCH-001)."""
         fx = self.topic_features(topic)
         persistent = is_persistent(topic.full)
         chunks = 1
@@ -776,6 +779,8 @@ class FeatureOps:
             last_entry = entry + chunks - 1
             mid = MessageId(topic.ledger, last_entry, topic.partition_index, -1 if batch_index is None else batch_index)
         publish_time = int(observed["publish_time"]) if "publish_time" in observed else int(at.start)
+        if entry_publish_time is not None:
+            publish_time = entry_publish_time
         key, key_b64 = args.get("key"), False
         if "key_bytes" in args:
             # PLS-MSG-002: the Java client sends a key given as bytes as its Base64 text, flagged
@@ -854,11 +859,16 @@ class FeatureOps:
                                       partition=topic.partition_index, single_messages=alone)  # PLS-BATCH-001
         fx.next_entry += len(entries)
         for group in entries:
+            stamp = None
             for i in group:
                 item, mid = stored_items[i], planned[i]
                 value = self._write(producer, topic, item.label, item.args, left.get(item.label, Span(item.at.start, at.end)),
                                     item.sequence_id, item.deliver_at, {}, pf,
-                                    batch_index=None if mid.batch_index < 0 else mid.batch_index, entry=mid.entry)
+                                    batch_index=None if mid.batch_index < 0 else mid.batch_index, entry=mid.entry,
+                                    entry_publish_time=stamp)
+                # PLS-MSG-001 with PLS-BATCH-001: a batch is one entry with one metadata, made from its first message's
+                # (Java BatchMessageContainerImpl, C++ BatchMessageContainer): every member reports its publish time
+                stamp = value["publish_time"]
                 ids[item.label] = value["message_id"]
         return ids
 
@@ -983,14 +993,24 @@ class FeatureOps:
                 return True
         return False
 
+    def maybe_in_flight(self, handle: str) -> list[str]:
+        """The labels of ``handle``'s async sends that no flush has reported yet (``flushed``, in send order) and that
+        may still be on their way to the broker: a send some consumer received surely reached it, and so did every
+        earlier one of its producer (one connection stores them in send order). The model's run, whose timer stored
+        a batched send, and its checker, which read the send's receipt as settling its batch, then agree that it
+        landed (regression pls-backlog-001-wrong-backlog-b35548036fbc)."""
+        order = list(self.flushed.get(handle, ()))
+        landed = max((i for i, label in enumerate(order) if label in self.ever_received), default=-1)
+        return order[landed + 1:]
+
     def _unbatched_unreported(self, t: Any) -> dict[str, list[str]]:
-        """Producer handle -> the labels stored on topic ``t`` of its unbatched async sends that no flush has reported
-        yet (a batched one, in ``pf.region``, floats instead: ``_floating``)."""
+        """Producer handle -> the labels stored on topic ``t`` of its unbatched async sends that may still be in
+        flight (``maybe_in_flight``; a batched one, in ``pf.region``, floats instead: ``_floating``)."""
         found = {}
-        for handle, ids in self.flushed.items():
+        for handle in self.flushed:
             pf = self.pfx.get(handle)
             batched = {p.label for p in pf.region} if pf is not None else set()
-            found[handle] = [label for label in ids if label not in batched and label in t.by_label]
+            found[handle] = [label for label in self.maybe_in_flight(handle) if label not in batched and label in t.by_label]
         return found
 
     # ------------------------------------------------------------------ when a batch leaves (PLS-BATCH-009)
@@ -1554,19 +1574,22 @@ class FeatureOps:
             elif not alone or entry[0] not in pending:
                 number = fx.next_entry
                 fx.next_entry += 1
+            stamp = None  # the entry's publish time, its first message's (PLS-MSG-001 with PLS-BATCH-001)
             for index, label in enumerate(entry):
                 if label in pending:
                     item = pending[label]
                     value = self._write(producer, topic, label, item.args, left.get(label, Span(item.at.start, at.end)),
                                         item.sequence_id, item.deliver_at, {}, pf,
-                                        batch_index=None if alone else index, entry=number)
+                                        batch_index=None if alone else index, entry=number, entry_publish_time=stamp)
                     ids[label] = value["message_id"]
+                    stamp = value["publish_time"]
                     continue
                 pos = topic.by_label[label]
                 stored = topic.entries[pos]
                 mid = MessageId(topic.ledger, number, topic.partition_index, -1 if alone else index)
-                topic.entries[pos] = replace(stored, message_id=mid,
+                topic.entries[pos] = replace(stored, message_id=mid, publish_time=stored.publish_time if stamp is None else stamp,
                                              stored=Span(stored.stored.start, max(stored.stored.start, min(stored.stored.end, at.end))))
+                stamp = topic.entries[pos].publish_time
                 if not alone:
                     fx.entry_of[pos] = (number, index)
                     fx.members.setdefault(number, []).append(pos)

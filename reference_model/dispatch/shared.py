@@ -216,6 +216,27 @@ class SharedDispatcher:
     def _hi(self, slot: _Slot) -> int:
         return slot.hi + len(self.hidden_times) - slot.base
 
+    def highest_next_count(self, pos: int) -> int:
+        """PLS-ACK-005: the highest redelivery count the next copy of unacked ``pos`` may carry (a release under way
+        adds its bump; a never-delivered message counts the hidden events since it was stored)."""
+        slot = self.slots.get(pos)
+        return self._hi(slot) + (slot.bump_hi if slot.release is not None else 0) if slot is not None else self._fresh_hi(pos)
+
+    def held_counts(self, handle: str) -> dict[int, tuple[int, int]]:
+        """Position -> the (lowest, highest) redelivery count of each copy ``handle``'s application holds and has not
+        given back (no release under way)."""
+        return {pos: (self.slots[pos].lo, self._hi(self.slots[pos])) for pos in sorted(self.held_by.get(handle, ()))
+                if self.slots[pos].release is None}
+
+    def not_held_unacked(self, handle: str) -> list[int]:
+        """The unacked positions that ``handle``'s application does not hold (``held_counts``): released or unheld
+        slots, and the never-delivered messages from ``next_fresh`` on."""
+        held = set(self.held_counts(handle))
+        cursor = self.sub.cursor
+        listed = {p for p, slot in self.slots.items() if p not in held and not cursor.is_acked(p)}
+        fresh = {p for p in range(self.next_fresh, self.sub.n_entries()) if not cursor.is_acked(p)}
+        return sorted(listed | fresh)
+
     # ------------------------------------------------------------------ membership
 
     def admit(self, consumer: ConsumerConfig) -> Rejected | None:
@@ -325,7 +346,7 @@ class SharedDispatcher:
                     pos, Window(w.low, w.canonical, None if w.high is None or pos in self.no_deadline
                                 else max(w.high, self.sole_since)),
                     (slot.release_rule, "PLS-ACK-005"), slot.release_cause,
-                    0 if raced else usual, self._hi(slot) + slot.bump_hi, kind="release",
+                    0 if raced else usual, self.highest_next_count(pos), kind="release",
                     count_model=usual if raced else None))
             else:
                 stored = self.sub.stored_span(pos)
@@ -333,7 +354,7 @@ class SharedDispatcher:
                 candidates.append(Candidate(
                     pos, Window(stored.start, stored.start,
                                 None if pos in self.no_deadline else max(stored.end, self.sole_since)),
-                    delay_rules + _FIRST_RULES, "not held by any consumer", slot.lo, self._hi(slot), kind="pool"))
+                    delay_rules + _FIRST_RULES, "not held by any consumer", slot.lo, self.highest_next_count(pos), kind="pool"))
         fresh = cursor.first_unacked(max(self.next_fresh, skip))
         wanted = [fresh] if fresh < n else []
         # PLS-DELAY-001/003: a delayed message held back does not hold back the ones after it, so
@@ -714,6 +735,11 @@ class SharedDispatcher:
                 window = Window(window.low, window.canonical, None)
             self._release(slot, window, consumer.nack_rule(self.profile) if consumer else "PLS-NACK-001", queued[2])
             self._touch(pos, slot)
+            # PLS-UNACKED-001: that request also takes the copy off the consumer's count and clears its blocked flag
+            # (Consumer#redeliverUnacknowledgedMessages(List)). When it reaches the broker the history cannot show, so
+            # the consumer is unblocked from now, allowed and never owed (``None``): looser than the broker, which
+            # blocks until the request arrives, never a false alarm (regression pls-shared-001-duplicate-delivery-e2a893d38a24)
+            self._limit_after_release(None)
             return
         if consumer is not None and consumer.ack_timeout_ms:
             # PLS-ACKTIMEOUT-002/004/005: the client gives it back unless acked in time.
@@ -819,6 +845,13 @@ class SharedDispatcher:
             self._queue_optional_nack(consumer, handle, pos, slot.lo, at, f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
             return
         window = consumer.nack_window(at, slot.lo, self.profile)
+        if slot.release is not None and slot.release.low < window.low:
+            # An earlier request asks for it already (the nack of a copy its queue held, ``deliver``'s queued-nack
+            # path): the broker redelivers on whichever request comes first, so the copy may come from that one's
+            # time, and is owed by this nack's (live 4.0.8, regression pls-shared-001-duplicate-delivery-e2a893d38a24:
+            # two count-0 copies after an admin reset, each nacked; the count-1 copy came 271 ms after the first nack,
+            # 183 ms after the second, whose delay was 261 ms)
+            window = Window(slot.release.low, window.canonical, window.high)
         rule = consumer.nack_rule(self.profile)
         self._release(slot, window, rule, f"the nack of {self.sub.label(pos)} at {at.start:g} ms")
         self._touch(pos, slot)
