@@ -602,6 +602,8 @@ class _Checker:
         self.producer_batching: dict[str, bool] = {}
         self.producer_args: dict[str, dict[str, Any]] = {}
         self.last_id: dict[str, tuple[str, MessageId]] = {}  # topic -> (label, last observed id)
+        # producer handle -> (send order, label, id) of every id its sends and flushes reported (``_check_flush_order``)
+        self.producer_ids: dict[str, list[tuple[int, str, MessageId]]] = {}
         self.last_receive: dict[str, tuple[bool, Span]] = {}  # handle -> (got a message?, span)
         # handles that received nothing since they subscribed, reconnected or sought (_START_RULES)
         self.fresh_start: set[str] = set()
@@ -658,11 +660,23 @@ class _Checker:
     def _sub_keys(self, handle: str) -> list[str]:
         reader = self.model.readers.get(handle)
         if reader is not None:
-            return [f"topic:{reader.topic.full}"]
+            return [f"reader:{handle}", f"topic:{reader.topic.full}"]
         keys = []
         for _, sub in self.model.attachments(handle):
             keys += [f"sub:{sub.topic.full}/{sub.name}", f"topic:{sub.topic.full}"]
         return keys
+
+    @staticmethod
+    def _own_keys(keys: Iterable[str]) -> list[str]:
+        """Of taint ``keys``, those of a subscription or reader: what a consumer's or reader's own op of unknown outcome
+        may change (which messages it owes, its position), never what a topic stores (``topic:`` keys, which a send of
+        unknown outcome taints)."""
+        return [k for k in keys if not k.startswith("topic:")]
+
+    @staticmethod
+    def _stored_keys(keys: Iterable[str]) -> list[str]:
+        """Of taint ``keys``, those of what a topic stores: the only ones a received message's own fields depend on."""
+        return [k for k in keys if k.startswith("topic:")]
 
     def _emit_findings(self, n: int, findings: Iterable[detectors.Finding], keys: Iterable[str] = ()) -> None:
         keys = list(keys)
@@ -1068,8 +1082,16 @@ class _Checker:
                 parent = model.producers[args["producer"]].topic
                 topics = [parent] + [t for t in model.topics.values() if t.full.startswith(parent.full + "-partition-")]
                 self._taint([k for t in topics for k in [f"topic:{t.full}"] + [f"sub:{t.full}/{s}" for s in t.subscriptions]], n)
+            elif op == "reconsume_later":
+                # a send to the retry (or dead-letter) topic as well: what those topics store is not known
+                policy = model.retry.get(handle or "")
+                copies = [f"topic:{t}" for t in (policy.retry_topic, policy.dead_letter_topic)] if policy is not None else []
+                self._taint(self._own_keys(keys or self._sub_keys(handle or "")) + copies, n)
             else:
-                self._taint(keys or self._sub_keys(handle or ""), n)
+                # a consumer's or reader's own op: what it did or not moves its own subscription (or position), never
+                # what its topic stores, so the fields of what others receive stay judged (a topic key here made an
+                # indeterminate receive on s1 excuse a changed key on sx1: random lies of 7 Dec 2026)
+                self._taint(self._own_keys(keys or self._sub_keys(handle or "")), n)
             return
         if isinstance(pred, Rejected):
             self._judge_predicted_rejection(event, pred, created)
@@ -1121,6 +1143,7 @@ class _Checker:
             flushed = model.producers.get(args["producer"])
             gaps = flushed is not None and self._holds_unmodelled(flushed.topic.full)
             feature_checks.check_flush(self._emit, n, facts, value, self._sends_of_flush(facts, value), gaps_unknown=gaps)
+            self._check_flush_order(n, args["producer"], facts, value)
             self._emit_findings(n, detectors.batch_of_one(self.watch, n, args["producer"], facts, value))
             resent = set(facts.get("may_report_duplicate") or ())
             for label, mid in (value.get("message_ids") or {}).items():
@@ -1204,6 +1227,7 @@ class _Checker:
         # the name the target reported; none while a WaitForExclusive creation is still pending (the
         # model's stand-in name would make every message of it look changed in transit: fz-fa0f1083aa90)
         self.producer_names[args["producer"]] = value.get("producer_name")
+        self.producer_ids.pop(args["producer"], None)  # a new producer under this handle: its ids start afresh
         # a new producer under this handle: its partitions' producers get names of their own
         self.partition_producer_names = {k: v for k, v in self.partition_producer_names.items() if k[0] != args["producer"]}
         self.producer_batching[args["producer"]] = bool(args.get("batching", False))
@@ -1267,7 +1291,46 @@ class _Checker:
                        + ("." if ok else ", and it does not."))
         if stored is not None:
             self.last_id[stored.topic] = (label, mid)
+            self.producer_ids.setdefault(args["producer"], []).append((self.send_order.get(label, -1), label, mid))
         self._check_route(event, stored)
+
+    def _unfollowed_on(self, topic: str, subscription: str) -> bool:
+        """Whether a consumer the model stopped following is attached to ``subscription`` of ``topic``."""
+        return any(self.model.subscription_of(h) is not None and self.model.subscription_of(h).name == subscription
+                   and names.short_name(self.model.subscription_of(h).topic.full) in (topic, names.short_name(topic))
+                   for h in self.unmodelled_handles if h in self.model.consumers)
+
+    def _check_flush_order(self, n: int, producer: str, facts: Mapping[str, Any], value: Mapping[str, Any]) -> None:
+        """PLS-MSGID-002 for the ids a flush reports: one producer's messages are stored in the order it sent them
+        (one connection, one partition), so each id sorts after the id of that producer's last message sent before it
+        on the same partition. Not for a KeyBased batching producer, whose container writes a batch per key (PLS-BATCH-003),
+        nor a flush of delayed messages, nor for ids that name no entry (a duplicate's, PLS-DEDUP-001; a non-persistent
+        message's, PLS-NP-003). A later sync send on the topic sorts after these ids too (``last_id`` moves on)."""
+        sender = self.model.producers.get(producer)
+        if sender is None or not names.is_persistent(sender.topic.full) \
+                or self.producer_args.get(producer, {}).get("batching_type") == "KeyBased" \
+                or "PLS-DELAY-006" in (facts.get("rules") or ()):
+            return  # (a delayed message leaves alone, maybe ahead of the open batch: PLS-DELAY-006)
+        resent = set(facts.get("may_report_duplicate") or ())
+        reported = sorted(((self.send_order[label], label, MessageId.from_list(mid))
+                           for label, mid in (value.get("message_ids") or {}).items()
+                           if list(mid)[:2] != [-1, -1] and label not in resent and label in self.send_order),
+                          key=lambda x: x[0])
+        known = self.producer_ids.setdefault(producer, [])
+        for order, label, mid in reported:
+            before = [x for x in known if x[0] < order and x[2].partition == mid.partition and x[1] != label]
+            if before:
+                _, prev_label, prev = max(before, key=lambda x: x[0])
+                ok = prev.precedes(mid)
+                self._emit("PLS-MSGID-002", n, PASS if ok else FAIL, None if ok else "order-violation",
+                           f"an id after {prev}", str(mid),
+                           f"{label} was sent by {producer} after {prev_label}, so its id {mid} must sort after {prev}"
+                           + ("." if ok else ", and it does not."))
+            known.append((order, label, mid))
+            stored = self.model.message(label)
+            last = self.last_id.get(stored.topic) if stored is not None else None
+            if stored is not None and (last is None or last[1].precedes(mid)):
+                self.last_id[stored.topic] = (label, mid)  # a later sync send on the topic sorts after it too
 
     def _judge_owed_routes(self) -> None:
         """The routes of batched async sends on partitioned topics that the model has stored since (a flush, its
@@ -1303,8 +1366,8 @@ class _Checker:
         out, n = event.outcome, event.step
         span = Span(event.t_start_ms, event.t_end_ms)
         model = self.model
-        field_keys = self._sub_keys(handle)  # what arrives (its fields) ...
-        keys = field_keys + self._cursor_keys(handle)  # ... and whether it may arrive now
+        keys = self._sub_keys(handle) + self._cursor_keys(handle)  # whether (and with what count) it may arrive now ...
+        field_keys = self._stored_keys(keys)  # ... and its fields: only what its topic stores
         msg = received_message(out) if out.status == OK else None
         if msg is not None and msg.payload not in self.unmodelled_labels:
             # PLS-BATCH-009: a batched message came, so its batch left by now: one the model still holds pending
@@ -1332,7 +1395,7 @@ class _Checker:
                        _describe_candidates(model, handle, opts.candidates), f"indeterminate: {out.detail}",
                        "The receive may have taken a message the history does not show; later deliveries on "
                        "this subscription are not judged strictly.")
-            self._taint(keys, n)
+            self._taint(self._own_keys(keys), n)  # its subscription's, not what the topic stores
             return
         if out.status == REJECTED:
             self._emit("PLS-OP-001", n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",
@@ -1377,7 +1440,7 @@ class _Checker:
                 self._emit("PLS-CHUNK-001", n, FAIL, "wrong-value", f"{whole}, whole", observed,
                            f"Let {whole} be sent in {chunks} chunks, the last at {list(msg.message_id)}. Then the consumer "
                            f"aggregates them into one message with the whole payload; {handle} received {label!r} with "
-                           f"that id, a payload no send produced.", keys)
+                           f"that id, a payload no send produced.", field_keys)
                 # judged further as the delivery of the chunked message it is (its id says so), so that the
                 # payload is charged once, here, and not again to ordering and loss rules
                 label, stored = whole, model.message_for(handle, whole, msg.topic) or model.message(whole)
@@ -1391,7 +1454,7 @@ class _Checker:
             return
         if stored is None:
             self._emit("PLS-MSG-001", n, FAIL, "wrong-value", allowed, observed,
-                       f"{handle} received {label!r}, which no send in this history produced.", keys)
+                       f"{handle} received {label!r}, which no send in this history produced.", field_keys)
             return
         matches = [c for c in opts.candidates if c.pos == stored.pos and c.topic in ("", stored.topic)
                    and self._same_topic(handle, stored)]
@@ -1512,7 +1575,7 @@ class _Checker:
                 n, handle, label, span.end, msg.redelivery_count, allowed=False, refusal="early-redelivery",
                 cause_rules=tuple(cand.rules))) if f.status == FAIL or f.rule not in cand.rules]
             self._emit_findings(n, early, keys)
-        self._check_fields(n, handle, stored, msg, cand, field_keys)
+        self._check_fields(n, handle, stored, msg, cand, field_keys, keys)
         model.take(handle, label, span, redelivery_count=msg.redelivery_count, candidate=cand, topic=msg.topic)
         self.watch.note_delivered(handle, label)
 
@@ -1670,7 +1733,11 @@ class _Checker:
                        f"payload {msg.payload!r}", f"Let {other} be sent with id {list(got)}. Then it arrives with its own "
                        f"payload; the message with that id arrived with {msg.payload!r}.", keys)
 
-    def _check_fields(self, n: int, handle: str, stored: Any, msg: Any, cand: Candidate, keys: list[str]) -> None:
+    def _check_fields(self, n: int, handle: str, stored: Any, msg: Any, cand: Candidate, keys: list[str],
+                      sub_keys: list[str]) -> None:
+        """What a delivery carries: ``keys`` taint its stored fields (PLS-MSG-001, ids, copies' properties), ``sub_keys``
+        its redelivery count, which its subscription keeps (PLS-ACK-005: an op of unknown outcome there may have
+        counted a redelivery)."""
         # PLS-MSG-001: what was sent arrives unchanged.
         self.received_copy[(handle, stored.label)] = msg
         args, value = self.sent.get(stored.label, ({}, {}))
@@ -1689,11 +1756,14 @@ class _Checker:
                        f"topic ...-partition-{p}, id partition {p}", f"topic {msg.topic}, id partition {msg.message_id[2]}",
                        f"{stored.label} was stored on partition {p}." + ("" if ok else " The observation disagrees."), keys)
         copy = self.model.copy_info(stored)
-        if copy is not None and stored.message_id.partition < 0 and msg.message_id[2] != -1 and "-partition-" not in msg.topic:
+        if (copy is not None or "message_id" not in value) and stored.message_id.partition < 0 \
+                and msg.message_id[2] != -1 and "-partition-" not in msg.topic:
             # (a copy topic named after a partition, <t>-partition-i-<sub>-DLQ, is partitioned to the Go driver: idJSON)
-            # PLS-MSGID-001: a copy has an id of its own, but on a topic that is not partitioned no id names a partition
+            # PLS-MSGID-001: a copy, or a message whose send reported no id (an async send no flush reported), has an
+            # id the history cannot compare with a send's, but on a topic that is not partitioned no id names a partition
+            what = f"{stored.label}'s copy" if copy is not None else stored.label
             self._emit("PLS-MSGID-001", n, FAIL, "wrong-value", "an id with partition -1", str(list(msg.message_id)),
-                       f"Let {stored.label}'s copy be stored on {stored.topic}, which is not partitioned. Then its id has "
+                       f"Let {what} be stored on {stored.topic}, which is not partitioned. Then its id has "
                        f"partition -1; it was received as {list(msg.message_id)}.", keys)
         if copy is not None and copy[0] == "dlq":
             self._check_dead_letter_copy(n, stored, msg, value, expected, keys, client=copy[1])
@@ -1774,7 +1844,7 @@ class _Checker:
                        "redelivery_count 0", f"redelivery_count {msg.redelivery_count}",
                        f"{stored.label} was read by reader {handle}, whose count stays 0." if ok else
                        f"Let {handle} be a reader (an Exclusive subscription: no redelivery count is kept). Then "
-                       f"{stored.label} comes with redelivery count 0; it came with {msg.redelivery_count}.", keys)
+                       f"{stored.label} comes with redelivery count 0; it came with {msg.redelivery_count}.", sub_keys)
         elif self.model.subscription_of(handle) is not None:
             count = msg.redelivery_count
             ok = cand.count_low <= count <= cand.count_high
@@ -1782,7 +1852,7 @@ class _Checker:
             self._emit("PLS-ACK-005", n, PASS if ok else FAIL, None if ok else "wrong-redelivery-count",
                        f"redelivery_count {rng}", f"redelivery_count {count}",
                        f"{stored.label}: {cand.cause}; its redelivery count may be {rng}."
-                       + ("" if ok else f" It was {count}."), keys)
+                       + ("" if ok else f" It was {count}."), sub_keys)
 
     def _check_key_bytes(self, n: int, handle: str, stored: Any, msg: Any, keys: list[str]) -> None:
         """PLS-MSG-002: a key given as bytes arrives as its Base64 text, and, at a consumer whose client tells such a
@@ -1965,8 +2035,12 @@ class _Checker:
                    + f". Then the backlog is {rng}; stats said {got}.", keys)
         if not expiring:  # a pass still settling is judged by the bounds above only
             self._emit_findings(n, detectors.ttl_pass_kept(self.watch, n, args["topic"], args["subscription"], got, high), keys)
-        if "consumer_unacked" in (out.value or {}):  # PLS-UNACKED-002/003
-            counts = self.model.consumer_unacked(args["topic"], args["subscription"], span, ack_lag_ms=lag)
+        if "consumer_unacked" in (out.value or {}) and not self._unfollowed_on(args["topic"], args["subscription"]):
+            # PLS-UNACKED-002/003 (a consumer the model stopped following holds what it holds: not judged)
+            # an expiry pass still settling may still be in the counts, unless the backlog shows its cursor move done
+            settled = not expiring or (got is not None and got <= high - expiring)
+            counts = self.model.consumer_unacked(args["topic"], args["subscription"], span, ack_lag_ms=lag,
+                                                 expiry_settled=settled)
             for judge in (detectors.unacked_counts, detectors.unacked_non_persistent):
                 self._emit_findings(n, judge(self.watch, n, args["subscription"], counts, out.value["consumer_unacked"]), keys)
         # PLS-KEYSHARED-003/004/005: each Key_Shared consumer's reported hash ranges (non-partitioned topics)

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from conformance.model_view import ModelView
 from conformance.verdicts import FAIL, INDETERMINATE, PASS
-from reference_model import faults, names, vendors
+from reference_model import faults, names, unacked, vendors
 
 
 
@@ -1510,7 +1510,8 @@ def unacked_counts(w: Watch, step: int, subscription: str, expected: Mapping[str
     """PLS-UNACKED-002 at stats. Violated if a Shared / Key_Shared consumer of a persistent topic reports an
     ``unackedMessages`` outside the range the model gives it: below what its application holds unacked, or
     above that plus what may sit in its receiver queue and its acks still on their way (messages an expiry
-    moved past count no more). Consumers the model cannot name (no or shared consumer_name) are not judged."""
+    moved past count no more). Consumers the model cannot name (no or shared consumer_name) are not judged, but for
+    the only consumer of the subscription, which the stats list alone."""
     return _unacked_findings("PLS-UNACKED-002", subscription, expected, reported)
 
 
@@ -1525,9 +1526,10 @@ def _unacked_findings(rule: str, subscription: str, expected: Mapping[str, Any] 
     if not expected or not isinstance(reported, (list, tuple)):
         return []
     out = []
+    sole = expected.get(unacked.SOLE_UNNAMED) if len(reported) == 1 else None  # the only consumer, its name its client's
     for entry in reported:
         name = entry.get("consumer_name") if isinstance(entry, Mapping) else None
-        rng = expected.get(name) if name is not None else None
+        rng = sole or (expected.get(name) if name is not None else None)
         got = entry.get("unacked_messages") if rng is not None and rng.rule == rule else None
         if not isinstance(got, int):
             continue

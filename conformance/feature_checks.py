@@ -215,15 +215,30 @@ def _dense(ids: Mapping[str, tuple[int, int]], partition_of: Mapping[str, int]) 
     return {k: (ranks[(partition_of.get(k, -1), v[0])], v[1]) for k, v in ids.items()}
 
 
+def _check_flush_np_ids(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
+    """PLS-NP-003 for the ids a flush reports of non-persistent sends (``predicted``: label -> the model's id): each is
+    (0, 0, partition, index), the partition the one its sender reports (its batch index is the split's, not judged)."""
+    for label, want in predicted.items():
+        got = observed.get(label)
+        if got is None:
+            continue
+        ok = list(got)[:3] == [0, 0, want[2]]
+        emit("PLS-NP-003", step, _status(ok), None if ok else "wrong-value", f"[0, 0, {want[2]}, index]", str(list(got)),
+             f"{label} went to a non-persistent topic, whose ids are (0,0,{want[2]},index)" + ("." if ok else
+             f"; the flush reported {list(got)}."))
+
+
 def check_flush(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Mapping[str, Any],
                 sends: Mapping[str, Mapping[str, Any]] | None = None, *, gaps_unknown: bool = False) -> None:
-    """The ids of the messages a flush wrote, relative to the first entry (PLS-BATCH-001/002/003/007, PLS-DELAY-006).
+    """The ids of the messages a flush wrote, relative to the first entry (PLS-BATCH-001/002/003/007, PLS-DELAY-006),
+    and a non-persistent message's id (PLS-NP-003, ``_check_flush_np_ids``).
 
     ``sends``: label -> send args, in send order (the keys, delays and order the rules speak of).
     A Java batch of one written with index 0 is PLS-BATCH-008's (``detectors.batch_of_one``).
     ``gaps_unknown``: the broker stored messages on the topic that the model did not follow (a send it could not
     follow), so how many entries lie between two of this flush's is unknown: the entries are judged by their order
     and members, not by their distance (``_dense``)."""
+    _check_flush_np_ids(emit, step, predicted.get("np_ids") or {}, observed.get("message_ids") or {})
     got_ids = {k: v for k, v in (observed.get("message_ids") or {}).items() if list(v)[:2] != [-1, -1]}
     # PLS-DEDUP-004: a message resent after an Unknown duplicate may be reported as a duplicate
     resent = set(predicted.get("may_report_duplicate") or ()) - set(got_ids)

@@ -43,6 +43,7 @@ class ModelView(Protocol):
     consumers: Mapping[str, Any]  # handle -> (ConsumerConfig, Subscription)
     producers: Mapping[str, Any]  # handle -> Producer
     dead_letter: Mapping[str, Any]  # consumer handle -> DeadLetterPolicy
+    retry: Mapping[str, Any]  # consumer handle -> RetryPolicy (the topics its reconsume_later writes to)
     copies: Mapping[tuple[str, int], tuple[str, str]]  # (topic, position) -> (kind, client) of a client's copy
     # (topic short name, label) -> (ledger, entry) the history shows later: the model follows it where Pulsar leaves an
     # order open (Broker._next_dead_letter); the checker sets it from the whole history before the first step
@@ -84,7 +85,8 @@ class ModelView(Protocol):
     def backlog(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> tuple[int, int] | Rejected: ...
 
     def key_hash_ranges(self, topic: str, subscription: str, at: Span) -> Any: ...  # ReportedRanges | None
-    def consumer_unacked(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> Any: ...  # PLS-UNACKED-002/003
+    def consumer_unacked(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0,
+                         expiry_settled: bool = False) -> Any: ...  # PLS-UNACKED-002/003
 
     def trimmable(self, handle: str) -> set[int]: ...
 

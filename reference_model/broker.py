@@ -2638,7 +2638,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         found = self.consumers.get(handle)
         if found is None:
             return self._handle_missing(handle, "consumer or reader")
-        self.check_no_batch_in_flight({s.topic.full for _, s in self.attachments(handle)}, at)
+        self.check_no_batch_in_flight({s.topic.full for _, s in self.attachments(handle)}, at, self._key_shared_topics(handle))
         for _, sub in self.attachments(handle):
             self._drop_aborted(sub, at)
         if handle not in self.partition_consumers:
@@ -2804,6 +2804,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             return replace(refusal, rule=self._reader_rule(handle)(refusal.rule))
         return refusal
 
+    def _key_shared_topics(self, handle: str) -> frozenset[str]:
+        """The topics (full names) ``handle`` reads through a Key_Shared subscription (none for a reader)."""
+        return frozenset(s.topic.full for _, s in self.attachments(handle)
+                         if s.dispatcher is not None and s.dispatcher.type_name == "Key_Shared")
+
     def receive(self, handle: str, now: float, timeout_ms: float) -> tuple[dict[str, Any] | None, float] | Rejected:
         """The model target's receive: the canonical choice and the instant it completes.
 
@@ -2814,7 +2819,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # a batch the client may send while this receive waits is not followed (check_no_batch_in_flight)
         reader = self.readers.get(handle)
         topics = {reader.topic.full} if reader is not None else {s.topic.full for _, s in self.attachments(handle)}
-        self.check_no_batch_in_flight(topics, Span(now, deadline))
+        self.check_no_batch_in_flight(topics, Span(now, deadline), self._key_shared_topics(handle))
         while True:
             opts = self.receive_options(handle, Span.at(now))
             if isinstance(opts, Rejected):
@@ -2953,10 +2958,15 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         sub = t.subscriptions.get(subscription)
         return t, sub, (sub.dispatcher if sub is not None else None)
 
-    def consumer_unacked(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0) -> "dict[str, unacked.CountRange] | None":
+    def consumer_unacked(self, topic: str, subscription: str, at: Span, *, ack_lag_ms: float = 0.0,
+                         expiry_settled: bool = False) -> "dict[str, unacked.CountRange] | None":
         """PLS-UNACKED-002/003: the ``unackedMessages`` each connected consumer of a Shared / Key_Shared
-        subscription may report, by consumer name (``reference_model/unacked.py``). None when nothing is
-        stated: another type, a partitioned topic, or batched entries (counted per message, not modelled)."""
+        subscription may report, by consumer name (``reference_model/unacked.py``; the only consumer, if its client
+        chose its name, under ``unacked.SOLE_UNNAMED``). None when nothing is stated: another type, a partitioned
+        topic, or batched entries (counted per message, not modelled). ``expiry_settled``: the caller saw an expiry pass's
+        cursor move done (the backlog no longer counts what it removed), so the pass is no longer under way for the counts
+        either (live 5.0.0-M1, regression pls-backlog-001-wrong-backlog-cc0a0e50d818: stats 7 us after the pass counted
+        both; live 4.0.8, KD-104: the backlog settled and the count did not)."""
         self._no_transaction_stats(self.topic_named(topic))
         found = self._stats_subscription(topic, subscription, at)
         if found is None:
@@ -2973,6 +2983,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         out: dict[str, unacked.CountRange] = {}
         for h in d.connected():
             name = d.consumers[h].consumer_name
+            if name is None and len(names_seen) == 1:
+                name = unacked.SOLE_UNNAMED  # the only consumer, named by its client: the stats' one entry
             if name is None or names_seen.count(name) > 1:
                 continue
             if not names.is_persistent(t.full):
@@ -2984,7 +2996,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                        if not ((slot := d.slots.get(p)) is not None and slot.holder is not None and slot.release is None))
             lagging = sum(k for (when, k, who) in sub.ack_log
                           if who == h and when > max(at.start - ack_lag_ms, sub.flushed_at.get(who, float("-inf"))))
-            out[name] = unacked.persistent_count(d.pending_count(h), free, lagging)
+            out[name] = unacked.persistent_count(d.pending_count(h), free, lagging,
+                                                 0 if expiry_settled else sub.expiring_at(at.start))
         return out
 
     def key_hash_ranges(self, topic: str, subscription: str, at: Span) -> "ReportedRanges | None":

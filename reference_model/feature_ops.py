@@ -1318,19 +1318,23 @@ class FeatureOps:
         self._refuse_floating(producer.topic.full, at, f"closing {handle} (the broker may store them although the "
                                                         "close fails their sends)", only=handle)
 
-    def check_no_batch_in_flight(self, topics: set[str], at: Span) -> None:
+    def check_no_batch_in_flight(self, topics: set[str], at: Span, key_shared: frozenset[str] = frozenset()) -> None:
         """A receive on ``topics`` (full names). On a persistent topic a batching producer's open batch may or may
         not have left by then, and both are followed (PLS-BATCH-009): nothing, or a message stored within its leave
         window (the model's timer stores it ``delay`` after the batch's first message; a receipt of a message still
         pending stores it then: ``observe_batch_member``). On a non-persistent topic, whose ids show no entries, a
-        receive while a batch may already have left is not followed (found live by the generated traces of issue 16)."""
+        receive while a batch may already have left is not followed (found live by the generated traces of issue 16).
+        ``key_shared``: those of ``topics`` the receiver reads through a Key_Shared subscription, where an open split
+        decides which consumer a message goes to (``_key_split_open``); a reader or another subscription type reads
+        the entries in order whatever the split (random lies of 7 Dec 2026: a compacted reader's reads were not
+        followed for a Key_Shared subscription's sake)."""
         for handle, pf in self.pfx.items():
             if not pf.pending and len(pf.region) < 2:
                 continue  # nothing open, and no split left open (what _refuse_np_batch and _key_split_open ask)
             producer = self.producer_of(handle)
             if producer is not None and producer.topic.full in topics:
                 self._refuse_np_batch(handle, pf, at.end, "a receive on its topic")
-                if self._key_split_open(producer, pf):
+                if producer.topic.full in key_shared and self._key_split_open(producer, pf):
                     raise NotModelledError(f"a receive on a Key_Shared subscription while the split of {handle}'s "
                                            "batched messages is open (an entry's sticky key is its first message's, "
                                            "and the timer's phase is the client's)")
@@ -1661,6 +1665,8 @@ class FeatureOps:
             for key in ("split_violations", "timer_cuts"):
                 if part_facts.get(key):
                     facts.setdefault(key, []).extend(part_facts[key])
+            if part_facts["np_ids"]:
+                facts.setdefault("np_ids", {}).update(part_facts["np_ids"])
             reasons.append(f"partition {part.topic.partition_index}: {part_facts['reason']}")
         facts["relative_ids"] = relative_ids(stored)
         facts["reason"] = " ".join(reasons) or "nothing is pending: every send since the last flush was reported."
@@ -1704,8 +1710,14 @@ class FeatureOps:
                   + (f" (the timer sent the open batch before {', '.join(split['timer_cuts'])})" if split.get("timer_cuts") else "")
                   + "." if settled is not None else
                   f"{', '.join(labels)}: entries and batch indexes as the batch rules plan them.")
+        # PLS-NP-003: a non-persistent message's id names no entry, only the partition its sender reports (-1 from a
+        # producer opened on a partition's name, as ``_write``'s np_partition)
+        opened_on_partition = producer.topic.partition_index >= 0 and producer.handle not in self.partition_producers
+        shown = -1 if opened_on_partition else producer.topic.partition_index
+        np_ids = {} if persistent else {k: [0, 0, shown, v[3]] for k, v in ids.items()}
         return ids, {"relative_ids": relative_ids(stored), "relative_ids_from": stored, "rules": rules, "reason": reason,
-                     **split, "may_report_duplicate": sorted(self.resent_as_duplicate.pop(producer.handle, set()) & set(ids))}
+                     **split, "np_ids": np_ids,
+                     "may_report_duplicate": sorted(self.resent_as_duplicate.pop(producer.handle, set()) & set(ids))}
 
     # ------------------------------------------------------------------ consumers
 

@@ -51,6 +51,10 @@ RULE_COUNT = "PLS-UNACKED-002"
 RULE_NON_PERSISTENT = "PLS-UNACKED-003"
 
 COUNTED_TYPES = ("Shared", "Key_Shared")
+# The name a count is kept under for the only consumer of a subscription when its name is its client's to choose (a
+# multi-topic consumer's, a random one): the stats list that consumer alone, so its one entry is that consumer's.
+# (No consumer name a trace gives can be this.)
+SOLE_UNNAMED = "\x00the only consumer"
 
 
 def blocks(unacked: int, limit: int) -> bool:
@@ -72,15 +76,18 @@ class CountRange(NamedTuple):
     why: str
 
 
-def persistent_count(held: int, maybe_queued: int, acks_in_flight: int) -> CountRange:
+def persistent_count(held: int, maybe_queued: int, acks_in_flight: int, expiring: int = 0) -> CountRange:
     """PLS-UNACKED-002 on a persistent topic.
 
     ``held``: messages the consumer's application received and has not acked or given back;
     ``maybe_queued``: unacked messages nobody holds, which may sit in its receiver queue (dispatched,
-    not yet received); ``acks_in_flight``: acks it made that the broker may not have seen yet."""
-    return CountRange(held, held + maybe_queued + acks_in_flight, RULE_COUNT,
+    not yet received); ``acks_in_flight``: acks it made that the broker may not have seen yet;
+    ``expiring``: messages an expiry pass still under way removes (PLS-TTL-002's settle time), which the count may
+    still hold until the pass reaches the consumer's pending acks."""
+    return CountRange(held, held + maybe_queued + acks_in_flight + expiring, RULE_COUNT,
                       f"{held} received and not acked" + (f", up to {maybe_queued} more in its receiver queue" if maybe_queued else "")
-                      + (f", up to {acks_in_flight} acks still on their way" if acks_in_flight else ""))
+                      + (f", up to {acks_in_flight} acks still on their way" if acks_in_flight else "")
+                      + (f", up to {expiring} an expiry pass still under way removes" if expiring else ""))
 
 
 def non_persistent_count(in_flight: int) -> CountRange:

@@ -21,6 +21,7 @@ from reference_model.dispatch.key_shared import KeySharedSettings
 from reference_model.profiles import Profile, profile_for, with_broker_config
 from reference_model.rejections import NotModelledError, Rejected
 from reference_model.timing import Span
+from reference_model.unacked import SOLE_UNNAMED
 
 NOT_MODELLED = "not modelled: "
 
@@ -132,9 +133,11 @@ class ModelTarget:
                 value["consumers"] = [{"consumer": h, "consumer_name": ranges.names[h],
                                        "key_hash_ranges": [list(r) for r in rs]} for h, rs in ranges.ranges.items()]
             counts = broker.consumer_unacked(args["topic"], args["subscription"], Span.at(now))
-            if counts:  # PLS-UNACKED-002/003: the model's own count, the low end of each range
+            # (a consumer whose name is its client's to choose has none the model could report)
+            named = {name: rng for name, rng in (counts or {}).items() if name != SOLE_UNNAMED}
+            if named:  # PLS-UNACKED-002/003: the model's own count, the low end of each range
                 value["consumer_unacked"] = [{"consumer_name": name, "unacked_messages": rng.low,
-                                              "blocked": False} for name, rng in counts.items()]
+                                              "blocked": False} for name, rng in named.items()]
             return Outcome.ok(value), now
         value = broker.apply(op, args, Span.at(now))
         if isinstance(value, Rejected):
