@@ -10,7 +10,12 @@ of the broker's log.
 
 Choices: a live process whose ports are closed gets ``grace_s`` to answer again (a broker
 restarted by a trace's ``restart_broker`` op is back before its case ends); the check reads
-``endpoint.pid`` each time, since that restart changes it.
+``endpoint.pid`` each time, since that restart changes it. A process with SIGKILL pending is
+already dead: a JVM takes a while to tear down after ``kill -9``, and meanwhile it is neither a
+zombie nor closed to connections (the kernel still completes handshakes on its listening socket),
+so without this the case in flight could end ERROR, pass the check, and the death be charged to
+the next case (the CI of afb37ff, tests/live/test_broker_death.py). After a case that ended ERROR,
+``check(suspect=True)`` also gives the process ``settle_s`` to show that it is dying.
 """
 
 from __future__ import annotations
@@ -63,6 +68,19 @@ class BrokerDeath:
     def to_json(self) -> dict[str, Any]:
         return {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.time)), "case": self.at_case, "label": self.label,
                 "pid": self.pid, "exit_status": self.exit_status, "log_path": self.log_path, "action": self.action}
+
+
+def sigkill_pending(pid: int) -> bool:
+    """Whether ``pid`` has SIGKILL pending (``/proc/<pid>/status`` SigPnd or ShdPnd): it is exiting."""
+    bit = 1 << (signal.SIGKILL - 1)
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & bit:
+                    return True
+    except (OSError, IndexError, ValueError):
+        pass
+    return False
 
 
 def exit_status_of(pid: int) -> str | None:
@@ -122,12 +140,28 @@ class BrokerMonitor:
         pid = getattr(self.endpoint, "pid", None)
         return getattr(self.endpoint, "kind", None) == "embedded" and bool(pid) and not process_alive(pid)
 
+    def _process_dying(self) -> bool:
+        """An embedded broker with SIGKILL pending: it cannot live on; wait (bounded) for it to go."""
+        from fixtures.embedded import wait_gone
+
+        pid = getattr(self.endpoint, "pid", None)
+        if getattr(self.endpoint, "kind", None) != "embedded" or not pid or not sigkill_pending(pid):
+            return False
+        wait_gone(pid, timeout_s=30)
+        return True
+
     def _answering(self) -> bool:
         return port_open(self.endpoint.service_url) or port_open(self.endpoint.admin_url)
 
-    def check(self) -> BrokerDeath | None:
-        """None while the broker lives and answers; else its ``BrokerDeath`` (case and label unset)."""
-        if not self._process_gone():
+    def check(self, *, suspect: bool = False, settle_s: float = 2.0) -> BrokerDeath | None:
+        """None while the broker lives and answers; else its ``BrokerDeath`` (case and label unset).
+        ``suspect``: the case just run ended ERROR, so the process gets ``settle_s`` to be seen dying
+        before its open ports count as life."""
+        if suspect:
+            deadline = time.monotonic() + settle_s
+            while not (self._process_gone() or self._process_dying()) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        if not (self._process_gone() or self._process_dying()):
             deadline = time.monotonic() + self.grace_s
             while True:
                 if self._answering():

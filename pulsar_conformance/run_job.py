@@ -424,7 +424,7 @@ def _live(options: RunOptions, live_labels: list["_Label"], *, out: Path, writer
                     except (BrokerDied, KeyboardInterrupt):
                         raise
                     except Exception as err:  # noqa: BLE001 - a dead broker explains it, or it is the harness's own error
-                        death = monitor.check()
+                        death = monitor.check(suspect=True)
                         if death is None:
                             raise
                         death.label = lab.label
@@ -581,7 +581,7 @@ def _run_label_cases(target: Any, lab: _Label, *, out: Path, writer: Any, journa
         result = run_case_past_stalls(case, target, client=lab.client, history_dir=out / "histories" / lab.label,
                                       harness_log=out / HARNESS_LOG, on_stall=stalled)
         if monitor is not None:
-            death = monitor.check()
+            death = monitor.check(suspect=result.status == ERROR)
             if death is not None:
                 death.at_case, death.label = case.id, lab.label
                 lab.lost[case.id] = _lost(result, death)

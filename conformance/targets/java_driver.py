@@ -225,7 +225,9 @@ class JavaDriver:
     def start(self) -> "JavaDriver":
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
-        cmd = self.command or ["java", "-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        jvm_tmp = self.log_path.parent / "tmp"  # native libraries the client unpacks: not into /tmp
+        jvm_tmp.mkdir(exist_ok=True)
+        cmd = self.command or ["java", "-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", f"-Djava.io.tmpdir={jvm_tmp}",
                                "-cp", self.build.classpath, MAIN_CLASS]
         try:
             self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,

@@ -93,10 +93,16 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
+def _jvm_leftovers() -> set[str]:
+    """What a JVM unpacks into java.io.tmpdir when that is /tmp: circe-checksum's native<n>/ folders and RocksDB's library."""
+    return {p.name for pattern in ("native[0-9]*", "librocksdbjni*") for p in Path("/tmp").glob(pattern)}
+
+
 def _run_and_kill_the_broker(tmp_path: Path, *extra: str) -> tuple[Path, subprocess.Popen, int, int, str, dict]:
     """Run the command; SIGKILL the broker's process group once a case on it is judged. Returns
     out, the run's process, the broker's pid, the exit code, stderr and summary.json."""
     out = tmp_path / "out"
+    before = _jvm_leftovers()
     proc, err = _start(_command(out, *extra), tmp_path, "run")
     try:
         _wait_first_case(proc, out, "embedded")
@@ -109,6 +115,8 @@ def _run_and_kill_the_broker(tmp_path: Path, *extra: str) -> tuple[Path, subproc
     stderr = err.read_text()
     assert code == 4, stderr[-3000:]  # with a restart too: the case in flight at the death was lost
     assert stderr.count(f"the broker (pid {pid}) died") == 1, stderr[-3000:]
+    # a killed JVM cannot delete the native libraries it unpacked: they belong in the run folder, not /tmp
+    assert not _jvm_leftovers() - before, sorted(_jvm_leftovers() - before)
     return out, proc, pid, code, stderr, json.loads((out / "summary.json").read_text())
 
 

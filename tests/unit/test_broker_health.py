@@ -6,13 +6,14 @@ from __future__ import annotations
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
 
 from fixtures.embedded import process_alive
 from fixtures.endpoint import BrokerEndpoint
-from pulsar_conformance.broker_health import BrokerMonitor, exit_status_of
+from pulsar_conformance.broker_health import BrokerMonitor, exit_status_of, sigkill_pending
 
 
 def _gone(proc: subprocess.Popen) -> None:
@@ -78,3 +79,23 @@ def test_an_external_broker_that_stops_answering_is_dead_after_the_grace(listeni
     death = monitor.check()
     assert death is not None and time.monotonic() - t0 >= 0.5
     assert death.pid is None and death.headline().startswith(f"the broker at pulsar://127.0.0.1:{service} stopped answering")
+
+
+def test_a_case_that_ended_error_waits_for_a_broker_being_killed(listening):
+    """The CI of afb37ff: the kill reached the JVM while its case was in flight; the case ended ERROR
+    before the process was gone, the check found it alive and answering, and the death was charged to
+    the next case. After an ERROR (``suspect``) the check gives the process time to be seen dying."""
+    (service, admin), socks = listening
+    for suspect, expect_death in ((False, False), (True, True)):
+        proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
+        endpoint = BrokerEndpoint(kind="embedded", service_url=f"pulsar://127.0.0.1:{service}",
+                                  admin_url=f"http://127.0.0.1:{admin}", pid=proc.pid)
+        assert not sigkill_pending(proc.pid)
+        killer = threading.Timer(0.3, proc.send_signal, (signal.SIGKILL,))
+        killer.start()
+        death = BrokerMonitor(endpoint, grace_s=0.5).check(suspect=suspect, settle_s=3.0)
+        killer.join()
+        _gone(proc)
+        assert (death is not None) == expect_death, (suspect, death)
+        if death is not None:
+            assert death.exit_status == "killed by signal 9 (SIGKILL)"

@@ -180,7 +180,7 @@ class _Alive:
     def __init__(self, endpoint):
         pass
 
-    def check(self):
+    def check(self, *, suspect=False):
         return None
 
 
