@@ -604,6 +604,10 @@ class _Checker:
         self.last_id: dict[str, tuple[str, MessageId]] = {}  # topic -> (label, last observed id)
         # producer handle -> (send order, label, id) of every id its sends and flushes reported (``_check_flush_order``)
         self.producer_ids: dict[str, list[tuple[int, str, MessageId]]] = {}
+        # PLS-MSGID-002 across producers: an async send's label -> the topics' last ids when it was sent (every one of
+        # those messages was stored before it), and (topic, id) -> the label whose send or flush reported it first
+        self.async_floor: dict[str, dict[str, tuple[str, MessageId]]] = {}
+        self.id_owner: dict[tuple[str, tuple[int, ...]], str] = {}
         self.last_receive: dict[str, tuple[bool, Span]] = {}  # handle -> (got a message?, span)
         # handles that received nothing since they subscribed, reconnected or sought (_START_RULES)
         self.fresh_start: set[str] = set()
@@ -1255,6 +1259,7 @@ class _Checker:
         self.send_order.setdefault(label, len(self.send_order))
         if "message_id" not in value:
             if args.get("async"):
+                self.async_floor[label] = dict(self.last_id)
                 # an async send on a partitioned topic: the model stored it where a later flush or receipt shows
                 # (Broker._op_send), and that partition is judged here against the router's; a batched one waits
                 # in its partition's open batch, and is judged once the model stores it (_judge_owed_routes)
@@ -1290,9 +1295,19 @@ class _Checker:
                        f"{label} was published after {prev[0]}, so its id {mid} must sort after {prev[1]}"
                        + ("." if ok else ", and it does not."))
         if stored is not None:
+            self._check_id_unique(n, stored.topic, label, mid)
             self.last_id[stored.topic] = (label, mid)
             self.producer_ids.setdefault(args["producer"], []).append((self.send_order.get(label, -1), label, mid))
         self._check_route(event, stored)
+
+    def _check_id_unique(self, n: int, topic: str, label: str, mid: MessageId) -> None:
+        """PLS-MSGID-002: ids on a topic or partition increase in publish order, so no two messages there share
+        one; judged when a send or a flush reports an id another message's send or flush reported before."""
+        owner = self.id_owner.setdefault((topic, tuple(mid.to_list())), label)
+        if owner != label:
+            self._emit("PLS-MSGID-002", n, FAIL, "order-violation", f"an id other than {owner}'s", str(mid),
+                       f"{label} was reported the id {mid}, which {owner} was reported before: ids on one topic or "
+                       "partition increase in publish order, so two messages never share one.")
 
     def _unfollowed_on(self, topic: str, subscription: str) -> bool:
         """Whether a consumer the model stopped following is attached to ``subscription`` of ``topic``."""
@@ -1301,16 +1316,18 @@ class _Checker:
                    for h in self.unmodelled_handles if h in self.model.consumers)
 
     def _check_flush_order(self, n: int, producer: str, facts: Mapping[str, Any], value: Mapping[str, Any]) -> None:
-        """PLS-MSGID-002 for the ids a flush reports: one producer's messages are stored in the order it sent them
+        """PLS-MSGID-002 for the ids a flush reports. One producer's messages are stored in the order it sent them
         (one connection, one partition), so each id sorts after the id of that producer's last message sent before it
-        on the same partition. Not for a KeyBased batching producer, whose container writes a batch per key (PLS-BATCH-003),
-        nor a flush of delayed messages, nor for ids that name no entry (a duplicate's, PLS-DEDUP-001; a non-persistent
-        message's, PLS-NP-003). A later sync send on the topic sorts after these ids too (``last_id`` moves on)."""
+        on the same partition; not for a KeyBased batching producer, whose container writes a batch per key
+        (PLS-BATCH-003), nor a flush of delayed messages (one leaves alone, maybe ahead of the open batch: PLS-DELAY-006).
+        Across producers, each id sorts after every id a send or flush had reported on its topic before the message
+        was sent, and no two messages share an id. Never for ids that name no entry (a duplicate's, PLS-DEDUP-001; a
+        non-persistent message's, PLS-NP-003). A later sync send on the topic sorts after these ids too (``last_id``)."""
         sender = self.model.producers.get(producer)
-        if sender is None or not names.is_persistent(sender.topic.full) \
-                or self.producer_args.get(producer, {}).get("batching_type") == "KeyBased" \
-                or "PLS-DELAY-006" in (facts.get("rules") or ()):
-            return  # (a delayed message leaves alone, maybe ahead of the open batch: PLS-DELAY-006)
+        if sender is None or not names.is_persistent(sender.topic.full):
+            return
+        in_send_order = self.producer_args.get(producer, {}).get("batching_type") != "KeyBased" \
+            and "PLS-DELAY-006" not in (facts.get("rules") or ())
         resent = set(facts.get("may_report_duplicate") or ())
         reported = sorted(((self.send_order[label], label, MessageId.from_list(mid))
                            for label, mid in (value.get("message_ids") or {}).items()
@@ -1319,7 +1336,7 @@ class _Checker:
         known = self.producer_ids.setdefault(producer, [])
         for order, label, mid in reported:
             before = [x for x in known if x[0] < order and x[2].partition == mid.partition and x[1] != label]
-            if before:
+            if before and in_send_order:
                 _, prev_label, prev = max(before, key=lambda x: x[0])
                 ok = prev.precedes(mid)
                 self._emit("PLS-MSGID-002", n, PASS if ok else FAIL, None if ok else "order-violation",
@@ -1328,8 +1345,18 @@ class _Checker:
                            + ("." if ok else ", and it does not."))
             known.append((order, label, mid))
             stored = self.model.message(label)
-            last = self.last_id.get(stored.topic) if stored is not None else None
-            if stored is not None and (last is None or last[1].precedes(mid)):
+            if stored is None:
+                continue
+            floor = self.async_floor.get(label, {}).get(stored.topic)
+            if floor is not None and floor[0] != label:
+                ok = floor[1].precedes(mid)
+                self._emit("PLS-MSGID-002", n, PASS if ok else FAIL, None if ok else "order-violation",
+                           f"an id after {floor[1]}", str(mid),
+                           f"{label} was sent after the send of {floor[0]} had reported {floor[1]}, so its id {mid} "
+                           "must sort after it" + ("." if ok else ", and it does not."))
+            self._check_id_unique(n, stored.topic, label, mid)
+            last = self.last_id.get(stored.topic)
+            if last is None or last[1].precedes(mid):
                 self.last_id[stored.topic] = (label, mid)  # a later sync send on the topic sorts after it too
 
     def _judge_owed_routes(self) -> None:

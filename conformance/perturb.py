@@ -107,6 +107,8 @@ from conformance.trace import (
     parse,
     received_message,
 )
+from reference_model import non_persistent
+from reference_model.profiles import profile_for
 from reference_model.rules import RULES
 
 ALLOWED = "allowed"
@@ -1068,7 +1070,35 @@ def _due(ctx: _Ctx, i: int, h: Any, msg: Any, alone: bool) -> tuple[float | None
     if any(x.op.op == "new_txn" for x in ctx.events[:i]):
         return None, "a transaction may hold it back (PLS-TXN-003)"
     start = ctx.events[next(k for k, x in enumerate(ctx.events) if x.step == h.step)].t_end_ms
+    if h.sub_type == "Failover":
+        # the broker reads for a newly picked active consumer only after activeConsumerFailoverDelayTimeMillis, the
+        # first one too (PLS-FAILOVER-003, reference_model.dispatch.failover): from the last join or leave before i
+        changes = [x for k, x in enumerate(ctx.events[:i]) if ctx.sub_at(k) == sub and x.outcome.status == OK
+                   and x.op.op in ("subscribe", "close", "unsubscribe")]
+        if changes:
+            delay = profile_for(None, h.client).failover_activation_delay_ms
+            if changes[-1].t_end_ms + delay > max(ctx.events[s].t_end_ms, start):
+                start = changes[-1].t_end_ms + delay
+                return start + ctx.band, f"the active consumer picked at step {changes[-1].step} reads after {delay} ms"
     return max(ctx.events[s].t_end_ms, start) + ctx.band, f"stored at step {ctx.events[s].step}"
+
+
+def _maybe_before_first_permits(ctx: _Ctx, h: Any, key: tuple[str, str]) -> bool:
+    """Whether the rules leave the non-persistent message ``key`` maybe absent from ``h``'s subscription:
+    published before every connected consumer's first flow permits surely reached the broker
+    (``reference_model.non_persistent`` rule 6: a Java or Go consumer sends them after its subscribe
+    returned, so they arrive by the subscribe's end plus the dispatch band)."""
+    s = ctx.sends.get(key)
+    if s is None or not _non_persistent(h):
+        return False
+    by = []
+    for c in ctx.handles_of(h.sub_key):
+        if c.kind != "consumer" or not ctx.live(c, s):
+            continue
+        subscribed = ctx.events[next(k for k, x in enumerate(ctx.events) if x.step == c.step)]
+        late = profile_for(None, c.client).first_permits_after_subscribe
+        by.append(subscribed.t_end_ms + ctx.band if late else None)
+    return non_persistent.before_first_permits(ctx.events[s].t_start_ms, by)
 
 
 def _alone(ctx: _Ctx, h: Any, i: int) -> bool:
@@ -1095,6 +1125,9 @@ def _classify_drop(ctx: _Ctx, p: Perturbation) -> Classification:
     timed = _timing_lies(ctx, _Ctx(p.history))
     if timed is not None:
         return timed
+    if ctx.first_delivery(i, sub, key) and _maybe_before_first_permits(ctx, h, key):
+        return _allowed(f"{key[1]} was published before the first flow permits of {h.name}'s subscription surely "
+                        "reached the broker, which may drop it (non-persistent rule 6)", _owing_rules(h))
     later = next((j for j, _, _ in ctx.deliveries_of(sub, key, after=i)), None)
     stop = later if later is not None else n
     removed = _removal(ctx, sub, msg, i, stop)

@@ -140,3 +140,23 @@ def test_a_producer_handle_reused_on_another_topic_starts_its_id_order_afresh():
            ("flush", {"producer": "p"})]
     h = ModelTarget().run(Trace(TraceHeader(trace_id="reuse"), tuple(Op(i + 1, o, a) for i, (o, a) in enumerate(ops))))
     assert not _fails(h), check(h).summary()
+
+
+def test_an_id_flushed_after_another_producers_send_returned_sorts_after_its_id():
+    """Mixed: a Java producer's sync send of m1 returned (197,0) at step 4; a Python producer then sent m2, m3, m4
+    async and its flush reported (197,1,-1,0..2) at step 19. m1 was stored before m2 was sent, so m2's id sorts
+    after m1's (PLS-MSGID-002: ids on a topic increase in publish order, whichever producer published)."""
+    name = "live-4.0.8-mixed-sync-send-then-other-producers-batch.jsonl"
+    assert "FAIL" not in _statuses(load(LIVE / name), "PLS-MSGID-002", 19)
+    lie = _edited(name, 4, lambda v: v.__setitem__("message_id", [199, 0, -1, -1]))
+    assert "FAIL" in _statuses(lie, "PLS-MSGID-002", 19), check(lie).summary()
+
+
+def test_two_messages_never_share_an_id():
+    """Mixed: p3's sync send of m5 returned (151,3) at step 19; p5's flush at step 21 reported (151,2) for m3, sent
+    async at step 16. Told that m5 got (151,2) as well, two messages of one topic share an id, which ids that
+    increase in publish order never do (PLS-MSGID-002), whichever of the two was stored first."""
+    name = "live-4.0.8-mixed-async-send-flushed-after-other-producers-send.jsonl"
+    assert _fails(load(LIVE / name)) == set()
+    lie = _edited(name, 19, lambda v: v.__setitem__("message_id", [151, 2, -1, -1]))
+    assert "FAIL" in _statuses(lie, "PLS-MSGID-002", 21), check(lie).summary()

@@ -215,3 +215,29 @@ def test_checking_the_original_is_clean():
     # the hand-written histories above are true: every catch is the lie's
     for history in (acked_then_empty(), two_first_deliveries("Shared"), two_first_deliveries("Exclusive"), nacked_and_back()):
         assert not check(history).failures()
+
+
+def _drop_at(history: History, step: int) -> dict:
+    lies = [p for p in of_kind(history, "drop_delivery", count=200) if p.step == step]
+    assert lies, f"no drop_delivery lie at step {step}"
+    return perturb.judge(history, lies[0])
+
+
+LIVE = ROOT / "tests" / "conformance" / "live_histories"
+
+
+def test_a_non_persistent_message_sent_before_the_first_permits_may_be_dropped():
+    """Go, live 4.0.8: c2 (Shared, the only consumer of sx1 on a non-persistent topic) subscribed by 100.9 ms and m1
+    was sent at 109.2 ms. The Go client sends its first flow permits after its subscribe returned, so the broker may
+    drop m1 for want of permits (reference_model.non_persistent rule 6): a receive that gets nothing is allowed."""
+    r = _drop_at(load(LIVE / "live-4.0.8-go-non-persistent-send-right-after-subscribe.jsonl"), 7)
+    assert r["classification"]["class"] == perturb.ALLOWED and "rule 6" in r["classification"]["reason"]
+
+
+def test_a_failover_consumer_is_owed_a_message_only_after_the_activation_delay():
+    """Java, live 4.0.8: c2 and c3 joined Failover sx1 at 207 and 212 ms; m1 was stored at 217 ms; c2 closed at
+    826 ms; c3 got m1 at 1213 ms. The broker reads for a newly picked active consumer only after
+    activeConsumerFailoverDelayTimeMillis (1000 ms), so after c2's close c3 is surely reading only by 1826 ms: a
+    500 ms receive ending at 1326 ms with nothing is allowed, not a lie on PLS-FAILOVER-003."""
+    r = _drop_at(load(LIVE / "live-4.0.8-java-failover-active-consumer-reads-after-delay.jsonl"), 11)
+    assert r["classification"]["class"] != perturb.MISSED, r["classification"]
