@@ -1070,11 +1070,12 @@ def _due(ctx: _Ctx, i: int, h: Any, msg: Any, alone: bool) -> tuple[float | None
     if any(x.op.op == "new_txn" for x in ctx.events[:i]):
         return None, "a transaction may hold it back (PLS-TXN-003)"
     start = ctx.events[next(k for k, x in enumerate(ctx.events) if x.step == h.step)].t_end_ms
-    if h.sub_type == "Failover":
+    if h.sub_type == "Failover" and not _non_persistent(h):
         # the broker reads for a newly picked active consumer only after activeConsumerFailoverDelayTimeMillis, the
-        # first one too (PLS-FAILOVER-003, reference_model.dispatch.failover): from the last join or leave before i
+        # first one too (PLS-FAILOVER-003, reference_model.dispatch.failover): from the last join, leave or seek
+        # before i (a non-persistent topic's dispatcher sends at once: FailoverDispatcher.activation_delay_ms)
         changes = [x for k, x in enumerate(ctx.events[:i]) if ctx.sub_at(k) == sub and x.outcome.status == OK
-                   and x.op.op in ("subscribe", "close", "unsubscribe")]
+                   and x.op.op in ("subscribe", "close", "unsubscribe", "seek")]
         if changes:
             delay = profile_for(None, h.client).failover_activation_delay_ms
             if changes[-1].t_end_ms + delay > max(ctx.events[s].t_end_ms, start):

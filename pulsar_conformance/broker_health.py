@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 LOG_TAIL_LINES = 20
+DYING_WAIT_S = 10.0  # how long a process with SIGKILL pending is waited for before it is reported as it is
 
 
 class BrokerDied(Exception):
@@ -71,15 +72,25 @@ class BrokerDeath:
 
 
 def sigkill_pending(pid: int) -> bool:
-    """Whether ``pid`` has SIGKILL pending (``/proc/<pid>/status`` SigPnd or ShdPnd): it is exiting."""
-    bit = 1 << (signal.SIGKILL - 1)
+    """Whether ``pid`` has SIGKILL pending (``/proc/<pid>/status``): it is exiting."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & bit:
+            return sigkill_in_status(f.read())
+    except OSError:
+        return False
+
+
+def sigkill_in_status(status: str) -> bool:
+    """Whether a ``/proc/<pid>/status`` text shows SIGKILL pending, for a thread (SigPnd) or the process (ShdPnd):
+    after ``kill -9`` it stays there until the kernel has released the whole process."""
+    bit = 1 << (signal.SIGKILL - 1)
+    for line in status.splitlines():
+        if line.startswith(("SigPnd:", "ShdPnd:")):
+            try:
+                if int(line.split()[1], 16) & bit:
                     return True
-    except (OSError, IndexError, ValueError):
-        pass
+            except (IndexError, ValueError):
+                continue
     return False
 
 
@@ -141,27 +152,27 @@ class BrokerMonitor:
         return getattr(self.endpoint, "kind", None) == "embedded" and bool(pid) and not process_alive(pid)
 
     def _process_dying(self) -> bool:
-        """An embedded broker with SIGKILL pending: it cannot live on; wait (bounded) for it to go."""
-        from fixtures.embedded import wait_gone
-
+        """An embedded broker with SIGKILL pending: it cannot live on, though it may not be gone yet."""
         pid = getattr(self.endpoint, "pid", None)
-        if getattr(self.endpoint, "kind", None) != "embedded" or not pid or not sigkill_pending(pid):
-            return False
-        wait_gone(pid, timeout_s=30)
-        return True
+        return getattr(self.endpoint, "kind", None) == "embedded" and bool(pid) and sigkill_pending(pid)
 
     def _answering(self) -> bool:
         return port_open(self.endpoint.service_url) or port_open(self.endpoint.admin_url)
 
     def check(self, *, suspect: bool = False, settle_s: float = 2.0) -> BrokerDeath | None:
         """None while the broker lives and answers; else its ``BrokerDeath`` (case and label unset).
-        ``suspect``: the case just run ended ERROR, so the process gets ``settle_s`` to be seen dying
-        before its open ports count as life."""
-        if suspect:
+        ``suspect``: the case just run ended ERROR, so an embedded broker's process gets ``settle_s`` to be seen
+        dying before its open ports count as life."""
+        from fixtures.embedded import wait_gone
+
+        embedded = getattr(self.endpoint, "kind", None) == "embedded" and bool(getattr(self.endpoint, "pid", None))
+        if suspect and embedded:
             deadline = time.monotonic() + settle_s
             while not (self._process_gone() or self._process_dying()) and time.monotonic() < deadline:
                 time.sleep(0.1)
-        if not (self._process_gone() or self._process_dying()):
+        if self._process_dying():
+            wait_gone(self.endpoint.pid, timeout_s=DYING_WAIT_S)  # for its exit status; _death says if it outlived this
+        elif not self._process_gone():
             deadline = time.monotonic() + self.grace_s
             while True:
                 if self._answering():
@@ -178,6 +189,8 @@ class BrokerMonitor:
         kind = getattr(self.endpoint, "kind", "external")
         if self._process_gone():
             status = exit_status_of(pid) or "exit status unknown (the process is gone)"
+        elif self._process_dying():
+            status = f"killed by signal 9 (SIGKILL), still exiting {DYING_WAIT_S:g} s later"
         elif pid and kind == "embedded":
             status = f"the process is alive but its ports ({self.endpoint.service_url}, {self.endpoint.admin_url}) are closed"
         else:

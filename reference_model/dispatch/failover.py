@@ -158,6 +158,13 @@ class FailoverDispatcher(ExclusiveDispatcher):
         elif self.consumers:
             self.switch_possible = len(self.consumers) > 1
 
+    def activation_delay_ms(self) -> int:
+        """PLS-FAILOVER-003: how long after a join or leave the broker waits before it reads for the active consumer
+        (``activeConsumerFailoverDelayTimeMillis``); 0 on a non-persistent topic: its dispatcher
+        (``NonPersistentDispatcherSingleActiveConsumer#scheduleReadOnActiveConsumer``) has nothing to read and sends
+        each message to the active consumer of the moment."""
+        return 0 if self.sub.topic.full.startswith("non-persistent://") else self.profile.failover_activation_delay_ms
+
     # ------------------------------------------------------------------ what may arrive
 
     def options(self, handle: str, at: Span, focus: int | None = None) -> ReceiveOptions:
@@ -169,7 +176,7 @@ class FailoverDispatcher(ExclusiveDispatcher):
             opts = super().options(handle, at, focus)
             if opts.must_by is not None:
                 # PLS-FAILOVER-003: nothing is owed before the activation delay after a change ran out
-                opts = replace(opts, must_by=max(opts.must_by, self.changed_at + self.profile.failover_activation_delay_ms))
+                opts = replace(opts, must_by=max(opts.must_by, self.changed_at + self.activation_delay_ms()))
             if self.switch_possible:
                 cands = opts.candidates
                 if self.partition_index >= 0 and all(c.consumer_name for c in self.consumers) and self.ring_pick() != handle:
@@ -207,7 +214,7 @@ class FailoverDispatcher(ExclusiveDispatcher):
     def _outranked_options(self, handle: str, at: Span, focus: int | None) -> ReceiveOptions:
         """PLS-FAILOVER-005: a consumer below the best priority level may only drain what was in flight
         to it before the switch took effect; nothing is owed to it and the model's choice is to give it nothing."""
-        cutoff = self.outranked_at[handle] + self.profile.failover_activation_delay_ms
+        cutoff = self.outranked_at[handle] + self.activation_delay_ms()
         if handle == self.active_handle:
             cands = super().options(handle, at, focus).candidates
         else:
@@ -255,7 +262,7 @@ class FailoverDispatcher(ExclusiveDispatcher):
                            f"Let {better.handle} (priority level {better.priority_level}) be connected {when}. Then only "
                            f"consumers of that level can be active, and {handle} (priority level "
                            f"{self._consumer(handle).priority_level}) may only drain messages in flight to it before the "
-                           f"switch ({self.profile.failover_activation_delay_ms} ms after that join); it received "
+                           f"switch ({self.activation_delay_ms()} ms after that join); it received "
                            f"{self.sub.label(pos)}, published at {self.sub.stored_span(pos).start:g} ms.")
         if handle != self.active_handle and not self.switch_possible and self.active_handle is not None:
             return Refusal("wrong-consumer", "PLS-FAILOVER-003",

@@ -110,13 +110,14 @@ def zero_permit_queue(receiver_queue_size: int) -> int | None:
     return q - max(q // 2 - 1, 0)
 
 
-def ghost_candidate(pos: int, handle: str, acked_at: float) -> Candidate:
-    """An acked message that may still sit in ``handle``'s receiver queue (see ``acked``)."""
+def ghost_candidate(pos: int, handle: str, acked_at: float, count_high: int = 1 << 30) -> Candidate:
+    """An acked message that may still sit in ``handle``'s receiver queue (see ``acked``). ``count_high``: the highest
+    redelivery count a copy dispatched before the ack could carry (PLS-ACK-005; unbounded where not tracked)."""
     return Candidate(
         pos, Window(float("-inf"), float("inf"), None), ("PLS-ACK-001",),
         f"a copy may have been in {handle}'s receiver queue before the ack at {acked_at:g} ms "
         f"(a client does not purge its receiver queue on ack: C++ never does, Java and Go keep what was queued "
-        f"before it)", 0, 1 << 30, kind="ghost")
+        f"before it)", 0, count_high, kind="ghost")
 
 
 class SharedDispatcher:
@@ -160,7 +161,7 @@ class SharedDispatcher:
         self.sole_since = 0.0  # when the current consumers became all the consumers
         self.start_rules: dict[str, tuple[str, ...]] = {}
         # Acked messages a receiver queue may still hold: position -> (consumers, ack instant).
-        self.ghosts: dict[int, tuple[set[str], float]] = {}
+        self.ghosts: dict[int, tuple[set[str], float, int]] = {}  # pos -> (who may hold a copy, ack time, highest count)
         # A nack of a message the consumer's application has not received yet: it may sit in that
         # consumer's queue, and the broker redelivers it if so. position -> (consumer, rule, window).
         self.queued_nacks: dict[int, tuple[str, Window, str]] = {}
@@ -270,7 +271,7 @@ class SharedDispatcher:
         self.unblocked_at.pop(handle, None)
         self.unblock_requests.pop(handle, None)
         self.limit_unsure.pop(handle, None)
-        for holders, _ in self.ghosts.values():
+        for holders, _, _ in self.ghosts.values():
             holders.discard(handle)  # closing drops its queue
         self.stale.pop(handle, None)
         self.fault_stale.pop(handle, None)
@@ -385,8 +386,9 @@ class SharedDispatcher:
                 (extra + self.start_rules.get(handle, ()) + _FIRST_RULES) if extra else self.start_rules.get(handle, ()) + _FIRST_RULES,
                 "its deliver-at time has come" if extra else "not yet delivered to any consumer",
                 0, self._fresh_hi(pos), kind="pool"))
-        if focus is not None and handle in self.ghosts.get(focus, ((), 0))[0]:
-            candidates.append(ghost_candidate(focus, handle, self.ghosts[focus][1]))
+        if focus is not None and handle in self.ghosts.get(focus, ((), 0, 0))[0]:
+            _, acked_at, count_high = self.ghosts[focus]
+            candidates.append(ghost_candidate(focus, handle, acked_at, count_high))
         if focus is not None and self._is_stale(handle, focus):
             candidates.append(Candidate(
                 focus, Window(float("-inf"), float("inf"), None), ("PLS-REDELIVER-001",),
@@ -769,7 +771,8 @@ class SharedDispatcher:
             else:
                 holders = {h for h in self.consumers if self._is_stale(h, pos)}
             if holders:
-                self.ghosts[pos] = (holders, at.start)
+                # a queued copy was dispatched before the ack, so its count is at most what the next copy could carry
+                self.ghosts[pos] = (holders, at.start, self.highest_next_count(pos))
             if slot is None or slot.holder is None or (slot.release is not None and slot.release.low <= at.end):
                 self.held_since.pop(pos, None)  # PLS-SHARED-003: not surely in an application's hands when acked
             slot = self.slots.pop(pos, None)

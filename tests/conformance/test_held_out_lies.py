@@ -160,3 +160,14 @@ def test_two_messages_never_share_an_id():
     assert _fails(load(LIVE / name)) == set()
     lie = _edited(name, 19, lambda v: v.__setitem__("message_id", [151, 2, -1, -1]))
     assert "FAIL" in _statuses(lie, "PLS-MSGID-002", 21), check(lie).summary()
+
+
+def test_a_copy_queued_before_an_expiry_pass_keeps_the_count_it_was_dispatched_with():
+    """Python: c2, alone on Shared sx1, had m1..m3 prefetched when an expiry pass (step 15) acked them at the broker;
+    m2 still surfaced from its receiver queue at step 17 (a ghost copy: PLS-ACK-001 cannot say whether it was queued
+    before the pass, so INDETERMINATE). Nothing ever redelivered m2, so the copy was its first dispatch: its count is 0
+    (PLS-ACK-005), and a count of 1 is a lie whichever way the copy came."""
+    name = "live-4.0.8-python-indeterminate-receive-then-expiry.jsonl"
+    assert "FAIL" not in _statuses(load(LIVE / name), "PLS-ACK-005", 17)
+    lie = _edited(name, 17, lambda v: v["message"].__setitem__("redelivery_count", 1))
+    assert _statuses(lie, "PLS-ACK-005", 17) == {"FAIL"}, check(lie).summary()

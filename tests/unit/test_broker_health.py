@@ -13,7 +13,7 @@ import pytest
 
 from fixtures.embedded import process_alive
 from fixtures.endpoint import BrokerEndpoint
-from pulsar_conformance.broker_health import BrokerMonitor, exit_status_of, sigkill_pending
+from pulsar_conformance.broker_health import BrokerMonitor, exit_status_of, sigkill_in_status, sigkill_pending
 
 
 def _gone(proc: subprocess.Popen) -> None:
@@ -99,3 +99,23 @@ def test_a_case_that_ended_error_waits_for_a_broker_being_killed(listening):
         assert (death is not None) == expect_death, (suspect, death)
         if death is not None:
             assert death.exit_status == "killed by signal 9 (SIGKILL)"
+
+
+def test_sigkill_pending_is_read_from_the_status_pending_masks():
+    """A JVM torn down after ``kill -9`` is neither gone nor a zombie for a while; its status shows SIGKILL (bit 9,
+    mask 0x100) pending, per thread or for the whole process. A live process here shows none."""
+    live = "Name:\tjava\nState:\tR (running)\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
+    assert not sigkill_in_status(live)
+    assert sigkill_in_status(live.replace("ShdPnd:\t0000000000000000", "ShdPnd:\t0000000000000100"))
+    assert sigkill_in_status(live.replace("SigPnd:\t0000000000000000", "SigPnd:\t0000000000004100"))
+    assert not sigkill_in_status(live.replace("ShdPnd:\t0000000000000000", "ShdPnd:\t0000000000004000"))  # SIGTERM only
+    import os
+    assert not sigkill_pending(os.getpid())
+
+
+def test_an_external_broker_after_an_error_case_is_not_waited_for(listening):
+    (service, admin), _ = listening
+    endpoint = BrokerEndpoint(kind="external", service_url=f"pulsar://127.0.0.1:{service}", admin_url=f"http://127.0.0.1:{admin}")
+    t0 = time.monotonic()
+    assert BrokerMonitor(endpoint, grace_s=0.5).check(suspect=True, settle_s=3.0) is None
+    assert time.monotonic() - t0 < 1.5
