@@ -471,6 +471,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # PLS-NP-001 (non_persistent rule 6): consumer -> by when its first flow permits surely reached the broker, for a
         # client that sends them after its subscribe call returned
         self.first_permits_by: dict[str, float] = {}
+        # consumer -> when the broker last dropped its connection (an admin reset, an unload, a fault): its client
+        # reconnects on its own, and an op that needs the connection meanwhile may be refused (``_op_unsubscribe``)
+        self.disconnected_at: dict[str, float] = {}
         # labels of async sends on a partitioned topic whose partition the judged history never shows (_place_unshown)
         self.unplaced_labels: set[str] = set()
         # (topic full name, position) -> (kind, client) of a copy the client wrote: "dlq" (nack or
@@ -2482,6 +2485,14 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if isinstance(found, Rejected):
             return found
         config, sub = found
+        dropped = self.disconnected_at.get(config.handle)
+        if dropped is not None and at.start < dropped + faults.RECONNECT_WINDOW_MS:
+            # PLS-SUB-006: a client unsubscribes over its connection, and it has none while it reconnects: Java
+            # ConsumerImpl#unsubscribeAsync fails "Not connected to broker" (live 4.0.8, Java fuzz campaign of 7 Dec
+            # 2026, 3/3: an admin reset_cursor, then the unsubscribe, refused; regression
+            # pls-sub-006-unexpected-rejection-dd776047c2b1), C++ ConsumerImpl::unsubscribeAsync gives ResultNotConnected
+            raise NotModelledError(f"an unsubscribe {at.start - dropped:.0f} ms after the broker dropped the consumer's "
+                                   "connection: refused while its client reconnects, or done once it has")
         others = sorted({h for _, s in self.attachments(config.handle) for h in s.dispatcher.connected() if h != config.handle})
         if others:
             # Source: "Unconnected or shared consumer attempting to unsubscribe"; measured on 4.0.8
@@ -2748,10 +2759,15 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 for c in d.options(handle, at).candidates:
                     if c.pos in due and c.window.high is not None:
                         due[c.pos] = min(due[c.pos], c.window.high + self.slack_ms)
-            # a message not surely deliverable by the receipt's end (a delayed one whose time has not come, one a
-            # transaction still holds) would not have come before it: the receipt tells nothing of it (model fuzz seed
-            # 20261213: an unplaced delayed m5 read absent when m6, stored after it, was received, so the backlog missed it)
-            waiting = {q for q in sub.maybe_absent if sub.stored_span(q).end > at.end} if received is not None else set()
+            # a message held back past its storing (a delayed one, one a transaction held) and not surely deliverable
+            # when the received one could first be dispatched may have come after it: the receipt tells nothing of it (model
+            # fuzz seed 20261213: an unplaced delayed m5 read absent when m6, stored after it, was received, so the
+            # backlog missed it; the review of 84c5b02: its time may come while m6 waits in the queue)
+            waiting = set()
+            if received is not None:
+                first_out = sub.stored_span(received)
+                waiting = {q for q in sub.maybe_absent
+                           if (span := sub.stored_span(q)) != sub.topic.entries[q].stored and span.end > first_out.start}
             absent, settled = maybe_absent.resolve(
                 sub.maybe_absent - waiting, received, ordered=ordered, ordered_pair=same_key, asked_until=at.end, due=due)
             sub.maybe_absent -= settled
@@ -3132,6 +3148,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                    for _, (_, sub) in joined}
         for handle, (config, sub) in joined:
             sub.dispatcher.remove_consumer(handle, at)
+            self.disconnected_at[handle] = at.end
         for handle, (config, sub) in joined:
             if effects.resets_redelivery_counts and not sub.dispatcher.connected():
                 sub.dispatcher = self._new_dispatcher(config.type, sub)

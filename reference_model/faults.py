@@ -134,6 +134,12 @@ RESUME_GRACE_MS: Mapping[str, float] = {CUT: 1000.0, RESTART: 3000.0, CRASH: 300
                                          UNLOAD: 3000.0}
 
 
+# How long after the broker dropped a consumer's connection (a fault, an unload, an admin reset) its client may still
+# be reconnecting (Java ``ConnectionHandler`` backs off from 100 ms, then looks the topic up and subscribes again): an
+# op that needs the connection may be refused meanwhile (``Broker._op_unsubscribe``). The unload's resume grace.
+RECONNECT_WINDOW_MS = 3000.0
+
+
 def resume_deadline(must_by: float, faults: Iterable[Fault]) -> float:
     """The instant by which an owed message must have come, given the faults so far: the rule's own
     deadline, or, when the message was already owed before a reconnecting fault ended, that fault's

@@ -92,7 +92,7 @@ class ExclusiveDispatcher:
         self.compacted_horizon: int | None = None  # that compaction's horizon (PLS-COMPACT-004: past it, every message)
         self.compacted_tombstones: frozenset[int] = frozenset()  # the tombstones among them (PLS-COMPACT-006)
         # Acked messages the active consumer's queue may still hold: position -> ack instant.
-        self.ghosts: dict[int, float] = {}
+        self.ghosts: dict[int, tuple[float, int]] = {}  # pos -> (ack time, highest count a queued copy may carry)
         # Failover only: the active consumer may change at the next dispatch (membership changed);
         # an Exclusive subscription's one consumer is always the active one.
         self.switch_possible = False
@@ -142,6 +142,10 @@ class ExclusiveDispatcher:
             head = self.sub.cursor.first_unacked(head + 1)
         return head
 
+    def _rewind_count_high(self) -> int:
+        """PLS-ACK-005: the highest redelivery count a rewound copy carries (none is bumped where the profile says so)."""
+        return (1 << 30) if self.profile.rewind_increments_redelivery_count else 0
+
     def must_receive_by(self, handle: str, at: Span) -> tuple[float, str | None, str] | None:
         return owed(self.options(handle, at))
 
@@ -170,7 +174,7 @@ class ExclusiveDispatcher:
             due = min((p.window.high for p in mandatory if p.window.high is not None), default=None) if visible else None
             window = Window(first.window.low, min(p.window.canonical for p in self.pending), due)
             # PLS-ACK-005: C++ rewinds carry no positions, so the count stays as it was (0).
-            count_high = (1 << 30) if self.profile.rewind_increments_redelivery_count else 0
+            count_high = self._rewind_count_high()
             candidates.append(Candidate(
                 rewind_start, window, (first.rule,) + ((first.timing_rule,) if first.timing_rule else ()), first.cause,
                 count_low=0, count_high=count_high, kind="rewind"))
@@ -178,7 +182,7 @@ class ExclusiveDispatcher:
                 must_by, must_rule, must_reason = due, first.timing_rule or first.rule, f"the rewind requested by {first.cause}"
         if focus is not None and focus in self.ghosts:
             from reference_model.dispatch.shared import ghost_candidate
-            candidates.append(ghost_candidate(focus, handle, self.ghosts[focus]))
+            candidates.append(ghost_candidate(focus, handle, *self.ghosts[focus]))
         if head < n:
             stored = self.sub.stored_span(head)
             due = max(stored.end, self.stream_since)
@@ -245,7 +249,9 @@ class ExclusiveDispatcher:
         rewind_eligible = any(p.window.low <= at.start for p in self.pending)
         for pos in gone:
             if pos >= self.stream_next or rewind_eligible:
-                self.ghosts[pos] = at.start
+                # PLS-ACK-005: a queued copy carries the count it was pushed with: 0 from the stream, and from a rewind
+                # only what a rewind gives (the rewind candidate's range)
+                self.ghosts[pos] = (at.start, self._rewind_count_high() if rewind_eligible else 0)
         if gone:
             self.pending = [p for p in self.pending if p.pos is None or p.pos not in gone]
         active = self.active()
@@ -298,7 +304,7 @@ class ExclusiveDispatcher:
         if uncertain or active.handle != seeker:
             start = self.sub.cursor.first_unacked() if uncertain else self.stream_next
             keep = dict(self.ghosts)
-            keep.update({p: at.start for p in range(start, self.sub.n_entries())})
+            keep.update({p: (at.start, self._rewind_count_high()) for p in range(start, self.sub.n_entries())})
         self.skip_before = {}
         if filter_for is not None:
             self.skip_before[filter_for[0]] = filter_for[1]

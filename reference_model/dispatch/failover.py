@@ -190,7 +190,7 @@ class FailoverDispatcher(ExclusiveDispatcher):
         if focus is not None and focus in self.ghosts:
             # Any consumer may have been the active one with this message queued (ring unknown).
             from reference_model.dispatch.shared import ghost_candidate
-            candidates.append(ghost_candidate(focus, handle, self.ghosts[focus]))
+            candidates.append(ghost_candidate(focus, handle, *self.ghosts[focus]))
         if handle in self.former:
             head = self._head(handle, self.former[handle])
             if head < n:

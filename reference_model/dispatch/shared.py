@@ -138,6 +138,9 @@ class SharedDispatcher:
         self.next_fresh = sub.cursor.first_unacked()
         # Events that may have bumped the count of messages sitting unseen in a receiver queue.
         self.hidden_times: list[float] = []
+        # events that may raise some message's redelivery count (a close, a nack, a redelivery request, an abort, a
+        # release): a ghost's count bound holds only while none came after its ack (``_ghost_count_high``)
+        self.count_events = 0
         self.count_hint: dict[int, int] = {}  # highest count known before a seek, or seen on a stale copy
         # PLS-ACK-005: positions whose entry's redelivery count the broker may still drop (a batch-index ack of
         # another message of the entry on its way), and the latest instant that ack may reach the broker.
@@ -161,7 +164,8 @@ class SharedDispatcher:
         self.sole_since = 0.0  # when the current consumers became all the consumers
         self.start_rules: dict[str, tuple[str, ...]] = {}
         # Acked messages a receiver queue may still hold: position -> (consumers, ack instant).
-        self.ghosts: dict[int, tuple[set[str], float, int]] = {}  # pos -> (who may hold a copy, ack time, highest count)
+        # pos -> (who may hold a copy, ack time, its highest count then, the count-event clock then)
+        self.ghosts: dict[int, tuple[set[str], float, int, int]] = {}
         # A nack of a message the consumer's application has not received yet: it may sit in that
         # consumer's queue, and the broker redelivers it if so. position -> (consumer, rule, window).
         self.queued_nacks: dict[int, tuple[str, Window, str]] = {}
@@ -253,6 +257,7 @@ class SharedDispatcher:
         self.attached_at[consumer.handle] = at.end  # PLS-SHARED-003: a reconnect re-adds with the first join's config
 
     def remove_consumer(self, handle: str, at: Span) -> None:
+        self.count_events += 1
         # PLS-SHARED-002: the broker re-queues what the closed consumer held.
         inc = self.profile.shared_close_increments_redelivery_count
         lo_bump = 1 if inc else 0
@@ -271,7 +276,7 @@ class SharedDispatcher:
         self.unblocked_at.pop(handle, None)
         self.unblock_requests.pop(handle, None)
         self.limit_unsure.pop(handle, None)
-        for holders, _, _ in self.ghosts.values():
+        for holders, *_ in self.ghosts.values():
             holders.discard(handle)  # closing drops its queue
         self.stale.pop(handle, None)
         self.fault_stale.pop(handle, None)
@@ -282,8 +287,8 @@ class SharedDispatcher:
         self.start_rules.pop(handle, None)
         self.sole_since = at.end
 
-    @staticmethod
-    def _release(slot: _Slot, window: Window, rule: str, cause: str, lo_bump: int = 1, hi_bump: int = 1) -> None:
+    def _release(self, slot: _Slot, window: Window, rule: str, cause: str, lo_bump: int = 1, hi_bump: int = 1) -> None:
+        self.count_events += 1
         slot.release = window
         slot.release_rule = rule
         slot.release_cause = cause
@@ -386,8 +391,10 @@ class SharedDispatcher:
                 (extra + self.start_rules.get(handle, ()) + _FIRST_RULES) if extra else self.start_rules.get(handle, ()) + _FIRST_RULES,
                 "its deliver-at time has come" if extra else "not yet delivered to any consumer",
                 0, self._fresh_hi(pos), kind="pool"))
-        if focus is not None and handle in self.ghosts.get(focus, ((), 0, 0))[0]:
-            _, acked_at, count_high = self.ghosts[focus]
+        if focus is not None and handle in self.ghosts.get(focus, ((),))[0]:
+            _, acked_at, count_high, clock = self.ghosts[focus]
+            if clock != self.count_events + len(self.hidden_times):
+                count_high = 1 << 30
             candidates.append(ghost_candidate(focus, handle, acked_at, count_high))
         if focus is not None and self._is_stale(handle, focus):
             candidates.append(Candidate(
@@ -771,8 +778,10 @@ class SharedDispatcher:
             else:
                 holders = {h for h in self.consumers if self._is_stale(h, pos)}
             if holders:
-                # a queued copy was dispatched before the ack, so its count is at most what the next copy could carry
-                self.ghosts[pos] = (holders, at.start, self.highest_next_count(pos))
+                # a queued copy was dispatched before the ack, so its count is at most what the next copy could carry,
+                # unless something that raises counts came after the ack (a client's ack reaches the broker only
+                # after its grouping; the review of 84c5b02: a close in between gives another consumer count + 1)
+                self.ghosts[pos] = (holders, at.start, self.highest_next_count(pos), self.count_events + len(self.hidden_times))
             if slot is None or slot.holder is None or (slot.release is not None and slot.release.low <= at.end):
                 self.held_since.pop(pos, None)  # PLS-SHARED-003: not surely in an application's hands when acked
             slot = self.slots.pop(pos, None)
@@ -805,6 +814,7 @@ class SharedDispatcher:
                     slot.lo = 0
 
     def nack(self, handle: str, pos: int, at: Span) -> None:
+        self.count_events += 1
         slot = self.slots.get(pos)
         consumer = self.consumers.get(handle)
         if consumer is None:
@@ -868,6 +878,7 @@ class SharedDispatcher:
         self.queued_nacks[pos] = (handle, Window(window.low, window.canonical, None), why)
 
     def redeliver_unacked(self, handle: str, at: Span) -> None:
+        self.count_events += 1
         # What its receiver queue may hold (C++ keeps it, below): unheld or already released
         # messages, taken before this call releases those its application holds: they are in the
         # application, not in the queue, so only the broker's redelivery (count+1) brings them back.
@@ -890,6 +901,7 @@ class SharedDispatcher:
     def redeliver_positions(self, handle: str, positions, at: Span, rule: str, why: str) -> None:
         """The client asks for these positions of ``handle``'s again (``ConsumerImpl#redeliverUnacknowledgedMessages``
         with ids, Shared only): each one the consumer holds goes back at once, count+1 (PLS-RETRY-004)."""
+        self.count_events += 1
         self.request_unblock(handle, Window(at.start, at.start, at.end), f"{why} by {handle} at {at.start:g} ms")
         for pos in sorted(positions):
             slot = self.slots.get(pos)
@@ -900,6 +912,7 @@ class SharedDispatcher:
         self._limit_after_release(None)
 
     def transaction_aborted(self, holders, at: Span) -> None:
+        self.count_events += 1
         # PLS-TXN-009 (PersistentSubscription#endTxn -> redeliverUnacknowledgedMessages(consumer, positions)):
         # each position comes back at once to any consumer, its count one higher than the one acked.
         for pos, (handle, count) in sorted(holders.items()):
@@ -917,6 +930,7 @@ class SharedDispatcher:
         was unacked while copies of it dispatched on the old connection may still reach the
         application, so each message unacked at the fault may come to ``handle`` once more as a
         stale copy (at-least-once), its redelivery count unchanged."""
+        self.count_events += 1
         if unacked:
             self.fault_stale[handle] = self.fault_stale.get(handle, frozenset()) | unacked
 

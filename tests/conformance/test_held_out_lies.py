@@ -171,3 +171,49 @@ def test_a_copy_queued_before_an_expiry_pass_keeps_the_count_it_was_dispatched_w
     assert "FAIL" not in _statuses(load(LIVE / name), "PLS-ACK-005", 17)
     lie = _edited(name, 17, lambda v: v["message"].__setitem__("redelivery_count", 1))
     assert _statuses(lie, "PLS-ACK-005", 17) == {"FAIL"}, check(lie).summary()
+
+
+def test_a_copy_queued_before_a_cumulative_ack_on_failover_keeps_count_zero():
+    """Java: c2, the active Failover consumer, received m1 (step 12), acked cumulatively up to m3 (step 13), and m2,
+    prefetched before the ack, still surfaced (step 14: a ghost, PLS-ACK-001 INDETERMINATE). An Exclusive or Failover
+    subscription's copies come from its stream or a rewind, neither of which bumps the count (PLS-ACK-005; the
+    broker rewinds the cursor instead of redelivering positions), so m2 carries 0 and a count of 1 is a lie."""
+    name = "live-4.0.8-java-failover-cumulative-ack-past-queued.jsonl"
+    assert _fails(load(LIVE / name)) == set()
+    lie = _edited(name, 14, lambda v: v["message"].__setitem__("redelivery_count", 1))
+    assert _statuses(lie, "PLS-ACK-005", 14) == {"FAIL"}, check(lie).summary()
+
+
+def test_a_ghost_copy_after_a_close_inside_the_ack_grouping_band_may_carry_a_higher_count():
+    """The review of 84c5b02: c1 acks m1 at 100 ms, which the broker applies only after the client's ack grouping; c2,
+    whose queue held m1, closes at 110 ms, so the broker gives m1 back with count 1 and c3 gets it at 150 ms before the
+    ack lands. Acked in the model, that copy is a ghost (PLS-ACK-001 cannot judge it); its count is not bounded by what
+    the message had at the ack, since a close came after it."""
+    h = H().sub("c1", "Shared", t=0).sub("c2", "Shared", t=1).sub("c3", "Shared", t=2).producer(t=3).send("m1", 0, t=4)
+    h.ok("ack", {"consumer": "c1", "message": "m1"}, t=(100, 101))
+    h.ok("close", {"handle": "c2"}, t=(110, 111))
+    h.recv("c3", "m1", 0, count=1, t=(120, 150))
+    history = h.history()
+    last = history.events[-1].step
+    statuses = {v.rule_id: v.status for v in check(history).verdicts if v.step == last}
+    assert statuses.get("PLS-ACK-001") == "INDETERMINATE" and statuses.get("PLS-ACK-005") != "FAIL", statuses
+
+
+def test_a_delayed_message_that_came_due_while_a_later_one_was_queued_is_not_read_absent():
+    """Regression pls-backlog-001-wrong-backlog-5b7d56bf267b (a model self-FAIL of seed 20261213), and the review's
+    variant: m5, delayed to 100 ms, is held maybe absent on the partition the model guessed for it (no flush or receipt
+    shows its partition); m6, stored after it at 10 ms, reaches the only consumer at 500 ms. m6 may have waited in the
+    queue since 10 ms, before m5 came due, so its receipt says nothing of m5: stats counting both (backlog 2) PASS."""
+    path = Path(__file__).resolve().parents[2] / "conformance" / "regressions" / "pls-backlog-001-wrong-backlog-5b7d56bf267b.history.jsonl"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for d in lines:
+        if d.get("step") == 4:
+            d["args"]["deliver_at_ms"] = 100
+        if d.get("step") == 7:
+            d["t_start_ms"], d["t_end_ms"] = 10.0, 10.0
+        if d.get("step") == 8:
+            d["t_start_ms"], d["t_end_ms"] = 240.0, 500.0
+        if d.get("step") == 9:
+            d["t_start_ms"], d["t_end_ms"] = 500.0, 500.0
+    for variant in (load(path), parse("\n".join(json.dumps(d) for d in lines))):
+        assert "FAIL" not in _statuses(variant, "PLS-BACKLOG-001", 9), check(variant).summary()
