@@ -469,8 +469,6 @@ class AdminOps:
         yield  # decided: the cursor (every partition's) is reset
         for sub, start in zip(subs, starts):
             # the broker disconnects the consumers and resets; no client knows, so each keeps its queue (seeker None)
-            for handle in (sub.dispatcher.connected() if sub.dispatcher is not None else []):
-                self.disconnected_at[handle] = at.end
             self.reset_subscription(sub, start, at, "PLS-SEEK-004", seeker=None)
             if sub.dispatcher is None or not sub.dispatcher.connected():
                 sub.reset_rule = "PLS-SEEK-004"  # the next consumer to join starts there: the reset explains it

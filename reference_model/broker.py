@@ -474,6 +474,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         # consumer -> when the broker last dropped its connection (an admin reset, an unload, a fault): its client
         # reconnects on its own, and an op that needs the connection meanwhile may be refused (``_op_unsubscribe``)
         self.disconnected_at: dict[str, float] = {}
+        self._committing = True
         # labels of async sends on a partitioned topic whose partition the judged history never shows (_place_unshown)
         self.unplaced_labels: set[str] = set()
         # (topic full name, position) -> (kind, client) of a copy the client wrote: "dlq" (nack or
@@ -768,7 +769,11 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.advance(at.start)
         if commit:
             self.facts = {}  # the step's facts, returned with its outcome by ``step``
-        outcome = decide_then(step(self, args, at, observed), commit=commit)
+        self._committing = commit  # ``predict`` (False) asks what a refusal would mean; ``step`` applies the op
+        try:
+            outcome = decide_then(step(self, args, at, observed), commit=commit)
+        finally:
+            self._committing = True  # between steps the model is applying, not asking
         if commit and isinstance(outcome, Rejected):
             self.commit_refusal(op, args, outcome, at)
         return outcome
@@ -1435,6 +1440,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         sub.dispatcher.add_consumer(config, at, start_rule)
         self.consumers[config.handle] = (config, sub)
         self.handle_profiles[config.handle] = prof
+        self.disconnected_at.pop(config.handle, None)  # a new consumer under this handle: a connection of its own
         if prof.first_permits_after_subscribe:  # PLS-NP-001 (non_persistent rule 6)
             self.first_permits_by[config.handle] = at.end + self.slack_ms
         self._feature_subscribed(config, sub, args)
@@ -2411,6 +2417,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         gone_maybe = {p for p in self._trimmable_at_creation(sub.topic, exclude=sub) if p >= start
                       and (sub.cursor.is_acked(p) or p in sub.trimmable)} if sub.durable else set()
         if sub.dispatcher is not None:
+            for handle in sub.dispatcher.connected():
+                self.disconnected_at[handle] = at.end  # the broker drops the consumers' connections as it resets
             sub.dispatcher.reset(start, at, rule, filter_for, seeker=seeker)  # reads the old cursor
         sub.cursor.reset(start)
         # after it everything is in the subscription, before it nothing; but a message maybe on another partition
@@ -2485,14 +2493,6 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if isinstance(found, Rejected):
             return found
         config, sub = found
-        dropped = self.disconnected_at.get(config.handle)
-        if dropped is not None and at.start < dropped + faults.RECONNECT_WINDOW_MS:
-            # PLS-SUB-006: a client unsubscribes over its connection, and it has none while it reconnects: Java
-            # ConsumerImpl#unsubscribeAsync fails "Not connected to broker" (live 4.0.8, Java fuzz campaign of 7 Dec
-            # 2026, 3/3: an admin reset_cursor, then the unsubscribe, refused; regression
-            # pls-sub-006-unexpected-rejection-dd776047c2b1), C++ ConsumerImpl::unsubscribeAsync gives ResultNotConnected
-            raise NotModelledError(f"an unsubscribe {at.start - dropped:.0f} ms after the broker dropped the consumer's "
-                                   "connection: refused while its client reconnects, or done once it has")
         others = sorted({h for _, s in self.attachments(config.handle) for h in s.dispatcher.connected() if h != config.handle})
         if others:
             # Source: "Unconnected or shared consumer attempting to unsubscribe"; measured on 4.0.8
@@ -2500,6 +2500,16 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             return Rejected("ConsumerBusy", "PLS-SUB-006",
                             f"Unconnected or shared consumer attempting to unsubscribe ({', '.join(others)} still connected)",
                             certain=False)
+        dropped = self.disconnected_at.get(config.handle)
+        if not self._committing and dropped is not None and at.start < dropped + faults.RECONNECT_WINDOW_MS:
+            # PLS-SUB-006: a client unsubscribes over its connection, and it has none while it reconnects: Java
+            # ConsumerImpl#unsubscribeAsync fails "Not connected to broker" (live 4.0.8, Java fuzz campaign of 7 Dec
+            # 2026, 3/3: an admin reset_cursor, then the unsubscribe, refused; regression
+            # pls-sub-006-unexpected-rejection-dd776047c2b1), C++ ConsumerImpl::unsubscribeAsync gives ResultNotConnected.
+            # Asked what a refused one means (``predict``): the refusal was the reconnect's, not followed; an unsubscribe
+            # that succeeded (the client was back) is followed (the review of 3b9822f)
+            raise NotModelledError(f"an unsubscribe {at.start - dropped:.0f} ms after the broker dropped the consumer's "
+                                   "connection, refused: while its client reconnects, or for a reason of the rules")
         yield  # decided: the subscription is deleted
         self.forget_batch_marks(config.handle)  # PLS-BATCH-004: its client's batch ackers go with it
         # PLS-SUB-006: the subscription and its backlog are deleted.

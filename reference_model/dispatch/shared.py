@@ -483,6 +483,7 @@ class SharedDispatcher:
         ``window``: when the request may reach the broker. It is kept whatever the consumer's state now: it unblocks
         the consumer if it arrives while the consumer is blocked, and is spent by the entry it lets through or by the
         consumer's next block once it surely arrived before it (``_limit_after_delivery``)."""
+        self.count_events += 1  # a redelivery request (a nack of an id the broker may not know acked yet, a retry)
         consumer = self.consumers.get(handle)
         if self.type_name != "Shared" or consumer is None or not consumer.max_unacked:
             return  # (Key_Shared's dispatcher caps a consumer's permits by what its limit leaves: none at the limit)
