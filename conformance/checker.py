@@ -74,6 +74,9 @@ _DUE_RULES = _REDELIVERY_RULES | _DELIVERY_TIME_RULES  # the rules a late arriva
 # Admin ops on topics and cursors (reference_model/admin_ops.py): they name no handle, so what they change is found
 # through their topic and subscription (``_Checker._admin_targets``).
 _CURSOR_ADMIN_OPS = ("reset_cursor", "skip", "clear_backlog")
+# ops after which a message may be gone from a subscription without a receipt (acked, skipped, expired, deleted)
+_MOVES_A_CURSOR = (*_CURSOR_ADMIN_OPS, "ack_cumulative", "seek", "expire_messages", "unsubscribe", "compact", "delete_topic",
+                   "unload_topic", "commit_txn", "abort_txn", "reconsume_later", "create_subscription", "set_policy")
 _ADMIN_OPS = ("delete_topic", *_CURSOR_ADMIN_OPS)
 
 
@@ -570,6 +573,9 @@ class _Checker:
         self.notes: list[str] = []
         self.not_followed: list[NotFollowed] = []
         self.unmodelled_handles: set[str] = set()  # the model cannot follow these at all
+        self.made_by: dict[str, str] = {}  # handle -> the op that made it (subscribe, create_reader, create_producer)
+        self.cursor_moved_step = 0  # the last step that may have moved a cursor, dropped a message or changed who reads
+        self.send_steps: dict[str, int] = {}  # label -> the step that sent it
         self.unmodelled_labels: set[str] = set()
         self.sent_on_partition_name: set[str] = set()  # labels sent by a producer opened on a partition's own name
         # topics (full names) a send the model did not follow may have written to: their backlog is not judged
@@ -811,6 +817,14 @@ class _Checker:
             if handle is not None:
                 self.unmodelled_handles.add(handle)
             return
+        if op in ("create_producer", "subscribe", "create_reader") and handle is not None:
+            self.made_by[handle] = op
+        if self.model.owed_anywhere and (op in _MOVES_A_CURSOR or op in FAULT_OPS
+                                         or (event.outcome.status != REJECTED and self._may_change_readers(op, args))
+                                         or (op in ("ack", "nack") and args.get("message") in self.model.owed_anywhere)):
+            self.cursor_moved_step = event.step  # what a message owed anywhere may have become (``_judge_owed_anywhere``)
+        if op == "send":
+            self.send_steps[args["payload"]] = event.step
         if handle is not None and handle in self.unmodelled_handles:
             if op in ("create_producer", "subscribe", "create_reader"):
                 self.unmodelled_handles.discard(handle)  # a fresh handle reusing the name
@@ -821,6 +835,10 @@ class _Checker:
                     self._follow_quietly(event)
                 elif op == "flush" and event.outcome.status != REJECTED:
                     self._unmodelled_flush(handle)
+                elif op in ("receive", "read_next"):
+                    self._unfollowed_receipt_fields(event)
+                elif op == "close" and event.outcome.status == REJECTED:
+                    self._unfollowed_close_refused(event, handle)
                 elif event.outcome.status != REJECTED:
                     self._unmodelled_cursor_op(handle, event.step)
                 return
@@ -856,6 +874,8 @@ class _Checker:
             self.notes.append(f"step {event.step}: {op} not modelled ({err}); not judged")
             self.not_followed.append(NotFollowed(event.step, op, not_followed_reason(str(err))))
             self.model.schema_unfollowed(op, args)  # its schema may be registered now, or not
+            if op in ("receive", "read_next"):
+                self._unfollowed_receipt_fields(event)  # which message may come is not followed; what it carries is
             if handle is not None:
                 self.unmodelled_handles.add(handle)
                 if handle in self.model.producers:
@@ -1720,6 +1740,35 @@ class _Checker:
             return None
         return (stored.topic, "entry", *tuple(msg.message_id)[:3])
 
+    def _unfollowed_close_refused(self, event: Event, handle: str) -> None:
+        """PLS-OP-001 on a consumer or reader the model does not follow: whatever its subscription's state, closing it is
+        not refused (the client API names no refusal for Consumer#close, and PLS-OP-001 reads the API's lists as closed),
+        so a refusal other than a timeout is a FAIL (held-out lie campaign of 7 Dec 2026: a Java pattern consumer's close
+        reported refused with TransactionNotFound, and nothing was said). A producer's close is left alone: a client may
+        fail it with Timeout while its creation waits (regression pls-sub-001-unexpected-rejection-ff3f29e2f8d4)."""
+        if self.made_by.get(handle) not in ("subscribe", "create_reader"):
+            return
+        out = event.outcome
+        timeout = out.error == "Timeout"
+        self._emit("PLS-OP-001", event.step, INDET if timeout else FAIL, None if timeout else "unexpected-rejection", "ok",
+                   f"rejected {out.error}", f"closing {handle} is not refused; it failed with {out.error}"
+                   + (" (a timeout says nothing of the close)." if timeout else "."))
+
+    def _unfollowed_receipt_fields(self, event: Event) -> None:
+        """PLS-MSG-001 on a consumer or reader the model does not follow, or for a receipt it does not follow: which
+        message may come then is not judged,
+        but one that came carries what its send gave it (``_check_refused_delivery_fields``), if the model stored that
+        send (held-out lie campaign of 7 Dec 2026: a Python Shared consumer unfollowed since its subscribe, while an
+        async send was in flight, received m1 with the key and properties of another message, and nothing was said)."""
+        msg = received_message(event.outcome)
+        if msg is None or msg.payload in self.unmodelled_labels:
+            return
+        stored = self.model.message(msg.payload)
+        topic = self.model.topic_named(stored.topic) if stored is not None else None
+        if topic is None:
+            return
+        self._check_refused_delivery_fields(event.step, stored, msg, [f"topic:{topic.full}"])
+
     def _check_refused_delivery_fields(self, n: int, stored: Any, msg: Any, keys: list[str]) -> None:
         """PLS-MSG-001 for a delivery the model did not allow: whether or not it may come now, a message arrives with
         what its send gave it (key, ordering key, properties, event time) and the metadata the broker stored once (the
@@ -2086,6 +2135,59 @@ class _Checker:
             else:
                 self._emit_findings(n, detectors.judge_reported_ranges(self.watch, n, expected, reported), keys)
 
+    def _may_change_readers(self, op: str, args: Mapping[str, Any]) -> bool:
+        """Whether a subscribe, close or unsubscribe may change who reads a topic a message owed anywhere is on
+        (``_judge_owed_anywhere``): one that names such a topic or a partition of it, a pattern, or a consumer of one."""
+        if op == "subscribe":
+            if args.get("topics_pattern"):
+                return True
+            named = {_short_of(t).split(names.PARTITION_SUFFIX)[0] for t in (args.get("topics") or (args.get("topic"),)) if t}
+        elif op in ("close", "unsubscribe"):
+            handle = args.get("handle") or args.get("consumer")
+            if handle in self.model.producers:
+                return False
+            attached = self.model.attachments(handle) if handle in self.model.consumers else None
+            if attached is None:
+                return handle not in self.model.readers  # a consumer the model lost track of: it may be one
+            named = {s.topic.short.split(names.PARTITION_SUFFIX)[0] for _, s in attached}
+        else:
+            return False
+        return bool(named & {entry[3] for entry in self.model.owed_anywhere.values()})
+
+    def _judge_owed_anywhere(self) -> set[str]:
+        """The liveness of an async send whose partition nothing showed, owed to one consumer whichever partition took
+        it (``Broker._owed_on_every_partition``): if that consumer, still connected and followed, last asked after the
+        message was due and got nothing, with nothing since it was stored that may have moved a cursor past it or
+        dropped it or changed who reads it (``_MOVES_A_CURSOR``, a fault, a subscribe, close or unsubscribe on its topic
+        (``_may_change_readers``), an ack or nack naming it), the message was lost. Its send returned before it was stored, so one more band covers that. The
+        labels judged."""
+        judged: set[str] = set()
+        lat = self.tol.dispatch_latency_ms
+        for label, (handle, type_name, stored, topic, subscription) in sorted(self.model.owed_anywhere.items()):
+            if label not in self.model.unplaced_labels or handle in self.unmodelled_handles or handle not in self.model.consumers:
+                continue
+            if self._unmodelled_subscription({"topic": topic, "subscription": subscription}):
+                continue  # a consumer the model does not follow may share it
+            if self.cursor_moved_step > self.send_steps.get(label, self.cursor_moved_step):
+                continue
+            last = self.last_receive.get(handle)
+            if last is None or last[0]:
+                continue
+            span = last[1]
+            due = stored.end + lat + (self.model.profile.failover_activation_delay_ms if type_name == "Failover" else 0)
+            if not (due + lat <= span.start or due + lat < span.end):
+                continue
+            judged.add(label)
+            rule = {"Exclusive": "PLS-EXCL-002", "Failover": "PLS-FAILOVER-003",
+                    "Key_Shared": "PLS-KEYSHARED-007"}.get(type_name, "PLS-SHARED-001")
+            self._emit_late(rule, None, "lost-message", f"{label} delivered to {handle}", f"never delivered: {label}",
+                            f"Let {label} be sent alone to a partition of a topic {handle} reads on every partition, its only "
+                            f"consumer there, with nothing else pending, and stored by {stored.end:g} ms. Then whichever "
+                            f"partition took it, {handle} receives it; its last receive, from {span.start:g} ms to "
+                            f"{span.end:g} ms, got nothing, and no receipt ever showed it.",
+                            self._sub_keys(handle) + self._cursor_keys(handle), due_ms=due, end_ms=span.end)
+        return judged
+
     def _unsubscribed(self, args: Mapping[str, Any], pred: Rejected) -> Rejected:
         """PLS-SUB-006: stats on a subscription an unsubscribe deleted (and nothing re-created) fail for sure.
 
@@ -2109,7 +2211,8 @@ class _Checker:
         if self.routes_owed:
             self._judge_owed_routes()
         self.model.settle_maybe_absent()
-        for label in sorted(self.model.unplaced_labels):
+        judged = self._judge_owed_anywhere()
+        for label in sorted(self.model.unplaced_labels - judged):
             self.notes.append(f"{label}: an async send whose partition no flush or receipt shows; whether a consumer "
                               "should have received it is not judged")
         lat = self.tol.dispatch_latency_ms

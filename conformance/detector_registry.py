@@ -650,8 +650,9 @@ _TABLE: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PLS-NP-002", _det("np_no_redelivery"), (R,),
      "Violated if a message of a non-persistent topic is delivered twice on one subscription (after a nack, a "
      "close, a redeliver request, or anything else)."),
-    ("PLS-NP-003", FEATURE_SEND, ("send",),
-     "Violated if a send to a non-persistent topic returns an id other than (0, 0, partition, -1)."),
+    ("PLS-NP-003", FEATURE_SEND, ("send", "flush"),
+     "Violated if a send to a non-persistent topic returns an id other than (0, 0, partition, -1), or (0, 0, "
+     "partition, index) for a message of a batch (the ids a flush reports of async sends included)."),
     ("PLS-NP-004", RECEIVE, (R,),
      "Violated if a delayed message on a non-persistent topic is held back on any subscription type instead of "
      "being delivered at once."),

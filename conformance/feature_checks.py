@@ -217,15 +217,18 @@ def _dense(ids: Mapping[str, tuple[int, int]], partition_of: Mapping[str, int]) 
 
 def _check_flush_np_ids(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
     """PLS-NP-003 for the ids a flush reports of non-persistent sends (``predicted``: label -> the model's id): each is
-    (0, 0, partition, index), the partition the one its sender reports (its batch index is the split's, not judged)."""
+    (0, 0, partition, index), the partition the one its sender reports; the index -1 from a producer that does not
+    batch, and from one that does the split's (``None``: not judged)."""
     for label, want in predicted.items():
         got = observed.get(label)
         if got is None:
             continue
-        ok = list(got)[:3] == [0, 0, want[2]]
-        emit("PLS-NP-003", step, _status(ok), None if ok else "wrong-value", f"[0, 0, {want[2]}, index]", str(list(got)),
-             f"{label} went to a non-persistent topic, whose ids are (0,0,{want[2]},index)" + ("." if ok else
-             f"; the flush reported {list(got)}."))
+        index = want[3] if len(want) > 3 else None
+        ok = list(got)[:3] == [0, 0, want[2]] and (index is None or list(got)[3:4] == [index])
+        shown = "index" if index is None else index
+        emit("PLS-NP-003", step, _status(ok), None if ok else "wrong-value", f"[0, 0, {want[2]}, {shown}]", str(list(got)),
+             f"{label} went to a non-persistent topic, whose ids are (0,0,{want[2]},{shown})"
+             + (" (its producer does not batch)" if index == -1 else "") + ("." if ok else f"; the flush reported {list(got)}."))
 
 
 def check_flush(emit: Emit, step: int, predicted: Mapping[str, Any], observed: Mapping[str, Any],

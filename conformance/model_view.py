@@ -51,6 +51,9 @@ class ModelView(Protocol):
     # label -> the partition a later flush or receipt shows it was stored on (an async send on a partitioned topic)
     later_partitions: dict[str, int] | None
     unplaced_labels: set[str]  # async sends of a partitioned producer whose partition the history never shows
+    # of those, label -> (consumer, subscription type, stored span, partitioned topic, subscription): owed to that
+    # consumer whichever partition took it
+    owed_anywhere: Mapping[str, tuple[str, str, Any, str, str]]
     routes: Mapping[str, Any]  # label -> (allowed partitions, rules, reason) of a partitioned send
     tfx: Mapping[str, Any]  # topic full name -> TopicFeatures
     index_ack: Mapping[str, bool]  # consumer handle -> batch index ack in effect

@@ -1538,8 +1538,12 @@ def _classify_redelivery_count(ctx: _Ctx, p: Perturbation) -> Classification:
     dlq = ctx.dead_letter_max(h)
     extra = ("PLS-DLQ-002",) if dlq is not None and new > dlq and h.sub_type in ("Shared", "Key_Shared") else ()
     if not earlier:
+        # (a seek or an admin reset disconnects the subscription's consumers: their prefetched copies go back with +1
+        # as a close's do, which the model allows: the held-out campaign of 7 Dec 2026, a Java Key_Shared consumer's
+        # first receipt after a seek to earliest)
         unseen = [x for k, x in ctx.ops_between(-1, i) if x.op.op in FAULT_OPS + ("unload_topic",)
-                  or (ctx.sub_at(k) == sub and x.op.op in ("redeliver_unacked", "close"))]
+                  or (ctx.sub_at(k) == sub and x.op.op in ("redeliver_unacked", "close", "seek"))
+                  or (x.op.op == "reset_cursor" and f"{x.op.args.get('topic')}/{x.op.args.get('subscription')}" == sub)]
         if unseen:  # a copy dispatched but never handed to the application may have been redelivered with +1
             return _unclassified(f"{unseen[0].op.op} at step {unseen[0].step} may have redelivered a copy the "
                                  "application never saw (PLS-REDELIVER-001's note: prefetched messages count too)",

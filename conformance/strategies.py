@@ -479,6 +479,10 @@ class TraceBuilder:
                 # (a batch its timer sent, PLS-BATCH-009; a dead-letter copy) acted: the trace keeps that time
                 self._apply("advance_time", {"ms": self.broker.now - self.now}, False)
             return None
+        except Exception as err:
+            # the model crashed on this op: the trace so far, this op last, is what reproduces it
+            header = TraceHeader(trace_id=self.trace_id, title="generated (the model crashed on its last op)")
+            raise GeneratorCrash(Trace(header, (*self.ops, Op(step, op, dict(args))))) from err
         if outcome.status != OK and not (may_refuse and outcome.status == REJECTED):
             self.dropped += 1  # the model changed nothing: forget the op
             return None
@@ -2234,8 +2238,19 @@ def random_trace(rng: random.Random, config: GenConfig = MODEL_CONFIG) -> Trace:
     return with_content_id(TraceBuilder(RandomChooser(rng), config).build())
 
 
+class GeneratorCrash(Exception):
+    """The model raised (not ``NotModelledError``) while the generator ran it: ``trace`` holds the ops
+    drawn so far with the crashing one last, so a replay on the model target crashes the same way."""
+
+    def __init__(self, trace: Trace) -> None:
+        super().__init__(f"the model crashed on op {len(trace.ops)} of a generated trace")
+        self.trace = trace
+
+
 def random_trace_with_model_history(rng: random.Random, config: GenConfig = MODEL_CONFIG) -> tuple[Trace, History]:
-    """A trace and the model target's history of it, from one pass of the model."""
+    """A trace and the model target's history of it, from one pass of the model.
+
+    Raises ``GeneratorCrash`` (its ``__cause__`` the model's exception) when the model crashes."""
     builder = TraceBuilder(RandomChooser(rng), config)
     trace = with_content_id(builder.build())
     return trace, builder.model_history(trace)

@@ -477,6 +477,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self._committing = True
         # labels of async sends on a partitioned topic whose partition the judged history never shows (_place_unshown)
         self.unplaced_labels: set[str] = set()
+        self.unplaced_alone: set[str] = set()  # of those, the ones sent alone (not batched): written at the send
+        # of those, each one owed to one consumer whichever partition took it: label -> (consumer, subscription type,
+        # when it was stored, the partitioned topic, the subscription) (``_owed_on_every_partition``)
+        self.owed_anywhere: dict[str, tuple[str, str, Span, str, str]] = {}
         # (topic full name, position) -> (kind, client) of a copy the client wrote: "dlq" (nack or
         # ack timeout), "retry" (reconsumeLater), "retry-dlq" (reconsumeLater past the maximum)
         self.copies: dict[tuple[str, int], tuple[str, str]] = {}
@@ -1064,6 +1068,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 # the router had a choice; it is stored on the first allowed partition and held maybe absent there
                 # (``_place_unshown``), so nothing owes it or waits for it, and the others' counts may hold it
                 self.unplaced_labels.add(label)
+                features = self.pfx.get(producer.handle)
+                if not (producer.batching or (features is not None and features.chunking) or "txn" in args
+                        or any(k in args for k in ("deliver_after_ms", "deliver_at_ms", "deliver_at"))):
+                    self.unplaced_alone.add(label)  # written at its send, readable at once
             self.routes[label] = (allowed, rules, reason)
             if label in self.unplaced_labels:
                 # its partition is a guess: the router's next choices are not taken from it. Except that a batching
@@ -1151,17 +1159,52 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self._refuse_floating(other.full, at, f"a message of {producer.handle} on {other.short} (which is first "
                                                   "is timing)")
 
-    @staticmethod
-    def _place_unshown(topic: Topic, pos: int) -> None:
+    def _place_unshown(self, topic: Topic, pos: int) -> None:
         """An async send of a partitioned producer whose partition no flush or receipt of the history shows, stored at
         ``pos`` of ``topic`` (the router's first allowed partition; Java RoundRobinPartitionMessageRouterImpl and C++
         RoundRobinMessageRouter start at a random partition and, batching, switch by wall clock, so which one took it
-        is open): every subscription holds it maybe absent (``reference_model.maybe_absent``) and readers pass it by.
-        Since no receipt shows it, nothing owes it anywhere: a loss of it is not judged (the check's notes say so)."""
+        is open): every subscription holds it maybe absent (``reference_model.maybe_absent``) and readers pass it by,
+        unless whichever partition took it the same consumer is owed it at once (``_owed_on_every_partition``).
+        Otherwise nothing owes it anywhere: a loss of it is not judged (the check's notes say so)."""
         topic.unplaced.add(pos)
         for sub in topic.subscriptions.values():
             if pos >= sub.start_pos and not sub.cursor.is_acked(pos):
                 sub.maybe_absent.add(pos)
+                owner = self._owed_on_every_partition(topic, sub, pos)
+                if owner is not None:
+                    parent = topic.short.rsplit(names.PARTITION_SUFFIX, 1)[0]
+                    self.owed_anywhere[topic.entries[pos].label] = (owner, sub.dispatcher.type_name, topic.entries[pos].stored,
+                                                                    parent, sub.name)
+
+    def _owed_on_every_partition(self, topic: Topic, sub: "Subscription", pos: int) -> str | None:
+        """The consumer the message at ``pos`` of partition ``topic``, whose partition is a guess (``_place_unshown``), is
+        owed to whichever allowed partition took it, if there is one: sent alone (not batched, chunked, delayed or
+        transactional, so written and readable at its send wherever it went), and on each allowed partition ``sub``'s
+        name has a subscription whose only connected consumer is that handle (a consumer of the partitioned topic), with
+        nothing else unacknowledged or maybe absent there, so it was dispatched to it at once wherever it was stored.
+        Its place among the partition's other messages stays open (it stays maybe absent: the order rules do not wait
+        for it), but its receipt would have shown its partition (``later_partitions``), so if that consumer later asks
+        and gets nothing it was lost (``owed_anywhere``, judged at the end of the history by the checker). The held-out
+        lie campaign of 7 Dec 2026: a Key_Shared consumer of both partitions of u, an async m1 by a producer of u, its
+        receipt dropped, and nothing was said."""
+        label = topic.entries[pos].label
+        if label not in self.unplaced_alone:
+            return None  # a batched one is written with its partition's batch, whose timer and flushes are that partition's
+        allowed = self.routes.get(label, ((),))[0]
+        parent = topic.full.rsplit(names.PARTITION_SUFFIX, 1)[0]
+        handles = None
+        for index in allowed:
+            part = self.topics.get(names.partition_name(parent, index))
+            there = part.subscriptions.get(sub.name) if part is not None else None
+            if there is None or there.dispatcher is None or not names.is_persistent(there.topic.full):
+                return None
+            connected = list(there.dispatcher.connected())
+            if len(connected) != 1 or (handles is not None and connected != handles):
+                return None
+            handles = connected
+            if any(p != pos or part is not topic for p in there.unacked_positions()) or there.maybe_absent - {pos}:
+                return None
+        return handles[0] if handles else None
 
     def _store(self, topic: Topic, label: str, *, key, ordering_key, properties, event_time, publish_time,
                producer_name, sequence_id, at: Span, message_id: MessageId | None = None,
@@ -1470,6 +1513,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         dispatcher = DISPATCHERS[sub_type](sub, self.profile, self.slack_ms)
         if sub_type == "Failover" and sub.topic.partition_index >= 0:
             dispatcher.partition_index = sub.topic.partition_index  # PLS-FAILOVER-004
+        if self.fault_log and isinstance(dispatcher, ExclusiveDispatcher):
+            dispatcher.reconnected()  # after a fault, a latency or a stall: the band of a queued copy is the client's
         return dispatcher
 
     def _subscribe_with_retry(self, args, at, observed):
@@ -2038,7 +2083,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         config = next((c for c, s in self.attachments(handle) if s is sub), None)
         if dead is None or config is None or not config.ack_timeout_ms or dl.on_delivery(count, dead.max_redeliver) == dl.DELIVER:
             return
-        if candidate is not None and candidate.kind == "ghost":
+        if candidate is not None and candidate.kind in ("ghost", "queued"):
             return
         window = config.ack_timeout_window(at, count, self.profile)
         dead = self._dead_letter_policy_for(sub, dead)
@@ -2216,6 +2261,13 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             if why is not None:
                 raise NotModelledError(f"redeliver_unacked by a consumer with a dead-letter policy {why}")
             due = {d.pos for copies in self._dead_letters_due.values() for d in copies if d.sub is sub}
+            if due & set(sub.dispatcher.held_counts(handle)):
+                # a nack past the limit already has the client's dead-letter copy of a message it holds under way, and
+                # the redeliver-all brings the broker's copy with count + 1 first: which of the client's two paths
+                # writes it, once or twice, is not followed (model fuzz of 7 Dec 2026, seed 20261218: the model's run
+                # handed the count-2 copy to the application under a limit of 1)
+                raise NotModelledError("redeliver_unacked by a consumer with a dead-letter policy while the dead-letter "
+                                       "copy of a message it holds, nacked past the limit, is due")
             past += [(sub, pos, self._dead_letter_policy_for(sub, dead))
                      for pos, (count, _) in sub.dispatcher.held_counts(handle).items()
                      if pos not in due and dl.on_delivery(count + 1, dead.max_redeliver) == dl.TO_DLQ]
@@ -2860,17 +2912,21 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             if timer is not None and timer <= deadline and (not times or timer < min(times)):
                 now = max(now, timer)
                 continue
-            break
-        if not times or min(times) > deadline:
-            self.advance(deadline)
-            self.note_empty_receive(handle, Span(now, deadline))
-            return None, deadline
-        t = min(times)
-        if t > now:
-            opts = self.receive_options(handle, Span.at(t))
-            if isinstance(opts, Rejected):
-                return opts
-        chosen = next(c for c in opts.candidates if c.window.canonical <= t)
+            if not times or min(times) > deadline:
+                self.advance(deadline)
+                self.note_empty_receive(handle, Span(now, deadline))
+                return None, deadline
+            t = min(times)
+            if t > now:
+                opts = self.receive_options(handle, Span.at(t))
+                if isinstance(opts, Rejected):
+                    return opts
+            chosen = next((c for c in opts.candidates if c.window.canonical <= t), None)
+            if chosen is not None:
+                break
+            # A timer due at t itself changed what is deliverable (a nack redelivery that a
+            # dead-letter limit turns into a DLQ publish): look again from t, which only moves on.
+            now = t
         label = self.candidate_label(handle, chosen)
         return self.take(handle, label, Span.at(t), candidate=chosen), t
 
@@ -3128,6 +3184,10 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self.check_reconnects_admitted(list(self.consumers), op)
         yield  # decided: the fault happens, and the clients reconnect
         self.fault_log.append(faults.Fault(kind, at.start, at.end, stored_before=self._stored_count))
+        for topic in self.topics.values():
+            for sub in topic.subscriptions.values():
+                if isinstance(sub.dispatcher, ExclusiveDispatcher):
+                    sub.dispatcher.reconnected()  # a latency or a stall widens the bands: no queued copy is sure
         if kind == faults.LATENCY:
             self.latency_ms = int(args["ms"])
         if not effects.reconnects:
@@ -3165,6 +3225,8 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             sub.dispatcher.add_consumer(config, at, "PLS-FAULT-003")
             if isinstance(sub.dispatcher, SharedDispatcher):
                 sub.dispatcher.reconnected(handle, unacked[id(sub)])
+            else:
+                sub.dispatcher.reconnected()  # no queued copy is sure after a reconnect (ExclusiveDispatcher.reconnected)
 
     def _op_restart_broker(self, args, at, observed):
         return (yield from self._op_fault(args, at, observed, op="restart_broker"))

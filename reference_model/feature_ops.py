@@ -1714,7 +1714,8 @@ class FeatureOps:
         # producer opened on a partition's name, as ``_write``'s np_partition)
         opened_on_partition = producer.topic.partition_index >= 0 and producer.handle not in self.partition_producers
         shown = -1 if opened_on_partition else producer.topic.partition_index
-        np_ids = {} if persistent else {k: [0, 0, shown, v[3]] for k, v in ids.items()}
+        # its batch index is the split's when the producer batches (None: not judged), -1 when it does not
+        np_ids = {} if persistent else {k: [0, 0, shown, None if pf.batching else -1] for k in ids}
         return ids, {"relative_ids": relative_ids(stored), "relative_ids_from": stored, "rules": rules, "reason": reason,
                      **split, "np_ids": np_ids,
                      "may_report_duplicate": sorted(self.resent_as_duplicate.pop(producer.handle, set()) & set(ids))}
@@ -1930,6 +1931,8 @@ class FeatureOps:
         removed = self._backlog_removed_by(sub, lambda: newly.extend(p for p in gone if sub.cursor.ack(p)))
         if newly and sub.dispatcher is not None:
             sub.dispatcher.acked(newly, at)
+            for p in newly:
+                sub.dispatcher.ghosts.pop(p, None)  # deleted before this subscription could have it: no queued copy
         # The history shows the data gone for this consumer (nothing came), not that the broker's count forgot it:
         # live 4.0.0, 27 Nov 2026 (regression pls-backlog-001-wrong-backlog-d2decbdd1648, 2 runs in 3): m1 acked
         # on sx1, an unload, sx2 at Earliest got nothing in 500 ms, and its stats then said backlog 1.

@@ -72,10 +72,12 @@ from conformance.strategies import (
     LIVE_FAULT_CONFIG,
     MODEL_CONFIG,
     GenConfig,
+    GeneratorCrash,
     focused,
     generation_config,
     random_trace_with_model_history,
     traces,
+    with_content_id,
 )
 from conformance.trace import History, Trace, dumps, save
 
@@ -327,6 +329,8 @@ def _tally(summary: FuzzSummary, trace: Trace, report: Any, model_report: Any | 
 def _fast_chunk(job: dict[str, Any]) -> tuple[FuzzSummary, list[tuple[str, tuple[str, str]]]]:
     """Worker: run traces [start, start+count) of the seeded generator on the model; the chunk's
     rows reach the corpus as one part, at the end (all of the chunk or none of it)."""
+    from conformance.targets.model import ModelTarget
+
     summary = FuzzSummary(job["run_id"], "model", "fast")
     config: GenConfig = job["config"]
     new: dict[tuple[str, str], str] = {}
@@ -334,11 +338,18 @@ def _fast_chunk(job: dict[str, Any]) -> tuple[FuzzSummary, list[tuple[str, tuple
     for i in range(job["start"], job["start"] + job["count"]):
         check()
         # The generator ran the model alongside: its history is the model target's (one pass, not two).
-        trace, history = random_trace_with_model_history(random.Random(f"{job['seed']}:{i}"), config)
         try:
-            report = check_history(history)
-        except Exception as err:  # noqa: BLE001 - a checker crash is a finding
-            report = error_report(trace, "checker", err)
+            trace, history = random_trace_with_model_history(random.Random(f"{job['seed']}:{i}"), config)
+        except GeneratorCrash as crash:
+            # a model crash is a finding like any FAIL (HARNESS_ERROR, shrunk and kept), not the end of the run:
+            # the partial trace, replayed on the model target, crashes the same way
+            trace = with_content_id(crash.trace)
+            history, report = run_and_judge(ModelTarget(), trace)
+        else:
+            try:
+                report = check_history(history)
+            except Exception as err:  # noqa: BLE001 - a checker crash is a finding
+                report = error_report(trace, "checker", err)
         writer.add(history, report.verdicts)
         _tally(summary, trace, report, report)
         sig = signature(report)

@@ -12,6 +12,7 @@ by hand, nothing writes there unless told to.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,9 @@ def confirm(target: Any, trace: Trace, sig: tuple[str, str], reruns: int):
 def save_regression(directory: Path, record: FailureRecord, history: History, report: Any) -> dict[str, str]:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    rid = f"{record.signature[0].lower()}-{record.signature[1] or 'fail'}-{record.trace_id[3:]}"
+    # a harness error's anomaly names where it came from ("target:StopIteration"): a file name keeps [a-z0-9-] only
+    anomaly = re.sub(r"[^a-z0-9]+", "-", (record.signature[1] or "fail").lower()).strip("-")
+    rid = f"{record.signature[0].lower()}-{anomaly}-{record.trace_id[3:]}"
     trace = Trace(TraceHeader(trace_id=rid, title=f"fuzz: {record.signature[0]} {record.signature[1]} on {record.target}",
                               rules=(record.signature[0],)), record.shrunk.ops)
     paths = {

@@ -54,6 +54,7 @@ from reference_model.dispatch.base import (
     owed,
     SubscriptionView,
 )
+from reference_model import faults
 from reference_model.profiles import Profile
 from reference_model.rejections import Rejected
 from reference_model.timing import Span, Window
@@ -93,6 +94,13 @@ class ExclusiveDispatcher:
         self.compacted_tombstones: frozenset[int] = frozenset()  # the tombstones among them (PLS-COMPACT-006)
         # Acked messages the active consumer's queue may still hold: position -> ack instant.
         self.ghosts: dict[int, tuple[float, int]] = {}  # pos -> (ack time, highest count a queued copy may carry)
+        # Of those, the ones surely in the active consumer's queue when acked (``_surely_queued``): owed to it.
+        self.sure_ghosts: dict[int, str] = {}  # pos -> the consumer whose queue held it
+        # off for good once a fault or an unload made the clients reconnect (their timing is the client's backoff), and
+        # for ``faults.RECONNECT_WINDOW_MS`` after a reset, while the consumers subscribe again
+        self.sure_from = 0.0
+        self.read_floor: float | None = None  # the read that brought the latest stream delivery started after this
+        self.empty_at: float | None = None  # when the active consumer's last receive of this stream ended empty
         # Failover only: the active consumer may change at the next dispatch (membership changed);
         # an Exclusive subscription's one consumer is always the active one.
         self.switch_possible = False
@@ -118,6 +126,7 @@ class ExclusiveDispatcher:
 
     def _start_stream(self, at: Span, rules: tuple[str, ...]) -> None:
         self.ghosts = {}  # a new consumer (or a new active one) starts with an empty queue
+        self._queue_unknown()
         # PLS-SUB-005: a stream starts at the first unacked message (holes skipped).
         self.stream_next = self.sub.cursor.first_unacked()
         self.stream_since = at.end
@@ -180,9 +189,18 @@ class ExclusiveDispatcher:
                 count_low=0, count_high=count_high, kind="rewind"))
             if due is not None:
                 must_by, must_rule, must_reason = due, first.timing_rule or first.rule, f"the rewind requested by {first.cause}"
-        if focus is not None and focus in self.ghosts:
+        sure = sorted(p for p, holder in self.sure_ghosts.items() if holder == handle and p in self.ghosts)
+        if focus is not None and focus in self.ghosts and focus not in sure:
             from reference_model.dispatch.shared import ghost_candidate
             candidates.append(ghost_candidate(focus, handle, *self.ghosts[focus]))
+        for p in sure:
+            acked_at, count_high = self.ghosts[p]
+            if p < head:  # the queue is FIFO: it comes before the stream's next message
+                candidates.append(self._queued_candidate(p, handle, acked_at, count_high))
+                if must_by is None or acked_at < must_by:
+                    must_by, must_rule = acked_at, self.order_rule
+                    must_reason = (f"{self.sub.label(p)} sat in {handle}'s receiver queue when it was acked at {acked_at:g} ms, "
+                                   "and an ack does not take a queued copy back out")
         if head < n:
             stored = self.sub.stored_span(head)
             due = max(stored.end, self.stream_since)
@@ -191,7 +209,64 @@ class ExclusiveDispatcher:
                 "next message in publish order", kind="stream"))
             if must_by is None or due < must_by:
                 must_by, must_rule, must_reason = due, self.order_rule, f"{self.sub.label(head)} was published and not yet delivered"
+        for p in sure:
+            if p > head:
+                acked_at, count_high = self.ghosts[p]
+                candidates.append(self._queued_candidate(p, handle, acked_at, count_high))
         return ReceiveOptions(tuple(candidates), must_by, must_rule, must_reason)
+
+    def _queued_candidate(self, pos: int, handle: str, acked_at: float, count_high: int) -> Candidate:
+        """A message acked while surely in ``handle``'s receiver queue (``_surely_queued``): it comes from there, in
+        stream order, owed from the ack on."""
+        return Candidate(pos, Window(acked_at, acked_at, acked_at), (self.order_rule, "PLS-ACK-001"),
+                         f"it sat in {handle}'s receiver queue when it was acked at {acked_at:g} ms (a client does not "
+                         f"purge its receiver queue on ack)", 0, count_high, kind="queued")
+
+    def reconnected(self) -> None:
+        """A fault or an unload dropped the consumers' connections and they subscribe again, on the client's backoff:
+        when each queue fills again is the client's, so no queued copy is sure from here."""
+        self._queue_unknown()
+        self.sure_from = float("inf")
+
+    def _queue_unknown(self) -> None:
+        """What the active consumer's queue holds is open again (a rewind asked for, a reset): nothing is surely in it."""
+        self.sure_ghosts, self.read_floor, self.empty_at = {}, None, None
+
+    def _dispatch_from(self) -> float:
+        """From when the broker reads for the active consumer (a Failover subscription waits after a change)."""
+        return self.stream_since
+
+    def _surely_queued(self, pos: int, at: Span) -> bool:
+        """Whether the message at ``pos``, not yet received from the stream, was surely pushed to the active consumer's
+        receiver queue before an ack at ``at``: a consumer with permits gets the stream's messages without asking
+        (prefetch; Java ``ConsumerImpl`` and C++ ``ConsumerImpl`` grant their whole receiver queue at subscribe, half of
+        it again as the application takes them), in order. Surely, if
+
+        - the read that brought the stream's latest delivery started after the message was stored (the consumer's
+          receive before that delivery ended empty more than the band before it: the read came after), so the same
+          read took it (fewer than 100 entries ahead of it, the broker's ``dispatcherMaxReadBatchSize``); or
+        - the ack came more than the band after the message was due to the active consumer.
+
+        Either way, with fewer messages ahead of it than half the receiver queue, no rewind under way and no switch of
+        the active consumer possible. Live 4.0.8, Java (held-out campaigns of 7 Dec 2026): a Failover consumer got m1,
+        cumulatively acked m3, and got m2 from its queue; an Exclusive consumer's m7, expired 1.1 s after it was sent,
+        came from its queue too. A lie that dropped either went unjudged while every queued copy was only allowed."""
+        active = self.active()
+        if active is None or self.pending or getattr(self, "switch_possible", False) or pos >= self.sub.n_entries():
+            return False
+        if pos in self.compacted_skip or pos < self.skip_before.get(active.handle, 0):
+            return False
+        if pos in self.sub.topic.txn_of or pos in self.sub.topic.unplaced or pos in self.sub.maybe_absent:
+            # a transaction's message was held back until its commit (or never readable: an abort); a message maybe
+            # absent (maybe on another partition, maybe never stored) was maybe never there to push
+            return False
+        ahead = pos - self.stream_next
+        if active.receiver_queue_size <= 0 or ahead >= max(1, active.receiver_queue_size // 2):
+            return False
+        stored = self.sub.stored_span(pos)
+        if self.read_floor is not None and self.read_floor > max(stored.end, self.sure_from) and ahead < 100:
+            return True
+        return at.start > max(stored.end, self._dispatch_from(), self.sure_from) + self.slack_ms
 
     def _compacted_rules(self, head: int) -> tuple[str, ...]:
         """The compaction rule that says ``head`` comes next to a read_compacted consumer: PLS-COMPACT-001 up to the
@@ -211,9 +286,16 @@ class ExclusiveDispatcher:
 
     def deliver(self, handle: str, pos: int, at: Span, count: int, candidate: Candidate | None) -> None:
         now = at.end
-        if candidate is not None and candidate.kind == "ghost":
+        if candidate is not None and candidate.kind in ("ghost", "queued"):
             self.ghosts.pop(pos, None)
+            self.sure_ghosts.pop(pos, None)
             return
+        if candidate is None or candidate.kind == "stream":
+            # the read that brought it started after it was stored, and after the last empty receive (less the band)
+            floor = self.sub.stored_span(pos).start
+            if self.empty_at is not None:
+                floor = max(floor, self.empty_at - self.slack_ms)
+            self.read_floor = floor if self.read_floor is None else max(self.read_floor, floor)
         if candidate is not None and candidate.kind == "rewind":
             # The rewind happened: the old stream is gone (FIFO), the new one continues after pos.
             self.pending.sort(key=lambda p: p.window.low)
@@ -235,12 +317,15 @@ class ExclusiveDispatcher:
         if consumer is not None and consumer.ack_timeout_ms:
             # PLS-ACKTIMEOUT-002/004/005: tracked from the moment the application received it.
             self.pending = [p for p in self.pending if p.pos != pos]
+            self._queue_unknown()  # a rewind is asked for: the Java client clears its queue for it
             self.pending.append(_PendingRewind(
                 consumer.ack_timeout_window(at, count, self.profile), consumer.ack_timeout_rule(self.profile),
                 f"the ack timeout of {self.sub.label(pos)} (received at {at.end:g} ms)", pos=pos))
 
     def note_empty_receive(self, handle: str, at: Span) -> None:
-        return None
+        active = self.active()
+        if active is not None and active.handle == handle:
+            self.empty_at = at.end  # its queue held nothing of this stream then
 
     def acked(self, positions: Iterable[int], at: Span) -> None:
         gone = set(positions)
@@ -252,6 +337,8 @@ class ExclusiveDispatcher:
                 # PLS-ACK-005: a queued copy carries the count it was pushed with: 0 from the stream, and from a rewind
                 # only what a rewind gives (the rewind candidate's range)
                 self.ghosts[pos] = (at.start, self._rewind_count_high() if rewind_eligible else 0)
+                if not rewind_eligible and pos >= self.stream_next and self._surely_queued(pos, at):
+                    self.sure_ghosts[pos] = self.active().handle
         if gone:
             self.pending = [p for p in self.pending if p.pos is None or p.pos not in gone]
         active = self.active()
@@ -272,6 +359,7 @@ class ExclusiveDispatcher:
         self.pending = [p for p in self.pending if p.pos != pos]
         # the count of a rewound delivery stays 0, so a Java backoff always waits next(0) (PLS-NACK-004)
         window = consumer.nack_window(at, 0, self.profile)
+        self._queue_unknown()  # a rewind is asked for: the Java client clears its queue for it
         self.pending.append(_PendingRewind(window, "PLS-NACK-003", f"the nack of {self.sub.label(pos)} at {at.start:g} ms",
                                            timing_rule=consumer.nack_rule(self.profile)))
 
@@ -283,6 +371,7 @@ class ExclusiveDispatcher:
         # later: a message the transaction's abort gives back comes with the abort's own rewind (PLS-TXN-009; model
         # seed 1272, regression pls-redeliver-001-late-redelivery-bd4feab04e12: the checker owed m3 from the
         # redeliver at 600 ms, while broker and model gave it at the transaction's timeout)
+        self._queue_unknown()  # a rewind is asked for: the Java client clears its queue for it
         self.pending.append(_PendingRewind(Window(at.start, at.end, at.end), "PLS-REDELIVER-001",
                                            f"redeliver_unacked at {at.start:g} ms",
                                            mandatory=self._head(handle, 0) < self.sub.n_entries()))
@@ -290,6 +379,7 @@ class ExclusiveDispatcher:
     def transaction_aborted(self, holders, at: Span) -> None:
         # PLS-TXN-009: an abort on a single-active subscription redelivers as a redeliver does: a rewind
         if holders and self.active() is not None:
+            self._queue_unknown()  # a rewind is asked for: the Java client clears its queue for it
             self.pending.append(_PendingRewind(Window(at.start, at.end, at.end), "PLS-TXN-009",
                                                f"the abort at {at.start:g} ms of a transaction that acked "
                                                + ", ".join(self.sub.label(p) for p in sorted(holders))))
@@ -313,6 +403,8 @@ class ExclusiveDispatcher:
         self.stream_rules = (rule,)
         self.pending = []
         self.ghosts = keep
+        self._queue_unknown()
+        self.sure_from = max(self.sure_from, at.end + faults.RECONNECT_WINDOW_MS)  # the consumers subscribe again
 
     def count_held_by(self, handle: str, pos: int) -> int | None:
         return None  # a rewind redelivers with count 0: nothing is ever dead-lettered (PLS-DLQ-005)

@@ -158,6 +158,10 @@ class FailoverDispatcher(ExclusiveDispatcher):
         elif self.consumers:
             self.switch_possible = len(self.consumers) > 1
 
+    def _dispatch_from(self) -> float:
+        """PLS-FAILOVER-003: the broker reads for the active consumer once the activation delay after a change ran out."""
+        return max(self.stream_since, self.changed_at + self.activation_delay_ms())
+
     def activation_delay_ms(self) -> int:
         """PLS-FAILOVER-003: how long after a join or leave the broker waits before it reads for the active consumer
         (``activeConsumerFailoverDelayTimeMillis``); 0 on a non-persistent topic: its dispatcher
@@ -234,8 +238,9 @@ class FailoverDispatcher(ExclusiveDispatcher):
 
     def deliver(self, handle: str, pos: int, at: Span, count: int, candidate: Candidate | None) -> None:
         kind = candidate.kind if candidate is not None else None
-        if kind == "ghost":
+        if kind in ("ghost", "queued"):
             self.ghosts.pop(pos, None)
+            self.sure_ghosts.pop(pos, None)
             return
         if kind == "former":
             self.former[handle] = pos + 1

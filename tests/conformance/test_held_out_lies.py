@@ -98,6 +98,16 @@ def test_a_non_persistent_flush_reports_ids_that_name_no_entry():
     assert "FAIL" in _statuses(lie, "PLS-NP-003", 20), check(lie).summary()
 
 
+def test_a_non_persistent_flush_of_a_producer_that_does_not_batch_reports_no_batch_index():
+    """Python (mixed campaign, 7 Dec 2026): p2, a producer of non-persistent://n that does not batch, sent m1 async; the
+    flush at step 12 reported (0, 0, -1, -1). A message sent alone has batch index -1 (PLS-NP-003: (0, 0, partition, -1),
+    an index only inside a batch), so a flush reporting index 0 breaks the rule."""
+    name = "live-4.0.8-python-non-persistent-unbatched-flush-id.jsonl"
+    assert _statuses(load(LIVE / name), "PLS-NP-003", 12) == {"PASS"}
+    lie = _edited(name, 12, lambda v: v["message_ids"].__setitem__("m1", [0, 0, -1, 0]))
+    assert _statuses(lie, "PLS-NP-003", 12) == {"FAIL"}, check(lie).summary()
+
+
 def test_a_message_whose_send_reported_no_id_still_names_no_partition():
     """Java: async m1, received before any flush reported its id: on a topic that is not partitioned its id has
     partition -1 all the same (PLS-MSGID-001)."""
@@ -217,3 +227,55 @@ def test_a_delayed_message_that_came_due_while_a_later_one_was_queued_is_not_rea
             d["t_start_ms"], d["t_end_ms"] = 500.0, 500.0
     for variant in (load(path), parse("\n".join(json.dumps(d) for d in lines))):
         assert "FAIL" not in _statuses(variant, "PLS-BACKLOG-001", 9), check(variant).summary()
+
+
+def test_a_message_acked_while_surely_queued_still_comes_and_its_loss_fails():
+    """Java, Failover (held-out campaign aimed at seeks and transactions, 7 Dec 2026): c2 got m1 at step 12 after the
+    activation delay, cumulatively acked m3 at step 13 without having received m2 or m3, and got m2 from its receiver
+    queue at step 14. The read that brought m1 started after m2 and m3 were stored (c2's receive before it ended empty),
+    so the same read pushed them to the queue, and an ack does not take a queued copy back out (PLS-ACK-001's note; the
+    clients keep their queue on ack): a history where m2 never comes loses it (PLS-FAILOVER-003)."""
+    name = "live-4.0.8-java-failover-queued-after-cumulative-ack.jsonl"
+    assert not _fails(load(LIVE / name))
+    assert _statuses(load(LIVE / name), "PLS-FAILOVER-003", 14) == {"PASS"}
+    # the lie: the receive at step 14 waits its 300 ms timeout and gets nothing; later events move with it
+    lines = [json.loads(line) for line in (LIVE / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    shift = 0.0
+    for d in lines:
+        if d.get("step") == 14:
+            d["outcome"]["value"]["message"] = None
+            shift = d["t_start_ms"] + 300 - d["t_end_ms"]
+            d["t_end_ms"] += shift
+        elif d.get("step", 0) > 14:
+            d["t_start_ms"] += shift
+            d["t_end_ms"] += shift
+    lie = parse("\n".join(json.dumps(d) for d in lines))
+    assert _statuses(lie, "PLS-FAILOVER-003", 14) == {"FAIL"}, check(lie).summary()
+
+
+def test_a_consumer_the_model_does_not_follow_still_receives_what_was_sent():
+    """Mixed (the 600 held-out histories): c2's subscribe at step 5 is not followed (a subscription at Latest while
+    async sends were in flight), so which message it may get next is not judged; but m1 was sent with key k1 and
+    ordering key o1, and a receipt of m1 carrying neither breaks PLS-MSG-001 whoever the consumer is."""
+    name = "live-4.0.8-mixed-unfollowed-subscribe-receipts.jsonl"
+    assert not _fails(load(LIVE / name))
+    lie = _edited(name, 11, lambda v: v["message"].__setitem__("payload", "m1"))
+    assert _statuses(lie, "PLS-MSG-001", 11) == {"FAIL"}, check(lie).summary()
+
+
+def test_closing_a_consumer_the_model_does_not_follow_is_not_refused():
+    """Java: c2, a pattern consumer the model does not follow (its subscribe at step 11), closed at step 12. The client
+    API names no refusal for a consumer's close (PLS-OP-001), so one refused with TransactionNotFound FAILs; a timeout
+    says nothing."""
+    name = "live-4.0.8-java-unfollowed-pattern-consumer-close.jsonl"
+    assert not _fails(load(LIVE / name))
+
+    def refused(error: str) -> History:
+        lines = [json.loads(line) for line in (LIVE / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+        for d in lines:
+            if d.get("step") == 12:
+                d["outcome"] = {"status": "rejected", "error": error}
+        return parse("\n".join(json.dumps(d) for d in lines))
+
+    assert _statuses(refused("TransactionNotFound"), "PLS-OP-001", 12) == {"FAIL"}
+    assert _statuses(refused("Timeout"), "PLS-OP-001", 12) == {"INDETERMINATE"}

@@ -88,6 +88,11 @@ CASES = {
     "live-go-partitioned-batch-in-flight-uncounted": (set(), set(),
         "Go campaign of issue 46, 5 Dec 2026: an async 5 MB batched send on a one-partition topic, stats at once said 0: "
         "a partition producer's batch in flight may not be counted yet"),
+    "live-nack-request-survives-seek": (set(), set(),
+                                        "Python, Shared, dead-letter limit 1: nack m1, nack it again, seek to its publish "
+                                        "time, receive m1 (count 0), nack it: m1 came back count 1 about 213 ms after that "
+                                        "nack (delay 263 ms), from the second nack's tracker request, which the seek did not "
+                                        "cancel (3/3 on 7 Dec 2026; PLS-NACK-001 FAILed before)"),
 }
 
 

@@ -142,27 +142,55 @@ def test_a_history_that_never_shows_the_partition_is_judged_and_says_what_it_did
         "received it is not judged"]
 
 
-def test_an_unshown_message_neither_holds_back_nor_is_owed_by_the_partition_it_was_put_on():
-    # m1's partition is never shown (no consumer got it); m2..m4, sent alone, are received in order on every partition:
-    # wherever the model put m1, the in-order consumers do not wait for it, and the end of the history owes it nowhere
-    exclusive = ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"})
-    sends = [("send", {"producer": "p", "payload": f"m{i}"}) for i in (2, 3, 4)]
-    receives = [("receive", {"consumer": "c1", "timeout_ms": 200}) for _ in range(4)]
-    h = _model_history(TOPIC, exclusive, PRODUCER, _async("m1"), *sends, ("flush", {"producer": "p"}), *receives)
-    got = [e.outcome.value["message"]["payload"] for e in h.events if e.op.op == "receive" and e.outcome.value["message"]]
-    assert "m1" in got
-    # the same history where m1 never arrived (its receipt becomes an empty one at the end)
+def _without_m1(h: History) -> History:
+    """``h`` where m1 never arrived and nothing shows its partition (no flush; its receipt becomes nothing)."""
     events, dropped = [], False
     for e in h.events:
         if e.op.op == "flush":
             continue
         if e.op.op == "receive" and (e.outcome.value.get("message") or {}).get("payload") == "m1":
             dropped = True
-            continue
+            e = replace(e, outcome=Outcome.ok({"message": None}))
         events.append(e)
     assert dropped
-    report = check(History(h.header, tuple(events)))
-    assert not report.failures() and not report.not_followed
+    return History(h.header, tuple(events))
+
+
+def test_an_unshown_message_does_not_hold_back_the_partition_it_was_put_on():
+    # m1's partition is never shown; m2..m4, sent alone, are received in order on every partition: wherever the model
+    # put m1, the in-order consumer does not wait for it
+    exclusive = ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Exclusive"})
+    sends = [("send", {"producer": "p", "payload": f"m{i}"}) for i in (2, 3, 4)]
+    receives = [("receive", {"consumer": "c1", "timeout_ms": 200}) for _ in range(4)]
+    h = _model_history(TOPIC, exclusive, PRODUCER, _async("m1"), *sends, ("flush", {"producer": "p"}), *receives)
+    got = [e.outcome.value["message"]["payload"] for e in h.events if e.op.op == "receive" and e.outcome.value["message"]]
+    assert "m1" in got
+    # m2..m4 are judged in order wherever m1 was put: only m1's own absence is charged (below), never their order
+    report = check(_without_m1(h))
+    assert not report.not_followed
+    assert {v.anomaly for v in report.failures()} <= {"lost-message"}, report.summary()
+
+
+def test_an_unshown_message_sent_alone_is_owed_to_the_one_consumer_of_every_partition():
+    """The same consumer reads every partition, alone there, with nothing else pending: whichever partition the router
+    gave m1 (sent alone, so written at its send), it is dispatched to c1 at once, so a history in which it never
+    arrives loses it (``Broker._owed_on_every_partition``). Until 7 Dec 2026 such a message was owed nowhere."""
+    h = _model_history(TOPIC, CONSUMER, PRODUCER, _async("m1"), _receive(), _receive())
+    assert [(e.outcome.value.get("message") or {}).get("payload") for e in h.events if e.op.op == "receive"] == ["m1", None]
+    assert "lost-message" in {v.anomaly for v in check(_without_m1(h)).failures()}
+
+
+def test_an_unshown_message_is_owed_nowhere_when_its_partition_decides_who_reads_it():
+    """Two consumers, one per partition of a two-partition topic (each subscribed to its partition): which of them
+    m1 was owed to depends on the partition the router gave it, which nothing shows, so neither is charged."""
+    two = ("create_topic", {"topic": "t", "partitions": 2})
+    per_partition = [("subscribe", {"consumer": f"c{i + 1}", "topic": f"t-partition-{i}", "subscription": "s",
+                                    "type": "Exclusive"}) for i in range(2)]
+    receives = [("receive", {"consumer": c, "timeout_ms": 300}) for c in ("c1", "c2")]
+    h = _model_history(two, *per_partition, PRODUCER, _async("m1"), *receives)
+    assert "m1" in [(e.outcome.value.get("message") or {}).get("payload") for e in h.events if e.op.op == "receive"]
+    report = check(_without_m1(h))
+    assert not report.failures(), report.summary()
 
 
 def test_a_partition_s_backlog_may_count_an_unshown_message_or_not():
@@ -181,3 +209,19 @@ def test_a_partition_s_backlog_may_count_an_unshown_message_or_not():
         assert not with_backlogs(values).failures(), where
     assert with_backlogs([1, 1, 0, 2]).failures()  # counted twice
     assert with_backlogs([0, 0, 0, 2]).failures()  # the topic counts more than it holds
+
+
+def test_an_unshown_message_is_owed_nowhere_once_another_consumer_may_have_taken_it():
+    """As above, but a second consumer joins the Shared subscription after the send: the broker may have given m1 to it
+    (it never receives in the history), so c1's empty receive loses nothing; a subscribe the broker refused changes
+    nothing, and a consumer of another topic neither."""
+    join = ("subscribe", {"consumer": "c2", "topic": "t", "subscription": "s", "type": "Shared"})
+    elsewhere = ("subscribe", {"consumer": "c3", "topic": "other", "subscription": "s", "type": "Shared"})
+    h = _model_history(TOPIC, CONSUMER, PRODUCER, _async("m1"), join, _receive(), _receive())
+    assert not check(_without_m1(h)).failures()
+    h = _model_history(TOPIC, CONSUMER, PRODUCER, _async("m1"), elsewhere, _receive(), _receive())
+    assert "lost-message" in {v.anomaly for v in check(_without_m1(h)).failures()}
+    clash = ("subscribe", {"consumer": "c4", "topic": "t", "subscription": "s", "type": "Exclusive"})
+    h = _model_history(TOPIC, CONSUMER, PRODUCER, _async("m1"), clash, _receive(), _receive())
+    assert [e.outcome.status for e in h.events if e.op.op == "subscribe"][-1] == "rejected"
+    assert "lost-message" in {v.anomaly for v in check(_without_m1(h)).failures()}
