@@ -310,8 +310,10 @@ def _forbidding(rule: str, anomaly: str, forbidden: Callable[[Watch, Any], Mappi
             if not gone:
                 continue
             pos = w._pos(sub, r.label) if sub is holder else None
-            if pos is not None and pos in gone and r.allowed:
-                continue  # the model explains this copy otherwise (e.g. one queued in the client before the ack)
+            if pos is not None and pos in gone and (r.allowed or r.refusal == "order-violation"):
+                # the model explains this copy otherwise (e.g. one queued in the client before the ack), or refuses it
+                # for its order (a queued copy behind one that never came: Broker.explain_refusal), not for the ack
+                continue
             if pos is not None and pos in gone:
                 out.append(_came_again(rule, anomaly, what, then, r, sub, gone[pos]))
             else:
@@ -339,8 +341,10 @@ def _forbidding_at(rule: str, anomaly: str, what: str, then: str, at: Callable[[
     pos = w._pos(sub, r.label) if sub is holder else None
     why = at(w, sub, pos) if pos is not None else None
     if why is not None:
-        if r.allowed:
-            return []  # the model explains this copy otherwise (e.g. one queued in the client before the ack)
+        if r.allowed or r.refusal == "order-violation":
+            # the model explains this copy otherwise (e.g. one queued in the client before the ack), or refuses it for
+            # its order (a queued copy behind one that never came: Broker.explain_refusal), not for the ack
+            return []
         return [_came_again(rule, anomaly, what, then, r, sub, why)]
     got = f"received {r.label}, which is not {what} there" if r.label else "received nothing"
     return [Finding(rule, PASS, None, f"no message {what}", r.label or "nothing",
@@ -1308,17 +1312,30 @@ txn_committed_ack_final.__doc__ = """PLS-TXN-008. Violated if a message whose ac
 brought back by a seek) is delivered on that subscription again."""
 
 
+def _surely_active(dispatcher: Any, handle: str) -> bool:
+    """Whether ``handle`` is surely the active consumer of a Failover ``dispatcher``: the one the model has
+    established, with no membership change that may have moved the role since and no better priority level."""
+    return (dispatcher.active_handle == handle and not dispatcher.switch_possible
+            and handle not in dispatcher.outranked_at)
+
+
 def txn_timeout_releases(w: Watch, r: Receipt) -> list[Finding]:
-    """PLS-TXN-005. Violated if an Exclusive or Failover consumer, or a reader, waits across the end of
-    a timed-out transaction's abort window (plus the dispatch band) and receives nothing, while a
-    message that transaction held back is still unacked and not yet delivered to it."""
+    """PLS-TXN-005. Violated if an Exclusive consumer, a Failover subscription's surely active consumer, or a
+    reader, waits across the end of a timed-out transaction's abort window (plus the dispatch band) and receives
+    nothing, while a message that transaction held back is still unacked and not yet delivered to it.
+
+    A Failover consumer that is not surely the active one is owed nothing (model fuzz seed 20261220: c2 and c3 on
+    one Failover subscription, c3 the one that received; c2's empty receive after the timeout was charged a loss;
+    regression pls-txn-005-lost-message-c63a5d33d687)."""
     reader = w.model.readers.get(r.handle)
     if reader is not None:
         views = [(reader.topic, lambda p, rd=reader: p < rd.next_pos)]
     else:
         views = [(sub.topic, lambda p, s=sub: p in w.facts(s).delivered or s.cursor.is_acked(p))
                  for sub in w.subscriptions_of(r.handle)
-                 if sub.dispatcher is not None and sub.dispatcher.type_name in ("Exclusive", "Failover")]
+                 if sub.dispatcher is not None and (sub.dispatcher.type_name == "Exclusive"
+                                                    or (sub.dispatcher.type_name == "Failover"
+                                                        and _surely_active(sub.dispatcher, r.handle)))]
     out: list[Finding] = []
     for topic, done in views:
         released = [(pos, window) for pos, window in sorted(topic.timeout_released.items()) if pos not in topic.aborted]

@@ -1126,6 +1126,13 @@ def _classify_drop(ctx: _Ctx, p: Perturbation) -> Classification:
     timed = _timing_lies(ctx, _Ctx(p.history))
     if timed is not None:
         return timed
+    acked = _ack_before(ctx, sub, msg, i)
+    if acked is not None:
+        # a copy after its ack is allowed (a queued copy, a redelivery racing the ack), never owed: the held-out
+        # campaign of 7 Dec 2026, a Python batch-index ack of m3 then a redeliver_unacked that brought m3 once more
+        return _unclassified(f"{key[1]} was acknowledged at step {ctx.events[acked[0]].step}, before this receipt: a "
+                             "copy after the ack may come or not (PLS-ACK-001's queued copies), it is never owed; "
+                             "whether the empty wait made another delivery late is not classified", _owing_rules(h))
     if ctx.first_delivery(i, sub, key) and _maybe_before_first_permits(ctx, h, key):
         return _allowed(f"{key[1]} was published before the first flow permits of {h.name}'s subscription surely "
                         "reached the broker, which may drop it (non-persistent rule 6)", _owing_rules(h))
@@ -1399,7 +1406,10 @@ def _timing_lies(o: _Ctx, q: _Ctx, moved: Mapping[int, int] | None = None) -> Cl
             return _missed(rules, f"the delivery at step {q.events[t.index].step} ({t.cause}) now arrives at "
                                   f"{at_q:.1f} ms, {side} [{t.low:.1f}, "
                                   f"{'-' if high_q is None else format(high_q, '.1f')}] ms (bands included)")
+    still = {(k, m.payload) for k, _, m in q.deliveries}
     for k, h, m in o.deliveries:
+        if (k, m.payload) not in still:
+            continue  # the lie took this delivery away: no copy comes late (drop_delivery)
         acked = _ack_before(o, h.sub_key, m, k)
         if acked is None or acked[1] != "PLS-ACK-001":
             continue

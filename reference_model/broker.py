@@ -1172,7 +1172,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 sub.maybe_absent.add(pos)
                 owner = self._owed_on_every_partition(topic, sub, pos)
                 if owner is not None:
-                    parent = topic.short.rsplit(names.PARTITION_SUFFIX, 1)[0]
+                    parent = names.partitioned_parent(topic.short)
                     self.owed_anywhere[topic.entries[pos].label] = (owner, sub.dispatcher.type_name, topic.entries[pos].stored,
                                                                     parent, sub.name)
 
@@ -1186,12 +1186,14 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         for it), but its receipt would have shown its partition (``later_partitions``), so if that consumer later asks
         and gets nothing it was lost (``owed_anywhere``, judged at the end of the history by the checker). The held-out
         lie campaign of 7 Dec 2026: a Key_Shared consumer of both partitions of u, an async m1 by a producer of u, its
-        receipt dropped, and nothing was said."""
+        receipt dropped, and nothing was said. On Key_Shared the consumer is owed it only when the selector gives it the
+        message's key (model fuzz seed 20261220: a STICKY consumer whose ranges missed the key was charged a loss;
+        regression pls-keyshared-007-lost-message-253425aab49a)."""
         label = topic.entries[pos].label
         if label not in self.unplaced_alone:
             return None  # a batched one is written with its partition's batch, whose timer and flushes are that partition's
         allowed = self.routes.get(label, ((),))[0]
-        parent = topic.full.rsplit(names.PARTITION_SUFFIX, 1)[0]
+        parent = names.partitioned_parent(topic.full)
         handles = None
         for index in allowed:
             part = self.topics.get(names.partition_name(parent, index))
@@ -1201,6 +1203,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             connected = list(there.dispatcher.connected())
             if len(connected) != 1 or (handles is not None and connected != handles):
                 return None
+            if (isinstance(there.dispatcher, KeySharedDispatcher)
+                    and there.dispatcher.current_owner_of_key(sub.dispatcher.sticky_key(pos)) != connected[0]):
+                return None  # its key's hash is outside that consumer's ranges (STICKY) or its owner unknown: it waits
             handles = connected
             if any(p != pos or part is not topic for p in there.unacked_positions()) or there.maybe_absent - {pos}:
                 return None
@@ -1513,8 +1518,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         dispatcher = DISPATCHERS[sub_type](sub, self.profile, self.slack_ms)
         if sub_type == "Failover" and sub.topic.partition_index >= 0:
             dispatcher.partition_index = sub.topic.partition_index  # PLS-FAILOVER-004
-        if self.fault_log and isinstance(dispatcher, ExclusiveDispatcher):
-            dispatcher.reconnected()  # after a fault, a latency or a stall: the band of a queued copy is the client's
+        if isinstance(dispatcher, (ExclusiveDispatcher, SharedDispatcher)):
+            # after a fault, a latency or a stall the band of a queued copy is the client's: none is sure
+            dispatcher.queue_known = lambda: not self.fault_log
         return dispatcher
 
     def _subscribe_with_retry(self, args, at, observed):
@@ -2075,6 +2081,29 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         for p in batch:
             sub.dispatcher.nack(config.handle, p, at)
         return {}
+
+    def _queued_nack_past_dead_letter(self, handle: str, sub: "Subscription", pos: int, count: int,
+                                      candidate: Candidate | None) -> DeadLetterPolicy | None:
+        """PLS-DLQ-002 with a nack made before the application received the copy (``SharedDispatcher.deliver``'s
+        queued-nack path): the nack tracker's request for it, due after the delivery with ``count``, finds that copy in
+        the client's hands, and when ``count`` is at the dead-letter limit the client writes it to the dead-letter
+        topic instead of asking the broker for it again (Java ``ConsumerImpl#redeliverUnacknowledgedMessages`` ->
+        ``processPossibleToDLQ``; a copy the broker sent before the client saw the limit arrives past it and is
+        dead-lettered as it arrives, ``_redelivered_past_dead_letter``): no copy with a count past the limit reaches
+        the application (model fuzz seed 20261220: a Java consumer, limit 1, nacked m2 before and after receiving it;
+        the model handed it back with count 2; regression pls-dlq-002-wrong-redelivery-count-02fbed2c9de2). Returns
+        the dead-letter policy when the request stands for the copy received now at the limit (``take`` turns its
+        release into the dead-letter copy, or, when the request may have found nothing pending, leaves it allowed and
+        never chosen), else None. Asked before the delivery changes anything."""
+        queued = getattr(sub.dispatcher, "queued_nacks", {}).get(pos)
+        if queued is None or queued[0] != handle or (candidate is not None and candidate.kind in ("stale", "ghost", "queued")):
+            return None  # no request of this consumer's stands for the copy received (deliver leaves it as it is)
+        dead = self.dead_letter.get(handle)
+        config = next((c for c, s in self.attachments(handle) if s is sub), None)
+        if (dead is None or config is None or not dl.dlq_applies(config.type) or not names.is_persistent(sub.topic.full)
+                or dl.on_delivery(count, dead.max_redeliver) == dl.DELIVER):
+            return None
+        return self._dead_letter_policy_for(sub, dead)
 
     def _dead_letter_on_ack_timeout(self, handle: str, sub: "Subscription", pos: int, at: Span, count: int,
                                     candidate: Candidate | None) -> None:
@@ -2774,7 +2803,19 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         self.observe_presence(handle, label, at)
         count = redelivery_count if redelivery_count is not None else (
             0 if candidate is None else candidate.count_low if candidate.count_model is None else candidate.count_model)
+        past_limit = self._queued_nack_past_dead_letter(handle, sub, stored.pos, count, candidate)
         sub.dispatcher.deliver(handle, stored.pos, at, count, candidate)  # first: a NotModelledError changes nothing
+        release = sub.dispatcher.slots[stored.pos].release if past_limit is not None and stored.pos in sub.dispatcher.slots \
+            else None
+        if release is not None and release.high is not None:
+            sub.dispatcher.hold_for_dead_letter(stored.pos)
+            self._schedule_dead_letter(_DueCopy(sub, stored.pos, past_limit, Span(release.low, release.high)))
+        elif release is not None:
+            # the request may have found nothing pending: the copy past the limit it would bring is allowed, never
+            # owed, and never the model's own choice (no client hands it to the application: it is dead-lettered as it
+            # arrives); a dead-letter copy from it is not followed, as before (the application's next nack of the
+            # copy it holds writes one, ``_op_nack``)
+            sub.dispatcher.defer_release(stored.pos)
         self.received_labels.setdefault(handle, set()).add(label)
         self.ever_received.add(label)
         if sub.trimmable and sub.durable:
@@ -2869,6 +2910,15 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         config, sub = next(((c, s) for c, s in self.attachments(handle) if s.topic.short == stored.topic), found)
         if stored.topic != sub.topic.short:
             return Refusal("wrong-value", "PLS-SUB-001", f"{label} is on topic {stored.topic}, not on {sub.topic.short}.")
+        ahead = sub.dispatcher.queued_ahead(stored.pos) if isinstance(sub.dispatcher, ExclusiveDispatcher) else None
+        if ahead is not None:
+            # whether or not its ack had reached the broker, the copy came from a stream that carried an earlier
+            # message first (ExclusiveDispatcher.queued_ahead): an order violation, not only a late copy
+            first = sub.label(ahead)
+            return Refusal("order-violation", sub.dispatcher.order_rule,
+                           f"Let {first} and {label} be pushed by {handle}'s stream, {first} first, and neither received "
+                           f"before both were acknowledged. Then {first} comes from the receiver queue before {label}; "
+                           f"{label} came, and {first} never did.")
         if sub.cursor.is_acked(stored.pos):
             if stored.pos in sub.expired:
                 return Refusal("ack-resurrection", "PLS-TTL-003",
@@ -3184,10 +3234,6 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             self.check_reconnects_admitted(list(self.consumers), op)
         yield  # decided: the fault happens, and the clients reconnect
         self.fault_log.append(faults.Fault(kind, at.start, at.end, stored_before=self._stored_count))
-        for topic in self.topics.values():
-            for sub in topic.subscriptions.values():
-                if isinstance(sub.dispatcher, ExclusiveDispatcher):
-                    sub.dispatcher.reconnected()  # a latency or a stall widens the bands: no queued copy is sure
         if kind == faults.LATENCY:
             self.latency_ms = int(args["ms"])
         if not effects.reconnects:
@@ -3225,8 +3271,6 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             sub.dispatcher.add_consumer(config, at, "PLS-FAULT-003")
             if isinstance(sub.dispatcher, SharedDispatcher):
                 sub.dispatcher.reconnected(handle, unacked[id(sub)])
-            else:
-                sub.dispatcher.reconnected()  # no queued copy is sure after a reconnect (ExclusiveDispatcher.reconnected)
 
     def _op_restart_broker(self, args, at, observed):
         return (yield from self._op_fault(args, at, observed, op="restart_broker"))

@@ -44,7 +44,7 @@ prefetched nothing, so its stream and its rewinds never overlap.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 from reference_model.dispatch.base import (
     Candidate,
@@ -96,9 +96,15 @@ class ExclusiveDispatcher:
         self.ghosts: dict[int, tuple[float, int]] = {}  # pos -> (ack time, highest count a queued copy may carry)
         # Of those, the ones surely in the active consumer's queue when acked (``_surely_queued``): owed to it.
         self.sure_ghosts: dict[int, str] = {}  # pos -> the consumer whose queue held it
-        # off for good once a fault or an unload made the clients reconnect (their timing is the client's backoff), and
-        # for ``faults.RECONNECT_WINDOW_MS`` after a reset, while the consumers subscribe again
+        # Of those, the ones the stream would have pushed in order to the active consumer if at all (acked while not
+        # yet received, no rewind under way, no switch possible): a queue is FIFO, so one of them surfacing means every
+        # earlier one the same op removed was queued ahead of it (``queued_ahead``)
+        self.stream_ghosts: set[int] = set()
+        # off for ``faults.RECONNECT_WINDOW_MS`` after a reset, while the consumers subscribe again
         self.sure_from = 0.0
+        # off for good once a fault, a latency or a stall made the clients' timing the client's (their reconnect
+        # backoff, wider bands): the Broker's to say, from its fault log (``Broker._new_dispatcher``)
+        self.queue_known: Callable[[], bool] = lambda: True
         self.read_floor: float | None = None  # the read that brought the latest stream delivery started after this
         self.empty_at: float | None = None  # when the active consumer's last receive of this stream ended empty
         # Failover only: the active consumer may change at the next dispatch (membership changed);
@@ -189,13 +195,18 @@ class ExclusiveDispatcher:
                 count_low=0, count_high=count_high, kind="rewind"))
             if due is not None:
                 must_by, must_rule, must_reason = due, first.timing_rule or first.rule, f"the rewind requested by {first.cause}"
-        sure = sorted(p for p, holder in self.sure_ghosts.items() if holder == handle and p in self.ghosts)
-        if focus is not None and focus in self.ghosts and focus not in sure:
+        sure = sorted(p for p, holder in self.sure_ghosts.items()
+                      if holder == handle and p in self.ghosts) if self.queue_known() else []
+        sure = sure[:1]  # the queue is FIFO: the first of them comes first (``queued_ahead`` refuses the others)
+        if focus is not None and focus in self.ghosts and focus not in sure and self.queued_ahead(focus) is None:
             from reference_model.dispatch.shared import ghost_candidate
             candidates.append(ghost_candidate(focus, handle, *self.ghosts[focus]))
+        queued_after: list[Candidate] = []  # the queue is FIFO: a queued copy comes in stream order
         for p in sure:
             acked_at, count_high = self.ghosts[p]
-            if p < head:  # the queue is FIFO: it comes before the stream's next message
+            if p > head:
+                queued_after.append(self._queued_candidate(p, handle, acked_at, count_high))
+            elif p < head:  # before the stream's next message
                 candidates.append(self._queued_candidate(p, handle, acked_at, count_high))
                 if must_by is None or acked_at < must_by:
                     must_by, must_rule = acked_at, self.order_rule
@@ -209,11 +220,7 @@ class ExclusiveDispatcher:
                 "next message in publish order", kind="stream"))
             if must_by is None or due < must_by:
                 must_by, must_rule, must_reason = due, self.order_rule, f"{self.sub.label(head)} was published and not yet delivered"
-        for p in sure:
-            if p > head:
-                acked_at, count_high = self.ghosts[p]
-                candidates.append(self._queued_candidate(p, handle, acked_at, count_high))
-        return ReceiveOptions(tuple(candidates), must_by, must_rule, must_reason)
+        return ReceiveOptions(tuple(candidates + queued_after), must_by, must_rule, must_reason)
 
     def _queued_candidate(self, pos: int, handle: str, acked_at: float, count_high: int) -> Candidate:
         """A message acked while surely in ``handle``'s receiver queue (``_surely_queued``): it comes from there, in
@@ -222,15 +229,29 @@ class ExclusiveDispatcher:
                          f"it sat in {handle}'s receiver queue when it was acked at {acked_at:g} ms (a client does not "
                          f"purge its receiver queue on ack)", 0, count_high, kind="queued")
 
-    def reconnected(self) -> None:
-        """A fault or an unload dropped the consumers' connections and they subscribe again, on the client's backoff:
-        when each queue fills again is the client's, so no queued copy is sure from here."""
-        self._queue_unknown()
-        self.sure_from = float("inf")
-
     def _queue_unknown(self) -> None:
         """What the active consumer's queue holds is open again (a rewind asked for, a reset): nothing is surely in it."""
         self.sure_ghosts, self.read_floor, self.empty_at = {}, None, None
+        self.stream_ghosts = set()
+
+    def queued_ahead(self, pos: int) -> int | None:
+        """An acked message that would have reached the active consumer before a queued copy of ``pos`` and did not:
+        both pushed by the stream (``stream_ghosts``), it earlier in the stream and removed by the same op (one
+        cumulative ack, one expiry pass: an ack of one and a broker-side removal of the other could reach the broker in
+        either order), so it was there when ``pos`` went out and went out before it (the broker reads and sends in
+        order); the queue is FIFO, so a copy of ``pos`` cannot come while it never came. None when there is none, or while a rewind is under way, a
+        switch of the active consumer is possible, or a fault made the queue the client's. Held-out lies of 7 Dec
+        2026 (Java, Failover): m1, m2 and m3 cumulatively acked before m1 was received, m2 then came from the queue,
+        and a lie that dropped m1's receipt went unjudged."""
+        if pos not in self.stream_ghosts or pos not in self.ghosts or self.pending or self.switch_possible \
+                or not self.queue_known():
+            return None
+        acked_at = self.ghosts[pos][0]
+        entry = set(self.sub.batch_of(pos))  # one entry's messages travel together, and a client drops each one it
+        # already acked as the entry arrives (Java ``isDuplicate``, by batch index: live 4.0.8, a cumulative ack by the
+        # producer's batch id before the entry came, then m3 alone of m1..m3; tests/conformance/test_producer_batch_id_ack.py)
+        return next((p for p in sorted(self.stream_ghosts) if p < pos and p in self.ghosts and p not in entry
+                     and self.ghosts[p][0] == acked_at), None)
 
     def _dispatch_from(self) -> float:
         """From when the broker reads for the active consumer (a Failover subscription waits after a change)."""
@@ -252,7 +273,7 @@ class ExclusiveDispatcher:
         cumulatively acked m3, and got m2 from its queue; an Exclusive consumer's m7, expired 1.1 s after it was sent,
         came from its queue too. A lie that dropped either went unjudged while every queued copy was only allowed."""
         active = self.active()
-        if active is None or self.pending or getattr(self, "switch_possible", False) or pos >= self.sub.n_entries():
+        if active is None or self.pending or self.switch_possible or pos >= self.sub.n_entries() or not self.queue_known():
             return False
         if pos in self.compacted_skip or pos < self.skip_before.get(active.handle, 0):
             return False
@@ -267,6 +288,16 @@ class ExclusiveDispatcher:
         if self.read_floor is not None and self.read_floor > max(stored.end, self.sure_from) and ahead < 100:
             return True
         return at.start > max(stored.end, self._dispatch_from(), self.sure_from) + self.slack_ms
+
+    def _streamed(self, pos: int) -> bool:
+        """Whether the stream pushes the message at ``pos`` to the active consumer in its turn if it pushes it at all:
+        an established active consumer, no switch possible, and nothing that keeps the message out of the stream (a
+        compacted view, a transaction, a maybe-absent message, the consumer's own skip)."""
+        active = self.active()
+        if active is None or self.pending or self.switch_possible or pos >= self.sub.n_entries():
+            return False
+        return not (pos in self.compacted_skip or pos < self.skip_before.get(active.handle, 0)
+                    or pos in self.sub.topic.txn_of or pos in self.sub.topic.unplaced or pos in self.sub.maybe_absent)
 
     def _compacted_rules(self, head: int) -> tuple[str, ...]:
         """The compaction rule that says ``head`` comes next to a read_compacted consumer: PLS-COMPACT-001 up to the
@@ -289,6 +320,7 @@ class ExclusiveDispatcher:
         if candidate is not None and candidate.kind in ("ghost", "queued"):
             self.ghosts.pop(pos, None)
             self.sure_ghosts.pop(pos, None)
+            self.stream_ghosts.discard(pos)
             return
         if candidate is None or candidate.kind == "stream":
             # the read that brought it started after it was stored, and after the last empty receive (less the band)
@@ -339,6 +371,8 @@ class ExclusiveDispatcher:
                 self.ghosts[pos] = (at.start, self._rewind_count_high() if rewind_eligible else 0)
                 if not rewind_eligible and pos >= self.stream_next and self._surely_queued(pos, at):
                     self.sure_ghosts[pos] = self.active().handle
+                if not rewind_eligible and pos >= self.stream_next and self._streamed(pos):
+                    self.stream_ghosts.add(pos)
         if gone:
             self.pending = [p for p in self.pending if p.pos is None or p.pos not in gone]
         active = self.active()

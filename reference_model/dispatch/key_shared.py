@@ -276,6 +276,17 @@ class KeySharedDispatcher(SharedDispatcher):
             return self.current_owner_of_slot(self.hash_slot(pos))
         return self._owner(self.epochs[-1], self.sticky_key(pos)) if self.epochs else None
 
+    def current_owner_of_key(self, key: bytes) -> str | None:
+        """The handle the selector in effect gives the sticky key ``key`` now (``current_owner_of_slot``); None when
+        nobody serves it (a STICKY consumer whose ranges miss its hash) or the owners are unknown (a ring of several
+        consumers without fixed names)."""
+        if self.selector is None:
+            return None
+        connected = self.connected()
+        if self.selector != "sticky" and len(connected) == 1:
+            return connected[0]  # a hash ring or AUTO_SPLIT ranges with one consumer give it every key, named or not
+        return self.current_owner_of_slot(ks.slot_for(self.settings.profile, self.selector, key))
+
     def epoch_number(self) -> int:
         """How many joins and leaves this subscription's selector has seen (the current epoch's number)."""
         return len(self.epochs)

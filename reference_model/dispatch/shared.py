@@ -68,8 +68,9 @@ import copy
 
 from bisect import bisect_left
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Callable, Iterable
 
+from reference_model import names
 from reference_model.dispatch.base import (
     Candidate,
     ConsumerConfig,
@@ -166,6 +167,12 @@ class SharedDispatcher:
         # Acked messages a receiver queue may still hold: position -> (consumers, ack instant).
         # pos -> (who may hold a copy, ack time, its highest count then, the count-event clock then)
         self.ghosts: dict[int, tuple[set[str], float, int, int]] = {}
+        # Of those, the ones surely in the one consumer's queue when acked (``_surely_queued``): owed to it while its
+        # queue stays as it was. pos -> (that consumer, the count-event clock then)
+        self.sure_ghosts: dict[int, tuple[str, int]] = {}
+        # off for good once a fault, a latency or a stall made the clients' timing the client's: the Broker's to say,
+        # from its fault log (``Broker._new_dispatcher``)
+        self.queue_known: Callable[[], bool] = lambda: True
         # A nack of a message the consumer's application has not received yet: it may sit in that
         # consumer's queue, and the broker redelivers it if so. position -> (consumer, rule, window).
         self.queued_nacks: dict[int, tuple[str, Window, str]] = {}
@@ -299,6 +306,13 @@ class SharedDispatcher:
         slot = self.slots.get(pos)
         return slot.lo if slot is not None and slot.holder == handle else None
 
+    def defer_release(self, pos: int) -> None:
+        """The release under way for ``pos`` stays allowed and owed by nobody, and is never the model's own choice
+        (``Broker.take``: a copy past the dead-letter limit that no client hands to its application)."""
+        slot = self.slots.get(pos)
+        if slot is not None and slot.release is not None:
+            slot.release = Window(slot.release.low, float("inf"), None)
+
     def hold_for_dead_letter(self, pos: int) -> None:
         """The client will dead-letter this delivery instead of redelivering it (PLS-DLQ-001)."""
         slot = self.slots.get(pos)
@@ -391,7 +405,14 @@ class SharedDispatcher:
                 (extra + self.start_rules.get(handle, ()) + _FIRST_RULES) if extra else self.start_rules.get(handle, ()) + _FIRST_RULES,
                 "its deliver-at time has come" if extra else "not yet delivered to any consumer",
                 0, self._fresh_hi(pos), kind="pool"))
-        if focus is not None and handle in self.ghosts.get(focus, ((),))[0]:
+        sure = self._sure_ghosts_of(handle)
+        for pos in sure:
+            _, acked_at, count_high, _ = self.ghosts[pos]
+            candidates.append(Candidate(
+                pos, Window(acked_at, acked_at, acked_at), ("PLS-SHARED-001", "PLS-ACK-001"),
+                f"it sat in {handle}'s receiver queue when it was acked at {acked_at:g} ms (a client does not purge its "
+                f"receiver queue on ack)", 0, count_high, kind="queued"))
+        if focus is not None and focus not in sure and handle in self.ghosts.get(focus, ((),))[0]:
             _, acked_at, count_high, clock = self.ghosts[focus]
             if clock != self.count_events + len(self.hidden_times):
                 count_high = 1 << 30
@@ -706,8 +727,9 @@ class SharedDispatcher:
         in_hand = self.stale_in_hand.get(handle)
         if in_hand:
             in_hand.discard(pos)
-        if candidate is not None and candidate.kind == "ghost":
+        if candidate is not None and candidate.kind in ("ghost", "queued"):
             self.ghosts.pop(pos, None)  # there was one queued copy; it is gone
+            self.sure_ghosts.pop(pos, None)
             return
         mine = self.limit_unsure.get(handle)
         if mine:
@@ -739,10 +761,7 @@ class SharedDispatcher:
             # found nothing pending: allowed, never owed (seed 11 trace 60909: a nack of m2 before the copy a broker
             # restart gave back, which came, with no deadline, at 218 ms, the request's due time; regression
             # pls-nack-001-late-redelivery-e043c266c59b).
-            window = queued[1]
-            dispatched_by = at.end if candidate is None or candidate.window.high is None else min(at.end, candidate.window.high)
-            if dispatched_by >= window.low:
-                window = Window(window.low, window.canonical, None)
+            window = self.queued_nack_window(queued[1], at, candidate)
             self._release(slot, window, consumer.nack_rule(self.profile) if consumer else "PLS-NACK-001", queued[2])
             self._touch(pos, slot)
             # PLS-UNACKED-001: that request also takes the copy off the consumer's count and clears its blocked flag
@@ -759,6 +778,80 @@ class SharedDispatcher:
 
     def note_empty_receive(self, handle: str, at: Span) -> None:
         return None
+
+    @staticmethod
+    def queued_nack_window(window: Window, at: Span, candidate: Candidate | None) -> Window:
+        """When the request of a nack made before the application received the copy (``queued_nacks``, its ``window``)
+        redelivers the copy received during ``at`` (``deliver``): owed if the copy was surely dispatched before the
+        request (by the candidate's deadline, or the receipt), else allowed and never owed (no end)."""
+        dispatched_by = at.end if candidate is None or candidate.window.high is None else min(at.end, candidate.window.high)
+        return Window(window.low, window.canonical, None) if dispatched_by >= window.low else window
+
+    def _sure_ghosts_of(self, handle: str) -> list[int]:
+        """The acked messages surely still in ``handle``'s receiver queue (``_surely_queued``): while nothing has
+        touched the queues since the ack (a close, a nack, a redelivery request, a seek, a reconnect: the count-event
+        clock), and ``handle`` is still the only consumer."""
+        if self.type_name != "Shared" or list(self.consumers) != [handle] or not self.queue_known() \
+                or self._nack_may_purge(handle):
+            return []
+        clock = self.count_events + len(self.hidden_times)
+        return sorted(p for p, (holder, then) in self.sure_ghosts.items()
+                      if holder == handle and then == clock and p in self.ghosts)
+
+    def _surely_queued(self, pos: int, at: Span) -> str | None:
+        """The consumer whose receiver queue surely held the message at ``pos`` when an ack (or an expiry) at ``at``
+        took it, or None. A consumer with permits gets the subscription's messages without asking (prefetch: Java
+        ``ConsumerImpl`` and C++ ``ConsumerImpl`` grant their whole receiver queue at subscribe, half of it again as
+        the application takes them), so the one consumer of a Shared subscription holds a message stored while it
+        was the only one, never given to its application, with fewer messages ahead of it than half its queue, once
+        the dispatch band after its storing has passed. Not for a delayed message, a transaction's, one maybe absent,
+        one a tag filter may drop, one under an unacked limit, or after anything that may have put a queue back
+        (a close, a redelivery request, a seek: ``hidden_times``, ``put_back_at``) or reconnected it. Live 4.0.8,
+        Python (the held-out corpus of 7 Dec 2026, fz-9d079ba066e6): m2 and m3, prefetched by the only consumer of sx1,
+        expired by expire_messages, and m2 still came from its queue; a lie that dropped it went unjudged while a
+        queued copy was only allowed."""
+        if self.type_name != "Shared" or len(self.consumers) != 1 or not self.queue_known():
+            return None
+        (handle, consumer), = self.consumers.items()
+        if pos < self.next_fresh or pos in self.slots or pos >= self.sub.n_entries():
+            return None
+        if consumer.max_unacked or consumer.ack_timeout_ms or consumer.receiver_queue_size <= 0 or self.stale.get(handle) \
+                or self.fault_stale.get(handle) or pos < self.skip_before.get(handle, 0) or self._nack_may_purge(handle):
+            return None
+        if self.sub.tracked_by_delay(pos) or self.sub.delivery_rules(pos) or pos in self.sub.topic.txn_of \
+                or pos in self.sub.topic.unplaced or pos in self.sub.maybe_absent \
+                or pos in getattr(self.sub, "tag_rejected", {}) or not names.is_persistent(self.sub.topic.full):
+            return None
+        stored = self.sub.stored_span(pos)
+        touched = max(self.hidden_times[-1] if self.hidden_times else float("-inf"), self.put_back_at, self.sole_since,
+                      self.attached_at.get(handle, float("inf")))
+        if touched > stored.start:
+            return None
+        if self._maybe_in_queue_before(handle, pos) >= max(1, consumer.receiver_queue_size // 2):
+            return None
+        return handle if at.start > stored.end + self.slack_ms else None
+
+    def _nack_may_purge(self, handle: str) -> bool:
+        """Whether a nack tracker request of ``handle`` for a message its application has not received is still to
+        come: the Java client then takes the head of its queue out if the request names it, and the next message with
+        it (``ConsumerImpl#redeliverUnacknowledgedMessages(Set)`` -> ``removeExpiredMessagesFromQueue``), so what its
+        queue holds is not sure (the review of 7 Dec 2026)."""
+        return any(who == handle for who, _, _ in self.queued_nacks.values())
+
+    def _maybe_in_queue_before(self, handle: str, pos: int) -> int:
+        """How many copies may sit in ``handle``'s receiver queue ahead of the message at ``pos``, taking its permits:
+        every unacked message before it that its application does not hold (never delivered, or given back by a nack,
+        a close, a redelivery), and every acked one whose copy may still be queued there (``ghosts``). A consumer with a
+        queue of one, holding a redelivered m1 in it, has no room for m2 (the review of 7 Dec 2026)."""
+        cursor = self.sub.cursor
+        count = 0
+        for q in range(self.sub.start_pos, pos):
+            if cursor.is_acked(q):
+                count += handle in self.ghosts.get(q, ((),))[0]
+                continue
+            slot = self.slots.get(q)
+            count += slot is None or slot.holder != handle or slot.release is not None
+        return count
 
     def acked(self, positions: Iterable[int], at: Span) -> None:
         positions = list(positions)
@@ -783,6 +876,9 @@ class SharedDispatcher:
                 # unless something that raises counts came after the ack (a client's ack reaches the broker only
                 # after its grouping; the review of 84c5b02: a close in between gives another consumer count + 1)
                 self.ghosts[pos] = (holders, at.start, self.highest_next_count(pos), self.count_events + len(self.hidden_times))
+                sure = self._surely_queued(pos, at)
+                if sure is not None:
+                    self.sure_ghosts[pos] = (sure, self.count_events + len(self.hidden_times))
             if slot is None or slot.holder is None or (slot.release is not None and slot.release.low <= at.end):
                 self.held_since.pop(pos, None)  # PLS-SHARED-003: not surely in an application's hands when acked
             slot = self.slots.pop(pos, None)
@@ -958,6 +1054,7 @@ class SharedDispatcher:
         self.stale_in_hand.clear()
         self.stale_counts.clear()
         self.ghosts.clear()
+        self.sure_ghosts.clear()
         self.queued_nacks = requests
         self.next_fresh = pos
         self.hidden_times.append(at.start)

@@ -258,3 +258,23 @@ def test_a_second_transactions_ack_of_a_pending_message_accepted_fails_txn_010()
 
 def test_a_transaction_with_a_failed_ack_that_commits_fails_txn_011():
     assert "PLS-TXN-011" in _failed(conflict_history(commit="ok"))
+
+
+def failover_timeout_history(waiting: str) -> History:
+    """c and d on one Failover subscription, d the one that received m0 (so the active one); t1 (timeout 2 000 ms)
+    holds x1 and, behind it, n1; then ``waiting`` waits from 2 500 to 7 500 ms and gets nothing."""
+    h = H(**JAVA).sub("c", "Failover", consumer_name="c", t=0).sub("d", "Failover", consumer_name="d", t=1).producer(t=2)
+    h.send("m0", 0, t=3).recv("d", "m0", 0, t=(4, 1100))
+    h.ok("new_txn", {"txn": "t1", "timeout_ms": 2000}, t=(1101, 1102))
+    _txn_send(h, "x1", 1, "t1", 1103)
+    h.send("n1", 2, t=1104)
+    h.recv(waiting, None, t=(2500, 7500), timeout=5000)
+    return h.history()
+
+
+def test_only_the_active_failover_consumer_is_owed_what_a_timed_out_transaction_let_go():
+    """PLS-TXN-005 on a Failover subscription: n1 is owed to the active consumer, d, whose empty wait after the abort
+    window FAILs; c, which is not active, loses nothing (model fuzz seed 20261220: the inactive consumer was charged,
+    regression pls-txn-005-lost-message-c63a5d33d687)."""
+    assert "PLS-TXN-005" in _failed(failover_timeout_history("d"))
+    assert "PLS-TXN-005" not in _failed(failover_timeout_history("c"))

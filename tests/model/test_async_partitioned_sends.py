@@ -225,3 +225,27 @@ def test_an_unshown_message_is_owed_nowhere_once_another_consumer_may_have_taken
     h = _model_history(TOPIC, CONSUMER, PRODUCER, _async("m1"), clash, _receive(), _receive())
     assert [e.outcome.status for e in h.events if e.op.op == "subscribe"][-1] == "rejected"
     assert "lost-message" in {v.anomaly for v in check(_without_m1(h)).failures()}
+
+
+def test_an_unshown_message_is_owed_to_a_sticky_key_shared_consumer_only_when_its_ranges_take_the_key():
+    """On Key_Shared the one consumer of every partition is owed the message only when the selector gives it the key:
+    a STICKY consumer whose ranges cover every hash is charged the loss; one whose ranges miss the key's hash is not
+    (the broker keeps the message back), model fuzz seed 20261220, regression
+    pls-keyshared-007-lost-message-253425aab49a, where the model had owed it all the same."""
+    def sticky(ranges):
+        return ("subscribe", {"consumer": "c1", "topic": "t", "subscription": "s", "type": "Key_Shared",
+                              "key_shared": {"mode": "Sticky", "ranges": ranges}})
+
+    h = _model_history(TOPIC, sticky([[0, 65535]]), PRODUCER, _async("m1", key="k"), _receive(), _receive())
+    assert [(e.outcome.value.get("message") or {}).get("payload") for e in h.events if e.op.op == "receive"] == ["m1", None]
+    assert "lost-message" in {v.anomaly for v in check(_without_m1(h)).failures()}
+    # two ranges that leave a gap: for each key one consumer set of ranges takes it and the other does not; the one
+    # that does not gets nothing and is charged nothing, whichever the key's hash is
+    outcomes = {}
+    for ranges in ([[0, 32767]], [[32768, 65535]]):
+        h = _model_history(TOPIC, sticky(ranges), PRODUCER, _async("m1", key="k"), _receive(), _receive())
+        got = [(e.outcome.value.get("message") or {}).get("payload") for e in h.events if e.op.op == "receive"]
+        report = check(h if got == [None, None] else _without_m1(h))
+        outcomes[tuple(map(tuple, ranges))] = (got, {v.anomaly for v in report.failures()})
+    assert {tuple(o[0]) for o in outcomes.values()} == {(None, None), ("m1", None)}, outcomes
+    assert all(("lost-message" in fails) == (got == ["m1", None]) for got, fails in outcomes.values()), outcomes
