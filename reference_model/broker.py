@@ -2068,12 +2068,12 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             # PLS-DLQ-001/002: the delivery with count N is nacked -> when the nack timer fires,
             # publish a copy to the DLQ and ack the original instead of redelivering it.
             window = config.nack_window(at, in_hand, self.profile)
+            dead = self._writable_dead_letter(sub, dead)  # first: a NotModelledError changes nothing
             for p in batch:
                 if count is not None:
                     sub.dispatcher.hold_for_dead_letter(p)
                 else:
                     sub.dispatcher.drop_stale_in_hand(config.handle, p)
-            dead = self._dead_letter_policy_for(sub, dead)
             # PLS-DLQ-006: a batched message takes its whole entry to the DLQ, acked messages included.
             for p in batch:
                 self._schedule_dead_letter(_DueCopy(sub, p, dead, Span(window.low, window.high)))
@@ -2103,7 +2103,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if (dead is None or config is None or not dl.dlq_applies(config.type) or not names.is_persistent(sub.topic.full)
                 or dl.on_delivery(count, dead.max_redeliver) == dl.DELIVER):
             return None
-        return self._dead_letter_policy_for(sub, dead)
+        return self._writable_dead_letter(sub, dead)
 
     def _dead_letter_on_ack_timeout(self, handle: str, sub: "Subscription", pos: int, at: Span, count: int,
                                     candidate: Candidate | None) -> None:
@@ -2115,11 +2115,25 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
         if candidate is not None and candidate.kind in ("ghost", "queued"):
             return
         window = config.ack_timeout_window(at, count, self.profile)
-        dead = self._dead_letter_policy_for(sub, dead)
+        dead = self._writable_dead_letter(sub, dead)
         for p in self._feature_nack_positions(config, sub, pos):
             if sub.dispatcher.count_held_by(handle, p) is not None:
                 sub.dispatcher.hold_for_dead_letter(p)  # no ack-timeout redelivery: it goes to the DLQ
             self._schedule_dead_letter(_DueCopy(sub, p, dead, Span(window.low, window.high)))
+
+    def _writable_dead_letter(self, sub: "Subscription", dead: DeadLetterPolicy) -> DeadLetterPolicy:
+        """``dead`` with its topic named (``_dead_letter_policy_for``), when its client can write the copy there: not
+        while a producer of another access mode than Shared holds that topic, which refuses the client's Shared
+        dead-letter producer (PLS-ACCESS-001..004); what a client does with a copy it cannot write is its own (live
+        4.0.8, Python, 3 runs of 3: a WaitForExclusive producer on dlq, m1 nacked past the limit of 1, and no copy came
+        in 1.3 s; the checker owed it; regression pls-dlq-002-lost-message-12c83b6bf71e)."""
+        dead = self._dead_letter_policy_for(sub, dead)
+        holder = next((h for h, p in self.producers.items() if p.topic.full == dead.topic
+                       and (pf := self.pfx.get(h)) is not None and pf.access_mode != "Shared" and not pf.fenced), None)
+        if holder is not None:
+            raise NotModelledError(f"a dead-letter copy to {self.topics[dead.topic].short}, which {holder} holds as a "
+                                   f"{self.pfx[holder].access_mode} producer: the client's dead-letter producer is refused")
+        return dead
 
     @staticmethod
     def _dead_letter_policy_for(sub: "Subscription", dead: DeadLetterPolicy) -> DeadLetterPolicy:
@@ -2297,7 +2311,7 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
                 # handed the count-2 copy to the application under a limit of 1)
                 raise NotModelledError("redeliver_unacked by a consumer with a dead-letter policy while the dead-letter "
                                        "copy of a message it holds, nacked past the limit, is due")
-            past += [(sub, pos, self._dead_letter_policy_for(sub, dead))
+            past += [(sub, pos, self._writable_dead_letter(sub, dead))
                      for pos, (count, _) in sub.dispatcher.held_counts(handle).items()
                      if pos not in due and dl.on_delivery(count + 1, dead.max_redeliver) == dl.TO_DLQ]
         return past
@@ -3356,9 +3370,9 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
     def _end_txn_acks(self, txn: "txns.Txn", state: str, at: Span) -> None:
         """PLS-TXN-008/009: a commit makes the transaction's acks final; an abort or a timeout unacks
         them, and the broker redelivers the individually acked ones (a cumulative ack is only undone)."""
-        aborted: dict[int, dict[int, tuple[str, int]]] = {}  # id(sub) -> position -> (consumer, count)
+        aborted: dict[int, dict[int, tuple[str, tuple[int, int]]]] = {}  # id(sub) -> position -> (consumer, counts)
         subs: dict[int, Subscription] = {}
-        superseded: dict[int, dict[int, tuple[str, int]]] = {}  # id(sub) -> positions a plain ack deleted meanwhile
+        superseded: dict[int, dict[int, tuple[str, tuple[int, int]]]] = {}  # id(sub) -> positions a plain ack deleted meanwhile
         for topic, name, pos, handle, count in txn.acked:
             sub = self.topics[topic].subscriptions.get(name)
             if sub is not None and state != txns.COMMITTED and pos not in sub.txn_pending:
@@ -3459,14 +3473,15 @@ class Broker(FeatureOps, SchemaOps, AdminOps):
             refused = replace(refused, certain=False)
         if refused is not None:
             return refused  # PLS-TXN-010; the transaction is marked failed by commit_refusal
-        count = sub.dispatcher.count_held_by(config.handle, pos) if sub.dispatcher is not None else None
-        if count is None and sub.dispatcher is not None and sub.dispatcher.type_name in ("Shared", "Key_Shared"):
+        counts = sub.dispatcher.count_range_held_by(config.handle, pos) \
+            if isinstance(sub.dispatcher, SharedDispatcher) else (0, 0)
+        if counts is None:
             raise NotModelledError("an ack in a transaction of a message the consumer does not hold")
         yield  # decided: the ack is pending in the transaction
         sub.cursor.ack(pos)
         sub.dispatcher.acked([pos], at)
         sub.txn_pending[pos] = txn.name
-        self.txns[txn.name] = txns.acked(self.txns[txn.name], sub.topic.full, sub.name, pos, config.handle, count or 0)
+        self.txns[txn.name] = txns.acked(self.txns[txn.name], sub.topic.full, sub.name, pos, config.handle, counts)
         return {}
 
     def _ack_cumulative_in_txn(self, args, found, at: Span):

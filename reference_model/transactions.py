@@ -106,8 +106,9 @@ class Txn:
     state: str = OPEN
     ended: Span | None = None  # when it committed, aborted or timed out
     produced: tuple[tuple[str, int], ...] = ()  # (topic full name, position), in send order
-    # individual acks: (topic full name, subscription, position, consumer handle, the redelivery count it held)
-    acked: tuple[tuple[str, str, int, str, int], ...] = ()
+    # individual acks: (topic full name, subscription, position, consumer handle, the lowest and highest redelivery count
+    # the broker kept for it then)
+    acked: tuple[tuple[str, str, int, str, tuple[int, int]], ...] = ()
     # cumulative acks: (topic full name, subscription, (the position acked up to,))
     cumulative: tuple[tuple[str, str, tuple[int, ...]], ...] = ()
     failed: bool = False  # an op in it failed (a conflicting ack): it can no longer commit (PLS-TXN-011)
@@ -131,8 +132,10 @@ def produced(txn: Txn, topic: str, pos: int) -> Txn:
     return replace(txn, produced=txn.produced + ((topic, pos),))
 
 
-def acked(txn: Txn, topic: str, subscription: str, pos: int, handle: str, count: int) -> Txn:
-    return replace(txn, acked=txn.acked + ((topic, subscription, pos, handle, count),))
+def acked(txn: Txn, topic: str, subscription: str, pos: int, handle: str, counts: tuple[int, int]) -> Txn:
+    """``txn`` with an individual ack of ``pos`` by ``handle`` added; ``counts``: the lowest and highest redelivery count
+    the broker keeps for it then (an abort redelivers it with one more, PLS-TXN-009)."""
+    return replace(txn, acked=txn.acked + ((topic, subscription, pos, handle, counts),))
 
 
 def acked_cumulatively(txn: Txn, topic: str, subscription: str, positions: Iterable[int]) -> Txn:

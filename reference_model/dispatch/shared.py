@@ -306,6 +306,16 @@ class SharedDispatcher:
         slot = self.slots.get(pos)
         return slot.lo if slot is not None and slot.holder == handle else None
 
+    def count_range_held_by(self, handle: str, pos: int) -> tuple[int, int] | None:
+        """PLS-ACK-005: the (lowest, highest) count the broker keeps for ``pos`` held by ``handle``: a release under way
+        (a redeliver_unacked, a nack's request) may have been counted already, its copy still on the wire (model fuzz
+        seed 20261221: a Java consumer's redeliver_unacked, its count-1 copy read as a stale one, then an ack of m6 in
+        a transaction that timed out; the abort's copy came with count 2, which the checker had bounded by 1)."""
+        slot = self.slots.get(pos)
+        if slot is None or slot.holder != handle:
+            return None
+        return slot.lo, (self.highest_next_count(pos) if slot.release is not None else self._hi(slot))
+
     def defer_release(self, pos: int) -> None:
         """The release under way for ``pos`` stays allowed and owed by nobody, and is never the model's own choice
         (``Broker.take``: a copy past the dead-letter limit that no client hands to its application)."""
@@ -1012,9 +1022,9 @@ class SharedDispatcher:
         self.count_events += 1
         # PLS-TXN-009 (PersistentSubscription#endTxn -> redeliverUnacknowledgedMessages(consumer, positions)):
         # each position comes back at once to any consumer, its count one higher than the one acked.
-        for pos, (handle, count) in sorted(holders.items()):
+        for pos, (handle, (low, high)) in sorted(holders.items()):
             self.ghosts.pop(pos, None)
-            slot = self.slots[pos] = _Slot(holder=handle, lo=count, hi=count, base=len(self.hidden_times))
+            slot = self.slots[pos] = _Slot(holder=handle, lo=low, hi=high, base=len(self.hidden_times))
             if handle in self.consumers:
                 self.held_by.setdefault(handle, set()).add(pos)
             self._release(slot, Window(at.start, at.start, at.end), "PLS-TXN-009",
