@@ -36,8 +36,8 @@ from reference_model import retention
 from conformance.model_view import ModelView
 from conformance.host_stalls import Stall, excuses, not_judged, covered_ms
 from conformance.timing import TimingBands, bands_from_header
-from conformance.trace import (BULK_OPS, FAULT_OPS, INDETERMINATE, OK, REJECTED, Event, History, expand_bulk, received_message,
-                               reported_consumers)
+from conformance.trace import (BULK_OPS, FAULT_OPS, INDETERMINATE, OK, REJECTED, Event, History, expand_bulk,
+                               nothing_while_disconnected, received_message, reported_consumers)
 from conformance.verdicts import FAIL, PASS, worst_judged
 from conformance.verdicts import INDETERMINATE as INDET
 from reference_model import dead_letter as dl
@@ -630,6 +630,7 @@ class _Checker:
         # cursor a consumer the model stopped following may have moved (what arrives is judged, not what is owed)
         self.taint_why: dict[str, str] = {}
         self.sent: dict[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}  # label -> (args, value)
+        self.sent_batching: dict[str, bool | None] = {}  # label -> whether its producer batched (None: not known)
         self.send_order: dict[str, int] = {}  # label -> its place in ``sent`` (the order of first sends)
         self.producer_names: dict[str, str] = {}
         # PLS-MSG-001: what the first delivery of a stored message showed of the metadata the broker stores once
@@ -653,6 +654,9 @@ class _Checker:
         self.fresh_start: set[str] = set()
         self.ops_succeeded: set[str] = set()  # op kinds PLS-OP-001 has said PASS for
         self.fresh_after_fault: set[str] = set()  # ... since a cut or restart (PLS-FAULT-003)
+        # handle -> when the last op the model follows that disconnects it ended (a seek, a reset_cursor, an unload, a
+        # fault that reconnects): an empty receive disconnected soon after is that op's, which the model knows
+        self.disconnected_by_known_op: dict[str, float] = {}
         self.harness_errors: list[str] = []
         # when each consumer asked the broker to rewind it (redeliver_unacked, seek): an ack just before may reach
         # the broker after the rewind (``_rewind_racing_ack``)
@@ -912,6 +916,8 @@ class _Checker:
                 self._unfollowed_receipt_fields(event)  # which message may come is not followed; what it carries is
             if handle is not None:
                 self.unmodelled_handles.add(handle)
+                if event.outcome.status != REJECTED:
+                    self._copies_unknown(handle, event.step)
                 if handle in self.model.producers:
                     # PLS-BATCH-009: what it still holds in its batch is not the model's to store on its timer
                     dropped = self.model.drop_pending(handle)
@@ -946,6 +952,24 @@ class _Checker:
                 self.unmodelled_subscriptions.append((("topics", (args["topic"],)), args["subscription"]))
             if op == "send":
                 self._unmodelled_send(event)
+
+    def _copies_unknown(self, handle: str, step: int) -> None:
+        """A consumer with a dead-letter or retry policy did something the model does not follow at ``step``: from then
+        on, which copies its client writes to those topics is not known, so what their readers get is not judged
+        (model fuzz seed 20261223, fz-979cf20710b4: a chunked m2, a redeliver_unacked not followed, then a nack past
+        the limit, and the dead-letter copy c3 read was charged to PLS-DLQ-002 as early)."""
+        topics = set()
+        dead = self.model.dead_letter.get(handle)
+        if dead is not None:
+            topics |= {dead.topic or dl.default_dlq_topic(sub.topic.full, sub.name) for _, sub in self.model.attachments(handle)}
+        retry = self.model.retry.get(handle)
+        if retry is not None:
+            topics |= {t for t in (retry.retry_topic, retry.dead_letter_topic) if t}
+        for key in sorted(f"topic:{t}" for t in topics):
+            if key not in self.tainted:
+                self.tainted[key] = step
+                self.taint_why[key] = (f"{handle}, not followed from step {step}, may have written copies to "
+                                       f"{names.short_name(key[len('topic:'):])} the model does not know")
 
     def _compacted_view_unknown(self, op: str, args: Mapping[str, Any], status: str) -> str | None:
         """Why a compaction, or a read_compacted consumer or reader, cannot be followed: the topic held a message
@@ -1008,7 +1032,10 @@ class _Checker:
                 self.taint_why[key] = f"the {op} at step {n}, which the model does not follow, may have changed it"
         if op == "delete_topic":
             self.unmodelled_topics |= {t.full for t in topics}
-            self.unmodelled_handles |= set(self.model.connected_to(topics))
+            connected = set(self.model.connected_to(topics))
+            self.unmodelled_handles |= connected
+            for handle in sorted(connected):
+                self._copies_unknown(handle, n)
 
     def _unmodelled_cursor_op(self, handle: str, step: int) -> None:
         """An op of a consumer the model no longer follows (other than send, close, unsubscribe) may move its
@@ -1051,6 +1078,8 @@ class _Checker:
             self.notes.append(f"step {n}: {producer}'s fenced send may have closed its client's connection; "
                               f"{', '.join(mates)} may have reconnected: not judged after it")
             self.unmodelled_handles |= set(mates)
+            for mate in mates:
+                self._copies_unknown(mate, n)
             for mate in mates:
                 if mate in self.model.producers:  # PLS-BATCH-009: its open batch is not followed either
                     self.unmodelled_labels |= set(self.model.drop_pending(mate))
@@ -1117,6 +1146,8 @@ class _Checker:
                                   f"{', '.join(facts['unfollowed_handles'])} not judged after it")
                 self.not_followed.append(NotFollowed(n, op, not_followed_reason(str(facts.get("unfollowed_why")))))
                 self.unmodelled_handles |= set(facts["unfollowed_handles"])
+                for handle in facts["unfollowed_handles"]:
+                    self._copies_unknown(handle, n)
         else:
             # Rejected or indeterminate: only ask what the model predicts (it follows below if so).
             pred = model.predict(op, args, span)
@@ -1175,19 +1206,25 @@ class _Checker:
             self.app_acked.add((acked_sub.topic.full, acked_sub.name, args["message"]))
         if op == "subscribe":
             self.fresh_start.add(args["consumer"])
+            self.disconnected_by_known_op.pop(args["consumer"], None)  # a new consumer under an old name
         elif op == "reconsume_later":
             self.retried_from[args["message"]] = self.received_copy.get((args["consumer"], args["message"]))
         elif op == "seek":
             sub = model.subscription_of(args["consumer"])
-            self.fresh_start |= {h for h in model.consumers if model.subscription_of(h) is sub} if sub is not None else {args["consumer"]}
+            sought = {h for h in model.consumers if model.subscription_of(h) is sub} if sub is not None else {args["consumer"]}
+            self.fresh_start |= sought
+            self._disconnected_by_known_op(sought, span)
         elif op == "unload_topic" and facts.get("reconnected"):
             # an unload with consumers connected: they subscribe again to the reloaded topic (faults.UNLOAD)
             self.fresh_start |= set(facts["reconnected"])
             self.fresh_after_fault |= set(facts["reconnected"])
+            self._disconnected_by_known_op(facts["reconnected"], span)
         elif op == "reset_cursor":
             # PLS-SEEK-004: every consumer of the subscription starts again from the reset point
             _, subs = self._admin_targets(op, args)
-            self.fresh_start |= {h for h in model.consumers if model.subscription_of(h) in subs}
+            reset = {h for h in model.consumers if model.subscription_of(h) in subs}
+            self.fresh_start |= reset
+            self._disconnected_by_known_op(reset, span)
         if op == "send" and (facts.get("chunks") or 0) > 1:
             self.watch.note_chunked(args["payload"], (out.value or {}).get("id_text"), (out.value or {}).get("message_id"))
         self._emit_findings(n, detectors.judge_op(self.watch, n, op, args, True, facts))
@@ -1237,10 +1274,14 @@ class _Checker:
         except NotModelledError as err:
             self.notes.append(f"step {n}: {op} not followed ({err}); no handle is judged after it")
             self.unmodelled_handles |= set(model.consumers) | set(model.producers) | set(model.readers)
+            for handle in sorted(model.consumers):
+                self._copies_unknown(handle, n)
             return
         self.fresh_start |= set(model.consumers)
         if faults.EFFECTS[faults.fault_kind(op, args)].reconnects:
             self.fresh_after_fault |= set(model.consumers)
+            if out.status == OK:
+                self._disconnected_by_known_op(model.consumers, span)
         latency = float(model.latency_ms) + (float(args["ms"]) if op == "stall_connections" else 0.0)
         if latency:
             # every round trip may take twice the latency longer (a stall: its length, from now on)
@@ -1250,6 +1291,23 @@ class _Checker:
             keys = [k for h in model.consumers for k in self._sub_keys(h)]
             self._taint(keys, n)
             self.notes.append(f"step {n}: {op} was {out.status} ({out.detail or out.error}); later deliveries are not judged strictly")
+
+    def _disconnected_by_known_op(self, handles: Iterable[str], span: Span) -> None:
+        for handle in handles:
+            self.disconnected_by_known_op[handle] = span.end
+
+    def _emptiness_explained(self, event: Event, handle: str) -> bool:
+        """Whether ``event``, a receive that got nothing while its consumer was disconnected (``trace
+        .nothing_while_disconnected``), was disconnected by an op the model follows: one that ended less than the
+        reconnect window (``faults.RECONNECT_WINDOW_MS``) before the receive began. Then the application took nothing,
+        the disconnect is the model's own, and the receive changes nothing later steps are judged by: only its
+        emptiness goes unjudged. Held-out lie campaign of 7 Dec 2026 (Python, fz-9d079ba066e6): a receive right after
+        a reset_cursor came back empty and disconnected, and the subscription then stayed unjudged, so a lie that
+        dropped c1's m1 1.6 s later went unsaid."""
+        if not nothing_while_disconnected(event.outcome):
+            return False
+        since = self.disconnected_by_known_op.get(handle)
+        return since is not None and since >= event.t_start_ms - faults.RECONNECT_WINDOW_MS
 
     @staticmethod
     def _allowed_text(pred: Any) -> str:
@@ -1273,11 +1331,15 @@ class _Checker:
         self._emit(pred.rule, n, FAIL if pred.certain else INDET, "missing-rejection",
                    f"rejected {pred.error}", "ok",
                    f"Let {pred.detail}. Then {op} must fail with {pred.error}; it succeeded."
-                   + ("" if pred.certain else " (This rejection is read from source, not yet confirmed live.)"))
+                   + ("" if pred.certain else f" ({pred.open_because})" if pred.open_because else
+                      " (This rejection is read from source, not yet confirmed live.)"))
+        if not pred.certain:
+            self.model.schema_unfollowed(op, event.op.args)  # the op went through: its schema may be registered now
         # The real broker went on with a state the model refused: stop following this handle.
         handle = event.op.handle()
         if handle is not None:
             self.unmodelled_handles.add(handle)
+            self._copies_unknown(handle, n)
 
     def _check_producer(self, event: Event, result: Any) -> None:
         value = event.outcome.value or {}
@@ -1311,6 +1373,7 @@ class _Checker:
         label = args["payload"]
         self.sent[label] = (args, value)
         self.send_order.setdefault(label, len(self.send_order))
+        self.sent_batching[label] = self.model.producer_batches(args["producer"])  # as it was when it sent this
         if "message_id" not in value:
             if args.get("async"):
                 self.async_floor[label] = dict(self.last_id)
@@ -1470,6 +1533,13 @@ class _Checker:
         opts = model.receive_options(handle, span, focus=msg.payload if msg is not None else None)
         if isinstance(opts, Rejected):
             self._judge_predicted_rejection(event, opts, False)
+            return
+        if out.status == INDETERMINATE and self._emptiness_explained(event, handle):
+            self._emit(self._delivery_rule(handle), n, INDET, None,
+                       _describe_candidates(model, handle, opts.candidates), f"indeterminate: {out.detail}",
+                       f"The receive got nothing while {handle} was disconnected by an op the model follows (ended at "
+                       f"{self.disconnected_by_known_op[handle]:g} ms): its emptiness is not judged, and nothing after it "
+                       "is excused by it.")
             return
         if out.status == INDETERMINATE:
             self._emit(self._delivery_rule(handle), n, INDET, None,
@@ -1749,12 +1819,16 @@ class _Checker:
     def _same_id(self, sent_id: tuple[int, ...], got: tuple[int, ...], handle: str, stored: Any) -> bool:
         """Whether a receipt's id ``got`` is the id ``sent_id`` its send returned. A batch of one reads batch index -1 in
         the Go driver and 0 in the C++ / Python client (drivers/go idJSON), so where exactly one of the producer's and
-        the consumer's client is Go, those two indexes name the same message."""
+        the consumer's client is Go, those two indexes name the same message. Only for a batching producer: one that
+        does not batch writes every message alone, index -1 in every client (held-out lie campaign of 7 Dec 2026: a
+        non-batching Go producer's m3 read by a Python consumer as [.., -1, 0] went unjudged)."""
         if got == sent_id:
             return True
         if got[:3] != sent_id[:3] or {got[3], sent_id[3]} != {-1, 0}:
             return False
         producer = self.sent.get(stored.label, ({}, {}))[0].get("producer")
+        if self.sent_batching.get(stored.label) is False:
+            return False
         clients = {self.model.profile_of(handle).client, self.model.profile_of(producer).client if producer else None}
         return "go" in clients and len(clients - {None}) == 2
 

@@ -78,6 +78,7 @@ class ModelView(Protocol):
     def observe_batch_member(self, label: str, message_id: Any, at: Span, topic: str | None = None) -> list[tuple[str, str]]: ...  # PLS-BATCH-009
     def observe_presence(self, handle: str, label: str | None, at: Span) -> None: ...  # reference_model.maybe_absent
     def reported_partition_name(self, handle: str, index: int) -> str | None: ...  # PLS-MSG-001: a partition's producer name
+    def producer_batches(self, handle: str) -> bool | None: ...  # PLS-MSGID-001: whether a batch of one can be written
     def settle_maybe_absent(self) -> None: ...  # reference_model.maybe_absent, at the end of a history
 
     def drop_pending(self, handle: str) -> list[str]: ...  # PLS-BATCH-009: a producer the checker stops following

@@ -36,6 +36,9 @@ OP_COUNT = "op_count"
 OK = "ok"
 REJECTED = "rejected"
 INDETERMINATE = "indeterminate"
+# The detail of an indeterminate receive that got nothing while its consumer was disconnected (the Python target,
+# the Java driver's ``nothingOrUnknown`` and expanded bulk receives all begin with it).
+DISCONNECTED_NOTHING = "nothing received while the consumer was disconnected from the broker"
 OUTCOME_STATUSES = (OK, REJECTED, INDETERMINATE)
 
 SUBSCRIPTION_TYPES = ("Exclusive", "Shared", "Failover", "Key_Shared")
@@ -695,8 +698,14 @@ def expand_bulk(events: Iterable["Event"]) -> Iterator["Event"]:
         if ended == "idle":
             yield Event(receive, Outcome.ok({"message": None}), last, event.t_end_ms)
         elif ended == "disconnected":
-            yield Event(receive, Outcome.indeterminate("nothing received while the consumer was disconnected from the "
-                                                       "broker"), last, event.t_end_ms)
+            yield Event(receive, Outcome.indeterminate(DISCONNECTED_NOTHING), last, event.t_end_ms)
+
+
+def nothing_while_disconnected(outcome: Outcome) -> bool:
+    """Whether ``outcome`` is a receive's (or a read's) that got nothing while its consumer was disconnected from the
+    broker at some point (``DISCONNECTED_NOTHING``; every target and driver says it so): the application took no
+    message, and the emptiness proves nothing."""
+    return outcome.status == INDETERMINATE and (outcome.detail or "").startswith(DISCONNECTED_NOTHING)
 
 
 def received_message(outcome: Outcome) -> ObservedMessage | None:

@@ -226,6 +226,7 @@ class AdminOps:
             self.removed_non_durable = {k for k in self.removed_non_durable if k[0] != t.full}
             self.app_acked = {k: v for k, v in self.app_acked.items() if k[0] != t.full}
             self._key_partition = {k: v for k, v in self._key_partition.items() if k[0] != t.full}
+            self._key_partition_guess = {k: v for k, v in self._key_partition_guess.items() if k[0] != t.full}
         parent = self.topics.get(names.partitioned_parent(topic.full))
         if topic.partition_index >= 0 and parent is not None and topic.partition_index < parent.partitions:
             # one partition of a partitioned topic: the partitioned metadata still lists it, so the next client of

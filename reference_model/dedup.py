@@ -103,6 +103,15 @@ def publish_and_persist(state: DedupState, producer: str, sequence_id: int) -> t
     return state, status
 
 
+def follow_stored(state: DedupState, producer: str, sequence_id: int) -> DedupState:
+    """The broker stored a message the model could not classify (``FeatureOps._dedup_open``): its sequence id is the
+    producer's highest pushed and persisted one from here on."""
+    if not state.enabled:
+        return state
+    return replace(state, pushed=_put(state.pushed, producer, sequence_id),
+                   persisted=_put(state.persisted, producer, sequence_id))
+
+
 def duplicate_reply_id(partition: int = -1) -> MessageId:
     """PLS-DEDUP-001: the id a Dup send returns (the broker acks with ledger/entry -1/-1)."""
     return MessageId(-1, -1, partition, -1)

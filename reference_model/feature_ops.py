@@ -210,6 +210,23 @@ class FeatureOps:
             state = dedup.DedupState(enabled=enabled)
         return state
 
+    def _dedup_open(self, producer: Any, topic: Any, sequence_id: int) -> str | None:
+        """Why whether a sync send of partition producer ``producer`` on ``topic`` with ``sequence_id`` is a duplicate
+        is open, or None: its partitioned producer sent messages asynchronously whose partitions nothing in the history
+        shows (``Broker._place_unshown``), one guessed onto this partition (it may be on another) or one with a
+        sequence id at least this one's (it may be on this one). Then the broker's answer is followed (model fuzz seed
+        20261223, fz-55a257610851, and its live replays on 4.0.8, Python: async m2 and m3 with key k3 and sequence ids
+        12 and 26, then m4 with 19 on partition 1 was a duplicate in one run and stored in the other, as k3's
+        partition went)."""
+        if topic.full in self.dedup_unknown:
+            return f"a deduplication policy change on {topic.short} was not followed, so whether it is on is not known"
+        parent = self.partition_parent.get(producer.handle)
+        for label, guessed, s in self.unplaced_sequences.get(parent, []) if parent is not None else []:
+            if guessed == topic.full or s >= sequence_id:
+                return (f"{label}, sent with sequence id {s}, went to a partition nothing shows, which may or may not "
+                        f"be {topic.short}")
+        return None
+
     def _dedup_state(self, topic: Any) -> dedup.DedupState:
         state = self.dedup_states[topic.full] = self._current_dedup_state(topic)
         return state
@@ -248,6 +265,9 @@ class FeatureOps:
             yield  # decided: the topic's own policy is set
             key = self._policy_key(topic)
             self.topic_policies.setdefault(key, {}).update({name: args[name] for name in TOPIC_POLICIES if name in args})
+            if "deduplication" in args:  # the topic's own policy, followed: known again (a namespace change is not
+                # enough: the topic's own policy, which the model may have missed, decides over it)
+                self.dedup_unknown -= {t.full for t in self.topics.values() if self._policy_key(t) == key}
             self._settle_dedup_states(t for t in self.topics.values() if self._policy_key(t) == key)
             return {}
         if "deduplication" in args:
@@ -263,14 +283,23 @@ class FeatureOps:
         state when it is made, and the target waits until the broker applies the policy (hundreds of ms), during which
         the batch timer may send them before or after the change (model campaign of 5 Dec 2026, mixed clients: a Go
         batch [m1, m7] pending across a topic's dedup switched on, then a send with sequence id 1)."""
-        for topic in topics:
-            for handle, pf in self.pfx.items():
-                producer = self.producer_of(handle)
-                # every partition's producer has its own entry here, on its own partition, which is among ``topics``
-                if producer is not None and producer.topic is topic and pf.pending:
-                    raise NotModelledError(f"a deduplication policy change while {handle} holds sends that have not "
-                                           "reached the broker (its batch may go before or after the change)")
-            self.check_no_async_in_flight(topic.full, "a deduplication policy change")
+        topics = list(topics)
+        try:
+            for topic in topics:
+                for handle, pf in self.pfx.items():
+                    producer = self.producer_of(handle)
+                    # every partition's producer has its own entry here, on its own partition, which is among ``topics``
+                    if producer is not None and producer.topic is topic and pf.pending:
+                        raise NotModelledError(f"a deduplication policy change while {handle} holds sends that have "
+                                               "not reached the broker (its batch may go before or after the change)")
+                self.check_no_async_in_flight(topic.full, "a deduplication policy change")
+        except NotModelledError:
+            if self._committing:
+                # the broker applies the change all the same: whether those topics deduplicate is not known from here
+                # (model fuzz seed 20261224, fz-8bb7efd13a35: a topic's deduplication switched on, not followed, then a
+                # send's duplicate reply was judged as a stored message's id)
+                self.dedup_unknown |= {t.full for t in topics}
+            raise
 
     def _settle_dedup_states(self, topics: Any) -> None:
         """After a policy change: each loaded topic's dedup maps under its policy now (turned off, or off and on
@@ -610,6 +639,9 @@ class FeatureOps:
         repeats, pf.handed = s <= handed, max(handed, s)
         after_repeat = bool(pf.pending) and pf.pending[-1].repeats
         state = self._dedup_state(topic)
+        parent = self.partition_parent.get(producer.handle)
+        if label in self.unplaced_labels and parent is not None:
+            self.unplaced_sequences.setdefault(parent, []).append((label, topic.full, s))
         if args.get("async"):
             state, status = dedup.publish(state, producer.name, s)
             self.dedup_states[topic.full] = state
@@ -684,7 +716,16 @@ class FeatureOps:
             if pf.region:
                 pf.region_cuts[len(pf.region)] = at.end  # PLS-BATCH-009: the container is empty after this send
             state = self._dedup_state(topic)
-        state, status = dedup.publish_and_persist(state, producer.name, s)
+        open_because = self._dedup_open(producer, topic, s) if (state.enabled or topic.full in self.dedup_unknown) \
+            and "message_id" in (observed or {}) else None
+        if open_because is not None:
+            # the broker's answer is followed: a stored id, or a duplicate's (-1, -1)
+            if [int(x) for x in observed["message_id"]][:2] == [-1, -1]:
+                status = dedup.DUP
+            else:
+                state, status = dedup.follow_stored(state, producer.name, s), dedup.NOT_DUP
+        else:
+            state, status = dedup.publish_and_persist(state, producer.name, s)
         self.dedup_states[topic.full] = state
         if state.enabled and status == dedup.DUP and self.flushed.get(producer.handle):
             self.resent_as_duplicate.setdefault(producer.handle, set()).update(self.flushed[producer.handle])
@@ -709,6 +750,12 @@ class FeatureOps:
             facts["duplicate"] = False
             facts["dedup_rule"] = "PLS-DEDUP-003"
             facts["dedup_reason"] = f"{label}: deduplication is off, so sequence id {s} is stored whatever came before"
+        if open_because is not None:
+            facts["duplicate"] = status == dedup.DUP
+            facts["dedup_rule"] = "PLS-DEDUP-001"
+            facts["dedup_reason"] = (f"{label}: sequence id {s} of {producer.name} is "
+                                     + ("a duplicate" if status == dedup.DUP else "stored")
+                                     + f" as the broker said: {open_because}")
         if facts.get("dedup_rule") in ("PLS-DEDUP-001", "PLS-DEDUP-003") and self._own_policy_decides(topic, "deduplication"):
             facts["dedup_rule"] = "PLS-POLICY-001"
             facts["dedup_reason"] += (f" ({topic.short}'s own deduplication policy, {'on' if state.enabled else 'off'}, "

@@ -30,6 +30,7 @@ class Rejected:
     rule: str
     detail: str
     certain: bool = True
+    open_because: str = ""  # with certain=False: why the outcome is open here (else: read from source, not confirmed)
 
 
 class NotModelledError(Exception):

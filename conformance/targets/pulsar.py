@@ -34,6 +34,7 @@ import _pulsar
 import pulsar
 
 from conformance.trace import (
+    DISCONNECTED_NOTHING,
     Event,
     History,
     Op,
@@ -981,7 +982,8 @@ def _nothing_or_unknown(handle: Any, connected_before: bool) -> Outcome:
     """An empty receive proves nothing was deliverable only if the consumer stayed connected."""
     if connected_before and handle.is_connected():
         return Outcome.ok({"message": None})
-    return Outcome.indeterminate("nothing received while the consumer was disconnected from the broker: a message may have been withheld by the outage, not by the broker's rules")
+    return Outcome.indeterminate(f"{DISCONNECTED_NOTHING}: a message may have been withheld by the outage, not by the "
+                                 "broker's rules")
 
 
 _RANGE_TEXT = re.compile(r"\[\s*(\d+)\s*,\s*(\d+)\s*\]")

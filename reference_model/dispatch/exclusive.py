@@ -55,6 +55,7 @@ from reference_model.dispatch.base import (
     SubscriptionView,
 )
 from reference_model import faults
+from reference_model.dispatch.shared import ghost_candidate, queued_candidate
 from reference_model.profiles import Profile
 from reference_model.rejections import Rejected
 from reference_model.timing import Span, Window
@@ -86,6 +87,9 @@ class ExclusiveDispatcher:
         self.stream_since = 0.0  # when the current stream started (a message is due from then)
         self.stream_rules: tuple[str, ...] = ()
         self.pending: list[_PendingRewind] = []
+        # the latest instant by which an optional rewind that lapsed (``_expire``) may have happened: it may have put
+        # a message stored by then back in the active consumer's queue, and that copy stays there after the lapse
+        self.lapsed_rewind_by: float | None = None
         self.skip_before: dict[str, int] = {}  # client-side start filter after a seek by id
         # PLS-COMPACT-001: a read_compacted consumer that subscribed after a compaction reads the
         # compacted view from the cursor: the positions up to the horizon that view drops never come.
@@ -138,6 +142,7 @@ class ExclusiveDispatcher:
         self.stream_since = at.end
         self.stream_rules = rules
         self.pending = []
+        self.lapsed_rewind_by = None
 
     def remove_consumer(self, handle: str, at: Span) -> None:
         was_active = self.active()
@@ -181,9 +186,7 @@ class ExclusiveDispatcher:
             visible = rewind_start < head
             if not visible:
                 # A rewind now would restart exactly where the stream is: nothing to tell apart.
-                for p in self.pending:
-                    if p.window.low <= now:
-                        p.mandatory = False
+                self._may_have_happened_by(now)
             first = min(self.pending, key=lambda p: p.window.low)
             mandatory = [p for p in self.pending if p.mandatory]
             due = min((p.window.high for p in mandatory if p.window.high is not None), default=None) if visible else None
@@ -199,15 +202,14 @@ class ExclusiveDispatcher:
                       if holder == handle and p in self.ghosts) if self.queue_known() else []
         sure = sure[:1]  # the queue is FIFO: the first of them comes first (``queued_ahead`` refuses the others)
         if focus is not None and focus in self.ghosts and focus not in sure and self.queued_ahead(focus) is None:
-            from reference_model.dispatch.shared import ghost_candidate
             candidates.append(ghost_candidate(focus, handle, *self.ghosts[focus]))
         queued_after: list[Candidate] = []  # the queue is FIFO: a queued copy comes in stream order
         for p in sure:
             acked_at, count_high = self.ghosts[p]
             if p > head:
-                queued_after.append(self._queued_candidate(p, handle, acked_at, count_high))
+                queued_after.append(queued_candidate(p, handle, acked_at, count_high, self.order_rule))
             elif p < head:  # before the stream's next message
-                candidates.append(self._queued_candidate(p, handle, acked_at, count_high))
+                candidates.append(queued_candidate(p, handle, acked_at, count_high, self.order_rule))
                 if must_by is None or acked_at < must_by:
                     must_by, must_rule = acked_at, self.order_rule
                     must_reason = (f"{self.sub.label(p)} sat in {handle}'s receiver queue when it was acked at {acked_at:g} ms, "
@@ -222,13 +224,6 @@ class ExclusiveDispatcher:
                 must_by, must_rule, must_reason = due, self.order_rule, f"{self.sub.label(head)} was published and not yet delivered"
         return ReceiveOptions(tuple(candidates + queued_after), must_by, must_rule, must_reason)
 
-    def _queued_candidate(self, pos: int, handle: str, acked_at: float, count_high: int) -> Candidate:
-        """A message acked while surely in ``handle``'s receiver queue (``_surely_queued``): it comes from there, in
-        stream order, owed from the ack on."""
-        return Candidate(pos, Window(acked_at, acked_at, acked_at), (self.order_rule, "PLS-ACK-001"),
-                         f"it sat in {handle}'s receiver queue when it was acked at {acked_at:g} ms (a client does not "
-                         f"purge its receiver queue on ack)", 0, count_high, kind="queued")
-
     def _queue_unknown(self) -> None:
         """What the active consumer's queue holds is open again (a rewind asked for, a reset): nothing is surely in it."""
         self.sure_ghosts, self.read_floor, self.empty_at = {}, None, None
@@ -239,10 +234,10 @@ class ExclusiveDispatcher:
         both pushed by the stream (``stream_ghosts``), it earlier in the stream and removed by the same op (one
         cumulative ack, one expiry pass: an ack of one and a broker-side removal of the other could reach the broker in
         either order), so it was there when ``pos`` went out and went out before it (the broker reads and sends in
-        order); the queue is FIFO, so a copy of ``pos`` cannot come while it never came. None when there is none, or while a rewind is under way, a
-        switch of the active consumer is possible, or a fault made the queue the client's. Held-out lies of 7 Dec
-        2026 (Java, Failover): m1, m2 and m3 cumulatively acked before m1 was received, m2 then came from the queue,
-        and a lie that dropped m1's receipt went unjudged."""
+        order); the queue is FIFO, so a copy of ``pos`` cannot come while it never came. None when there is none, or
+        while a rewind is under way, a switch of the active consumer is possible, or a fault made the queue the
+        client's. Held-out lies of 7 Dec 2026 (Java, Failover): m1, m2 and m3 cumulatively acked before m1 was
+        received, m2 then came from the queue, and a lie that dropped m1's receipt went unjudged."""
         if pos not in self.stream_ghosts or pos not in self.ghosts or self.pending or self.switch_possible \
                 or not self.queue_known():
             return None
@@ -257,7 +252,7 @@ class ExclusiveDispatcher:
         """From when the broker reads for the active consumer (a Failover subscription waits after a change)."""
         return self.stream_since
 
-    def _surely_queued(self, pos: int, at: Span) -> bool:
+    def _surely_queued(self, pos: int, at: Span, just_acked: Iterable[int] = ()) -> bool:
         """Whether the message at ``pos``, not yet received from the stream, was surely pushed to the active consumer's
         receiver queue before an ack at ``at``: a consumer with permits gets the stream's messages without asking
         (prefetch; Java ``ConsumerImpl`` and C++ ``ConsumerImpl`` grant their whole receiver queue at subscribe, half of
@@ -272,27 +267,45 @@ class ExclusiveDispatcher:
         the active consumer possible. Live 4.0.8, Java (held-out campaigns of 7 Dec 2026): a Failover consumer got m1,
         cumulatively acked m3, and got m2 from its queue; an Exclusive consumer's m7, expired 1.1 s after it was sent,
         came from its queue too. A lie that dropped either went unjudged while every queued copy was only allowed."""
+        if not self._streamed(pos) or not self.queue_known():
+            return False
         active = self.active()
-        if active is None or self.pending or self.switch_possible or pos >= self.sub.n_entries() or not self.queue_known():
-            return False
-        if pos in self.compacted_skip or pos < self.skip_before.get(active.handle, 0):
-            return False
-        if pos in self.sub.topic.txn_of or pos in self.sub.topic.unplaced or pos in self.sub.maybe_absent:
-            # a transaction's message was held back until its commit (or never readable: an abort); a message maybe
-            # absent (maybe on another partition, maybe never stored) was maybe never there to push
-            return False
+        room = max(1, active.receiver_queue_size // 2)
         ahead = pos - self.stream_next
-        if active.receiver_queue_size <= 0 or ahead >= max(1, active.receiver_queue_size // 2):
+        if active.receiver_queue_size > 0 and ahead < room:
+            ahead += self._maybe_requeued_ahead(just_acked, room - ahead)
+        if active.receiver_queue_size <= 0 or ahead >= room:
             return False
         stored = self.sub.stored_span(pos)
         if self.read_floor is not None and self.read_floor > max(stored.end, self.sure_from) and ahead < 100:
             return True
         return at.start > max(stored.end, self._dispatch_from(), self.sure_from) + self.slack_ms
 
+    def _maybe_requeued_ahead(self, just_acked: Iterable[int], limit: int) -> int:
+        """How many copies a lapsed rewind (``lapsed_rewind_by``) may have put back in the active consumer's queue ahead
+        of the stream, taking its permits (counted up to ``limit``): the messages the stream already gave, stored by
+        then, and not acked before it (still unacked, acked by ``just_acked``, or acked since while maybe queued:
+        ``ghosts``). The review of 7 Dec 2026: a Java consumer with a queue of one, m1 received again after its nack's
+        rewind, m2 sent, then clear_backlog; the rewind may have come after that receipt, put m1 back and taken the
+        one permit, so m2 was never pushed, and the checker owed it."""
+        if self.lapsed_rewind_by is None:
+            return 0
+        gone = set(just_acked)
+        count = 0
+        for q in range(self.sub.start_pos, min(self.stream_next, self.sub.n_entries())):
+            if self.sub.stored_span(q).start > self.lapsed_rewind_by:
+                break  # stored in order: the rest came after the rewind
+            if not self.sub.cursor.is_acked(q) or q in gone or q in self.ghosts:
+                count += 1
+                if count >= limit:
+                    break
+        return count
+
     def _streamed(self, pos: int) -> bool:
         """Whether the stream pushes the message at ``pos`` to the active consumer in its turn if it pushes it at all:
         an established active consumer, no switch possible, and nothing that keeps the message out of the stream (a
-        compacted view, a transaction, a maybe-absent message, the consumer's own skip)."""
+        compacted view, a transaction's message, held back until its commit or never readable, a message maybe absent,
+        maybe on another partition or never stored, the consumer's own skip)."""
         active = self.active()
         if active is None or self.pending or self.switch_possible or pos >= self.sub.n_entries():
             return False
@@ -306,12 +319,60 @@ class ExclusiveDispatcher:
             return ()
         return ("PLS-COMPACT-001",) if head <= self.compacted_horizon else ("PLS-COMPACT-004",)
 
+    def _rewind_unseen(self, handle: str, just_acked: Iterable[int] = ()) -> bool:
+        """Whether a rewind would restart exactly where ``handle``'s stream is (there is something to rewind to), so
+        nothing would tell it apart from the stream going on: as ``options`` sees it, before the acks of ``just_acked``
+        (the cursor has them already; the state before them held since the last event)."""
+        def head(start: int) -> int:
+            floor = max(start, self.skip_before.get(handle, 0))
+            return min([self._head(handle, start)] + [p for p in just_acked if p >= floor and p not in self.compacted_skip])
+        rewind_start = head(0)
+        return rewind_start < self.sub.n_entries() and rewind_start >= head(self.stream_next)
+
+    def _may_have_happened_by(self, now: float) -> None:
+        """Every rewind requested by ``now`` may have happened (unseen, or with the one just delivered): optional from
+        here on, never owed."""
+        for p in self.pending:
+            if p.window.low <= now:
+                p.mandatory = False
+
     def _expire(self, now: float) -> None:
-        # Optional rewinds (possibly merged into one already seen) lapse when their window closes.
-        self.pending = [
-            p for p in self.pending
-            if p.mandatory or p.window.high is None or p.window.high + self.slack_ms >= now
-        ]
+        # Optional rewinds (possibly merged into one already seen) lapse when their window closes; what one may have
+        # put back in the queue by then is remembered (``lapsed_rewind_by``).
+        kept = []
+        for p in self.pending:
+            if p.mandatory or p.window.high is None or p.window.high + self.slack_ms >= now:
+                kept.append(p)
+            else:
+                by = p.window.high + self.slack_ms
+                self.lapsed_rewind_by = by if self.lapsed_rewind_by is None else max(self.lapsed_rewind_by, by)
+        self.pending = kept
+
+    def _lapsed_before_delivery(self, at: Span, rewound: bool) -> None:
+        """A delivery at ``at`` came after every optional rewind whose window closed before it: what such a rewind put
+        back in the queue was ahead of this message (the client cleared its queue for the rewind, and the rewind
+        restarts at the first unacked message), so it is gone, and nothing of it is left to surface after an ack.
+        Forgotten here whether ``_expire`` had already moved the rewind to ``lapsed_rewind_by`` or it was still pending
+        (the model target and the checker ask for options at different instants). Not for a rewind's own delivery,
+        which takes the first of the pending rewinds (``deliver``)."""
+        if self.lapsed_rewind_by is not None and self.lapsed_rewind_by < at.start:
+            self.lapsed_rewind_by = None
+        if not rewound:
+            self.pending = [p for p in self.pending if p.mandatory or p.window.high is None
+                            or p.window.high + self.slack_ms >= at.start]
+
+    def _rewind_may_requeue(self, pos: int, at: Span) -> bool:
+        """Whether a rewind may have put a copy of the message at ``pos`` back in the active consumer's queue by
+        ``at``: one under way that was eligible (its window opened), or one that lapsed after the message was stored
+        (a rewind restarts from what is stored when it happens) and before any later delivery
+        (``_lapsed_before_delivery``). The same answer whether a lapsed optional rewind was dropped by an earlier
+        ``options`` call or by the ack's own ``_expire`` (the model target and the checker ask for options at different
+        instants): live 4.0.8, Java, the review of the fix for
+        pls-excl-002-lost-message-e71d1a3376e5: a Failover nack's optional rewind lapsed, clear_backlog acked m1 3 s
+        later, and m1 still came from c1's queue."""
+        if any(p.window.low <= at.start for p in self.pending):
+            return True
+        return self.lapsed_rewind_by is not None and self.sub.stored_span(pos).start <= self.lapsed_rewind_by
 
     # ------------------------------------------------------------------ what happened
 
@@ -322,6 +383,7 @@ class ExclusiveDispatcher:
             self.sure_ghosts.pop(pos, None)
             self.stream_ghosts.discard(pos)
             return
+        self._lapsed_before_delivery(at, rewound=candidate is not None and candidate.kind == "rewind")
         if candidate is None or candidate.kind == "stream":
             # the read that brought it started after it was stored, and after the last empty receive (less the band)
             floor = self.sub.stored_span(pos).start
@@ -332,18 +394,14 @@ class ExclusiveDispatcher:
             # The rewind happened: the old stream is gone (FIFO), the new one continues after pos.
             self.pending.sort(key=lambda p: p.window.low)
             consumed = self.pending.pop(0)
-            for p in self.pending:
-                if p.window.low <= now:
-                    p.mandatory = False  # may have been sent in the same redeliver request
+            self._may_have_happened_by(now)  # may have been sent in the same redeliver request
             # C++ clears its unacked-message (ack-timeout) tracker on "redeliver all".
             self.pending = [p for p in self.pending if p.pos is None]
             self.stream_rules = (consumed.rule,)
         elif self.pending and self._head(handle, 0) == pos:
             # A rewind would have started at this very message: it may have been absorbed, so
             # it may still show (optional) but need not.
-            for p in self.pending:
-                if p.window.low <= now:
-                    p.mandatory = False
+            self._may_have_happened_by(now)
         self.stream_next = pos + 1
         consumer = self.active()
         if consumer is not None and consumer.ack_timeout_ms:
@@ -361,15 +419,26 @@ class ExclusiveDispatcher:
 
     def acked(self, positions: Iterable[int], at: Span) -> None:
         gone = set(positions)
+        # What a rewind under way may have done by the ack is settled at the ack, not when someone next asks for
+        # options: the model target asks at its own instants and the checker at the observed ones, and a rewind left
+        # in one run only kept a sure queued copy out of that run. A rewind that would restart where the stream is may
+        # have happened unseen (as ``options`` says), and an optional one whose window closed lapses (model seed
+        # 20261222, regression pls-excl-002-lost-message-e71d1a3376e5: the checker owed m2 from c1's queue, the model's
+        # run did not; the review of that fix: a Failover nack's rewind made optional by the checker's empty receive
+        # only, then an ack, and the checker owed m1)
+        active = self.active()
+        if active is not None and self._rewind_unseen(active.handle, gone):
+            self._may_have_happened_by(at.start)
+        self._expire(at.start)
         # Not yet received from the stream, or possibly re-queued by an eligible rewind: a copy
         # may sit in the active consumer's queue and surface after the ack (C++).
-        rewind_eligible = any(p.window.low <= at.start for p in self.pending)
         for pos in gone:
+            rewind_eligible = self._rewind_may_requeue(pos, at)
             if pos >= self.stream_next or rewind_eligible:
                 # PLS-ACK-005: a queued copy carries the count it was pushed with: 0 from the stream, and from a rewind
                 # only what a rewind gives (the rewind candidate's range)
                 self.ghosts[pos] = (at.start, self._rewind_count_high() if rewind_eligible else 0)
-                if not rewind_eligible and pos >= self.stream_next and self._surely_queued(pos, at):
+                if not rewind_eligible and pos >= self.stream_next and self._surely_queued(pos, at, gone):
                     self.sure_ghosts[pos] = self.active().handle
                 if not rewind_eligible and pos >= self.stream_next and self._streamed(pos):
                     self.stream_ghosts.add(pos)
@@ -381,9 +450,7 @@ class ExclusiveDispatcher:
             # to bring, and owes nothing later; a message an abort gives back comes with the abort's own rewind
             # (PLS-TXN-009; model seed 20261207 trace 54235: redeliver_unacked, then an ack of m4 in a transaction that
             # timed out, and the checker owed m4 from the redeliver)
-            for p in self.pending:
-                if p.window.low <= at.start:
-                    p.mandatory = False
+            self._may_have_happened_by(at.start)
 
     def nack(self, handle: str, pos: int, at: Span) -> None:
         consumer = self._consumer(handle)

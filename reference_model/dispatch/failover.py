@@ -43,6 +43,7 @@ from dataclasses import replace
 
 from reference_model.dispatch.base import Candidate, ConsumerConfig, ReceiveOptions, Refusal
 from reference_model.dispatch.exclusive import ExclusiveDispatcher
+from reference_model.dispatch.shared import ghost_candidate
 from reference_model import routing
 from reference_model.rejections import Rejected
 from reference_model.timing import Span, Window
@@ -193,7 +194,6 @@ class FailoverDispatcher(ExclusiveDispatcher):
         n = self.sub.n_entries()
         if focus is not None and focus in self.ghosts:
             # Any consumer may have been the active one with this message queued (ring unknown).
-            from reference_model.dispatch.shared import ghost_candidate
             candidates.append(ghost_candidate(focus, handle, *self.ghosts[focus]))
         if handle in self.former:
             head = self._head(handle, self.former[handle])

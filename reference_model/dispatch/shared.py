@@ -121,6 +121,14 @@ def ghost_candidate(pos: int, handle: str, acked_at: float, count_high: int = 1 
         f"before it)", 0, count_high, kind="ghost")
 
 
+def queued_candidate(pos: int, handle: str, acked_at: float, count_high: int, order_rule: str) -> Candidate:
+    """A message acked while surely in ``handle``'s receiver queue (the dispatchers' ``_surely_queued``): it comes from
+    there, owed from the ack on, under the rule that orders the subscription's deliveries (``order_rule``)."""
+    return Candidate(pos, Window(acked_at, acked_at, acked_at), (order_rule, "PLS-ACK-001"),
+                     f"it sat in {handle}'s receiver queue when it was acked at {acked_at:g} ms (a client does not "
+                     f"purge its receiver queue on ack)", 0, count_high, kind="queued")
+
+
 class SharedDispatcher:
     """Shared dispatch. Positions ``>= next_fresh`` were never delivered on this dispatcher and
     have no slot; below it, every unacked position has one. ``open`` holds the slots a consumer
@@ -418,10 +426,7 @@ class SharedDispatcher:
         sure = self._sure_ghosts_of(handle)
         for pos in sure:
             _, acked_at, count_high, _ = self.ghosts[pos]
-            candidates.append(Candidate(
-                pos, Window(acked_at, acked_at, acked_at), ("PLS-SHARED-001", "PLS-ACK-001"),
-                f"it sat in {handle}'s receiver queue when it was acked at {acked_at:g} ms (a client does not purge its "
-                f"receiver queue on ack)", 0, count_high, kind="queued"))
+            candidates.append(queued_candidate(pos, handle, acked_at, count_high, "PLS-SHARED-001"))
         if focus is not None and focus not in sure and handle in self.ghosts.get(focus, ((),))[0]:
             _, acked_at, count_high, clock = self.ghosts[focus]
             if clock != self.count_events + len(self.hidden_times):
@@ -837,9 +842,10 @@ class SharedDispatcher:
                       self.attached_at.get(handle, float("inf")))
         if touched > stored.start:
             return None
-        if self._maybe_in_queue_before(handle, pos) >= max(1, consumer.receiver_queue_size // 2):
+        if at.start <= stored.end + self.slack_ms:
             return None
-        return handle if at.start > stored.end + self.slack_ms else None
+        room = max(1, consumer.receiver_queue_size // 2)
+        return handle if self._maybe_in_queue_before(handle, pos, room) < room else None
 
     def _nack_may_purge(self, handle: str) -> bool:
         """Whether a nack tracker request of ``handle`` for a message its application has not received is still to
@@ -848,19 +854,22 @@ class SharedDispatcher:
         queue holds is not sure (the review of 7 Dec 2026)."""
         return any(who == handle for who, _, _ in self.queued_nacks.values())
 
-    def _maybe_in_queue_before(self, handle: str, pos: int) -> int:
+    def _maybe_in_queue_before(self, handle: str, pos: int, limit: int) -> int:
         """How many copies may sit in ``handle``'s receiver queue ahead of the message at ``pos``, taking its permits:
         every unacked message before it that its application does not hold (never delivered, or given back by a nack,
         a close, a redelivery), and every acked one whose copy may still be queued there (``ghosts``). A consumer with a
-        queue of one, holding a redelivered m1 in it, has no room for m2 (the review of 7 Dec 2026)."""
+        queue of one, holding a redelivered m1 in it, has no room for m2 (the review of 7 Dec 2026). Counted up to
+        ``limit`` only (a clear_backlog acks every message at once, and counting each one's whole prefix is quadratic)."""
         cursor = self.sub.cursor
         count = 0
         for q in range(self.sub.start_pos, pos):
             if cursor.is_acked(q):
                 count += handle in self.ghosts.get(q, ((),))[0]
-                continue
-            slot = self.slots.get(q)
-            count += slot is None or slot.holder != handle or slot.release is not None
+            else:
+                slot = self.slots.get(q)
+                count += slot is None or slot.holder != handle or slot.release is not None
+            if count >= limit:
+                break
         return count
 
     def acked(self, positions: Iterable[int], at: Span) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from conformance.checker import check
 from conformance.targets.model import ModelTarget
-from conformance.trace import History, Op, Outcome, Trace, TraceHeader, load
+from conformance.trace import Event, History, Op, Outcome, Trace, TraceHeader, load
 from reference_model.broker import Broker
 from reference_model.profiles import profile_for
 from reference_model.rejections import NotModelledError
@@ -175,3 +175,52 @@ def test_a_message_outside_the_application_near_the_limit_is_not_followed():
     trace = Trace(TraceHeader(trace_id="dlq-outside"), tuple(Op(i + 1, op, a) for i, (op, a) in enumerate(ops)))
     h = ModelTarget(client="python").run(trace)
     assert any("does not hold may be counted past" in why for why in _not_followed(h)), check(h).summary()
+
+
+# ---------------------------------------------------------------------------- a consumer the checker stops following
+
+
+def _unfollowed_redeliver_trace(*, second_redeliver: bool) -> Trace:
+    """Model fuzz seed 20261223, fz-979cf20710b4: a chunked m2 (three chunks), a redeliver_unacked before the first
+    receive (so the copy received may be the broker's redelivered one or the one queued before it), another after it,
+    and a nack at the limit of 1. The checker does not follow the second redeliver_unacked."""
+    ops = [("subscribe", {"consumer": "c2", "topic": "t", "subscription": "sx1", "type": "Shared", "nack_delay_ms": 160,
+                          "dead_letter": {"max_redeliver_count": 1, "topic": "dlq"}}),
+           ("subscribe", {"consumer": "c3", "topic": "dlq", "subscription": "s1", "type": "Shared"}),
+           ("create_producer", {"producer": "p3", "topic": "t", "chunking": True}),
+           ("send", {"producer": "p3", "payload": "m2", "payload_size": 10485777}),
+           ("redeliver_unacked", {"consumer": "c2"}),
+           ("receive", {"consumer": "c2", "timeout_ms": 156})]
+    if second_redeliver:
+        ops.append(("redeliver_unacked", {"consumer": "c2"}))
+    ops += [("receive", {"consumer": "c2", "timeout_ms": 700}),
+            ("nack", {"consumer": "c2", "message": "m2"}),
+            ("receive", {"consumer": "c3", "timeout_ms": 1300})]
+    return Trace(TraceHeader(trace_id="dlq-unfollowed"), tuple(Op(i + 1, op, a) for i, (op, a) in enumerate(ops)))
+
+
+def test_a_dead_letter_copy_after_an_op_the_checker_does_not_follow_is_not_judged():
+    history = ModelTarget(client="python").run(_unfollowed_redeliver_trace(second_redeliver=True))
+    report = check(history)
+    assert [f.op for f in report.not_followed] == ["redeliver_unacked"]
+    last = history.events[-1].op.step
+    assert report.failures() == [], report.summary()
+    assert [v.status for v in report.verdicts if v.rule_id == "PLS-DLQ-002" and v.step == last] == ["INDETERMINATE"]
+
+
+def test_a_dead_letter_copy_before_the_limit_is_still_judged_when_its_consumer_is_followed():
+    # without the second redeliver_unacked, the nack after the first receipt (count 0 or 1) is followed; a copy read
+    # at once on dlq, before m2 could use its last allowed delivery, is a lie the checker must FAIL
+    history = ModelTarget(client="python").run(_unfollowed_redeliver_trace(second_redeliver=False))
+    report = check(history)
+    assert report.not_followed == () or "redeliver_unacked" not in [f.op for f in report.not_followed]
+    copy = {"payload": "m2", "message_id": [9, 0, -1, -1], "topic": "dlq", "key": None, "ordering_key": None,
+            "properties": {}, "event_time": 0, "publish_time": 0, "redelivery_count": 0, "producer_name": "x"}
+    events = list(history.events)
+    first_receive = next(i for i, e in enumerate(events) if e.op.op == "receive" and e.op.args["consumer"] == "c2")
+    lie = Op(len(events) + 1, "receive", {"consumer": "c3", "timeout_ms": 100})
+    at = events[first_receive].t_end_ms
+    events.insert(first_receive + 1, Event(lie, Outcome.ok({"message": copy}), at, at))
+    events = [Event(Op(i + 1, e.op.op, e.op.args), e.outcome, e.t_start_ms, e.t_end_ms) for i, e in enumerate(events)]
+    lied = History(history.header, tuple(events))
+    assert "PLS-DLQ-002" in {v.rule_id for v in check(lied).failures()}

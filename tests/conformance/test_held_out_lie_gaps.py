@@ -5,14 +5,16 @@ The lies came from ``benchmarks/random_lies.py`` on live histories the suite was
 /tmp/s20 and the 200 of /tmp/s21, 7 Dec 2026), where the checker said nothing: a receipt of an async send whose id
 only a later flush reported; a partition producer's name on a receipt after its producer closed; a Shared message
 lost while the consumer listed first sat at its unacked limit; a message expired while surely prefetched by the one
-consumer of a Shared subscription; a Failover consumer's queued copy that came while an earlier one never did. The
-histories here are written by hand in the shapes of those live ones (the model's timing: bands of 0 ms).
+consumer of a Shared subscription; a Failover consumer's queued copy that came while an earlier one never did; and,
+from the fifth triage, a non-batching Go producer's message read with batch index 0, and a message dropped on a
+subscription whose consumer had an empty receive while a reset_cursor disconnected it. The histories here are
+written by hand in the shapes of those live ones (the model's timing: bands of 0 ms).
 """
 
 from __future__ import annotations
 
 from conformance.checker import check
-from conformance.trace import History
+from conformance.trace import DISCONNECTED_NOTHING, History, Outcome
 
 from model_history_helpers import H, msg
 
@@ -173,3 +175,47 @@ def test_an_acked_message_received_twice_by_the_only_failover_consumer_is_judged
     h.ok("ack", {"consumer": "c", "message": "m1"}, t=1500)
     h.recv("c", "m1", 0, t=(1501, 1502)).recv("c", "m1", 0, t=(1503, 1504))
     assert ("PLS-ACK-001", "ack-resurrection") in _fails(h.history())
+
+
+# ---------------------------------------------------------------------------- a batch of one's index, between clients
+
+
+def go_producer_python_consumer(batching: bool, received_index: int) -> History:
+    """A Go producer (batching or not) sends m1 alone; a Python consumer reads it with batch index ``received_index``."""
+    h = H().sub("c", t=0, client="python")
+    h.ok("create_producer", {"producer": "p", "topic": "t", "client": "go", "batching": batching},
+         {"producer_name": "pn", "last_sequence_id": -1}, t=1)
+    h.ok("send", {"producer": "p", "payload": "m1"}, {"message_id": [1, 0, -1, -1], "publish_time": 0}, t=2)
+    h.ok("receive", {"consumer": "c", "timeout_ms": 100},
+         {"message": {**msg("m1", 0, producer="pn"), "message_id": [1, 0, -1, received_index]}}, t=(3, 4))
+    return h.history()
+
+
+def test_a_batch_of_one_s_index_is_tolerated_between_clients_only_for_a_batching_producer():
+    # the Go driver says -1 for a batch of one, the C++ client 0: the same message
+    assert not _fails(go_producer_python_consumer(batching=True, received_index=0))
+    # a producer that does not batch writes m1 alone: index -1 in every client, so 0 is another id
+    assert not _fails(go_producer_python_consumer(batching=False, received_index=-1))
+    assert ("PLS-MSGID-001", "wrong-value") in _fails(go_producer_python_consumer(batching=False, received_index=0))
+
+
+# ---------------------------------------------------------------------------- an empty receive while disconnected
+
+
+def empty_receive_while_disconnected(reset_first: bool, c_gets_m1: bool) -> History:
+    """c's receive comes back empty and disconnected (``trace.DISCONNECTED_NOTHING``), right after a reset_cursor that
+    disconnects it (or with no op the model follows to explain the disconnect); m1 is sent 1 s later, and c's receive
+    1 s after that gets it or not."""
+    h = H().sub("c", "Shared", t=0)
+    if reset_first:
+        h.ok("reset_cursor", {"topic": "t", "subscription": "s", "position": "latest"}, t=(1, 2))
+    h._add("receive", {"consumer": "c", "timeout_ms": 300}, Outcome.indeterminate(DISCONNECTED_NOTHING), (3, 303))
+    h.producer(t=1000).send("m1", 0, t=(1001, 1002))
+    return h.recv("c", "m1" if c_gets_m1 else None, 0, t=(2000, 2100), timeout=100).history()
+
+
+def test_an_empty_receive_disconnected_by_a_known_op_leaves_later_steps_judged():
+    assert not _fails(empty_receive_while_disconnected(True, True))
+    assert ("PLS-SHARED-001", "lost-message") in _fails(empty_receive_while_disconnected(True, False))
+    # a disconnect no op the model follows explains may have done what the model does not know: not judged
+    assert not _fails(empty_receive_while_disconnected(False, False))

@@ -15,6 +15,17 @@ from conformance.checker import check
 from conformance.trace import parse
 
 
+def _history(ops: list) -> object:
+    """A model history of ``ops`` ((op, args, ok value) each), one op per millisecond."""
+    lines = [{"kind": "header", "format": "pulsar-conformance-trace", "version": 1, "trace_id": "x", "title": "x",
+              "rules": [], "profile": {}, "target": "model", "broker_version": "4.0", "client": "python",
+              "client_version": "reference-model", "op_count": len(ops)}]
+    for i, (op, args, value) in enumerate(ops):
+        lines.append({"kind": "op", "step": i + 1, "op": op, "args": args, "outcome": {"status": "ok", "value": value},
+                      "t_start_ms": float(i), "t_end_ms": float(i) + 0.5})
+    return parse("\n".join(json.dumps(line) for line in lines))
+
+
 def _single_partition(second_id: list[int], *, flush_first_on: int | None = None):
     ops = [
         ("create_topic", {"topic": "t", "partitions": 2}, {}),
@@ -27,13 +38,7 @@ def _single_partition(second_id: list[int], *, flush_first_on: int | None = None
                                                   "id_texts": {"m1": f"(3,0,{flush_first_on},-1)"}}))
     ops.append(("send", {"producer": "p", "payload": "m2"},
                 {"message_id": second_id, "sequence_id": 1, "id_text": "x", "publish_time": 0}))
-    lines = [{"kind": "header", "format": "pulsar-conformance-trace", "version": 1, "trace_id": "x", "title": "x",
-              "rules": [], "profile": {}, "target": "model", "broker_version": "4.0", "client": "python",
-              "client_version": "reference-model", "op_count": len(ops)}]
-    for i, (op, args, value) in enumerate(ops):
-        lines.append({"kind": "op", "step": i + 1, "op": op, "args": args, "outcome": {"status": "ok", "value": value},
-                      "t_start_ms": float(i), "t_end_ms": float(i) + 0.5})
-    return parse("\n".join(json.dumps(line) for line in lines))
+    return _history(ops)
 
 
 def _route_003(h) -> set[str]:
@@ -49,3 +54,46 @@ def test_an_unshown_first_message_does_not_pick_the_single_partition():
 def test_a_shown_first_message_picks_it():
     assert "FAIL" in _route_003(_single_partition([3, 1, 1, -1], flush_first_on=0))
     assert "FAIL" not in _route_003(_single_partition([3, 1, 0, -1], flush_first_on=0))
+
+
+# ---------------------------------------------------------------------------- keyed async sends, deduplication after them
+
+
+def _keyed_then_sync(fourth_id: list[int], *, show_second_on: int | None = None):
+    """A producer of a two-partition topic under deduplication sends m2 and m3 async with key k3 and sequence ids 12
+    and 26 (nothing shows where k3 went unless a flush shows m3's partition), then m4 with 19, whose reply is
+    ``fourth_id`` (partition 1; a duplicate's id is (-1, -1, 1, -1)). The shape of model fuzz seed 20261223,
+    fz-55a257610851, and of its live replays on 4.0.8 (Python): m4 was a duplicate in one run and stored in the other."""
+    ops = [
+        ("create_topic", {"topic": "t", "partitions": 2}, {}),
+        ("create_producer", {"producer": "p", "topic": "t"},
+         {"producer_name": "model-0", "last_sequence_id": -1, "partition_producer_names": ["model-0", "model-0-p1"]}),
+        ("set_policy", {"topic": "t", "deduplication": True}, {}),
+        ("send", {"producer": "p", "payload": "m2", "async": True, "sequence_id": 12, "key": "k3"}, {}),
+        ("send", {"producer": "p", "payload": "m3", "async": True, "sequence_id": 26, "key": "k3"}, {}),
+    ]
+    if show_second_on is not None:
+        ops.append(("flush", {"producer": "p"}, {"message_ids": {"m2": [3, 0, show_second_on, -1],
+                                                                  "m3": [3, 1, show_second_on, -1]},
+                                                  "id_texts": {"m2": "x", "m3": "y"}}))
+    ops.append(("send", {"producer": "p", "payload": "m4", "sequence_id": 19},
+                {"message_id": fourth_id, "sequence_id": 26, "id_text": "z", "publish_time": 0}))
+    return _history(ops)
+
+
+def _fails(h) -> set[str]:
+    return {v.rule_id for v in check(h).failures()}
+
+
+def test_a_sync_send_after_unshown_keyed_sends_follows_the_broker_on_deduplication():
+    # k3's partition is not shown: m4 (sequence id 19, under m3's 26) may or may not meet m3 on partition 1
+    assert not _fails(_keyed_then_sync([-1, -1, 1, -1]))
+    assert not _fails(_keyed_then_sync([3, 0, 1, -1]))
+
+
+def test_a_sync_send_after_shown_keyed_sends_is_judged():
+    # the flush shows k3 on partition 1: m4 with 19 there is a duplicate of m3's 26, so storing it breaks the rule
+    assert not _fails(_keyed_then_sync([-1, -1, 1, -1], show_second_on=1))
+    assert _fails(_keyed_then_sync([3, 2, 1, -1], show_second_on=1)) & {"PLS-DEDUP-001", "PLS-POLICY-001"}
+    # on partition 0 they do not meet: m4 is stored there
+    assert _fails(_keyed_then_sync([-1, -1, 1, -1], show_second_on=0)) & {"PLS-DEDUP-001", "PLS-POLICY-001", "PLS-MSGID-001"}
