@@ -1162,6 +1162,10 @@ class _Checker:
             if isinstance(pred, Rejected):
                 if created:
                     self.unmodelled_handles.add(handle)
+                if model.flush_refused_for_async(op, args, pred):
+                    # every live target forgets its pending sends at a flush, whatever it answers: the refused
+                    # ones too (a later flush does not report them again)
+                    model.commit_refusal(op, args, pred, span)
                 return
             admin_keys = self._admin_keys(op, args) if op in _ADMIN_OPS else []
             model.apply(op, args, span)
@@ -1529,24 +1533,23 @@ class _Checker:
                            "container and its timer allow; the model follows it from here.", keys)
         if out.status == OK and (msg is None or msg.payload not in self.unmodelled_labels):
             # a message the subscription may not have (reference_model.maybe_absent) is gone if this receipt shows it
-            model.observe_presence(handle, msg.payload if msg is not None else None, span)
+            model.observe_presence(handle, msg.payload if msg is not None else None, span,
+                                   topic=msg.topic if msg is not None else None)
         opts = model.receive_options(handle, span, focus=msg.payload if msg is not None else None)
         if isinstance(opts, Rejected):
             self._judge_predicted_rejection(event, opts, False)
             return
-        if out.status == INDETERMINATE and self._emptiness_explained(event, handle):
+        if out.status == INDETERMINATE:
+            explained = self._emptiness_explained(event, handle)
             self._emit(self._delivery_rule(handle), n, INDET, None,
                        _describe_candidates(model, handle, opts.candidates), f"indeterminate: {out.detail}",
                        f"The receive got nothing while {handle} was disconnected by an op the model follows (ended at "
                        f"{self.disconnected_by_known_op[handle]:g} ms): its emptiness is not judged, and nothing after it "
-                       "is excused by it.")
-            return
-        if out.status == INDETERMINATE:
-            self._emit(self._delivery_rule(handle), n, INDET, None,
-                       _describe_candidates(model, handle, opts.candidates), f"indeterminate: {out.detail}",
+                       "is excused by it." if explained else
                        "The receive may have taken a message the history does not show; later deliveries on "
                        "this subscription are not judged strictly.")
-            self._taint(self._own_keys(keys), n)  # its subscription's, not what the topic stores
+            if not explained:
+                self._taint(self._own_keys(keys), n)  # its subscription's, not what the topic stores
             return
         if out.status == REJECTED:
             self._emit("PLS-OP-001", n, FAIL, "unexpected-rejection", "ok", f"rejected {out.error}",

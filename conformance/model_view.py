@@ -72,11 +72,12 @@ class ModelView(Protocol):
     def predict(self, op: str, args: Mapping[str, Any], at: Span) -> Rejected | None: ...
 
     def commit_refusal(self, op: str, args: Mapping[str, Any], refused: Rejected, at: Span | None = None) -> None: ...
+    def flush_refused_for_async(self, op: str, args: Mapping[str, Any], refused: Any) -> bool: ...  # an async send's refusal
 
     def receive_options(self, handle: str, at: Span, focus: str | None = None) -> ReceiveOptions | Rejected: ...
 
     def observe_batch_member(self, label: str, message_id: Any, at: Span, topic: str | None = None) -> list[tuple[str, str]]: ...  # PLS-BATCH-009
-    def observe_presence(self, handle: str, label: str | None, at: Span) -> None: ...  # reference_model.maybe_absent
+    def observe_presence(self, handle: str, label: str | None, at: Span, topic: str | None = None) -> None: ...  # reference_model.maybe_absent
     def reported_partition_name(self, handle: str, index: int) -> str | None: ...  # PLS-MSG-001: a partition's producer name
     def producer_batches(self, handle: str) -> bool | None: ...  # PLS-MSGID-001: whether a batch of one can be written
     def settle_maybe_absent(self) -> None: ...  # reference_model.maybe_absent, at the end of a history

@@ -500,6 +500,13 @@ class TraceBuilder:
             # consumer stays connected (a member of its subscription) but no op can name it.
             self.consumers.pop(args["consumer"], None)
             return
+        if op == "flush" and outcome.status == REJECTED and outcome.error == "OtherError":
+            # refused for an async send its client refused (FeatureOps.async_refusal_of_flush): it still waited for
+            # the others, which the target knows the ids of; the refused one never was a message
+            info = self.producer_info[args["producer"]]
+            self.sent.setdefault(info.topic, []).extend(label for label in info.unflushed if label in self.broker.labels)
+            info.pending, info.unflushed = 0, []
+            return
         if outcome.status != OK:
             return
         value = outcome.value or {}
@@ -825,7 +832,15 @@ def _send_options(b: TraceBuilder, args: dict[str, Any], info: _Producer) -> boo
 
 
 def producer_flushes(b: TraceBuilder):
-    return "flush", {"producer": b.pick(_flushable(b))}, False
+    producer = b.pick(_flushable(b))
+    return "flush", {"producer": producer}, _flush_may_refuse(b, producer)
+
+
+def _flush_may_refuse(b: TraceBuilder, producer: str) -> bool:
+    """A flush after an async send its client refused for its size is refused (FeatureOps.async_refusal_of_flush) and
+    still waited for the other sends: kept, never dropped (the model applied what it still did). Any other refused
+    flush is dropped, as before."""
+    return bool(b.broker.async_refused.get(producer))
 
 
 def _flushable(b: TraceBuilder) -> list[str]:
@@ -1756,7 +1771,7 @@ def consumer_acks_in_batches(b: TraceBuilder):
         return None
     for _ in range(3):
         _scenario_send(b, producer, **{"async": True})
-    b._apply("flush", {"producer": producer}, False)
+    b._apply("flush", {"producer": producer}, _flush_may_refuse(b, producer))
     got = _scenario_receive_all(b, handle, 300, 3)
     if not got:
         return None
@@ -1786,7 +1801,7 @@ def producer_streams_to_partitions(b: TraceBuilder):
     keyed = b.c.flag(0.5)
     for _ in range(count):
         _scenario_send(b, producer, **{"async": True}, **({"key": f"k{b.c.integer(1, 3)}"} if keyed else {}))
-    b._apply("flush", {"producer": producer}, False)
+    b._apply("flush", {"producer": producer}, _flush_may_refuse(b, producer))
     _scenario_receive_all(b, handle, 300, count + 1)
     return None
 
@@ -1847,27 +1862,31 @@ def consumer_redelivers_unacked(b: TraceBuilder):
 
 
 def _seekable(b: TraceBuilder) -> list[str]:
-    """Consumers of one topic: a plain one, or a partitioned one (PLS-SEEK-002/003 move every partition; the model
-    does not follow a seek by id there, nor a seek on a multi-topic consumer: Broker._seek_partitioned). Not a Go
-    consumer of the non-persistent topic: after a seek there it gets nothing more (KD-507, a Go client bug)."""
-    return sorted(h for h, i in b.consumers.items() if (not i.partitions or len(i.topics) <= 1)
+    """A plain consumer, a partitioned one, or one of several topics (a list or a pattern; PLS-SEEK-002/003 move every
+    partition or topic, and the model does not follow a seek by id there: Broker._seek_partitioned). Not a consumer
+    with a retry topic (a seek moves the retry topic's cursor too: not followed). Not a Go consumer of the
+    non-persistent topic: after a seek there it gets nothing more (KD-507, a Go client bug)."""
+    return sorted(h for h, i in b.consumers.items() if not i.retry
                   and not (i.client == "go" and i.topic.startswith("non-persistent")))
 
 
 def consumer_seeks(b: TraceBuilder):
     handle = b.pick(_seekable(b))
     info = b.consumers[handle]
-    labels = b.sent.get(info.topic, [])
+    several = len(info.topics) > 1
+    labels = [label for t in (info.topics if several else (info.topic,)) for label in b.sent.get(t, [])]
     how = b.c.integer(0, 2) if labels and (info.topic, info.subscription) not in b.contested else 0
-    if info.partitions and labels and len(b.members.get((info.topic, info.subscription), ())) <= 1:
+    if (info.partitions or several) and labels and len(b.members.get((info.topic, info.subscription), ())) <= 1:
         how = 2 * b.c.integer(0, 1)  # by position or by publish time, never by id
-    elif info.partitions:
+    elif info.partitions or several:
         how = 0
+    # the Go client's consumer of several topics refuses every seek (modelled: rejected OtherError)
+    may_refuse = several and info.client == "go"
     if how == 0:
-        return "seek", {"consumer": handle, "position": b.pick(("earliest", "latest"))}, False
+        return "seek", {"consumer": handle, "position": b.pick(("earliest", "latest"))}, may_refuse
     if how == 1:
         return "seek", {"consumer": handle, "message": b.pick(labels)}, False
-    return "seek", {"consumer": handle, "publish_time_of": b.pick(labels)}, False
+    return "seek", {"consumer": handle, "publish_time_of": b.pick(labels)}, may_refuse
 
 
 def consumer_closes(b: TraceBuilder):

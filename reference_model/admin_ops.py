@@ -463,9 +463,8 @@ class AdminOps:
             starts = [reset_start([m.publish_time for m in sub.topic.entries], position=args["position"]) for sub in subs]
             how = f"to {args['position']}"
         for sub, start in zip(subs, starts):
-            if "message" not in args:
+            if "message" not in args and not self._to_earliest(args):
                 self.check_no_async_in_flight(sub.topic.full, "an admin reset to a position or a publish time")
-            self.check_no_seek_back_over_dead_letters(sub, start)
             self.check_reconnects_admitted(sub.dispatcher.connected() if sub.dispatcher is not None else [], "an admin reset")
         yield  # decided: the cursor (every partition's) is reset
         for sub, start in zip(subs, starts):

@@ -95,6 +95,13 @@ class LatestStart(NamedTuple):
     after: frozenset[str] = frozenset()
     unsure: frozenset[str] = frozenset()
 
+class AsyncRefusal(NamedTuple):
+    """An async send the client refuses for its size: the send call returns at once and the error comes in the send's
+    callback, so the producer's next flush reports it (``FeatureOps._send_plan``, ``async_refused``)."""
+
+    refused: Rejected
+
+
 class ProducerDecision(NamedTuple):
     """What creating a producer decides before anything changes (``_feature_create_producer``)."""
 
@@ -122,6 +129,9 @@ class FeatureOps:
         self.reconnected_producers: set[str] = set()
         # PLS-NP-001 (non_persistent rule 5): a message big enough to leave a connection unwritable was sent
         self.large_message_sent = False
+        # producer handle -> (label, refusal) of each async send its client refused for its size since its last flush
+        # (AsyncRefusal): every client's callback has the error, and the flush that waits for it fails
+        self.async_refused: dict[str, list[tuple[str, Rejected]]] = {}
         self.index_ack: dict[str, bool] = {}  # consumer handle -> batch index ack in effect
         self.client_index_ack: dict[str, bool] = {}  # consumer handle -> its own batch_index_ack setting
         self.reads_compacted: set[str] = set()  # consumer handles subscribed with read_compacted
@@ -508,6 +518,7 @@ class FeatureOps:
     def _feature_producer_closed(self, producer: Any) -> None:
         """PLS-ACCESS-005: a waiting WaitForExclusive producer gets the topic when nobody else holds it."""
         self.reconnected_producers.discard(producer.handle)
+        self.async_refused.pop(producer.handle, None)  # the close fails what is pending; nothing is left to report
         topic = producer.topic
         live = [h for h, p in self.producers.items() if p.topic is topic and not self.pfx.get(h, ProducerFeatures()).waiting
                 and not self.pfx.get(h, ProducerFeatures()).fenced]
@@ -564,10 +575,12 @@ class FeatureOps:
         writes, or the ``Rejected`` its size earns; None for a batched or async send that fits.
 
         A message a batching producer batches is checked alone (C++ checks the batch it travels in:
-        ``BatchMessageContainer``, MessageTooBig); one that joins others in the batch, and an async
-        send that is too big (the client refuses it in the callback, so the error would come with a
-        later flush), are not modelled. A refused generated-id send used up its id on C++
-        (``Profile.too_big_uses_sequence_id``)."""
+        ``BatchMessageContainer``, MessageTooBig); one that joins others in the batch is not modelled. An async send
+        that is too big is refused in its callback (every client makes a sync send an async one and waits: Java
+        ``ProducerImpl#sendAsync``, C++ ``ProducerImpl::sendAsync``, Go ``partitionProducer.internalSendAsync``), so the
+        send returns at once and the producer's next flush reports the error (``AsyncRefusal``); followed on a producer
+        that neither batches nor is partitioned (a batch the refused message would join, and a partitioned producer's
+        router, are not). A refused generated-id send used up its id on C++ (``Profile.too_big_uses_sequence_id``)."""
         pf = self.pfx.setdefault(producer.handle, ProducerFeatures())
         persistent = is_persistent(topic.full)
         _, s = dedup.next_sequence_id(pf.current_sequence(), args.get("sequence_id"), python=self.profile_of(producer.handle).zero_sequence_id_unset)  # PLS-DEDUP-005/006
@@ -575,8 +588,9 @@ class FeatureOps:
         plan = send_plan(replace(pf, chunking=False) if batched else pf, producer.name, s, args, persistent=persistent,
                          max_message_size=self.profile.max_message_size, sizing=self._sizing(producer))
         if isinstance(plan, Rejected):
-            if args.get("async"):
-                raise NotModelledError("an async send the client refuses for its size (the error comes with a later flush)")
+            if args.get("async") and (batched or topic.partitions or producer.handle in self.partition_producers):
+                raise NotModelledError("an async send the client refuses for its size on a batching or partitioned "
+                                       "producer (the error comes with a later flush)")
             if batched and self._holds_pending(producer.handle):
                 raise NotModelledError("a message too big for a batch that already holds messages (which of them fail)")
             client = self.profile_of(producer.handle).client
@@ -589,6 +603,8 @@ class FeatureOps:
                 raise NotModelledError(f"a {client} chunked message too big for one entry on a non-persistent topic")
             if not persistent and pf.chunking and plan.rule == "PLS-CHUNK-003":
                 plan = Rejected(plan.error, "PLS-CHUNK-006", plan.detail + " (chunking only works on persistent topics)")
+            if args.get("async"):
+                return AsyncRefusal(plan)  # the send returns ok; what it uses up: _refuse_async
             return plan  # what it uses up: _feature_refused_for_size, when the refusal is committed
         if getattr(plan, "chunks", 1) > 1 and self.policies.max_unacked_messages_per_consumer:
             # each chunk counts against maxUnackedMessagesPerConsumer: a message of more chunks than the limit
@@ -632,6 +648,9 @@ class FeatureOps:
         plan = self._send_plan(producer, topic, args)
         if isinstance(plan, Rejected):
             return plan
+        if isinstance(plan, AsyncRefusal):
+            self._refuse_async(producer, args, plan.refused)
+            return {}
         pf.sequence = seq
         pf.used_up.clear()  # folded into ``seq``
         # batching step 1b: whether its sequence id may repeat one handed to the client before it
@@ -853,9 +872,14 @@ class FeatureOps:
             for name, sub in topic.subscriptions.items():
                 if name not in getting:
                     sub.cursor.ack(stored.pos)
-                elif non_persistent.before_first_permits(at.start, [self.first_permits_by.get(h)
-                                                                    for h in sub.dispatcher.connected()]):
+                    continue
+                if non_persistent.before_first_permits(at.start, [self.first_permits_by.get(h)
+                                                                  for h in sub.dispatcher.connected()]):
                     sub.maybe_absent.add(stored.pos)  # rule 6: its consumers' first permits may be on their way
+                if self.np_drop_possible(sub, stored.pos) is not None:
+                    # rule 5: no permits, or a connection not writable, as the broker dispatches it
+                    sub.maybe_absent.add(stored.pos)
+                    sub.maybe_dropped.add(stored.pos)
         self.facts = facts
         id_text = str(mid)
         if chunks > 1:
@@ -951,6 +975,36 @@ class FeatureOps:
         if prof.too_big_uses_sequence_id or batched:
             self._use_up_generated_id(producer, args)
 
+    def _refuse_async(self, producer: Any, args, refused: Rejected) -> None:
+        """An async send its client refused for its size (``AsyncRefusal``): nothing reaches the broker, its generated
+        sequence id is used up as a sync send's would be, and the producer's next flush fails with it."""
+        self.async_refused.setdefault(producer.handle, []).append((args["payload"], refused))
+        self._feature_refused_for_size(producer, args)
+
+    def async_refusal_of_flush(self, producer: Any) -> Rejected | None:
+        """The flush of ``producer`` after async sends its client refused for their size: every client's flush waits
+        for its sends' callbacks, and the trace's flush reports the failed ones, ``OtherError`` (docs/trace-format.md:
+        the live targets' flush is rejected with "async sends failed: <label>: <error>"; the others' ids are not
+        shown). The refusal's rule is the first refused send's."""
+        refused = self.async_refused.get(producer.handle)
+        if not refused:
+            return None
+        return Rejected("OtherError", refused[0][1].rule,
+                        "async sends failed: " + "; ".join(f"{label}: {r.error}" for label, r in refused))
+
+    def flush_refused_for_async(self, op: str, args: Mapping[str, Any], refused: Any) -> bool:
+        """Whether ``refused`` is the refusal ``async_refusal_of_flush`` predicts for this ``op`` (a flush), not
+        another one (a fenced producer's AlreadyClosed)."""
+        producer = self.producers.get(args.get("producer", "")) if op == "flush" else None
+        return producer is not None and isinstance(refused, Rejected) and refused == self.async_refusal_of_flush(producer)
+
+    def commit_async_refusal_of_flush(self, producer: Any, at: Span) -> None:
+        """What a flush refused by ``async_refusal_of_flush`` still did: it waited for every send, so the sends that
+        were not refused are written and no longer in flight (their ids, which it does not report, are the model's);
+        the refused ones are forgotten."""
+        self.async_refused.pop(producer.handle, None)
+        self._flush_one(producer, self.pfx.setdefault(producer.handle, ProducerFeatures()), at, {})
+
     def _use_up_generated_id(self, producer: Any, args) -> None:
         """A refused send that had taken a generated sequence id (no explicit one) used it up: the next send gets
         the one after (PLS-DEDUP-006). Called for a size refusal the client made after numbering the message, and
@@ -966,7 +1020,8 @@ class FeatureOps:
         async m1, then seek latest, then m1 delivered). A partition counts its partitioned producer's sends stored
         there. Not followed even for one producer: a later message of another producer may be stored before it, and
         the history does not show that order. (A subscription made at Latest on a persistent topic is followed:
-        ``latest_start_in_flight``.)"""
+        ``latest_start_in_flight``; a seek or admin reset to the earliest position does not ask, since the send is after
+        it wherever it lands: ``Broker._to_earliest``.)"""
         t = self.topics.get(topic)
         for handle, labels in self._unbatched_unreported(t).items() if t is not None else ():
             if labels:
@@ -1676,6 +1731,9 @@ class FeatureOps:
                 return Rejected("AlreadyClosed", "PLS-ACCESS-004",
                                 f"producer {producer.name} was fenced by an ExclusiveWithFencing producer and is closed")
             raise NotModelledError("a flush of a fenced producer before a send told its client it was fenced")
+        refused = self.async_refusal_of_flush(producer)
+        if refused is not None:
+            return refused  # what it still did: commit_async_refusal_of_flush
         yield  # decided: the producer's pending messages are written
         if producer.topic.partitions:
             return self._flush_partitioned(producer, at, observed)

@@ -27,11 +27,13 @@ Rule ids: PLS-NP-001 .. PLS-NP-004 (and PLS-CHUNK-006, PLS-COMPACT-005 for the c
 5. The broker drops a message for a subscription whose consumer has no permits or whose connection
    is not writable (``NonPersistentDispatcherSingleActiveConsumer#sendMessages``, and the Multiple
    consumers dispatcher when no consumer has permits: ``msgDropRate``). Neither is visible in a
-   history, so a send that may meet either is not modelled (``drop_possible``): after a message of
-   ``WRITABILITY_BYTES`` or more went to any topic (Netty's default high water mark is 64 KiB; half
-   of it, to be safe), or while a subscription's consumers may have used up their permits. Found
-   live on 4.0.8 (Python campaign, 2026-11-27, fz-a344a518a55e): an async 5 MB message, then m2;
-   the Exclusive consumer got the 5 MB one and never m2.
+   history, so a message that may meet either (``drop_possible``: after a message of
+   ``WRITABILITY_BYTES`` or more went to any topic, Netty's default high water mark being 64 KiB and half
+   of it taken to be safe; or while a subscription's consumers may have used up their permits) is *maybe
+   dropped* there (``reference_model.maybe_absent``, place 4): neither owed nor refused, and the broker checks
+   message by message, so its receipt says nothing of the others. Found live on 4.0.8 (Python campaign,
+   2026-11-27, fz-a344a518a55e): an async 5 MB message, then m2; the Exclusive consumer got the 5 MB one and
+   never m2. Not followed until 7 Dec 2026 (the send was refused as not modelled).
 
 6. A consumer has no permits until its client sends its first flow command, and the Java and Go clients send it
    after their subscribe call has returned (``Profile.first_permits_after_subscribe``: Java
@@ -53,7 +55,7 @@ Rule ids: PLS-NP-001 .. PLS-NP-004 (and PLS-CHUNK-006, PLS-COMPACT-005 for the c
    only in ``reconnectToBroker``), and a non-persistent subscription keeps its consumers connected (known deviation
    KD-507, case seek-non-persistent-go).
 
-Not modelled: the drops of rule 5 (which message goes), replication, non-persistent partitioned topics, a seek with
+Not modelled: replication, non-persistent partitioned topics, a seek with
 other consumers of the subscription connected (which messages the seeker's queue held).
 Choices: subscriptions are named by strings; "connected" is a set passed in by the caller.
 """

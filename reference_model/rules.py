@@ -1302,7 +1302,7 @@ RULES = RULES + (
         title=("Under the tdmq profile, a message whose tags (properties valued TAGS) share none of a subscription's tags "
                "(its subscription properties' keys) is never delivered on that subscription; untagged messages and "
                "subscriptions without tags are not filtered"),
-        source="https://www.tencentcloud.com/document/product/1110/46518",
+        source="tencentcloud.com/document/product/1110/46518",
         quote="", status="tentative", applies_to=AppliesTo("*", FIRST_CLIENTS, ("tdmq",)),
         note=("TDMQ's developer guide (docs/research/tdmq-profile.md, section 1.1, rules T1-T7): filtering is done on the "
               "broker, a consumer without tags gets every message, several tags of one subscription are OR-ed, untagged "
@@ -1317,7 +1317,7 @@ RULES = RULES + (
         id="PLS-TAG-002", area="TAG",
         title=("Under the tdmq profile, a tagged message sent in a batch is not filtered: it goes to every subscription, "
                "whatever its tags"),
-        source="https://www.tencentcloud.com/document/product/1110/46518",
+        source="tencentcloud.com/document/product/1110/46518",
         quote="", status="tentative", applies_to=AppliesTo("*", FIRST_CLIENTS, ("tdmq",)),
         note=("TDMQ documents only that tagged messages do not support batching (producers must disable it; "
               "docs/research/tdmq-profile.md, T10) and not what happens otherwise. The broker filters entries, and a batch "
@@ -1334,7 +1334,7 @@ RULES = RULES + (
         id="PLS-TAG-003", area="TAG",
         title=("Under the tdmq profile, a subscription keeps the tags it was created with: a consumer that joins it "
                "giving other tags (subscription properties) neither adds nor replaces them"),
-        source="https://www.tencentcloud.com/document/product/1110/46518",
+        source="tencentcloud.com/document/product/1110/46518",
         quote="", status="tentative", applies_to=AppliesTo("*", ("java",), ("tdmq",)),
         note=("TDMQ's developer guide (docs/research/tdmq-profile.md, T4 and T9): every consumer of a subscription must "
               "give the same tags, else the filter rules 'overwrite each other', and a subscription's tags cannot be "
@@ -2003,7 +2003,7 @@ RULES = RULES + (
         title="A Key_Shared consumer whose KeySharedPolicy (AUTO_SPLIT/STICKY mode or allowOutOfOrderDelivery) differs from the connected consumers' is refused with ConsumerBusy; the connected consumers stay",
         source=f"{_BROKER}persistent/PersistentSubscription.java#checkForConsumerCompatibilityErrorWithDispatcher",
         quote="", status="inferred", applies_to=_ALL_GO,
-        note=("apache/pulsar PR #23449 https://github.com/apache/pulsar/pull/23449 (issue #23272; release/4.0.1, "
+        note=("apache/pulsar PR #23449 (issue #23272; release/4.0.1, "
               "RN pulsar-4.0.1): SubscriptionBusyException('Subscription is of different type. Active subscription "
               "key_shared mode of ... / ... out of order delivery ...') -> ServerError ConsumerBusy. Before it the "
               "broker replaced the dispatcher and closed the connected consumers, which reconnected and closed the "

@@ -225,7 +225,7 @@ class JavaSession:
             if message["payload"] and not full_topic.startswith("non-persistent://"):
                 self.run.named_tombstones.setdefault(message["payload"], tuple(message["message_id"]))
         if message.get("publish_time"):
-            self.run.publish_times[message["payload"]] = message["publish_time"]
+            fx.note_publish_time(self.run, message["payload"], message["publish_time"])
         return Outcome.ok({"message": message})
 
     _after_read_next = _after_receive

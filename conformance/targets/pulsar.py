@@ -144,7 +144,11 @@ class _Run:
     consumers: dict[str, _Consumer] = field(default_factory=dict)
     readers: dict[str, Any] = field(default_factory=dict)
     sent: dict[str, Any] = field(default_factory=dict)  # label -> pulsar MessageId
+    # label -> its publish time: the wall clock at its send until its first receipt tells the broker's (a dead-letter
+    # or retry copy received later under the same label has one of its own, and the label names the message as
+    # sent, as the model's Broker.message does: note_publish_time)
     publish_times: dict[str, int] = field(default_factory=dict)
+    publish_time_received: set[str] = field(default_factory=set)
     java_sent: dict[str, tuple[int, ...]] = field(default_factory=dict)  # label -> id sent by the Java client
     owner: dict[str, str] = field(default_factory=dict)  # handle -> client running it
     partitioned: set[str] = field(default_factory=set)  # full names of the partitioned topics create_topic made
@@ -685,7 +689,7 @@ class BrokerTarget:
             # a tombstone carries no label: name it by the id its send returned
             label = run.label_by_id_tuple(_id_tuple(msg.message_id()), received, msg.topic_name(),
                                           fx.tombstone_mark(msg.partition_key(), msg.properties(), msg.event_timestamp())) or label
-        run.publish_times[label] = msg.publish_timestamp()
+        fx.note_publish_time(run, label, msg.publish_timestamp())
         version = fx.schema_version_of(msg.schema_version())
         return {
             **({"schema_version": version} if version is not None else {}),

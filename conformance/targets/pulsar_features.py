@@ -159,6 +159,16 @@ def with_partition_names(run: Any, full: str, create: Any) -> Any:
     return Outcome.ok({**(outcome.value or {}), "partition_producer_names": [n[0] for n in new]})
 
 
+def note_publish_time(run: Any, label: str, publish_time: int) -> None:
+    """A receipt's publish time for ``label``: its first receipt replaces the wall-clock guess its send left (a batch
+    carries its first message's publish time, which the guess misses), and later ones change nothing (a dead-letter
+    or retry copy received under the same label has a publish time of its own, and ``publish_time_of`` names the
+    message as sent, as the model's ``Broker.message`` does: regression pls-seek-002-lost-message-813005f35b70)."""
+    if label not in run.publish_time_received:
+        run.publish_time_received.add(label)
+        run.publish_times[label] = publish_time
+
+
 def payload_bytes(a: dict, pad: str) -> bytes | None:
     label = a["payload"]
     if a.get("tombstone") == "null":

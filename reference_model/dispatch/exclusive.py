@@ -183,7 +183,7 @@ class ExclusiveDispatcher:
         must_rule: str | None = None
         must_reason = ""
         if self.pending and rewind_start < n:
-            visible = rewind_start < head
+            visible = not self._rewind_unseen(handle)
             if not visible:
                 # A rewind now would restart exactly where the stream is: nothing to tell apart.
                 self._may_have_happened_by(now)
@@ -341,12 +341,16 @@ class ExclusiveDispatcher:
         # put back in the queue by then is remembered (``lapsed_rewind_by``).
         kept = []
         for p in self.pending:
-            if p.mandatory or p.window.high is None or p.window.high + self.slack_ms >= now:
+            if not self._lapsed(p, now):
                 kept.append(p)
             else:
                 by = p.window.high + self.slack_ms
                 self.lapsed_rewind_by = by if self.lapsed_rewind_by is None else max(self.lapsed_rewind_by, by)
         self.pending = kept
+
+    def _lapsed(self, rewind: "_PendingRewind", now: float) -> bool:
+        """Whether the requested ``rewind`` lapsed by ``now``: optional, and its window closed (the band past it) before."""
+        return not rewind.mandatory and rewind.window.high is not None and rewind.window.high + self.slack_ms < now
 
     def _lapsed_before_delivery(self, at: Span, rewound: bool) -> None:
         """A delivery at ``at`` came after every optional rewind whose window closed before it: what such a rewind put
@@ -358,8 +362,7 @@ class ExclusiveDispatcher:
         if self.lapsed_rewind_by is not None and self.lapsed_rewind_by < at.start:
             self.lapsed_rewind_by = None
         if not rewound:
-            self.pending = [p for p in self.pending if p.mandatory or p.window.high is None
-                            or p.window.high + self.slack_ms >= at.start]
+            self.pending = [p for p in self.pending if not self._lapsed(p, at.start)]
 
     def _rewind_may_requeue(self, pos: int, at: Span) -> bool:
         """Whether a rewind may have put a copy of the message at ``pos`` back in the active consumer's queue by
